@@ -1,0 +1,68 @@
+"""The call identity: immutable, with deep-frozen arguments and a cancellation signal."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .frozen import FrozenDict
+from .signal import Signal
+
+if TYPE_CHECKING:
+    from .tools import ToolDefinition
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """Who called which tool with what: the identity every stage reads and none can change."""
+
+    call_id: str
+    name: str
+    arguments: FrozenDict
+    agent: str
+    token: Any = None
+    signal: Signal = field(default_factory=Signal, compare=False)
+    document: FrozenDict = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # The JMESPath view is built once per call, never per rule.
+        object.__setattr__(
+            self,
+            "document",
+            FrozenDict(name=self.name, arguments=self.arguments, agent=self.agent, call_id=self.call_id),
+        )
+
+
+def new_call_id() -> str:
+    """A fresh unique call id."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatch:
+    """The execute stage's view: the call plus a signal that wrappers may replace."""
+
+    call: ToolCall
+    signal: Signal
+    definition: ToolDefinition = field(repr=False)
+
+    @property
+    def arguments(self) -> FrozenDict:
+        """The frozen arguments (same object as call.arguments)."""
+        return self.call.arguments
+
+    def with_signal(self, signal: Signal) -> Dispatch:
+        """A dispatch whose body sees `signal`; the caller's signal is fused back in anyway."""
+        if not isinstance(signal, Signal):
+            raise TypeError(f"with_signal() needs a Signal, got {type(signal).__name__}")
+        return Dispatch(self.call, signal, self.definition)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingResult:
+    """The post-execute view of a result: canonical value, display content, rewrites so far."""
+
+    value: Any
+    content: Any
+    rewrites: tuple[Any, ...] = ()

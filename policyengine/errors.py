@@ -1,0 +1,39 @@
+"""The root exception class and the user-facing errors under it."""
+
+from __future__ import annotations
+
+
+class PolicyEngineError(Exception):
+    """Root of every error a user of policyengine can cause; carries its CLI exit code."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        if self.hint:
+            return f"{self.message}\n  hint: {self.hint}"
+        return self.message
+
+
+class DefinitionError(PolicyEngineError):
+    """A tool definition is malformed (bad name, schema, callable...)."""
+
+
+class RegistrationError(PolicyEngineError):
+    """A registration was refused (duplicate tool name, bad listener, ...)."""
+
+
+class FrozenError(PolicyEngineError, TypeError):
+    """Someone tried to mutate a frozen value (arguments, results)."""
+
+
+class FreezeError(PolicyEngineError, TypeError):
+    """A value cannot be frozen because it is not plain JSON data."""
+
+
+class UsageError(PolicyEngineError):
+    """The API was used in a way it does not support."""

@@ -1,0 +1,124 @@
+"""Deep-frozen JSON values that JMESPath sees exactly as the plain document."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, NoReturn, SupportsIndex
+
+import jmespath.functions as _jp_functions
+
+from .errors import FreezeError, FrozenError
+
+MAX_DEPTH = 100
+
+
+def _refuse(*_args: object, **_kwargs: object) -> NoReturn:
+    raise FrozenError(
+        "frozen value cannot be changed",
+        hint="arguments and results are read-only snapshots; deny or block with feedback instead of rewriting them",
+    )
+
+
+class FrozenDict(dict[str, Any]):
+    """A read-only dict; a real dict subclass so jmespath's isinstance checks pass."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __ior__(self, _other: object) -> NoReturn:  # type: ignore[misc]
+        _refuse()
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self.items()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, _memo: object) -> FrozenDict:
+        return self
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({dict.__repr__(self)})"
+
+
+class FrozenList(list[Any]):
+    """A read-only list; a real list subclass so jmespath's index, slice and filter work."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __iadd__(self, _other: Iterable[Any]) -> NoReturn:  # type: ignore[misc]
+        _refuse()
+
+    def __imul__(self, _n: SupportsIndex) -> NoReturn:
+        _refuse()
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+    def __copy__(self) -> FrozenList:
+        return self
+
+    def __deepcopy__(self, _memo: object) -> FrozenList:
+        return self
+
+    def __repr__(self) -> str:
+        return f"FrozenList({list.__repr__(self)})"
+
+
+# jmespath's function type checks compare type(x).__name__ against fixed tables
+# (it deliberately avoids isinstance), so length(), sort_by() and friends raise on
+# any subclass it does not know. Registering our two names is additive and keeps
+# every jmespath function seeing frozen data exactly as plain JSON.
+_jp_functions.TYPES_MAP.setdefault("FrozenDict", "object")
+_jp_functions.TYPES_MAP.setdefault("FrozenList", "array")
+for _jp_type, _name in (("object", "FrozenDict"), ("array", "FrozenList")):
+    if _name not in _jp_functions.REVERSE_TYPES_MAP[_jp_type]:
+        _jp_functions.REVERSE_TYPES_MAP[_jp_type] = (
+            *_jp_functions.REVERSE_TYPES_MAP[_jp_type],
+            _name,
+        )
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def freeze(value: Any, *, path: str = "$", _depth: int = 0) -> Any:
+    """Return a deep read-only snapshot of plain JSON data; refuse anything else."""
+    if isinstance(value, (FrozenDict, FrozenList)):
+        return value
+    if _depth > MAX_DEPTH:
+        raise FreezeError(f"{path}: nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, _SCALARS):
+        if isinstance(value, str) and type(value) is not str:
+            return str(value)
+        return value
+    if isinstance(value, Mapping):
+        items = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise FreezeError(f"{path}: key {key!r} is a {type(key).__name__}; JSON object keys are strings")
+            items[key] = freeze(item, path=f"{path}.{key}", _depth=_depth + 1)
+        return FrozenDict(items)
+    if isinstance(value, (list, tuple)):
+        return FrozenList(freeze(item, path=f"{path}[{i}]", _depth=_depth + 1) for i, item in enumerate(value))
+    raise FreezeError(
+        f"{path}: {type(value).__name__} is not JSON data",
+        hint="arguments and values hold only objects, arrays, strings, numbers, booleans and null",
+    )
+
+
+def thaw(value: Any) -> Any:
+    """Return a plain, mutable deep copy of a frozen value."""
+    if isinstance(value, dict):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [thaw(item) for item in value]
+    return value

@@ -1,0 +1,443 @@
+"""The six stages in fixed order, run over one installation snapshot of a registry."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .approval import ApprovalRequest, ApprovalService, seek_approval
+from .call import Dispatch, PendingResult, ToolCall
+from .decisions import (
+    ACCEPT,
+    Accept,
+    AcceptValue,
+    Allow,
+    Ask,
+    Block,
+    Deny,
+    PostDecision,
+    PreDecision,
+    Source,
+    SourceKind,
+)
+from .frozen import FrozenDict, FrozenList, freeze
+from .results import Outcome, Stage, ToolResult
+from .signal import AbortKind, AbortReason, Signal
+from .tools import ToolDefinition, content_problems
+from .waterfall import Listener, Trace, Verdict, Waterfall
+
+log = logging.getLogger("policyengine")
+
+Guard = Callable[[ToolCall], "str | Awaitable[str | None] | None"]
+Observer = Callable[[ToolResult], None]
+
+REGISTRY = Source(SourceKind.REGISTRY, "registry")
+
+
+class Aborted(BaseException):
+    """The call's signal fired; a BaseException so retry wrappers do not swallow it."""
+
+    def __init__(self, reason: AbortReason) -> None:
+        super().__init__(reason.message)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class GuardEntry:
+    """A registered guard and who it is."""
+
+    fn: Guard
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class ObserverEntry:
+    """A registered result observer and who it is."""
+
+    fn: Observer
+    source: Source
+
+
+class _Stopped(Exception):
+    """Internal: a stage ended the call with this result."""
+
+    def __init__(self, result: ToolResult) -> None:
+        self.result = result
+
+
+def _text(message: str) -> FrozenList:
+    return FrozenList([FrozenDict(type="text", text=message)])
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def tool_source(name: str) -> Source:
+    """The Source that names a tool's own code (body, render, finalize_content)."""
+    return Source(SourceKind.TOOL, name)
+
+
+@dataclass
+class Installation:
+    """Everything installed on a registry at one moment; a call runs against exactly one."""
+
+    tools: Mapping[str, ToolDefinition]
+    pre: Waterfall[PreDecision]
+    guards: tuple[GuardEntry, ...]
+    execute: Waterfall[Any]
+    post: Waterfall[PostDecision]
+    observers: tuple[ObserverEntry, ...]
+    approval: ApprovalService | None
+    policy_timeout: float
+    approval_timeout: float
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+def build_installation(
+    *,
+    tools: Mapping[str, ToolDefinition],
+    pre: list[Listener],
+    guards: list[GuardEntry],
+    execute: list[Listener],
+    post: list[Listener],
+    observers: list[ObserverEntry],
+    default: PreDecision,
+    approval: ApprovalService | None,
+    policy_timeout: float,
+    approval_timeout: float,
+    stats: dict[str, int],
+) -> Installation:
+    """Compose every chain once, so a call only walks prebuilt closures."""
+    end_of_chain = Verdict(default, default.source or Source(SourceKind.DEFAULT, "end of chain"))
+
+    async def pre_terminal(_args: tuple[Any, ...], _trace: Trace) -> Verdict[Any]:
+        return end_of_chain
+
+    async def post_terminal(args: tuple[Any, ...], _trace: Trace) -> Verdict[Any]:
+        return Verdict(ACCEPT, None, args)
+
+    return Installation(
+        tools=dict(tools),
+        pre=Waterfall(pre, pre_terminal, lambda d: isinstance(d, (Allow, Deny, Ask))),
+        guards=tuple(guards),
+        execute=Waterfall(execute, _run_body, lambda _v: True, _rebind_dispatch),
+        post=Waterfall(post, post_terminal, lambda d: isinstance(d, (Accept, AcceptValue, Block)), _rebind_result),
+        observers=tuple(observers),
+        approval=approval,
+        policy_timeout=policy_timeout,
+        approval_timeout=approval_timeout,
+        stats=stats,
+    )
+
+
+def _rebind_dispatch(args: tuple[Any, ...], extra: tuple[Any, ...], _source: Source) -> tuple[Any, ...]:
+    (dispatch,) = args
+    if len(extra) != 1 or not isinstance(extra[0], Dispatch) or extra[0].call is not dispatch.call:
+        raise TypeError("execute next() takes one Dispatch of the same call (dispatch.with_signal(...))")
+    return (extra[0],)
+
+
+def _rebind_result(args: tuple[Any, ...], extra: tuple[Any, ...], source: Source) -> tuple[Any, ...]:
+    call, definition, pending = args
+    if len(extra) != 1 or not isinstance(extra[0], (Accept, AcceptValue)):
+        raise TypeError("post-execute next() takes at most one accept(...) or accept_value(...) rewrite")
+    return (call, definition, apply_rewrite(call, definition, pending, extra[0], source))
+
+
+def apply_rewrite(
+    call: ToolCall, definition: ToolDefinition, pending: PendingResult, rewrite: PostDecision, source: Source
+) -> PendingResult:
+    """Apply accept(content) or accept(value) to a pending result, validating what changes."""
+    by = rewrite.source or source
+    if isinstance(rewrite, AcceptValue):
+        value, problems = definition.validate_value(rewrite.value)
+        if problems:
+            raise ValueError(f"replaced value fails the output schema: {'; '.join(problems)}")
+        content = _render(call, definition, value)
+        return PendingResult(value, content, (*pending.rewrites, by))
+    if isinstance(rewrite, Accept) and rewrite.content is not None:
+        problems = content_problems(rewrite.content)
+        if problems:
+            raise ValueError(f"replaced content is malformed: {'; '.join(problems)}")
+        return PendingResult(pending.value, freeze(rewrite.content), (*pending.rewrites, by))
+    return pending
+
+
+def _render(call: ToolCall, definition: ToolDefinition, value: Any) -> FrozenList:
+    content = definition.render(call.arguments, value)
+    problems = content_problems(content)
+    if problems:
+        raise ValueError(f"render of tool {definition.name!r} returned bad content: {'; '.join(problems)}")
+    return freeze(content)  # type: ignore[no-any-return]
+
+
+async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
+    """Await `awaitable`, cancelling it and raising Aborted as soon as `signal` fires."""
+    if signal.aborted:
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()
+        raise Aborted(signal.reason)  # type: ignore[arg-type]
+    task = asyncio.ensure_future(awaitable)
+
+    def cancel(_reason: AbortReason) -> None:
+        task.cancel()
+
+    remove = signal.add_callback(cancel)
+    timer = None
+    if signal.deadline is not None:
+        timer = asyncio.get_running_loop().call_later(max(0.0, signal.deadline - time.monotonic()), signal.expire)
+    try:
+        value = await task
+    except asyncio.CancelledError:
+        if signal.aborted:
+            raise Aborted(signal.reason) from None
+        task.cancel()
+        raise
+    finally:
+        remove()
+        if timer is not None:
+            timer.cancel()
+    if signal.aborted:  # the body swallowed the cancel; its value no longer counts
+        raise Aborted(signal.reason)
+    return value
+
+
+async def _run_body(args: tuple[Any, ...], trace: Trace) -> Verdict[Any]:
+    (dispatch,) = args
+    call, definition = dispatch.call, dispatch.definition
+    # The caller's signal is fused back in: a wrapper can add a deadline, never remove a cancel.
+    signal = dispatch.signal if dispatch.signal is call.signal else Signal.any(call.signal, dispatch.signal)
+    body = Dispatch(call, signal, definition)
+    try:
+        if definition.is_async:
+            pending = definition.call_execute(call.arguments, body)
+        elif definition.run_in_thread:
+            pending = asyncio.to_thread(definition.call_execute, call.arguments, body)
+        else:
+            if signal.aborted:
+                raise Aborted(signal.reason)  # type: ignore[arg-type]
+            return Verdict(definition.call_execute(call.arguments, body), None)
+        return Verdict(await until_aborted(pending, signal), None)
+    except Exception as error:
+        trace.blame(error, tool_source(call.name))
+        raise
+    finally:
+        if signal is not call.signal and signal is not dispatch.signal:
+            signal.detach()
+
+
+class Run:
+    """One call travelling through the stages; collects timings and builds the result."""
+
+    def __init__(self, inst: Installation, call: ToolCall) -> None:
+        self.inst = inst
+        self.call = call
+        self.timings: dict[str, float] = {}
+        self.clock = time.perf_counter()
+
+    def lap(self, stage: Stage) -> None:
+        """Charge the time since the last lap to `stage`."""
+        now = time.perf_counter()
+        self.timings[stage.value] = self.timings.get(stage.value, 0.0) + (now - self.clock)
+        self.clock = now
+
+    def result(
+        self,
+        outcome: Outcome,
+        stage: Stage | None,
+        source: Source | None,
+        reason: str | None = None,
+        value: Any = None,
+        content: FrozenList | None = None,
+        rewrites: tuple[Source, ...] = (),
+    ) -> ToolResult:
+        """Freeze the result; error outcomes show their reason as the content."""
+        if content is None:
+            content = _text(reason) if reason else FrozenList()
+        return ToolResult(
+            call_id=self.call.call_id,
+            name=self.call.name,
+            arguments=self.call.arguments,
+            agent=self.call.agent,
+            outcome=outcome,
+            value=value,
+            content=content,
+            reason=reason,
+            stage=stage,
+            source=source,
+            rewrites=rewrites,
+            timings=FrozenDict(self.timings),
+        )
+
+    def stop(self, *args: Any, **kwargs: Any) -> _Stopped:
+        """A _Stopped carrying the result built from these arguments."""
+        return _Stopped(self.result(*args, **kwargs))
+
+    async def policy_stage(self, stage: Stage, runner: Awaitable[Verdict[Any]], trace: Trace) -> Verdict[Any]:
+        """Run a policy chain under the policy deadline; every fault fails closed."""
+        fail = Outcome.BLOCKED if stage is Stage.POST_EXECUTE else Outcome.DENIED
+        try:
+            async with asyncio.timeout(self.inst.policy_timeout):
+                verdict = await runner
+        except TimeoutError:
+            who = trace.running[-1] if trace.running else REGISTRY
+            raise self.stop(
+                fail,
+                stage,
+                who,
+                f"{who} did not decide within {self.inst.policy_timeout:g}s; failing closed",
+            ) from None
+        except Exception as error:
+            who = trace.culprit(error) or REGISTRY
+            raise self.stop(fail, stage, who, f"{who} failed ({_describe(error)}); failing closed") from None
+        if trace.faults:
+            # A listener that swallowed a downstream failure still cannot open the gate.
+            fault = trace.faults[0]
+            raise self.stop(
+                fail,
+                stage,
+                fault.source,
+                f"{fault.source} failed ({_describe(fault.error)}); failing closed",
+            )
+        return verdict
+
+    async def pre_execute(self) -> PreDecision:
+        """Stage 1: the waterfall decides allow, deny or ask."""
+        trace = Trace()
+        verdict = await self.policy_stage(Stage.PRE_EXECUTE, self.inst.pre.run((self.call,), trace), trace)
+        self.lap(Stage.PRE_EXECUTE)
+        decision: PreDecision = verdict.value
+        if isinstance(decision, Deny):
+            raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, verdict.source, decision.reason)
+        if isinstance(decision, Ask):
+            return Ask(decision.reason, verdict.source)
+        return decision
+
+    async def guards(self) -> None:
+        """Stage 2: monotonic guards; a string denies and nothing can overturn it."""
+        entry = None
+        try:
+            async with asyncio.timeout(self.inst.policy_timeout):
+                for entry in self.inst.guards:
+                    reason = entry.fn(self.call)
+                    if inspect.isawaitable(reason):
+                        reason = await reason
+                    if reason is None:
+                        continue
+                    if not isinstance(reason, str):
+                        raise TypeError(f"returned {type(reason).__name__}, not a reason string or None")
+                    raise self.stop(Outcome.DENIED, Stage.GUARD, entry.source, reason or f"{entry.source} denied")
+        except _Stopped:
+            raise
+        except TimeoutError:
+            who = entry.source if entry else REGISTRY
+            limit = self.inst.policy_timeout
+            raise self.stop(
+                Outcome.DENIED, Stage.GUARD, who, f"{who} did not decide within {limit:g}s; failing closed"
+            ) from None
+        except Exception as error:
+            who = entry.source if entry else REGISTRY
+            raise self.stop(
+                Outcome.DENIED, Stage.GUARD, who, f"{who} failed ({_describe(error)}); failing closed"
+            ) from None
+        finally:
+            self.lap(Stage.GUARD)
+
+    async def approve(self, decision: Ask) -> None:
+        """The ask branch: one request; only allowed-once continues."""
+        request = ApprovalRequest(self.call, decision.reason, decision.source)
+        outcome = await until_aborted(
+            seek_approval(self.inst.approval, request, self.inst.approval_timeout), self.call.signal
+        )
+        self.lap(Stage.APPROVAL)
+        if not outcome.granted:
+            raise self.stop(Outcome.DENIED, Stage.APPROVAL, decision.source, outcome.reason)
+
+    async def execute(self, definition: ToolDefinition) -> tuple[Any, FrozenList]:
+        """Stage 3: wrappers around the body; errors, timeouts and cancels become results."""
+        trace = Trace()
+        try:
+            verdict = await self.inst.execute.run((Dispatch(self.call, self.call.signal, definition),), trace)
+        except Aborted as aborted:
+            self.lap(Stage.EXECUTE)
+            timed_out = aborted.reason.kind is AbortKind.TIMEOUT
+            raise self.stop(
+                Outcome.TIMED_OUT if timed_out else Outcome.CANCELLED,
+                Stage.EXECUTE,
+                tool_source(self.call.name),
+                f"tool {self.call.name!r} stopped: {aborted.reason.message}",
+            ) from None
+        except Exception as error:
+            self.lap(Stage.EXECUTE)
+            who = trace.culprit(error) or tool_source(self.call.name)
+            outcome = Outcome.TIMED_OUT if isinstance(error, TimeoutError) else Outcome.ERROR
+            raise self.stop(outcome, Stage.EXECUTE, who, f"{who} failed: {_describe(error)}") from None
+        self.lap(Stage.EXECUTE)
+        value, problems = definition.validate_value(verdict.value)
+        if problems:
+            raise self.stop(
+                Outcome.ERROR,
+                Stage.EXECUTE,
+                tool_source(self.call.name),
+                f"tool {self.call.name!r} returned a value that fails its output schema: {'; '.join(problems)}",
+            )
+        try:
+            return value, _render(self.call, definition, value)
+        except Exception as error:
+            raise self.stop(
+                Outcome.ERROR,
+                Stage.EXECUTE,
+                tool_source(self.call.name),
+                f"render of tool {self.call.name!r} failed: {_describe(error)}",
+            ) from None
+
+    async def post_execute(self, definition: ToolDefinition, value: Any, content: FrozenList) -> PendingResult:
+        """Stage 4: rewrites compose in order; block ends the chain; faults block."""
+        trace = Trace()
+        pending = PendingResult(value, content)
+        verdict = await self.policy_stage(
+            Stage.POST_EXECUTE, self.inst.post.run((self.call, definition, pending), trace), trace
+        )
+        decision = verdict.value
+        if isinstance(decision, Block):
+            self.lap(Stage.POST_EXECUTE)
+            raise self.stop(Outcome.BLOCKED, Stage.POST_EXECUTE, verdict.source, decision.feedback)
+        try:
+            # The decider saw the result with every rewrite passed through next()
+            # before it; the decision it returned applies on top of that.
+            seen = verdict.seen[2] if verdict.seen else pending
+            final_pending = apply_rewrite(self.call, definition, seen, decision, verdict.source or REGISTRY)
+        except Exception as error:
+            who = verdict.source or REGISTRY
+            raise self.stop(
+                Outcome.BLOCKED, Stage.POST_EXECUTE, who, f"{who} failed ({_describe(error)}); failing closed"
+            ) from None
+        finally:
+            self.lap(Stage.POST_EXECUTE)
+        return final_pending
+
+    def finalize(self, definition: ToolDefinition, pending: PendingResult) -> FrozenList:
+        """Stage 5: the definition's own synchronous content fix-up, exactly once."""
+        if definition.finalize_content is None:
+            return pending.content  # type: ignore[no-any-return]
+        try:
+            content = definition.finalize_content(self.call.arguments, pending.value, pending.content)
+            problems = content_problems(content)
+            if problems:
+                raise ValueError("; ".join(problems))
+            return freeze(content)  # type: ignore[no-any-return]
+        except Exception as error:
+            raise self.stop(
+                Outcome.ERROR,
+                Stage.FINALIZE,
+                tool_source(self.call.name),
+                f"finalize_content of tool {self.call.name!r} failed: {_describe(error)}",
+            ) from None
+        finally:
+            self.lap(Stage.FINALIZE)

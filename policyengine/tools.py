@@ -1,0 +1,316 @@
+"""Tool definitions: parameters (Cerberus dialect), output schema and render, execute."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import cerberus
+
+from .errors import DefinitionError, FreezeError
+from .frozen import FrozenDict, FrozenList, freeze, thaw
+
+NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+
+
+class ParameterValidator(cerberus.Validator):  # type: ignore[misc]
+    """Cerberus with a `description` rule and booleans kept apart from numbers."""
+
+    # Python's bool is an int; a model sending `true` for a count must not pass.
+    types_mapping: ClassVar[dict[str, cerberus.TypeDefinition]] = {
+        **cerberus.Validator.types_mapping,
+        "integer": cerberus.TypeDefinition("integer", (int,), (bool,)),
+        "float": cerberus.TypeDefinition("float", (float, int), (bool,)),
+        "number": cerberus.TypeDefinition("number", (int, float), (bool,)),
+    }
+
+    def _validate_description(self, description: Any, field: Any, value: Any) -> None:
+        """Documentation for the model; never constrains the value.
+
+        The rule's arguments are validated against this schema:
+        {'type': 'string'}
+        """
+
+
+def _compile_schema(schema: Mapping[str, Any], what: str, tool: str) -> ParameterValidator:
+    try:
+        validator = ParameterValidator(thaw(schema))
+    except cerberus.SchemaError as exc:
+        raise DefinitionError(
+            f"tool {tool!r}: {what} is not a valid Cerberus schema: {exc}",
+            hint="each entry looks like {name: {type: string, required: true, description: ...}}",
+        ) from None
+    _refuse_free_objects(validator.schema, what, tool)
+    return validator
+
+
+def _refuse_free_objects(schema: Mapping[str, Any], what: str, tool: str) -> None:
+    for key, rules in schema.items():
+        if not isinstance(rules, Mapping):
+            continue
+        types = rules.get("type")
+        types = [types] if isinstance(types, str) else list(types or [])
+        if "dict" in types and "schema" not in rules and not rules.get("allow_unknown"):
+            raise DefinitionError(
+                f"tool {tool!r}: {what} entry {key!r} is a free-form object",
+                hint="give it a `schema` of typed fields (free-form objects defeat validation)",
+            )
+        inner = rules.get("schema")
+        if isinstance(inner, Mapping):
+            if "dict" in types:
+                _refuse_free_objects(inner, what, tool)
+            elif "list" in types:
+                _refuse_free_objects({f"{key}[]": inner}, what, tool)
+
+
+def describe_errors(errors: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Flatten Cerberus's nested error tree into 'path: message' lines."""
+    lines: list[str] = []
+    for key, messages in sorted(errors.items(), key=lambda kv: str(kv[0])):
+        path = f"{prefix}.{key}" if prefix else str(key)
+        for message in messages:
+            if isinstance(message, Mapping):
+                lines.extend(describe_errors(message, path))
+            else:
+                lines.append(f"{path}: {message}")
+    return lines
+
+
+def _arity(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 2
+    return len(positional)
+
+
+def render_text(_args: Mapping[str, Any], value: Any) -> list[dict[str, Any]]:
+    """The default render: one text block holding the value (JSON for non-strings)."""
+    import json
+
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return [{"type": "text", "text": text}]
+
+
+@dataclass(frozen=True, eq=False)
+class ToolDefinition:
+    """One tool: what the model reads (name, description, parameters) and what runs."""
+
+    name: str
+    description: str
+    parameters: FrozenDict
+    output_schema: FrozenDict
+    execute: Callable[..., Any]
+    render: Callable[[Mapping[str, Any], Any], Any]
+    finalize_content: Callable[..., Any] | None
+    run_in_thread: bool
+    _arguments: ParameterValidator
+    _output: ParameterValidator
+    _execute_takes_ctx: bool
+
+    @property
+    def is_async(self) -> bool:
+        """True when execute is a coroutine function."""
+        return inspect.iscoroutinefunction(self.execute)
+
+    def validate_arguments(self, arguments: Any) -> tuple[FrozenDict | None, list[str]]:
+        """Validate untrusted arguments; return (frozen normalised arguments, problems)."""
+        if not isinstance(arguments, Mapping):
+            return None, [f"arguments must be an object, got {type(arguments).__name__}"]
+        try:
+            plain = thaw(freeze(arguments))
+        except FreezeError as exc:
+            return None, [str(exc)]
+        validator = self._arguments
+        if not validator.validate(plain):
+            return None, describe_errors(validator.errors)
+        return freeze(validator.document), []
+
+    def validate_value(self, value: Any) -> tuple[Any, list[str]]:
+        """Validate a canonical value against output.schema; return (frozen value, problems)."""
+        try:
+            frozen = freeze(value)
+        except FreezeError as exc:
+            return None, [str(exc)]
+        if not self.output_schema:
+            return frozen, []
+        validator = self._output
+        if not validator.validate({"value": thaw(frozen)}):
+            return None, describe_errors(validator.errors)
+        return freeze(validator.document["value"]), []
+
+    def call_execute(self, args: FrozenDict, ctx: Any) -> Any:
+        """Invoke the body with (args) or (args, ctx), as it was declared."""
+        if self._execute_takes_ctx:
+            return self.execute(args, ctx)
+        return self.execute(args)
+
+    def to_json_schema(self) -> dict[str, Any]:
+        """The parameters as a JSON Schema object."""
+        return {
+            "type": "object",
+            "properties": {k: _json_schema(v) for k, v in self.parameters.items()},
+            "required": [k for k, v in self.parameters.items() if v.get("required")],
+            "additionalProperties": False,
+        }
+
+    def to_openai(self) -> dict[str, Any]:
+        """The tool spec that OpenAI-style chat APIs expect."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.to_json_schema(),
+            },
+        }
+
+    def to_mcp(self) -> dict[str, Any]:
+        """The tool spec that MCP's tools/list returns."""
+        spec: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.to_json_schema(),
+        }
+        if self.output_schema:
+            spec["outputSchema"] = _json_schema(self.output_schema)
+        return spec
+
+
+_JSON_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "float": "number",
+    "number": "number",
+    "boolean": "boolean",
+    "dict": "object",
+    "list": "array",
+}
+
+
+def _json_schema(rules: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    types = rules.get("type")
+    if types is not None:
+        names = [types] if isinstance(types, str) else list(types)
+        mapped = [_JSON_TYPES.get(t, "string") for t in names]
+        if rules.get("nullable"):
+            mapped.append("null")
+        out["type"] = mapped[0] if len(mapped) == 1 else mapped
+    if "description" in rules:
+        out["description"] = rules["description"]
+    if "allowed" in rules:
+        out["enum"] = list(rules["allowed"])
+    if "default" in rules:
+        out["default"] = rules["default"]
+    for ours, theirs in (("min", "minimum"), ("max", "maximum")):
+        if ours in rules:
+            out[theirs] = rules[ours]
+    if "regex" in rules:
+        out["pattern"] = rules["regex"]
+    is_list = out.get("type") == "array"
+    for ours, string_kw, list_kw in (
+        ("minlength", "minLength", "minItems"),
+        ("maxlength", "maxLength", "maxItems"),
+    ):
+        if ours in rules:
+            out[list_kw if is_list else string_kw] = rules[ours]
+    inner = rules.get("schema")
+    if isinstance(inner, Mapping):
+        if out.get("type") == "object":
+            out["properties"] = {k: _json_schema(v) for k, v in inner.items()}
+            out["required"] = [k for k, v in inner.items() if v.get("required")]
+            out["additionalProperties"] = bool(rules.get("allow_unknown", False))
+        elif is_list:
+            out["items"] = _json_schema(inner)
+    return out
+
+
+def define_tool(
+    *,
+    name: str,
+    description: str,
+    parameters: Mapping[str, Any],
+    execute: Callable[..., Any] | Callable[..., Awaitable[Any]],
+    output: Mapping[str, Any] | None = None,
+    finalize_content: Callable[..., Any] | None = None,
+    run_in_thread: bool = True,
+) -> ToolDefinition:
+    """Build a validated tool definition; raise DefinitionError naming what is wrong.
+
+    `output` holds `schema` (Cerberus rules for the canonical value, e.g.
+    `{type: string}`) and `render(args, value) -> [content blocks]`. `execute(args)`
+    or `execute(args, ctx)` (two required parameters) returns the canonical value;
+    `ctx.signal` fires on cancel or deadline. A synchronous
+    `execute` runs in a worker thread unless `run_in_thread=False`.
+    """
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise DefinitionError(
+            f"tool name {name!r} is not valid",
+            hint="use 1-64 characters: a letter or _ first, then letters, digits, _ . or -",
+        )
+    if not isinstance(description, str) or not description.strip():
+        raise DefinitionError(
+            f"tool {name!r}: description is empty",
+            hint="say what the tool does and when not to use it; the model chooses by it",
+        )
+    if not isinstance(parameters, Mapping):
+        raise DefinitionError(f"tool {name!r}: parameters must be a mapping of name to rules")
+    output = dict(output or {})
+    unknown = set(output) - {"schema", "render"}
+    if unknown:
+        raise DefinitionError(f"tool {name!r}: unknown output key(s) {sorted(unknown)}", hint="use schema and render")
+    out_schema = output.get("schema") or {}
+    if not isinstance(out_schema, Mapping):
+        raise DefinitionError(f"tool {name!r}: output.schema must be a mapping of Cerberus rules")
+    render = output.get("render") or render_text
+    for label, fn in (("execute", execute), ("output.render", render)):
+        if not callable(fn):
+            raise DefinitionError(f"tool {name!r}: {label} must be callable, got {fn!r}")
+    if finalize_content is not None:
+        if not callable(finalize_content):
+            raise DefinitionError(f"tool {name!r}: finalize_content must be callable")
+        if inspect.iscoroutinefunction(finalize_content):
+            raise DefinitionError(
+                f"tool {name!r}: finalize_content must be synchronous",
+                hint="it is the last content fix-up and may not introduce a scheduling point",
+            )
+    try:
+        frozen_params = freeze(parameters)
+        frozen_out = freeze(out_schema)
+    except FreezeError as exc:
+        raise DefinitionError(f"tool {name!r}: schema is not plain data: {exc}") from None
+    arguments = _compile_schema(frozen_params, "parameters", name)
+    out_validator = _compile_schema({"value": frozen_out} if frozen_out else {}, "output.schema", name)
+    return ToolDefinition(
+        name=name,
+        description=description,
+        parameters=frozen_params,
+        output_schema=frozen_out,
+        execute=execute,
+        render=render,
+        finalize_content=finalize_content,
+        run_in_thread=run_in_thread,
+        _arguments=arguments,
+        _output=out_validator,
+        _execute_takes_ctx=_arity(execute) >= 2,
+    )
+
+
+def content_problems(content: Any) -> list[str]:
+    """Problems with a list of content blocks ([] when it is well formed)."""
+    if not isinstance(content, (list, tuple, FrozenList)):
+        return [f"content must be a list of blocks, got {type(content).__name__}"]
+    problems = []
+    for i, item in enumerate(content):
+        if not isinstance(item, Mapping) or not isinstance(item.get("type"), str):
+            problems.append(f"content[{i}] must be an object with a string `type`")
+        elif item["type"] == "text" and not isinstance(item.get("text"), str):
+            problems.append(f"content[{i}] is a text block without a string `text`")
+    return problems
