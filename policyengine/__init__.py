@@ -18,7 +18,7 @@ from .decisions import (
     block,
     deny,
 )
-from .errors import DefinitionError, FrozenError, PolicyEngineError, RegistrationError, UsageError
+from .errors import DefinitionError, FreezeError, FrozenError, PolicyEngineError, RegistrationError, UsageError
 from .frozen import FrozenDict, FrozenList, freeze, thaw
 from .registry import Bundle, Handle, Registry
 from .results import Outcome, Stage, ToolResult
@@ -42,6 +42,7 @@ __all__ = [
     "DefinitionError",
     "Deny",
     "Dispatch",
+    "FreezeError",
     "FrozenDict",
     "FrozenError",
     "FrozenList",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from .decisions import Source
+from .signal import strict_timeout
 
 if TYPE_CHECKING:
     from .call import ToolCall
@@ -52,7 +52,7 @@ async def seek_approval(service: ApprovalService | None, request: ApprovalReques
     if service is None:
         return ApprovalOutcome(False, f"approval required{asked} but no approval service is configured")
     try:
-        async with asyncio.timeout(timeout):
+        async with strict_timeout(timeout):
             answer = await service.request(request)
     except TimeoutError:
         return ApprovalOutcome(False, f"approval required{asked}; no answer within {timeout:g}s")

@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .frozen import FrozenDict
+from .frozen import FrozenDict, freeze
 from .signal import Signal
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ class ToolCall:
     document: FrozenDict = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "arguments", freeze(self.arguments))
         # The JMESPath view is built once per call, never per rule.
         object.__setattr__(
             self,
@@ -65,4 +66,5 @@ class PendingResult:
 
     value: Any
     content: Any
+    definition: ToolDefinition = field(repr=False)
     rewrites: tuple[Any, ...] = ()

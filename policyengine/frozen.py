@@ -30,7 +30,8 @@ class FrozenDict(dict[str, Any]):
         _refuse()
 
     def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(self.items()))
+        # Equal dicts compare equal whatever their key order, so the hash must ignore it too.
+        return hash(frozenset(self.items()))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenDict, (dict(self),))
@@ -92,8 +93,6 @@ _SCALARS = (str, int, float, bool, type(None))
 
 def freeze(value: Any, *, path: str = "$", _depth: int = 0) -> Any:
     """Return a deep read-only snapshot of plain JSON data; refuse anything else."""
-    if isinstance(value, (FrozenDict, FrozenList)):
-        return value
     if _depth > MAX_DEPTH:
         raise FreezeError(f"{path}: nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, _SCALARS):

@@ -7,7 +7,7 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .approval import ApprovalRequest, ApprovalService, seek_approval
@@ -27,13 +27,13 @@ from .decisions import (
 )
 from .frozen import FrozenDict, FrozenList, freeze
 from .results import Outcome, Stage, ToolResult
-from .signal import AbortKind, AbortReason, Signal
+from .signal import AbortKind, AbortReason, Signal, strict_timeout
 from .tools import ToolDefinition, content_problems
 from .waterfall import Listener, Trace, Verdict, Waterfall
 
 log = logging.getLogger("policyengine")
 
-Guard = Callable[[ToolCall], "str | Awaitable[str | None] | None"]
+Guard = Callable[[ToolCall], "str | Deny | Awaitable[str | Deny | None] | None"]
 Observer = Callable[[ToolResult], None]
 
 REGISTRY = Source(SourceKind.REGISTRY, "registry")
@@ -114,7 +114,9 @@ def build_installation(
     stats: dict[str, int],
 ) -> Installation:
     """Compose every chain once, so a call only walks prebuilt closures."""
-    end_of_chain = Verdict(default, default.source or Source(SourceKind.DEFAULT, "end of chain"))
+    # The default carries a DEFAULT source so a pack can tell "nobody decided" from a decision.
+    closing = default if default.source else replace(default, source=Source(SourceKind.DEFAULT, "end of chain"))
+    end_of_chain = Verdict(closing, closing.source)
 
     async def pre_terminal(_args: tuple[Any, ...], _trace: Trace) -> Verdict[Any]:
         return end_of_chain
@@ -144,28 +146,27 @@ def _rebind_dispatch(args: tuple[Any, ...], extra: tuple[Any, ...], _source: Sou
 
 
 def _rebind_result(args: tuple[Any, ...], extra: tuple[Any, ...], source: Source) -> tuple[Any, ...]:
-    call, definition, pending = args
+    call, pending = args
     if len(extra) != 1 or not isinstance(extra[0], (Accept, AcceptValue)):
         raise TypeError("post-execute next() takes at most one accept(...) or accept_value(...) rewrite")
-    return (call, definition, apply_rewrite(call, definition, pending, extra[0], source))
+    return (call, apply_rewrite(call, pending, extra[0], source))
 
 
-def apply_rewrite(
-    call: ToolCall, definition: ToolDefinition, pending: PendingResult, rewrite: PostDecision, source: Source
-) -> PendingResult:
+def apply_rewrite(call: ToolCall, pending: PendingResult, rewrite: PostDecision, source: Source) -> PendingResult:
     """Apply accept(content) or accept(value) to a pending result, validating what changes."""
     by = rewrite.source or source
+    definition = pending.definition
     if isinstance(rewrite, AcceptValue):
         value, problems = definition.validate_value(rewrite.value)
         if problems:
             raise ValueError(f"replaced value fails the output schema: {'; '.join(problems)}")
         content = _render(call, definition, value)
-        return PendingResult(value, content, (*pending.rewrites, by))
+        return PendingResult(value, content, definition, (*pending.rewrites, by))
     if isinstance(rewrite, Accept) and rewrite.content is not None:
         problems = content_problems(rewrite.content)
         if problems:
             raise ValueError(f"replaced content is malformed: {'; '.join(problems)}")
-        return PendingResult(pending.value, freeze(rewrite.content), (*pending.rewrites, by))
+        return PendingResult(pending.value, freeze(rewrite.content), definition, (*pending.rewrites, by))
     return pending
 
 
@@ -211,8 +212,9 @@ async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
 async def _run_body(args: tuple[Any, ...], trace: Trace) -> Verdict[Any]:
     (dispatch,) = args
     call, definition = dispatch.call, dispatch.definition
-    # The caller's signal is fused back in: a wrapper can add a deadline, never remove a cancel.
-    signal = dispatch.signal if dispatch.signal is call.signal else Signal.any(call.signal, dispatch.signal)
+    # The body gets its own signal with the caller's fused back in: a wrapper can add a
+    # deadline, never remove a cancel; and a cancelled calling task can fire it too.
+    signal = Signal.any(call.signal) if dispatch.signal is call.signal else Signal.any(call.signal, dispatch.signal)
     body = Dispatch(call, signal, definition)
     try:
         if definition.is_async:
@@ -224,12 +226,14 @@ async def _run_body(args: tuple[Any, ...], trace: Trace) -> Verdict[Any]:
                 raise Aborted(signal.reason)  # type: ignore[arg-type]
             return Verdict(definition.call_execute(call.arguments, body), None)
         return Verdict(await until_aborted(pending, signal), None)
+    except asyncio.CancelledError:
+        signal.abort("the calling task was cancelled")  # reaches a body running in a thread
+        raise
     except Exception as error:
         trace.blame(error, tool_source(call.name))
         raise
     finally:
-        if signal is not call.signal and signal is not dispatch.signal:
-            signal.detach()
+        signal.detach()
 
 
 class Run:
@@ -283,10 +287,11 @@ class Run:
         """Run a policy chain under the policy deadline; every fault fails closed."""
         fail = Outcome.BLOCKED if stage is Stage.POST_EXECUTE else Outcome.DENIED
         try:
-            async with asyncio.timeout(self.inst.policy_timeout):
+            async with strict_timeout(self.inst.policy_timeout):
                 verdict = await runner
         except TimeoutError:
-            who = trace.running[-1] if trace.running else REGISTRY
+            self.lap(stage)
+            who = trace.stuck or REGISTRY
             raise self.stop(
                 fail,
                 stage,
@@ -294,8 +299,10 @@ class Run:
                 f"{who} did not decide within {self.inst.policy_timeout:g}s; failing closed",
             ) from None
         except Exception as error:
+            self.lap(stage)
             who = trace.culprit(error) or REGISTRY
             raise self.stop(fail, stage, who, f"{who} failed ({_describe(error)}); failing closed") from None
+        self.lap(stage)
         if trace.faults:
             # A listener that swallowed a downstream failure still cannot open the gate.
             fault = trace.faults[0]
@@ -311,7 +318,6 @@ class Run:
         """Stage 1: the waterfall decides allow, deny or ask."""
         trace = Trace()
         verdict = await self.policy_stage(Stage.PRE_EXECUTE, self.inst.pre.run((self.call,), trace), trace)
-        self.lap(Stage.PRE_EXECUTE)
         decision: PreDecision = verdict.value
         if isinstance(decision, Deny):
             raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, verdict.source, decision.reason)
@@ -322,32 +328,31 @@ class Run:
     async def guards(self) -> None:
         """Stage 2: monotonic guards; a string denies and nothing can overturn it."""
         entry = None
+        denial: tuple[Source, str] | None = None
         try:
-            async with asyncio.timeout(self.inst.policy_timeout):
+            async with strict_timeout(self.inst.policy_timeout):
                 for entry in self.inst.guards:
                     reason = entry.fn(self.call)
                     if inspect.isawaitable(reason):
                         reason = await reason
                     if reason is None:
                         continue
-                    if not isinstance(reason, str):
+                    if isinstance(reason, Deny):  # compiled packs name the rule that fired
+                        denial = (reason.source or entry.source, reason.reason)
+                    elif isinstance(reason, str):
+                        denial = (entry.source, reason or f"{entry.source} denied")
+                    else:
                         raise TypeError(f"returned {type(reason).__name__}, not a reason string or None")
-                    raise self.stop(Outcome.DENIED, Stage.GUARD, entry.source, reason or f"{entry.source} denied")
-        except _Stopped:
-            raise
+                    break
         except TimeoutError:
             who = entry.source if entry else REGISTRY
-            limit = self.inst.policy_timeout
-            raise self.stop(
-                Outcome.DENIED, Stage.GUARD, who, f"{who} did not decide within {limit:g}s; failing closed"
-            ) from None
+            denial = (who, f"{who} did not decide within {self.inst.policy_timeout:g}s; failing closed")
         except Exception as error:
             who = entry.source if entry else REGISTRY
-            raise self.stop(
-                Outcome.DENIED, Stage.GUARD, who, f"{who} failed ({_describe(error)}); failing closed"
-            ) from None
-        finally:
-            self.lap(Stage.GUARD)
+            denial = (who, f"{who} failed ({_describe(error)}); failing closed")
+        self.lap(Stage.GUARD)
+        if denial is not None:
+            raise self.stop(Outcome.DENIED, Stage.GUARD, *denial)
 
     async def approve(self, decision: Ask) -> None:
         """The ask branch: one request; only allowed-once continues."""
@@ -400,10 +405,8 @@ class Run:
     async def post_execute(self, definition: ToolDefinition, value: Any, content: FrozenList) -> PendingResult:
         """Stage 4: rewrites compose in order; block ends the chain; faults block."""
         trace = Trace()
-        pending = PendingResult(value, content)
-        verdict = await self.policy_stage(
-            Stage.POST_EXECUTE, self.inst.post.run((self.call, definition, pending), trace), trace
-        )
+        pending = PendingResult(value, content, definition)
+        verdict = await self.policy_stage(Stage.POST_EXECUTE, self.inst.post.run((self.call, pending), trace), trace)
         decision = verdict.value
         if isinstance(decision, Block):
             self.lap(Stage.POST_EXECUTE)
@@ -411,8 +414,8 @@ class Run:
         try:
             # The decider saw the result with every rewrite passed through next()
             # before it; the decision it returned applies on top of that.
-            seen = verdict.seen[2] if verdict.seen else pending
-            final_pending = apply_rewrite(self.call, definition, seen, decision, verdict.source or REGISTRY)
+            seen = verdict.seen[1] if verdict.seen else pending
+            final_pending = apply_rewrite(self.call, seen, decision, verdict.source or REGISTRY)
         except Exception as error:
             who = verdict.source or REGISTRY
             raise self.stop(

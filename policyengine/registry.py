@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from .approval import ApprovalService
 from .call import ToolCall, new_call_id
-from .decisions import ALLOW, Ask, PreDecision, Source, SourceKind
+from .decisions import ALLOW, Ask, Deny, PreDecision, Source, SourceKind
 from .errors import RegistrationError, UsageError
 from .frozen import FrozenDict
 from .pipeline import (
@@ -203,8 +203,8 @@ class Registry:
             execute=[x for b in bundles for x in b.execute],
             post=[x for b in bundles for x in b.post],
             observers=[x for b in bundles for x in b.observers],
-            # The last layer that sets a default closes the chain (session over org).
-            default=defaults[-1] if defaults else self._default,
+            # The strictest default of any layer closes the chain: a later layer never loosens it.
+            default=max(defaults, key=_strictness) if defaults else self._default,
             approval=self._approval,
             policy_timeout=self._policy_timeout,
             approval_timeout=self._approval_timeout,
@@ -304,6 +304,10 @@ class Registry:
             "call_sync() was called from inside a running event loop",
             hint="use `await registry.call(...)` in async code",
         )
+
+
+def _strictness(decision: PreDecision) -> int:
+    return 2 if isinstance(decision, Deny) else 1 if isinstance(decision, Ask) else 0
 
 
 def _notify(inst: Installation, result: ToolResult) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 
@@ -25,6 +27,8 @@ class AbortReason:
 
 
 Callback = Callable[[AbortReason], None]
+
+log = logging.getLogger("policyengine")
 
 
 class Signal:
@@ -136,9 +140,25 @@ class Signal:
         self._reason = reason
         callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
-            callback(reason)
+            try:
+                callback(reason)
+            except Exception:  # one broken listener must not keep a cancel from the others
+                log.exception("policyengine: signal callback %r failed", callback)
         self.detach()
 
     def __repr__(self) -> str:
         state = f"aborted={self._reason!r}" if self._reason else "pending"
         return f"<Signal {state}>"
+
+
+@contextlib.asynccontextmanager
+async def strict_timeout(seconds: float) -> AsyncIterator[None]:
+    """asyncio.timeout that also fails when the code inside swallowed the cancellation.
+
+    A listener or approval service that catches CancelledError and returns a value after
+    its deadline must not have that late answer count.
+    """
+    async with asyncio.timeout(seconds) as scope:
+        yield
+    if scope.expired():
+        raise TimeoutError

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import cerberus
+import re2
 
 from .errors import DefinitionError, FreezeError
 from .frozen import FrozenDict, FrozenList, freeze, thaw
 
-NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 
 
 class ParameterValidator(cerberus.Validator):  # type: ignore[misc]
@@ -26,6 +27,15 @@ class ParameterValidator(cerberus.Validator):  # type: ignore[misc]
         "float": cerberus.TypeDefinition("float", (float, int), (bool,)),
         "number": cerberus.TypeDefinition("number", (int, float), (bool,)),
     }
+
+    def _validate_regex(self, pattern: str, field: Any, value: Any) -> None:
+        """Match with RE2 (linear time): argument values are attacker-controlled.
+
+        The rule's arguments are validated against this schema:
+        {'type': 'string'}
+        """
+        if isinstance(value, str) and not re2.fullmatch(pattern, value):
+            self._error(field, cerberus.errors.REGEX_MISMATCH)
 
     def _validate_description(self, description: Any, field: Any, value: Any) -> None:
         """Documentation for the model; never constrains the value.
@@ -53,11 +63,24 @@ def _refuse_free_objects(schema: Mapping[str, Any], what: str, tool: str) -> Non
             continue
         types = rules.get("type")
         types = [types] if isinstance(types, str) else list(types or [])
-        if "dict" in types and "schema" not in rules and not rules.get("allow_unknown"):
+        if not types:
             raise DefinitionError(
-                f"tool {tool!r}: {what} entry {key!r} is a free-form object",
-                hint="give it a `schema` of typed fields (free-form objects defeat validation)",
+                f"tool {tool!r}: {what} entry {key!r} has no `type`",
+                hint="give every parameter a type: string, integer, float, number, boolean, list or dict",
             )
+        if {"dict", "list"} & set(types) and "schema" not in rules and not rules.get("allow_unknown"):
+            raise DefinitionError(
+                f"tool {tool!r}: {what} entry {key!r} is a free-form {'object' if 'dict' in types else 'list'}",
+                hint="give it a `schema` (typed fields, or the type of its items); free-form data defeats validation",
+            )
+        if "regex" in rules:
+            try:
+                re2.compile(rules["regex"])
+            except re2.error as error:
+                raise DefinitionError(
+                    f"tool {tool!r}: {what} entry {key!r} has an invalid regex: {error}",
+                    hint="regexes use RE2 syntax (linear time; no backreferences or lookaround)",
+                ) from None
         inner = rules.get("schema")
         if isinstance(inner, Mapping):
             if "dict" in types:
@@ -178,7 +201,8 @@ class ToolDefinition:
             "description": self.description,
             "inputSchema": self.to_json_schema(),
         }
-        if self.output_schema:
+        # MCP's outputSchema must describe an object; scalar values travel as content only.
+        if self.output_schema.get("type") == "dict":
             spec["outputSchema"] = _json_schema(self.output_schema)
         return spec
 
@@ -197,16 +221,17 @@ _JSON_TYPES = {
 def _json_schema(rules: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     types = rules.get("type")
-    if types is not None:
-        names = [types] if isinstance(types, str) else list(types)
-        mapped = [_JSON_TYPES.get(t, "string") for t in names]
+    names = [types] if isinstance(types, str) else list(types or [])
+    mapped = [_JSON_TYPES.get(t, "string") for t in names]
+    is_object, is_list = "object" in mapped, "array" in mapped
+    if mapped:
         if rules.get("nullable"):
             mapped.append("null")
         out["type"] = mapped[0] if len(mapped) == 1 else mapped
     if "description" in rules:
         out["description"] = rules["description"]
     if "allowed" in rules:
-        out["enum"] = list(rules["allowed"])
+        out["enum"] = list(rules["allowed"]) + ([None] if rules.get("nullable") else [])
     if "default" in rules:
         out["default"] = rules["default"]
     for ours, theirs in (("min", "minimum"), ("max", "maximum")):
@@ -214,7 +239,6 @@ def _json_schema(rules: Mapping[str, Any]) -> dict[str, Any]:
             out[theirs] = rules[ours]
     if "regex" in rules:
         out["pattern"] = rules["regex"]
-    is_list = out.get("type") == "array"
     for ours, string_kw, list_kw in (
         ("minlength", "minLength", "minItems"),
         ("maxlength", "maxLength", "maxItems"),
@@ -223,7 +247,7 @@ def _json_schema(rules: Mapping[str, Any]) -> dict[str, Any]:
             out[list_kw if is_list else string_kw] = rules[ours]
     inner = rules.get("schema")
     if isinstance(inner, Mapping):
-        if out.get("type") == "object":
+        if is_object:
             out["properties"] = {k: _json_schema(v) for k, v in inner.items()}
             out["required"] = [k for k, v in inner.items() if v.get("required")]
             out["additionalProperties"] = bool(rules.get("allow_unknown", False))
@@ -250,7 +274,7 @@ def define_tool(
     `ctx.signal` fires on cancel or deadline. A synchronous
     `execute` runs in a worker thread unless `run_in_thread=False`.
     """
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise DefinitionError(
             f"tool name {name!r} is not valid",
             hint="use 1-64 characters: a letter or _ first, then letters, digits, _ . or -",

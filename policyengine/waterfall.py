@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -49,6 +50,7 @@ class Trace:
     """Per-run bookkeeping: which listener is running, and every fault seen."""
 
     running: list[Source] = field(default_factory=list)
+    stuck: Source | None = None
     faults: list[Fault] = field(default_factory=list)
     origin: dict[int, Source] = field(default_factory=dict)
 
@@ -101,9 +103,12 @@ def _link(listener: Listener, downstream: Step, check: Callable[[Any], bool], re
 
     async def step(args: tuple[Any, ...], trace: Trace) -> Verdict[Any]:
         passed: list[Verdict[Any]] = []
+        handed = [args]
 
         async def next_(*extra: Any) -> Any:
-            verdict = await downstream(rebind(args, extra, source) if extra else args, trace)
+            if extra:
+                handed.append(rebind(args, extra, source))
+            verdict = await downstream(handed[-1], trace)
             passed.append(verdict)
             return verdict.value
 
@@ -117,12 +122,18 @@ def _link(listener: Listener, downstream: Step, check: Callable[[Any], bool], re
                 )
         except Exception as error:
             trace.blame(error, source)
-            trace.running.pop()
             raise
-        # On cancellation (a stage deadline) `running` keeps the listener that hung.
-        trace.running.pop()
+        except asyncio.CancelledError:
+            # The innermost listener sees a stage deadline first: that is the one that hung,
+            # even if an outer listener swallows the cancel.
+            trace.stuck = trace.stuck or source
+            raise
+        finally:
+            trace.running.pop()
         if passed and value is passed[-1].value:
             return passed[-1]
-        return Verdict(value, getattr(value, "source", None) or source, args)
+        # A listener that rewrote through next() and then decided itself decided on top of
+        # its own rewrite, never on what it was first handed.
+        return Verdict(value, getattr(value, "source", None) or source, handed[-1])
 
     return step
