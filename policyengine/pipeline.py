@@ -147,9 +147,11 @@ def _rebind_dispatch(args: tuple[Any, ...], extra: tuple[Any, ...], _source: Sou
 
 def _rebind_result(args: tuple[Any, ...], extra: tuple[Any, ...], source: Source) -> tuple[Any, ...]:
     call, pending = args
-    if len(extra) != 1 or not isinstance(extra[0], (Accept, AcceptValue)):
-        raise TypeError("post-execute next() takes at most one accept(...) or accept_value(...) rewrite")
-    return (call, apply_rewrite(call, pending, extra[0], source))
+    if not all(isinstance(rewrite, (Accept, AcceptValue)) for rewrite in extra):
+        raise TypeError("post-execute next() takes only accept(...) and accept_value(...) rewrites")
+    for rewrite in extra:  # several rules of one pack hand their rewrites on together, in order
+        pending = apply_rewrite(call, pending, rewrite, source)
+    return (call, pending)
 
 
 def apply_rewrite(call: ToolCall, pending: PendingResult, rewrite: PostDecision, source: Source) -> PendingResult:

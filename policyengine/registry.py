@@ -149,6 +149,17 @@ class Registry:
         self._rebuild()
         return handle
 
+    def swap(self, pairs: list[tuple[Handle, Bundle]]) -> None:
+        """Replace several installed bundles in one step: no call ever sees half of a swap."""
+        index = {id(h): i for i, (h, _b) in enumerate(self._bundles)}
+        if any(id(h) not in index for h, _b in pairs):
+            raise RegistrationError("a handle to swap is not installed on this registry")
+        bundles = list(self._bundles)
+        for handle, bundle in pairs:
+            bundles[index[id(handle)]] = (handle, bundle)
+        self._bundles = bundles
+        self._rebuild()
+
     def _decorate(self, fn: F | None, name: str | None, stage: str) -> Any:
         if fn is None:
             return lambda f: self._decorate(f, name, stage)

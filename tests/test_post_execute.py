@@ -420,10 +420,10 @@ def test_listener_returning_something_that_is_not_a_decision_blocks_naming_it(re
 
 @pytest.mark.parametrize(
     "extra",
-    [("a string",), (block("no"),), (accept(), accept()), (deny("x"),)],
-    ids=["string", "block", "two-rewrites", "pre-execute-deny"],
+    [("a string",), (block("no"),), (accept(), block("no")), (deny("x"),)],
+    ids=["string", "block", "rewrite-then-block", "pre-execute-deny"],
 )
-def test_next_with_something_other_than_one_rewrite_blocks_naming_the_caller(extra):
+def test_next_with_something_other_than_rewrites_blocks_naming_the_caller(extra):
     registry, _ = record_registry()
 
     @registry.on_post_execute(name="misuse")
@@ -486,3 +486,19 @@ def test_listener_that_forgets_to_return_next_blocks_instead_of_accepting():
     result = registry.call_sync("fetch")
     assert result.outcome is Outcome.BLOCKED
     assert result.source == listener("forgetful")
+
+
+def test_next_with_several_rewrites_applies_each_in_order_and_records_each():
+    registry, _ = record_registry()
+
+    @registry.on_post_execute(name="pack")
+    async def pack(call, pending, next):
+        first = accept_value({**pending.value, "token": "[redacted]"})
+        second = accept_value({**first.value, "user": "someone"})
+        return await next(first, second)
+
+    result = registry.call_sync("fetch")
+    assert result.outcome is Outcome.OK
+    assert result.value["token"] == "[redacted]"
+    assert result.value["user"] == "someone"
+    assert [s.name for s in result.rewrites] == ["pack", "pack"]

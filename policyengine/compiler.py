@@ -1,0 +1,316 @@
+"""Rule compiler: validated rule documents -> compiled rules; every problem collected."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import cerberus
+import re2
+import yaml
+
+from .decisions import Source, SourceKind
+from .expressions import Expression, Report, Template, compile_expression, compile_template
+from .problems import Problem, ProblemSink, Severity
+from .redact import REDACTED, Redaction, key_matcher, parse_path
+from .rules import Rule, RuleStage, ToolMatcher, Verb
+from .yamlsrc import SourceDoc
+
+Path = tuple[str | int, ...]
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    """A Cerberus schema from the shipped schemas/ folder (rule-file, rules, pack, ...)."""
+    text = resources.files("policyengine.schemas").joinpath(f"{name}.yaml").read_text("utf-8")
+    return yaml.safe_load(text)  # type: ignore[no-any-return]
+
+
+def schema_problems(
+    doc: SourceDoc, data: Any, rules: Mapping[str, Any], base: Path, rule_id: str | None
+) -> list[Problem]:
+    """Validate `data` (found at `base` in `doc`) with Cerberus; one Problem per error, located."""
+    validator = cerberus.Validator(dict(rules))
+    if validator.validate(data):
+        return []
+    problems = []
+    for path, message in _flatten(validator.errors, ()):
+        full = base + path
+        code, hint, key = "PE201", None, False
+        if message == "unknown field":
+            code, key = "PE202", True
+            known = _known_fields(rules, path)
+            close = difflib.get_close_matches(str(path[-1]), known, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"allowed fields: {', '.join(known)}"
+        elif message == "required field":
+            code, hint = "PE203", f"add `{path[-1]}:`"
+        elif message.startswith("must be of"):
+            code = "PE204"
+        elif message.startswith("unallowed value"):
+            code = "PE205"
+            allowed = _rule_at(rules, path).get("allowed")
+            hint = f"allowed: {', '.join(map(str, allowed))}" if allowed else None
+        problems.append(doc.problem(code, f"{_dotted(full)}: {message}", full, rule_id=rule_id, hint=hint, key=key))
+    return problems
+
+
+def _flatten(tree: Mapping[Any, Any], prefix: Path) -> list[tuple[Path, str]]:
+    out: list[tuple[Path, str]] = []
+    for key, messages in tree.items():
+        for message in messages:
+            if isinstance(message, Mapping):
+                out.extend(_flatten(message, (*prefix, key)))
+            else:
+                out.append(((*prefix, key), str(message)))
+    return out
+
+
+def _rule_at(rules: Mapping[str, Any], path: Path) -> Mapping[str, Any]:
+    current: Mapping[str, Any] = {"schema": rules, "type": "dict"}
+    for part in path:
+        inner = current.get("schema", {})
+        if current.get("type") == "list" or isinstance(part, int):
+            current = inner if isinstance(inner, Mapping) else {}
+            continue
+        current = inner.get(part, {}) if isinstance(inner, Mapping) else {}
+    return current
+
+
+def _known_fields(rules: Mapping[str, Any], path: Path) -> list[str]:
+    parent = _rule_at(rules, path[:-1]).get("schema", {})
+    return sorted(str(k) for k in parent) if isinstance(parent, Mapping) else []
+
+
+def _dotted(path: Path) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class FileCompiler:
+    """Compiles the rules of one rule file of a pack, reporting into a shared sink."""
+
+    def __init__(self, doc: SourceDoc, lists: Mapping[str, list[Any]], pack: str, sink: ProblemSink) -> None:
+        self.doc, self.lists, self.pack, self.sink = doc, lists, pack, sink
+        self.used_lists: set[str] = set()
+
+    def compile(self) -> list[Rule]:
+        """Every rule of the file that compiled cleanly (problems go to the sink)."""
+        rules = []
+        for i, raw in enumerate(self.doc.data.get("rules") or []):
+            if isinstance(raw, Mapping):
+                rule = self.rule(raw, ("rules", i))
+                if rule is not None:
+                    rules.append(rule)
+        return rules
+
+    def rule(self, raw: Mapping[str, Any], path: Path) -> Rule | None:
+        """One rule: schema of its stage, then expressions, templates and rewrites."""
+        rule_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+        stage_name = raw.get("stage")
+        schemas = schema("rules")
+        if stage_name not in {s.value for s in RuleStage}:
+            close = difflib.get_close_matches(str(stage_name), [s.value for s in RuleStage], n=1)
+            self.sink.add(
+                self.doc.problem(
+                    "PE205" if stage_name is not None else "PE203",
+                    f"rule stage must be one of pre-execute, guard, execute, post-execute (got {stage_name!r})",
+                    (*path, "stage"),
+                    rule_id=rule_id,
+                    hint=f"did you mean {close[0]!r}?" if close else None,
+                )
+            )
+            return None
+        stage = RuleStage(stage_name)
+        before = len(self.sink.errors)
+        self.sink.extend(schema_problems(self.doc, dict(raw), schemas[stage.value], path, rule_id))
+        if len(self.sink.errors) > before:
+            return None
+        assert rule_id is not None  # the schema requires it
+        tools = self.tools(raw["tools"], (*path, "tools"), rule_id)
+        when = self.expression(raw.get("when"), (*path, "when"), rule_id)
+        fields: dict[str, Any] = {}
+        if stage in (RuleStage.PRE_EXECUTE, RuleStage.GUARD):
+            fields["verb"] = Verb(raw.get("decision", "deny"))
+            fields["final"] = bool(raw.get("final", False))
+            fields["reason"] = self.template(raw.get("reason"), (*path, "reason"), rule_id)
+        elif stage is RuleStage.EXECUTE:
+            if "timeout" not in raw and "retries" not in raw:
+                self.sink.add(
+                    self.doc.problem(
+                        "PE203",
+                        "an execute rule needs `timeout`, `retries`, or both",
+                        path,
+                        rule_id=rule_id,
+                        hint="e.g. timeout: 30 (seconds) and retries: 2",
+                    )
+                )
+            fields.update(timeout=raw.get("timeout"), retries=raw.get("retries", 0), backoff=raw.get("backoff", 0.0))
+        else:
+            actions = [k for k in ("redact", "content", "block") if k in raw]
+            if not actions:
+                self.sink.add(
+                    self.doc.problem(
+                        "PE203",
+                        "a post-execute rule needs one of `redact`, `content` or `block`",
+                        path,
+                        rule_id=rule_id,
+                        hint="redact rewrites the value; content only changes what the model sees",
+                    )
+                )
+            fields["content"] = self.template(raw.get("content"), (*path, "content"), rule_id)
+            fields["block"] = self.template(raw.get("block"), (*path, "block"), rule_id)
+            fields["redactions"] = tuple(
+                r
+                for i, op in enumerate(raw.get("redact") or [])
+                if (r := self.redaction(op, (*path, "redact", i), rule_id)) is not None
+            )
+        if len(self.sink.errors) > before or tools is None:
+            return None
+        return Rule(
+            id=rule_id,
+            stage=stage,
+            tools=tools,
+            when=when,
+            description=raw.get("description", ""),
+            source=Source(SourceKind.RULE, rule_id, self.pack),
+            location=self.doc.locate((*path, "id")),
+            **fields,
+        )
+
+    def reporter(self, path: Path, rule_id: str | None) -> Report:
+        """A Report that places character offsets inside the scalar at `path`."""
+
+        def report(code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:
+            self.sink.add(
+                self.doc.problem(code, message, path, rule_id=rule_id, hint=hint, column_offset=offset, width=width)
+            )
+
+        return report
+
+    def expression(self, text: Any, path: Path, rule_id: str) -> Expression | None:
+        """Compile a `when:` condition, if present."""
+        if text is None:
+            return None
+        self.used_lists.update(name for name in self.lists if f"lists.{name}" in text)
+        return compile_expression(text, self.lists, self.reporter(path, rule_id))
+
+    def template(self, text: Any, path: Path, rule_id: str) -> Template | None:
+        """Compile a reason, content or block template, if present."""
+        if text is None:
+            return None
+        self.used_lists.update(name for name in self.lists if f"lists.{name}" in text)
+        return compile_template(text, self.lists, self.reporter(path, rule_id))
+
+    def tools(self, entries: list[str], path: Path, rule_id: str) -> ToolMatcher | None:
+        """Names, globs and @lists -> a matcher; unknown lists are problems."""
+        names: set[str] = set()
+        globs: list[str] = []
+        ok = True
+        for i, entry in enumerate(entries):
+            items: list[Any] = [entry]
+            if entry.startswith("@"):
+                name = entry[1:]
+                if name not in self.lists:
+                    close = difflib.get_close_matches(name, list(self.lists), n=1)
+                    self.sink.add(
+                        self.doc.problem(
+                            "PE304",
+                            f"unknown list {name!r} in tools",
+                            (*path, i),
+                            rule_id=rule_id,
+                            hint=f"did you mean @{close[0]}?" if close else "declare it under `lists:`",
+                        )
+                    )
+                    ok = False
+                    continue
+                self.used_lists.add(name)
+                items = list(self.lists[name])
+            for item in map(str, items):
+                if any(c in item for c in "*?["):
+                    globs.append(item)
+                else:
+                    names.add(item)
+        return ToolMatcher(frozenset(names), tuple(globs)) if ok else None
+
+    def redaction(self, op: Mapping[str, Any], path: Path, rule_id: str) -> Redaction | None:
+        """One `redact:` entry: path, keys or pattern, replaced or masked."""
+        common = {"replace_with": op.get("replace_with", REDACTED), "keep_last": op.get("keep_last")}
+        if "path" in op:
+            parsed = parse_path(op["path"])
+            if parsed is None:
+                self.sink.add(
+                    self.doc.problem(
+                        "PE201",
+                        f"bad value path {op['path']!r}",
+                        (*path, "path"),
+                        rule_id=rule_id,
+                        hint="use keys, [N] and [*], e.g. bookings[*].card_number",
+                    )
+                )
+                return None
+            return Redaction(path=parsed, **common)
+        if "keys" in op:
+            globs: list[str] = []
+            for i, key in enumerate(op["keys"]):
+                if key.startswith("@"):
+                    if key[1:] not in self.lists:
+                        self.sink.add(
+                            self.doc.problem(
+                                "PE304",
+                                f"unknown list {key[1:]!r} in keys",
+                                (*path, "keys", i),
+                                rule_id=rule_id,
+                                hint="declare it under `lists:`",
+                            )
+                        )
+                        return None
+                    self.used_lists.add(key[1:])
+                    globs.extend(map(str, self.lists[key[1:]]))
+                else:
+                    globs.append(key)
+            try:
+                return Redaction(keys=key_matcher(globs), **common)
+            except (re2.error, ValueError) as error:
+                self.sink.add(
+                    self.doc.problem(
+                        "PE306",
+                        f"bad key pattern: {error}",
+                        (*path, "keys"),
+                        rule_id=rule_id,
+                        hint="key patterns are globs: * any characters, ? one character, [abc] a set",
+                    )
+                )
+                return None
+        if "pattern" in op:
+            try:
+                pattern = re2.compile(op["pattern"])
+            except re2.error as error:
+                self.sink.add(
+                    self.doc.problem(
+                        "PE306",
+                        f"bad regular expression: {error}",
+                        (*path, "pattern"),
+                        rule_id=rule_id,
+                        hint="patterns use RE2 syntax (no backreferences or lookaround)",
+                    )
+                )
+                return None
+            return Redaction(pattern=pattern, **common)
+        self.sink.add(
+            self.doc.problem("PE203", "a redact entry needs `path`, `keys` or `pattern`", path, rule_id=rule_id)
+        )
+        return None
+
+
+def unused_list_warnings(doc: SourceDoc, declared: Mapping[str, Any], used: set[str]) -> list[Problem]:
+    """Warnings for lists declared in this file that no rule of the pack uses."""
+    return [
+        doc.problem("PE404", f"list {name!r} is never used", ("lists", name), severity=Severity.WARNING, key=True)
+        for name in declared
+        if name not in used
+    ]

@@ -1,0 +1,249 @@
+"""Rule expressions: JMESPath compiled and checked once at load, and reason templates."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import jmespath
+from jmespath import exceptions as jp_exceptions
+from jmespath.parser import ParsedResult
+
+from .frozen import freeze
+from .functions import OPTIONS, function_arity, pattern_problem
+
+
+class Report(Protocol):
+    """Where compile problems go: a code, a message, the character offset in the text."""
+
+    def __call__(self, code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:
+        """Record one problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """A JMESPath expression compiled once, with named lists folded in as literals."""
+
+    text: str
+    parsed: ParsedResult
+
+    def search(self, document: Any) -> Any:
+        """Evaluate against a (frozen) document with the policy functions."""
+        return self.parsed.search(document, options=OPTIONS)
+
+    def test(self, document: Any) -> bool:
+        """JMESPath truthiness of the result: false, null, '', [] and {} are false."""
+        value = self.parsed.search(document, options=OPTIONS)
+        return not (value is None or value is False or value == "" or value == [] or value == {})
+
+
+_ARITY = function_arity()
+
+
+def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> Expression | None:
+    """Parse `text`, refuse unknown functions, bad arity and unknown lists; None on any problem."""
+    try:
+        parsed = jmespath.compile(text)
+    except jp_exceptions.LexerError as error:
+        report(
+            "PE301",
+            f"invalid JMESPath: {error.msg}",
+            error.lexer_position or 0,
+            max(1, len(str(error.lexer_value or ""))),
+            "check quotes and brackets; string literals use 'single quotes', JSON literals `backticks`",
+        )
+        return None
+    except jp_exceptions.ParseError as error:
+        report(
+            "PE301",
+            f"invalid JMESPath: {error.msg.strip()} (found {error.token_value!r})",
+            error.lex_position or 0,
+            max(1, len(str(error.token_value or ""))),
+            "see https://jmespath.org/specification.html for the grammar",
+        )
+        return None
+    problems_before = _Counter(report)
+    ast = _resolve(parsed.parsed, text, lists, problems_before)
+    if problems_before.count:
+        return None
+    return Expression(text, ParsedResult(text, ast))
+
+
+class _Counter:
+    """Counts problems passed through to a report."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self.count = 0
+
+    def __call__(self, code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:
+        self.count += 1
+        self.report(code, message, offset, width, hint)
+
+
+def _resolve(node: dict[str, Any], text: str, lists: Mapping[str, Any], report: _Counter) -> dict[str, Any]:
+    kind = node.get("type")
+    children = node.get("children", [])
+    if kind == "field" and node.get("value") == "lists":
+        offset = text.find("lists")
+        report(
+            "PE304",
+            "`lists` is reserved for named lists; write lists.NAME",
+            max(offset, 0),
+            5,
+            f"declared lists: {', '.join(sorted(lists)) or 'none'}",
+        )
+        return node
+    if (
+        kind == "subexpression"
+        and len(children) == 2
+        and children[0] == {"type": "field", "children": [], "value": "lists"}
+        and children[1].get("type") == "field"
+    ):
+        name = children[1]["value"]
+        if name not in lists:
+            offset = text.find(f"lists.{name}")
+            close = difflib.get_close_matches(name, list(lists), n=1)
+            report(
+                "PE304",
+                f"unknown list {name!r}",
+                max(offset, 0),
+                len(name) + 6,
+                f"did you mean lists.{close[0]}?"
+                if close
+                else f"declare it under `lists:`; declared: {', '.join(sorted(lists)) or 'none'}",
+            )
+            return node
+        # Folded in at load time: no per-call lookup, and the value is frozen like call data.
+        return {"type": "literal", "children": [], "value": freeze(list(lists[name]))}
+    if kind == "function_expression":
+        name = node["value"]
+        offset = max(text.find(f"{name}("), 0)
+        if name not in _ARITY:
+            close = difflib.get_close_matches(name, list(_ARITY), n=1)
+            report(
+                "PE302",
+                f"unknown function {name}()",
+                offset,
+                len(name),
+                f"did you mean {close[0]}()?" if close else "see docs/functions.md for the functions rules can use",
+            )
+        else:
+            low, high = _ARITY[name]
+            got = len(children)
+            if got < low or (high is not None and got > high):
+                want = f"{low}" if low == high else f"{low} or more" if high is None else f"{low} to {high}"
+                report("PE303", f"{name}() takes {want} argument(s), got {got}", offset, len(name))
+    resolved = [_resolve(child, text, lists, report) if isinstance(child, dict) else child for child in children]
+    if kind == "function_expression":
+        for position, child in enumerate(resolved):
+            if child.get("type") == "literal":
+                problem = pattern_problem(node["value"], position, child["value"])
+                if problem:
+                    report(
+                        "PE306",
+                        problem,
+                        max(text.find(f"{node['value']}("), 0),
+                        len(node["value"]),
+                        "patterns use RE2 / glob syntax (no backreferences or lookaround)",
+                    )
+    return {**node, "children": resolved} if children else node
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A reason or feedback text whose {placeholders} are JMESPath; {{ and }} are braces."""
+
+    text: str
+    parts: tuple[str | Expression, ...]
+
+    def render(self, document: Any) -> str:
+        """Fill the placeholders from a call document; never raises."""
+        out = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            try:
+                value = part.search(document)
+            except Exception as error:  # a message must still be produced: the decision stands
+                out.append(f"<{{{part.text}}} failed: {error}>")
+                continue
+            out.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        return "".join(out)
+
+
+def compile_template(text: str, lists: Mapping[str, Any], report: Report) -> Template | None:
+    """Split a template into literal text and compiled placeholders; None on any problem."""
+    parts: list[str | Expression] = []
+    literal: list[str] = []
+    i, failed = 0, False
+    while i < len(text):
+        char = text[i]
+        if char in "{}" and text[i : i + 2] == char * 2:
+            literal.append(char)
+            i += 2
+            continue
+        if char == "}":
+            report("PE305", "unmatched `}` in template", i, 1, "write }} for a literal closing brace")
+            return None
+        if char != "{":
+            literal.append(char)
+            i += 1
+            continue
+        end = _placeholder_end(text, i)
+        if end is None:
+            report("PE305", "unclosed `{` in template", i, 1, "close the placeholder with }, or write {{ for a brace")
+            return None
+        inner = text[i + 1 : end]
+        if not inner.strip():
+            report("PE305", "empty placeholder {}", i, 2, "put a JMESPath expression inside, e.g. {name}")
+            return None
+        shifted = _shift(report, i + 1)
+        expression = compile_expression(inner, lists, shifted)
+        failed = failed or expression is None
+        if literal:
+            parts.append("".join(literal))
+            literal = []
+        if expression is not None:
+            parts.append(expression)
+        i = end + 1
+    if literal:
+        parts.append("".join(literal))
+    return None if failed else Template(text, tuple(parts))
+
+
+def _shift(report: Report, by: int) -> Report:
+    def shifted(code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:
+        report(code, message, offset + by, width, hint)
+
+    return shifted
+
+
+def _placeholder_end(text: str, start: int) -> int | None:
+    """Index of the `}` closing the placeholder at `start`, skipping quoted JMESPath."""
+    depth, i, quote = 0, start, ""
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\":
+                i += 2
+                continue
+            if char == quote:
+                quote = ""
+        elif char in "'\"`":
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+Compiler = Callable[[str, Mapping[str, Any], Report], Any]

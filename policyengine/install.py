@@ -1,0 +1,145 @@
+"""Packs on a registry: each pack becomes one bundle of listeners, guards and wrappers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .call import Dispatch, PendingResult, ToolCall
+from .decisions import Allow, Block, Deny, PostDecision, PreDecision, Source, SourceKind
+from .errors import PolicyEngineError
+from .packs import Pack, load_packs
+from .pipeline import Aborted, GuardEntry
+from .problems import PackLoadError
+from .registry import Bundle, Handle, Registry
+from .rules import Rule, RuleStage, check_guards, decide_pre, rewrite_post
+from .signal import AbortKind, Signal
+from .waterfall import Listener
+
+
+def pack_bundle(pack: Pack) -> Bundle:
+    """Compile a pack into one pre-execute listener, one guard, one execute wrapper, one post listener."""
+    listener = Source(SourceKind.LISTENER, f"pack {pack.name}@{pack.version}", pack.name, pack.digest)
+    return Bundle(
+        pre=[Listener(_pre_listener(pack), listener)],
+        guards=[GuardEntry(_guard(pack), replace(listener, kind=SourceKind.GUARD))],
+        execute=[Listener(_execute_wrapper(pack), listener)],
+        post=[Listener(_post_listener(pack), listener)],
+        default=pack.default,
+    )
+
+
+Next = Callable[..., Awaitable[Any]]
+
+
+def _pre_listener(pack: Pack) -> Callable[[ToolCall, Next], Awaitable[PreDecision]]:
+    async def pre_execute(call: ToolCall, next: Next) -> PreDecision:
+        decision, allowed_by = decide_pre(pack.rules_for(RuleStage.PRE_EXECUTE, call.name), call.document)
+        if decision is not None:
+            return decision
+        later: PreDecision = await next()
+        # An explicit allow of this layer beats the closing default, never a later layer's decision.
+        if allowed_by is not None and later.source is not None and later.source.kind is SourceKind.DEFAULT:
+            return Allow(allowed_by)
+        return later
+
+    return pre_execute
+
+
+def _guard(pack: Pack) -> Callable[[ToolCall], Deny | None]:
+    def guard(call: ToolCall) -> Deny | None:
+        return check_guards(pack.rules_for(RuleStage.GUARD, call.name), call.document)
+
+    return guard
+
+
+def _execute_wrapper(pack: Pack) -> Callable[[Dispatch, Next], Awaitable[Any]]:
+    async def execute(dispatch: Dispatch, next: Next) -> Any:
+        rules = pack.rules_for(RuleStage.EXECUTE, dispatch.call.name)
+        matched = [r for r in rules if r.applies(dispatch.call.document)]
+        if not matched:
+            return await next()
+        return await _with_rules(matched, dispatch, next)
+
+    return execute
+
+
+async def _with_rules(rules: Sequence[Rule], dispatch: Dispatch, next: Next) -> Any:
+    """Earlier rules wrap later ones: rule 1's retries re-run rule 2's timeout, and so on."""
+    rule, rest = rules[0], rules[1:]
+    attempts = rule.retries + 1
+    for attempt in range(attempts):
+        step = dispatch
+        if rule.timeout is not None:
+            step = dispatch.with_signal(Signal.timeout(rule.timeout, f"rule {rule.id}: deadline of {rule.timeout:g}s"))
+        try:
+            if rest:
+                return await _with_rules(rest, step, next)
+            return await next(step)
+        except Aborted as aborted:
+            # Retry our own deadline only; a caller's cancel is final.
+            if aborted.reason.kind is not AbortKind.TIMEOUT or dispatch.call.signal.aborted or attempt + 1 == attempts:
+                raise
+        except Exception:
+            if attempt + 1 == attempts:
+                raise
+        await asyncio.sleep(rule.backoff * (2**attempt))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _post_listener(pack: Pack) -> Callable[[ToolCall, PendingResult, Next], Awaitable[PostDecision]]:
+    async def post_execute(call: ToolCall, result: PendingResult, next: Next) -> PostDecision:
+        rules = pack.rules_for(RuleStage.POST_EXECUTE, call.name)
+        if not rules:
+            return await next()  # type: ignore[no-any-return]
+        rewrites = rewrite_post(rules, call.document, result.value, result.content)
+        if rewrites and isinstance(rewrites[-1], Block):
+            return rewrites[-1]
+        return await next(*rewrites) if rewrites else await next()  # type: ignore[no-any-return]
+
+    return post_execute
+
+
+@dataclass
+class PolicyLayers:
+    """Packs installed on a registry in layer order, swappable as a whole, atomically."""
+
+    registry: Registry
+    folders: tuple[Path, ...]
+    packs: tuple[Pack, ...]
+    handles: tuple[Handle, ...]
+
+    @classmethod
+    def install(cls, registry: Registry, folders: Sequence[str | Path]) -> PolicyLayers:
+        """Load every layer (all-or-nothing) and install them after what is already there."""
+        packs = load_packs(folders)
+        handles = tuple(registry.install(pack_bundle(p)) for p in packs)
+        return cls(registry, tuple(Path(f) for f in folders), packs, handles)
+
+    def reload(self, folders: Sequence[str | Path] | None = None) -> ReloadReport:
+        """Load the layers again; on any problem keep the running packs and report why."""
+        wanted = tuple(Path(f) for f in folders) if folders is not None else self.folders
+        if len(wanted) != len(self.handles):
+            raise PolicyEngineError(
+                f"reload got {len(wanted)} layers, {len(self.handles)} are installed",
+                hint="reload the same number of layers; install a new PolicyLayers to add one",
+            )
+        try:
+            packs = load_packs(wanted)
+        except PackLoadError as error:
+            return ReloadReport(False, self.packs, error)
+        self.registry.swap([(h, pack_bundle(p)) for h, p in zip(self.handles, packs, strict=True)])
+        self.folders, self.packs = wanted, packs
+        return ReloadReport(True, packs, None)
+
+
+@dataclass(frozen=True)
+class ReloadReport:
+    """What a reload did: whether it swapped, which packs run now, and why not."""
+
+    swapped: bool
+    packs: tuple[Pack, ...]
+    error: PackLoadError | None

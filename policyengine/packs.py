@@ -1,0 +1,208 @@
+"""Pack loader: a folder with a manifest and rule files, loaded all-or-nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .compiler import FileCompiler, schema, schema_problems, unused_list_warnings
+from .decisions import Allow, Ask, Deny, PreDecision, Source, SourceKind
+from .problems import Location, Problem, ProblemSink
+from .rules import Rule, RuleIndex, RuleStage
+from .yamlsrc import SourceDoc, load_yaml
+
+MANIFEST = "pack.yaml"
+
+
+@dataclass(frozen=True, eq=False)
+class Pack:
+    """A loaded, compiled pack: manifest fields, rules in order, and a content digest."""
+
+    name: str
+    version: str
+    description: str
+    default: PreDecision
+    digest: str
+    rules: tuple[Rule, ...]
+    lists: Mapping[str, tuple[Any, ...]]
+    path: Path
+    files: tuple[str, ...]
+    tests: tuple[str, ...] = ()
+    warnings: tuple[Problem, ...] = ()
+    index: dict[RuleStage, RuleIndex] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for stage in RuleStage:
+            self.index[stage] = RuleIndex(tuple(r for r in self.rules if r.stage is stage))
+
+    def rules_for(self, stage: RuleStage, tool: str) -> tuple[Rule, ...]:
+        """The rules of `stage` that can apply to `tool`, in pack order (cached per name)."""
+        return self.index[stage].for_tool(tool)
+
+    def rule(self, rule_id: str) -> Rule | None:
+        """A rule by id."""
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+
+def digest_of(manifest: Mapping[str, Any], documents: Sequence[tuple[str, Any]]) -> str:
+    """sha256 over canonical JSON of the parsed content: formatting and comments do not count."""
+    canonical = json.dumps(
+        {"manifest": manifest, "files": [[name, data] for name, data in documents]},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _read(path: Path, display: str, sink: ProblemSink) -> SourceDoc | None:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        sink.add(
+            Problem(
+                "PE108",
+                f"cannot read {display}: {error.strerror or error}",
+                Location(display, 1, 1),
+                hint="check the path in the manifest's `files:`",
+            )
+        )
+        return None
+    return load_yaml(raw, display, sink)
+
+
+def _default(manifest: Mapping[str, Any], name: str) -> PreDecision:
+    kind = manifest.get("default", "allow")
+    source = Source(SourceKind.DEFAULT, f"default of pack {name}", name)
+    if kind == "allow":
+        return Allow(source)
+    reason = manifest.get("default_reason") or f"No rule of pack {name} allowed this call (default: {kind})."
+    return Deny(reason, source) if kind == "deny" else Ask(reason, source)
+
+
+def load_pack(folder: str | Path, *, sink: ProblemSink | None = None) -> Pack:
+    """Load and compile one pack; raise PackLoadError listing every problem, install nothing."""
+    own = sink is None
+    sink = sink or ProblemSink()
+    pack = _load(Path(folder), sink)
+    if own:
+        sink.raise_if_errors()
+    assert pack is not None or sink.errors
+    return pack  # type: ignore[return-value]
+
+
+def _load(folder: Path, sink: ProblemSink) -> Pack | None:
+    display = str(folder / MANIFEST)
+    manifest_doc = _read(folder / MANIFEST, display, sink)
+    if manifest_doc is None:
+        return None
+    manifest = manifest_doc.data
+    if not isinstance(manifest, dict):
+        sink.add(manifest_doc.problem("PE107", "the manifest must be a mapping", ()))
+        return None
+    problems = schema_problems(manifest_doc, manifest, schema("pack"), (), None)
+    sink.extend(problems)
+    if problems:
+        return None
+    name = manifest["name"]
+    docs: list[SourceDoc] = []
+    seen: set[str] = set()
+    for i, rel in enumerate(manifest["files"]):
+        if rel in seen:
+            sink.add(manifest_doc.problem("PE403", f"{rel} is listed twice", ("files", i)))
+            continue
+        seen.add(rel)
+        target = folder / rel
+        if not target.is_file():
+            sink.add(
+                manifest_doc.problem(
+                    "PE403",
+                    f"rule file {rel} not found in {folder}",
+                    ("files", i),
+                    hint="paths are relative to the pack folder",
+                )
+            )
+            continue
+        doc = _read(target, str(target), sink)
+        if doc is None:
+            continue
+        if not isinstance(doc.data, dict):
+            sink.add(doc.problem("PE107", "a rule file must be a mapping with `lists:` and `rules:`", ()))
+            continue
+        sink.extend(schema_problems(doc, doc.data, schema("rule-file"), (), None))
+        docs.append(doc)
+    lists: dict[str, tuple[Any, ...]] = {}
+    for doc in docs:
+        for list_name, values in (doc.data.get("lists") or {}).items():
+            if list_name in lists:
+                sink.add(
+                    doc.problem(
+                        "PE402",
+                        f"list {list_name!r} is declared twice in pack {name}",
+                        ("lists", list_name),
+                        key=True,
+                        hint="declare each list once",
+                    )
+                )
+            elif isinstance(values, list):
+                lists[list_name] = tuple(values)
+    rules: list[Rule] = []
+    used: set[str] = set()
+    for doc in docs:
+        compiler = FileCompiler(doc, {k: list(v) for k, v in lists.items()}, name, sink)
+        rules.extend(compiler.compile())
+        used |= compiler.used_lists
+    warnings = [w for doc in docs for w in unused_list_warnings(doc, doc.data.get("lists") or {}, used)]
+    check_unique_ids(rules, sink)
+    default = _default(manifest, name)
+    digest = digest_of(manifest, [(doc.filename.rsplit("/", 1)[-1], doc.data) for doc in docs])
+    rules = [replace(r, source=replace(r.source, digest=digest)) for r in rules]
+    default = replace(default, source=replace(default.source, digest=digest)) if default.source else default
+    sink.extend(warnings)
+    if sink.errors:
+        return None
+    return Pack(
+        name=name,
+        version=manifest["version"],
+        description=manifest.get("description", ""),
+        default=default,
+        digest=digest,
+        rules=tuple(rules),
+        lists=lists,
+        path=folder,
+        files=tuple(manifest["files"]),
+        tests=tuple(manifest.get("tests") or ()),
+        warnings=tuple(warnings),
+    )
+
+
+def check_unique_ids(rules: Iterable[Rule], sink: ProblemSink) -> None:
+    """Report every rule id used more than once, within a pack or across layers."""
+    first: dict[str, Rule] = {}
+    for rule in rules:
+        other = first.setdefault(rule.id, rule)
+        if other is not rule:
+            sink.add(
+                Problem(
+                    "PE401",
+                    f"rule id {rule.id!r} is already used by pack {other.source.pack} at {other.location}",
+                    rule.location,
+                    rule_id=rule.id,
+                    hint="rule ids must be unique across every loaded layer",
+                )
+            )
+
+
+def load_packs(folders: Sequence[str | Path]) -> tuple[Pack, ...]:
+    """Load layers in order (organisation, project, session); all-or-nothing across them."""
+    sink = ProblemSink()
+    packs = [_load(Path(f), sink) for f in folders]
+    loaded = [p for p in packs if p is not None]
+    if len(loaded) == len(packs):
+        check_unique_ids([r for p in loaded for r in p.rules], sink)
+    sink.raise_if_errors()
+    return tuple(loaded)

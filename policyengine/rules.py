@@ -1,0 +1,193 @@
+"""Compiled rules, the per-tool index, and how each stage's rules evaluate (pure functions)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any
+
+from .decisions import Accept, AcceptValue, Allow, Ask, Block, Deny, PreDecision, Source
+from .expressions import Expression, Template
+from .frozen import FrozenDict, freeze
+from .problems import Location
+from .redact import Redaction
+
+
+class RuleStage(enum.Enum):
+    """The stage a rule compiles into."""
+
+    PRE_EXECUTE = "pre-execute"
+    GUARD = "guard"
+    EXECUTE = "execute"
+    POST_EXECUTE = "post-execute"
+
+
+class Verb(enum.Enum):
+    """What a pre-execute rule decides."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+    ASK = "ask"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMatcher:
+    """Exact tool names and glob patterns, expanded from @lists at load time."""
+
+    names: frozenset[str]
+    globs: tuple[str, ...]
+
+    def matches(self, tool: str) -> bool:
+        """True when the rule applies to `tool`."""
+        return tool in self.names or any(fnmatchcase(tool, g) for g in self.globs)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Rule:
+    """Fields every rule has; `source` names the rule, its pack and the pack digest."""
+
+    id: str
+    stage: RuleStage
+    tools: ToolMatcher
+    when: Expression | None
+    source: Source
+    description: str = ""
+    location: Location | None = None
+    # pre-execute and guard
+    verb: Verb | None = None
+    final: bool = False
+    reason: Template | None = None
+    # execute
+    timeout: float | None = None
+    retries: int = 0
+    backoff: float = 0.0
+    # post-execute: exactly one of these
+    redactions: tuple[Redaction, ...] = ()
+    content: Template | None = None
+    block: Template | None = None
+
+    def applies(self, document: Any) -> bool:
+        """Evaluate the condition; raises on an evaluation error (callers fail closed)."""
+        return self.when is None or self.when.test(document)
+
+    def message(self, document: Any, fallback: str) -> str:
+        """The rule's reason filled from the document, or a fallback naming the rule."""
+        return self.reason.render(document) if self.reason else fallback
+
+
+class RuleFailure(Exception):
+    """A rule's condition or rewrite raised at run time; the stage fails closed."""
+
+    def __init__(self, rule: Rule, error: Exception) -> None:
+        super().__init__(f"rule {rule.id!r} could not be evaluated ({type(error).__name__}: {error}); failing closed")
+        self.rule = rule
+
+
+Explain = Callable[[Rule, Any], None]
+
+
+@dataclass
+class RuleIndex:
+    """Rules of one stage, looked up by tool name; each name is resolved once and cached."""
+
+    rules: tuple[Rule, ...]
+    cache: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
+    limit: int = 10_000
+
+    def for_tool(self, tool: str) -> tuple[Rule, ...]:
+        """The rules that can apply to `tool`, in order."""
+        hit = self.cache.get(tool)
+        if hit is None:
+            if len(self.cache) >= self.limit:  # names can come from untrusted recorded calls
+                self.cache.clear()
+            hit = self.cache[tool] = tuple(r for r in self.rules if r.tools.matches(tool))
+        return hit
+
+
+def _test(rule: Rule, document: Any, explain: Explain | None) -> bool:
+    try:
+        hit = rule.applies(document)
+    except Exception as error:
+        if explain:
+            explain(rule, error)
+        raise RuleFailure(rule, error) from error
+    if explain:
+        explain(rule, hit)
+    return hit
+
+
+def decide_pre(
+    rules: Sequence[Rule], document: Any, explain: Explain | None = None
+) -> tuple[PreDecision | None, Source | None]:
+    """(decision that ends the chain or None, the first non-final allow that matched)."""
+    allowed_by: Source | None = None
+    for rule in rules:
+        try:
+            hit = _test(rule, document, explain)
+        except RuleFailure as failure:
+            return Deny(str(failure), rule.source), allowed_by
+        if not hit:
+            continue
+        if rule.verb is Verb.ALLOW:
+            if rule.final:
+                return Allow(rule.source), allowed_by
+            allowed_by = allowed_by or rule.source
+        elif rule.verb is Verb.DENY:
+            return Deny(rule.message(document, f"Denied by rule {rule.id}."), rule.source), allowed_by
+        else:
+            return Ask(rule.message(document, f"Rule {rule.id} asks for approval."), rule.source), allowed_by
+    return None, allowed_by
+
+
+def check_guards(rules: Sequence[Rule], document: Any, explain: Explain | None = None) -> Deny | None:
+    """The first guard rule that fires, as a Deny naming it; evaluation errors deny."""
+    for rule in rules:
+        try:
+            hit = _test(rule, document, explain)
+        except RuleFailure as failure:
+            return Deny(str(failure), rule.source)
+        if hit:
+            return Deny(rule.message(document, f"Red line {rule.id}."), rule.source)
+    return None
+
+
+def post_document(call_document: FrozenDict, value: Any, content: Any) -> FrozenDict:
+    """The post-execute document: the call plus `result.value` and `result.content`."""
+    return FrozenDict({**call_document, "result": FrozenDict(value=value, content=content)})
+
+
+def rewrite_post(
+    rules: Sequence[Rule], call_document: FrozenDict, value: Any, content: Any, explain: Explain | None = None
+) -> list[Accept | AcceptValue | Block]:
+    """Each matching rule's rewrite, in order; each rule sees the value as rewritten so far.
+
+    A block ends the list; an evaluation error becomes a block naming the rule.
+    """
+    out: list[Accept | AcceptValue | Block] = []
+    for rule in rules:
+        document = post_document(call_document, value, content)
+        try:
+            if not _test(rule, document, explain):
+                continue
+            if rule.block is not None:
+                out.append(Block(rule.block.render(document), rule.source))
+                return out
+            if rule.content is not None:
+                content = freeze([{"type": "text", "text": rule.content.render(document)}])
+                out.append(Accept(content, rule.source))
+                continue
+            rewritten = value
+            for redaction in rule.redactions:
+                rewritten = redaction.apply(rewritten)
+            if rewritten != value:  # a rewrite that changed nothing is not worth re-validating
+                value = rewritten
+                out.append(AcceptValue(value, rule.source))
+        except RuleFailure as failure:
+            out.append(Block(str(failure), rule.source))
+            return out
+        except Exception as error:
+            out.append(Block(str(RuleFailure(rule, error)), rule.source))
+            return out
+    return out
