@@ -19,7 +19,11 @@ from .decisions import (
     deny,
 )
 from .errors import DefinitionError, FreezeError, FrozenError, PolicyEngineError, RegistrationError, UsageError
+from .evaluate import Decision, Evaluation, PostOutcome, evaluate
 from .frozen import FrozenDict, FrozenList, freeze, thaw
+from .install import PolicyLayers, ReloadReport, pack_bundle
+from .packs import Pack, load_pack, load_packs
+from .problems import Location, PackLoadError, Problem, Severity
 from .registry import Bundle, Handle, Registry
 from .results import Outcome, Stage, ToolResult
 from .signal import AbortKind, AbortReason, Signal
@@ -39,19 +43,29 @@ __all__ = [
     "Ask",
     "Block",
     "Bundle",
+    "Decision",
     "DefinitionError",
     "Deny",
     "Dispatch",
+    "Evaluation",
     "FreezeError",
     "FrozenDict",
     "FrozenError",
     "FrozenList",
     "Handle",
+    "Location",
     "Outcome",
+    "Pack",
+    "PackLoadError",
     "PendingResult",
     "PolicyEngineError",
+    "PolicyLayers",
+    "PostOutcome",
+    "Problem",
     "RegistrationError",
     "Registry",
+    "ReloadReport",
+    "Severity",
     "Signal",
     "Source",
     "SourceKind",
@@ -68,6 +82,10 @@ __all__ = [
     "block",
     "define_tool",
     "deny",
+    "evaluate",
     "freeze",
+    "load_pack",
+    "load_packs",
+    "pack_bundle",
     "thaw",
 ]
