@@ -99,13 +99,12 @@ async def evaluate(
     except _Stopped as stopped:
         r = stopped.result
         return Evaluation(Decision.DENY, r.stage, r.source, r.reason)
-    asked = isinstance(decision, Ask)
-    verdict = Decision.ASK if asked else Decision.ALLOW
+    verdict = Decision.ASK if isinstance(decision, Ask) else Decision.ALLOW
     source = decision.source
-    reason = decision.reason if isinstance(decision, Ask) else None
+    why: str | None = decision.reason if isinstance(decision, Ask) else None
     if result is None:
-        return Evaluation(verdict, Stage.PRE_EXECUTE, source, reason)
-    return await _post(run, definition or _stub(name), result, verdict, source, reason)
+        return Evaluation(verdict, Stage.PRE_EXECUTE, source, why)
+    return await _post(run, definition or _stub(name), result, verdict, source, why)
 
 
 async def _post(
