@@ -15,7 +15,7 @@ from .packs import Pack, load_packs
 from .pipeline import Aborted, GuardEntry
 from .problems import PackLoadError
 from .registry import Bundle, Handle, Registry
-from .rules import Rule, RuleStage, check_guards, decide_pre, rewrite_post
+from .rules import EXPLAIN, Rule, RuleStage, check_guards, decide_pre, rewrite_post
 from .signal import AbortKind, Signal
 from .waterfall import Listener
 
@@ -37,7 +37,8 @@ Next = Callable[..., Awaitable[Any]]
 
 def _pre_listener(pack: Pack) -> Callable[[ToolCall, Next], Awaitable[PreDecision]]:
     async def pre_execute(call: ToolCall, next: Next) -> PreDecision:
-        decision, allowed_by = decide_pre(pack.rules_for(RuleStage.PRE_EXECUTE, call.name), call.document)
+        rules = pack.rules_for(RuleStage.PRE_EXECUTE, call.name)
+        decision, allowed_by = decide_pre(rules, call.document, EXPLAIN.get())
         if decision is not None:
             return decision
         later: PreDecision = await next()
@@ -51,7 +52,7 @@ def _pre_listener(pack: Pack) -> Callable[[ToolCall, Next], Awaitable[PreDecisio
 
 def _guard(pack: Pack) -> Callable[[ToolCall], Deny | None]:
     def guard(call: ToolCall) -> Deny | None:
-        return check_guards(pack.rules_for(RuleStage.GUARD, call.name), call.document)
+        return check_guards(pack.rules_for(RuleStage.GUARD, call.name), call.document, EXPLAIN.get())
 
     return guard
 
@@ -95,7 +96,7 @@ def _post_listener(pack: Pack) -> Callable[[ToolCall, PendingResult, Next], Awai
         rules = pack.rules_for(RuleStage.POST_EXECUTE, call.name)
         if not rules:
             return await next()  # type: ignore[no-any-return]
-        rewrites = rewrite_post(rules, call.document, result.value, result.content)
+        rewrites = rewrite_post(rules, call.document, result.value, result.content, EXPLAIN.get())
         if rewrites and isinstance(rewrites[-1], Block):
             return rewrites[-1]
         return await next(*rewrites) if rewrites else await next()  # type: ignore[no-any-return]

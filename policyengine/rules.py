@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -86,6 +87,10 @@ class RuleFailure(Exception):
 
 
 Explain = Callable[[Rule, Any], None]
+
+# Set by `explain` and the policy test runner to hear every rule evaluated, with what its
+# condition returned (or the exception); None on the hot path of real calls.
+EXPLAIN: ContextVar[Explain | None] = ContextVar("policyengine_explain", default=None)
 
 
 @dataclass
