@@ -32,6 +32,11 @@ class Source:
         where = f" in pack {self.pack}" if self.pack else ""
         return f"{self.kind.value} {self.name!r}{where}"
 
+    @property
+    def rule_id(self) -> str | None:
+        """The name for records and hit counts: None for a closing default (no rule decided)."""
+        return None if self.kind is SourceKind.DEFAULT else self.name
+
 
 @dataclass(frozen=True, slots=True)
 class Allow:

@@ -27,8 +27,12 @@ class Considered:
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record."""
         return {
-            "stage": self.stage.value, "rule": self.rule, "pack": self.pack, "matched": self.matched,
-            "error": self.error, "location": self.location,
+            "stage": self.stage.value,
+            "rule": self.rule,
+            "pack": self.pack,
+            "matched": self.matched,
+            "error": self.error,
+            "location": self.location,
         }
 
 
@@ -47,10 +51,16 @@ class Explanation:
 def _record(trail: list[Considered]) -> Any:
     def hear(rule: Rule, outcome: Any) -> None:
         error = f"{type(outcome).__name__}: {outcome}" if isinstance(outcome, Exception) else None
-        trail.append(Considered(
-            rule.stage, rule.id, rule.source.pack, outcome is True, error,
-            str(rule.location) if rule.location else None,
-        ))
+        trail.append(
+            Considered(
+                rule.stage,
+                rule.id,
+                rule.source.pack,
+                outcome is True,
+                error,
+                str(rule.location) if rule.location else None,
+            )
+        )
 
     return hear
 

@@ -246,6 +246,7 @@ class Run:
         self.call = call
         self.timings: dict[str, float] = {}
         self.clock = time.perf_counter()
+        self.admitted: PreDecision | None = None  # what pre-execute said, once it let the call on
 
     def lap(self, stage: Stage) -> None:
         """Charge the time since the last lap to `stage`."""
@@ -279,6 +280,8 @@ class Run:
             source=source,
             rewrites=rewrites,
             timings=FrozenDict(self.timings),
+            admitted_by=self.admitted.source if self.admitted else None,
+            asked=isinstance(self.admitted, Ask),
         )
 
     def stop(self, *args: Any, **kwargs: Any) -> _Stopped:
@@ -323,9 +326,8 @@ class Run:
         decision: PreDecision = verdict.value
         if isinstance(decision, Deny):
             raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, verdict.source, decision.reason)
-        if isinstance(decision, Ask):
-            return Ask(decision.reason, verdict.source)
-        return decision
+        self.admitted = replace(decision, source=verdict.source)
+        return self.admitted
 
     async def guards(self) -> None:
         """Stage 2: monotonic guards; a string denies and nothing can overturn it."""

@@ -52,6 +52,8 @@ class ToolResult:
     source: Source | None = None
     rewrites: tuple[Source, ...] = ()
     timings: FrozenDict = field(default_factory=FrozenDict)
+    admitted_by: Source | None = None  # the rule, listener or default that let the call past pre-execute
+    asked: bool = False  # pre-execute asked a person (whatever they answered)
 
     @property
     def ok(self) -> bool:

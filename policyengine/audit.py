@@ -1,0 +1,115 @@
+"""The audit recorder: a result observer writing every call in the recorded-call format.
+
+It writes the canonical value **as post-execute left it**: a value redacted by a rule is
+written redacted, so secrets that policy hid never reach the audit log, and replaying the log
+shows what the model and the observers actually saw. Each record is flushed as it is written:
+a crash loses at most the record being written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from .results import Outcome, Stage, ToolResult
+
+log = logging.getLogger("policyengine.audit")
+
+
+def policy_decision(result: ToolResult) -> tuple[str, str | None]:
+    """(decision as a dry-run reports it, deciding rule or listener) for a live result."""
+    if result.outcome is Outcome.INVALID:
+        return "invalid", result.source.rule_id if result.source else None
+    if result.outcome is Outcome.DENIED and result.stage in (Stage.PRE_EXECUTE, Stage.GUARD):
+        return "deny", result.source.rule_id if result.source else None
+    if result.stage is Stage.APPROVAL or result.asked:
+        # The policy asked; whether a person then agreed is the outcome, not the decision.
+        who = result.admitted_by or result.source
+        return "ask", who.rule_id if who else None
+    if result.admitted_by is None and result.stage is None and result.outcome is not Outcome.OK:
+        return "error", result.source.rule_id if result.source else None
+    return "allow", result.admitted_by.rule_id if result.admitted_by else None
+
+
+def record_of(result: ToolResult) -> dict[str, Any]:
+    """One recorded-call line for a result."""
+    decision, rule = policy_decision(result)
+    source = result.source if decision in ("deny", "invalid") else result.admitted_by
+    return {
+        "call_id": result.call_id,
+        "name": result.name,
+        "arguments": result.arguments,
+        "agent": result.agent,
+        "timestamp": time.time(),
+        "result": {"outcome": result.outcome.value, "value": result.value, "content": result.content},
+        "decision": decision,
+        "stage": result.stage.value if result.stage else None,
+        "rule": rule,
+        "reason": result.reason,
+        "pack": source.pack if source else None,
+        "digest": source.digest if source else None,
+        "rewrites": [s.name for s in result.rewrites],
+    }
+
+
+class AuditRecorder:
+    """Append every call to a JSON Lines file (or stream); its failures are counted, never raised.
+
+    Install with `registry.on_result(recorder, name="audit")`. `failures` counts records that
+    could not be written; `last_error` says why. The call path is never blocked by it.
+    """
+
+    def __init__(self, target: str | Path | IO[str]) -> None:
+        self._lock = threading.Lock()
+        self.failures = 0
+        self.written = 0
+        self.last_error: str | None = None
+        self._path: Path | None = None
+        self._stream: IO[str] | None = None
+        if isinstance(target, (str, Path)):
+            self._path = Path(target)
+        else:
+            self._stream = target
+
+    def __call__(self, result: ToolResult) -> None:
+        """Write one record and flush it."""
+        try:
+            line = json.dumps(record_of(result), ensure_ascii=False, default=str)
+        except Exception as error:  # a value json cannot write is still a visible failure
+            self._fail(result, error)
+            return
+        with self._lock:
+            try:
+                stream = self._open()
+                stream.write(line + "\n")
+                stream.flush()
+                self.written += 1
+            except Exception as error:
+                self._fail(result, error)
+
+    def _open(self) -> IO[str]:
+        if self._stream is None:
+            assert self._path is not None
+            self._stream = self._path.open("a", encoding="utf-8")
+        return self._stream
+
+    def _fail(self, result: ToolResult, error: Exception) -> None:
+        self.failures += 1
+        self.last_error = f"{type(error).__name__}: {error}"
+        log.error("policyengine audit: could not record call %s: %s", result.call_id, self.last_error)
+        if self._path is not None and self._stream is not None:
+            with contextlib.suppress(Exception):  # reopen on the next record: the disk may recover
+                self._stream.close()
+            self._stream = None
+
+    def close(self) -> None:
+        """Close the file (a stream passed in stays open)."""
+        with self._lock:
+            if self._path is not None and self._stream is not None:
+                self._stream.close()
+                self._stream = None

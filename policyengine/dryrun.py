@@ -1,0 +1,367 @@
+"""Dry-run recorded calls against packs: one record per input line, in order, nothing dropped."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from .errors import UsageError
+from .evaluate import Evaluation, evaluate
+from .install import PolicyLayers
+from .registry import Registry
+from .report import paint, table
+
+MAX_LINE_BYTES = 1 << 20  # 1 MiB: a recorded call larger than this is refused, not parsed
+CHUNK = 2000
+FAIL_ON = ("deny", "ask", "changed", "invalid", "error")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The dry-run verb's options."""
+    parser.add_argument("calls", metavar="CALLS.jsonl", help="recorded calls, one JSON object per line")
+    parser.add_argument("--pack", action="append", required=True, metavar="DIR", help="pack folder (repeat, in order)")
+    parser.add_argument("--against", action="append", metavar="DIR", help="a second pack set to compare with")
+    parser.add_argument("--output", metavar="OUT.jsonl", help="write one record per input line here")
+    parser.add_argument("--tools", metavar="FILE", help="tool catalog: validate arguments against it")
+    parser.add_argument("--format", choices=["table", "json"], default="table")
+    parser.add_argument("--fail-on", default="", metavar="LIST", help=f"exit 1 on any of: {', '.join(FAIL_ON)}")
+    parser.add_argument("--workers", type=int, default=0, metavar="N", help="processes (default: every core)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="run on a Dask cluster ('local' starts one)")
+    parser.add_argument("--max-line-bytes", type=int, default=MAX_LINE_BYTES, help=argparse.SUPPRESS)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every worker needs to rebuild the same registries (picklable)."""
+
+    packs: tuple[str, ...]
+    against: tuple[str, ...]
+    tools: str | None
+    max_line_bytes: int = MAX_LINE_BYTES
+
+
+def _registry(folders: Sequence[str], tools: str | None) -> Registry:
+    registry = Registry()
+    if tools:
+        from .catalog import load_catalog
+
+        for definition in load_catalog(tools).values():
+            registry.register(definition)
+    PolicyLayers.install(registry, folders)
+    return registry
+
+
+class Engine:
+    """The registries of one process, built once, evaluating chunks of lines."""
+
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.main = _registry(setup.packs, setup.tools)
+        self.other = _registry(setup.against, setup.tools) if setup.against else None
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, chunk: Sequence[tuple[int, bytes]]) -> list[dict[str, Any]]:
+        """Records for a chunk of (line number, raw line), in order."""
+        return self.loop.run_until_complete(self._run(chunk))
+
+    async def _run(self, chunk: Sequence[tuple[int, bytes]]) -> list[dict[str, Any]]:
+        return [await self.record(number, raw) for number, raw in chunk]
+
+    async def record(self, number: int, raw: bytes) -> dict[str, Any]:
+        """The output record for one input line; a malformed line becomes an error record."""
+        call, problem = parse_line(raw, self.setup.max_line_bytes)
+        if call is None:
+            return {
+                "line": number,
+                "call_id": None,
+                "name": None,
+                "decision": "error",
+                "stage": "input",
+                "rule": None,
+                "reason": problem,
+            }
+        ident = {"line": number, "call_id": call.get("call_id"), "name": call["name"]}
+        try:
+            record = ident | _fields(await self._evaluate(self.main, call))
+            if self.other is not None:
+                against = _fields(await self._evaluate(self.other, call))
+                record["against"] = against
+                record["changed"] = _changed(record, against)
+        except Exception as error:  # an engine fault on one line must not lose the others
+            record = ident | {
+                "decision": "error",
+                "stage": None,
+                "rule": None,
+                "reason": f"evaluation failed: {type(error).__name__}: {error}",
+            }
+        return record
+
+    async def _evaluate(self, registry: Registry, call: dict[str, Any]) -> Evaluation:
+        result = call.get("result")
+        recorded = result if isinstance(result, dict) and "value" in result else None
+        return await evaluate(
+            registry,
+            call["name"],
+            call.get("arguments", {}),
+            agent=str(call.get("agent", "agent")),
+            call_id=str(call.get("call_id", "")),
+            result=recorded,
+            require_tool=self.setup.tools is not None,
+        )
+
+
+def parse_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> tuple[dict[str, Any] | None, str | None]:
+    """A recorded call from one line, or (None, what is wrong with it)."""
+    if len(raw) > limit:
+        return None, f"line is {len(raw):,} bytes, over the {limit:,}-byte limit; not parsed"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return None, f"invalid UTF-8 at byte {error.start}"
+    if not text.strip():
+        return None, "empty line"
+    try:
+        call = json.loads(text)
+    except json.JSONDecodeError as error:
+        return None, f"invalid JSON: {error.msg} at column {error.colno}"
+    except RecursionError:
+        return None, "invalid JSON: nested too deeply"
+    if not isinstance(call, dict):
+        return None, f"a recorded call is a JSON object, got {type(call).__name__}"
+    if not isinstance(call.get("name"), str) or not call["name"]:
+        return None, "missing or non-string `name`"
+    if not isinstance(call.get("arguments", {}), dict):
+        return None, f"`arguments` must be an object, got {type(call['arguments']).__name__}"
+    return call, None
+
+
+def _fields(ev: Evaluation) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "decision": ev.decision.value,
+        "stage": ev.stage.value if ev.stage else None,
+        "rule": ev.source.rule_id if ev.source else None,
+        "default": bool(ev.source and ev.source.rule_id is None),
+        "pack": ev.source.pack if ev.source else None,
+        "reason": ev.reason,
+    }
+    if ev.post is not None:
+        out["post"] = ev.post.value
+        out["rewrites"] = [s.name for s in ev.rewrites]
+        if ev.feedback is not None:
+            out["feedback"] = ev.feedback
+        if ev.post.value == "rewritten":
+            out["value"] = ev.value
+    return out
+
+
+def _changed(record: dict[str, Any], against: dict[str, Any]) -> bool:
+    keys = ("decision", "rule", "post", "rewrites", "value")
+    return any(record.get(k) != against.get(k) for k in keys)
+
+
+def read_lines(path: str) -> list[tuple[int, bytes]]:
+    """Every line with its 1-based number; a final line without a newline counts too."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [(i + 1, line.rstrip(b"\r")) for i, line in enumerate(lines)]
+
+
+def chunks(lines: Sequence[tuple[int, bytes]], size: int = CHUNK) -> Iterator[Sequence[tuple[int, bytes]]]:
+    """Consecutive slices of the input."""
+    for start in range(0, len(lines), size):
+        yield lines[start : start + size]
+
+
+_ENGINE: Engine | None = None
+
+
+def _init(setup: Setup) -> None:
+    global _ENGINE
+    _ENGINE = Engine(setup)
+
+
+def _work(chunk: Sequence[tuple[int, bytes]]) -> list[dict[str, Any]]:
+    assert _ENGINE is not None
+    return _ENGINE.run(chunk)
+
+
+def evaluate_all(
+    setup: Setup, lines: Sequence[tuple[int, bytes]], workers: int, progress: Progress
+) -> Iterator[dict[str, Any]]:
+    """Records for every line, in input order, on one process or a pool."""
+    if workers <= 1 or len(lines) <= CHUNK:
+        engine = Engine(setup)
+        for chunk in chunks(lines):
+            yield from engine.run(chunk)
+            progress.advance(len(chunk))
+        return
+    import multiprocessing
+
+    Engine(setup)  # load once here so a broken pack fails before any worker starts
+    with multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn").Pool(
+        workers, initializer=_init, initargs=(setup,)
+    ) as pool:
+        for records in pool.imap(_work, chunks(lines)):  # imap keeps input order
+            yield from records
+            progress.advance(len(records))
+
+
+class Progress:
+    """A progress bar on a terminal, shown only once a run lasts more than a second."""
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool) -> None:
+        self.total, self.stream, self.enabled = total, stream, enabled
+        self.done, self.start, self.shown = 0, time.monotonic(), False
+
+    def advance(self, n: int) -> None:
+        """Count n more lines."""
+        self.done += n
+        if not self.enabled or time.monotonic() - self.start < 1.0:
+            return
+        self.shown = True
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        rate = self.done / max(time.monotonic() - self.start, 1e-9)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done:,}/{self.total:,} {rate:,.0f}/s")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the bar's line."""
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+class Summary:
+    """Counts per decision, hits per rule, rules never hit, top reasons, changes by rule."""
+
+    def __init__(self, rule_ids: Sequence[str]) -> None:
+        self.rule_ids = list(rule_ids)
+        self.decisions: Counter[str] = Counter()
+        self.hits: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.post: Counter[str] = Counter()
+        self.changed: dict[str, list[int]] = defaultdict(list)
+        self.calls = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Count one record."""
+        self.calls += 1
+        self.decisions[record["decision"]] += 1
+        if record.get("rule") in self.rule_ids:
+            self.hits[record["rule"]] += 1
+        for rule in record.get("rewrites") or []:
+            self.hits[rule] += 1
+        if record.get("post"):
+            self.post[record["post"]] += 1
+        if record["decision"] != "allow" and record.get("reason"):
+            self.reasons[record["reason"]] += 1
+        if record.get("changed"):
+            # Group by the rule that made the difference: ours if a rule decided, else theirs.
+            candidates = (record.get("rule"), record["against"].get("rule"), *(record.get("rewrites") or ()))
+            key = next((r for r in candidates if r), "(default)")
+            self.changed[key].append(record["line"])
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as JSON."""
+        return {
+            "calls": self.calls,
+            "decisions": dict(self.decisions),
+            "post": dict(self.post),
+            "hits": dict(self.hits.most_common()),
+            "never_hit": [r for r in self.rule_ids if r not in self.hits],
+            "top_reasons": [[reason, n] for reason, n in self.reasons.most_common(10)],
+            "changed": {rule: lines for rule, lines in sorted(self.changed.items())},
+            "changed_calls": sum(len(v) for v in self.changed.values()),
+        }
+
+    def render(self, color: bool) -> str:
+        """The summary as tables for a person."""
+        data = self.to_json()
+        parts = [f"{self.calls:,} calls"]
+        parts.append(table([[d, f"{n:,}"] for d, n in sorted(self.decisions.items())], ["decision", "calls"], color))
+        if self.post:
+            parts.append(table([[p, f"{n:,}"] for p, n in sorted(self.post.items())], ["post-execute", "calls"], color))
+        if self.hits:
+            parts.append(table([[r, f"{n:,}"] for r, n in self.hits.most_common()], ["rule", "hits"], color))
+        if data["never_hit"]:
+            parts.append("rules never hit: " + ", ".join(data["never_hit"]))
+        if self.reasons:
+            parts.append(
+                table([[f"{n:,}", r[:100]] for r, n in self.reasons.most_common(5)], ["calls", "top reasons"], color)
+            )
+        if self.changed:
+            rows = [
+                [rule, f"{len(lines):,}", ", ".join(map(str, lines[:10])) + (" ..." if len(lines) > 10 else "")]
+                for rule, lines in sorted(self.changed.items())
+            ]
+            parts.append(paint(f"{data['changed_calls']:,} calls changed", "33;1", color))
+            parts.append(table(rows, ["rule", "changed", "lines"], color))
+        return "\n\n".join(parts)
+
+
+def run(args: argparse.Namespace, out: TextIO, color: bool) -> int:
+    """The dry-run verb: evaluate, write records, print the summary, gate on --fail-on."""
+    fail_on = {f.strip() for f in args.fail_on.split(",") if f.strip()}
+    unknown = fail_on - set(FAIL_ON)
+    if unknown:
+        raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}", hint=f"use any of {', '.join(FAIL_ON)}")
+    if "changed" in fail_on and not args.against:
+        raise UsageError("--fail-on changed needs --against")
+    setup = Setup(tuple(args.pack), tuple(args.against or ()), args.tools, args.max_line_bytes)
+    lines = read_lines(args.calls)
+    engine_rules = _rule_ids(setup)
+    summary = Summary(engine_rules)
+    progress = Progress(len(lines), sys.stderr, sys.stderr.isatty())
+    records = _records(setup, lines, args, progress)
+    sink = open(args.output, "w", encoding="utf-8") if args.output else None  # noqa: SIM115
+    try:
+        for record in records:
+            summary.add(record)
+            if sink is not None:
+                sink.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+    finally:
+        progress.close()
+        if sink is not None:
+            sink.close()
+    if args.format == "json":
+        print(json.dumps(summary.to_json(), indent=2), file=out)
+    else:
+        print(summary.render(color), file=out)
+    hit = ({d for d in fail_on if summary.decisions.get(d)} | ({"changed"} if summary.changed else set())) & fail_on
+    if hit:
+        print(f"failing: found {', '.join(sorted(hit))} (--fail-on {args.fail_on})", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _records(
+    setup: Setup, lines: Sequence[tuple[int, bytes]], args: argparse.Namespace, progress: Progress
+) -> Iterator[dict[str, Any]]:
+    if args.scheduler:
+        from .distributed import evaluate_on_dask
+
+        yield from evaluate_on_dask(setup, lines, args.scheduler)
+        return
+    workers = args.workers or os.cpu_count() or 1
+    yield from evaluate_all(setup, lines, workers, progress)
+
+
+def _rule_ids(setup: Setup) -> list[str]:
+    from .packs import load_packs
+
+    return [r.id for p in load_packs(setup.packs) for r in p.rules]
