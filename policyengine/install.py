@@ -15,7 +15,7 @@ from .packs import Pack, load_packs
 from .pipeline import Aborted, GuardEntry
 from .problems import PackLoadError
 from .registry import Bundle, Handle, Registry
-from .rules import EXPLAIN, Rule, RuleStage, check_guards, decide_pre, rewrite_post
+from .rules import EXPLAIN, Rule, RuleFailure, RuleStage, check_guards, decide_pre, rewrite_post
 from .signal import AbortKind, Signal
 from .waterfall import Listener
 
@@ -60,12 +60,19 @@ def _guard(pack: Pack) -> Callable[[ToolCall], Deny | None]:
 def _execute_wrapper(pack: Pack) -> Callable[[Dispatch, Next], Awaitable[Any]]:
     async def execute(dispatch: Dispatch, next: Next) -> Any:
         rules = pack.rules_for(RuleStage.EXECUTE, dispatch.call.name)
-        matched = [r for r in rules if r.applies(dispatch.call.document)]
+        matched = [r for r in rules if _applies(r, dispatch.call.document)]
         if not matched:
             return await next()
         return await _with_rules(matched, dispatch, next)
 
     return execute
+
+
+def _applies(rule: Rule, document: Any) -> bool:
+    try:
+        return rule.applies(document)
+    except Exception as error:  # fails closed: the wrapper raises, the body never runs
+        raise RuleFailure(rule, error) from error
 
 
 async def _with_rules(rules: Sequence[Rule], dispatch: Dispatch, next: Next) -> Any:
