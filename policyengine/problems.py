@@ -59,7 +59,7 @@ CODES: dict[str, str] = {
     "PE404": "named list never used",
 }
 
-CODE_GROUPS: dict[str, str] = {"1": "yaml", "2": "schema", "3": "expression", "4": "pack"}
+CODE_GROUPS: dict[str, str] = {"1": "yaml", "2": "schema", "3": "expression", "4": "pack", "5": "lint"}
 
 _CODE_RE = re.compile(r"PE[0-9]{3}")
 
