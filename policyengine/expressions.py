@@ -84,41 +84,40 @@ class _Counter:
         self.report(code, message, offset, width, hint)
 
 
-def _resolve(node: dict[str, Any], text: str, lists: Mapping[str, Any], report: _Counter) -> dict[str, Any]:
+_LISTS = {"type": "field", "children": [], "value": "lists"}
+# Node types whose first child is the left-hand side of the same path (a.b[0], a[*].b, a[?x]).
+_CHAINED = {
+    "subexpression",
+    "index_expression",
+    "projection",
+    "filter_projection",
+    "value_projection",
+    "flatten",
+    "slice",
+}
+
+
+def _resolve(
+    node: dict[str, Any], text: str, lists: Mapping[str, Any], report: _Counter, starts_path: bool = True
+) -> dict[str, Any]:
     kind = node.get("type")
     children = node.get("children", [])
-    if kind == "field" and node.get("value") == "lists":
-        offset = text.find("lists")
+    if starts_path and kind == "field" and node.get("value") == "lists":
         report(
             "PE304",
             "`lists` is reserved for named lists; write lists.NAME",
-            max(offset, 0),
+            max(text.find("lists"), 0),
             5,
             f"declared lists: {', '.join(sorted(lists)) or 'none'}",
         )
         return node
-    if (
-        kind == "subexpression"
-        and len(children) == 2
-        and children[0] == {"type": "field", "children": [], "value": "lists"}
-        and children[1].get("type") == "field"
-    ):
-        name = children[1]["value"]
-        if name not in lists:
-            offset = text.find(f"lists.{name}")
-            close = difflib.get_close_matches(name, list(lists), n=1)
-            report(
-                "PE304",
-                f"unknown list {name!r}",
-                max(offset, 0),
-                len(name) + 6,
-                f"did you mean lists.{close[0]}?"
-                if close
-                else f"declare it under `lists:`; declared: {', '.join(sorted(lists)) or 'none'}",
-            )
+    if starts_path and kind == "subexpression" and children and children[0] == _LISTS and len(children) > 1:
+        folded = _fold_list(children[1], text, lists, report)
+        if folded is None:
             return node
-        # Folded in at load time: no per-call lookup, and the value is frozen like call data.
-        return {"type": "literal", "children": [], "value": freeze(list(lists[name]))}
+        rest = children[2:]
+        node = {"type": "subexpression", "children": [folded, *rest]} if rest else folded
+        kind, children = node.get("type"), node.get("children", [])
     if kind == "function_expression":
         name = node["value"]
         offset = max(text.find(f"{name}("), 0)
@@ -137,7 +136,12 @@ def _resolve(node: dict[str, Any], text: str, lists: Mapping[str, Any], report: 
             if got < low or (high is not None and got > high):
                 want = f"{low}" if low == high else f"{low} or more" if high is None else f"{low} to {high}"
                 report("PE303", f"{name}() takes {want} argument(s), got {got}", offset, len(name))
-    resolved = [_resolve(child, text, lists, report) if isinstance(child, dict) else child for child in children]
+    resolved = [
+        _resolve(child, text, lists, report, starts_path if i == 0 and kind in _CHAINED else kind != "subexpression")
+        if isinstance(child, dict) and child.get("type") != "literal"
+        else child
+        for i, child in enumerate(children)
+    ]
     if kind == "function_expression":
         for position, child in enumerate(resolved):
             if child.get("type") == "literal":
@@ -151,6 +155,31 @@ def _resolve(node: dict[str, Any], text: str, lists: Mapping[str, Any], report: 
                         "patterns use RE2 / glob syntax (no backreferences or lookaround)",
                     )
     return {**node, "children": resolved} if children else node
+
+
+def _fold_list(node: dict[str, Any], text: str, lists: Mapping[str, Any], report: _Counter) -> dict[str, Any] | None:
+    """`lists.NAME...`: replace the leftmost field NAME of the rest of the path by the list itself."""
+    if node.get("type") == "field":
+        name = node["value"]
+        if name not in lists:
+            close = difflib.get_close_matches(name, list(lists), n=1)
+            report(
+                "PE304",
+                f"unknown list {name!r}",
+                max(text.find(f"lists.{name}"), 0),
+                len(name) + 6,
+                f"did you mean lists.{close[0]}?"
+                if close
+                else f"declare it under `lists:`; declared: {', '.join(sorted(lists)) or 'none'}",
+            )
+            return None
+        # Folded in at load time: no per-call lookup, and the value is frozen like call data.
+        return {"type": "literal", "children": [], "value": freeze(list(lists[name]))}
+    if node.get("type") in _CHAINED and node.get("children"):
+        first = _fold_list(node["children"][0], text, lists, report)
+        return None if first is None else {**node, "children": [first, *node["children"][1:]]}
+    report("PE304", "write lists.NAME to use a named list", max(text.find("lists."), 0), 6, None)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
