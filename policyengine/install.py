@@ -29,6 +29,7 @@ def pack_bundle(pack: Pack) -> Bundle:
         execute=[Listener(_execute_wrapper(pack), listener)],
         post=[Listener(_post_listener(pack), listener)],
         default=pack.default,
+        rule_ids=frozenset(r.id for r in pack.rules),
     )
 
 

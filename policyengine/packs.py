@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import linecache
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -157,7 +158,7 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
         rules.extend(compiler.compile())
         used |= compiler.used_lists
     warnings = [w for doc in docs for w in unused_list_warnings(doc, doc.data.get("lists") or {}, used)]
-    check_unique_ids(rules, sink)
+    _unique_raw_ids(docs, name, sink)
     default = _default(manifest, name)
     digest = digest_of(manifest, [(doc.filename.rsplit("/", 1)[-1], doc.data) for doc in docs])
     rules = [replace(r, source=replace(r.source, digest=digest)) for r in rules]
@@ -180,19 +181,46 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
     )
 
 
+def _unique_raw_ids(docs: Sequence[SourceDoc], pack: str, sink: ProblemSink) -> None:
+    """Duplicate ids within a pack, found in the documents: a rule with other problems counts too."""
+    first: dict[str, Location] = {}
+    for doc in docs:
+        for i, raw in enumerate(doc.data.get("rules") or []):
+            rule_id = raw.get("id") if isinstance(raw, dict) else None
+            if not isinstance(rule_id, str):
+                continue
+            where = doc.locate(("rules", i, "id"))
+            if rule_id in first:
+                sink.add(
+                    doc.problem(
+                        "PE401",
+                        f"rule id {rule_id!r} is already used by pack {pack} at {first[rule_id]}",
+                        ("rules", i, "id"),
+                        rule_id=rule_id,
+                        hint="rule ids must be unique across every loaded layer",
+                    )
+                )
+            else:
+                first[rule_id] = where
+
+
 def check_unique_ids(rules: Iterable[Rule], sink: ProblemSink) -> None:
-    """Report every rule id used more than once, within a pack or across layers."""
+    """Report every rule id used by more than one layer, with the later rule's source line."""
     first: dict[str, Rule] = {}
     for rule in rules:
         other = first.setdefault(rule.id, rule)
         if other is not rule:
+            loc = rule.location
+            line = linecache.getline(loc.file, loc.line).rstrip("\n") if loc else None
             sink.add(
                 Problem(
                     "PE401",
                     f"rule id {rule.id!r} is already used by pack {other.source.pack} at {other.location}",
-                    rule.location,
+                    loc,
                     rule_id=rule.id,
                     hint="rule ids must be unique across every loaded layer",
+                    source_line=line or None,
+                    caret_width=len(rule.id),
                 )
             )
 

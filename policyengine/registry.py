@@ -58,6 +58,7 @@ class Bundle:
     post: list[Listener] = field(default_factory=list)
     observers: list[ObserverEntry] = field(default_factory=list)
     default: PreDecision | None = None
+    rule_ids: frozenset[str] = frozenset()  # ids must stay unique across every installed layer
 
 
 class Registry:
@@ -138,12 +139,9 @@ class Registry:
     def install(self, bundle: Bundle, *, replace: Handle | None = None) -> Handle:
         """Install a bundle as one unit, or swap `replace`'s contents in place, atomically."""
         if replace is not None:
-            for i, (handle, _old) in enumerate(self._bundles):
-                if handle is replace:
-                    self._bundles[i] = (handle, bundle)
-                    self._rebuild()
-                    return handle
-            raise RegistrationError("that handle is not installed on this registry")
+            self.swap([(replace, bundle)])
+            return replace
+        self._check_ids([bundle], set())
         handle = Handle(self)
         self._bundles.append((handle, bundle))
         self._rebuild()
@@ -154,11 +152,24 @@ class Registry:
         index = {id(h): i for i, (h, _b) in enumerate(self._bundles)}
         if any(id(h) not in index for h, _b in pairs):
             raise RegistrationError("a handle to swap is not installed on this registry")
+        self._check_ids([b for _h, b in pairs], {id(h) for h, _b in pairs})
         bundles = list(self._bundles)
         for handle, bundle in pairs:
             bundles[index[id(handle)]] = (handle, bundle)
         self._bundles = bundles
         self._rebuild()
+
+    def _check_ids(self, incoming: list[Bundle], replaced: set[int]) -> None:
+        seen = {i for h, b in self._bundles if id(h) not in replaced for i in b.rule_ids}
+        clash: set[str] = set()
+        for bundle in incoming:
+            clash |= bundle.rule_ids & seen
+            seen |= bundle.rule_ids
+        if clash:
+            raise RegistrationError(
+                f"rule id(s) {', '.join(map(repr, sorted(clash)))} are already installed on this registry",
+                hint="rule ids must be unique across every loaded layer; rename one of them",
+            )
 
     def _decorate(self, fn: F | None, name: str | None, stage: str) -> Any:
         if fn is None:

@@ -33,6 +33,7 @@ rendered problems.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,6 +72,7 @@ def _case_files() -> list[Path]:
     return sorted(CASES.glob("*.yaml"))
 
 
+@functools.cache
 def _read(path: Path) -> list[dict[str, Any]]:
     groups = yaml.safe_load(path.read_text("utf-8"))
     assert isinstance(groups, list) and groups, f"{path.name}: a case file is a non-empty list of groups"
@@ -79,12 +81,17 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 def _params() -> Iterator[Any]:
     for path in _case_files():
-        for gi, group in enumerate(_read(path)):
+        try:
+            groups = _read(path)
+        except (yaml.YAMLError, AssertionError):  # reported by the test itself, not at collection
+            yield pytest.param(path.name, -1, -1, id=f"{path.name}: the case file loads")
+            continue
+        for gi, group in enumerate(groups):
             for ci, case in enumerate(group.get("cases") or [None]):
                 label = str(group.get("description", ""))
                 if isinstance(case, dict) and case.get("description"):
                     label += f" / {case['description']}"
-                yield pytest.param(path.name, gi, ci, id=f"{path.stem}:{gi}:{ci} {label}")
+                yield pytest.param(path.name, gi, ci, id=f"{path.name}:{gi}:{ci} {label}")
 
 
 def _write_pack(folder: Path, spec: dict[str, Any], default_name: str) -> None:
@@ -102,6 +109,7 @@ def _write_pack(folder: Path, spec: dict[str, Any], default_name: str) -> None:
 
 
 def _install(group: dict[str, Any], root: Path) -> Registry:
+    """Write the group's pack(s) under root and install them, in order, on a fresh registry."""
     if "layers" in group:
         assert "pack" not in group, "a group has either `pack:` or `layers:`, not both"
         specs = group["layers"]
@@ -157,10 +165,7 @@ def check_case(evaluation: Any, case: dict[str, Any]) -> list[str]:
     if "rule" in case:
         wanted = case["rule"]
         actual = _deciding_rule(evaluation)
-        if wanted is None:
-            ok = actual in (None, "default")
-        else:
-            ok = actual == wanted
+        ok = actual in (None, "default") if wanted is None else actual == wanted
         if not ok:
             wrong.append(f"rule: expected {wanted!r}, got {actual!r} (source {evaluation.source})")
     if "stage" in case:
@@ -186,9 +191,25 @@ def check_case(evaluation: Any, case: dict[str, Any]) -> list[str]:
     return wrong
 
 
+@pytest.fixture(scope="module")
+def group_registry(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The registry of a group, installed once per group (evaluate() never changes it)."""
+    cache: dict[tuple[str, int], Registry] = {}
+
+    def get(file: str, group_index: int) -> Registry:
+        key = (file, group_index)
+        if key not in cache:
+            root = tmp_path_factory.mktemp(f"{Path(file).stem}-{group_index}")
+            cache[key] = _install(_read(CASES / file)[group_index], root)
+        return cache[key]
+
+    return get
+
+
 @pytest.mark.parametrize(("file", "group_index", "case_index"), list(_params()))
-def test_rule_case(file: str, group_index: int, case_index: int, tmp_path: Path) -> None:
-    group = _read(CASES / file)[group_index]
+def test_rule_case(file: str, group_index: int, case_index: int, group_registry: Any) -> None:
+    groups = _read(CASES / file)  # raises, with the YAML error, for a case file that does not load
+    group = groups[group_index]
     unknown = set(group) - GROUP_KEYS
     assert not unknown, f"unknown group keys {sorted(unknown)}"
     assert group.get("cases"), "a group needs at least one case"
@@ -198,7 +219,7 @@ def test_rule_case(file: str, group_index: int, case_index: int, tmp_path: Path)
     assert set(case) & CHECKED, "a case must check at least one field"
     call = case["call"]
     assert set(call) <= CALL_KEYS and "name" in call, f"bad call {call!r}"
-    registry = _install(group, tmp_path)
+    registry = group_registry(file, group_index)
     evaluation = asyncio.run(
         evaluate(
             registry,
