@@ -168,7 +168,7 @@ def _pack_json(pack: Pack) -> dict[str, Any]:
 
 def cmd_test(args: argparse.Namespace, out: TextIO, color: bool) -> int:
     """`test`: run the policy tests of every pack; failures, missing tests or low coverage exit 1."""
-    from .policytest import discover, render_text, run_tests, to_json, to_junit
+    from .policytest import discover, format_report, run_tests, to_json, to_junit
 
     layers = PolicyLayers.install(Registry(), args.packs)
     files = discover(layers.packs)
@@ -176,11 +176,11 @@ def cmd_test(args: argparse.Namespace, out: TextIO, color: bool) -> int:
     threshold = args.threshold if args.coverage else None
     ok = report.ok(threshold)
     if args.format == "json":
-        print(json.dumps(to_json(report), indent=2), file=out)
+        print(json.dumps(to_json(report, threshold=threshold), indent=2), file=out)
     elif args.format == "junit":
         print(to_junit(report), file=out)
     else:
-        print(render_text(report, coverage=args.coverage, threshold=threshold, color=color), file=out)
+        print(format_report(report, threshold=threshold), file=out)
     return EXIT_OK if ok else EXIT_FINDINGS
 
 
