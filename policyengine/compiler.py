@@ -129,6 +129,7 @@ class FileCompiler:
         before = len(self.sink.errors)
         self.sink.extend(schema_problems(self.doc, dict(raw), schemas[stage.value], path, rule_id))
         if len(self.sink.errors) > before:
+            self.salvage(raw, path, rule_id)
             return None
         assert rule_id is not None  # the schema requires it
         tools = self.tools(raw["tools"], (*path, "tools"), rule_id)
@@ -181,6 +182,17 @@ class FileCompiler:
             location=self.doc.locate((*path, "id")),
             **fields,
         )
+
+    def salvage(self, raw: Mapping[str, Any], path: Path, rule_id: str | None) -> None:
+        """Compile what is well-typed in a rule the schema refused: every problem in one run."""
+        label = rule_id or "?"
+        if isinstance(raw.get("tools"), list) and all(isinstance(t, str) for t in raw["tools"]):
+            self.tools(raw["tools"], (*path, "tools"), label)
+        if isinstance(raw.get("when"), str):
+            self.expression(raw["when"], (*path, "when"), label)
+        for key in ("reason", "content", "block"):
+            if isinstance(raw.get(key), str):
+                self.template(raw[key], (*path, key), label)
 
     def reporter(self, path: Path, rule_id: str | None) -> Report:
         """A Report that places character offsets inside the scalar at `path`."""

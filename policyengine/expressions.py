@@ -65,6 +65,9 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
             "see https://jmespath.org/specification.html for the grammar",
         )
         return None
+    except jp_exceptions.JMESPathError as error:  # e.g. an empty expression
+        report("PE301", f"invalid JMESPath: {error}", 0, max(1, len(text)), None)
+        return None
     problems_before = _Counter(report)
     ast = _resolve(parsed.parsed, text, lists, problems_before)
     if problems_before.count:
