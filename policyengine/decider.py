@@ -26,7 +26,7 @@ def _strictness(decision: PreDecision) -> int:
 class Decider:
     """A decision for a call from layered packs, in microseconds."""
 
-    __slots__ = ("default", "packs", "_pre", "_guard")
+    __slots__ = ("_guard", "_pre", "default", "packs")
 
     def __init__(self, packs: Sequence[Pack]) -> None:
         self.packs = tuple(packs)
