@@ -37,40 +37,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"policyengine {__version__}")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto", help="colour output")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    # --color is accepted before or after the verb; SUPPRESS keeps the top-level default.
+    common = _Parser(add_help=False)
+    common.add_argument("--color", choices=["auto", "always", "never"], default=argparse.SUPPRESS, help="colour output")
 
-    check = verbs.add_parser("check", help="load and lint packs")
+    check = verbs.add_parser("check", parents=[common], help="load and lint packs")
     check.add_argument("packs", nargs="+", metavar="PACK", help="pack folders, in layer order")
     check.add_argument("--tools", metavar="FILE", help="tool catalog (JSON Lines or JSON) to check rules against")
     check.add_argument("--strict", action="store_true", help="warnings fail the check (exit 1)")
     check.add_argument("--format", choices=["text", "json", "sarif"], default="text")
 
-    test = verbs.add_parser("test", help="run the packs' policy tests")
+    test = verbs.add_parser("test", parents=[common], help="run the packs' policy tests")
     test.add_argument("packs", nargs="+", metavar="PACK", help="pack folders, in layer order")
     test.add_argument("--require-tests", action="store_true", help="a pack without tests fails")
     test.add_argument("--coverage", action="store_true", help="report rules no test exercised")
     test.add_argument("--threshold", type=float, metavar="PERCENT", help="minimum rule coverage (with --coverage)")
     test.add_argument("--format", choices=["text", "json", "junit"], default="text")
 
-    explain = verbs.add_parser("explain", help="explain the decision for one call")
+    explain = verbs.add_parser("explain", parents=[common], help="explain the decision for one call")
     explain.add_argument("--pack", action="append", required=True, metavar="PACK", help="pack folder (repeat)")
     explain.add_argument("call", metavar="CALL", help="a JSON file or inline JSON: {name, arguments, result?}")
     explain.add_argument("--tools", metavar="FILE", help="tool catalog, to validate arguments")
     explain.add_argument("--format", choices=["text", "json"], default="text")
 
-    schema = verbs.add_parser("schema", help="print JSON Schemas of the file formats")
+    schema = verbs.add_parser("schema", parents=[common], help="print JSON Schemas of the file formats")
     schema.add_argument("name", nargs="?", help="one of the schema names (default: all)")
     schema.add_argument("--format", choices=["json"], default="json")
 
-    _add_dry_run(verbs)
+    _add_dry_run(verbs, common)
     return parser
 
 
-def _add_dry_run(verbs: Any) -> None:
+def _add_dry_run(verbs: Any, common: argparse.ArgumentParser) -> None:
     try:
         from .dryrun import add_arguments
     except ImportError:  # the dry-run verb ships with its own module
         return
-    add_arguments(verbs.add_parser("dry-run", help="evaluate recorded calls against packs"))
+    add_arguments(verbs.add_parser("dry-run", parents=[common], help="evaluate recorded calls against packs"))
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:

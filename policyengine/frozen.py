@@ -20,9 +20,20 @@ def _refuse(*_args: object, **_kwargs: object) -> NoReturn:
 
 
 class FrozenDict(dict[str, Any]):
-    """A read-only dict; a real dict subclass so jmespath's isinstance checks pass."""
+    """A read-only dict, deep by construction; a real dict so jmespath's isinstance checks pass."""
 
     __slots__ = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Values are frozen on the way in, so every FrozenDict is deep and freeze() can trust it.
+        dict.__init__(self, _freeze_items(dict(*args, **kwargs), "$", 0))
+
+    @classmethod
+    def _of(cls, items: dict[str, Any]) -> FrozenDict:
+        """Wrap items that are already frozen (no second walk)."""
+        new = dict.__new__(cls)
+        dict.__init__(new, items)
+        return new
     __setitem__ = __delitem__ = _refuse
     clear = pop = popitem = setdefault = update = _refuse
 
@@ -47,9 +58,19 @@ class FrozenDict(dict[str, Any]):
 
 
 class FrozenList(list[Any]):
-    """A read-only list; a real list subclass so jmespath's index, slice and filter work."""
+    """A read-only list, deep by construction; a real list so jmespath's index and filters work."""
 
     __slots__ = ()
+
+    def __init__(self, items: Iterable[Any] = ()) -> None:
+        list.__init__(self, [freeze(item, path=f"$[{i}]", _depth=1) for i, item in enumerate(items)])
+
+    @classmethod
+    def _of(cls, items: list[Any]) -> FrozenList:
+        """Wrap items that are already frozen (no second walk)."""
+        new = list.__new__(cls)
+        list.__init__(new, items)
+        return new
     __setitem__ = __delitem__ = _refuse
     append = extend = insert = pop = remove = clear = sort = reverse = _refuse
 
@@ -88,30 +109,37 @@ for _jp_type, _name in (("object", "FrozenDict"), ("array", "FrozenList")):
             _name,
         )
 
-_SCALARS = (str, int, float, bool, type(None))
+_EXACT_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def freeze(value: Any, *, path: str = "$", _depth: int = 0) -> Any:
     """Return a deep read-only snapshot of plain JSON data; refuse anything else."""
     if _depth > MAX_DEPTH:
         raise FreezeError(f"{path}: nested deeper than {MAX_DEPTH} levels")
-    if isinstance(value, _SCALARS):
-        if isinstance(value, str) and type(value) is not str:
-            return str(value)
-        return value
+    kind = type(value)
+    if kind in _EXACT_SCALARS or kind is FrozenDict or kind is FrozenList:
+        return value  # frozen containers are deep by construction
     if isinstance(value, Mapping):
-        items = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise FreezeError(f"{path}: key {key!r} is a {type(key).__name__}; JSON object keys are strings")
-            items[key] = freeze(item, path=f"{path}.{key}", _depth=_depth + 1)
-        return FrozenDict(items)
+        return FrozenDict._of(_freeze_items(value, path, _depth))
     if isinstance(value, (list, tuple)):
-        return FrozenList(freeze(item, path=f"{path}[{i}]", _depth=_depth + 1) for i, item in enumerate(value))
+        return FrozenList._of([freeze(item, path=f"{path}[{i}]", _depth=_depth + 1) for i, item in enumerate(value)])
+    # Subclasses of str, int and float (enums, numpy scalars) become the plain JSON type.
+    for plain in (bool, str, int, float):
+        if isinstance(value, plain):
+            return plain(value)
     raise FreezeError(
         f"{path}: {type(value).__name__} is not JSON data",
         hint="arguments and values hold only objects, arrays, strings, numbers, booleans and null",
     )
+
+
+def _freeze_items(value: Mapping[Any, Any], path: str, depth: int) -> dict[str, Any]:
+    items = {}
+    for key, item in value.items():
+        if type(key) is not str:
+            raise FreezeError(f"{path}: key {key!r} is a {type(key).__name__}; JSON object keys are strings")
+        items[key] = freeze(item, path=f"{path}.{key}", _depth=depth + 1)
+    return items
 
 
 def thaw(value: Any) -> Any:

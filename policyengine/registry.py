@@ -7,6 +7,7 @@ import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from .approval import ApprovalService
@@ -112,7 +113,7 @@ class Registry:
     @property
     def tools(self) -> Mapping[str, ToolDefinition]:
         """The registered tools by name (read-only view)."""
-        return FrozenDict(self._tools)
+        return MappingProxyType(dict(self._tools))
 
     # -- listeners -----------------------------------------------------------
 
