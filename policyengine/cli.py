@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -81,8 +82,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exit_:  # --help and --version
+        with contextlib.redirect_stdout(out):  # --help and --version print to the given stream
+            args = build_parser().parse_args(argv)
+    except SystemExit as exit_:
         return int(exit_.code or 0)
     except PolicyEngineError as error:
         print(f"error: {error}", file=err)
@@ -101,7 +103,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         if args.verb == "dry-run":
             from .dryrun import run as dry_run
 
-            return dry_run(args, out, color)
+            return dry_run(args, out, err, color)
         return handlers[args.verb](args, out, color)
     except PackLoadError as error:
         if getattr(args, "format", "text") == "json":
@@ -173,6 +175,8 @@ def cmd_test(args: argparse.Namespace, out: TextIO, color: bool) -> int:
     """`test`: run the policy tests of every pack; failures, missing tests or low coverage exit 1."""
     from .policytest import discover, format_report, run_tests, to_json, to_junit
 
+    if args.threshold is not None and not 0 <= args.threshold <= 100:
+        raise UsageError(f"--threshold must be a percentage from 0 to 100, got {args.threshold:g}")
     layers = PolicyLayers.install(Registry(), args.packs)
     files = discover(layers.packs)
     report = run_tests(layers, files, require_tests=args.require_tests)
@@ -192,6 +196,8 @@ def _read_call(text: str) -> dict[str, Any]:
     if not text.lstrip().startswith("{"):
         try:
             source = Path(text).read_text("utf-8")
+        except UnicodeDecodeError as error:
+            raise UsageError(f"call file {text} is not UTF-8 (byte {error.start})") from None
         except OSError as error:
             raise UsageError(
                 f"cannot read call file {text}: {error.strerror or error}",
@@ -236,7 +242,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, color: bool) -> int:
                     "call": {"name": call["name"], "arguments": call.get("arguments", {})},
                     "decision": ev.decision.value,
                     "stage": ev.stage.value if ev.stage else None,
-                    "rule": ev.rule,
+                    "rule": ev.source.rule_id if ev.source else None,
+                    "default": bool(ev.source and not ev.source.rule_id),
                     "pack": ev.source.pack if ev.source else None,
                     "digest": ev.source.digest if ev.source else None,
                     "reason": ev.reason,

@@ -28,10 +28,11 @@ class Decider:
 
     __slots__ = ("_guard", "_pre", "default", "packs")
 
-    def __init__(self, packs: Sequence[Pack]) -> None:
+    def __init__(self, packs: Sequence[Pack], *, default: PreDecision | None = None) -> None:
         self.packs = tuple(packs)
         defaults = [p.default for p in self.packs]
-        self.default: PreDecision = max(defaults, key=_strictness) if defaults else DEFAULT_ALLOW
+        strictest = max(defaults, key=_strictness) if defaults else DEFAULT_ALLOW
+        self.default: PreDecision = default if default is not None else strictest
         self._pre = tuple(p.index[RuleStage.PRE_EXECUTE] for p in self.packs)
         self._guard = tuple(p.index[RuleStage.GUARD] for p in self.packs)
 
@@ -44,6 +45,13 @@ class Decider:
 
     def decide_document(self, name: str, document: FrozenDict) -> PreDecision:
         """The decision for a prepared call document (name, arguments, agent, call_id)."""
+        decision = self.pre(name, document)
+        if isinstance(decision, Deny):
+            return decision
+        return self.guards(name, document) or decision
+
+    def pre(self, name: str, document: FrozenDict) -> PreDecision:
+        """The pre-execute chain of every layer, closed by the default."""
         explain = EXPLAIN.get()
         decision: PreDecision | None = None
         allowed_by: Source | None = None
@@ -58,12 +66,15 @@ class Decider:
                 break
         if decision is None:
             decision = Allow(allowed_by) if allowed_by is not None else self.default
-        if isinstance(decision, Deny):
-            return decision
+        return decision
+
+    def guards(self, name: str, document: FrozenDict) -> Deny | None:
+        """The first red line of any layer that fires, or None."""
+        explain = EXPLAIN.get()
         for index in self._guard:
             rules = index.for_tool(name)
             if rules:
                 red_line = check_guards(rules, document, explain)
                 if red_line is not None:
                     return red_line
-        return decision
+        return None

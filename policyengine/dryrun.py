@@ -135,6 +135,8 @@ def parse_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> tuple[dict[str, Any] 
         return None, f"invalid JSON: {error.msg} at column {error.colno}"
     except RecursionError:
         return None, "invalid JSON: nested too deeply"
+    except ValueError as error:  # e.g. an integer of more digits than Python will convert
+        return None, f"invalid JSON: {error}"
     if not isinstance(call, dict):
         return None, f"a recorded call is a JSON object, got {type(call).__name__}"
     if not isinstance(call.get("name"), str) or not call["name"]:
@@ -142,6 +144,16 @@ def parse_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> tuple[dict[str, Any] 
     if not isinstance(call.get("arguments", {}), dict):
         return None, f"`arguments` must be an object, got {type(call['arguments']).__name__}"
     return call, None
+
+
+def dump_record(record: dict[str, Any]) -> str:
+    """One output line; escaped to ASCII when the input held text UTF-8 cannot carry."""
+    text = json.dumps(record, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape in the input
+        text = json.dumps(record, ensure_ascii=True, default=str)
+    return text
 
 
 def _fields(ev: Evaluation) -> dict[str, Any]:
@@ -314,7 +326,7 @@ class Summary:
         return "\n\n".join(parts)
 
 
-def run(args: argparse.Namespace, out: TextIO, color: bool) -> int:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     """The dry-run verb: evaluate, write records, print the summary, gate on --fail-on."""
     fail_on = {f.strip() for f in args.fail_on.split(",") if f.strip()}
     unknown = fail_on - set(FAIL_ON)
@@ -326,14 +338,17 @@ def run(args: argparse.Namespace, out: TextIO, color: bool) -> int:
     lines = read_lines(args.calls)
     engine_rules = _rule_ids(setup)
     summary = Summary(engine_rules)
-    progress = Progress(len(lines), sys.stderr, sys.stderr.isatty())
+    progress = Progress(len(lines), err, bool(getattr(err, "isatty", lambda: False)()))
     records = _records(setup, lines, args, progress)
-    sink = open(args.output, "w", encoding="utf-8") if args.output else None  # noqa: SIM115
+    try:
+        sink = open(args.output, "w", encoding="utf-8") if args.output else None  # noqa: SIM115
+    except OSError as error:
+        raise UsageError(f"cannot write --output {args.output}: {error.strerror or error}") from None
     try:
         for record in records:
             summary.add(record)
             if sink is not None:
-                sink.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+                sink.write(dump_record(record) + "\n")
     finally:
         progress.close()
         if sink is not None:
@@ -344,7 +359,7 @@ def run(args: argparse.Namespace, out: TextIO, color: bool) -> int:
         print(summary.render(color), file=out)
     hit = ({d for d in fail_on if summary.decisions.get(d)} | ({"changed"} if summary.changed else set())) & fail_on
     if hit:
-        print(f"failing: found {', '.join(sorted(hit))} (--fail-on {args.fail_on})", file=sys.stderr)
+        print(f"failing: found {', '.join(sorted(hit))} (--fail-on {args.fail_on})", file=err)
         return 1
     return 0
 

@@ -34,6 +34,7 @@ class FrozenDict(dict[str, Any]):
         new = dict.__new__(cls)
         dict.__init__(new, items)
         return new
+
     __setitem__ = __delitem__ = _refuse
     clear = pop = popitem = setdefault = update = _refuse
 
@@ -71,6 +72,7 @@ class FrozenList(list[Any]):
         new = list.__new__(cls)
         list.__init__(new, items)
         return new
+
     __setitem__ = __delitem__ = _refuse
     append = extend = insert = pop = remove = clear = sort = reverse = _refuse
 

@@ -30,6 +30,7 @@ def pack_bundle(pack: Pack) -> Bundle:
         post=[Listener(_post_listener(pack), listener)],
         default=pack.default,
         rule_ids=frozenset(r.id for r in pack.rules),
+        pack=pack,
     )
 
 

@@ -64,12 +64,15 @@ def _read(path: Path, display: str, sink: ProblemSink) -> SourceDoc | None:
     try:
         raw = path.read_bytes()
     except OSError as error:
+        manifest = path.name == MANIFEST
         sink.add(
             Problem(
                 "PE108",
                 f"cannot read {display}: {error.strerror or error}",
                 Location(display, 1, 1),
-                hint="check the path in the manifest's `files:`",
+                hint="a pack is a folder holding pack.yaml; check the folder given"
+                if manifest
+                else "check the path in the manifest's `files:`",
             )
         )
         return None

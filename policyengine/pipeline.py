@@ -12,6 +12,7 @@ from typing import Any
 
 from .approval import ApprovalRequest, ApprovalService, seek_approval
 from .call import Dispatch, PendingResult, ToolCall
+from .decider import Decider
 from .decisions import (
     ACCEPT,
     Accept,
@@ -26,7 +27,9 @@ from .decisions import (
     SourceKind,
 )
 from .frozen import FrozenDict, FrozenList, freeze
+from .packs import Pack
 from .results import Outcome, Stage, ToolResult
+from .rules import EXPLAIN, RuleStage, rewrite_post
 from .signal import AbortKind, AbortReason, Signal, strict_timeout
 from .tools import ToolDefinition, content_problems
 from .waterfall import Listener, Trace, Verdict, Waterfall
@@ -97,6 +100,10 @@ class Installation:
     policy_timeout: float
     approval_timeout: float
     stats: dict[str, int] = field(default_factory=dict)
+    # Fast paths, when every listener of a stage comes from a pack: no waterfall, no event-loop
+    # timers, the same decisions (tests pin the equivalence).
+    pre_decider: Decider | None = None
+    post_packs: tuple[Pack, ...] | None = None
 
 
 def build_installation(
@@ -112,6 +119,8 @@ def build_installation(
     policy_timeout: float,
     approval_timeout: float,
     stats: dict[str, int],
+    pre_packs: tuple[Pack, ...] | None = None,
+    post_packs: tuple[Pack, ...] | None = None,
 ) -> Installation:
     """Compose every chain once, so a call only walks prebuilt closures."""
     # The default carries a DEFAULT source so a pack can tell "nobody decided" from a decision.
@@ -135,6 +144,8 @@ def build_installation(
         policy_timeout=policy_timeout,
         approval_timeout=approval_timeout,
         stats=stats,
+        pre_decider=Decider(pre_packs, default=closing) if pre_packs is not None else None,
+        post_packs=post_packs,
     )
 
 
@@ -321,9 +332,16 @@ class Run:
 
     async def pre_execute(self) -> PreDecision:
         """Stage 1: the waterfall decides allow, deny or ask."""
+        if self.inst.pre_decider is not None:
+            decision = self.inst.pre_decider.pre(self.call.name, self.call.document)
+            self.lap(Stage.PRE_EXECUTE)
+            if isinstance(decision, Deny):
+                raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, decision.source, decision.reason)
+            self.admitted = decision
+            return decision
         trace = Trace()
         verdict = await self.policy_stage(Stage.PRE_EXECUTE, self.inst.pre.run((self.call,), trace), trace)
-        decision: PreDecision = verdict.value
+        decision = verdict.value
         if isinstance(decision, Deny):
             raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, verdict.source, decision.reason)
         self.admitted = replace(decision, source=verdict.source)
@@ -333,21 +351,24 @@ class Run:
         """Stage 2: monotonic guards; a string denies and nothing can overturn it."""
         entry = None
         denial: tuple[Source, str] | None = None
+        # Sync guards run straight through (a timer cannot interrupt them anyway); only an
+        # awaitable answer is put under the stage's deadline.
+        deadline = time.monotonic() + self.inst.policy_timeout
         try:
-            async with strict_timeout(self.inst.policy_timeout):
-                for entry in self.inst.guards:
-                    reason = entry.fn(self.call)
-                    if inspect.isawaitable(reason):
+            for entry in self.inst.guards:
+                reason = entry.fn(self.call)
+                if inspect.isawaitable(reason):
+                    async with strict_timeout(max(0.0, deadline - time.monotonic())):
                         reason = await reason
-                    if reason is None:
-                        continue
-                    if isinstance(reason, Deny):  # compiled packs name the rule that fired
-                        denial = (reason.source or entry.source, reason.reason)
-                    elif isinstance(reason, str):
-                        denial = (entry.source, reason or f"{entry.source} denied")
-                    else:
-                        raise TypeError(f"returned {type(reason).__name__}, not a reason string or None")
-                    break
+                if reason is None:
+                    continue
+                if isinstance(reason, Deny):  # compiled packs name the rule that fired
+                    denial = (reason.source or entry.source, reason.reason)
+                elif isinstance(reason, str):
+                    denial = (entry.source, reason or f"{entry.source} denied")
+                else:
+                    raise TypeError(f"returned {type(reason).__name__}, not a reason string or None")
+                break
         except TimeoutError:
             who = entry.source if entry else REGISTRY
             denial = (who, f"{who} did not decide within {self.inst.policy_timeout:g}s; failing closed")
@@ -408,8 +429,10 @@ class Run:
 
     async def post_execute(self, definition: ToolDefinition, value: Any, content: FrozenList) -> PendingResult:
         """Stage 4: rewrites compose in order; block ends the chain; faults block."""
-        trace = Trace()
         pending = PendingResult(value, content, definition)
+        if self.inst.post_packs is not None:
+            return self.post_from_packs(self.inst.post_packs, pending)
+        trace = Trace()
         verdict = await self.policy_stage(Stage.POST_EXECUTE, self.inst.post.run((self.call, pending), trace), trace)
         decision = verdict.value
         if isinstance(decision, Block):
@@ -428,6 +451,33 @@ class Run:
         finally:
             self.lap(Stage.POST_EXECUTE)
         return final_pending
+
+    def post_from_packs(self, packs: tuple[Pack, ...], pending: PendingResult) -> PendingResult:
+        """Post-execute when every listener is a pack: each pack's rules, in layer order."""
+        explain = EXPLAIN.get()
+        try:
+            for pack in packs:
+                rules = pack.rules_for(RuleStage.POST_EXECUTE, self.call.name)
+                if not rules:
+                    continue
+                for rewrite in rewrite_post(rules, self.call.document, pending.value, pending.content, explain):
+                    if isinstance(rewrite, Block):
+                        self.lap(Stage.POST_EXECUTE)
+                        raise self.stop(Outcome.BLOCKED, Stage.POST_EXECUTE, rewrite.source, rewrite.feedback)
+                    try:
+                        pending = apply_rewrite(self.call, pending, rewrite, rewrite.source or REGISTRY)
+                    except Exception as error:
+                        who = rewrite.source or REGISTRY
+                        self.lap(Stage.POST_EXECUTE)
+                        raise self.stop(
+                            Outcome.BLOCKED,
+                            Stage.POST_EXECUTE,
+                            who,
+                            f"{who} failed ({_describe(error)}); failing closed",
+                        ) from None
+        finally:
+            self.lap(Stage.POST_EXECUTE)
+        return pending
 
     def finalize(self, definition: ToolDefinition, pending: PendingResult) -> FrozenList:
         """Stage 5: the definition's own synchronous content fix-up, exactly once."""

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 from .approval import ApprovalService
 from .call import ToolCall, new_call_id
 from .decisions import ALLOW, Ask, Deny, PreDecision, Source, SourceKind
-from .errors import RegistrationError, UsageError
-from .frozen import FrozenDict
+from .errors import FreezeError, RegistrationError, UsageError
+from .frozen import FrozenDict, freeze
 from .pipeline import (
     REGISTRY,
     Aborted,
@@ -60,6 +60,7 @@ class Bundle:
     observers: list[ObserverEntry] = field(default_factory=list)
     default: PreDecision | None = None
     rule_ids: frozenset[str] = frozenset()  # ids must stay unique across every installed layer
+    pack: Any = None  # the Pack this bundle was compiled from, for the registry's fast paths
 
 
 class Registry:
@@ -232,6 +233,8 @@ class Registry:
             policy_timeout=self._policy_timeout,
             approval_timeout=self._approval_timeout,
             stats=self.stats,
+            pre_packs=_only_packs(bundles, "pre"),
+            post_packs=_only_packs(bundles, "post"),
         )
 
     def _rebuild(self) -> None:
@@ -251,10 +254,15 @@ class Registry:
     ) -> ToolResult:
         """Run one call through every stage; always returns a frozen result, never raises."""
         inst = self._installation
+        sent: FrozenDict | None
+        try:  # the identity keeps the arguments as sent, so an invalid call is audited as it was
+            sent = freeze({} if arguments is None else arguments)
+        except FreezeError:
+            sent = None
         call = ToolCall(
             call_id=call_id or new_call_id(),
             name=name,
-            arguments=FrozenDict(),
+            arguments=sent if isinstance(sent, FrozenDict) else FrozenDict(),
             agent=agent,
             token=token,
             signal=signal or Signal(),
@@ -262,7 +270,7 @@ class Registry:
         run = Run(inst, call)
         result: ToolResult | None = None
         try:
-            result = await self._pipeline(run, name, arguments)
+            result = await self._pipeline(run, name, arguments if sent is None else sent)
         except asyncio.CancelledError:
             result = run.result(Outcome.CANCELLED, None, REGISTRY, "the calling task was cancelled")
             raise
@@ -293,7 +301,9 @@ class Registry:
                 REGISTRY,
                 f"invalid arguments for tool {name!r}: {'; '.join(problems)}",
             )
-        run.call = call = ToolCall(run.call.call_id, name, frozen, run.call.agent, run.call.token, run.call.signal)
+        if frozen != run.call.arguments:  # normalisation filled defaults in
+            run.call = ToolCall(run.call.call_id, name, frozen, run.call.agent, run.call.token, run.call.signal)
+        call = run.call
         try:
             decision = await run.pre_execute()
             await run.guards()  # guards come before any person is asked
@@ -327,6 +337,14 @@ class Registry:
             "call_sync() was called from inside a running event loop",
             hint="use `await registry.call(...)` in async code",
         )
+
+
+def _only_packs(bundles: list[Bundle], stage: str) -> tuple[Any, ...] | None:
+    """The packs behind a stage's listeners, in order, if packs are all there is; else None."""
+    listening = [b for b in bundles if getattr(b, stage)]
+    if not listening or any(b.pack is None for b in listening):
+        return None
+    return tuple(b.pack for b in listening)
 
 
 def _strictness(decision: PreDecision) -> int:

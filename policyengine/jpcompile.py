@@ -1,0 +1,585 @@
+"""Compile jmespath ASTs into nested Python closures with jmespath 1.1.0's TreeInterpreter semantics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from numbers import Number
+from typing import Any
+
+import jmespath
+import jmespath.functions
+from jmespath.visitor import Options, TreeInterpreter, _Expression
+
+from .frozen import FrozenDict, FrozenList
+
+__all__ = ["Fn", "compile_ast", "compile_text"]
+
+Fn = Callable[[Any], Any]
+"""A compiled expression: the current value in, the result out."""
+
+_NONE_TYPE = type(None)
+# Exact types that have neither .get nor .values: a field or `*` on them is null without the
+# AttributeError round trip jmespath takes (an exception costs ~0.3 us, the check ~30 ns).
+_PLAIN = frozenset({_NONE_TYPE, str, int, float, bool, list, FrozenList})
+# Exact types whose JMESPath falsiness is Python emptiness (jmespath compares them to '', [], {}).
+_SIZED = frozenset({str, list, dict, FrozenList, FrozenDict})
+# Exact JSON types for which `x == True` holds only for True itself once jmespath's 0/1 rule applies.
+_JSON = frozenset({_NONE_TYPE, str, int, float, bool, list, dict, FrozenList, FrozenDict})
+
+
+class _Unsupported(Exception):
+    """Raised inside the compiler for a node it does not handle: the caller falls back to jmespath."""
+
+
+# --- jmespath's value rules, inlined with exact-type fast paths -----------------------------------
+
+
+def _is_actual_number(x: Any) -> bool:
+    """jmespath's number test: any numbers.Number except bool."""
+    return not isinstance(x, bool) and isinstance(x, Number)
+
+
+def _is_comparable(x: Any) -> bool:
+    """Whether jmespath 1.1.0 lets x into <, <=, >, >=: numbers (not bool) and strings."""
+    t = type(x)
+    if t is int or t is float or t is str:
+        return True
+    if t is bool or x is None:
+        return False
+    return _is_actual_number(x) or isinstance(x, str)
+
+
+def _equals(x: Any, y: Any) -> bool:
+    """jmespath's ==: Python equality, except 0/1 never equal false/true (nested values unchanged)."""
+    if _is_actual_number(x) and x in (0, 1):
+        if isinstance(y, bool):
+            return False
+    elif _is_actual_number(y) and y in (0, 1) and isinstance(x, bool):
+        return False
+    return bool(x == y)
+
+
+def _is_false(value: Any) -> bool:
+    """JMESPath falsiness as jmespath tests it: '', [], {}, null and false (0 is true)."""
+    t = type(value)
+    if t is bool:
+        return not value
+    if value is None:
+        return True
+    if t in _SIZED:
+        return not value
+    if t is int or t is float:
+        return False
+    # Anything else gets jmespath's own equality tests, whatever its __eq__ does.
+    return bool(value == "" or value == [] or value == {} or value is None or value is False)
+
+
+def _get(value: Any, key: str) -> Any:
+    """A field lookup: value.get(key) on anything that has .get, else null (jmespath's try/except)."""
+    if isinstance(value, dict):
+        return value.get(key)
+    if type(value) in _PLAIN:
+        return None
+    try:
+        return value.get(key)
+    except AttributeError:
+        return None
+
+
+def _values(value: Any) -> Any:
+    """`*` on an object: value.values() on anything that has .values, else None."""
+    if isinstance(value, dict):
+        return value.values()
+    if type(value) in _PLAIN:
+        return None
+    try:
+        return value.values()
+    except AttributeError:
+        return None
+
+
+# --- expression references -----------------------------------------------------------------------
+
+
+class _ExprefVisitor:
+    """Stands in for the interpreter inside jmespath's _Expression: visit(expression, x) runs compiled code."""
+
+    __slots__ = ("_fallback", "fn", "node")
+
+    def __init__(self, node: dict[str, Any], fn: Fn, fallback: Callable[[], TreeInterpreter]) -> None:
+        """Remember the referenced node, its closure and how to build a real interpreter."""
+        self.node = node
+        self.fn = fn
+        self._fallback = fallback
+
+    def visit(self, node: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        """Evaluate the referenced expression; any other node goes to a real TreeInterpreter."""
+        if node is self.node and len(args) == 1 and not kwargs:
+            return self.fn(args[0])
+        # A custom function may visit some other node through the expref; keep that working.
+        return self._fallback().visit(node, *args, **kwargs)
+
+
+# --- the compiler ---------------------------------------------------------------------------------
+
+
+class _Compiler:
+    """Turns one AST into closures; holds what every node needs (functions, dict class)."""
+
+    def __init__(self, functions: jmespath.functions.Functions, dict_cls: Callable[[], Any] | None) -> None:
+        """Bind the function table and the class multi-select hashes are built with."""
+        self.functions = functions
+        self.dict_cls = dict_cls
+
+    def interpreter(self) -> TreeInterpreter:
+        """A real interpreter with the same options, for expref visits of foreign nodes."""
+        return TreeInterpreter(Options(dict_cls=self.dict_cls, custom_functions=self.functions))
+
+    def compile(self, node: Any) -> Fn:
+        """Dispatch on the node type."""
+        if not isinstance(node, dict):
+            raise _Unsupported(repr(node))
+        method = getattr(self, "_" + str(node.get("type")), None)
+        if method is None:
+            raise _Unsupported(str(node.get("type")))
+        fn: Fn = method(node)
+        return fn
+
+    # Chains: subexpression, index_expression and pipe all feed each child the previous result.
+
+    def _steps(self, node: dict[str, Any], out: list[dict[str, Any]]) -> None:
+        """Flatten nested chains (composition is associative) and drop identity steps."""
+        kind = node.get("type")
+        if kind in ("subexpression", "index_expression", "pipe"):
+            for child in node["children"]:
+                self._steps(child, out)
+        elif kind not in ("identity", "current"):
+            out.append(node)
+
+    def _chain(self, node: dict[str, Any]) -> Fn:
+        steps: list[dict[str, Any]] = []
+        self._steps(node, steps)
+        fns: list[Fn] = []
+        keys: list[str] = []
+        for step in steps:
+            if step.get("type") == "field":
+                keys.append(step["value"])
+                continue
+            if keys:
+                fns.append(_path(tuple(keys)))
+                keys = []
+            fns.append(self.compile(step))
+        if keys:
+            fns.append(_path(tuple(keys)))
+        return _compose(fns)
+
+    _subexpression = _index_expression = _pipe = _chain
+
+    def _field(self, node: dict[str, Any]) -> Fn:
+        return _path((node["value"],))
+
+    def _identity(self, node: dict[str, Any]) -> Fn:
+        return _identity
+
+    _current = _identity
+
+    def _literal(self, node: dict[str, Any]) -> Fn:
+        # The interpreter hands out the very object stored in the AST; so do we.
+        value = node["value"]
+        return lambda _v: value
+
+    def _index(self, node: dict[str, Any]) -> Fn:
+        i = node["value"]
+        if not isinstance(i, int):
+            raise _Unsupported("index")
+
+        def index(v: Any) -> Any:
+            # jmespath indexes only lists (never strings); out of range is null.
+            if isinstance(v, list):
+                try:
+                    return v[i]
+                except IndexError:
+                    return None
+            return None
+
+        return index
+
+    def _slice(self, node: dict[str, Any]) -> Fn:
+        # Python slice semantics, negative steps included; a zero step raises ValueError as in jmespath.
+        s = slice(*node["children"])
+        return lambda v: v[s] if isinstance(v, list) else None
+
+    def _key_val_pair(self, node: dict[str, Any]) -> Fn:
+        return self.compile(node["children"][0])
+
+    def _multi_select_list(self, node: dict[str, Any]) -> Fn:
+        fns = [self.compile(child) for child in node["children"]]
+
+        def multi_select_list(v: Any) -> Any:
+            # Only null short-circuits: [a, b] on a string or number still builds the list.
+            if v is None:
+                return None
+            return [fn(v) for fn in fns]
+
+        return multi_select_list
+
+    def _multi_select_dict(self, node: dict[str, Any]) -> Fn:
+        pairs = [(child["value"], self.compile(child)) for child in node["children"]]
+        dict_cls = self.dict_cls
+
+        if dict_cls is None:
+
+            def multi_select_dict(v: Any) -> Any:
+                if v is None:
+                    return None
+                return {key: fn(v) for key, fn in pairs}
+
+            return multi_select_dict
+
+        def multi_select_custom(v: Any) -> Any:
+            if v is None:
+                return None
+            collected = dict_cls()
+            for key, fn in pairs:
+                collected[key] = fn(v)
+            return collected
+
+        return multi_select_custom
+
+    def _or_expression(self, node: dict[str, Any]) -> Fn:
+        left, right = (self.compile(child) for child in node["children"])
+
+        def or_expression(v: Any) -> Any:
+            matched = left(v)
+            return right(v) if _is_false(matched) else matched
+
+        return or_expression
+
+    def _and_expression(self, node: dict[str, Any]) -> Fn:
+        left, right = (self.compile(child) for child in node["children"])
+
+        def and_expression(v: Any) -> Any:
+            matched = left(v)
+            return matched if _is_false(matched) else right(v)
+
+        return and_expression
+
+    def _not_expression(self, node: dict[str, Any]) -> Fn:
+        inner = self.compile(node["children"][0])
+
+        def not_expression(v: Any) -> Any:
+            x = inner(v)
+            t = type(x)
+            if t is bool:
+                return not x
+            # jmespath special-cases !0 to false; any other number is already falsy under not.
+            if _is_actual_number(x):
+                return False
+            # Everything else is Python's `not`, as in jmespath (so `!{}` and `![]` are true).
+            return not x
+
+        return not_expression
+
+    def _comparator(self, node: dict[str, Any]) -> Fn:
+        op = node["value"]
+        left_node, right_node = node["children"]
+        left, right = self.compile(left_node), self.compile(right_node)
+        if op in ("eq", "ne"):
+            if right_node.get("type") == "literal":
+                return _equality_with_literal(left, right_node["value"], op == "ne", literal_first=False)
+            if left_node.get("type") == "literal":
+                return _equality_with_literal(right, left_node["value"], op == "ne", literal_first=True)
+
+            if op == "eq":
+                return lambda v: _equals(left(v), right(v))
+            return lambda v: not _equals(left(v), right(v))
+        compare = _ORDERING.get(op)
+        if compare is None:
+            raise _Unsupported(f"comparator {op}")
+        if isinstance(right_node, dict) and right_node.get("type") == "literal":
+            lit = right_node["value"]
+            if _is_comparable(lit):
+                return _ordering_with_literal(left, lit, compare)
+            # Never comparable: the result is null, but the left side still runs (it may raise).
+            return lambda v: (left(v), None)[1]
+
+        def ordering(v: Any) -> Any:
+            x, y = left(v), right(v)
+            if not (_is_comparable(x) and _is_comparable(y)):
+                return None
+            return compare(x, y)
+
+        return ordering
+
+    def _projection(self, node: dict[str, Any]) -> Fn:
+        left = self.compile(node["children"][0])
+        right_node = node["children"][1]
+        if right_node.get("type") in ("identity", "current"):
+
+            def projection_identity(v: Any) -> Any:
+                base = left(v)
+                if not isinstance(base, list):
+                    return None
+                return [e for e in base if e is not None]
+
+            return projection_identity
+        right = self.compile(right_node)
+
+        def projection(v: Any) -> Any:
+            base = left(v)
+            if not isinstance(base, list):
+                return None
+            return [r for r in map(right, base) if r is not None]
+
+        return projection
+
+    def _value_projection(self, node: dict[str, Any]) -> Fn:
+        left = self.compile(node["children"][0])
+        right = self.compile(node["children"][1])
+
+        def value_projection(v: Any) -> Any:
+            base = _values(left(v))
+            if base is None:
+                return None
+            return [r for r in map(right, base) if r is not None]
+
+        return value_projection
+
+    def _filter_projection(self, node: dict[str, Any]) -> Fn:
+        left_node, right_node, condition_node = node["children"]
+        left, condition = self.compile(left_node), self.compile(condition_node)
+        if right_node.get("type") in ("identity", "current"):
+
+            def filter_identity(v: Any) -> Any:
+                base = left(v)
+                if not isinstance(base, list):
+                    return None
+                return [e for e in base if not _is_false(condition(e)) and e is not None]
+
+            return filter_identity
+        right = self.compile(right_node)
+
+        def filter_projection(v: Any) -> Any:
+            base = left(v)
+            if not isinstance(base, list):
+                return None
+            collected = []
+            for e in base:
+                if not _is_false(condition(e)):
+                    r = right(e)
+                    if r is not None:
+                        collected.append(r)
+            return collected
+
+        return filter_projection
+
+    def _flatten(self, node: dict[str, Any]) -> Fn:
+        inner = self.compile(node["children"][0])
+
+        def flatten(v: Any) -> Any:
+            base = inner(v)
+            if not isinstance(base, list):
+                return None
+            merged: list[Any] = []
+            for e in base:
+                if isinstance(e, list):
+                    merged.extend(e)
+                else:
+                    merged.append(e)
+            return merged
+
+        return flatten
+
+    def _expref(self, node: dict[str, Any]) -> Fn:
+        target = node["children"][0]
+        visitor = _ExprefVisitor(target, self.compile(target), self.interpreter)
+        # A fresh jmespath _Expression per evaluation, as the interpreter makes: its type name is what
+        # function signatures check, and functions call expref.visit(expref.expression, x).
+        return lambda _v: _Expression(target, visitor)
+
+    def _function_expression(self, node: dict[str, Any]) -> Fn:
+        name = node["value"]
+        args = [self.compile(child) for child in node["children"]]
+        # Every call goes through call_function so arity, type checks and errors are jmespath's own.
+        call = self.functions.call_function
+        if len(args) == 1:
+            (a0,) = args
+            return lambda v: call(name, [a0(v)])
+        if len(args) == 2:
+            a0, a1 = args
+            return lambda v: call(name, [a0(v), a1(v)])
+        return lambda v: call(name, [a(v) for a in args])
+
+
+def _identity(v: Any) -> Any:
+    """`@` and empty chains."""
+    return v
+
+
+def _path(keys: tuple[str, ...]) -> Fn:
+    """A run of field lookups (a.b.c); a missing key or non-object anywhere gives null."""
+    if len(keys) == 1:
+        (k,) = keys
+
+        def field(v: Any) -> Any:
+            if isinstance(v, dict):
+                return v.get(k)
+            return _get(v, k)
+
+        return field
+    if len(keys) == 2:
+        k0, k1 = keys
+
+        def field2(v: Any) -> Any:
+            v = v.get(k0) if isinstance(v, dict) else _get(v, k0)
+            return v.get(k1) if isinstance(v, dict) else _get(v, k1)
+
+        return field2
+
+    def fields(v: Any) -> Any:
+        for k in keys:
+            if isinstance(v, dict):
+                v = v.get(k)
+            elif v is None:
+                return None
+            else:
+                v = _get(v, k)
+        return v
+
+    return fields
+
+
+def _compose(fns: list[Fn]) -> Fn:
+    """Apply fns left to right; short chains get a closure without a loop."""
+    if not fns:
+        return _identity
+    if len(fns) == 1:
+        return fns[0]
+    if len(fns) == 2:
+        f, g = fns
+        return lambda v: g(f(v))
+    if len(fns) == 3:
+        f, g, h = fns
+        return lambda v: h(g(f(v)))
+    chain = tuple(fns)
+
+    def composed(v: Any) -> Any:
+        for fn in chain:
+            v = fn(v)
+        return v
+
+    return composed
+
+
+def _equality_with_literal(other: Fn, lit: Any, negate: bool, *, literal_first: bool) -> Fn:
+    """`x == literal` (or !=) with jmespath's rule folded in for the literal's type."""
+    if isinstance(lit, bool):
+        # Among JSON values only `lit` itself equals a boolean: 1 and 1.0 are ruled out by jmespath.
+        def eq_bool(v: Any) -> bool:
+            x = other(v)
+            if type(x) in _JSON:
+                return x is lit
+            return _equals(lit, x) if literal_first else _equals(x, lit)
+
+        test: Fn = eq_bool
+    elif _is_actual_number(lit) and lit in (0, 1):
+
+        def eq_zero_one(v: Any) -> bool:
+            x = other(v)
+            return not isinstance(x, bool) and bool(lit == x if literal_first else x == lit)
+
+        test = eq_zero_one
+    elif _is_actual_number(lit) or type(lit) in _JSON:
+        # No 0/1-versus-boolean case can arise, so jmespath's == is Python's.
+        def eq_plain(v: Any) -> bool:
+            return bool(other(v) == lit)
+
+        def eq_plain_first(v: Any) -> bool:
+            # Operand order kept for __eq__ reflection; for JSON values the two agree.
+            return bool(lit == other(v))
+
+        test = eq_plain_first if literal_first else eq_plain
+    else:
+
+        def eq_any(v: Any) -> bool:
+            return _equals(lit, other(v)) if literal_first else _equals(other(v), lit)
+
+        test = eq_any
+    if negate:
+        return lambda v: not test(v)
+    return test
+
+
+def _lt(x: Any, y: Any) -> Any:
+    return x < y
+
+
+def _le(x: Any, y: Any) -> Any:
+    return x <= y
+
+
+def _gt(x: Any, y: Any) -> Any:
+    return x > y
+
+
+def _ge(x: Any, y: Any) -> Any:
+    return x >= y
+
+
+_ORDERING: dict[str, Callable[[Any, Any], Any]] = {"lt": _lt, "lte": _le, "gt": _gt, "gte": _ge}
+
+
+def _ordering_with_literal(left: Fn, lit: Any, compare: Callable[[Any, Any], Any]) -> Fn:
+    """`x < literal` where the literal is a number or string: only x needs jmespath's check."""
+    # Specialised per operator: one closure call instead of two for the common `a > `5``.
+    if compare is _gt:
+
+        def gt(v: Any) -> Any:
+            x = left(v)
+            return x > lit if _is_comparable(x) else None
+
+        return gt
+    if compare is _ge:
+
+        def ge(v: Any) -> Any:
+            x = left(v)
+            return x >= lit if _is_comparable(x) else None
+
+        return ge
+    if compare is _lt:
+
+        def lt(v: Any) -> Any:
+            x = left(v)
+            return x < lit if _is_comparable(x) else None
+
+        return lt
+
+    def le(v: Any) -> Any:
+        x = left(v)
+        return x <= lit if _is_comparable(x) else None
+
+    return le
+
+
+def compile_ast(
+    ast: dict[str, Any],
+    functions: jmespath.functions.Functions,
+    *,
+    dict_cls: Callable[[], Any] | None = None,
+) -> Callable[[Any], Any] | None:
+    """Compile a jmespath AST to a closure equal to TreeInterpreter's visit, or None to fall back."""
+    try:
+        return _Compiler(functions, dict_cls).compile(ast)
+    except (_Unsupported, KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        # A node we do not know, a malformed AST or one too deep to compile: jmespath handles it.
+        return None
+
+
+def compile_text(
+    text: str,
+    functions: jmespath.functions.Functions,
+    *,
+    dict_cls: Callable[[], Any] | None = None,
+) -> Callable[[Any], Any] | None:
+    """Parse with jmespath (its syntax errors propagate) and compile the AST; None to fall back."""
+    return compile_ast(jmespath.compile(text).parsed, functions, dict_cls=dict_cls)
