@@ -71,6 +71,7 @@ class AuditRecorder:
         self.last_error: str | None = None
         self._path: Path | None = None
         self._stream: IO[str] | None = None
+        self._torn = False  # a failed write may have left half a line behind
         if isinstance(target, (str, Path)):
             self._path = Path(target)
         else:
@@ -84,12 +85,21 @@ class AuditRecorder:
             self._fail(result, error)
             return
         with self._lock:
+            start: int | None = None
             try:
                 stream = self._open()
-                stream.write(line + "\n")
+                start = _tell(stream)
+                # After a failure the file may end mid-line: start on a line of our own, so the
+                # torn record is lost alone and every later record stays readable.
+                stream.write(("\n" if self._torn else "") + line + "\n")
                 stream.flush()
+                self._torn = False
                 self.written += 1
             except Exception as error:
+                # Torn only if the failed write left something behind, or we cannot tell; a file
+                # that would not even open was not written to.
+                if self._stream is not None and (start is None or _tell(self._stream) != start):
+                    self._torn = True
                 self._fail(result, error)
 
     def _open(self) -> IO[str]:
@@ -113,3 +123,10 @@ class AuditRecorder:
             if self._path is not None and self._stream is not None:
                 self._stream.close()
                 self._stream = None
+
+
+def _tell(stream: IO[str]) -> int | None:
+    try:
+        return stream.tell()
+    except Exception:
+        return None
