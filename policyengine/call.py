@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import os
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,9 +37,21 @@ class ToolCall:
         )
 
 
+_PREFIX = uuid.uuid4().hex[:12]
+_COUNTER = itertools.count(1)
+
+
+def _reseed() -> None:
+    global _PREFIX, _COUNTER
+    _PREFIX, _COUNTER = uuid.uuid4().hex[:12], itertools.count(1)
+
+
+os.register_at_fork(after_in_child=_reseed)  # a forked worker must not repeat its parent's ids
+
+
 def new_call_id() -> str:
-    """A fresh unique call id."""
-    return uuid.uuid4().hex
+    """A fresh unique call id: a random per-process prefix and a counter (uuid4 per call is slow)."""
+    return f"{_PREFIX}-{next(_COUNTER):x}"
 
 
 @dataclass(frozen=True, slots=True)
