@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from .call import ToolCall
 from .errors import UsageError
 from .evaluate import Evaluation, evaluate
+from .frozen import freeze
 from .install import PolicyLayers
 from .registry import Registry
 from .report import paint, table
+from .rules import RuleStage
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a recorded call larger than this is refused, not parsed
 CHUNK = 2000
@@ -49,15 +52,14 @@ class Setup:
     max_line_bytes: int = MAX_LINE_BYTES
 
 
-def _registry(folders: Sequence[str], tools: str | None) -> Registry:
+def _layers(folders: Sequence[str], tools: str | None) -> PolicyLayers:
     registry = Registry()
     if tools:
         from .catalog import load_catalog
 
         for definition in load_catalog(tools).values():
             registry.register(definition)
-    PolicyLayers.install(registry, folders)
-    return registry
+    return PolicyLayers.install(registry, folders)
 
 
 class Engine:
@@ -65,8 +67,8 @@ class Engine:
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
-        self.main = _registry(setup.packs, setup.tools)
-        self.other = _registry(setup.against, setup.tools) if setup.against else None
+        self.main = _layers(setup.packs, setup.tools)
+        self.other = _layers(setup.against, setup.tools) if setup.against else None
         self.loop = asyncio.new_event_loop()
 
     def run(self, chunk: Sequence[tuple[int, bytes]]) -> list[dict[str, Any]]:
@@ -91,9 +93,9 @@ class Engine:
             }
         ident = {"line": number, "call_id": call.get("call_id"), "name": call["name"]}
         try:
-            record = ident | _fields(await self._evaluate(self.main, call))
+            record = ident | await self._evaluate(self.main, call)
             if self.other is not None:
-                against = _fields(await self._evaluate(self.other, call))
+                against = await self._evaluate(self.other, call)
                 record["against"] = against
                 record["changed"] = _changed(record, against)
         except Exception as error:  # an engine fault on one line must not lose the others
@@ -105,18 +107,25 @@ class Engine:
             }
         return record
 
-    async def _evaluate(self, registry: Registry, call: dict[str, Any]) -> Evaluation:
+    async def _evaluate(self, layers: PolicyLayers, call: dict[str, Any]) -> dict[str, Any]:
         result = call.get("result")
-        recorded = result if isinstance(result, dict) and "value" in result else None
-        return await evaluate(
-            registry,
+        # Post-execute only runs on a result the tool produced: a recorded denial has none.
+        ran = isinstance(result, dict) and "value" in result and result.get("outcome", "ok") == "ok"
+        evaluation = await evaluate(
+            layers.registry,
             call["name"],
             call.get("arguments", {}),
             agent=str(call.get("agent", "agent")),
             call_id=str(call.get("call_id", "")),
-            result=recorded,
+            result=result if ran else None,
             require_tool=self.setup.tools is not None,
         )
+        fields = _fields(evaluation)
+        if evaluation.decision.value in ("allow", "ask"):
+            wrapping = _execute_rules(layers, call)
+            if wrapping:
+                fields["execute"] = wrapping
+        return fields
 
 
 def parse_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> tuple[dict[str, Any] | None, str | None]:
@@ -132,7 +141,7 @@ def parse_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> tuple[dict[str, Any] 
     try:
         call = json.loads(text)
     except json.JSONDecodeError as error:
-        return None, f"invalid JSON: {error.msg} at column {error.colno}"
+        return None, f"invalid JSON: {error.msg} (column {error.colno})"
     except RecursionError:
         return None, "invalid JSON: nested too deeply"
     except ValueError as error:  # e.g. an integer of more digits than Python will convert
@@ -144,6 +153,25 @@ def parse_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> tuple[dict[str, Any] 
     if not isinstance(call.get("arguments", {}), dict):
         return None, f"`arguments` must be an object, got {type(call['arguments']).__name__}"
     return call, None
+
+
+def _execute_rules(layers: PolicyLayers, call: dict[str, Any]) -> list[str]:
+    """Ids of the execute rules that would wrap this call's body (deadlines, retries)."""
+    name = call["name"]
+    candidates = [r for p in layers.packs for r in p.rules_for(RuleStage.EXECUTE, name)]
+    if not candidates:
+        return []
+    document = ToolCall(
+        str(call.get("call_id", "")), name, freeze(call.get("arguments", {})), str(call.get("agent", "agent"))
+    ).document
+    out = []
+    for rule in candidates:
+        try:
+            if rule.applies(document):
+                out.append(rule.id)
+        except Exception:  # a failing condition would fail the call closed at run time
+            out.append(rule.id)
+    return out
 
 
 def dump_record(record: dict[str, Any]) -> str:
@@ -276,7 +304,7 @@ class Summary:
         self.decisions[record["decision"]] += 1
         if record.get("rule") in self.rule_ids:
             self.hits[record["rule"]] += 1
-        for rule in record.get("rewrites") or []:
+        for rule in (record.get("rewrites") or []) + (record.get("execute") or []):
             self.hits[rule] += 1
         if record.get("post"):
             self.post[record["post"]] += 1
