@@ -13,7 +13,8 @@ from jmespath import exceptions as jp_exceptions
 from jmespath.parser import ParsedResult
 
 from .frozen import freeze
-from .functions import OPTIONS, function_arity, pattern_problem
+from .functions import FUNCTIONS, OPTIONS, function_arity, pattern_problem
+from .jpcompile import compile_ast
 
 
 class Report(Protocol):
@@ -29,14 +30,19 @@ class Expression:
 
     text: str
     parsed: ParsedResult
+    # Python closures with jmespath's exact semantics (pinned by the compliance suite);
+    # None falls back to jmespath's interpreter.
+    compiled: Callable[[Any], Any] | None = None
 
     def search(self, document: Any) -> Any:
         """Evaluate against a (frozen) document with the policy functions."""
+        if self.compiled is not None:
+            return self.compiled(document)
         return self.parsed.search(document, options=OPTIONS)
 
     def test(self, document: Any) -> bool:
         """JMESPath truthiness of the result: false, null, '', [] and {} are false."""
-        value = self.parsed.search(document, options=OPTIONS)
+        value = self.search(document)
         return not (value is None or value is False or value == "" or value == [] or value == {})
 
 
@@ -72,7 +78,7 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
     ast = _resolve(parsed.parsed, text, lists, problems_before)
     if problems_before.count:
         return None
-    return Expression(text, ParsedResult(text, ast))
+    return Expression(text, ParsedResult(text, ast), compile_ast(ast, FUNCTIONS))
 
 
 class _Counter:
