@@ -33,7 +33,7 @@ def schema_problems(
     doc: SourceDoc, data: Any, rules: Mapping[str, Any], base: Path, rule_id: str | None
 ) -> list[Problem]:
     """Validate `data` (found at `base` in `doc`) with Cerberus; one Problem per error, located."""
-    validator = cerberus.Validator(dict(rules))
+    validator = _validator(rules)
     if validator.validate(data):
         return []
     problems = []
@@ -55,6 +55,17 @@ def schema_problems(
             hint = f"allowed: {', '.join(map(str, allowed))}" if allowed else None
         problems.append(doc.problem(code, f"{_dotted(full)}: {message}", full, rule_id=rule_id, hint=hint, key=key))
     return problems
+
+
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], cerberus.Validator]] = {}
+
+
+def _validator(rules: Mapping[str, Any]) -> cerberus.Validator:
+    """One Cerberus validator per schema: building one normalises the schema, which is slow."""
+    hit = _VALIDATORS.get(id(rules))
+    if hit is None or hit[0] is not rules:  # the identity check guards against a reused id
+        hit = _VALIDATORS[id(rules)] = (rules, cerberus.Validator(dict(rules)))
+    return hit[1]
 
 
 def _flatten(tree: Mapping[Any, Any], prefix: Path) -> list[tuple[Path, str]]:

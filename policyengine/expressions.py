@@ -45,6 +45,18 @@ class Expression:
         value = self.search(document)
         return not (value is None or value is False or value == "" or value == [] or value == {})
 
+    def tester(self) -> Callable[[Any], bool]:
+        """`test` as one closure over the compiled expression (rules call it on every call)."""
+        search = self.compiled or self.search
+
+        def test(document: Any) -> bool:
+            value = search(document)
+            if value is True:
+                return True
+            return not (value is None or value is False or value == "" or value == [] or value == {})
+
+        return test
+
 
 _ARITY = function_arity()
 

@@ -317,3 +317,53 @@ def pattern_problem(function: str, argument: int, value: Any) -> str | None:
         except JMESPathError as error:
             return str(error)
     return None
+
+
+# -- specialisation ----------------------------------------------------------------------------
+
+DYNAMIC = object()  # an argument only known at call time
+FALLBACK = object()  # the specialised body is unsure: run the general function (and its errors)
+
+
+def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | None:
+    """A one-argument body for `name(subject, <literal patterns>)`, built once at rule load.
+
+    Literal directories are parsed once and literal globs and regexes become one RE2
+    alternation, so a call costs one parse and one match. Anything unusual returns FALLBACK,
+    and the general function runs with jmespath's own checks and errors.
+    """
+    if len(constants) != 2 or constants[0] is not DYNAMIC or constants[1] is DYNAMIC:
+        return None
+    literal = constants[1]
+    patterns = [literal] if isinstance(literal, str) else literal
+    if not isinstance(patterns, list) or not patterns or any(type(p) is not str for p in patterns):
+        return None
+    try:
+        test: Callable[[str], bool]
+        if name == "path_within":
+            test = paths.within_matcher(patterns)
+        elif name == "path_matches":
+            test = paths.globs_matcher(patterns)
+        elif name == "glob_match":
+            glob = re2.compile("|".join(f"(?:{paths.glob_to_regex(p)})" for p in patterns), _RE2_OPTIONS)
+            test = lambda subject: glob.fullmatch(subject) is not None  # noqa: E731
+        elif name == "regex_match":
+            regex = re2.compile("|".join(f"(?:{p})" for p in patterns), _RE2_OPTIONS)
+            test = lambda subject: regex.search(subject) is not None  # noqa: E731
+        else:
+            return None
+    except Exception:  # a pattern the general path will report (and fail closed on) at run time
+        return None
+
+    def run(subject: Any) -> Any:
+        if type(subject) is not str:
+            return FALLBACK
+        try:
+            return test(subject)
+        except Exception:
+            return FALLBACK
+
+    return run
+
+
+PolicyFunctions.specialize = staticmethod(_specialize)

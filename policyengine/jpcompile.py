@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from numbers import Number
 from typing import Any
 
@@ -432,6 +432,21 @@ class _Compiler:
 
         return flatten
 
+    def _specialized(self, name: str, children: list[dict[str, Any]], args: list[Fn]) -> Fn | None:
+        """A faster body when the functions object offers one for these literal arguments."""
+        specialize = getattr(self.functions, "specialize", None)
+        if specialize is None or len(children) != 2 or _literal_value(children[1]) is _NOT_LITERAL:
+            return None
+        from .functions import DYNAMIC, FALLBACK
+
+        constant = _literal_value(children[1])
+        run = specialize(name, [DYNAMIC, constant])
+        if run is None:
+            return None
+        # A multi-select of literals (['a', 'b']) is null on a null current node: keep that.
+        exact = args[1] if children[1].get("type") == "multi_select_list" else None
+        return _specialized_call(run, FALLBACK, name, args[0], constant, self.functions.call_function, exact)
+
     def _expref(self, node: dict[str, Any]) -> Fn:
         target = node["children"][0]
         visitor = _ExprefVisitor(target, self.compile(target), self.interpreter)
@@ -442,8 +457,38 @@ class _Compiler:
     def _function_expression(self, node: dict[str, Any]) -> Fn:
         name = node["value"]
         args = [self.compile(child) for child in node["children"]]
-        # Every call goes through call_function so arity, type checks and errors are jmespath's own.
         call = self.functions.call_function
+        special = self._specialized(name, node["children"], args)
+        if special is not None:
+            return special
+        fast = _fast_call(self.functions, name, len(args))
+        if fast is not None:
+            # Arguments whose types pass jmespath's own check go straight to the function; any
+            # other goes through call_function, so errors are jmespath's exactly.
+            function, check = fast
+            functions = self.functions
+            if len(args) == 1:
+                (a0,) = args
+
+                def call1(v: Any) -> Any:
+                    x = a0(v)
+                    return function(functions, x) if check((x,)) else call(name, [x])
+
+                return call1
+            if len(args) == 2:
+                a0, a1 = args
+
+                def call2(v: Any) -> Any:
+                    x, y = a0(v), a1(v)
+                    return function(functions, x, y) if check((x, y)) else call(name, [x, y])
+
+                return call2
+
+            def calln(v: Any) -> Any:
+                values = [a(v) for a in args]
+                return function(functions, *values) if check(values) else call(name, values)
+
+            return calln
         if len(args) == 1:
             (a0,) = args
             return lambda v: call(name, [a0(v)])
@@ -451,6 +496,78 @@ class _Compiler:
             a0, a1 = args
             return lambda v: call(name, [a0(v), a1(v)])
         return lambda v: call(name, [a(v) for a in args])
+
+
+def _specialized_call(
+    run: Callable[[Any], Any],
+    fallback: Any,
+    name: str,
+    subject: Fn,
+    constant: Any,
+    call: Callable[..., Any],
+    exact: Fn | None,
+) -> Fn:
+    """`name(subject, constant)` through a specialised body, the general function when unsure."""
+
+    def special(v: Any) -> Any:
+        x = subject(v)
+        if exact is not None and v is None:
+            return call(name, [x, exact(v)])
+        result = run(x)
+        return call(name, [x, constant]) if result is fallback else result
+
+    return special
+
+
+def _fast_call(
+    functions: jmespath.functions.Functions, name: str, arity: int
+) -> tuple[Callable[..., Any], Callable[[Sequence[Any]], bool]] | None:
+    """The function and a type check equal to jmespath's for its signature, or None to not try."""
+    spec = getattr(functions, "FUNCTION_TABLE", {}).get(name)
+    if spec is None:
+        return None
+    signature = spec["signature"]
+    if len(signature) != arity or any(arg.get("variadic") for arg in signature):
+        return None
+    checks: list[tuple[frozenset[str], frozenset[str] | None]] = []
+    for arg in signature:
+        types = arg.get("types") or []
+        if not types:
+            checks.append((frozenset(), None))  # any type
+            continue
+        names: set[str] = set()
+        subtypes: set[frozenset[str]] = set()
+        for t in types:
+            base, _, sub = t.partition("-")
+            names.update(jmespath.functions.REVERSE_TYPES_MAP[base])
+            if sub:
+                subtypes.add(frozenset(jmespath.functions.REVERSE_TYPES_MAP[sub]))
+        if len(subtypes) > 1:
+            return None  # jmespath's mixed-subtype rules: leave them to call_function
+        checks.append((frozenset(names), next(iter(subtypes)) if subtypes else None))
+    frozen_checks = tuple(checks)
+
+    def check(values: Sequence[Any]) -> bool:
+        for value, (names, subtype) in zip(values, frozen_checks, strict=True):
+            if names and type(value).__name__ not in names:
+                return False
+            # Like jmespath, the subtype applies to whatever value came (a string's characters too).
+            if subtype is not None and any(type(item).__name__ not in subtype for item in value):
+                return False
+        return True
+
+    return spec["function"], check
+
+
+def _literal_value(node: dict[str, Any]) -> Any:
+    if node.get("type") == "literal":
+        return node["value"]
+    if node.get("type") == "multi_select_list" and all(c.get("type") == "literal" for c in node["children"]):
+        return [c["value"] for c in node["children"]]
+    return _NOT_LITERAL
+
+
+_NOT_LITERAL = object()
 
 
 def _identity(v: Any) -> Any:

@@ -8,7 +8,7 @@ only makes a rule stricter; under-matching would let a spelling slip past it.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from urllib.parse import unquote
 
@@ -141,6 +141,16 @@ def _parse_any(path: str) -> tuple[Root, tuple[str, ...]]:
     return _parse_cached(path) if len(path) <= _CACHEABLE_LENGTH else _parse(path)
 
 
+# Call arguments get their own small cache: several rules read the same path in one call, and
+# attacker-chosen paths must not evict the rules' own directories from the cache above.
+_parse_subject_cached = lru_cache(maxsize=256)(_parse)
+
+
+def _parse_subject(path: str) -> tuple[Root, tuple[str, ...]]:
+    """Parse a call's path argument, caching short ones briefly."""
+    return _parse_subject_cached(path) if len(path) <= _CACHEABLE_LENGTH else _parse(path)
+
+
 def _join(root: Root, parts: tuple[str, ...]) -> str:
     """Render a parsed path; a relative path with no components is "."."""
     if root:
@@ -150,7 +160,7 @@ def _join(root: Root, parts: tuple[str, ...]) -> str:
 
 def normalize_path(path: str) -> str:
     """Return the matching form of a path: decoded, lexically resolved, slash-separated, casefolded."""
-    return _join(*_parse(path))
+    return _join(*_parse_subject(path))
 
 
 def _as_list(values: str | Iterable[str]) -> list[str]:
@@ -160,7 +170,7 @@ def _as_list(values: str | Iterable[str]) -> list[str]:
 
 def path_within(path: str, dirs: str | Iterable[str]) -> bool:
     """Whether the normalised path is one of the directories or below one of them."""
-    root, parts = _parse(path)
+    root, parts = _parse_subject(path)
     for directory in _as_list(dirs):
         dir_root, dir_parts = _parse_any(directory)
         if dir_root != root or parts[: len(dir_parts)] != dir_parts:
@@ -170,6 +180,34 @@ def path_within(path: str, dirs: str | Iterable[str]) -> bool:
             continue
         return True
     return False
+
+
+def within_matcher(dirs: Iterable[str]) -> Callable[[str], bool]:
+    """path_within with the directories parsed once (for rules whose directories are literals)."""
+    parsed = [_parse_any(directory) for directory in dirs]
+    climbs = [_climbs(dir_parts) for _root, dir_parts in parsed]
+
+    def within(path: str) -> bool:
+        root, parts = _parse_subject(path)
+        for (dir_root, dir_parts), dir_climbs in zip(parsed, climbs, strict=True):
+            if dir_root != root or parts[: len(dir_parts)] != dir_parts:
+                continue
+            if not root and _climbs(parts) != dir_climbs:
+                continue
+            return True
+        return False
+
+    return within
+
+
+def globs_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
+    """path_matches with every glob compiled into one RE2 alternation (one match per call)."""
+    regex = re2.compile("|".join(f"(?:{_path_glob_to_regex(p)})" for p in patterns), _RE2_OPTIONS)
+
+    def matches(path: str) -> bool:
+        return regex.fullmatch(normalize_path(path)) is not None
+
+    return matches
 
 
 def _climbs(parts: tuple[str, ...]) -> int:
@@ -182,7 +220,7 @@ def _climbs(parts: tuple[str, ...]) -> int:
 
 def path_escapes(path: str) -> bool:
     """Whether the path leaves a workspace: absolute, climbing above its start, or home/variable-based."""
-    root, parts = _parse(path)
+    root, parts = _parse_subject(path)
     if root:
         return True
     # "~/x", "$HOME/x" and "%USERPROFILE%/x" resolve outside the workspace once a shell expands them.

@@ -68,14 +68,19 @@ class Rule:
     redactions: tuple[Redaction, ...] = ()
     content: Template | None = None
     block: Template | None = None
+    # The condition as one closure, bound at load time: the hot loop calls it directly.
+    applies: Callable[[Any], bool] = field(init=False, repr=False, compare=False)
 
-    def applies(self, document: Any) -> bool:
-        """Evaluate the condition; raises on an evaluation error (callers fail closed)."""
-        return self.when is None or self.when.test(document)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "applies", _always if self.when is None else self.when.tester())
 
     def message(self, document: Any, fallback: str) -> str:
         """The rule's reason filled from the document, or a fallback naming the rule."""
         return self.reason.render(document) if self.reason else fallback
+
+
+def _always(_document: Any) -> bool:
+    return True
 
 
 class RuleFailure(Exception):
@@ -112,6 +117,7 @@ class RuleIndex:
 
 
 def _test(rule: Rule, document: Any, explain: Explain | None) -> bool:
+    """Evaluate a rule's condition, telling `explain`; an error becomes RuleFailure."""
     try:
         hit = rule.applies(document)
     except Exception as error:
@@ -129,10 +135,16 @@ def decide_pre(
     """(decision that ends the chain or None, the first non-final allow that matched)."""
     allowed_by: Source | None = None
     for rule in rules:
-        try:
-            hit = _test(rule, document, explain)
-        except RuleFailure as failure:
-            return Deny(str(failure), rule.source), allowed_by
+        if explain is None:  # the hot path: no bookkeeping per rule
+            try:
+                hit = rule.applies(document)
+            except Exception as error:
+                return Deny(str(RuleFailure(rule, error)), rule.source), allowed_by
+        else:
+            try:
+                hit = _test(rule, document, explain)
+            except RuleFailure as failure:
+                return Deny(str(failure), rule.source), allowed_by
         if not hit:
             continue
         if rule.verb is Verb.ALLOW:
