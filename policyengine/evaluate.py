@@ -7,13 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .call import ToolCall, new_call_id
-from .decisions import Ask, Source
+from .call import PendingResult, ToolCall, new_call_id
+from .decisions import Ask, Deny, Source
 from .errors import FreezeError
-from .frozen import FrozenList, freeze
-from .pipeline import REGISTRY, Run, _Stopped
+from .frozen import FrozenDict, FrozenList, freeze
+from .pipeline import REGISTRY, Installation, Run, _Stopped
 from .registry import Registry
 from .results import Outcome, Stage
+from .rules import EXPLAIN, RuleStage, check_guards
 from .tools import ToolDefinition, content_problems, define_tool
 
 
@@ -60,6 +61,28 @@ def _stub(name: str) -> ToolDefinition:
     return define_tool(name=name, description=f"unknown tool {name}", parameters={}, execute=lambda _a: None)
 
 
+def _prepare(
+    registry: Registry, name: str, arguments: Mapping[str, Any] | None, require_tool: bool
+) -> tuple[ToolDefinition | None, FrozenDict] | Evaluation:
+    """Validate (a known tool) or freeze (an unknown one) the arguments, as a call would."""
+    definition = registry._installation.tools.get(name)
+    try:
+        if definition is not None:
+            frozen, problems = definition.validate_arguments({} if arguments is None else arguments)
+            if frozen is None:
+                reason = f"invalid arguments for tool {name!r}: {'; '.join(problems)}"
+                return Evaluation(Decision.INVALID, Stage.VALIDATION, REGISTRY, reason)
+            return definition, frozen
+        if require_tool:
+            return Evaluation(Decision.INVALID, Stage.LOOKUP, REGISTRY, f"unknown tool {name!r}")
+        unknown = freeze({} if arguments is None else arguments)
+        if not isinstance(unknown, FrozenDict):
+            raise FreezeError(f"arguments must be an object, got {type(arguments).__name__}")
+        return None, unknown
+    except FreezeError as error:
+        return Evaluation(Decision.INVALID, Stage.VALIDATION, REGISTRY, str(error))
+
+
 async def evaluate(
     registry: Registry,
     name: str,
@@ -76,23 +99,13 @@ async def evaluate(
     never put to a person. Unknown tools are evaluated without argument validation unless
     `require_tool` is set.
     """
-    inst = registry._installation
-    definition = inst.tools.get(name)
-    try:
-        if definition is not None:
-            frozen, problems = definition.validate_arguments({} if arguments is None else arguments)
-            if frozen is None:
-                reason = f"invalid arguments for tool {name!r}: {'; '.join(problems)}"
-                return Evaluation(Decision.INVALID, Stage.VALIDATION, REGISTRY, reason)
-        elif require_tool:
-            return Evaluation(Decision.INVALID, Stage.LOOKUP, REGISTRY, f"unknown tool {name!r}")
-        else:
-            frozen = freeze({} if arguments is None else arguments)
-            if not isinstance(frozen, dict):
-                raise FreezeError(f"arguments must be an object, got {type(arguments).__name__}")
-    except FreezeError as error:
-        return Evaluation(Decision.INVALID, Stage.VALIDATION, REGISTRY, str(error))
-    run = Run(inst, ToolCall(call_id or new_call_id(), name, frozen, agent))
+    prepared = _prepare(registry, name, arguments, require_tool)
+    if isinstance(prepared, Evaluation):
+        return prepared
+    definition, frozen = prepared
+    run = Run(registry._installation, ToolCall(call_id or new_call_id(), name, frozen, agent))
+    if pack_only(run.inst):
+        return _evaluate_packs(run, definition, result)
     try:
         decision = await run.pre_execute()
         await run.guards()
@@ -100,21 +113,60 @@ async def evaluate(
         r = stopped.result
         return Evaluation(Decision.DENY, r.stage, r.source, r.reason)
     verdict = Decision.ASK if isinstance(decision, Ask) else Decision.ALLOW
-    source = decision.source
     why: str | None = decision.reason if isinstance(decision, Ask) else None
     if result is None:
-        return Evaluation(verdict, Stage.PRE_EXECUTE, source, why)
-    return await _post(run, definition or _stub(name), result, verdict, source, why)
+        return Evaluation(verdict, Stage.PRE_EXECUTE, decision.source, why)
+    recorded = _recorded(run, definition or _stub(name), result)
+    if isinstance(recorded, Evaluation):
+        return recorded
+    try:
+        pending = await run.post_execute(definition or _stub(name), *recorded)
+    except _Stopped as stopped:
+        return _blocked(stopped, verdict, decision.source, why)
+    return _accepted(pending, verdict, decision.source, why)
 
 
-async def _post(
-    run: Run,
-    definition: ToolDefinition,
-    result: Mapping[str, Any],
-    verdict: Decision,
-    source: Source | None,
-    reason: str | None,
-) -> Evaluation:
+def pack_only(inst: Installation) -> bool:
+    """Whether every policy listener and guard comes from a pack (decided without the event loop)."""
+    return (
+        inst.pre_decider is not None
+        and (inst.guard_packs is not None or not inst.guards)
+        and (inst.post_packs is not None or not inst.post.listeners)
+    )
+
+
+def _evaluate_packs(run: Run, definition: ToolDefinition | None, result: Mapping[str, Any] | None) -> Evaluation:
+    """The same evaluation, synchronously, when only packs hold policy (dry-runs, tests)."""
+    inst, call = run.inst, run.call
+    assert inst.pre_decider is not None
+    decision = inst.pre_decider.pre(call.name, call.document)
+    if isinstance(decision, Deny):
+        return Evaluation(Decision.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
+    explain = EXPLAIN.get()
+    for pack in inst.guard_packs or ():
+        rules = pack.rules_for(RuleStage.GUARD, call.name)
+        red_line = check_guards(rules, call.document, explain) if rules else None
+        if red_line is not None:
+            return Evaluation(Decision.DENY, Stage.GUARD, red_line.source, red_line.reason)
+    verdict = Decision.ASK if isinstance(decision, Ask) else Decision.ALLOW
+    why: str | None = decision.reason if isinstance(decision, Ask) else None
+    if result is None:
+        return Evaluation(verdict, Stage.PRE_EXECUTE, decision.source, why)
+    definition = definition or _stub(call.name)
+    recorded = _recorded(run, definition, result)
+    if isinstance(recorded, Evaluation):
+        return recorded
+    pending = PendingResult(recorded[0], recorded[1], definition)
+    try:
+        if inst.post_packs is not None:
+            pending = run.post_from_packs(inst.post_packs, pending)
+    except _Stopped as stopped:
+        return _blocked(stopped, verdict, decision.source, why)
+    return _accepted(pending, verdict, decision.source, why)
+
+
+def _recorded(run: Run, definition: ToolDefinition, result: Mapping[str, Any]) -> tuple[Any, Any] | Evaluation:
+    """The recorded value and content (rendered when not recorded), frozen."""
     try:
         value = freeze(result.get("value"))
         content = result.get("content")
@@ -122,25 +174,27 @@ async def _post(
             content = freeze(definition.render(run.call.arguments, value))
         elif content_problems(content):
             raise ValueError("; ".join(content_problems(content)))
-        content = freeze(content)
+        return value, freeze(content)
     except Exception as error:
         return Evaluation(Decision.ERROR, Stage.POST_EXECUTE, REGISTRY, f"recorded result is malformed: {error}")
-    try:
-        pending = await run.post_execute(definition, value, content)
-    except _Stopped as stopped:
-        r = stopped.result
-        blocked = r.outcome is Outcome.BLOCKED
-        return Evaluation(
-            verdict,
-            Stage.PRE_EXECUTE,
-            source,
-            reason,
-            PostOutcome.BLOCKED if blocked else None,
-            None,
-            r.content if isinstance(r.content, FrozenList) else None,
-            (r.source,) if r.source else (),
-            r.reason,
-        )
+
+
+def _blocked(stopped: _Stopped, verdict: Decision, source: Source | None, reason: str | None) -> Evaluation:
+    r = stopped.result
+    return Evaluation(
+        verdict,
+        Stage.PRE_EXECUTE,
+        source,
+        reason,
+        PostOutcome.BLOCKED if r.outcome is Outcome.BLOCKED else None,
+        None,
+        r.content if isinstance(r.content, FrozenList) else None,
+        (r.source,) if r.source else (),
+        r.reason,
+    )
+
+
+def _accepted(pending: PendingResult, verdict: Decision, source: Source | None, reason: str | None) -> Evaluation:
     post = PostOutcome.REWRITTEN if pending.rewrites else PostOutcome.ACCEPTED
     return Evaluation(
         verdict, Stage.PRE_EXECUTE, source, reason, post, pending.value, pending.content, pending.rewrites

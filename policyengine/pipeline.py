@@ -103,6 +103,7 @@ class Installation:
     # Fast paths, when every listener of a stage comes from a pack: no waterfall, no event-loop
     # timers, the same decisions (tests pin the equivalence).
     pre_decider: Decider | None = None
+    guard_packs: tuple[Pack, ...] | None = None
     post_packs: tuple[Pack, ...] | None = None
 
 
@@ -120,6 +121,7 @@ def build_installation(
     approval_timeout: float,
     stats: dict[str, int],
     pre_packs: tuple[Pack, ...] | None = None,
+    guard_packs: tuple[Pack, ...] | None = None,
     post_packs: tuple[Pack, ...] | None = None,
 ) -> Installation:
     """Compose every chain once, so a call only walks prebuilt closures."""
@@ -145,6 +147,7 @@ def build_installation(
         approval_timeout=approval_timeout,
         stats=stats,
         pre_decider=Decider(pre_packs, default=closing) if pre_packs is not None else None,
+        guard_packs=guard_packs,
         post_packs=post_packs,
     )
 

@@ -234,6 +234,7 @@ class Registry:
             approval_timeout=self._approval_timeout,
             stats=self.stats,
             pre_packs=_only_packs(bundles, "pre"),
+            guard_packs=_only_packs(bundles, "guards"),
             post_packs=_only_packs(bundles, "post"),
         )
 

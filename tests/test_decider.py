@@ -64,3 +64,43 @@ def test_decider_matches_the_registry_on_every_call(folders: list[str]) -> None:
     mismatches = [(i, a, b) for i, (a, b) in enumerate(pairs) if a != b]
     assert not mismatches, mismatches[:5]
     assert {a[0] for a, _b in pairs} >= {"allow", "deny"}
+
+
+@pytest.mark.parametrize("folders", LAYERINGS, ids=lambda f: "+".join(Path(p).name for p in f))
+def test_pack_fast_path_matches_the_waterfall_path(folders: list[str]) -> None:
+    """evaluate() on packs alone (synchronous) answers as the waterfall does with a listener beside them."""
+    folders = [str(ROOT / f) for f in folders]
+    fast = Registry()
+    PolicyLayers.install(fast, folders)
+    slow = Registry()
+
+    @slow.on_pre_execute(name="pass-through")
+    async def pass_through(call, next):  # type: ignore[no-untyped-def]
+        return await next()
+
+    @slow.on_post_execute(name="pass-through-post")
+    async def pass_through_post(call, result, next):  # type: ignore[no-untyped-def]
+        return await next()
+
+    PolicyLayers.install(slow, folders)
+    card = {"credit_card_list": {"card_number": "4111 1111 1111 1111", "card_verification_value": 123}}
+    results = [None, {"value": card}, {"value": {"note": "x" * 30_000}}, {"value": {"api_token": "s3cr3t-value"}}]
+
+    async def both() -> list[tuple[object, object]]:
+        pairs = []
+        for i, call in enumerate(_calls()):
+            result = results[i % len(results)]
+            a = await evaluate(fast, call["name"], call["arguments"], call_id="c", result=result)
+            b = await evaluate(slow, call["name"], call["arguments"], call_id="c", result=result)
+            pairs.append(
+                (
+                    (a.decision, a.rule, a.reason, a.post, a.value, [s.name for s in a.rewrites], a.feedback),
+                    (b.decision, b.rule, b.reason, b.post, b.value, [s.name for s in b.rewrites], b.feedback),
+                )
+            )
+        return pairs
+
+    pairs = asyncio.run(both())
+    assert pairs, "no calls"
+    mismatches = [(i, a, b) for i, (a, b) in enumerate(pairs) if a != b]
+    assert not mismatches, mismatches[:3]
