@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
-from .dryrun import Engine, Setup, chunks
+from .dryrun import Batch, Engine, Setup, chunks
 from .errors import UsageError
 
 # One engine per worker process, keyed by its setup: packs load once, not once per chunk.
 _ENGINES: dict[Setup, Engine] = {}
 
 
-def _evaluate_chunk(setup: Setup, chunk: Sequence[tuple[int, bytes]]) -> list[dict[str, Any]]:
+def _evaluate_chunk(setup: Setup, chunk: Sequence[tuple[int, bytes]]) -> Batch:
     engine = _ENGINES.get(setup)
     if engine is None:
         engine = _ENGINES[setup] = Engine(setup)
-    return engine.run(chunk)
+    return engine.batch(chunk)
 
 
-def evaluate_on_dask(setup: Setup, lines: Sequence[tuple[int, bytes]], scheduler: str) -> Iterator[dict[str, Any]]:
-    """Records for every line, in input order, computed on a Dask cluster.
+def evaluate_on_dask(setup: Setup, lines: Sequence[tuple[int, bytes]], scheduler: str) -> Iterator[Batch]:
+    """Batches for every chunk, in input order, computed on a Dask cluster.
 
     `scheduler` is a scheduler address (tcp://host:8786) or `local` for a cluster on this
     machine. Chunks are submitted in order and gathered in order, so the output lines up with
@@ -32,7 +31,6 @@ def evaluate_on_dask(setup: Setup, lines: Sequence[tuple[int, bytes]], scheduler
         raise UsageError(
             "--scheduler needs the distributed extra", hint="pip install 'policyengine[distributed]'"
         ) from None
-    Engine(setup)  # fail on a broken pack here, before anything is submitted
     cluster = (
         LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         if scheduler == "local"
@@ -42,7 +40,7 @@ def evaluate_on_dask(setup: Setup, lines: Sequence[tuple[int, bytes]], scheduler
     try:
         futures = [client.submit(_evaluate_chunk, setup, list(chunk), pure=False) for chunk in chunks(lines)]
         for future in futures:
-            yield from future.result()
+            yield future.result()
     finally:
         client.close()
         if cluster is not None:

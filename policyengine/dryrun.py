@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from .call import ToolCall
 from .errors import UsageError
-from .evaluate import Evaluation, evaluate
+from .evaluate import Evaluation, evaluate, evaluate_now
 from .frozen import freeze
 from .install import PolicyLayers
 from .registry import Registry
@@ -69,16 +69,22 @@ class Engine:
         self.setup = setup
         self.main = _layers(setup.packs, setup.tools)
         self.other = _layers(setup.against, setup.tools) if setup.against else None
-        self.loop = asyncio.new_event_loop()
+        self.rule_ids = [r.id for p in self.main.packs for r in p.rules]
 
     def run(self, chunk: Sequence[tuple[int, bytes]]) -> list[dict[str, Any]]:
         """Records for a chunk of (line number, raw line), in order."""
-        return self.loop.run_until_complete(self._run(chunk))
+        return [self.record(number, raw) for number, raw in chunk]
 
-    async def _run(self, chunk: Sequence[tuple[int, bytes]]) -> list[dict[str, Any]]:
-        return [await self.record(number, raw) for number, raw in chunk]
+    def batch(self, chunk: Sequence[tuple[int, bytes]]) -> Batch:
+        """A chunk's output lines and its share of the summary: workers send back text, not dicts."""
+        summary = Summary(self.rule_ids)
+        lines = []
+        for record in self.run(chunk):
+            summary.add(record)
+            lines.append(dump_record(record) + "\n")
+        return Batch("".join(lines), summary, len(chunk))
 
-    async def record(self, number: int, raw: bytes) -> dict[str, Any]:
+    def record(self, number: int, raw: bytes) -> dict[str, Any]:
         """The output record for one input line; a malformed line becomes an error record."""
         call, problem = parse_line(raw, self.setup.max_line_bytes)
         if call is None:
@@ -93,9 +99,9 @@ class Engine:
             }
         ident = {"line": number, "call_id": call.get("call_id"), "name": call["name"]}
         try:
-            record = ident | await self._evaluate(self.main, call)
+            record = ident | self._evaluate(self.main, call)
             if self.other is not None:
-                against = await self._evaluate(self.other, call)
+                against = self._evaluate(self.other, call)
                 record["against"] = against
                 record["changed"] = _changed(record, against)
         except Exception as error:  # an engine fault on one line must not lose the others
@@ -107,19 +113,22 @@ class Engine:
             }
         return record
 
-    async def _evaluate(self, layers: PolicyLayers, call: dict[str, Any]) -> dict[str, Any]:
+    def _evaluate(self, layers: PolicyLayers, call: dict[str, Any]) -> dict[str, Any]:
         result = call.get("result")
         # Post-execute only runs on a result the tool produced: a recorded denial has none.
         ran = isinstance(result, dict) and "value" in result and result.get("outcome", "ok") == "ok"
-        evaluation = await evaluate(
-            layers.registry,
-            call["name"],
-            call.get("arguments", {}),
-            agent=str(call.get("agent", "agent")),
-            call_id=str(call.get("call_id", "")),
-            result=result if ran else None,
-            require_tool=self.setup.tools is not None,
-        )
+        options: dict[str, Any] = {
+            "agent": str(call.get("agent", "agent")),
+            "call_id": str(call.get("call_id", "")),
+            "result": result if ran else None,
+            "require_tool": self.setup.tools is not None,
+        }
+        arguments = call.get("arguments", {})
+        # Packs alone decide without an event loop (always so in a dry-run); anything else
+        # goes through the same async evaluation a registry uses.
+        evaluation = evaluate_now(layers.registry, call["name"], arguments, **options)
+        if evaluation is None:
+            evaluation = asyncio.run(evaluate(layers.registry, call["name"], arguments, **options))
         fields = _fields(evaluation)
         if evaluation.decision.value in ("allow", "ask"):
             wrapping = _execute_rules(layers, call)
@@ -234,30 +243,34 @@ def _init(setup: Setup) -> None:
     _ENGINE = Engine(setup)
 
 
-def _work(chunk: Sequence[tuple[int, bytes]]) -> list[dict[str, Any]]:
+def _work(chunk: Sequence[tuple[int, bytes]]) -> Batch:
     assert _ENGINE is not None
-    return _ENGINE.run(chunk)
+    return _ENGINE.batch(chunk)
 
 
-def evaluate_all(
-    setup: Setup, lines: Sequence[tuple[int, bytes]], workers: int, progress: Progress
-) -> Iterator[dict[str, Any]]:
-    """Records for every line, in input order, on one process or a pool."""
+@dataclass
+class Batch:
+    """The output of one chunk: its record lines, in order, and its summary counts."""
+
+    text: str
+    summary: Summary
+    size: int
+
+
+def evaluate_all(engine: Engine, lines: Sequence[tuple[int, bytes]], workers: int) -> Iterator[Batch]:
+    """Batches for every chunk, in input order, on this process or a pool of forked workers."""
     if workers <= 1 or len(lines) <= CHUNK:
-        engine = Engine(setup)
         for chunk in chunks(lines):
-            yield from engine.run(chunk)
-            progress.advance(len(chunk))
+            yield engine.batch(chunk)
         return
     import multiprocessing
 
-    Engine(setup)  # load once here so a broken pack fails before any worker starts
-    with multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn").Pool(
-        workers, initializer=_init, initargs=(setup,)
-    ) as pool:
-        for records in pool.imap(_work, chunks(lines)):  # imap keeps input order
-            yield from records
-            progress.advance(len(records))
+    global _ENGINE
+    _ENGINE = engine  # forked workers inherit the loaded packs: no reload per worker
+    context = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    initializer = None if context.get_start_method() == "fork" else _init
+    with context.Pool(workers, initializer=initializer, initargs=(engine.setup,)) as pool:
+        yield from pool.imap(_work, chunks(lines))  # imap keeps input order
 
 
 class Progress:
@@ -297,6 +310,16 @@ class Summary:
         self.post: Counter[str] = Counter()
         self.changed: dict[str, list[int]] = defaultdict(list)
         self.calls = 0
+
+    def merge(self, other: Summary) -> None:
+        """Add another chunk's counts (chunks arrive in input order)."""
+        self.calls += other.calls
+        self.decisions.update(other.decisions)
+        self.hits.update(other.hits)
+        self.reasons.update(other.reasons)
+        self.post.update(other.post)
+        for rule, lines in other.changed.items():
+            self.changed[rule].extend(lines)
 
     def add(self, record: dict[str, Any]) -> None:
         """Count one record."""
@@ -364,19 +387,20 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         raise UsageError("--fail-on changed needs --against")
     setup = Setup(tuple(args.pack), tuple(args.against or ()), args.tools, args.max_line_bytes)
     lines = read_lines(args.calls)
-    engine_rules = _rule_ids(setup)
-    summary = Summary(engine_rules)
+    engine = Engine(setup)  # loads (and checks) every pack once, before any work starts
+    summary = Summary(engine.rule_ids)
     progress = Progress(len(lines), err, bool(getattr(err, "isatty", lambda: False)()))
-    records = _records(setup, lines, args, progress)
+    batches = _batches(engine, lines, args)
     try:
         sink = open(args.output, "w", encoding="utf-8") if args.output else None  # noqa: SIM115
     except OSError as error:
         raise UsageError(f"cannot write --output {args.output}: {error.strerror or error}") from None
     try:
-        for record in records:
-            summary.add(record)
+        for batch in batches:
+            summary.merge(batch.summary)
             if sink is not None:
-                sink.write(dump_record(record) + "\n")
+                sink.write(batch.text)
+            progress.advance(batch.size)
     finally:
         progress.close()
         if sink is not None:
@@ -392,19 +416,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     return 0
 
 
-def _records(
-    setup: Setup, lines: Sequence[tuple[int, bytes]], args: argparse.Namespace, progress: Progress
-) -> Iterator[dict[str, Any]]:
+def _batches(engine: Engine, lines: Sequence[tuple[int, bytes]], args: argparse.Namespace) -> Iterator[Batch]:
     if args.scheduler:
         from .distributed import evaluate_on_dask
 
-        yield from evaluate_on_dask(setup, lines, args.scheduler)
+        yield from evaluate_on_dask(engine.setup, lines, args.scheduler)
         return
-    workers = args.workers or os.cpu_count() or 1
-    yield from evaluate_all(setup, lines, workers, progress)
-
-
-def _rule_ids(setup: Setup) -> list[str]:
-    from .packs import load_packs
-
-    return [r.id for p in load_packs(setup.packs) for r in p.rules]
+    yield from evaluate_all(engine, lines, args.workers or os.cpu_count() or 1)

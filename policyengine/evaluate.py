@@ -126,6 +126,27 @@ async def evaluate(
     return _accepted(pending, verdict, decision.source, why)
 
 
+def evaluate_now(
+    registry: Registry,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    *,
+    agent: str = "agent",
+    call_id: str | None = None,
+    result: Mapping[str, Any] | None = None,
+    require_tool: bool = False,
+) -> Evaluation | None:
+    """`evaluate` without an event loop, when only packs hold policy; None when it cannot."""
+    if not pack_only(registry._installation):
+        return None
+    prepared = _prepare(registry, name, arguments, require_tool)
+    if isinstance(prepared, Evaluation):
+        return prepared
+    definition, frozen = prepared
+    run = Run(registry._installation, ToolCall(call_id or new_call_id(), name, frozen, agent))
+    return _evaluate_packs(run, definition, result)
+
+
 def pack_only(inst: Installation) -> bool:
     """Whether every policy listener and guard comes from a pack (decided without the event loop)."""
     return (
