@@ -79,8 +79,13 @@ class AuditRecorder:
 
     def __call__(self, result: ToolResult) -> None:
         """Write one record and flush it."""
+        record = record_of(result)
         try:
-            line = json.dumps(record_of(result), ensure_ascii=False, default=str)
+            line = json.dumps(record, ensure_ascii=False, default=str)
+        except ValueError:
+            # An integer too long for json (over 4,300 digits) must not hide a call from audit:
+            # write it as a string rather than dropping the record.
+            line = json.dumps(_printable(record), ensure_ascii=False, default=str)
         except Exception as error:  # a value json cannot write is still a visible failure
             self._fail(result, error)
             return
@@ -130,3 +135,17 @@ def _tell(stream: IO[str]) -> int | None:
         return stream.tell()
     except Exception:
         return None
+
+
+def _printable(value: Any) -> Any:
+    """A copy json can always write: integers it cannot print become strings."""
+    if isinstance(value, dict):
+        return {k: _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            str(value)
+        except ValueError:
+            return f"<integer of about {value.bit_length() * 30103 // 100000:,} digits>"
+    return value

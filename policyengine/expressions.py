@@ -222,7 +222,10 @@ class Template:
             except Exception as error:  # a message must still be produced: the decision stands
                 out.append(f"<{{{part.text}}} failed: {error}>")
                 continue
-            out.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+            try:
+                out.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+            except ValueError:  # e.g. an integer with more digits than Python will print
+                out.append(f"<{{{part.text}}} is too large to show>")
         return "".join(out)
 
 

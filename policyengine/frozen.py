@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn, SupportsIndex
 
@@ -119,6 +120,9 @@ def freeze(value: Any, *, path: str = "$", _depth: int = 0) -> Any:
     if _depth > MAX_DEPTH:
         raise FreezeError(f"{path}: nested deeper than {MAX_DEPTH} levels")
     kind = type(value)
+    if kind is float and not math.isfinite(value):
+        # Not JSON, and every comparison with NaN is false: a limit rule would never fire.
+        raise FreezeError(f"{path}: {value} is not a JSON number", hint="send a finite number")
     if kind in _EXACT_SCALARS or kind is FrozenDict or kind is FrozenList:
         return value  # frozen containers are deep by construction
     if isinstance(value, Mapping):

@@ -82,20 +82,26 @@ async def _with_rules(rules: Sequence[Rule], dispatch: Dispatch, next: Next) -> 
     rule, rest = rules[0], rules[1:]
     attempts = rule.retries + 1
     for attempt in range(attempts):
-        step = dispatch
+        step, combined = dispatch, None
         if rule.timeout is not None:
-            step = dispatch.with_signal(Signal.timeout(rule.timeout, f"rule {rule.id}: deadline of {rule.timeout:g}s"))
+            # Combined with the signal it was given: an inner, longer deadline never lifts an outer one.
+            deadline = Signal.timeout(rule.timeout, f"rule {rule.id}: deadline of {rule.timeout:g}s")
+            combined = Signal.any(dispatch.signal, deadline)
+            step = dispatch.with_signal(combined)
         try:
             if rest:
                 return await _with_rules(rest, step, next)
             return await next(step)
         except Aborted as aborted:
-            # Retry our own deadline only; a caller's cancel is final.
-            if aborted.reason.kind is not AbortKind.TIMEOUT or dispatch.call.signal.aborted or attempt + 1 == attempts:
+            # Retry our own deadline only: a caller's cancel or an outer deadline is final.
+            if aborted.reason.kind is not AbortKind.TIMEOUT or dispatch.signal.aborted or attempt + 1 == attempts:
                 raise
         except Exception:
             if attempt + 1 == attempts:
                 raise
+        finally:
+            if combined is not None:
+                combined.detach()  # the caller's signal must not keep our listener
         await asyncio.sleep(rule.backoff * (2**attempt))
     raise AssertionError("unreachable")  # pragma: no cover
 

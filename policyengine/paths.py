@@ -95,11 +95,16 @@ def _split_root(text: str) -> tuple[Root, str]:
         text = text[len("file:") :]
         if text.startswith("//localhost/"):
             text = text[len("//localhost") :]
+        elif text.startswith("///"):  # file:///x: an empty authority, then the path
+            text = text[2:]
     # Win32 device prefixes "\\?\C:\x" and "\\.\C:\x" name the same file as "C:\x".
     if text.startswith(("//?/", "//./")):
         text = text[4:]
         if text.startswith("unc/"):
             text = "/" + text[3:]
+    # "/c:/windows" (file:///C:/Windows, or a URL path) names the drive, not a folder "c:".
+    if len(text) >= 3 and text[0] == "/" and text[2] == ":" and "a" <= text[1] <= "z":
+        text = text[1:]
     if text.startswith("/"):
         return "/", text
     if len(text) >= 2 and text[1] == ":" and "a" <= text[0] <= "z":
@@ -108,8 +113,15 @@ def _split_root(text: str) -> tuple[Root, str]:
     return "", text
 
 
+MAX_PATH_LENGTH = 32_768  # Windows' own limit; Linux's PATH_MAX is 4,096
+
+
 def _parse(path: str) -> tuple[Root, tuple[str, ...]]:
     """Return the root and the lexically resolved components of a path."""
+    if len(path) > MAX_PATH_LENGTH:
+        # No filesystem opens a longer path, and normalising megabytes of hostile text would
+        # stall the event loop: refuse it, so the rule fails closed.
+        raise PathPatternError(f"path of {len(path):,} characters is longer than {MAX_PATH_LENGTH:,}")
     text = _decode(path).strip().replace("\\", "/")
     root, rest = _split_root(text)
     parts: list[str] = []

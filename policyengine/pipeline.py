@@ -201,9 +201,11 @@ async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
             awaitable.close()
         raise Aborted(signal.reason)  # type: ignore[arg-type]
     task = asyncio.ensure_future(awaitable)
+    loop = asyncio.get_running_loop()
 
     def cancel(_reason: AbortReason) -> None:
-        task.cancel()
+        # A sync body polling its signal in a worker thread can fire it there: hop to the loop.
+        loop.call_soon_threadsafe(task.cancel)
 
     remove = signal.add_callback(cancel)
     timer = None
@@ -212,9 +214,10 @@ async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
     try:
         value = await task
     except asyncio.CancelledError:
-        if signal.aborted:
+        current = asyncio.current_task()
+        if signal.aborted and not (current is not None and current.cancelling()):
             raise Aborted(signal.reason) from None
-        task.cancel()
+        task.cancel()  # our caller was cancelled: that cancel is theirs to see
         raise
     finally:
         remove()

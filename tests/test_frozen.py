@@ -444,7 +444,7 @@ def test_compiled_expression_behaves_the_same_on_frozen_data() -> None:
 
 # --------------------------------------------------------------------------- property test
 
-json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
 json_documents = st.recursive(
     json_scalars,
     lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5),
@@ -493,3 +493,10 @@ def test_freeze_and_thaw_round_trip_any_json_document(doc: Any) -> None:
         assert len(thawed) == len(doc) + 1
         assert len(frozen) == len(doc)
     assert pickle.loads(pickle.dumps(frozen)) == doc
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+def test_nan_and_infinity_are_not_json_and_are_refused(number: float) -> None:
+    """Every comparison with NaN is false, so a limit rule would silently never fire."""
+    with pytest.raises(FreezeError, match="not a JSON number"):
+        freeze({"amount": number})
