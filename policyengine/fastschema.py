@@ -43,7 +43,9 @@ import re2
 
 __all__ = ["FastValidator", "compile_schema"]
 
+# A check returns the normalised value, or _FAIL; a step is one validation rule's predicate.
 Check = Callable[[Any], Any]
+Step = Callable[[Any], bool]
 
 
 class _Fail:
@@ -346,13 +348,10 @@ def _sequence_normaliser(item_check: Check) -> Check:
     return normalise_sequence
 
 
-Step = Callable[[Any], bool]
-
-
 def _value_steps(rules: Mapping[str, Any]) -> tuple[tuple[Step, ...], tuple[Step, ...]]:
     """The value rules as predicates: those an empty value with `empty: true` still meets, and the rest."""
-    kept: list[Callable[[Any], bool]] = []
-    skippable: list[Callable[[Any], bool]] = []
+    kept: list[Step] = []
+    skippable: list[Step] = []
     for name in rules:
         constraint = rules[name]
         if name == "allowed":
@@ -366,7 +365,7 @@ def _value_steps(rules: Mapping[str, Any]) -> tuple[tuple[Step, ...], tuple[Step
     return tuple(kept), tuple(skippable)
 
 
-def _allowed(constraint: Any) -> Callable[[Any], bool]:
+def _allowed(constraint: Any) -> Step:
     if isinstance(constraint, (set, frozenset)):
         allowed: Any = frozenset(constraint)
     elif isinstance(constraint, (list, tuple)):
@@ -383,7 +382,7 @@ def _allowed(constraint: Any) -> Callable[[Any], bool]:
     return check_allowed
 
 
-def _bound(constraint: Any, *, lower: bool) -> Callable[[Any], bool]:
+def _bound(constraint: Any, *, lower: bool) -> Step:
     if constraint is None or not isinstance(constraint, (int, float, str)):
         raise _Unsupported
 
@@ -402,7 +401,7 @@ def _bound(constraint: Any, *, lower: bool) -> Callable[[Any], bool]:
     return check_min if lower else check_max
 
 
-def _length(constraint: Any, *, lower: bool) -> Callable[[Any], bool]:
+def _length(constraint: Any, *, lower: bool) -> Step:
     if not isinstance(constraint, int) or isinstance(constraint, bool):
         raise _Unsupported
 
@@ -415,7 +414,7 @@ def _length(constraint: Any, *, lower: bool) -> Callable[[Any], bool]:
     return check_minlength if lower else check_maxlength
 
 
-def _regex(constraint: Any) -> Callable[[Any], bool]:
+def _regex(constraint: Any) -> Step:
     if not isinstance(constraint, str):
         raise _Unsupported
     try:
@@ -429,7 +428,7 @@ def _regex(constraint: Any) -> Callable[[Any], bool]:
     return check_regex
 
 
-def _type_test(types: tuple[str, ...]) -> Callable[[Any], bool]:
+def _type_test(types: tuple[str, ...]) -> Step:
     if types == ("dict",):
         return _is_mapping
     if types == ("list",):
@@ -438,7 +437,7 @@ def _type_test(types: tuple[str, ...]) -> Callable[[Any], bool]:
     # `boolean` and `string` take them back: one isinstance over the union answers the rest.
     classes = [cls for name in types for cls in _TYPES[name][0]]
     included = tuple(sorted(set(classes), key=lambda cls: (isinstance(cls, abc.ABCMeta), classes.index(cls))))
-    bool_ok = "integer" in types or "boolean" in types
+    bool_ok = "boolean" in types
     str_ok = "string" in types
 
     def test(value: Any) -> bool:
@@ -457,8 +456,8 @@ def _assemble(
     on_map: Check | None,
     on_seq: Check | None,
     empty: bool | None,
-    kept: tuple[Callable[[Any], bool], ...],
-    skippable: tuple[Callable[[Any], bool], ...],
+    kept: tuple[Step, ...],
+    skippable: tuple[Step, ...],
 ) -> Check:
     """The check of one value, specialised for the common shapes (a typed scalar, maybe nullable)."""
     none_result: Any = None if nullable else _FAIL

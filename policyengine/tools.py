@@ -12,6 +12,7 @@ import cerberus
 import re2
 
 from .errors import DefinitionError, FreezeError
+from .fastschema import FastValidator, compile_schema
 from .frozen import FrozenDict, FrozenList, freeze, thaw
 
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
@@ -135,7 +136,11 @@ class ToolDefinition:
     run_in_thread: bool
     _arguments: ParameterValidator
     _output: ParameterValidator
+    # The same schemas compiled to closures (fastschema; None where it cannot): Cerberus only
+    # runs to explain a refusal. Differential tests pin both to the same verdicts.
+    _fast_arguments: FastValidator | None
     _execute_takes_ctx: bool
+    _fast_output: FastValidator | None = None
 
     @property
     def is_async(self) -> bool:
@@ -147,11 +152,15 @@ class ToolDefinition:
         if not isinstance(arguments, Mapping):
             return None, [f"arguments must be an object, got {type(arguments).__name__}"]
         try:
-            plain = thaw(freeze(arguments))
+            frozen = freeze(arguments)
         except FreezeError as exc:
             return None, [str(exc)]
+        if self._fast_arguments is not None:
+            ok, document = self._fast_arguments(frozen)
+            if ok:
+                return freeze(document), []
         validator = self._arguments
-        if not validator.validate(plain):
+        if not validator.validate(thaw(frozen)):
             return None, describe_errors(validator.errors)
         return freeze(validator.document), []
 
@@ -163,6 +172,10 @@ class ToolDefinition:
             return None, [str(exc)]
         if not self.output_schema:
             return frozen, []
+        if self._fast_output is not None:
+            ok, document = self._fast_output({"value": frozen})
+            if ok and document is not None:
+                return freeze(document["value"]), []
         validator = self._output
         if not validator.validate({"value": thaw(frozen)}):
             return None, describe_errors(validator.errors)
@@ -323,6 +336,8 @@ def define_tool(
         run_in_thread=run_in_thread,
         _arguments=arguments,
         _output=out_validator,
+        _fast_arguments=compile_schema(arguments.schema),
+        _fast_output=compile_schema(out_validator.schema) if frozen_out else None,
         _execute_takes_ctx=_arity(execute) >= 2,
     )
 
