@@ -14,6 +14,7 @@ import yaml
 
 from .decisions import Source, SourceKind
 from .expressions import Expression, Report, Template, compile_expression, compile_template
+from .fastschema import compile_schema
 from .problems import Problem, ProblemSink, Severity
 from .redact import REDACTED, Redaction, key_matcher, parse_path
 from .rules import Rule, RuleStage, ToolMatcher, Verb
@@ -33,6 +34,9 @@ def schema_problems(
     doc: SourceDoc, data: Any, rules: Mapping[str, Any], base: Path, rule_id: str | None
 ) -> list[Problem]:
     """Validate `data` (found at `base` in `doc`) with Cerberus; one Problem per error, located."""
+    fast = _fast_validator(rules)
+    if fast is not None and isinstance(data, Mapping) and fast(data)[0] and _cross_fields_ok(rules, data):
+        return []  # Cerberus, which is slow, only runs to explain what is wrong
     validator = _validator(rules)
     if validator.validate(data):
         return []
@@ -71,6 +75,68 @@ def _validator(rules: Mapping[str, Any]) -> cerberus.Validator:
     if hit is None or hit[0] is not rules:  # the identity check guards against a reused id
         hit = _VALIDATORS[id(rules)] = (rules, cerberus.Validator(dict(rules)))
     return hit[1]
+
+
+_FAST: dict[int, tuple[Mapping[str, Any], Any]] = {}
+_CROSS = ("excludes", "dependencies", "meta")
+
+
+def _fast_validator(rules: Mapping[str, Any]) -> Any:
+    """The schema without its cross-field rules, compiled to closures (checked separately)."""
+    hit = _FAST.get(id(rules))
+    if hit is None or hit[0] is not rules:
+        hit = _FAST[id(rules)] = (rules, compile_schema(_strip(rules)))
+    return hit[1]
+
+
+def _strip(document: Mapping[str, Any]) -> dict[str, Any]:
+    return {field: _strip_rules(rules) for field, rules in document.items()}
+
+
+def _strip_rules(rules: Any) -> Any:
+    if not isinstance(rules, Mapping):
+        return rules
+    out = {k: v for k, v in rules.items() if k not in _CROSS}
+    inner = out.get("schema")
+    if isinstance(inner, Mapping):
+        out["schema"] = _strip(inner) if "dict" in _type_names(out) else _strip_rules(inner)
+    return out
+
+
+def _type_names(rules: Mapping[str, Any]) -> list[str]:
+    types = rules.get("type")
+    return [types] if isinstance(types, str) else list(types or [])
+
+
+def _cross_fields_ok(document: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
+    """`excludes` and `dependencies` hold at every level (the part the closures do not check)."""
+    for field, value in data.items():
+        rules = document.get(field)
+        if not isinstance(rules, Mapping):
+            continue
+        excludes = rules.get("excludes")
+        excluded = [excludes] if isinstance(excludes, str) else excludes or []
+        if any(other in data for other in excluded):
+            return False
+        needs = rules.get("dependencies")
+        if isinstance(needs, str):
+            needs = [needs]
+        if isinstance(needs, Mapping):
+            if any(data.get(k) not in (v if isinstance(v, list) else [v]) for k, v in needs.items()):
+                return False
+        elif needs is not None and any(k not in data for k in needs):
+            return False
+        inner = rules.get("schema")
+        if isinstance(inner, Mapping):
+            if "dict" in _type_names(rules) and isinstance(value, Mapping) and not _cross_fields_ok(inner, value):
+                return False
+            if "list" in _type_names(rules) and isinstance(value, list):
+                item = inner.get("schema") if "dict" in _type_names(inner) else None
+                if isinstance(item, Mapping) and any(
+                    isinstance(v, Mapping) and not _cross_fields_ok(item, v) for v in value
+                ):
+                    return False
+    return True
 
 
 def _flatten(tree: Mapping[Any, Any], prefix: Path) -> list[tuple[Path, str]]:
@@ -117,7 +183,9 @@ class FileCompiler:
     def compile(self) -> list[Rule]:
         """Every rule of the file that compiled cleanly (problems go to the sink)."""
         rules = []
-        for i, raw in enumerate(self.doc.data.get("rules") or []):
+        raw_rules = self.doc.data.get("rules")
+        # A `rules:` that is not a list was reported by the schema already.
+        for i, raw in enumerate(raw_rules if isinstance(raw_rules, list) else []):
             if isinstance(raw, Mapping):
                 rule = self.rule(raw, ("rules", i))
                 if rule is not None:
@@ -129,7 +197,7 @@ class FileCompiler:
         rule_id = raw.get("id") if isinstance(raw.get("id"), str) else None
         stage_name = raw.get("stage")
         schemas = schema("rules")
-        if stage_name not in {s.value for s in RuleStage}:
+        if not isinstance(stage_name, str) or stage_name not in {s.value for s in RuleStage}:
             close = difflib.get_close_matches(str(stage_name), [s.value for s in RuleStage], n=1)
             self.sink.add(
                 self.doc.problem(

@@ -86,11 +86,25 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
     except jp_exceptions.JMESPathError as error:  # e.g. an empty expression
         report("PE301", f"invalid JMESPath: {error}", 0, max(1, len(text)), None)
         return None
+    except (ValueError, RecursionError) as error:  # a huge index, or nesting the parser cannot hold
+        report(
+            "PE301",
+            f"invalid JMESPath: {type(error).__name__}: {error}"[:300],
+            0,
+            max(1, len(text)),
+            "simplify the expression",
+        )
+        return None
     problems_before = _Counter(report)
-    ast = _resolve(parsed.parsed, text, lists, problems_before)
+    try:
+        ast = _resolve(parsed.parsed, text, lists, problems_before)
+        compiled = compile_ast(ast, FUNCTIONS) if not problems_before.count else None
+    except RecursionError:
+        report("PE301", "expression nested too deeply", 0, max(1, len(text)), "simplify the expression")
+        return None
     if problems_before.count:
         return None
-    return Expression(text, ParsedResult(text, ast), compile_ast(ast, FUNCTIONS))
+    return Expression(text, ParsedResult(text, ast), compiled)
 
 
 class _Counter:
@@ -224,7 +238,7 @@ class Template:
                 continue
             try:
                 out.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
-            except ValueError:  # e.g. an integer with more digits than Python will print
+            except (TypeError, ValueError):  # an integer too long to print, an &expression
                 out.append(f"<{{{part.text}}} is too large to show>")
         return "".join(out)
 

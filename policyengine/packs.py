@@ -121,7 +121,24 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
             continue
         seen.add(rel)
         target = folder / rel
-        if not target.is_file():
+        try:
+            outside = not target.resolve().is_relative_to(folder.resolve())
+            present = target.is_file()
+        except (OSError, ValueError) as error:
+            sink.add(manifest_doc.problem("PE403", f"rule file {rel} cannot be opened: {error}", ("files", i)))
+            continue
+        if outside:
+            # A pack is one folder: a rule file outside it would be installed unreviewed with it.
+            sink.add(
+                manifest_doc.problem(
+                    "PE403",
+                    f"rule file {rel} is outside the pack folder",
+                    ("files", i),
+                    hint="keep rule files inside the pack folder",
+                )
+            )
+            continue
+        if not present:
             sink.add(
                 manifest_doc.problem(
                     "PE403",
@@ -141,7 +158,8 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
         docs.append(doc)
     lists: dict[str, tuple[Any, ...]] = {}
     for doc in docs:
-        for list_name, values in (doc.data.get("lists") or {}).items():
+        declared = doc.data.get("lists")
+        for list_name, values in (declared if isinstance(declared, dict) else {}).items():
             if list_name in lists:
                 sink.add(
                     doc.problem(
@@ -160,7 +178,7 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
         compiler = FileCompiler(doc, {k: list(v) for k, v in lists.items()}, name, sink)
         rules.extend(compiler.compile())
         used |= compiler.used_lists
-    warnings = [w for doc in docs for w in unused_list_warnings(doc, doc.data.get("lists") or {}, used)]
+    warnings = [w for doc in docs for w in unused_list_warnings(doc, _lists_of(doc), used)]
     _unique_raw_ids(docs, name, sink)
     default = _default(manifest, name)
     digest = digest_of(manifest, [(doc.filename.rsplit("/", 1)[-1], doc.data) for doc in docs])
@@ -205,6 +223,12 @@ def _unique_raw_ids(docs: Sequence[SourceDoc], pack: str, sink: ProblemSink) -> 
                 )
             else:
                 first[rule_id] = where
+
+
+def _lists_of(doc: SourceDoc) -> dict[str, Any]:
+    """The `lists:` of a rule file, or {} when it is not a mapping (the schema reported it)."""
+    declared = doc.data.get("lists")
+    return declared if isinstance(declared, dict) else {}
 
 
 def check_unique_ids(rules: Iterable[Rule], sink: ProblemSink) -> None:

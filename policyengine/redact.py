@@ -27,6 +27,8 @@ def parse_path(text: str) -> tuple[str | int, ...] | None:
         if not match or (pos == 0 and text.startswith(".")):
             return None
         index, key = match.groups()
+        if index is not None and len(index) > 18:  # no list is that long; int() would refuse 4,300 digits
+            return None
         segments.append(key if key is not None else ("*" if index == "*" else int(index)))
         pos = match.end()
     return tuple(segments) if segments else None

@@ -272,7 +272,18 @@ def load_yaml(
     if not 1 <= max_depth <= MAX_DEPTH_LIMIT:
         raise ValueError(f"max_depth must be between 1 and {MAX_DEPTH_LIMIT}, got {max_depth}")
     problems: list[Problem] = []
-    doc = _load(text, filename, problems, _Limits(max_bytes, max_depth, max_aliases, max_nodes), expect_mapping)
+    try:
+        doc = _load(text, filename, problems, _Limits(max_bytes, max_depth, max_aliases, max_nodes), expect_mapping)
+    except (ValueError, RecursionError, OverflowError) as error:  # a parser corner nothing above caught
+        problems.append(
+            Problem(
+                "PE101",
+                f"cannot parse {filename}: {type(error).__name__}: {error}",
+                Location(filename, 1, 1),
+                hint="check the file's syntax and characters",
+            )
+        )
+        doc = None
     sink.extend(problems)
     if any(p.is_error for p in problems):
         return None
@@ -668,6 +679,12 @@ def _short_tag(tag: str) -> str:
     return "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
 
 
+def _printable_int(number: int) -> int:
+    """Refuse an integer Python cannot print (hex and octal escape the decimal digit limit)."""
+    str(number)  # raises ValueError past sys.int_max_str_digits, like a decimal literal would
+    return number
+
+
 def _implicit(value: str) -> Any:
     """A plain scalar's value under the YAML 1.2 core schema (raises ValueError for a huge integer)."""
     if value in _NULLS:
@@ -677,9 +694,9 @@ def _implicit(value: str) -> Any:
     if _INT_DEC.fullmatch(value):
         return int(value, 10)
     if _INT_OCT.fullmatch(value):
-        return int(value[2:], 8)
+        return _printable_int(int(value[2:], 8))
     if _INT_HEX.fullmatch(value):
-        return int(value[2:], 16)
+        return _printable_int(int(value[2:], 16))
     if _FLOAT.fullmatch(value):
         return float(value)
     if _INF.fullmatch(value):
