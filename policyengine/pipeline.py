@@ -15,6 +15,7 @@ from .call import Dispatch, PendingResult, ToolCall
 from .decider import Decider
 from .decisions import (
     ACCEPT,
+    ALLOW,
     Accept,
     AcceptValue,
     Allow,
@@ -103,6 +104,7 @@ class Installation:
     # Fast paths, when every listener of a stage comes from a pack: no waterfall, no event-loop
     # timers, the same decisions (tests pin the equivalence).
     pre_decider: Decider | None = None
+    closing: PreDecision = ALLOW
     guard_packs: tuple[Pack, ...] | None = None
     post_packs: tuple[Pack, ...] | None = None
 
@@ -147,6 +149,7 @@ def build_installation(
         approval_timeout=approval_timeout,
         stats=stats,
         pre_decider=Decider(pre_packs, default=closing) if pre_packs is not None else None,
+        closing=closing,
         guard_packs=guard_packs,
         post_packs=post_packs,
     )
@@ -345,6 +348,13 @@ class Run:
                 raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, decision.source, decision.reason)
             self.admitted = decision
             return decision
+        if not self.inst.pre.listeners:  # nothing installed: the closing default, no timers
+            self.lap(Stage.PRE_EXECUTE)
+            decision = self.inst.closing
+            if isinstance(decision, Deny):
+                raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, decision.source, decision.reason)
+            self.admitted = decision
+            return decision
         trace = Trace()
         verdict = await self.policy_stage(Stage.PRE_EXECUTE, self.inst.pre.run((self.call,), trace), trace)
         decision = verdict.value
@@ -438,6 +448,9 @@ class Run:
         pending = PendingResult(value, content, definition)
         if self.inst.post_packs is not None:
             return self.post_from_packs(self.inst.post_packs, pending)
+        if not self.inst.post.listeners:
+            self.lap(Stage.POST_EXECUTE)
+            return pending
         trace = Trace()
         verdict = await self.policy_stage(Stage.POST_EXECUTE, self.inst.post.run((self.call, pending), trace), trace)
         decision = verdict.value
