@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import pathlib
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
@@ -23,10 +24,18 @@ from .yamlsrc import SourceDoc
 Path = tuple[str | int, ...]
 
 
+def schema_file(name: str) -> Any:
+    """The shipped schemas/NAME.yaml: installed as policyengine.schemas, or beside a source tree."""
+    try:
+        return resources.files("policyengine.schemas").joinpath(f"{name}.yaml")
+    except ModuleNotFoundError:  # running from a checkout whose package dir shadows the install
+        return pathlib.Path(__file__).resolve().parent.parent / "schemas" / f"{name}.yaml"
+
+
 @cache
 def schema(name: str) -> dict[str, Any]:
     """A Cerberus schema from the shipped schemas/ folder (rule-file, rules, pack, ...)."""
-    text = resources.files("policyengine.schemas").joinpath(f"{name}.yaml").read_text("utf-8")
+    text = schema_file(name).read_text("utf-8")
     return yaml.safe_load(text)  # type: ignore[no-any-return]
 
 

@@ -23,10 +23,9 @@ numbers, where plain Cerberus lets `true` pass as an integer.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
-from .compiler import schema
+from .compiler import schema, schema_file
 from .tools import _JSON_TYPES
 
 __all__ = [
@@ -102,12 +101,12 @@ def rule_schema() -> dict[str, Any]:
 
 
 def _shipped(name: str) -> bool:
-    return resources.files("policyengine.schemas").joinpath(f"{name}.yaml").is_file()
+    return bool(schema_file(name).is_file())
 
 
 def _comment(name: str) -> str:
     """The comment block that opens schemas/NAME.yaml, as one paragraph."""
-    text = resources.files("policyengine.schemas").joinpath(f"{name}.yaml").read_text("utf-8")
+    text = schema_file(name).read_text("utf-8")
     lines = []
     for line in text.splitlines():
         if not line.startswith("#"):
