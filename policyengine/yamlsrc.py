@@ -366,8 +366,19 @@ def _load(
     except _Stop as stop:
         problems.append(stop.problem)
         return None
-    except yaml.YAMLError as exc:
-        problems.append(_syntax_problem(_best_syntax_error(exc, decoded), decoded, filename, lines))
+    except yaml.YAMLError as first:
+        error: yaml.YAMLError = first
+        if _USE_LIBYAML:
+            # libyaml scans ahead, so a limit (deep nesting) can hide behind a later syntax error:
+            # stream the pure-Python parser through a fresh composer to find whichever comes first.
+            try:
+                _Composer(filename, lines, limits, []).compose(yaml.parse(decoded, Loader=yaml.SafeLoader))
+            except _Stop as stop:
+                problems.append(stop.problem)
+                return None
+            except yaml.YAMLError as pure:
+                error = pure
+        problems.append(_syntax_problem(error, decoded, filename, lines))
         return None
     if isinstance(root, _Scalar) and root.data is None and root.span.value == "" and not root.span.has_properties:
         root = None  # a lone '---' (or '...') is an empty file too
@@ -413,18 +424,6 @@ def _parse(text: str) -> Iterator[Event]:
     """The event stream of text, from libyaml when available."""
     loader = yaml.CSafeLoader if _USE_LIBYAML else yaml.SafeLoader
     return yaml.parse(text, Loader=loader)
-
-
-def _best_syntax_error(exc: yaml.YAMLError, text: str) -> yaml.YAMLError:
-    """PyYAML's own error for text when libyaml failed: its messages say more (e.g. names a tab)."""
-    if not _USE_LIBYAML:
-        return exc
-    try:
-        for _event in yaml.parse(text, Loader=yaml.SafeLoader):
-            pass
-    except yaml.YAMLError as pure:
-        return pure
-    return exc
 
 
 # -- bytes and characters ----------------------------------------------------------------------

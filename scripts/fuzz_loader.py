@@ -1606,6 +1606,11 @@ def _key(problems: Sequence[Problem]) -> list[tuple[str, str, str]]:
     return [(p.code, p.message, str(p.location)) for p in problems]
 
 
+# A load may take this long (seconds) plus this much per byte of the pack's files (10 s per MB).
+SLOW_BASE = 2.0
+SLOW_PER_BYTE = 1e-5
+
+
 class Harness:
     """A worker's state: a scratch folder, an event loop, and a registry running the known-good pack."""
 
@@ -1659,6 +1664,7 @@ class Harness:
         findings: list[Finding] = []
         pack: Pack | None = None
         first: PackLoadError | None = None
+        started = time.perf_counter()
         try:
             pack = load_pack(self.folder)
         except PackLoadError as error:
@@ -1668,6 +1674,7 @@ class Harness:
         except Exception as error:
             findings.append(Finding("escape", _signature("escape", error), repr(error)[:2000], traceback.format_exc()))
             return "finding", findings + self._install(None, None, escaped=True)
+        findings += self._timing(mutant, time.perf_counter() - started)
         if pack is not None:
             if not isinstance(pack, Pack):
                 findings.append(Finding("escape", "escape:not-a-pack", repr(pack)[:500]))
@@ -1677,6 +1684,13 @@ class Harness:
         if reload:
             findings += self._reload(pack is not None)
         return ("ok" if pack is not None else "refused"), findings
+
+    def _timing(self, mutant: Mutant, seconds: float) -> list[Finding]:
+        """A load slower than SLOW_BASE + SLOW_PER_BYTE * size is a finding (the limits should bound the work)."""
+        size = sum(len(d) for d in mutant.files.values()) + sum(len(d) for d in mutant.outside.values())
+        if seconds <= SLOW_BASE + SLOW_PER_BYTE * size:
+            return []
+        return [Finding("slow", "slow:load_pack", f"load_pack took {seconds:.1f}s for {size:,} bytes of files")]
 
     def _install(self, pack: Pack | None, first: PackLoadError | None, escaped: bool = False) -> list[Finding]:
         """Install next to the good pack: a refusal (or a crash) leaves it alone; a success decides and comes off."""
@@ -1755,8 +1769,8 @@ class Harness:
 # -- running ------------------------------------------------------------------------------------
 
 
-class IterationTimeout(Exception):
-    """One iteration ran longer than --timeout."""
+class IterationTimeout(BaseException):
+    """One iteration ran longer than --timeout (a BaseException: the oracle's `except Exception` lets it through)."""
 
 
 def _alarm(_signum: int, _frame: FrameType | None) -> None:
@@ -1929,13 +1943,17 @@ def _work(job: tuple[int, int, int, str | None, float | None]) -> Stats:
 # -- minimizing ---------------------------------------------------------------------------------
 
 
-def minimize(harness: Harness, mutant: Mutant, signature: str, budget: int = 800) -> Mutant:
-    """Shrink each file (lines, then characters) while the mutant still gives `signature`."""
+def minimize(harness: Harness, mutant: Mutant, signature: str, budget: int = 800, seconds: float = 90.0) -> Mutant:
+    """Shrink each file (lines, then characters) while the mutant still gives `signature` (bounded runs and time)."""
     runs = 0
+    deadline = time.perf_counter() + seconds
 
     def still(candidate: Mutant) -> bool:
         nonlocal runs
         runs += 1
+        if time.perf_counter() > deadline:
+            runs = budget  # out of time: stop shrinking
+            return False
         try:
             with time_limit(30.0):
                 _status, findings = harness.check(candidate, reload=True)
@@ -1985,8 +2003,12 @@ def describe(mutant: Mutant) -> str:
 # -- atheris --------------------------------------------------------------------------------------
 
 
-def run_atheris(argv: list[str], harness: Harness) -> None:
-    """Coverage-guided mode: the input picks a corpus pack and replaces one of its files."""
+def run_atheris(argv: list[str], harness: Harness, ignore: Sequence[str] = ()) -> None:
+    """Coverage-guided mode: the input picks a corpus pack and replaces or mutates its files.
+
+    A finding raises (libFuzzer saves the input as a crash file); signatures matching an `ignore`
+    pattern (known bugs) do not.
+    """
     import atheris  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     seeds = corpus()
@@ -2002,8 +2024,11 @@ def run_atheris(argv: list[str], harness: Harness) -> None:
         else:
             rng = random.Random(provider.ConsumeInt(8))
             for _ in range(provider.ConsumeIntInRange(1, 5)):
-                (byte_mutation, token_mutation, structural_mutation)[provider.ConsumeIntInRange(0, 2)](rng, mutant)
-        _status, findings = harness.check(mutant)
+                op = (byte_mutation, token_mutation, structural_mutation)[provider.ConsumeIntInRange(0, 2)]
+                with contextlib.suppress(Exception):  # data PyYAML cannot dump: skip that mutation
+                    op(rng, mutant)
+        _status, findings = harness.check(mutant, reload=True)
+        findings = [f for f in findings if not any(re.fullmatch(p, f.signature) for p in ignore)]
         if findings:
             raise AssertionError("\n\n".join(f"{f.signature}\n{f.detail}\n{f.trace}" for f in findings))
 
@@ -2045,6 +2070,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--minimize-budget", type=int, default=800, help="oracle runs per finding signature")
     parser.add_argument("--show-ops", action="store_true", help="print how often each mutation ran")
     parser.add_argument("--atheris", action="store_true", help="coverage-guided mode (needs atheris)")
+    parser.add_argument(
+        "--ignore", action="append", default=[], help="--atheris: a signature regex (a known bug) not to stop on"
+    )
     args, rest = parser.parse_known_args(argv)
 
     if args.atheris:
@@ -2053,7 +2081,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ImportError:
             print("atheris is not installed (pip install atheris)", file=sys.stderr)
             return 2
-        run_atheris([sys.argv[0], *rest], Harness(reload_rate=args.reload_rate))
+        args.findings.mkdir(parents=True, exist_ok=True)
+        prefix = [] if any(a.startswith("-artifact_prefix=") for a in rest) else [f"-artifact_prefix={args.findings}/"]
+        run_atheris([sys.argv[0], *prefix, *rest], Harness(reload_rate=args.reload_rate), args.ignore)
         return 0
 
     if args.replay is not None:

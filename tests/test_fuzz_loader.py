@@ -15,6 +15,7 @@ import importlib.util
 import random
 import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -59,23 +60,15 @@ pytestmark = pytest.mark.filterwarnings("ignore:deprecated string literal syntax
 SEED = 20260707
 MUTANTS = 2000
 
-# Finding signatures (see fuzz_loader._signature) of the bugs reported for issue 7 -> the bug.
+# Finding signatures (see fuzz_loader._signature) of the loader bugs still open -> the bug. The
+# bugs fixed since issue 7 are gone from this list, so the fuzz runs below catch them coming back.
 KNOWN_BUGS: dict[str, str] = {
-    r"escape:TypeError@compiler\.py:rule": "a rule's `stage` that is a list or mapping (unhashable)",
     r"escape:TypeError@(compiler\.py:compile|packs\.py:_unique_raw_ids)": "`rules:` that is a number or boolean",
-    r"escape:AttributeError@packs\.py:_load": "`lists:` that is not a mapping",
-    r"escape:ValueError@(packs\.py:digest_of|compiler\.py:(rule|tools|redaction)|yamlsrc\.py:rule_id_at)": (
-        "hex/octal integers too long for str()"
-    ),
-    r"escape:ValueError@(expressions\.py:compile_expression|redact\.py:parse_path|compiler\.py:redaction)": (
-        "decimal indexes too long for int() in expressions and redact paths"
-    ),
-    r"escape:ValueError@yamlsrc\.py:_best_syntax_error": 'an escape past U+10FFFF ("\\U00110000")',
-    r"escape:RecursionError@expressions\.py:\S+": "deeply nested JMESPath",
-    r"escape:OSError@packs\.py:_load": "a `files:` entry too long for the file system",
     r"location:PE109:(column-out-of-line|line-out-of-file|source-line-mismatch)": "PE109 counts lines by LF only",
-    r"location:outside-pack-folder": "`files:` entries that leave the pack folder (../)",
-    r"(evaluate|fresh|evaluate-reload):TypeError@expressions\.py:render": "a `{&expr}` placeholder crashes render",
+    r"slow:load_pack|timeout": "deep flow nesting after a libyaml error: the pure-PyYAML re-parse ignores max_depth",
+    r"escape:RuntimeError@packs\.py:_load": "a `files:` entry that is a symlink loop (Path.resolve)",
+    r"escape:FreezeError@frozen\.py:freeze": "a named list with .inf/.nan used as lists.NAME",
+    r"(evaluate|fresh|evaluate-reload):FreezeError@frozen\.py:freeze": "replace_with: .inf, then a later post rule",
 }
 
 
@@ -379,6 +372,13 @@ def test_bug_a_file_name_too_long_is_refused(tmp_path: Path) -> None:
     assert refused(folder).codes == ("PE403",)
 
 
+def test_bug_a_small_deeply_nested_file_is_refused_quickly(tmp_path: Path) -> None:
+    folder = write(tmp_path, {"pack.yaml": "{a:" + "[" * 2500})  # 2.5 KB: about 1.5 s today
+    started = time.perf_counter()
+    refused(folder)
+    assert time.perf_counter() - started < 0.5
+
+
 @pytest.mark.xfail(
     strict=True, reason="bug: PE109 (bad UTF-8) counts lines by LF only; CR line breaks put it past the line"
 )
@@ -392,6 +392,43 @@ def test_bug_files_outside_the_pack_folder_are_refused(tmp_path: Path) -> None:
     write(tmp_path, {"outside.yaml": RULE})
     folder = write(tmp_path / "pack", {"pack.yaml": "name: p\nversion: 1.0.0\nfiles: [../outside.yaml]\n"})
     assert {"PE402", "PE403"} & set(refused(folder).codes)
+
+
+@pytest.mark.xfail(strict=True, reason="bug: a `files:` entry that is a symlink loop: Path.resolve raises RuntimeError")
+def test_bug_a_symlink_loop_in_files_is_refused(tmp_path: Path) -> None:
+    folder = write(tmp_path, {"pack.yaml": "name: p\nversion: 1.0.0\nfiles: [link.yaml]\n"})
+    (folder / "link.yaml").symlink_to("link.yaml")
+    assert refused(folder).codes == ("PE403",)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bug: lists.NAME over a list holding .inf/.nan: freeze raises FreezeError at load"
+)
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan", "1e999"])
+def test_bug_a_named_list_with_a_non_finite_number_is_refused(tmp_path: Path, value: str) -> None:
+    rules = f"lists:\n  d: [{value}]\n" + RULE + "    when: contains(lists.d, `1`)\n"
+    refused(write(tmp_path, {"pack.yaml": MANIFEST, "r.yaml": rules}))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: `replace_with: .inf` loads; a later post-execute rule then freezes the rewritten value and "
+    "evaluate raises FreezeError (registry.call: internal error)",
+)
+def test_bug_a_non_finite_replacement_is_refused_or_fails_closed(harness: Any, tmp_path: Path) -> None:
+    rules = (
+        "rules:\n  - id: a\n    stage: post-execute\n    tools: ['*']\n    redact:\n      - keys: [password]\n"
+        "        replace_with: .inf\n  - id: b\n    stage: post-execute\n    tools: ['*']\n    block: no\n"
+    )
+    folder = write(tmp_path, {"pack.yaml": MANIFEST, "r.yaml": rules})
+    try:
+        load_pack(folder)
+    except PackLoadError:
+        return  # refused at load: fine
+    registry = Registry()
+    PolicyLayers.install(registry, [folder])
+    outcome = harness.loop.run_until_complete(evaluate(registry, "read", {}, result={"value": {"password": "x"}}))
+    assert outcome.post is not None and outcome.post.value == "blocked"
 
 
 def test_a_registry_keeps_deciding_after_every_known_bug(harness: Any, tmp_path: Path) -> None:
