@@ -124,7 +124,7 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
         try:
             outside = not target.resolve().is_relative_to(folder.resolve())
             present = target.is_file()
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, RuntimeError) as error:  # RuntimeError: a symlink loop
             sink.add(manifest_doc.problem("PE403", f"rule file {rel} cannot be opened: {error}", ("files", i)))
             continue
         if outside:
@@ -206,7 +206,8 @@ def _unique_raw_ids(docs: Sequence[SourceDoc], pack: str, sink: ProblemSink) -> 
     """Duplicate ids within a pack, found in the documents: a rule with other problems counts too."""
     first: dict[str, Location] = {}
     for doc in docs:
-        for i, raw in enumerate(doc.data.get("rules") or []):
+        raw_rules = doc.data.get("rules")
+        for i, raw in enumerate(raw_rules if isinstance(raw_rules, list) else []):
             rule_id = raw.get("id") if isinstance(raw, dict) else None
             if not isinstance(rule_id, str):
                 continue
