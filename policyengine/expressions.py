@@ -12,6 +12,7 @@ import jmespath
 from jmespath import exceptions as jp_exceptions
 from jmespath.parser import ParsedResult
 
+from .errors import FreezeError
 from .frozen import freeze
 from .functions import FUNCTIONS, OPTIONS, function_arity, pattern_problem
 from .jpcompile import compile_ast
@@ -209,7 +210,18 @@ def _fold_list(node: dict[str, Any], text: str, lists: Mapping[str, Any], report
             )
             return None
         # Folded in at load time: no per-call lookup, and the value is frozen like call data.
-        return {"type": "literal", "children": [], "value": freeze(list(lists[name]))}
+        try:
+            value = freeze(list(lists[name]))
+        except FreezeError as error:  # e.g. .inf or .nan in the list: not JSON, no rule can use it
+            report(
+                "PE304",
+                f"list {name!r} cannot be used: {error.message}",
+                max(text.find(f"lists.{name}"), 0),
+                len(name) + 6,
+                "named lists hold strings, finite numbers and booleans",
+            )
+            return None
+        return {"type": "literal", "children": [], "value": value}
     if node.get("type") in _CHAINED and node.get("children"):
         first = _fold_list(node["children"][0], text, lists, report)
         return None if first is None else {**node, "children": [first, *node["children"][1:]]}

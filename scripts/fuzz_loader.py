@@ -21,7 +21,11 @@ Every iteration is reproducible from (seed, iteration): `--replay N` writes that
 prints the oracle's verdict. Findings are saved under --findings, one folder per signature
 (the mutant's files, the traceback, what was checked), and minimized when --minimize is on.
 
-    python scripts/fuzz_loader.py --iterations 100000 --workers 2 --seed 1 --findings fuzz-findings
+    python scripts/fuzz_loader.py --iterations 100000 --workers 2 --seed 1 --findings /tmp/fuzz-findings
+    python scripts/fuzz_loader.py --seed 1 --replay 1136          # one mutant, written out, with its verdict
+    python scripts/fuzz_loader.py --atheris --ignore 'location:PE109:.*' -runs=100000   # needs atheris
+
+A load slower than 2 s + 10 s per MB of files is a finding too (the limits should bound the work).
 
 The test suite imports this file by path (tests/test_fuzz_loader.py) and runs a short, fixed
 seed version of the same oracle.

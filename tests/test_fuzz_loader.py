@@ -63,18 +63,20 @@ MUTANTS = 2000
 # Finding signatures (see fuzz_loader._signature) of the loader bugs still open -> the bug. The
 # bugs fixed since issue 7 are gone from this list, so the fuzz runs below catch them coming back.
 KNOWN_BUGS: dict[str, str] = {
-    r"escape:TypeError@(compiler\.py:compile|packs\.py:_unique_raw_ids)": "`rules:` that is a number or boolean",
     r"location:PE109:(column-out-of-line|line-out-of-file|source-line-mismatch)": "PE109 counts lines by LF only",
-    r"slow:load_pack|timeout": "deep flow nesting after a libyaml error: the pure-PyYAML re-parse ignores max_depth",
-    r"escape:RuntimeError@packs\.py:_load": "a `files:` entry that is a symlink loop (Path.resolve)",
     r"escape:FreezeError@frozen\.py:freeze": "a named list with .inf/.nan used as lists.NAME",
     r"(evaluate|fresh|evaluate-reload):FreezeError@frozen\.py:freeze": "replace_with: .inf, then a later post rule",
 }
 
 
+# Timing findings depend on the machine (a loaded CI runner); the one slow refusal the fuzzer
+# found is pinned by test_bug_a_small_deeply_nested_file_is_refused_quickly instead.
+TOLERATED: dict[str, str] = {r"slow:load_pack": "a load slower than 2 s + 10 s per MB"}
+
+
 def unknown(signatures: Any) -> list[str]:
-    """The signatures no known bug explains."""
-    return [s for s in signatures if not any(re.fullmatch(p, s) for p in KNOWN_BUGS)]
+    """The signatures no known bug (or tolerated timing) explains."""
+    return [s for s in signatures if not any(re.fullmatch(p, s) for p in {**KNOWN_BUGS, **TOLERATED})]
 
 
 @pytest.fixture(scope="module")
@@ -302,7 +304,6 @@ def test_bug_stage_of_a_collection_type_is_refused(tmp_path: Path, stage: str) -
     assert "PE205" in refused(write(tmp_path, {"pack.yaml": MANIFEST, "r.yaml": rules})).codes
 
 
-@pytest.mark.xfail(strict=True, reason="bug: `rules: 5` is reported (PE204) and then iterated: TypeError")
 def test_bug_rules_of_a_scalar_type_is_refused(tmp_path: Path) -> None:
     assert "PE204" in refused(write(tmp_path, {"pack.yaml": MANIFEST, "r.yaml": "rules: 5\n"})).codes
 
@@ -373,7 +374,7 @@ def test_bug_a_file_name_too_long_is_refused(tmp_path: Path) -> None:
 
 
 def test_bug_a_small_deeply_nested_file_is_refused_quickly(tmp_path: Path) -> None:
-    folder = write(tmp_path, {"pack.yaml": "{a:" + "[" * 2500})  # 2.5 KB: about 1.5 s today
+    folder = write(tmp_path, {"pack.yaml": "{a:" + "[" * 2500})  # 2.5 KB: took ~1.5 s before the fix
     started = time.perf_counter()
     refused(folder)
     assert time.perf_counter() - started < 0.5
@@ -394,16 +395,12 @@ def test_bug_files_outside_the_pack_folder_are_refused(tmp_path: Path) -> None:
     assert {"PE402", "PE403"} & set(refused(folder).codes)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a `files:` entry that is a symlink loop: Path.resolve raises RuntimeError")
 def test_bug_a_symlink_loop_in_files_is_refused(tmp_path: Path) -> None:
     folder = write(tmp_path, {"pack.yaml": "name: p\nversion: 1.0.0\nfiles: [link.yaml]\n"})
     (folder / "link.yaml").symlink_to("link.yaml")
     assert refused(folder).codes == ("PE403",)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: lists.NAME over a list holding .inf/.nan: freeze raises FreezeError at load"
-)
 @pytest.mark.parametrize("value", [".inf", "-.inf", ".nan", "1e999"])
 def test_bug_a_named_list_with_a_non_finite_number_is_refused(tmp_path: Path, value: str) -> None:
     rules = f"lists:\n  d: [{value}]\n" + RULE + "    when: contains(lists.d, `1`)\n"
