@@ -19,7 +19,8 @@ from .rules import EXPLAIN, RuleStage, check_guards, decide_pre
 DEFAULT_ALLOW = Allow(Source(SourceKind.DEFAULT, "end of chain"))
 
 
-def _strictness(decision: PreDecision) -> int:
+def strictness(decision: PreDecision) -> int:
+    """How strict a closing default is: deny over ask over allow."""
     return 2 if isinstance(decision, Deny) else 1 if isinstance(decision, Ask) else 0
 
 
@@ -31,7 +32,7 @@ class Decider:
     def __init__(self, packs: Sequence[Pack], *, default: PreDecision | None = None) -> None:
         self.packs = tuple(packs)
         defaults = [p.default for p in self.packs]
-        strictest = max(defaults, key=_strictness) if defaults else DEFAULT_ALLOW
+        strictest = max(defaults, key=strictness) if defaults else DEFAULT_ALLOW
         self.default: PreDecision = default if default is not None else strictest
         self._pre = tuple(p.index[RuleStage.PRE_EXECUTE] for p in self.packs)
         self._guard = tuple(p.index[RuleStage.GUARD] for p in self.packs)

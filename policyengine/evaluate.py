@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .call import PendingResult, ToolCall, new_call_id
@@ -56,8 +57,9 @@ class Evaluation:
         return self.source.name if self.source else None
 
 
+@lru_cache(maxsize=1024)
 def _stub(name: str) -> ToolDefinition:
-    # A tool the registry does not know: no output schema, default render.
+    """A tool the registry does not know: no output schema, default render (built once per name)."""
     return define_tool(name=name, description=f"unknown tool {name}", parameters={}, execute=lambda _a: None)
 
 

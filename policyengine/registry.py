@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 from .approval import ApprovalService
 from .call import ToolCall, new_call_id
-from .decisions import ALLOW, Ask, Deny, PreDecision, Source, SourceKind
+from .decider import strictness
+from .decisions import ALLOW, Ask, PreDecision, Source, SourceKind
 from .errors import FreezeError, RegistrationError, UsageError
 from .frozen import FrozenDict, freeze
 from .pipeline import (
@@ -228,7 +229,7 @@ class Registry:
             post=[x for b in bundles for x in b.post],
             observers=[x for b in bundles for x in b.observers],
             # The strictest default of any layer closes the chain: a later layer never loosens it.
-            default=max(defaults, key=_strictness) if defaults else self._default,
+            default=max(defaults, key=strictness) if defaults else self._default,
             approval=self._approval,
             policy_timeout=self._policy_timeout,
             approval_timeout=self._approval_timeout,
@@ -346,10 +347,6 @@ def _only_packs(bundles: list[Bundle], stage: str) -> tuple[Any, ...] | None:
     if not listening or any(b.pack is None for b in listening):
         return None
     return tuple(b.pack for b in listening)
-
-
-def _strictness(decision: PreDecision) -> int:
-    return 2 if isinstance(decision, Deny) else 1 if isinstance(decision, Ask) else 0
 
 
 def _notify(inst: Installation, result: ToolResult) -> None:
