@@ -1930,10 +1930,11 @@ def limit_memory(megabytes: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _init_worker(reload_rate: float, memory_mb: int = 0) -> None:
+def _init_worker(reload_rate: float, memory_mb: int = 0, scratch: str | None = None) -> None:
     global _WORKER
     limit_memory(memory_mb)
-    _WORKER = Harness(reload_rate=reload_rate)
+    root = Path(scratch) / f"worker-{os.getpid()}" if scratch else None
+    _WORKER = Harness(root, reload_rate=reload_rate)
 
 
 def _work(job: tuple[int, int, int, str | None, float | None]) -> Stats:
@@ -2126,15 +2127,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
 
-    if args.workers > 1:
-        context = multiprocessing.get_context("fork")
-        with context.Pool(args.workers, initializer=_init_worker, initargs=(args.reload_rate, args.memory_mb)) as pool:
-            for stats in pool.imap_unordered(_work, jobs):
-                progress(stats)
-    else:
-        _init_worker(args.reload_rate, args.memory_mb)
-        for job in jobs:
-            progress(_work(job))
+    # Workers write their mutants under one scratch folder, removed at the end (a pool's workers are
+    # terminated, so they cannot clean up after themselves).
+    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+    scratch = tempfile.mkdtemp(prefix="fuzz-loader-", dir=shm)
+    try:
+        if args.workers > 1:
+            context = multiprocessing.get_context("fork")
+            initargs = (args.reload_rate, args.memory_mb, scratch)
+            with context.Pool(args.workers, initializer=_init_worker, initargs=initargs) as pool:
+                for stats in pool.imap_unordered(_work, jobs):
+                    progress(stats)
+        else:
+            _init_worker(args.reload_rate, args.memory_mb, scratch)
+            for job in jobs:
+                progress(_work(job))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     elapsed = time.perf_counter() - started
     _report(total, elapsed, args.findings)
     if args.show_ops:
