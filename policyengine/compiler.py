@@ -14,8 +14,10 @@ import re2
 import yaml
 
 from .decisions import Source, SourceKind
+from .errors import FreezeError
 from .expressions import Expression, Report, Template, compile_expression, compile_template
 from .fastschema import compile_schema
+from .frozen import freeze
 from .problems import Problem, ProblemSink, Severity
 from .redact import REDACTED, Redaction, key_matcher, parse_path
 from .rules import Rule, RuleStage, ToolMatcher, Verb
@@ -345,6 +347,19 @@ class FileCompiler:
     def redaction(self, op: Mapping[str, Any], path: Path, rule_id: str) -> Redaction | None:
         """One `redact:` entry: path, keys or pattern, replaced or masked."""
         common = {"replace_with": op.get("replace_with", REDACTED), "keep_last": op.get("keep_last")}
+        try:
+            freeze(common["replace_with"])
+        except FreezeError as error:  # .inf or .nan: not JSON, the rewritten value could not be frozen
+            self.sink.add(
+                self.doc.problem(
+                    "PE201",
+                    f"replace_with {error.message}",
+                    (*path, "replace_with"),
+                    rule_id=rule_id,
+                    hint="replace with a string, a finite number, a boolean or null",
+                )
+            )
+            return None
         if "path" in op:
             parsed = parse_path(op["path"])
             if parsed is None:

@@ -64,8 +64,6 @@ MUTANTS = 2000
 # bugs fixed since issue 7 are gone from this list, so the fuzz runs below catch them coming back.
 KNOWN_BUGS: dict[str, str] = {
     r"location:PE109:(column-out-of-line|line-out-of-file|source-line-mismatch)": "PE109 counts lines by LF only",
-    r"escape:FreezeError@frozen\.py:freeze": "a named list with .inf/.nan used as lists.NAME",
-    r"(evaluate|fresh|evaluate-reload):FreezeError@frozen\.py:freeze": "replace_with: .inf, then a later post rule",
 }
 
 
@@ -407,11 +405,6 @@ def test_bug_a_named_list_with_a_non_finite_number_is_refused(tmp_path: Path, va
     refused(write(tmp_path, {"pack.yaml": MANIFEST, "r.yaml": rules}))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: `replace_with: .inf` loads; a later post-execute rule then freezes the rewritten value and "
-    "evaluate raises FreezeError (registry.call: internal error)",
-)
 def test_bug_a_non_finite_replacement_is_refused_or_fails_closed(harness: Any, tmp_path: Path) -> None:
     rules = (
         "rules:\n  - id: a\n    stage: post-execute\n    tools: ['*']\n    redact:\n      - keys: [password]\n"
