@@ -323,6 +323,3 @@ def _placeholder_end(text: str, start: int) -> int | None:
                 return i
         i += 1
     return None
-
-
-Compiler = Callable[[str, Mapping[str, Any], Report], Any]

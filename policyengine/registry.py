@@ -35,15 +35,12 @@ log = logging.getLogger("policyengine")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-STAGES = ("pre-execute", "guard", "execute", "post-execute", "result")
-
 
 @dataclass(eq=False)
 class Handle:
     """What an install returned: remove it, or swap its contents atomically."""
 
     registry: Registry
-    entries: list[tuple[str, Any]] = field(default_factory=list)
 
     def remove(self) -> None:
         """Uninstall everything this handle installed."""
