@@ -187,9 +187,22 @@ def _dotted(path: Path) -> str:
 class FileCompiler:
     """Compiles the rules of one rule file of a pack, reporting into a shared sink."""
 
-    def __init__(self, doc: SourceDoc, lists: Mapping[str, list[Any]], pack: str, sink: ProblemSink) -> None:
-        self.doc, self.lists, self.pack, self.sink = doc, lists, pack, sink
+    def __init__(
+        self,
+        doc: SourceDoc,
+        lists: Mapping[str, list[Any]],
+        pack: str,
+        sink: ProblemSink,
+        *,
+        digest: str = "",
+        compiled: dict[tuple[str, str], Any] | None = None,
+    ) -> None:
+        self.doc, self.lists, self.pack, self.sink, self.digest = doc, lists, pack, sink, digest
         self.used_lists: set[str] = set()
+        # Expressions and templates that compiled cleanly, by text: reasons repeat across a
+        # pack's rules, and the compiled values are immutable. Shared by the files of one pack
+        # (same lists); a text with problems is compiled again where it appears, to report there.
+        self.compiled: dict[tuple[str, str], Any] = {} if compiled is None else compiled
 
     def compile(self) -> list[Rule]:
         """Every rule of the file that compiled cleanly (problems go to the sink)."""
@@ -273,7 +286,7 @@ class FileCompiler:
             tools=tools,
             when=when,
             description=raw.get("description", ""),
-            source=Source(SourceKind.RULE, rule_id, self.pack),
+            source=Source(SourceKind.RULE, rule_id, self.pack, self.digest),
             location=self.doc.locate((*path, "id")),
             **fields,
         )
@@ -304,14 +317,24 @@ class FileCompiler:
         if text is None:
             return None
         self.used_lists.update(name for name in self.lists if f"lists.{name}" in text)
-        return compile_expression(text, self.lists, self.reporter(path, rule_id))
+        found: Expression | None = self.compiled.get(("when", text))
+        if found is None:
+            found = compile_expression(text, self.lists, self.reporter(path, rule_id))
+            if found is not None:
+                self.compiled["when", text] = found
+        return found
 
     def template(self, text: Any, path: Path, rule_id: str) -> Template | None:
         """Compile a reason, content or block template, if present."""
         if text is None:
             return None
         self.used_lists.update(name for name in self.lists if f"lists.{name}" in text)
-        return compile_template(text, self.lists, self.reporter(path, rule_id))
+        found: Template | None = self.compiled.get(("template", text))
+        if found is None:
+            found = compile_template(text, self.lists, self.reporter(path, rule_id))
+            if found is not None:
+                self.compiled["template", text] = found
+        return found
 
     def tools(self, entries: list[str], path: Path, rule_id: str) -> ToolMatcher | None:
         """Names, globs and @lists -> a matcher; unknown lists are problems."""

@@ -144,7 +144,11 @@ def _freeze_items(value: Mapping[Any, Any], path: str, depth: int) -> dict[str, 
     for key, item in value.items():
         if type(key) is not str:
             raise FreezeError(f"{path}: key {key!r} is a {type(key).__name__}; JSON object keys are strings")
-        items[key] = freeze(item, path=f"{path}.{key}", _depth=depth + 1)
+        kind = type(item)
+        if (kind is str or kind is int or kind is bool or item is None) and depth < MAX_DEPTH:
+            items[key] = item  # the common leaves, without building their path for an error
+        else:
+            items[key] = freeze(item, path=f"{path}.{key}", _depth=depth + 1)
     return items
 
 

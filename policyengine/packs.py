@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import linecache
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -88,11 +90,29 @@ def _default(manifest: Mapping[str, Any], name: str) -> PreDecision:
     return Deny(reason, source) if kind == "deny" else Ask(reason, source)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a pack is built.
+
+    Loading allocates hundreds of thousands of long-lived objects (marks, AST nodes, closures),
+    and each allocation burst triggers a collection that rescans all of them: about 40% of the
+    time of a 10,000-rule load. Reference counting still frees everything short-lived.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def load_pack(folder: str | Path, *, sink: ProblemSink | None = None) -> Pack:
     """Load and compile one pack; raise PackLoadError listing every problem, install nothing."""
     own = sink is None
     sink = sink or ProblemSink()
-    pack = _load(Path(folder), sink)
+    with _collector_paused():
+        pack = _load(Path(folder), sink)
     if own:
         sink.raise_if_errors()
     assert pack is not None or sink.errors
@@ -172,17 +192,19 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
                 )
             elif isinstance(values, list):
                 lists[list_name] = tuple(values)
+    digest = digest_of(manifest, [(doc.filename.rsplit("/", 1)[-1], doc.data) for doc in docs])
     rules: list[Rule] = []
     used: set[str] = set()
+    compiled: dict[tuple[str, str], Any] = {}
     for doc in docs:
-        compiler = FileCompiler(doc, {k: list(v) for k, v in lists.items()}, name, sink)
+        compiler = FileCompiler(
+            doc, {k: list(v) for k, v in lists.items()}, name, sink, digest=digest, compiled=compiled
+        )
         rules.extend(compiler.compile())
         used |= compiler.used_lists
     warnings = [w for doc in docs for w in unused_list_warnings(doc, _lists_of(doc), used)]
     _unique_raw_ids(docs, name, sink)
     default = _default(manifest, name)
-    digest = digest_of(manifest, [(doc.filename.rsplit("/", 1)[-1], doc.data) for doc in docs])
-    rules = [replace(r, source=replace(r.source, digest=digest)) for r in rules]
     default = replace(default, source=replace(default.source, digest=digest)) if default.source else default
     sink.extend(warnings)
     if sink.errors:
@@ -256,7 +278,8 @@ def check_unique_ids(rules: Iterable[Rule], sink: ProblemSink) -> None:
 def load_packs(folders: Sequence[str | Path]) -> tuple[Pack, ...]:
     """Load layers in order (organisation, project, session); all-or-nothing across them."""
     sink = ProblemSink()
-    packs = [_load(Path(f), sink) for f in folders]
+    with _collector_paused():
+        packs = [_load(Path(f), sink) for f in folders]
     loaded = [p for p in packs if p is not None]
     if len(loaded) == len(packs):
         check_unique_ids([r for p in loaded for r in p.rules], sink)

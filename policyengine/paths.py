@@ -60,6 +60,15 @@ def _drop_invisible(text: str) -> str:
 
 def _decode(text: str) -> str:
     """Fold look-alikes, case and percent-encoding until the string stops changing."""
+    if text.isascii() and "%" not in text:
+        # What the rounds compute for plain ASCII (NFKC and unquote change nothing), in one pass;
+        # an ASCII string is printable exactly when it has no control to drop.
+        return text.lower() if text.isprintable() else text.lower().translate(_ASCII_CONTROLS)
+    return _decode_rounds(text)
+
+
+def _decode_rounds(text: str) -> str:
+    """The general decoding loop (tests pin _decode's shortcut to it)."""
     for _ in range(MAX_DECODE_ROUNDS):
         before = text
         # NFKC maps full-width and compatibility forms (U+FF0E for ".", U+FF05 for "%") to ASCII; casefold after
@@ -124,6 +133,15 @@ def _parse(path: str) -> tuple[Root, tuple[str, ...]]:
         raise PathPatternError(f"path of {len(path):,} characters is longer than {MAX_PATH_LENGTH:,}")
     text = _decode(path).strip().replace("\\", "/")
     root, rest = _split_root(text)
+    if rest.isascii() and ":" not in rest and " " not in rest and "./" not in rest and not rest.endswith("."):
+        # The common case: no component needs cleaning, and none is "." or ".." (they end in ".").
+        # Decoding left no ASCII whitespace but " " (controls are dropped), so strip() has nothing to do.
+        return root, tuple(filter(None, rest.split("/")))
+    return root, _components(root, rest)
+
+
+def _components(root: Root, rest: str) -> tuple[str, ...]:
+    """Clean and lexically resolve the components after the root (the general case)."""
     parts: list[str] = []
     for raw in rest.split("/"):
         # Empty components are repeated slashes and "." is the current directory: both vanish.
@@ -139,7 +157,7 @@ def _parse(path: str) -> tuple[Root, tuple[str, ...]]:
             # At a root, ".." stays at the root ("/.." is "/"), as every OS resolves it.
             continue
         parts.append(part)
-    return root, tuple(parts)
+    return tuple(parts)
 
 
 @lru_cache(maxsize=CACHE_SIZE)

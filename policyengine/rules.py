@@ -12,6 +12,7 @@ from typing import Any
 from .decisions import Accept, AcceptValue, Allow, Ask, Block, Deny, PreDecision, Source
 from .expressions import Expression, Template
 from .frozen import FrozenDict, freeze
+from .fused import Plan, Predicate, plan_for, predicate_of
 from .problems import Location
 from .redact import Redaction
 
@@ -70,9 +71,12 @@ class Rule:
     block: Template | None = None
     # The condition as one closure, bound at load time: the hot loop calls it directly.
     applies: Callable[[Any], bool] = field(init=False, repr=False, compare=False)
+    # The condition in a form a chain's Plan can test together with its neighbours (fused.py).
+    predicate: Predicate | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "applies", _always if self.when is None else self.when.tester())
+        object.__setattr__(self, "predicate", predicate_of(self.when))
 
     def message(self, document: Any, fallback: str) -> str:
         """The rule's reason filled from the document, or a fallback naming the rule."""
@@ -98,21 +102,41 @@ Explain = Callable[[Rule, Any], None]
 EXPLAIN: ContextVar[Explain | None] = ContextVar("policyengine_explain", default=None)
 
 
+class Chain(tuple[Rule, ...]):
+    """The rules one tool meets in one stage, in order, with the plan that tests them together."""
+
+    plan: Plan | None
+
+    def __new__(cls, rules: Sequence[Rule], plan: Plan | None = None) -> Chain:
+        chain = super().__new__(cls, rules)
+        chain.plan = plan
+        return chain
+
+
 @dataclass
 class RuleIndex:
     """Rules of one stage, looked up by tool name; each name is resolved once and cached."""
 
     rules: tuple[Rule, ...]
-    cache: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
+    cache: dict[str, Chain] = field(default_factory=dict)
     limit: int = 10_000
+    # Names that meet the same rules share one chain (and its plan): unknown names from
+    # recorded calls usually meet only the "*" rules.
+    chains: dict[tuple[int, ...], Chain] = field(default_factory=dict)
 
-    def for_tool(self, tool: str) -> tuple[Rule, ...]:
+    def for_tool(self, tool: str) -> Chain:
         """The rules that can apply to `tool`, in order."""
         hit = self.cache.get(tool)
         if hit is None:
             if len(self.cache) >= self.limit:  # names can come from untrusted recorded calls
                 self.cache.clear()
-            hit = self.cache[tool] = tuple(r for r in self.rules if r.tools.matches(tool))
+                self.chains.clear()
+            positions = tuple(i for i, r in enumerate(self.rules) if r.tools.matches(tool))
+            hit = self.chains.get(positions)
+            if hit is None:
+                rules = [self.rules[i] for i in positions]
+                hit = self.chains[positions] = Chain(rules, plan_for(rules))
+            self.cache[tool] = hit
         return hit
 
 
@@ -129,10 +153,35 @@ def _test(rule: Rule, document: Any, explain: Explain | None) -> bool:
     return hit
 
 
+def _bits(mask: int) -> list[int]:
+    """Positions of the set bits, lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _pre_hit(rule: Rule, document: Any) -> PreDecision | None:
+    """What a matching pre-execute rule decides; None for a non-final allow (the chain goes on)."""
+    if rule.verb is Verb.ALLOW:
+        return Allow(rule.source) if rule.final else None
+    if rule.verb is Verb.DENY:
+        return Deny(rule.message(document, f"Denied by rule {rule.id}."), rule.source)
+    return Ask(rule.message(document, f"Rule {rule.id} asks for approval."), rule.source)
+
+
 def decide_pre(
     rules: Sequence[Rule], document: Any, explain: Explain | None = None
 ) -> tuple[PreDecision | None, Source | None]:
     """(decision that ends the chain or None, the first non-final allow that matched)."""
+    plan = rules.plan if explain is None and type(rules) is Chain else None
+    hits = plan.hits(document) if plan is not None else None
+    if plan is not None and hits is not None:
+        if not hits | plan.rest:
+            return None, None  # the common case: no rule of the chain matches
+        return _decide_fused(rules, plan, hits, document)
     allowed_by: Source | None = None
     for rule in rules:
         if explain is None:  # the hot path: no bookkeeping per rule
@@ -147,19 +196,42 @@ def decide_pre(
                 return Deny(str(failure), rule.source), allowed_by
         if not hit:
             continue
-        if rule.verb is Verb.ALLOW:
-            if rule.final:
-                return Allow(rule.source), allowed_by
-            allowed_by = allowed_by or rule.source
-        elif rule.verb is Verb.DENY:
-            return Deny(rule.message(document, f"Denied by rule {rule.id}."), rule.source), allowed_by
-        else:
-            return Ask(rule.message(document, f"Rule {rule.id} asks for approval."), rule.source), allowed_by
+        found = _pre_hit(rule, document)
+        if found is not None:
+            return found, allowed_by
+        allowed_by = allowed_by or rule.source
+    return None, allowed_by
+
+
+def _decide_fused(
+    rules: Sequence[Rule], plan: Plan, hits: int, document: Any
+) -> tuple[PreDecision | None, Source | None]:
+    """decide_pre visiting only the fused rules that matched and the rules the plan cannot test."""
+    allowed_by: Source | None = None
+    for position in _bits(hits | plan.rest):
+        rule = rules[position]
+        if not hits >> position & 1:
+            try:
+                if not rule.applies(document):
+                    continue
+            except Exception as error:
+                return Deny(str(RuleFailure(rule, error)), rule.source), allowed_by
+        found = _pre_hit(rule, document)
+        if found is not None:
+            return found, allowed_by
+        allowed_by = allowed_by or rule.source
     return None, allowed_by
 
 
 def check_guards(rules: Sequence[Rule], document: Any, explain: Explain | None = None) -> Deny | None:
     """The first guard rule that fires, as a Deny naming it; evaluation errors deny."""
+    plan = rules.plan if explain is None and type(rules) is Chain else None
+    hits = plan.hits(document) if plan is not None else None
+    if plan is not None and hits is not None:
+        todo = hits | plan.rest
+        if not todo:
+            return None
+        rules = [rules[i] for i in _bits(todo)]
     for rule in rules:
         try:
             hit = _test(rule, document, explain)

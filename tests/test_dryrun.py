@@ -476,8 +476,12 @@ def test_post_execute_only_runs_on_a_recorded_result_the_tool_produced(tmp_path)
     card = {"credit_card_list": {"card_number": "4111111111111111"}}
     lines = [
         {"call_id": "ran", "name": "get_all_credit_cards", "arguments": {}, "result": {"outcome": "ok", "value": card}},
-        {"call_id": "denied", "name": "get_all_credit_cards", "arguments": {},
-         "result": {"outcome": "denied", "value": None}},
+        {
+            "call_id": "denied",
+            "name": "get_all_credit_cards",
+            "arguments": {},
+            "result": {"outcome": "denied", "value": None},
+        },
     ]
     calls = tmp_path / "calls.jsonl"
     calls.write_text("".join(json.dumps(line) + "\n" for line in lines))

@@ -340,3 +340,31 @@ def test_escape_agrees_with_normal_form(path: str) -> None:
     assert path_escapes(path) == path_escapes(normal)
     if not path_escapes(path):
         assert path_within(path, ["."])
+
+
+# -- shortcuts for plain paths --------------------------------------------------------------------
+
+_PATHISH = st.text(alphabet=st.sampled_from([*"aB/.\\: %2e~_-\t\x00", "é", "\uff0e", "\u200b", "K"]), max_size=24)
+
+
+@given(_PATHISH | st.text(max_size=16))
+def test_decode_shortcut_equals_the_general_rounds(raw: str) -> None:
+    from policyengine.paths import _decode, _decode_rounds
+
+    try:
+        expected = _decode_rounds(raw)
+    except PathPatternError:
+        return
+    assert _decode(raw) == expected
+
+
+@given(_PATHISH | st.text(max_size=16))
+def test_parse_shortcut_equals_the_general_component_walk(raw: str) -> None:
+    from policyengine.paths import _components, _decode_rounds, _parse, _split_root
+
+    try:
+        text = _decode_rounds(raw).strip().replace("\\", "/")
+    except PathPatternError:
+        return
+    root, rest = _split_root(text)
+    assert _parse(raw) == (root, _components(root, rest))
