@@ -30,11 +30,14 @@ class ToolCall:
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", freeze(self.arguments))
         # The JMESPath view is built once per call, never per rule.
-        object.__setattr__(
-            self,
-            "document",
-            FrozenDict(name=self.name, arguments=self.arguments, agent=self.agent, call_id=self.call_id),
-        )
+        object.__setattr__(self, "document", call_document(self.name, self.arguments, self.agent, self.call_id))
+
+
+def call_document(name: str, arguments: FrozenDict, agent: str, call_id: str) -> FrozenDict:
+    """The document rules read: name, frozen arguments, agent, call_id."""
+    if type(name) is str and type(agent) is str and type(call_id) is str:
+        return FrozenDict._of({"name": name, "arguments": arguments, "agent": agent, "call_id": call_id})
+    return FrozenDict(name=name, arguments=arguments, agent=agent, call_id=call_id)  # freezes odd types
 
 
 _PREFIX = uuid.uuid4().hex[:12]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .call import call_document
 from .decisions import Allow, Ask, Deny, PreDecision, Source, SourceKind
 from .frozen import FrozenDict, freeze
 from .packs import Pack
@@ -57,11 +58,7 @@ class Decider:
     ) -> PreDecision:
         """Allow, deny or ask for one call (arguments are frozen here; pass frozen ones to skip it)."""
         args = arguments if isinstance(arguments, FrozenDict) else freeze(arguments or {})
-        if type(name) is str and type(agent) is str and type(call_id) is str:
-            document = FrozenDict._of({"name": name, "arguments": args, "agent": agent, "call_id": call_id})
-        else:
-            document = FrozenDict(name=name, arguments=args, agent=agent, call_id=call_id)
-        return self.decide_document(name, document)
+        return self.decide_document(name, call_document(name, args, agent, call_id))
 
     def decide_document(self, name: str, document: FrozenDict) -> PreDecision:
         """The decision for a prepared call document (name, arguments, agent, call_id)."""

@@ -233,6 +233,7 @@ class Registry:
             stats=self.stats,
             pre_packs=_only_packs(bundles, "pre"),
             guard_packs=_only_packs(bundles, "guards"),
+            execute_packs=_only_packs(bundles, "execute"),
             post_packs=_only_packs(bundles, "post"),
         )
 
@@ -300,7 +301,7 @@ class Registry:
                 REGISTRY,
                 f"invalid arguments for tool {name!r}: {'; '.join(problems)}",
             )
-        if frozen != run.call.arguments:  # normalisation filled defaults in
+        if frozen is not run.call.arguments and frozen != run.call.arguments:  # normalisation filled defaults in
             run.call = ToolCall(run.call.call_id, name, frozen, run.call.agent, run.call.token, run.call.signal)
         call = run.call
         try:

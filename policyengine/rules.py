@@ -25,6 +25,10 @@ class RuleStage(enum.Enum):
     EXECUTE = "execute"
     POST_EXECUTE = "post-execute"
 
+    # Stages key the per-pack rule indexes looked up on every call; Enum's own __hash__ is a
+    # Python function hashing the name. Members are singletons, so identity hashing is exact.
+    __hash__ = object.__hash__
+
 
 class Verb(enum.Enum):
     """What a pre-execute rule decides."""

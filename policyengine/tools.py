@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import cerberus
@@ -122,6 +122,9 @@ def render_text(_args: Mapping[str, Any], value: Any) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text}]
 
 
+_ABSENT = object()
+
+
 @dataclass(frozen=True, eq=False)
 class ToolDefinition:
     """One tool: what the model reads (name, description, parameters) and what runs."""
@@ -141,11 +144,16 @@ class ToolDefinition:
     _fast_arguments: FastValidator | None
     _execute_takes_ctx: bool
     _fast_output: FastValidator | None = None
+    _is_async: bool = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Asked on every call; inspect is slow enough to matter there.
+        object.__setattr__(self, "_is_async", inspect.iscoroutinefunction(self.execute))
 
     @property
     def is_async(self) -> bool:
         """True when execute is a coroutine function."""
-        return inspect.iscoroutinefunction(self.execute)
+        return self._is_async
 
     def validate_arguments(self, arguments: Any) -> tuple[FrozenDict | None, list[str]]:
         """Validate untrusted arguments; return (frozen normalised arguments, problems)."""
@@ -157,7 +165,9 @@ class ToolDefinition:
             return None, [str(exc)]
         if self._fast_arguments is not None:
             ok, document = self._fast_arguments(frozen)
-            if ok:
+            if ok and document is not None:
+                if len(document) == len(frozen) and all(document.get(k, _ABSENT) is v for k, v in frozen.items()):
+                    return frozen, []  # normalisation changed nothing: keep the frozen arguments as they are
                 return freeze(document), []
         validator = self._arguments
         if not validator.validate(thaw(frozen)):
