@@ -62,7 +62,7 @@ class Decider:
 
     def decide_document(self, name: str, document: FrozenDict) -> PreDecision:
         """The decision for a prepared call document (name, arguments, agent, call_id)."""
-        pre, guard = self._chains_for(name)
+        pre, guard = self._chains.get(name) or self._chains_for(name)
         explain = EXPLAIN.get()
         decision = self._decide_pre(pre, document, explain)
         if isinstance(decision, Deny):

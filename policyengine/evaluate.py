@@ -15,7 +15,7 @@ from .frozen import FrozenDict, FrozenList, freeze
 from .pipeline import REGISTRY, Installation, Run, _Stopped
 from .registry import Registry
 from .results import Outcome, Stage
-from .rules import EXPLAIN, RuleStage, check_guards
+from .rules import EXPLAIN, check_guards
 from .tools import ToolDefinition, content_problems, define_tool
 
 
@@ -166,9 +166,8 @@ def _evaluate_packs(run: Run, definition: ToolDefinition | None, result: Mapping
     if isinstance(decision, Deny):
         return Evaluation(Decision.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
     explain = EXPLAIN.get()
-    for pack in inst.guard_packs or ():
-        rules = pack.rules_for(RuleStage.GUARD, call.name)
-        red_line = check_guards(rules, call.document, explain) if rules else None
+    for rules in inst.pack_chains(call.name).guards:
+        red_line = check_guards(rules, call.document, explain)
         if red_line is not None:
             return Evaluation(Decision.DENY, Stage.GUARD, red_line.source, red_line.reason)
     verdict = Decision.ASK if isinstance(decision, Ask) else Decision.ALLOW
@@ -182,7 +181,7 @@ def _evaluate_packs(run: Run, definition: ToolDefinition | None, result: Mapping
     pending = PendingResult(recorded[0], recorded[1], definition)
     try:
         if inst.post_packs is not None:
-            pending = run.post_from_packs(inst.post_packs, pending)
+            pending = run.post_from_packs(pending)
     except _Stopped as stopped:
         return _blocked(stopped, verdict, decision.source, why)
     return _accepted(pending, verdict, decision.source, why)

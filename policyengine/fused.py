@@ -137,7 +137,9 @@ class Plan:
         self.rest = rest  # bits of the rules to evaluate one by one
         # Bits of the fused rules that match, or None when only rule-by-rule evaluation is
         # certain. Most chains read one argument: then its probe is the whole answer.
-        self.hits: Probe = self._probes[0] if len(self._probes) == 1 else self._all
+        self.hits: Probe = (
+            self._probes[0] if len(self._probes) == 1 else _both(*self._probes) if len(self._probes) == 2 else self._all
+        )
 
     def _all(self, document: Any) -> int | None:
         """Every probe's bits, or None as soon as one is unsure."""
@@ -148,6 +150,19 @@ class Plan:
                 return None
             mask |= found
         return mask
+
+
+def _both(first: Probe, second: Probe) -> Probe:
+    """Two probes as one (a tool's path and one more argument is the common shape)."""
+
+    def both(document: Any) -> int | None:
+        a = first(document)
+        if a is None:
+            return None
+        b = second(document)
+        return None if b is None else a | b
+
+    return both
 
 
 def plan_for(rules: Sequence[_Fusible]) -> Plan | None:
@@ -168,6 +183,15 @@ def plan_for(rules: Sequence[_Fusible]) -> Plan | None:
     except Exception:  # a literal the loader let through but a plan cannot index: go rule by rule
         return None
     return Plan(probes, fused, rest)
+
+
+def _matcher(glob_set: Any) -> Callable[[str], Sequence[int] | None]:
+    """The set's Match; the extension's own method when the wrapper exposes it (a third faster)."""
+    raw = getattr(glob_set, "_set", None)
+    if raw is None or not callable(getattr(raw, "Match", None)):
+        return glob_set.Match  # type: ignore[no-any-return]
+    match = raw.Match
+    return lambda text: match(text.encode("utf-8"))
 
 
 def _probe(subject: tuple[str, ...], tests: list[tuple[int, Predicate]]) -> Probe:
@@ -195,42 +219,48 @@ def _probe(subject: tuple[str, ...], tests: list[tuple[int, Predicate]]) -> Prob
         glob_set.Compile()
     strict = any(p.kind in _STRING_ONLY for _bit, p in tests)
     prefix_tables = tuple(sorted(prefixes.items()))
+    # Most values start with none of the prefixes: one slice of the shortest length rules them out.
+    shortest = prefix_tables[0][0] if prefix_tables else 0
+    gate = frozenset(p[:shortest] for _length, table in prefix_tables for p in table)
     needs_path = bool(within or glob_bits)
-    match_globs = glob_set.Match if glob_bits else None
+    match_globs = _matcher(glob_set) if glob_bits else None
 
     def probe(document: Any) -> int | None:
         value = get(document)
         if type(value) is not str:
             return None if strict else 0
         mask = equals.get(value, 0) if equals else 0
-        for length, table in prefix_tables:
-            mask |= table.get(value[:length], 0)
+        if gate and value[:shortest] in gate:
+            for length, table in prefix_tables:
+                mask |= table.get(value[:length], 0)
         if not needs_path:
             return mask
+        # Any failure below (a path too long, encoded too deep) leaves it to the rules one by
+        # one, which fail closed with the function's own error.
         try:
             root, parts = _parse_subject(value)
-        except Exception:  # too long, or encoded too deep: the rules fail closed one by one
-            return None
-        node = within.get(root)
-        if node is not None:
-            # A directory matches when it is a leading run of the path's components; relative
-            # paths also need the same number of leading "..", so shallower directories do not count.
-            low = 0 if root else _climbs(parts)
-            bits, children = node
-            if low == 0:
-                mask |= bits
-            for depth, part in enumerate(parts, 1):
-                found = children.get(part)
-                if found is None:
-                    break
-                bits, children = found
-                if depth >= low:
+            node = within.get(root)
+            if node is not None:
+                # A directory matches when it is a leading run of the path's components; relative
+                # paths also need the same number of leading "..", so shallower directories do not count.
+                low = 0 if root else _climbs(parts)
+                bits, children = node
+                if low == 0:
                     mask |= bits
-        if match_globs is not None:
-            matched = match_globs(_join(root, parts))
-            if matched:
-                for index in matched:
-                    mask |= glob_bits[index]
+                for depth, part in enumerate(parts, 1):
+                    found = children.get(part)
+                    if found is None:
+                        break
+                    bits, children = found
+                    if depth >= low:
+                        mask |= bits
+            if match_globs is not None:
+                matched = match_globs(_join(root, parts))
+                if matched:
+                    for index in matched:
+                        mask |= glob_bits[index]
+        except Exception:
+            return None
         return mask
 
     return probe

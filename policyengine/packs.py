@@ -15,7 +15,7 @@ from typing import Any
 from .compiler import FileCompiler, schema, schema_problems, unused_list_warnings
 from .decisions import Allow, Ask, Deny, PreDecision, Source, SourceKind
 from .problems import Location, Problem, ProblemSink
-from .rules import Rule, RuleIndex, RuleStage
+from .rules import Chain, Rule, RuleIndex, RuleStage
 from .yamlsrc import SourceDoc, load_yaml
 
 MANIFEST = "pack.yaml"
@@ -42,7 +42,7 @@ class Pack:
         for stage in RuleStage:
             self.index[stage] = RuleIndex(tuple(r for r in self.rules if r.stage is stage))
 
-    def rules_for(self, stage: RuleStage, tool: str) -> tuple[Rule, ...]:
+    def rules_for(self, stage: RuleStage, tool: str) -> Chain:
         """The rules of `stage` that can apply to `tool`, in pack order (cached per name)."""
         return self.index[stage].for_tool(tool)
 

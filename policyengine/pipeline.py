@@ -8,7 +8,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from .approval import ApprovalRequest, ApprovalService, seek_approval
 from .call import Dispatch, PendingResult, ToolCall
@@ -30,7 +30,7 @@ from .decisions import (
 from .frozen import FrozenDict, FrozenList, freeze
 from .packs import Pack
 from .results import Outcome, Stage, ToolResult
-from .rules import EXPLAIN, RuleStage, check_guards, rewrite_post
+from .rules import EXPLAIN, Chain, RuleStage, check_guards, rewrite_post
 from .signal import AbortKind, AbortReason, Signal, strict_timeout
 from .tools import ToolDefinition, content_problems, render_text
 from .waterfall import Listener, Trace, Verdict, Waterfall
@@ -108,6 +108,28 @@ class Installation:
     guard_packs: tuple[Pack, ...] | None = None
     execute_packs: tuple[Pack, ...] | None = None
     post_packs: tuple[Pack, ...] | None = None
+    _chains: dict[str, PackChains] = field(default_factory=dict, repr=False)
+
+    def pack_chains(self, name: str) -> PackChains:
+        """What the pack shortcuts need for a tool name, resolved once per name (bounded)."""
+        found = self._chains.get(name)
+        if found is None:
+            if len(self._chains) >= Decider.LIMIT:  # names can come from untrusted recorded calls
+                self._chains.clear()
+            found = self._chains[name] = PackChains(
+                guards=tuple(c for p in self.guard_packs or () if (c := p.rules_for(RuleStage.GUARD, name))),
+                wraps=any(p.rules_for(RuleStage.EXECUTE, name) for p in self.execute_packs or ()),
+                post=tuple(c for p in self.post_packs or () if (c := p.rules_for(RuleStage.POST_EXECUTE, name))),
+            )
+        return found
+
+
+class PackChains(NamedTuple):
+    """A tool's non-empty guard and post-execute chains across layers, and whether any execute rule wraps it."""
+
+    guards: tuple[Chain, ...]
+    wraps: bool
+    post: tuple[Chain, ...]
 
 
 def build_installation(
@@ -296,6 +318,14 @@ async def _in_own_task(awaitable: Awaitable[Any], signal: Signal) -> Any:
 async def _run_body(args: tuple[Any, ...], trace: Trace) -> Verdict[Any]:
     (dispatch,) = args
     call, definition = dispatch.call, dispatch.definition
+    if definition.is_async and not definition.takes_dispatch and dispatch.signal is call.signal:
+        # No wrapper replaced the signal and the body never sees one: the caller's signal is
+        # all there is to watch, and the calling task's cancel reaches the body directly.
+        try:
+            return Verdict(await until_aborted(definition.execute(call.arguments), call.signal), None)
+        except Exception as error:
+            trace.blame(error, tool_source(call.name))
+            raise
     # The body gets its own signal with the caller's fused back in: a wrapper can add a
     # deadline, never remove a cancel; and a cancelled calling task can fire it too.
     signal = Signal.any(call.signal) if dispatch.signal is call.signal else Signal.any(call.signal, dispatch.signal)
@@ -429,7 +459,7 @@ class Run:
     async def guards(self) -> None:
         """Stage 2: monotonic guards; a string denies and nothing can overturn it."""
         if self.inst.guard_packs is not None:
-            self.guards_from_packs(self.inst.guard_packs)
+            self.guards_from_packs()
             return
         entry = None
         denial: tuple[Source, str] | None = None
@@ -461,14 +491,13 @@ class Run:
         if denial is not None:
             raise self.stop(Outcome.DENIED, Stage.GUARD, *denial)
 
-    def guards_from_packs(self, packs: tuple[Pack, ...]) -> None:
+    def guards_from_packs(self) -> None:
         """Guards when every guard is a pack's: the first red line of any layer denies."""
         explain = EXPLAIN.get()
-        for pack in packs:
+        for rules in self.inst.pack_chains(self.call.name).guards:
             try:
-                rules = pack.rules_for(RuleStage.GUARD, self.call.name)
                 # A rule that fails to evaluate is itself a red line (check_guards denies).
-                red_line = check_guards(rules, self.call.document, explain) if rules else None
+                red_line = check_guards(rules, self.call.document, explain)
             except Exception as error:  # an engine fault: fail closed like any other guard's
                 self.lap(Stage.GUARD)
                 raise self.stop(Outcome.DENIED, Stage.GUARD, REGISTRY, f"guards failed ({_describe(error)})") from None
@@ -491,9 +520,8 @@ class Run:
         """Stage 3: wrappers around the body; errors, timeouts and cancels become results."""
         trace = Trace()
         dispatch = Dispatch(self.call, self.call.signal, definition)
-        packs = self.inst.execute_packs
         # Pack wrappers with no execute rule for this tool only pass the call on: skip them.
-        direct = packs is not None and not any(p.rules_for(RuleStage.EXECUTE, self.call.name) for p in packs)
+        direct = self.inst.execute_packs is not None and not self.inst.pack_chains(self.call.name).wraps
         try:
             if direct:
                 verdict = await _run_body((dispatch,), trace)
@@ -536,7 +564,7 @@ class Run:
         """Stage 4: rewrites compose in order; block ends the chain; faults block."""
         pending = PendingResult(value, content, definition)
         if self.inst.post_packs is not None:
-            return self.post_from_packs(self.inst.post_packs, pending)
+            return self.post_from_packs(pending)
         if not self.inst.post.listeners:
             self.lap(Stage.POST_EXECUTE)
             return pending
@@ -560,14 +588,15 @@ class Run:
             self.lap(Stage.POST_EXECUTE)
         return final_pending
 
-    def post_from_packs(self, packs: tuple[Pack, ...], pending: PendingResult) -> PendingResult:
+    def post_from_packs(self, pending: PendingResult) -> PendingResult:
         """Post-execute when every listener is a pack: each pack's rules, in layer order."""
+        chains = self.inst.pack_chains(self.call.name).post
+        if not chains:
+            self.lap(Stage.POST_EXECUTE)
+            return pending
         explain = EXPLAIN.get()
         try:
-            for pack in packs:
-                rules = pack.rules_for(RuleStage.POST_EXECUTE, self.call.name)
-                if not rules:
-                    continue
+            for rules in chains:
                 for rewrite in rewrite_post(rules, self.call.document, pending.value, pending.content, explain):
                     if isinstance(rewrite, Block):
                         self.lap(Stage.POST_EXECUTE)

@@ -151,6 +151,11 @@ class ToolDefinition:
         object.__setattr__(self, "_is_async", inspect.iscoroutinefunction(self.execute))
 
     @property
+    def takes_dispatch(self) -> bool:
+        """True when execute takes (arguments, dispatch): it can read its signal."""
+        return self._execute_takes_ctx
+
+    @property
     def is_async(self) -> bool:
         """True when execute is a coroutine function."""
         return self._is_async
