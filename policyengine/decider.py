@@ -75,7 +75,7 @@ class Decider:
 
     def pre(self, name: str, document: FrozenDict) -> PreDecision:
         """The pre-execute chain of every layer, closed by the default."""
-        return self._decide_pre(self._chains_for(name)[0], document, EXPLAIN.get())
+        return self._decide_pre((self._chains.get(name) or self._chains_for(name))[0], document, EXPLAIN.get())
 
     def _decide_pre(self, chains: tuple[Chain, ...], document: FrozenDict, explain: Explain | None) -> PreDecision:
         allowed_by: Source | None = None

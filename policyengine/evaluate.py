@@ -166,7 +166,7 @@ def _evaluate_packs(run: Run, definition: ToolDefinition | None, result: Mapping
     if isinstance(decision, Deny):
         return Evaluation(Decision.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
     explain = EXPLAIN.get()
-    for rules in inst.pack_chains(call.name).guards:
+    for rules in run.packs.guards:
         red_line = check_guards(rules, call.document, explain)
         if red_line is not None:
             return Evaluation(Decision.DENY, Stage.GUARD, red_line.source, red_line.reason)

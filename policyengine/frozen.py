@@ -120,6 +120,8 @@ def freeze(value: Any, *, path: str = "$", _depth: int = 0) -> Any:
     if _depth > MAX_DEPTH:
         raise FreezeError(f"{path}: nested deeper than {MAX_DEPTH} levels")
     kind = type(value)
+    if kind is dict:  # the common case first: call arguments as JSON parsing or a caller built them
+        return FrozenDict._of(_freeze_items(value, path, _depth))
     if kind is float and not math.isfinite(value):
         # Not JSON, and every comparison with NaN is false: a limit rule would never fire.
         raise FreezeError(f"{path}: {value} is not a JSON number", hint="send a finite number")

@@ -225,8 +225,18 @@ def _probe(subject: tuple[str, ...], tests: list[tuple[int, Predicate]]) -> Prob
     needs_path = bool(within or glob_bits)
     match_globs = _matcher(glob_set) if glob_bits else None
 
+    # The usual subject is arguments.<name>: two plain lookups, with the exact JMESPath getter
+    # for anything else (a missing key, a non-object on the way).
+    first, second = subject if len(subject) == 2 else ("", "")
+
     def probe(document: Any) -> int | None:
-        value = get(document)
+        if first:
+            try:
+                value = document[first][second]
+            except Exception:
+                value = get(document)
+        else:
+            value = get(document)
         if type(value) is not str:
             return None if strict else 0
         mask = equals.get(value, 0) if equals else 0

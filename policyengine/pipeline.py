@@ -110,6 +110,12 @@ class Installation:
     post_packs: tuple[Pack, ...] | None = None
     _chains: dict[str, PackChains] = field(default_factory=dict, repr=False)
 
+    def chains_for_run(self, name: str) -> PackChains:
+        """pack_chains, or nothing to look up when no stage has a pack shortcut."""
+        if self.guard_packs is None and self.execute_packs is None and self.post_packs is None:
+            return NO_CHAINS
+        return self._chains.get(name) or self.pack_chains(name)
+
     def pack_chains(self, name: str) -> PackChains:
         """What the pack shortcuts need for a tool name, resolved once per name (bounded)."""
         found = self._chains.get(name)
@@ -130,6 +136,9 @@ class PackChains(NamedTuple):
     guards: tuple[Chain, ...]
     wraps: bool
     post: tuple[Chain, ...]
+
+
+NO_CHAINS = PackChains((), False, ())
 
 
 def build_installation(
@@ -359,6 +368,7 @@ class Run:
         self.timings: dict[str, float] = {}
         self.clock = time.perf_counter()
         self.admitted: PreDecision | None = None  # what pre-execute said, once it let the call on
+        self.packs = inst.chains_for_run(call.name)  # read by every pack shortcut below
 
     def lap(self, stage: Stage) -> None:
         """Charge the time since the last lap to `stage`."""
@@ -380,21 +390,23 @@ class Run:
         """Freeze the result; error outcomes show their reason as the content."""
         if content is None:
             content = _text(reason) if reason else FrozenList()
+        call, admitted = self.call, self.admitted
+        # Positional (in field order): once per call, and a third faster than keywords.
         return ToolResult(
-            call_id=self.call.call_id,
-            name=self.call.name,
-            arguments=self.call.arguments,
-            agent=self.call.agent,
-            outcome=outcome,
-            value=value,
-            content=content,
-            reason=reason,
-            stage=stage,
-            source=source,
-            rewrites=rewrites,
-            timings=FrozenDict._of(dict(self.timings)),  # stage names and finite floats: nothing to freeze
-            admitted_by=self.admitted.source if self.admitted else None,
-            asked=isinstance(self.admitted, Ask),
+            call.call_id,
+            call.name,
+            call.arguments,
+            call.agent,
+            outcome,
+            value,
+            content,
+            reason,
+            stage,
+            source,
+            rewrites,
+            FrozenDict._of(dict(self.timings)),  # stage names and finite floats: nothing to freeze
+            admitted.source if admitted else None,  # admitted_by
+            isinstance(admitted, Ask),  # asked
         )
 
     def stop(self, *args: Any, **kwargs: Any) -> _Stopped:
@@ -494,7 +506,7 @@ class Run:
     def guards_from_packs(self) -> None:
         """Guards when every guard is a pack's: the first red line of any layer denies."""
         explain = EXPLAIN.get()
-        for rules in self.inst.pack_chains(self.call.name).guards:
+        for rules in self.packs.guards:
             try:
                 # A rule that fails to evaluate is itself a red line (check_guards denies).
                 red_line = check_guards(rules, self.call.document, explain)
@@ -521,7 +533,7 @@ class Run:
         trace = Trace()
         dispatch = Dispatch(self.call, self.call.signal, definition)
         # Pack wrappers with no execute rule for this tool only pass the call on: skip them.
-        direct = self.inst.execute_packs is not None and not self.inst.pack_chains(self.call.name).wraps
+        direct = self.inst.execute_packs is not None and not self.packs.wraps
         try:
             if direct:
                 verdict = await _run_body((dispatch,), trace)
@@ -590,7 +602,7 @@ class Run:
 
     def post_from_packs(self, pending: PendingResult) -> PendingResult:
         """Post-execute when every listener is a pack: each pack's rules, in layer order."""
-        chains = self.inst.pack_chains(self.call.name).post
+        chains = self.packs.post
         if not chains:
             self.lap(Stage.POST_EXECUTE)
             return pending
