@@ -8,11 +8,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .body import Aborted
 from .call import Dispatch, PendingResult, ToolCall
 from .decisions import Allow, Block, Deny, PostDecision, PreDecision, Source, SourceKind
 from .errors import PolicyEngineError
 from .packs import Pack, load_packs
-from .pipeline import Aborted, GuardEntry
+from .pipeline import GuardEntry
 from .problems import PackLoadError
 from .registry import Bundle, Handle, Registry
 from .rules import EXPLAIN, Rule, RuleFailure, RuleStage, check_guards, decide_pre, rewrite_post

@@ -131,9 +131,21 @@ def _parse(path: str) -> tuple[Root, tuple[str, ...]]:
         # No filesystem opens a longer path, and normalising megabytes of hostile text would
         # stall the event loop: refuse it, so the rule fails closed.
         raise PathPatternError(f"path of {len(path):,} characters is longer than {MAX_PATH_LENGTH:,}")
-    text = _decode(path).strip().replace("\\", "/")
-    root, rest = _split_root(text)
-    if rest.isascii() and ":" not in rest and " " not in rest and "./" not in rest and not rest.endswith("."):
+    if path.isascii() and "%" not in path and path.isprintable():
+        # Plain ASCII (most paths): _decode is lower(), and the common roots need no _split_root.
+        text = path.lower().strip().replace("\\", "/")
+        if text[:1] == "/" and text[1:2] != "/" and text[2:3] != ":":
+            root, rest = "/", text
+        elif text[:1] != "/" and text[1:2] != ":" and not text.startswith("file:"):
+            root, rest = "", text
+        else:
+            root, rest = _split_root(text)
+        ascii_rest = True
+    else:
+        text = _decode(path).strip().replace("\\", "/")
+        root, rest = _split_root(text)
+        ascii_rest = rest.isascii()
+    if ascii_rest and ":" not in rest and " " not in rest and "./" not in rest and not rest.endswith("."):
         # The common case: no component needs cleaning, and none is "." or ".." (they end in ".").
         # Decoding left no ASCII whitespace but " " (controls are dropped), so strip() has nothing to do.
         return root, tuple(filter(None, rest.split("/")))

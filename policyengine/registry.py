@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from .approval import ApprovalService
+from .body import Aborted
 from .call import ToolCall, new_call_id
 from .decider import strictness
 from .decisions import ALLOW, Ask, PreDecision, Source, SourceKind
@@ -18,7 +19,6 @@ from .errors import FreezeError, RegistrationError, UsageError
 from .frozen import FrozenDict, freeze
 from .pipeline import (
     REGISTRY,
-    Aborted,
     GuardEntry,
     Installation,
     ObserverEntry,

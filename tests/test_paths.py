@@ -368,3 +368,34 @@ def test_parse_shortcut_equals_the_general_component_walk(raw: str) -> None:
         return
     root, rest = _split_root(text)
     assert _parse(raw) == (root, _components(root, rest))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "file:///etc/passwd",
+        "FILE://localhost/etc",
+        "file:etc",
+        "//?/C:/Windows",
+        "//./unc/server/share",
+        "/c:/windows",
+        "/C:",
+        "C:foo",
+        "c:\\x",
+        "//server/share/x",
+        "/",
+        "",
+        " /srv/a ",
+        "a/b/",
+        "/srv/a./b",
+        "\\\\?\\C:\\x",
+        "/:x",
+        "x:",
+    ],
+)
+def test_parse_shortcut_agrees_on_every_kind_of_root(raw: str) -> None:
+    from policyengine.paths import _components, _decode_rounds, _parse, _split_root
+
+    text = _decode_rounds(raw).strip().replace("\\", "/")
+    root, rest = _split_root(text)
+    assert _parse(raw) == (root, _components(root, rest))

@@ -1,4 +1,4 @@
-"""until_aborted runs the awaitable in the calling task and leaves that task as it found it."""
+"""body.until_aborted runs the awaitable in the calling task and leaves that task as it found it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from policyengine.pipeline import Aborted, until_aborted
+from policyengine.body import Aborted, until_aborted
 from policyengine.signal import AbortKind, Signal
 
 
