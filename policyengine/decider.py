@@ -9,13 +9,13 @@ and every layer's guards apply unless pre-execute denied. Tests pin the equivale
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .call import call_document
 from .decisions import Allow, Ask, Deny, PreDecision, Source, SourceKind
 from .frozen import FrozenDict, freeze
 from .packs import Pack
-from .rules import EXPLAIN, Chain, Explain, RuleStage, check_guards, decide_pre
+from .rules import EXPLAIN, Chain, Explain, RuleStage, check_guards, decide_hits, decide_pre, guard_hits
 
 DEFAULT_ALLOW = Allow(Source(SourceKind.DEFAULT, "end of chain"))
 
@@ -23,6 +23,52 @@ DEFAULT_ALLOW = Allow(Source(SourceKind.DEFAULT, "end of chain"))
 def strictness(decision: PreDecision) -> int:
     """How strict a closing default is: deny over ask over allow."""
     return 2 if isinstance(decision, Deny) else 1 if isinstance(decision, Ask) else 0
+
+
+class _OneLayer:
+    """One layer whose chains both have plans (the usual single pack): no loop over layers."""
+
+    __slots__ = ("default", "guard", "guard_probe", "guard_rest", "pre", "pre_probe", "pre_rest")
+
+    def __init__(self, pre: Chain, guard: Chain | None, default: PreDecision) -> None:
+        assert pre.plan is not None and (guard is None or guard.plan is not None)
+        self.pre, self.pre_probe, self.pre_rest, self.default = pre, pre.plan.hits, pre.plan.rest, default
+        self.guard = guard
+        self.guard_probe = guard.plan.hits if guard is not None and guard.plan is not None else None
+        self.guard_rest = guard.plan.rest if guard is not None and guard.plan is not None else 0
+
+    @classmethod
+    def of(cls, pre: tuple[Chain, ...], guard: tuple[Chain, ...], default: PreDecision) -> _OneLayer | None:
+        """The shortcut when it applies: one pre-execute chain, at most one guard chain, all planned."""
+        if len(pre) != 1 or pre[0].plan is None or len(guard) > 1 or (guard and guard[0].plan is None):
+            return None
+        return cls(pre[0], guard[0] if guard else None, default)
+
+    def decide(self, document: FrozenDict) -> PreDecision | None:
+        """The decision, or None when a plan is unsure (the caller then goes the general way)."""
+        hits = self.pre_probe(document)
+        if hits is None:
+            return None
+        decision: PreDecision | None = self.default
+        if hits | self.pre_rest:
+            decision, allowed_by = decide_hits(self.pre, hits, self.pre_rest, document)
+            if decision is None:
+                decision = Allow(allowed_by) if allowed_by is not None else self.default
+            elif isinstance(decision, Deny):
+                return decision
+        if self.guard is not None and self.guard_probe is not None:
+            red = self.guard_probe(document)
+            if red is None:
+                return None  # conditions are pure: evaluating pre-execute again is only slower
+            if red | self.guard_rest:
+                return guard_hits(self.guard, red | self.guard_rest, document) or decision
+        return decision
+
+
+class _Chains(NamedTuple):
+    pre: tuple[Chain, ...]
+    guard: tuple[Chain, ...]
+    one: _OneLayer | None
 
 
 class Decider:
@@ -40,9 +86,9 @@ class Decider:
         self.default: PreDecision = default if default is not None else strictest
         self._pre = tuple(p.index[RuleStage.PRE_EXECUTE] for p in self.packs)
         self._guard = tuple(p.index[RuleStage.GUARD] for p in self.packs)
-        self._chains: dict[str, tuple[tuple[Chain, ...], tuple[Chain, ...]]] = {}
+        self._chains: dict[str, _Chains] = {}
 
-    def _chains_for(self, name: str) -> tuple[tuple[Chain, ...], tuple[Chain, ...]]:
+    def _chains_for(self, name: str) -> _Chains:
         """Each layer's non-empty pre-execute and guard chains for a tool name (cached)."""
         found = self._chains.get(name)
         if found is None:
@@ -50,7 +96,7 @@ class Decider:
                 self._chains.clear()
             pre = tuple(chain for chain in (index.for_tool(name) for index in self._pre) if chain)
             guard = tuple(chain for chain in (index.for_tool(name) for index in self._guard) if chain)
-            found = self._chains[name] = (pre, guard)
+            found = self._chains[name] = _Chains(pre, guard, _OneLayer.of(pre, guard, self.default))
         return found
 
     def decide(
@@ -62,8 +108,12 @@ class Decider:
 
     def decide_document(self, name: str, document: FrozenDict) -> PreDecision:
         """The decision for a prepared call document (name, arguments, agent, call_id)."""
-        pre, guard = self._chains.get(name) or self._chains_for(name)
+        pre, guard, one = self._chains.get(name) or self._chains_for(name)
         explain = EXPLAIN.get()
+        if one is not None and explain is None:
+            decided = one.decide(document)
+            if decided is not None:
+                return decided
         decision = self._decide_pre(pre, document, explain)
         if isinstance(decision, Deny):
             return decision
@@ -89,7 +139,7 @@ class Decider:
     def guards(self, name: str, document: FrozenDict) -> Deny | None:
         """The first red line of any layer that fires, or None."""
         explain = EXPLAIN.get()
-        for rules in self._chains_for(name)[1]:
+        for rules in self._chains_for(name).guard:
             red_line = check_guards(rules, document, explain)
             if red_line is not None:
                 return red_line

@@ -185,7 +185,7 @@ def decide_pre(
     if plan is not None and hits is not None:
         if not hits | plan.rest:
             return None, None  # the common case: no rule of the chain matches
-        return _decide_fused(rules, plan, hits, document)
+        return decide_hits(rules, hits, plan.rest, document)
     allowed_by: Source | None = None
     for rule in rules:
         if explain is None:  # the hot path: no bookkeeping per rule
@@ -207,12 +207,10 @@ def decide_pre(
     return None, allowed_by
 
 
-def _decide_fused(
-    rules: Sequence[Rule], plan: Plan, hits: int, document: Any
-) -> tuple[PreDecision | None, Source | None]:
-    """decide_pre visiting only the fused rules that matched and the rules the plan cannot test."""
+def decide_hits(rules: Sequence[Rule], hits: int, rest: int, document: Any) -> tuple[PreDecision | None, Source | None]:
+    """decide_pre from a plan's answer: the fused rules that matched (`hits`), the rules it cannot test (`rest`)."""
     allowed_by: Source | None = None
-    for position in _bits(hits | plan.rest):
+    for position in _bits(hits | rest):
         rule = rules[position]
         if not hits >> position & 1:
             try:
@@ -233,9 +231,16 @@ def check_guards(rules: Sequence[Rule], document: Any, explain: Explain | None =
     hits = plan.hits(document) if plan is not None else None
     if plan is not None and hits is not None:
         todo = hits | plan.rest
-        if not todo:
-            return None
-        rules = [rules[i] for i in _bits(todo)]
+        return guard_hits(rules, todo, document) if todo else None
+    return _first_red_line(rules, document, explain)
+
+
+def guard_hits(rules: Sequence[Rule], todo: int, document: Any) -> Deny | None:
+    """check_guards from a plan's answer: only the rules at the positions in `todo` can fire."""
+    return _first_red_line([rules[i] for i in _bits(todo)], document, None)
+
+
+def _first_red_line(rules: Sequence[Rule], document: Any, explain: Explain | None) -> Deny | None:
     for rule in rules:
         try:
             hit = _test(rule, document, explain)
