@@ -113,6 +113,7 @@ for _jp_type, _name in (("object", "FrozenDict"), ("array", "FrozenList")):
         )
 
 _EXACT_SCALARS = frozenset({str, int, float, bool, type(None)})
+_dict_new, _dict_init = dict.__new__, dict.__init__
 
 
 def freeze(value: Any, *, path: str = "$", _depth: int = 0) -> Any:
@@ -121,7 +122,9 @@ def freeze(value: Any, *, path: str = "$", _depth: int = 0) -> Any:
         raise FreezeError(f"{path}: nested deeper than {MAX_DEPTH} levels")
     kind = type(value)
     if kind is dict:  # the common case first: call arguments as JSON parsing or a caller built them
-        return FrozenDict._of(_freeze_items(value, path, _depth))
+        frozen = _dict_new(FrozenDict)  # FrozenDict._of, inlined: this runs once per call
+        _dict_init(frozen, _freeze_items(value, path, _depth))
+        return frozen
     if kind is float and not math.isfinite(value):
         # Not JSON, and every comparison with NaN is false: a limit rule would never fire.
         raise FreezeError(f"{path}: {value} is not a JSON number", hint="send a finite number")

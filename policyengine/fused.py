@@ -24,7 +24,15 @@ import re2  # type: ignore[import-untyped,unused-ignore]
 
 from .expressions import Expression
 from .jpcompile import _literal_value, _path
-from .paths import _RE2_OPTIONS, _climbs, _join, _parse_any, _parse_subject, _path_glob_to_regex
+from .paths import (
+    _CACHEABLE_LENGTH,
+    _RE2_OPTIONS,
+    _climbs,
+    _parse,
+    _parse_any,
+    _path_glob_to_regex,
+)
+from .paths import _parse_subject_cached as subject_cache
 
 
 class Kind(enum.Enum):
@@ -185,13 +193,12 @@ def plan_for(rules: Sequence[_Fusible]) -> Plan | None:
     return Plan(probes, fused, rest)
 
 
-def _matcher(glob_set: Any) -> Callable[[str], Sequence[int] | None]:
-    """The set's Match; the extension's own method when the wrapper exposes it (a third faster)."""
+def _matcher(glob_set: Any) -> Callable[[bytes], Sequence[int] | None]:
+    """The set's Match on UTF-8 bytes: the extension's own method when the wrapper exposes it (a third faster)."""
     raw = getattr(glob_set, "_set", None)
-    if raw is None or not callable(getattr(raw, "Match", None)):
-        return glob_set.Match  # type: ignore[no-any-return]
-    match = raw.Match
-    return lambda text: match(text.encode("utf-8"))
+    if raw is not None and callable(getattr(raw, "Match", None)):
+        return raw.Match  # type: ignore[no-any-return]
+    return glob_set.Match  # type: ignore[no-any-return]  # the wrapper takes bytes as they are
 
 
 def _probe(subject: tuple[str, ...], tests: list[tuple[int, Predicate]]) -> Probe:
@@ -248,7 +255,8 @@ def _probe(subject: tuple[str, ...], tests: list[tuple[int, Predicate]]) -> Prob
         # Any failure below (a path too long, encoded too deep) leaves it to the rules one by
         # one, which fail closed with the function's own error.
         try:
-            root, parts = _parse_subject(value)
+            # The call-argument cache of paths.py, without its Python wrapper (length checked the same way).
+            root, parts = subject_cache(value) if len(value) <= _CACHEABLE_LENGTH else _parse(value)
             node = within.get(root)
             if node is not None:
                 # A directory matches when it is a leading run of the path's components; relative
@@ -265,7 +273,7 @@ def _probe(subject: tuple[str, ...], tests: list[tuple[int, Predicate]]) -> Prob
                     if depth >= low:
                         mask |= bits
             if match_globs is not None:
-                matched = match_globs(_join(root, parts))
+                matched = match_globs((root + "/".join(parts) if root else "/".join(parts) or ".").encode())  # _join
                 if matched:
                     for index in matched:
                         mask |= glob_bits[index]
