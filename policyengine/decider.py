@@ -103,7 +103,13 @@ class Decider:
         self, name: str, arguments: Mapping[str, Any] | None = None, *, agent: str = "agent", call_id: str = ""
     ) -> PreDecision:
         """Allow, deny or ask for one call (arguments are frozen here; pass frozen ones to skip it)."""
-        args = arguments if isinstance(arguments, FrozenDict) else freeze(arguments or {})
+        args = (
+            freeze(arguments)
+            if type(arguments) is dict
+            else arguments
+            if isinstance(arguments, FrozenDict)
+            else freeze(arguments or {})
+        )
         return self.decide_document(name, call_document(name, args, agent, call_id))
 
     def decide_document(self, name: str, document: FrozenDict) -> PreDecision:
