@@ -456,8 +456,10 @@ def memory_per_rule(folder: Path, n_rules: int) -> dict[str, Any]:
 
 
 def dry_run(pack: Path, calls_file: Path, workers: int) -> tuple[float, dict[str, Any]]:
+    # Records are written, as a real dry-run writes them (to a file next to the calls, removed after).
+    records = calls_file.with_suffix(".records.jsonl")
     cmd = [sys.executable, "-m", "policyengine", "dry-run", "--pack", str(pack), "--workers", str(workers)]
-    cmd += ["--format", "json", "--color", "never", str(calls_file)]
+    cmd += ["--format", "json", "--color", "never", "--output", str(records), str(calls_file)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -467,6 +469,10 @@ def dry_run(pack: Path, calls_file: Path, workers: int) -> tuple[float, dict[str
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"dry-run exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
     summary = json.loads(proc.stdout)
+    written = sum(1 for _line in records.open("rb"))
+    records.unlink()
+    if written != summary.get("calls"):
+        raise RuntimeError(f"dry-run wrote {written} records for {summary.get('calls')} calls")
     return wall, {"calls": summary.get("calls"), "decisions": summary.get("decisions"), "cpu_s": cpu}
 
 

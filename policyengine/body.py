@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
 from .call import Dispatch
@@ -40,8 +40,8 @@ async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
             awaitable.close()
         raise Aborted(signal.reason)  # type: ignore[arg-type]
     task = asyncio.current_task()
-    if task is None:  # not inside a task (a foreign event loop driver): the awaitable gets its own
-        return await _in_own_task(awaitable, signal)
+    if task is None:  # driven outside any task (a foreign event-loop driver): give the wait one
+        return await asyncio.ensure_future(until_aborted(awaitable, signal))
     loop = asyncio.get_running_loop()
     watch = _CancelOnAbort(task)
     remove = signal.add_callback(lambda _reason: watch.schedule(loop))
@@ -69,10 +69,6 @@ async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
     return value
 
 
-def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> None:
-    loop.call_soon_threadsafe(callback)
-
-
 class _CancelOnAbort:
     """Cancels a task once, only while it is still awaiting what until_aborted awaits."""
 
@@ -90,31 +86,6 @@ class _CancelOnAbort:
         if self.active and not self.fired:
             self.fired = True
             self.task.cancel()
-
-
-async def _in_own_task(awaitable: Awaitable[Any], signal: Signal) -> Any:
-    """until_aborted with the awaitable in a task of its own."""
-    task = asyncio.ensure_future(awaitable)
-    loop = asyncio.get_running_loop()
-    remove = signal.add_callback(lambda _reason: _call_soon(loop, task.cancel))
-    timer = None
-    if signal.deadline is not None:
-        timer = loop.call_later(max(0.0, signal.deadline - time.monotonic()), signal.expire)
-    try:
-        value = await task
-    except asyncio.CancelledError:
-        if signal.aborted:
-            raise Aborted(signal.reason) from None  # type: ignore[arg-type]
-        task.cancel()
-        raise
-    finally:
-        remove()
-        if timer is not None:
-            timer.cancel()
-    reason = signal.reason
-    if reason is not None:
-        raise Aborted(reason)
-    return value
 
 
 async def run_body(args: tuple[Any, ...], trace: Trace) -> Verdict[Any]:

@@ -316,24 +316,25 @@ class FileCompiler:
         """Compile a `when:` condition, if present."""
         if text is None:
             return None
-        self.used_lists.update(name for name in self.lists if f"lists.{name}" in text)
-        found: Expression | None = self.compiled.get(("when", text))
-        if found is None:
-            found = compile_expression(text, self.lists, self.reporter(path, rule_id))
-            if found is not None:
-                self.compiled["when", text] = found
+        found: Expression | None = self._compile("when", text, path, rule_id)
         return found
 
     def template(self, text: Any, path: Path, rule_id: str) -> Template | None:
         """Compile a reason, content or block template, if present."""
         if text is None:
             return None
+        found: Template | None = self._compile("template", text, path, rule_id)
+        return found
+
+    def _compile(self, kind: str, text: str, path: Path, rule_id: str) -> Any:
+        """A `when` or a template, compiled once per text (a text with problems reports at each place)."""
         self.used_lists.update(name for name in self.lists if f"lists.{name}" in text)
-        found: Template | None = self.compiled.get(("template", text))
+        found = self.compiled.get((kind, text))
         if found is None:
-            found = compile_template(text, self.lists, self.reporter(path, rule_id))
+            compile_text = compile_expression if kind == "when" else compile_template
+            found = compile_text(text, self.lists, self.reporter(path, rule_id))
             if found is not None:
-                self.compiled["template", text] = found
+                self.compiled[kind, text] = found
         return found
 
     def tools(self, entries: list[str], path: Path, rule_id: str) -> ToolMatcher | None:

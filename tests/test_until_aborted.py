@@ -131,3 +131,30 @@ def test_an_already_fired_signal_never_starts_the_awaitable() -> None:
         assert ran == []
 
     asyncio.run(main())
+
+
+def test_driven_outside_any_task_the_wait_gets_a_task_of_its_own() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[str] = loop.create_future()
+        seen: list[object] = []
+
+        async def body() -> str:
+            seen.append(asyncio.current_task())
+            return "value"
+
+        coro = until_aborted(body(), Signal())
+
+        def step() -> None:  # a bare driver: a loop callback, not a task
+            try:
+                waiting = coro.send(None)
+            except StopIteration as stop:
+                done.set_result(stop.value)
+                return
+            waiting.add_done_callback(lambda _future: step())
+
+        loop.call_soon(step)
+        assert await done == "value"
+        assert seen[0] is not None  # the body ran inside the task the wait made for itself
+
+    asyncio.run(main())
