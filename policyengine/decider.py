@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from .call import call_document
 from .decisions import Allow, Ask, Deny, PreDecision, Source, SourceKind
 from .frozen import FrozenDict, freeze
+from .fused import Plan, plan_for
 from .packs import Pack
 from .rules import EXPLAIN, Chain, Explain, RuleStage, check_guards, decide_hits, decide_pre, guard_hits
 
@@ -26,42 +27,46 @@ def strictness(decision: PreDecision) -> int:
 
 
 class _OneLayer:
-    """One layer whose chains both have plans (the usual single pack): no loop over layers."""
+    """One layer (the usual single pack): one plan over its pre-execute and guard rules, no layer loop.
 
-    __slots__ = ("default", "guard", "guard_probe", "guard_rest", "pre", "pre_probe", "pre_rest")
+    Bits 0..n-1 of the plan are the pre-execute chain, the bits above are the guards, so a call
+    is probed once for both stages (its path normalised and walked once).
+    """
 
-    def __init__(self, pre: Chain, guard: Chain | None, default: PreDecision) -> None:
-        assert pre.plan is not None and (guard is None or guard.plan is not None)
-        self.pre, self.pre_probe, self.pre_rest, self.default = pre, pre.plan.hits, pre.plan.rest, default
-        self.guard = guard
-        self.guard_probe = guard.plan.hits if guard is not None and guard.plan is not None else None
-        self.guard_rest = guard.plan.rest if guard is not None and guard.plan is not None else 0
+    __slots__ = ("default", "guard", "guard_rest", "pre", "pre_mask", "pre_rest", "probe", "width")
+
+    def __init__(self, pre: Chain, guard: Chain, plan: Plan, default: PreDecision) -> None:
+        self.pre, self.guard, self.probe, self.default = pre, guard, plan.hits, default
+        self.width = len(pre)
+        self.pre_mask = (1 << self.width) - 1
+        self.pre_rest = plan.rest & self.pre_mask
+        self.guard_rest = plan.rest >> self.width
 
     @classmethod
     def of(cls, pre: tuple[Chain, ...], guard: tuple[Chain, ...], default: PreDecision) -> _OneLayer | None:
-        """The shortcut when it applies: one pre-execute chain, at most one guard chain, all planned."""
-        if len(pre) != 1 or pre[0].plan is None or len(guard) > 1 or (guard and guard[0].plan is None):
+        """The shortcut when it applies: at most one chain per stage, and something a plan can index."""
+        if len(pre) > 1 or len(guard) > 1:
             return None
-        return cls(pre[0], guard[0] if guard else None, default)
+        pre_chain, guard_chain = pre[0] if pre else Chain(()), guard[0] if guard else Chain(())
+        plan = plan_for([*pre_chain, *guard_chain])
+        return None if plan is None else cls(pre_chain, guard_chain, plan, default)
 
     def decide(self, document: FrozenDict) -> PreDecision | None:
-        """The decision, or None when a plan is unsure (the caller then goes the general way)."""
-        hits = self.pre_probe(document)
+        """The decision, or None when the plan is unsure (the caller then goes the general way)."""
+        hits = self.probe(document)
         if hits is None:
             return None
         decision: PreDecision | None = self.default
-        if hits | self.pre_rest:
-            decision, allowed_by = decide_hits(self.pre, hits, self.pre_rest, document)
+        mine = hits & self.pre_mask
+        if mine | self.pre_rest:
+            decision, allowed_by = decide_hits(self.pre, mine, self.pre_rest, document)
             if decision is None:
                 decision = Allow(allowed_by) if allowed_by is not None else self.default
             elif isinstance(decision, Deny):
                 return decision
-        if self.guard is not None and self.guard_probe is not None:
-            red = self.guard_probe(document)
-            if red is None:
-                return None  # conditions are pure: evaluating pre-execute again is only slower
-            if red | self.guard_rest:
-                return guard_hits(self.guard, red | self.guard_rest, document) or decision
+        todo = (hits >> self.width) | self.guard_rest
+        if todo:
+            return guard_hits(self.guard, todo, document) or decision
         return decision
 
 
