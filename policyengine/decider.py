@@ -26,6 +26,9 @@ def strictness(decision: PreDecision) -> int:
     return 2 if isinstance(decision, Deny) else 1 if isinstance(decision, Ask) else 0
 
 
+Stages = tuple[PreDecision, Deny | None]  # pre-execute's decision, then the red line that fired (if any)
+
+
 class _OneLayer:
     """One layer (the usual single pack): one plan over its pre-execute and guard rules, no layer loop.
 
@@ -51,23 +54,23 @@ class _OneLayer:
         plan = plan_for([*pre_chain, *guard_chain])
         return None if plan is None else cls(pre_chain, guard_chain, plan, default)
 
-    def decide(self, document: FrozenDict) -> PreDecision | None:
-        """The decision, or None when the plan is unsure (the caller then goes the general way)."""
+    def stages(self, document: FrozenDict) -> Stages | None:
+        """Both stages' answers, or None when the plan is unsure (the caller then goes the general way)."""
         hits = self.probe(document)
         if hits is None:
             return None
-        decision: PreDecision | None = self.default
+        decision = self.default
         mine = hits & self.pre_mask
         if mine | self.pre_rest:
-            decision, allowed_by = decide_hits(self.pre, mine, self.pre_rest, document)
-            if decision is None:
-                decision = Allow(allowed_by) if allowed_by is not None else self.default
-            elif isinstance(decision, Deny):
-                return decision
+            found, allowed_by = decide_hits(self.pre, mine, self.pre_rest, document)
+            if isinstance(found, Deny):
+                return found, None
+            if found is not None:
+                decision = found
+            elif allowed_by is not None:
+                decision = Allow(allowed_by)
         todo = (hits >> self.width) | self.guard_rest
-        if todo:
-            return guard_hits(self.guard, todo, document) or decision
-        return decision
+        return decision, guard_hits(self.guard, todo, document) if todo else None
 
 
 class _Chains(NamedTuple):
@@ -119,20 +122,25 @@ class Decider:
 
     def decide_document(self, name: str, document: FrozenDict) -> PreDecision:
         """The decision for a prepared call document (name, arguments, agent, call_id)."""
+        decision, red_line = self.stages(name, document)
+        return red_line or decision
+
+    def stages(self, name: str, document: FrozenDict) -> Stages:
+        """Pre-execute's decision, and the red line that fires after it (None when pre-execute denied)."""
         pre, guard, one = self._chains.get(name) or self._chains_for(name)
         explain = EXPLAIN.get()
         if one is not None and explain is None:
-            decided = one.decide(document)
-            if decided is not None:
-                return decided
+            staged = one.stages(document)
+            if staged is not None:
+                return staged
         decision = self._decide_pre(pre, document, explain)
         if isinstance(decision, Deny):
-            return decision
+            return decision, None
         for rules in guard:
             red_line = check_guards(rules, document, explain)
             if red_line is not None:
-                return red_line
-        return decision
+                return decision, red_line
+        return decision, None
 
     def pre(self, name: str, document: FrozenDict) -> PreDecision:
         """The pre-execute chain of every layer, closed by the default."""

@@ -162,14 +162,19 @@ def _evaluate_packs(run: Run, definition: ToolDefinition | None, result: Mapping
     """The same evaluation, synchronously, when only packs hold policy (dry-runs, tests)."""
     inst, call = run.inst, run.call
     assert inst.pre_decider is not None
-    decision = inst.pre_decider.pre(call.name, call.document)
+    if run.staged:
+        decision, red_line = inst.pre_decider.stages(call.name, call.document)
+    else:
+        decision, red_line = inst.pre_decider.pre(call.name, call.document), None
+        if not isinstance(decision, Deny):
+            explain = EXPLAIN.get()
+            red_line = next(
+                (r for rules in run.packs.guards if (r := check_guards(rules, call.document, explain))), None
+            )
     if isinstance(decision, Deny):
         return Evaluation(Decision.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
-    explain = EXPLAIN.get()
-    for rules in run.packs.guards:
-        red_line = check_guards(rules, call.document, explain)
-        if red_line is not None:
-            return Evaluation(Decision.DENY, Stage.GUARD, red_line.source, red_line.reason)
+    if red_line is not None:
+        return Evaluation(Decision.DENY, Stage.GUARD, red_line.source, red_line.reason)
     verdict = Decision.ASK if isinstance(decision, Ask) else Decision.ALLOW
     why: str | None = decision.reason if isinstance(decision, Ask) else None
     if result is None:

@@ -97,6 +97,19 @@ class Installation:
     post_packs: tuple[Pack, ...] | None = None
     _chains: dict[str, PackChains] = field(default_factory=dict, repr=False)
 
+    # The guards are exactly the pre-execute packs' own: one Decider pass answers both stages.
+    staged: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        pre = self.pre_decider.packs if self.pre_decider is not None else None
+        guards = self.guard_packs
+        self.staged = (
+            pre is not None
+            and guards is not None
+            and len(pre) == len(guards)
+            and all(a is b for a, b in zip(pre, guards, strict=True))
+        )
+
     def chains_for_run(self, name: str) -> PackChains:
         """pack_chains, or nothing to look up when no stage has a pack shortcut."""
         if self.guard_packs is None and self.execute_packs is None and self.post_packs is None:
@@ -231,6 +244,10 @@ class Run:
         self.clock = time.perf_counter()
         self.admitted: PreDecision | None = None  # what pre-execute said, once it let the call on
         self.packs = inst.chains_for_run(call.name)  # read by every pack shortcut below
+        # When pre-execute and the guards are the same packs, pre-execute finds the red line too
+        # (one probe of the call for both stages) and the guard stage reports it.
+        self.staged = inst.staged
+        self.red_line: Deny | None = None
 
     def lap(self, stage: Stage) -> None:
         """Charge the time since the last lap to `stage`."""
@@ -309,7 +326,10 @@ class Run:
     async def pre_execute(self) -> PreDecision:
         """Stage 1: the waterfall decides allow, deny or ask."""
         if self.inst.pre_decider is not None:
-            decision = self.inst.pre_decider.pre(self.call.name, self.call.document)
+            if self.staged:
+                decision, self.red_line = self.inst.pre_decider.stages(self.call.name, self.call.document)
+            else:
+                decision = self.inst.pre_decider.pre(self.call.name, self.call.document)
             self.lap(Stage.PRE_EXECUTE)
             if isinstance(decision, Deny):
                 raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, decision.source, decision.reason)
@@ -332,6 +352,11 @@ class Run:
 
     async def guards(self) -> None:
         """Stage 2: monotonic guards; a string denies and nothing can overturn it."""
+        if self.staged:
+            self.lap(Stage.GUARD)
+            if self.red_line is not None:
+                raise self.stop(Outcome.DENIED, Stage.GUARD, self.red_line.source, self.red_line.reason)
+            return
         if self.inst.guard_packs is not None:
             self.guards_from_packs()
             return

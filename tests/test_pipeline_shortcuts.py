@@ -111,3 +111,59 @@ def test_a_pack_guard_denies_through_the_pack_shortcut_with_the_rules_reason(tmp
     assert (result.outcome, result.stage, result.reason) == (Outcome.DENIED, Stage.GUARD, "Red line: /ETC/./passwd")
     assert result.source is not None and result.source.rule_id == "no-etc"
     assert asyncio.run(registry.call("echo", {"path": "/srv/x"})).outcome is Outcome.OK
+
+
+STAGED_RULES = [
+    {
+        "id": "no-keys",
+        "stage": "pre-execute",
+        "tools": ["*"],
+        "when": "path_matches(arguments.path, '*.pem')",
+        "decision": "deny",
+        "reason": "keys",
+    },
+    {
+        "id": "ask-srv",
+        "stage": "pre-execute",
+        "tools": ["*"],
+        "when": "starts_with(arguments.path, '/srv/')",
+        "decision": "ask",
+        "reason": "srv",
+    },
+    {"id": "no-etc", "stage": "guard", "tools": ["*"], "when": "path_within(arguments.path, '/etc')", "reason": "etc"},
+]
+STAGED_CASES = [
+    ("/etc/a.pem", Outcome.DENIED, Stage.PRE_EXECUTE, "no-keys"),  # pre-execute denies first: no guard runs
+    ("/etc/passwd", Outcome.DENIED, Stage.GUARD, "no-etc"),
+    ("/srv/x", Outcome.DENIED, Stage.APPROVAL, "ask-srv"),  # no approval service: the ask is refused
+    ("/home/x", Outcome.OK, None, None),
+]
+
+
+@pytest.mark.parametrize("python_guard", [False, True], ids=["packs-only", "with-a-python-guard"])
+@pytest.mark.parametrize(("path", "outcome", "stage", "rule"), STAGED_CASES)
+def test_pre_execute_and_guards_answer_the_same_whether_one_pass_serves_both_or_not(
+    tmp_path: Path, python_guard: bool, path: str, outcome: Outcome, stage: Stage | None, rule: str | None
+) -> None:
+    registry = _registry(tmp_path, _echo, STAGED_RULES)
+    if python_guard:
+        registry.guard(lambda _call: None)
+    assert registry._installation.staged is not python_guard  # the shortcut is taken only for packs alone
+    result = asyncio.run(registry.call("echo", {"path": path}))
+    assert (result.outcome, result.stage) == (outcome, stage)
+    assert (result.source.rule_id if result.source else None) == rule
+    assert set(result.timings) >= {"pre-execute", "guard"} or stage is Stage.PRE_EXECUTE
+
+
+def test_explaining_a_call_still_hears_pre_execute_then_guard_rules_in_order(tmp_path: Path) -> None:
+    from policyengine.rules import EXPLAIN
+
+    registry = _registry(tmp_path, _echo, STAGED_RULES)
+    heard: list[str] = []
+    token = EXPLAIN.set(lambda rule, _result: heard.append(rule.id))
+    try:
+        result = asyncio.run(registry.call("echo", {"path": "/etc/passwd"}))
+    finally:
+        EXPLAIN.reset(token)
+    assert result.stage is Stage.GUARD
+    assert heard == ["no-keys", "ask-srv", "no-etc"]
