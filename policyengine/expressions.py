@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -122,6 +123,8 @@ class _Counter:
 
 _LISTS = {"type": "field", "children": [], "value": "lists"}
 # Node types whose first child is the left-hand side of the same path (a.b[0], a[*].b, a[?x]).
+_BANG = re.compile(r"!(?!=)")  # a negation, not `!=`
+
 _CHAINED = {
     "subexpression",
     "index_expression",
@@ -131,6 +134,17 @@ _CHAINED = {
     "flatten",
     "slice",
 }
+
+
+def _null_after_negation(node: dict[str, Any]) -> bool:
+    """Whether a chain that starts with `!x` reads a field, index or projection of the boolean (null)."""
+    if node.get("type") != "subexpression":
+        return True  # an index, slice, projection or flatten of a boolean is null
+    # After a dot, a function or a multi-select still sees the boolean: `!a.to_string(@)` is "false".
+    rest = node["children"][1]
+    while rest.get("type") in _CHAINED and rest.get("children"):
+        rest = rest["children"][0]
+    return bool(rest.get("type") == "field")
 
 
 def _resolve(
@@ -172,6 +186,19 @@ def _resolve(
             if got < low or (high is not None and got > high):
                 want = f"{low}" if low == high else f"{low} or more" if high is None else f"{low} to {high}"
                 report("PE303", f"{name}() takes {want} argument(s), got {got}", offset, len(name))
+    if kind in _CHAINED and children and children[0].get("type") == "not_expression" and _null_after_negation(node):
+        # `!arguments.ok` parses as `(!arguments).ok`: a field of a boolean, always null, so the
+        # rule silently never applies (a deny that never denies). Refuse it, with the fix.
+        negated = children[0]["children"][0] if children[0].get("children") else {}
+        name = negated.get("value") if negated.get("type") == "field" else None
+        bang = (name and re.search(rf"!\s*\"?{re.escape(name)}\b", text)) or _BANG.search(text)
+        report(
+            "PE307",
+            "`!` applies to the first step only: `!a.b` is `(!a).b`, a field of a boolean, always null",
+            bang.start() if bang else 0,
+            1,
+            "write !(a.b) to negate the whole path",
+        )
     resolved = [
         _resolve(child, text, lists, report, starts_path if i == 0 and kind in _CHAINED else kind != "subexpression")
         if isinstance(child, dict) and child.get("type") != "literal"

@@ -52,6 +52,7 @@ CODES: dict[str, str] = {
     "PE304": "unknown named list",
     "PE305": "invalid template",
     "PE306": "invalid regular expression or glob",
+    "PE307": "negation applied to the first step of a path (always null)",
     # PE4xx: the pack as a whole
     "PE401": "duplicate rule id",
     "PE402": "manifest problem",

@@ -321,6 +321,19 @@ MISTAKES = [
         message="invalid pattern '(curl|wget'",
     ),
     Mistake(
+        "negation-of-a-paths-first-step",
+        {
+            "rules.yaml": RULE + "    stage: pre-execute\n    tools: [x]\n"
+            "    when: \"arguments.env == 'prod' && !arguments.ticket\"\n    decision: deny\n"
+        },
+        "PE307",
+        "rules.yaml:5:39",
+        "!arguments.ticket",
+        rule_id="r1",
+        message="`!a.b` is `(!a).b`",
+        hint="!(a.b)",
+    ),
+    Mistake(
         "bad-redact-pattern",
         {"rules.yaml": RULE + "    stage: post-execute\n    tools: [x]\n    redact:\n      - pattern: '(?<=x)y'\n"},
         "PE306",

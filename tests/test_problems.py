@@ -57,7 +57,7 @@ def test_code_registry_groups():
         assert code in CODES and code_group(code) == "yaml"
     for code in ("PE201", "PE202", "PE203", "PE204", "PE205"):
         assert code_group(code) == "schema" and code in CODES
-    for code in ("PE301", "PE302", "PE303", "PE304", "PE305", "PE306"):
+    for code in ("PE301", "PE302", "PE303", "PE304", "PE305", "PE306", "PE307"):
         assert code_group(code) == "expression" and code in CODES
     for code in ("PE401", "PE402", "PE403", "PE404"):
         assert code_group(code) == "pack" and code in CODES
