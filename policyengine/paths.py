@@ -7,6 +7,7 @@ only makes a rule stricter; under-matching would let a spelling slip past it.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -111,6 +112,11 @@ def _split_root(text: str) -> tuple[Root, str]:
         text = text[4:]
         if text.startswith("unc/"):
             text = "/" + text[3:]
+    # The administrative share of the machine itself names its drive: "\\localhost\c$\x" and
+    # "\\127.0.0.1\c$\x" open "c:\x" (a rule on c:/windows must see them).
+    local_share = _LOCAL_SHARE.match(text)
+    if local_share:
+        text = f"{local_share.group(1)}:/{text[local_share.end() :]}"
     # "/c:/windows" (file:///C:/Windows, or a URL path) names the drive, not a folder "c:".
     if len(text) >= 3 and text[0] == "/" and text[2] == ":" and "a" <= text[1] <= "z":
         text = text[1:]
@@ -121,6 +127,9 @@ def _split_root(text: str) -> tuple[Root, str]:
         return text[:2] + "/", text[2:]
     return "", text
 
+
+# "//localhost/c$/", "//127.0.0.1/c$", "//[::1]/c$/" after decoding and "\\" -> "/".
+_LOCAL_SHARE = re.compile(r"//(?:localhost|127\.0\.0\.1|\[?::1\]?)/([a-z])\$(?:/|$)")
 
 MAX_PATH_LENGTH = 32_768  # Windows' own limit; Linux's PATH_MAX is 4,096
 

@@ -152,6 +152,15 @@ def test_outside_etc(path: str) -> None:
         ("dir.../f", "dir/f"),
         (".../f", ".../f"),
         ("~/x", "~/x"),
+        # the machine's own administrative shares name its drives
+        ("\\\\localhost\\c$\\Windows\\System32", "c:/windows/system32"),
+        ("\\\\127.0.0.1\\C$", "c:/"),
+        ("//[::1]/d$/x", "d:/x"),
+        ("\\\\?\\UNC\\localhost\\c$\\windows", "c:/windows"),
+        ("%5c%5clocalhost%5cc%24%5cwindows", "c:/windows"),
+        # another machine's share, or a share that is not a drive, stays a path
+        ("\\\\server\\c$\\windows", "/server/c$/windows"),
+        ("//localhost/c$x/y", "/localhost/c$x/y"),
     ],
 )
 def test_normalize_path(raw: str, expected: str) -> None:
