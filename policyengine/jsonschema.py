@@ -26,12 +26,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from .compiler import schema, schema_file
-from .tools import _JSON_TYPES
 
 __all__ = [
     "DIALECT",
     "NOT_STAGES",
     "export_schemas",
+    "field_schema",
+    "object_schema",
     "pattern_from_regex",
     "regex_from_pattern",
     "rule_schema",
@@ -56,6 +57,16 @@ _LENGTHS = {
     "object": ("minProperties", "maxProperties"),
 }
 _OF_RULES = {"anyof": "anyOf", "oneof": "oneOf", "allof": "allOf"}
+# Cerberus type names and their JSON Schema types (both dialects: ours for tools, the schemas/ files).
+_JSON_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "float": "number",
+    "number": "number",
+    "boolean": "boolean",
+    "dict": "object",
+    "list": "array",
+}
 
 
 def to_json_schema(cerberus_schema: Mapping[str, Any], *, title: str, description: str = "") -> dict[str, Any]:
@@ -65,6 +76,16 @@ def to_json_schema(cerberus_schema: Mapping[str, Any], *, title: str, descriptio
         out["description"] = description
     out.update(_document(cerberus_schema, allow_unknown=False))
     return out
+
+
+def object_schema(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's parameters (field -> rules) as the JSON Schema of its arguments object."""
+    return _document(fields, allow_unknown=False)
+
+
+def field_schema(rules: Mapping[str, Any]) -> dict[str, Any]:
+    """One field's Cerberus rules (a tool's output schema, say) as a JSON Schema."""
+    return _field(rules)
 
 
 def export_schemas() -> dict[str, dict[str, Any]]:

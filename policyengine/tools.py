@@ -14,6 +14,7 @@ import re2
 from .errors import DefinitionError, FreezeError
 from .fastschema import FastValidator, compile_schema
 from .frozen import FrozenDict, FrozenList, freeze, thaw
+from .jsonschema import field_schema, object_schema
 
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 
@@ -204,12 +205,9 @@ class ToolDefinition:
 
     def to_json_schema(self) -> dict[str, Any]:
         """The parameters as a JSON Schema object."""
-        return {
-            "type": "object",
-            "properties": {k: _json_schema(v) for k, v in self.parameters.items()},
-            "required": [k for k, v in self.parameters.items() if v.get("required")],
-            "additionalProperties": False,
-        }
+        schema = object_schema(self.parameters)
+        schema.setdefault("required", [])  # tool specs list it even when empty
+        return schema
 
     def to_openai(self) -> dict[str, Any]:
         """The tool spec that OpenAI-style chat APIs expect."""
@@ -231,57 +229,8 @@ class ToolDefinition:
         }
         # MCP's outputSchema must describe an object; scalar values travel as content only.
         if self.output_schema.get("type") == "dict":
-            spec["outputSchema"] = _json_schema(self.output_schema)
+            spec["outputSchema"] = field_schema(self.output_schema)
         return spec
-
-
-_JSON_TYPES = {
-    "string": "string",
-    "integer": "integer",
-    "float": "number",
-    "number": "number",
-    "boolean": "boolean",
-    "dict": "object",
-    "list": "array",
-}
-
-
-def _json_schema(rules: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    types = rules.get("type")
-    names = [types] if isinstance(types, str) else list(types or [])
-    mapped = [_JSON_TYPES.get(t, "string") for t in names]
-    is_object, is_list = "object" in mapped, "array" in mapped
-    if mapped:
-        if rules.get("nullable"):
-            mapped.append("null")
-        out["type"] = mapped[0] if len(mapped) == 1 else mapped
-    if "description" in rules:
-        out["description"] = rules["description"]
-    if "allowed" in rules:
-        out["enum"] = list(rules["allowed"]) + ([None] if rules.get("nullable") else [])
-    if "default" in rules:
-        out["default"] = rules["default"]
-    for ours, theirs in (("min", "minimum"), ("max", "maximum")):
-        if ours in rules:
-            out[theirs] = rules[ours]
-    if "regex" in rules:
-        out["pattern"] = rules["regex"]
-    for ours, string_kw, list_kw in (
-        ("minlength", "minLength", "minItems"),
-        ("maxlength", "maxLength", "maxItems"),
-    ):
-        if ours in rules:
-            out[list_kw if is_list else string_kw] = rules[ours]
-    inner = rules.get("schema")
-    if isinstance(inner, Mapping):
-        if is_object:
-            out["properties"] = {k: _json_schema(v) for k, v in inner.items()}
-            out["required"] = [k for k, v in inner.items() if v.get("required")]
-            out["additionalProperties"] = bool(rules.get("allow_unknown", False))
-        elif is_list:
-            out["items"] = _json_schema(inner)
-    return out
 
 
 def define_tool(

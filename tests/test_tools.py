@@ -585,9 +585,18 @@ def test_nullable_list_and_dict_keep_items_and_properties_in_export() -> None:
     assert properties["opts"] == {
         "type": ["object", "null"],
         "properties": {"depth": {"type": "integer"}},
-        "required": [],
         "additionalProperties": False,
     }
+
+
+@pytest.mark.parametrize("value", ["abc", "abc1", "1abc", ""])
+def test_an_exported_regex_matches_the_whole_string_as_the_validator_does(value: str) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    tool = make_tool(parameters={"user": {"type": "string", "regex": "[a-z]+", "required": True}})
+    schema = tool.to_json_schema()
+    assert schema["properties"]["user"]["pattern"] == "^(?:[a-z]+)$"
+    exported_ok = jsonschema.Draft202012Validator(schema).is_valid({"user": value})
+    assert exported_ok == (tool.validate_arguments({"user": value})[1] == [])
 
 
 def test_nullable_enum_export_admits_null() -> None:
