@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -136,18 +136,41 @@ class PolicyLayers:
         handles = tuple(registry.install(pack_bundle(p)) for p in packs)
         return cls(registry, tuple(Path(f) for f in folders), packs, handles)
 
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
+
     def reload(self, folders: Sequence[str | Path] | None = None) -> ReloadReport:
         """Load the layers again; on any problem keep the running packs and report why."""
+        wanted = self._wanted(folders)
+        try:
+            packs = load_packs(wanted)
+        except PackLoadError as error:
+            return ReloadReport(False, self.packs, error)
+        return self._swap(wanted, packs)
+
+    async def reload_async(self, folders: Sequence[str | Path] | None = None) -> ReloadReport:
+        """reload() with the loading and compiling in a worker thread, so the event loop keeps serving calls.
+
+        A 10,000-rule pack takes over a second to compile: done on the loop, every call would wait.
+        Concurrent reloads run one after the other; the swap itself happens on the loop, atomically.
+        """
+        wanted = self._wanted(folders)
+        async with self._lock:
+            try:
+                packs = await asyncio.to_thread(load_packs, wanted)
+            except PackLoadError as error:
+                return ReloadReport(False, self.packs, error)
+            return self._swap(wanted, packs)
+
+    def _wanted(self, folders: Sequence[str | Path] | None) -> tuple[Path, ...]:
         wanted = tuple(Path(f) for f in folders) if folders is not None else self.folders
         if len(wanted) != len(self.handles):
             raise PolicyEngineError(
                 f"reload got {len(wanted)} layers, {len(self.handles)} are installed",
                 hint="reload the same number of layers; install a new PolicyLayers to add one",
             )
-        try:
-            packs = load_packs(wanted)
-        except PackLoadError as error:
-            return ReloadReport(False, self.packs, error)
+        return wanted
+
+    def _swap(self, wanted: tuple[Path, ...], packs: tuple[Pack, ...]) -> ReloadReport:
         self.registry.swap([(h, pack_bundle(p)) for h, p in zip(self.handles, packs, strict=True)])
         self.folders, self.packs = wanted, packs
         return ReloadReport(True, packs, None)

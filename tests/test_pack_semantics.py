@@ -965,6 +965,42 @@ def test_a_broken_edit_keeps_the_last_good_pack_and_reports_why(tmp_path: Path, 
     assert kit.call("login", {"user": "ada"}).value["api_token"] == "good"
 
 
+def test_reload_async_compiles_in_a_thread_while_the_loop_keeps_serving(tmp_path: Path) -> None:
+    kit = make_kit()
+    folder = _marker_pack(tmp_path, "v1")
+    layers = kit.install(folder)
+    # Enough rules that compiling them takes a while (every one of them a full compile).
+    many = [rule(f"r{i}", when=f"arguments.path == 'p{i}'", decision="deny", reason="r") for i in range(1500)]
+    _marker_pack(tmp_path, "v2", extra=many)
+
+    async def main() -> tuple[Any, int, Any]:
+        served = 0
+        reloading = asyncio.create_task(layers.reload_async())
+        while not reloading.done():  # calls keep being served while the new packs compile
+            result = await kit.registry.call("login", {"user": "ada"})
+            assert result.value["api_token"] in ("v1", "v2")
+            served += 1
+            await asyncio.sleep(0)
+        after = await kit.registry.call("login", {"user": "ada"})
+        return await reloading, served, after
+
+    report, served, after = asyncio.run(main())
+    assert report.swapped is True
+    assert served > 1
+    assert after.value["api_token"] == "v2"
+    assert len(layers.packs[0].rules) > 1500
+
+
+def test_reload_async_keeps_the_running_packs_on_a_broken_edit(tmp_path: Path) -> None:
+    kit = make_kit()
+    folder = _marker_pack(tmp_path, "good")
+    layers = kit.install(folder)
+    (folder / "rules.yaml").write_text("rules: [\n", encoding="utf-8")
+    report = asyncio.run(layers.reload_async())
+    assert report.swapped is False and report.error is not None
+    assert kit.call("login", {"user": "ada"}).value["api_token"] == "good"
+
+
 def test_reload_succeeds_once_the_broken_edit_is_fixed(tmp_path: Path) -> None:
     kit = make_kit()
     folder = _marker_pack(tmp_path, "good")
