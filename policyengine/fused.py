@@ -137,11 +137,10 @@ def _insert(tries: dict[str, _Node], root: str, parts: tuple[str, ...], bit: int
 class Plan:
     """Which fusible rules of one chain match a call, as bits over the chain's positions."""
 
-    __slots__ = ("_probes", "fused", "hits", "rest")
+    __slots__ = ("_probes", "hits", "rest")
 
-    def __init__(self, probes: Sequence[Probe], fused: int, rest: int) -> None:
+    def __init__(self, probes: Sequence[Probe], rest: int) -> None:
         self._probes = tuple(probes)
-        self.fused = fused  # bits of the rules the probes answer for
         self.rest = rest  # bits of the rules to evaluate one by one
         # Bits of the fused rules that match, or None when only rule-by-rule evaluation is
         # certain. Most chains read one argument: then its probe is the whole answer.
@@ -185,12 +184,11 @@ def plan_for(rules: Sequence[_Fusible]) -> Plan | None:
             by_subject.setdefault(predicate.subject, []).append((1 << position, predicate))
     if not by_subject:
         return None
-    fused = ((1 << len(rules)) - 1) & ~rest
     try:
         probes = [_probe(subject, tests) for subject, tests in by_subject.items()]
     except Exception:  # a literal the loader let through but a plan cannot index: go rule by rule
         return None
-    return Plan(probes, fused, rest)
+    return Plan(probes, rest)
 
 
 def _matcher(glob_set: Any) -> Callable[[bytes], Sequence[int] | None]:
