@@ -127,6 +127,17 @@ class RuleIndex:
     # Names that meet the same rules share one chain (and its plan): unknown names from
     # recorded calls usually meet only the "*" rules.
     chains: dict[tuple[int, ...], Chain] = field(default_factory=dict)
+    # Built at load: positions of the rules naming each tool exactly, and of the rules with
+    # globs, so resolving a new name costs the glob rules, not the whole pack.
+    by_name: dict[str, list[int]] = field(init=False, repr=False)
+    globbed: tuple[int, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_name = {}
+        for position, rule in enumerate(self.rules):
+            for name in rule.tools.names:
+                self.by_name.setdefault(name, []).append(position)
+        self.globbed = tuple(i for i, rule in enumerate(self.rules) if rule.tools.globs)
 
     def for_tool(self, tool: str) -> Chain:
         """The rules that can apply to `tool`, in order."""
@@ -135,7 +146,9 @@ class RuleIndex:
             if len(self.cache) >= self.limit:  # names can come from untrusted recorded calls
                 self.cache.clear()
                 self.chains.clear()
-            positions = tuple(i for i, r in enumerate(self.rules) if r.tools.matches(tool))
+            found = set(self.by_name.get(tool, ()))
+            found.update(i for i in self.globbed if self.rules[i].tools.matches(tool))
+            positions = tuple(sorted(found))
             hit = self.chains.get(positions)
             if hit is None:
                 rules = [self.rules[i] for i in positions]

@@ -280,3 +280,26 @@ def test_the_one_layer_shortcut_decides_exactly_as_rule_by_rule(
         finally:
             EXPLAIN.reset(token)
         assert fast == reference
+
+
+# -- the per-tool index --------------------------------------------------------------------------
+
+INDEX_RULES = [
+    {"id": "exact", "stage": "guard", "tools": ["read", "write"], "reason": "r"},
+    {"id": "glob", "stage": "guard", "tools": ["re*"], "reason": "r"},
+    {"id": "both", "stage": "guard", "tools": ["write", "*_file"], "reason": "r"},
+    {"id": "all", "stage": "guard", "tools": ["*"], "reason": "r"},
+    {"id": "class", "stage": "guard", "tools": ["[rw]ead", "x?"], "reason": "r"},
+    {"id": "exact-again", "stage": "guard", "tools": ["read"], "reason": "r"},
+]
+
+
+TOOL_NAMES = st.sampled_from(["read", "write", "rm_file", "xy", "x", "weed", "re"]) | st.text(max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TOOL_NAMES, max_size=20))
+def test_the_tool_index_finds_exactly_the_rules_a_full_scan_finds_in_order(names: list[str]) -> None:
+    index = _load(INDEX_RULES).index[RuleStage.GUARD]
+    for name in names:
+        assert [r.id for r in index.for_tool(name)] == [r.id for r in index.rules if r.tools.matches(name)]
