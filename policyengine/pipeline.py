@@ -323,18 +323,29 @@ class Run:
             )
         return verdict
 
+    def pre_from_packs(self) -> PreDecision:
+        """Stage 1 when packs hold every pre-execute listener: no waterfall, no await."""
+        assert self.inst.pre_decider is not None
+        if self.staged:
+            decision, self.red_line = self.inst.pre_decider.stages(self.call.name, self.call.document)
+        else:
+            decision = self.inst.pre_decider.pre(self.call.name, self.call.document)
+        self.lap(Stage.PRE_EXECUTE)
+        if isinstance(decision, Deny):
+            raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, decision.source, decision.reason)
+        self.admitted = decision
+        return decision
+
+    def guards_found(self) -> None:
+        """Stage 2 when pre-execute already found the red line (the same packs): report it."""
+        self.lap(Stage.GUARD)
+        if self.red_line is not None:
+            raise self.stop(Outcome.DENIED, Stage.GUARD, self.red_line.source, self.red_line.reason)
+
     async def pre_execute(self) -> PreDecision:
         """Stage 1: the waterfall decides allow, deny or ask."""
         if self.inst.pre_decider is not None:
-            if self.staged:
-                decision, self.red_line = self.inst.pre_decider.stages(self.call.name, self.call.document)
-            else:
-                decision = self.inst.pre_decider.pre(self.call.name, self.call.document)
-            self.lap(Stage.PRE_EXECUTE)
-            if isinstance(decision, Deny):
-                raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, decision.source, decision.reason)
-            self.admitted = decision
-            return decision
+            return self.pre_from_packs()
         if not self.inst.pre.listeners:  # nothing installed: the closing default, no timers
             self.lap(Stage.PRE_EXECUTE)
             decision = self.inst.closing
@@ -353,9 +364,7 @@ class Run:
     async def guards(self) -> None:
         """Stage 2: monotonic guards; a string denies and nothing can overturn it."""
         if self.staged:
-            self.lap(Stage.GUARD)
-            if self.red_line is not None:
-                raise self.stop(Outcome.DENIED, Stage.GUARD, self.red_line.source, self.red_line.reason)
+            self.guards_found()
             return
         if self.inst.guard_packs is not None:
             self.guards_from_packs()

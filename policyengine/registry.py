@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from .approval import ApprovalService
 from .body import Aborted
-from .call import ToolCall, new_call_id
+from .call import PendingResult, ToolCall, new_call_id
 from .decider import strictness
 from .decisions import ALLOW, Ask, PreDecision, Source, SourceKind
 from .errors import FreezeError, RegistrationError, UsageError
@@ -305,14 +305,21 @@ class Registry:
             run.call = ToolCall(run.call.call_id, name, frozen, run.call.agent, run.call.token, run.call.signal)
         call = run.call
         try:
-            decision = await run.pre_execute()
-            await run.guards()  # guards come before any person is asked
+            # Packs alone decide synchronously: the stages are then plain calls, not coroutines.
+            decision = run.pre_from_packs() if run.inst.pre_decider is not None else await run.pre_execute()
+            if run.staged:
+                run.guards_found()
+            else:
+                await run.guards()  # guards come before any person is asked
             if isinstance(decision, Ask):
                 await run.approve(decision)
             if call.signal.aborted:
                 raise Aborted(call.signal.reason)  # type: ignore[arg-type]
             value, content = await run.execute(definition)
-            pending = await run.post_execute(definition, value, content)
+            if run.inst.post_packs is not None:
+                pending = run.post_from_packs(PendingResult(value, content, definition))
+            else:
+                pending = await run.post_execute(definition, value, content)
             content = run.finalize(definition, pending)
         except _Stopped as stopped:
             return stopped.result

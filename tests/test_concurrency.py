@@ -75,7 +75,11 @@ def test_storm_detector_catches_a_guard_that_is_skipped(monkeypatch: pytest.Monk
     async def no_guards(self: Run) -> None:
         return None
 
+    def no_red_line(self: Run) -> None:
+        return None
+
     monkeypatch.setattr(Run, "guards", no_guards)
+    monkeypatch.setattr(Run, "guards_found", no_red_line)  # the stage when packs alone decide
     report = asyncio.run(soak.run_storm(300, seed=3, mixed=False))
     assert any("GUARD BYPASSED" in v for v in report.violations)
 
