@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -121,33 +121,73 @@ def _type_names(rules: Mapping[str, Any]) -> list[str]:
 
 def _cross_fields_ok(document: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
     """`excludes` and `dependencies` hold at every level (the part the closures do not check)."""
-    for field, value in data.items():
-        rules = document.get(field)
-        if not isinstance(rules, Mapping):
-            continue
-        excludes = rules.get("excludes")
-        excluded = [excludes] if isinstance(excludes, str) else excludes or []
+    return _cross_check(document)(data)
+
+
+# Compiled once per schema mapping (the shipped schemas are cached, so this stays small).
+_CROSS_CHECKS: dict[int, tuple[Mapping[str, Any], Callable[[Mapping[str, Any]], bool]]] = {}
+
+
+def _cross_check(document: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    """_cross_fields_ok for one schema, with its rules read once: only fields that constrain others."""
+    hit = _CROSS_CHECKS.get(id(document))
+    if hit is not None and hit[0] is document:
+        return hit[1]
+    specs: dict[str, Callable[[Mapping[str, Any], Any], bool]] = {}
+    for field, rules in document.items():
+        if isinstance(rules, Mapping):
+            spec = _field_check(rules)
+            if spec is not None:
+                specs[field] = spec
+
+    def check(data: Mapping[str, Any]) -> bool:
+        if specs:
+            for field, value in data.items():
+                spec = specs.get(field)
+                if spec is not None and not spec(data, value):
+                    return False
+        return True
+
+    _CROSS_CHECKS[id(document)] = (document, check)
+    return check
+
+
+def _field_check(rules: Mapping[str, Any]) -> Callable[[Mapping[str, Any], Any], bool] | None:
+    """The cross-field conditions of one present field, or None when it has none (at any depth)."""
+    excludes = rules.get("excludes")
+    excluded = [excludes] if isinstance(excludes, str) else list(excludes or [])
+    needs = rules.get("dependencies")
+    if isinstance(needs, str):
+        needs = [needs]
+    inner = rules.get("schema")
+    nested: Callable[[Mapping[str, Any]], bool] | None = None
+    items: Callable[[Mapping[str, Any]], bool] | None = None
+    if isinstance(inner, Mapping):
+        if "dict" in _type_names(rules):
+            nested = _cross_check(inner)
+        if "list" in _type_names(rules):
+            item = inner.get("schema") if "dict" in _type_names(inner) else None
+            items = _cross_check(item) if isinstance(item, Mapping) else None
+    if not excluded and needs is None and nested is None and items is None:
+        return None
+
+    def ok(data: Mapping[str, Any], value: Any) -> bool:
         if any(other in data for other in excluded):
             return False
-        needs = rules.get("dependencies")
-        if isinstance(needs, str):
-            needs = [needs]
         if isinstance(needs, Mapping):
             if any(data.get(k) not in (v if isinstance(v, list) else [v]) for k, v in needs.items()):
                 return False
         elif needs is not None and any(k not in data for k in needs):
             return False
-        inner = rules.get("schema")
-        if isinstance(inner, Mapping):
-            if "dict" in _type_names(rules) and isinstance(value, Mapping) and not _cross_fields_ok(inner, value):
-                return False
-            if "list" in _type_names(rules) and isinstance(value, list):
-                item = inner.get("schema") if "dict" in _type_names(inner) else None
-                if isinstance(item, Mapping) and any(
-                    isinstance(v, Mapping) and not _cross_fields_ok(item, v) for v in value
-                ):
-                    return False
-    return True
+        if nested is not None and isinstance(value, Mapping) and not nested(value):
+            return False
+        return not (
+            items is not None
+            and isinstance(value, list)
+            and any(isinstance(v, Mapping) and not items(v) for v in value)
+        )
+
+    return ok
 
 
 def _flatten(tree: Mapping[Any, Any], prefix: Path) -> list[tuple[Path, str]]:

@@ -85,6 +85,8 @@ _INT_HEX = re.compile(r"0x[0-9a-fA-F]+")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)")
 _NAN = re.compile(r"\.(?:nan|NaN|NAN)")
+# Every number, infinity and NaN above starts with one of these; any other plain scalar is a string.
+_NUMBER_STARTS = frozenset("0123456789+-.")
 
 _TAG_HINTS = {
     "timestamp": "dates are not a rule-file type; quote the value to keep it as a string",
@@ -690,6 +692,8 @@ def _implicit(value: str) -> Any:
         return None
     if value in _BOOLS:
         return _BOOLS[value]
+    if value[0] not in _NUMBER_STARTS:  # most scalars of a rule file: ids, stages, expressions
+        return value
     if _INT_DEC.fullmatch(value):
         return int(value, 10)
     if _INT_OCT.fullmatch(value):
