@@ -774,14 +774,15 @@ class _Composer:
         )
 
     def _event(self, event: Event) -> None:
-        if isinstance(event, SequenceEndEvent | MappingEndEvent):
-            self._close(event)
-        elif isinstance(event, AliasEvent):
-            self._alias(event)
-        elif isinstance(event, ScalarEvent):
-            self._scalar(event)
-        elif isinstance(event, SequenceStartEvent | MappingStartEvent):
-            self._open(event)
+        kind = type(event)  # PyYAML never subclasses its events: exact types, cheaper than isinstance
+        if kind is ScalarEvent:
+            self._scalar(event)  # type: ignore[arg-type]
+        elif kind is SequenceEndEvent or kind is MappingEndEvent:
+            self._close(event)  # type: ignore[arg-type]
+        elif kind is SequenceStartEvent or kind is MappingStartEvent:
+            self._open(event)  # type: ignore[arg-type]
+        elif kind is AliasEvent:
+            self._alias(event)  # type: ignore[arg-type]
 
     def _attach(self, node: _Node) -> None:
         self.nodes += 1
