@@ -43,8 +43,8 @@ async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
     if task is None:  # driven outside any task (a foreign event-loop driver): give the wait one
         return await asyncio.ensure_future(until_aborted(awaitable, signal))
     loop = asyncio.get_running_loop()
-    watch = _CancelOnAbort(task)
-    remove = signal.add_callback(lambda _reason: watch.schedule(loop))
+    watch = _CancelOnAbort(task, loop)
+    signal.listen(watch)
     timer = None
     if signal.deadline is not None:
         timer = loop.call_later(max(0.0, signal.deadline - time.monotonic()), signal.expire)
@@ -58,7 +58,7 @@ async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
         raise
     finally:
         watch.active = False
-        remove()
+        signal.unlisten(watch)
         if timer is not None:
             timer.cancel()
     if watch.fired:
@@ -72,14 +72,14 @@ async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
 class _CancelOnAbort:
     """Cancels a task once, only while it is still awaiting what until_aborted awaits."""
 
-    __slots__ = ("active", "fired", "task")
+    __slots__ = ("active", "fired", "loop", "task")
 
-    def __init__(self, task: asyncio.Task[Any]) -> None:
-        self.task, self.active, self.fired = task, True, False
+    def __init__(self, task: asyncio.Task[Any], loop: asyncio.AbstractEventLoop) -> None:
+        self.task, self.loop, self.active, self.fired = task, loop, True, False
 
-    def schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __call__(self, _reason: AbortReason) -> None:
         # A sync body polling its signal in a worker thread can fire it there: hop to the loop.
-        loop.call_soon_threadsafe(self.cancel)
+        self.loop.call_soon_threadsafe(self.cancel)
 
     def cancel(self) -> None:
         # Scheduled callbacks can run after the awaitable is done: never cancel a later stage.

@@ -101,6 +101,21 @@ class Signal:
 
         return remove
 
+    def listen(self, callback: Callback) -> None:
+        """add_callback without a remover to keep: pair it with unlisten (the per-call hot path)."""
+        if self.aborted:
+            callback(self._reason)  # type: ignore[arg-type]
+        else:
+            self._callbacks.append(callback)
+
+    def unlisten(self, callback: Callback) -> None:
+        """Stop calling `callback` (no-op once it was called or removed)."""
+        callbacks = self._callbacks
+        if callbacks and callbacks[-1] is callback:  # the usual case: the last one added
+            callbacks.pop()
+        elif callback in callbacks:
+            callbacks.remove(callback)
+
     def detach(self) -> None:
         """Stop listening to parent signals (a combined signal that is no longer used)."""
         for parent, callback in self._parents:

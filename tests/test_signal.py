@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from typing import Any
 
 import pytest
 
@@ -327,3 +328,25 @@ def test_detach_is_idempotent_and_keeps_other_children_attached() -> None:
     parent.abort("stop")
     assert not first.aborted
     assert second.reason == AbortReason(AbortKind.CANCELLED, "stop")
+
+
+def test_listen_and_unlisten_pair_like_add_callback_and_its_remover() -> None:
+    signal = Signal()
+    heard: list[str] = []
+
+    def first(reason: Any) -> None:
+        heard.append("first")
+
+    def second(reason: Any) -> None:
+        heard.append("second")
+
+    signal.listen(first)
+    signal.listen(second)
+    signal.unlisten(first)  # not the last one added
+    signal.unlisten(first)  # twice is harmless
+    signal.abort()
+    assert heard == ["second"]
+    signal.unlisten(second)  # after firing: nothing left to remove
+    late: list[str] = []
+    signal.listen(lambda _reason: late.append("called at once"))  # already fired: called now
+    assert late == ["called at once"]
