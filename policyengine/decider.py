@@ -122,7 +122,10 @@ class Decider:
 
     def decide_document(self, name: str, document: FrozenDict) -> PreDecision:
         """The decision for a prepared call document (name, arguments, agent, call_id)."""
-        decision, red_line = self.stages(name, document)
+        one = (self._chains.get(name) or self._chains_for(name)).one
+        # The one-layer shortcut straight away (this is the per-call path); stages() otherwise.
+        staged = one.stages(document) if one is not None and EXPLAIN.get() is None else None
+        decision, red_line = staged if staged is not None else self.stages(name, document)
         return red_line or decision
 
     def stages(self, name: str, document: FrozenDict) -> Stages:

@@ -261,15 +261,22 @@ def _probe(subject: tuple[str, ...], tests: list[tuple[int, Predicate]]) -> Prob
                 # paths also need the same number of leading "..", so shallower directories do not count.
                 low = 0 if root else _climbs(parts)
                 bits, children = node
-                if low == 0:
+                if low == 0:  # every absolute path, and relative ones that do not climb
                     mask |= bits
-                for depth, part in enumerate(parts, 1):
-                    found = children.get(part)
-                    if found is None:
-                        break
-                    bits, children = found
-                    if depth >= low:
+                    for part in parts:
+                        found = children.get(part)
+                        if found is None:
+                            break
+                        bits, children = found
                         mask |= bits
+                else:
+                    for depth, part in enumerate(parts, 1):
+                        found = children.get(part)
+                        if found is None:
+                            break
+                        bits, children = found
+                        if depth >= low:
+                            mask |= bits
             if match_globs is not None:
                 matched = match_globs((root + "/".join(parts) if root else "/".join(parts) or ".").encode())  # _join
                 if matched:
