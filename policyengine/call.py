@@ -36,13 +36,9 @@ class ToolCall:
 def call_document(name: str, arguments: FrozenDict, agent: str, call_id: str) -> FrozenDict:
     """The document rules read: name, frozen arguments, agent, call_id."""
     if type(name) is str and type(agent) is str and type(call_id) is str:
-        document = _dict_new(FrozenDict)  # FrozenDict._of, inlined: once per call and per decision
-        _dict_init(document, name=name, arguments=arguments, agent=agent, call_id=call_id)
-        return document
+        return FrozenDict._of({"name": name, "arguments": arguments, "agent": agent, "call_id": call_id})
     return FrozenDict(name=name, arguments=arguments, agent=agent, call_id=call_id)  # freezes odd types
 
-
-_dict_new, _dict_init = dict.__new__, dict.__init__
 
 _PREFIX = uuid.uuid4().hex[:12]
 _COUNTER = itertools.count(1)

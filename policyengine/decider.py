@@ -122,10 +122,7 @@ class Decider:
 
     def decide_document(self, name: str, document: FrozenDict) -> PreDecision:
         """The decision for a prepared call document (name, arguments, agent, call_id)."""
-        one = (self._chains.get(name) or self._chains_for(name)).one
-        # The one-layer shortcut straight away (this is the per-call path); stages() otherwise.
-        staged = one.stages(document) if one is not None and EXPLAIN.get() is None else None
-        decision, red_line = staged if staged is not None else self.stages(name, document)
+        decision, red_line = self.stages(name, document)
         return red_line or decision
 
     def stages(self, name: str, document: FrozenDict) -> Stages:
@@ -157,12 +154,3 @@ class Decider:
             if found is not None:
                 return found
         return Allow(allowed_by) if allowed_by is not None else self.default
-
-    def guards(self, name: str, document: FrozenDict) -> Deny | None:
-        """The first red line of any layer that fires, or None."""
-        explain = EXPLAIN.get()
-        for rules in self._chains_for(name).guard:
-            red_line = check_guards(rules, document, explain)
-            if red_line is not None:
-                return red_line
-        return None

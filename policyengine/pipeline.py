@@ -114,7 +114,7 @@ class Installation:
         """pack_chains, or nothing to look up when no stage has a pack shortcut."""
         if self.guard_packs is None and self.execute_packs is None and self.post_packs is None:
             return NO_CHAINS
-        return self._chains.get(name) or self.pack_chains(name)
+        return self.pack_chains(name)
 
     def pack_chains(self, name: str) -> PackChains:
         """What the pack shortcuts need for a tool name, resolved once per name (bounded)."""
