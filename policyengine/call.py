@@ -25,19 +25,39 @@ class ToolCall:
     agent: str
     token: Any = None
     signal: Signal = field(default_factory=Signal, compare=False)
+    # Where relative paths start (None: unknown), and the tool's declared argument roles.
+    cwd: str | None = None
+    roles: FrozenDict | None = field(default=None, compare=False, repr=False)
     document: FrozenDict = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", freeze(self.arguments))
         # The JMESPath view is built once per call, never per rule.
-        object.__setattr__(self, "document", call_document(self.name, self.arguments, self.agent, self.call_id))
+        document = call_document(self.name, self.arguments, self.agent, self.call_id, self.cwd, self.roles)
+        object.__setattr__(self, "document", document)
 
 
-def call_document(name: str, arguments: FrozenDict, agent: str, call_id: str) -> FrozenDict:
-    """The document rules read: name, frozen arguments, agent, call_id."""
+def call_document(
+    name: str,
+    arguments: FrozenDict,
+    agent: str,
+    call_id: str,
+    cwd: str | None = None,
+    roles: FrozenDict | None = None,
+) -> FrozenDict:
+    """The document rules read: name, frozen arguments, agent, call_id, and cwd and roles when known."""
     if type(name) is str and type(agent) is str and type(call_id) is str:
-        return FrozenDict._of({"name": name, "arguments": arguments, "agent": agent, "call_id": call_id})
-    return FrozenDict(name=name, arguments=arguments, agent=agent, call_id=call_id)  # freezes odd types
+        fields = {"name": name, "arguments": arguments, "agent": agent, "call_id": call_id}
+        if cwd is not None or roles:
+            if cwd is not None:
+                fields["cwd"] = freeze(cwd)
+            if roles:
+                fields["roles"] = roles
+        return FrozenDict._of(fields)
+    extra = {"cwd": cwd} if cwd is not None else {}
+    if roles:
+        extra["roles"] = roles
+    return FrozenDict(name=name, arguments=arguments, agent=agent, call_id=call_id, **extra)  # freezes odd types
 
 
 _PREFIX = uuid.uuid4().hex[:12]

@@ -265,6 +265,8 @@ class _Source:
             converter = _Converter(name, bfcl)
             parameters = converter.parameters(data.get(params_key), params_key)
             output = converter.output(data.get(output_key), output_key) if data.get(output_key) else None
+            annotations = data.get("annotations")
+            tags = data.get("x-policy-tags", data.get("tags", ()))
             return define_tool(
                 name=name,
                 description=data.get("description", ""),
@@ -272,6 +274,8 @@ class _Source:
                 output={"schema": output} if output else None,
                 execute=_refuse_to_run(name, self.display),
                 run_in_thread=False,  # the body only raises; no thread is worth starting for it
+                tags=tags if isinstance(tags, list) else (),
+                annotations=annotations if isinstance(annotations, Mapping) else None,
             )
         except DefinitionError as error:
             self.problem(REFUSED_TOOL, error.message, entry, hint=error.hint)
@@ -394,6 +398,9 @@ class _Converter:
         description = node.get("description", node.get("title"))
         if isinstance(description, str):
             rules["description"] = description
+        role = _role_of(node)
+        if role is not None:
+            rules["role"] = role
         # Cerberus checks `allowed` item by item on a list, JSON Schema compares the whole value:
         # an enum of whole lists or objects has no Cerberus form and is left out.
         if ("enum" in node or "const" in node) and not containers:
@@ -497,6 +504,30 @@ class _Converter:
             return self.field({**self.defs[target], **rest}, where, output=output)
         finally:
             self.resolving.pop()
+
+
+# JSON Schema formats that say what a string is for policy; `x-policy-role` says it outright.
+_FORMAT_ROLES = {
+    "uri": "url",
+    "url": "url",
+    "iri": "url",
+    "uri-reference": "url",
+    "iri-reference": "url",
+    "email": "email",
+    "idn-email": "email",
+    "path": "path",
+    "file-path": "path",
+    "password": "secret",
+}
+
+
+def _role_of(node: Mapping[str, Any]) -> str | None:
+    """The policy role a JSON Schema node declares: `x-policy-role`, else its `format`."""
+    role = node.get("x-policy-role")
+    if isinstance(role, str):
+        return role
+    fmt = node.get("format")
+    return _FORMAT_ROLES.get(fmt) if isinstance(fmt, str) else None
 
 
 def _types_of(node: Mapping[str, Any]) -> list[str]:

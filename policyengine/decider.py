@@ -82,7 +82,7 @@ class _Chains(NamedTuple):
 class Decider:
     """A decision for a call from layered packs, in microseconds."""
 
-    __slots__ = ("_chains", "_guard", "_pre", "default", "packs")
+    __slots__ = ("_chains", "_guard", "_pre", "cwd", "default", "packs")
 
     # Tool names can come from untrusted recorded calls: the per-name cache is bounded.
     LIMIT = 10_000
@@ -95,6 +95,8 @@ class Decider:
         self._pre = tuple(p.index[RuleStage.PRE_EXECUTE] for p in self.packs)
         self._guard = tuple(p.index[RuleStage.GUARD] for p in self.packs)
         self._chains: dict[str, _Chains] = {}
+        # Calls that carry no cwd start where the first pack that declares one says.
+        self.cwd = next((p.cwd for p in self.packs if p.cwd), None)
 
     def _chains_for(self, name: str) -> _Chains:
         """Each layer's non-empty pre-execute and guard chains for a tool name (cached)."""
@@ -108,7 +110,13 @@ class Decider:
         return found
 
     def decide(
-        self, name: str, arguments: Mapping[str, Any] | None = None, *, agent: str = "agent", call_id: str = ""
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        agent: str = "agent",
+        call_id: str = "",
+        cwd: str | None = None,
     ) -> PreDecision:
         """Allow, deny or ask for one call (arguments are frozen here; pass frozen ones to skip it)."""
         args = (
@@ -118,7 +126,7 @@ class Decider:
             if isinstance(arguments, FrozenDict)
             else freeze(arguments or {})
         )
-        return self.decide_document(name, call_document(name, args, agent, call_id))
+        return self.decide_document(name, call_document(name, args, agent, call_id, cwd or self.cwd))
 
     def decide_document(self, name: str, document: FrozenDict) -> PreDecision:
         """The decision for a prepared call document (name, arguments, agent, call_id)."""

@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--against", action="append", metavar="DIR", help="a second pack set to compare with")
     parser.add_argument("--output", metavar="OUT.jsonl", help="write one record per input line here")
     parser.add_argument("--tools", metavar="FILE", help="tool catalog: validate arguments against it")
+    parser.add_argument(
+        "--cwd", metavar="DIR", help="working directory of calls that record none (default: the pack's `cwd:`)"
+    )
     parser.add_argument("--format", choices=["table", "json"], default="table")
     parser.add_argument("--fail-on", default="", metavar="LIST", help=f"exit 1 on any of: {', '.join(FAIL_ON)}")
     parser.add_argument("--workers", type=int, default=0, metavar="N", help="processes (default: every core)")
@@ -50,6 +53,7 @@ class Setup:
     against: tuple[str, ...]
     tools: str | None
     max_line_bytes: int = MAX_LINE_BYTES
+    cwd: str | None = None
 
 
 def _layers(folders: Sequence[str], tools: str | None) -> PolicyLayers:
@@ -122,6 +126,8 @@ class Engine:
             "call_id": str(call.get("call_id", "")),
             "result": result if ran else None,
             "require_tool": self.setup.tools is not None,
+            # A recorded cwd wins; else --cwd; else the registry's (the pack's `cwd:`).
+            "cwd": call["cwd"] if isinstance(call.get("cwd"), str) else self.setup.cwd,
         }
         arguments = call.get("arguments", {})
         # Packs alone decide without an event loop (always so in a dry-run); anything else
@@ -386,7 +392,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}", hint=f"use any of {', '.join(FAIL_ON)}")
     if "changed" in fail_on and not args.against:
         raise UsageError("--fail-on changed needs --against")
-    setup = Setup(tuple(args.pack), tuple(args.against or ()), args.tools, args.max_line_bytes)
+    setup = Setup(tuple(args.pack), tuple(args.against or ()), args.tools, args.max_line_bytes, args.cwd)
     lines = read_lines(args.calls)
     engine = Engine(setup)  # loads (and checks) every pack once, before any work starts
     summary = Summary(engine.rule_ids)

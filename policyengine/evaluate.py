@@ -94,6 +94,7 @@ async def evaluate(
     call_id: str | None = None,
     result: Mapping[str, Any] | None = None,
     require_tool: bool = False,
+    cwd: str | None = None,
 ) -> Evaluation:
     """Run pre-execute and guards (and post-execute over `result`) as a real call would.
 
@@ -105,7 +106,7 @@ async def evaluate(
     if isinstance(prepared, Evaluation):
         return prepared
     definition, frozen = prepared
-    run = Run(registry._installation, ToolCall(call_id or new_call_id(), name, frozen, agent))
+    run = Run(registry._installation, _call(registry, name, frozen, agent, call_id, cwd, definition))
     if pack_only(run.inst):
         return _evaluate_packs(run, definition, result)
     try:
@@ -137,6 +138,7 @@ def evaluate_now(
     call_id: str | None = None,
     result: Mapping[str, Any] | None = None,
     require_tool: bool = False,
+    cwd: str | None = None,
 ) -> Evaluation | None:
     """`evaluate` without an event loop, when only packs hold policy; None when it cannot."""
     if not pack_only(registry._installation):
@@ -145,8 +147,28 @@ def evaluate_now(
     if isinstance(prepared, Evaluation):
         return prepared
     definition, frozen = prepared
-    run = Run(registry._installation, ToolCall(call_id or new_call_id(), name, frozen, agent))
+    run = Run(registry._installation, _call(registry, name, frozen, agent, call_id, cwd, definition))
     return _evaluate_packs(run, definition, result)
+
+
+def _call(
+    registry: Registry,
+    name: str,
+    frozen: FrozenDict,
+    agent: str,
+    call_id: str | None,
+    cwd: str | None,
+    definition: ToolDefinition | None,
+) -> ToolCall:
+    """The call as the registry would build it: its cwd (or the registry's) and the tool's roles."""
+    return ToolCall(
+        call_id or new_call_id(),
+        name,
+        frozen,
+        agent,
+        cwd=cwd if cwd is not None else registry.cwd,
+        roles=definition.roles if definition is not None else None,
+    )
 
 
 def pack_only(inst: Installation) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
@@ -16,6 +17,7 @@ from jmespath.exceptions import JMESPathError, JMESPathTypeError
 from . import (
     frozen,  # noqa: F401
     paths,
+    roles,
 )
 
 __all__ = ["FUNCTIONS", "OPTIONS", "PolicyFunctions", "function_arity"]
@@ -214,9 +216,54 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         return bool(_run("path_within", lambda: paths.path_within(path, dirs)))
 
     @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
+    def _func_path_surely_within(self, path: str, dirs: str | Sequence[str]) -> bool:
+        """Whether the path is surely one of the directories or below one (unknown places are not)."""
+        return bool(_run("path_surely_within", lambda: paths.path_surely_within(path, dirs)))
+
+    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
     def _func_path_matches(self, path: str, patterns: str | Sequence[str]) -> bool:
-        """Whether the path matches any gitignore-like path glob."""
+        """Whether the path may match any gitignore-like path glob (unknown places may)."""
         return bool(_run("path_matches", lambda: paths.path_matches(path, patterns)))
+
+    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
+    def _func_path_surely_matches(self, path: str, patterns: str | Sequence[str]) -> bool:
+        """Whether the path surely matches any gitignore-like path glob (unknown places do not)."""
+        return bool(_run("path_surely_matches", lambda: paths.path_surely_matches(path, patterns)))
+
+    @_signature({"types": ["string"]})
+    def _func_path_unknown(self, path: str) -> bool:
+        """Whether the path names no place the engine can know (home, variable, climb, device...)."""
+        return bool(_run("path_unknown", lambda: paths.is_unknown(path)))
+
+    @_signature({"types": []})
+    def _func_paths(self, document: Any) -> list[str]:
+        """Every path in a call (by role, resolved against its cwd), command operands included."""
+        return _by_role(document, "paths")
+
+    @_signature({"types": []})
+    def _func_urls(self, document: Any) -> list[str]:
+        """Every URL in a call, by role."""
+        return _by_role(document, "urls")
+
+    @_signature({"types": []})
+    def _func_commands(self, document: Any) -> list[str]:
+        """Every shell command in a call, by role (an argv list is joined as the shell would read it)."""
+        return _by_role(document, "commands")
+
+    @_signature({"types": []})
+    def _func_programs(self, document: Any) -> list[str]:
+        """Every program the call's shell commands would run (basename, lower case), parsed for real."""
+        return _by_role(document, "programs")
+
+    @_signature({"types": []})
+    def _func_emails(self, document: Any) -> list[str]:
+        """Every e-mail address in a call, by role."""
+        return _by_role(document, "emails")
+
+    @_signature({"types": []})
+    def _func_amounts(self, document: Any) -> list[Any]:
+        """Every amount in a call, by role, as sent (ordering comparisons fail closed on non-numbers)."""
+        return _by_role(document, "amounts")
 
     @_signature({"types": ["string"]})
     def _func_path_escapes(self, path: str) -> bool:
@@ -265,6 +312,85 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     def _func_is_string(self, value: Any) -> bool:
         """Whether the value is a string."""
         return isinstance(value, str)
+
+
+# The roles of the last document asked about: several rules of one call read the same roles,
+# and a call document is built once per call, so identity is the key.
+_MEMO: list[Any] = [None, {}]
+
+
+def _by_role(document: Any, what: str) -> Any:
+    """One role view of a call document (or of bare arguments), computed once per document."""
+    memo = _MEMO
+    if memo[0] is not document:
+        memo = [document, {}]
+        _MEMO[:] = memo
+    views: dict[str, Any] = memo[1]
+    found = views.get(what)
+    if found is None:
+        try:
+            found = views[what] = _ROLE_VIEWS[what](*_call_parts(document))
+        except Exception as error:  # a value the engine cannot place fails the rule closed
+            raise JMESPathError(f"In function {what}(), {error}") from None
+    return list(found)
+
+
+def _call_parts(document: Any) -> tuple[Any, str | None, Any]:
+    """(arguments, cwd, declared roles) of a call document; anything else is taken as the arguments."""
+    if isinstance(document, dict) and isinstance(document.get("arguments"), dict):
+        cwd = document.get("cwd")
+        return document["arguments"], cwd if isinstance(cwd, str) else None, document.get("roles")
+    return document, None, None
+
+
+def _command_texts(arguments: Any, cwd: str | None, declared: Any) -> list[str]:
+    texts: list[str] = []
+    for value in roles.collect(arguments, roles.Role.COMMAND, declared):
+        if not isinstance(value, str):
+            raise ValueError(f"a command argument is a {type(value).__name__}, not a string")
+        texts.append(value)
+    # A list under a command key may be argv (["rm", "-rf", "/"]) or several commands: read it both ways.
+    texts.extend(shlex.join(argv) for argv in roles.argv_lists(arguments, declared))
+    return texts
+
+
+def _parsed(arguments: Any, cwd: str | None, declared: Any) -> list[Any]:
+    texts = _command_texts(arguments, cwd, declared)
+    if not texts:
+        return []
+    from . import shell  # tree-sitter loads only when a call carries a command
+
+    return [shell.parse_command(text) for text in texts]
+
+
+def _paths(arguments: Any, cwd: str | None, declared: Any) -> list[str]:
+    found: list[str] = []
+    for value in roles.collect(arguments, roles.Role.PATH, declared):
+        if isinstance(value, str):
+            found.extend(roles.resolve(value, cwd))
+    for command in _parsed(arguments, cwd, declared):
+        for operand in command.operands:
+            found.extend(roles.resolve(operand, cwd))
+    return found
+
+
+def _strings_of(role: roles.Role) -> Callable[[Any, str | None, Any], list[Any]]:
+    def view(arguments: Any, _cwd: str | None, declared: Any) -> list[Any]:
+        return [v for v in roles.collect(arguments, role, declared) if isinstance(v, str)]
+
+    return view
+
+
+_ROLE_VIEWS: dict[str, Callable[[Any, str | None, Any], Any]] = {
+    "paths": _paths,
+    "urls": _strings_of(roles.Role.URL),
+    "emails": _strings_of(roles.Role.EMAIL),
+    "amounts": lambda arguments, _cwd, declared: roles.collect(arguments, roles.Role.AMOUNT, declared),
+    "commands": _command_texts,
+    "programs": lambda arguments, cwd, declared: [
+        program for command in _parsed(arguments, cwd, declared) for program in command.programs
+    ],
+}
 
 
 def _collect_strings(value: Any, found: list[str], depth: int) -> None:

@@ -32,6 +32,7 @@ from .paths import (
     _parse_any,
     _path_glob_to_regex,
 )
+from .paths import UNKNOWN
 from .paths import _parse_subject_cached as subject_cache
 
 
@@ -255,6 +256,8 @@ def _probe(subject: tuple[str, ...], tests: list[tuple[int, Predicate]]) -> Prob
         try:
             # The call-argument cache of paths.py, without its Python wrapper (length checked the same way).
             root, parts = subject_cache(value) if len(value) <= _CACHEABLE_LENGTH else _parse(value)
+            if root == UNKNOWN:
+                return None  # a path of unknown place: the functions decide, with their may/surely reading
             node = within.get(root)
             if node is not None:
                 # A directory matches when it is a leading run of the path's components; relative

@@ -36,6 +36,8 @@ class Pack:
     files: tuple[str, ...]
     tests: tuple[str, ...] = ()
     warnings: tuple[Problem, ...] = ()
+    # Where calls that carry no cwd start (manifest `cwd:`); None: relative climbs are unknown.
+    cwd: str | None = None
     index: dict[RuleStage, RuleIndex] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -221,6 +223,7 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
         files=tuple(manifest["files"]),
         tests=tuple(manifest.get("tests") or ()),
         warnings=tuple(warnings),
+        cwd=manifest.get("cwd"),
     )
 
 

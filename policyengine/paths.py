@@ -7,9 +7,12 @@ only makes a rule stricter; under-matching would let a spelling slip past it.
 
 from __future__ import annotations
 
+import ipaddress
 import re
+import socket
 import unicodedata
 from collections.abc import Callable, Iterable
+from typing import Any
 from functools import lru_cache
 from urllib.parse import unquote
 
@@ -20,8 +23,12 @@ __all__ = [
     "glob_to_regex",
     "normalize_path",
     "path_escapes",
+    "is_unknown",
     "path_matches",
+    "path_surely_matches",
+    "path_surely_within",
     "path_within",
+    "resolve_path",
 ]
 
 # Each decoding round strictly shortens a changing string, so the loop ends anyway; the bound
@@ -44,8 +51,11 @@ _ASCII_CONTROLS = {code: None for code in (*range(0x20), 0x7F)}
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a bad pattern becomes an exception, not stderr noise
 
-# A parsed root: "" for a relative path, "/" for POSIX, "c:/" for a Windows drive.
+# A parsed root: "" for a relative path, "/" for POSIX, "c:/" for a Windows drive, UNKNOWN for
+# a path whose place cannot be known (a home or variable expansion, a climb above an unknown
+# start, a device or object path, a share of this machine, an 8.3 short name).
 Root = str
+UNKNOWN: Root = "?"
 
 
 class PathPatternError(ValueError):
@@ -59,8 +69,14 @@ def _drop_invisible(text: str) -> str:
     return "".join(ch for ch in text if unicodedata.category(ch) not in _DROPPED_CATEGORIES)
 
 
+def _cut_at_nul(text: str) -> str:
+    """What a C API opens: the string up to its first NUL (an encoded %00 counts once decoded)."""
+    return text[: text.index("\x00")] if "\x00" in text else text
+
+
 def _decode(text: str) -> str:
     """Fold look-alikes, case and percent-encoding until the string stops changing."""
+    text = _cut_at_nul(text)
     if text.isascii() and "%" not in text:
         # What the rounds compute for plain ASCII (NFKC and unquote change nothing), in one pass;
         # an ASCII string is printable exactly when it has no control to drop.
@@ -77,10 +93,11 @@ def _decode_rounds(text: str) -> str:
         text = unicodedata.normalize("NFKC", text)
         text = unicodedata.normalize("NFKC", text.casefold())
         # Dropping invisible characters can join "%2" and "e" into a new escape, so it runs
-        # inside the loop, before decoding.
-        text = _drop_invisible(text)
+        # inside the loop, before decoding. A NUL (raw or decoded from %00) is not dropped but
+        # ends the path: a C API opens what stands before it (".env\0/../notes.txt" opens .env).
+        text = _drop_invisible(_cut_at_nul(text))
         # Decode until stable: a tool or proxy may decode more than once (%252e -> %2e -> .).
-        text = unquote(text, errors="replace")
+        text = _cut_at_nul(unquote(text, errors="replace"))
         if text == before:
             return text
     raise PathPatternError(f"path is percent-encoded more than {MAX_DECODE_ROUNDS} levels deep")
@@ -99,27 +116,44 @@ def _clean_component(part: str) -> str:
 
 
 def _split_root(text: str) -> tuple[Root, str]:
-    """Separate the root ("/", "c:/" or "" for relative) from the rest of a decoded path."""
-    # file: URLs name local paths; "file://localhost/x" and "file:///x" both mean "/x".
+    """Separate the root ("/", "c:/", "" for relative, UNKNOWN) from the rest of a decoded path."""
+    # file: URLs name local paths, whatever the host: "file:///x", "file://localhost/x" and
+    # "file://127.0.0.1/x" all mean "/x", and a named host may be this machine.
     if text.startswith("file:"):
         text = text[len("file:") :]
-        if text.startswith("//localhost/"):
-            text = text[len("//localhost") :]
-        elif text.startswith("///"):  # file:///x: an empty authority, then the path
-            text = text[2:]
-    # Win32 device prefixes "\\?\C:\x" and "\\.\C:\x" name the same file as "C:\x".
+        if text.startswith("//"):
+            slash = text.find("/", 2)
+            text = text[slash:] if slash >= 0 else "/"
+    # The NT object namespace "\??\C:\x" is what "\\?\C:\x" names.
+    if text.startswith("/??/"):
+        text = "//?/" + text[4:]
+    # Win32 device prefixes "\\?\C:\x" and "\\.\C:\x" name the same file as "C:\x"; any other
+    # device or object path (GLOBALROOT, a volume GUID, a pipe) names a place no rule can see.
     if text.startswith(("//?/", "//./")):
-        text = text[4:]
-        if text.startswith("unc/"):
-            text = "/" + text[3:]
-    # The administrative share of the machine itself names its drive: "\\localhost\c$\x" and
-    # "\\127.0.0.1\c$\x" open "c:\x" (a rule on c:/windows must see them).
-    local_share = _LOCAL_SHARE.match(text)
-    if local_share:
-        text = f"{local_share.group(1)}:/{text[local_share.end() :]}"
+        rest = text[4:]
+        if rest.startswith("unc/"):
+            text = "/" + rest[3:]
+        elif len(rest) >= 2 and rest[1] == ":" and "a" <= rest[0] <= "z" and rest[2:3] in ("", "/"):
+            text = rest
+        else:
+            return UNKNOWN, text
+    share = _SHARE.match(text)
+    if share:
+        host, name = share.group(1), share.group(2)
+        after = text[share.end() :]
+        if len(name) == 2 and name[1] == "$" and "a" <= name[0] <= "z":
+            # A drive's administrative share ("\\host\c$\x") opens that drive; the host may be this
+            # machine under any of its names, so it counts as the local drive (over-matching).
+            text = f"{name[0]}:/{after}"
+        elif name == "admin$":
+            text = f"c:/windows/{after}"  # ADMIN$ is %SystemRoot%
+        elif _is_loopback(host):
+            return UNKNOWN, text  # a share of this machine: any local folder
     # "/c:/windows" (file:///C:/Windows, or a URL path) names the drive, not a folder "c:".
     if len(text) >= 3 and text[0] == "/" and text[2] == ":" and "a" <= text[1] <= "z":
         text = text[1:]
+    if text == "?:" or text.startswith("?:/"):
+        return UNKNOWN, text  # a root-relative Windows path: the root of a drive the engine cannot know
     if text.startswith("/"):
         return "/", text
     if len(text) >= 2 and text[1] == ":" and "a" <= text[0] <= "z":
@@ -128,22 +162,58 @@ def _split_root(text: str) -> tuple[Root, str]:
     return "", text
 
 
-# "//localhost/c$/", "//127.0.0.1/c$", "//[::1]/c$/" after decoding and "\\" -> "/".
-_LOCAL_SHARE = re.compile(r"//(?:localhost|127\.0\.0\.1|\[?::1\]?)/([a-z])\$(?:/|$)")
+# "//host/share" after decoding and "\\" -> "/": a UNC path.
+_SHARE = re.compile(r"//([^/]+)/([^/]+)(?:/|$)")
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether a UNC host names this machine: every loopback spelling, "0.0.0.0" included."""
+    host = host.strip("[]").rstrip(".")
+    if host in ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback") or host.endswith(".localhost"):
+        return True
+    if host.endswith(".ipv6-literal.net"):  # Windows' UNC spelling of an IPv6 address: "0--1.ipv6-literal.net"
+        host = host[: -len(".ipv6-literal.net")].replace("-", ":")
+    try:
+        # inet_aton reads every spelling the C resolver accepts: 127.1, 0x7f.1, 017700000001, 2130706433.
+        if socket.inet_aton(host)[0] in (0, 127):
+            return True
+    except (OSError, ValueError):
+        pass
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or address.is_unspecified or (mapped is not None and mapped.is_loopback)
+
 
 MAX_PATH_LENGTH = 32_768  # Windows' own limit; Linux's PATH_MAX is 4,096
 
+# A component a shell or Windows expands to another place: "$HOME", "${X}", "$(cmd)", "%USERPROFILE%".
+_EXPANSION = re.compile(r"\$[a-z_{(0-9@*#?!-]|%[a-z_][a-z0-9_()-]*%")
+# An 8.3 short name on a drive ("progra~1", "windo~1", "env~1" for .env): it stands for a long
+# name the engine cannot know.
+_SHORT_NAME = re.compile(r"[^~./]{1,6}~[0-9]{1,6}(?:\.[^.]{0,3})?")
 
-def _parse(path: str) -> tuple[Root, tuple[str, ...]]:
-    """Return the root and the lexically resolved components of a path."""
+
+def _parse(path: str, classify: bool = True) -> tuple[Root, tuple[str, ...]]:
+    """Return the root and the lexically resolved components of a path.
+
+    With `classify` (paths, not patterns), a path whose place cannot be known gets the root
+    UNKNOWN and keeps its spelling in its components (the first carries the root), so it renders,
+    and parses again, as written: "~root/.ssh", "$home/x", "../../etc", "//?/globalroot/x".
+    """
     if len(path) > MAX_PATH_LENGTH:
         # No filesystem opens a longer path, and normalising megabytes of hostile text would
         # stall the event loop: refuse it, so the rule fails closed.
         raise PathPatternError(f"path of {len(path):,} characters is longer than {MAX_PATH_LENGTH:,}")
     if path.isascii() and "%" not in path and path.isprintable():
         # Plain ASCII (most paths): _decode is lower(), and the common roots need no _split_root.
-        text = path.lower().strip().replace("\\", "/")
-        if text[:1] == "/" and text[1:2] != "/" and text[2:3] != ":":
+        text = path.lower().strip()
+        if classify and text[:1] == "\\":
+            text = _root_relative(text)
+        text = text.replace("\\", "/")
+        if text[:1] == "/" and text[1:2] != "/" and text[2:3] != ":" and text[1:4] != "??/":
             root, rest = "/", text
         elif text[:1] != "/" and text[1:2] != ":" and not text.startswith("file:"):
             root, rest = "", text
@@ -151,14 +221,61 @@ def _parse(path: str) -> tuple[Root, tuple[str, ...]]:
             root, rest = _split_root(text)
         ascii_rest = True
     else:
-        text = _decode(path).strip().replace("\\", "/")
+        text = _decode(path).strip()
+        text = (_root_relative(text) if classify else text).replace("\\", "/")
         root, rest = _split_root(text)
         ascii_rest = rest.isascii()
-    if ascii_rest and ":" not in rest and " " not in rest and "./" not in rest and not rest.endswith("."):
-        # The common case: no component needs cleaning, and none is "." or ".." (they end in ".").
+    if root == UNKNOWN:
+        return root, _unknown_parts(rest)
+    if (
+        ascii_rest
+        and ":" not in rest
+        and " " not in rest
+        and "./" not in rest
+        and not rest.endswith(".")
+        and "$" not in rest
+        and "~" not in rest
+        and "%" not in rest
+    ):
+        # The common case: no component needs cleaning, none is "." or "..", none expands.
         # Decoding left no ASCII whitespace but " " (controls are dropped), so strip() has nothing to do.
         return root, tuple(filter(None, rest.split("/")))
-    return root, _components(root, rest)
+    parts = _components(root, rest)
+    if classify and _unplaceable(root, parts):
+        return UNKNOWN, (root[:-1], *parts) if root else parts
+    return root, parts
+
+
+def _root_relative(text: str) -> str:
+    """"\\Windows\\x" is on the current drive, which the engine cannot know: it becomes "?:/windows/x"."""
+    if text[:1] == "\\" and text[1:2] not in ("\\", "/", "?"):
+        return "?:/" + text[1:]
+    return text
+
+
+def _unplaceable(root: Root, parts: tuple[str, ...]) -> bool:
+    """Whether a resolved path names no place the engine can know (see docs/functions.md)."""
+    if not parts:
+        return False
+    if not root and (parts[0] == ".." or parts[0].startswith("~")):
+        return True  # climbs above an unknown start, or a home directory ("~", "~root")
+    if any(_EXPANSION.search(part) for part in parts):
+        return True
+    return len(root) == 3 and any(_SHORT_NAME.fullmatch(part) for part in parts)
+
+
+def _unknown_parts(text: str) -> tuple[str, ...]:
+    """The components of a device or loopback-share path: its prefix, then what follows, resolved."""
+    match = _SHARE.match(text)
+    if text.startswith("?:"):
+        head, rest = "?:", text[3:]
+    elif text.startswith(("//?/", "//./")):
+        head, rest = text[:3], text[4:]
+    elif match:
+        head, rest = text[: match.end()].rstrip("/"), text[match.end() :]
+    else:
+        return _components("/", text)
+    return (head, *_components("/", rest))
 
 
 def _components(root: Root, rest: str) -> tuple[str, ...]:
@@ -183,13 +300,13 @@ def _components(root: Root, rest: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _parse_cached(path: str) -> tuple[Root, tuple[str, ...]]:
-    """Parse a short, frequently reused string (a rule's directory) once."""
-    return _parse(path)
+    """Parse a short, frequently reused string (a rule's directory, taken as written) once."""
+    return _parse(path, classify=False)
 
 
 def _parse_any(path: str) -> tuple[Root, tuple[str, ...]]:
-    """Parse a path, using the cache only for short strings."""
-    return _parse_cached(path) if len(path) <= _CACHEABLE_LENGTH else _parse(path)
+    """Parse a rule's directory, using the cache only for short strings."""
+    return _parse_cached(path) if len(path) <= _CACHEABLE_LENGTH else _parse(path, classify=False)
 
 
 # Call arguments get their own small cache: several rules read the same path in one call, and
@@ -204,8 +321,10 @@ def _parse_subject(path: str) -> tuple[Root, tuple[str, ...]]:
 
 def _join(root: Root, parts: tuple[str, ...]) -> str:
     """Render a parsed path; a relative path with no components is "."."""
-    if root:
+    if root and root != UNKNOWN:
         return root + "/".join(parts)
+    if parts == ("?:",):
+        return "?:/"
     return "/".join(parts) or "."
 
 
@@ -219,36 +338,78 @@ def _as_list(values: str | Iterable[str]) -> list[str]:
     return [values] if isinstance(values, str) else list(values)
 
 
-def path_within(path: str, dirs: str | Iterable[str]) -> bool:
-    """Whether the normalised path is one of the directories or below one of them."""
-    root, parts = _parse_subject(path)
-    for directory in _as_list(dirs):
-        dir_root, dir_parts = _parse_any(directory)
-        if dir_root != root or parts[: len(dir_parts)] != dir_parts:
-            continue
-        # "../x" is not inside "." nor "../../x" inside "..": the leading climbs must agree.
-        if not root and _climbs(parts) != _climbs(dir_parts):
-            continue
+def is_unknown(path: str) -> bool:
+    """Whether the path names no place the engine can know (home, variable, climb, device...)."""
+    return any(root == UNKNOWN for root, _parts in _readings(path))
+
+
+def _readings(path: str) -> list[tuple[Root, tuple[str, ...]]]:
+    """The parsed path, and when it holds a NUL also the reading of a tool that strips NULs.
+
+    Normalisation cuts at NUL (a C API opens what stands before it); a tool that drops it
+    instead opens the rest (".e\\0nv" is ".env"). "May" tests take either, "surely" tests both.
+    """
+    first = _parse_subject(path)
+    if "\x00" not in path and "%00" not in path:
+        return [first]
+    return [first, _parse_subject(path.replace("\x00", "").replace("%00", ""))]
+
+
+def _drive_unknown(root: Root, parts: tuple[str, ...]) -> bool:
+    """A root-relative path written with "\\" ("?:/windows/x"): its components are known, its root is not."""
+    return root == UNKNOWN and bool(parts) and parts[0] == "?:"
+
+
+def _within(root: Root, parts: tuple[str, ...], dir_root: Root, dir_parts: tuple[str, ...]) -> bool:
+    """Whether a known path is the directory or below it, component by component."""
+    if dir_root != root or parts[: len(dir_parts)] != dir_parts:
+        return False
+    # "../x" is not inside "." nor "../../x" inside "..": the leading climbs must agree.
+    return bool(root) or _climbs(parts) == _climbs(dir_parts)
+
+
+def _may_within(root: Root, parts: tuple[str, ...], directories: Iterable[tuple[Root, tuple[str, ...]]]) -> bool:
+    """Whether one reading may lie in one of the parsed directories."""
+    if _drive_unknown(root, parts):
+        # The root of some drive, or "/" for a tool that turns "\\" into "/" on POSIX: within any
+        # rooted directory with the same components.
+        return any(d_root and parts[1 : 1 + len(d_parts)] == d_parts for d_root, d_parts in directories)
+    if root == UNKNOWN:
         return True
-    return False
+    return any(_within(root, parts, *directory) for directory in directories)
+
+
+def path_within(path: str, dirs: str | Iterable[str]) -> bool:
+    """Whether the path may be one of the directories or below one: a path of unknown place may be."""
+    directories = [_parse_any(directory) for directory in _as_list(dirs)]
+    return any(_may_within(root, parts, directories) for root, parts in _readings(path))
+
+
+def path_surely_within(path: str, dirs: str | Iterable[str]) -> bool:
+    """Whether the path is surely one of the directories or below one: a path of unknown place is not."""
+    directories = [_parse_any(directory) for directory in _as_list(dirs)]
+    return all(
+        root != UNKNOWN and any(_within(root, parts, *directory) for directory in directories)
+        for root, parts in _readings(path)
+    )
 
 
 def within_matcher(dirs: Iterable[str]) -> Callable[[str], bool]:
     """path_within with the directories parsed once (for rules whose directories are literals)."""
     parsed = [_parse_any(directory) for directory in dirs]
-    climbs = [_climbs(dir_parts) for _root, dir_parts in parsed]
 
     def within(path: str) -> bool:
-        root, parts = _parse_subject(path)
-        for (dir_root, dir_parts), dir_climbs in zip(parsed, climbs, strict=True):
-            if dir_root != root or parts[: len(dir_parts)] != dir_parts:
-                continue
-            if not root and _climbs(parts) != dir_climbs:
-                continue
-            return True
-        return False
+        return any(_may_within(root, parts, parsed) for root, parts in _readings(path))
 
     return within
+
+
+def _may_match(root: Root, parts: tuple[str, ...], regex: Any) -> bool:
+    """Whether one reading may match a compiled path glob (or alternation)."""
+    if _drive_unknown(root, parts):
+        # Tested as if on the system drive, and as a POSIX path (a tool may turn "\\" into "/").
+        return any(regex.fullmatch(_join(r, parts[1:])) is not None for r in ("/", "c:/"))
+    return root == UNKNOWN or regex.fullmatch(_join(root, parts)) is not None
 
 
 def globs_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
@@ -256,7 +417,7 @@ def globs_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
     regex = re2.compile("|".join(f"(?:{_path_glob_to_regex(p)})" for p in patterns), _RE2_OPTIONS)
 
     def matches(path: str) -> bool:
-        return regex.fullmatch(normalize_path(path)) is not None
+        return any(_may_match(root, parts, regex) for root, parts in _readings(path))
 
     return matches
 
@@ -270,12 +431,9 @@ def _climbs(parts: tuple[str, ...]) -> int:
 
 
 def path_escapes(path: str) -> bool:
-    """Whether the path leaves a workspace: absolute, climbing above its start, or home/variable-based."""
-    root, parts = _parse_subject(path)
-    if root:
-        return True
-    # "~/x", "$HOME/x" and "%USERPROFILE%/x" resolve outside the workspace once a shell expands them.
-    return bool(parts) and (parts[0] == ".." or parts[0][0] in "~$%")
+    """Whether the path leaves a workspace: absolute, climbing above its start, or of unknown place."""
+    # "~/x", "$HOME/x", "%USERPROFILE%/x" and "../x" parse with the root UNKNOWN.
+    return bool(_parse_subject(path)[0])
 
 
 # -- globs -------------------------------------------------------------------------------------
@@ -357,7 +515,7 @@ def glob_to_regex(pattern: str) -> str:
 
 def _path_glob_to_regex(pattern: str) -> str:
     """Return an RE2 pattern for a path glob, matched with fullmatch against a normalised path."""
-    root, parts = _parse(pattern)
+    root, parts = _parse(pattern, classify=False)
     body: list[str] = []
     need_sep = False
     for index, part in enumerate(parts):
@@ -397,6 +555,24 @@ def _compiled_path_glob(pattern: str) -> re2._Regexp:
 
 
 def path_matches(path: str, patterns: str | Iterable[str]) -> bool:
-    """Whether the normalised path matches any gitignore-like glob (see docs/functions.md)."""
-    normalized = normalize_path(path)
-    return any(_compiled_path_glob(pattern).fullmatch(normalized) is not None for pattern in _as_list(patterns))
+    """Whether the path may match any gitignore-like glob: a path of unknown place may."""
+    compiled = [_compiled_path_glob(pattern) for pattern in _as_list(patterns)]
+    return any(_may_match(root, parts, regex) for root, parts in _readings(path) for regex in compiled)
+
+
+def path_surely_matches(path: str, patterns: str | Iterable[str]) -> bool:
+    """Whether the path surely matches any gitignore-like glob: a path of unknown place does not."""
+    compiled = [_compiled_path_glob(pattern) for pattern in _as_list(patterns)]
+    return all(
+        root != UNKNOWN and any(regex.fullmatch(_join(root, parts)) is not None for regex in compiled)
+        for root, parts in _readings(path)
+    )
+
+
+def resolve_path(path: str, cwd: str | None) -> str:
+    """The normalised path, relative ones (and climbs) resolved against the working directory."""
+    root, parts = _parse_subject(path)
+    climbs = root == UNKNOWN and bool(parts) and parts[0] == ".."
+    if cwd is None or not (root == "" or climbs):
+        return _join(root, parts)
+    return _join(*_parse(_join(*_parse_subject(cwd)) + "/" + "/".join(parts)))

@@ -75,8 +75,10 @@ class Registry:
         default: PreDecision = ALLOW,
         policy_timeout: float = 10.0,
         approval_timeout: float = 300.0,
+        cwd: str | None = None,
     ) -> None:
         self._tools: dict[str, ToolDefinition] = {}
+        self._cwd = cwd
         self._bundles: list[tuple[Handle, Bundle]] = []
         self._approval = approval
         self._default = default
@@ -240,6 +242,13 @@ class Registry:
     def _rebuild(self) -> None:
         self._installation = self._build()
 
+    @property
+    def cwd(self) -> str | None:
+        """The working directory of calls that carry none: the registry's, else the first pack's that declares one."""
+        if self._cwd is not None:
+            return self._cwd
+        return next((b.pack.cwd for _h, b in self._bundles if b.pack is not None and b.pack.cwd), None)
+
     # -- calling ---------------------------------------------------------------
 
     async def call(
@@ -251,8 +260,12 @@ class Registry:
         token: Any = None,
         signal: Signal | None = None,
         call_id: str | None = None,
+        cwd: str | None = None,
     ) -> ToolResult:
-        """Run one call through every stage; always returns a frozen result, never raises."""
+        """Run one call through every stage; always returns a frozen result, never raises.
+
+        `cwd` is where the call's relative paths start (default: the registry's `cwd`).
+        """
         inst = self._installation
         sent: FrozenDict | None
         try:  # the identity keeps the arguments as sent, so an invalid call is audited as it was
@@ -266,6 +279,7 @@ class Registry:
             agent=agent,
             token=token,
             signal=signal or Signal(),
+            cwd=cwd if cwd is not None else self.cwd,
         )
         run = Run(inst, call)
         result: ToolResult | None = None
@@ -301,8 +315,12 @@ class Registry:
                 REGISTRY,
                 f"invalid arguments for tool {name!r}: {'; '.join(problems)}",
             )
-        if frozen is not run.call.arguments and frozen != run.call.arguments:  # normalisation filled defaults in
-            run.call = ToolCall(run.call.call_id, name, frozen, run.call.agent, run.call.token, run.call.signal)
+        # Normalisation filled defaults in, or the tool declares argument roles its rules read.
+        if definition.roles is not None or (frozen is not run.call.arguments and frozen != run.call.arguments):
+            sent = run.call
+            run.call = ToolCall(
+                sent.call_id, name, frozen, sent.agent, sent.token, sent.signal, sent.cwd, definition.roles
+            )
         call = run.call
         try:
             # Packs alone decide synchronously: the stages are then plain calls, not coroutines.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -44,6 +44,13 @@ class ParameterValidator(cerberus.Validator):  # type: ignore[misc]
 
         The rule's arguments are validated against this schema:
         {'type': 'string'}
+        """
+
+    def _validate_role(self, role: Any, field: Any, value: Any) -> None:
+        """What the value is for policy (path, url, command, secret, email, amount, text); never constrains it.
+
+        The rule's arguments are validated against this schema:
+        {'type': 'string', 'allowed': ['path', 'url', 'command', 'secret', 'email', 'amount', 'text']}
         """
 
 
@@ -145,6 +152,12 @@ class ToolDefinition:
     _fast_arguments: FastValidator | None
     _execute_takes_ctx: bool
     _fast_output: FastValidator | None = None
+    # Declared argument roles, {lower-cased key at any depth: role}, for `paths(@)` and friends;
+    # None when the parameters declare none (roles are then inferred from names and values).
+    roles: FrozenDict | None = None
+    # Capabilities rules can select by (`tools: ["tag:destructive"]`): the tool's own tags and
+    # its MCP annotations' hints that are set (readOnlyHint -> read-only, ...).
+    tags: frozenset[str] = frozenset()
     _is_async: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -242,6 +255,8 @@ def define_tool(
     output: Mapping[str, Any] | None = None,
     finalize_content: Callable[..., Any] | None = None,
     run_in_thread: bool = True,
+    tags: Iterable[str] = (),
+    annotations: Mapping[str, Any] | None = None,
 ) -> ToolDefinition:
     """Build a validated tool definition; raise DefinitionError naming what is wrong.
 
@@ -249,7 +264,9 @@ def define_tool(
     `{type: string}`) and `render(args, value) -> [content blocks]`. `execute(args)`
     or `execute(args, ctx)` (two required parameters) returns the canonical value;
     `ctx.signal` fires on cancel or deadline. A synchronous
-    `execute` runs in a worker thread unless `run_in_thread=False`.
+    `execute` runs in a worker thread unless `run_in_thread=False`. `tags` and MCP
+    `annotations` (readOnlyHint, destructiveHint, idempotentHint, openWorldHint) give the
+    capabilities rules select by; a parameter's `role` tells rules what its value is.
     """
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise DefinitionError(
@@ -303,7 +320,52 @@ def define_tool(
         _fast_arguments=compile_schema(arguments.schema),
         _fast_output=compile_schema(out_validator.schema) if frozen_out else None,
         _execute_takes_ctx=_arity(execute) >= 2,
+        roles=_declared_roles(frozen_params),
+        tags=_capabilities(name, tags, annotations),
     )
+
+
+# MCP's behaviour hints, as the tags rules select by; only a hint that is set to true counts.
+HINT_TAGS = {
+    "readOnlyHint": "read-only",
+    "destructiveHint": "destructive",
+    "idempotentHint": "idempotent",
+    "openWorldHint": "open-world",
+}
+
+
+def _capabilities(name: str, tags: Iterable[str], annotations: Mapping[str, Any] | None) -> frozenset[str]:
+    """The tool's tags plus the tags of its MCP hints that are true."""
+    if isinstance(tags, str) or not all(isinstance(t, str) and t for t in tags):
+        raise DefinitionError(f"tool {name!r}: tags must be a list of non-empty strings", hint='e.g. ["writes"]')
+    found = {t.lower() for t in tags}
+    for hint, tag in HINT_TAGS.items():
+        if annotations is not None and annotations.get(hint) is True:
+            found.add(tag)
+    return frozenset(found)
+
+
+def _declared_roles(schema: Mapping[str, Any]) -> FrozenDict | None:
+    """{lower-cased key: role} for every parameter, at any depth, that declares a role."""
+    found: dict[str, str] = {}
+
+    def walk(fields: Mapping[str, Any]) -> None:
+        for key, rules in fields.items():
+            if not isinstance(rules, Mapping):
+                continue
+            if isinstance(rules.get("role"), str):
+                found[str(key).lower()] = rules["role"]
+            nested = rules.get("schema")
+            if isinstance(nested, Mapping):
+                # A dict's schema maps its keys; a list's schema is its items' rules.
+                if "type" in nested and not isinstance(nested.get("type"), Mapping):
+                    if isinstance(nested.get("schema"), Mapping):
+                        walk(nested["schema"])
+                else:
+                    walk(nested)
+
+    walk(schema)
+    return freeze(found) if found else None
 
 
 def content_problems(content: Any) -> list[str]:

@@ -1,0 +1,193 @@
+"""Argument roles: which values of a call are paths, URLs, commands, e-mail addresses or amounts.
+
+A red line is only as strong as its weakest spelling, and the first spelling is the argument's
+name: `path`, `file_path`, `Dest`, `options.target`. Rules therefore never list argument names;
+they ask for every value of a role, anywhere in the arguments (`paths(@)`, `commands(@)`).
+
+Where a role comes from, in order:
+1. The tool's declared roles (`role: path` in the Cerberus dialect, `x-policy-role: path` or a
+   `format` in a JSON Schema spec), carried by the call document under `roles` as
+   {lower-cased key: role}. `role: text` declares a key as plain content: no role.
+2. Otherwise the key's name (case-insensitive, split at `_`, `-`, `.` and camelCase) by the
+   table below, and the value's shape: a string that looks like a path (`/x`, `~/x`, `../x`,
+   `C:\\x`, `\\\\host\\x`, `file:...`, `$HOME/x`, `%APPDATA%\\x`) or a URL (`scheme://...`) counts
+   as one under any key that is not declared or named as plain content.
+Lists take the role of their key; objects give their own keys. Over-inclusion only makes a red
+line stricter; a missed value is a bypass, so the tables err toward inclusion.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from . import paths
+
+__all__ = ["Role", "collect", "key_roles", "role_named"]
+
+# Argument documents are frozen at most 100 levels deep; walking stops (and raises) past this.
+MAX_DEPTH = 128
+
+
+class Role(enum.Enum):
+    """What an argument value is, for rules that must find it under any name."""
+
+    PATH = "path"
+    URL = "url"
+    COMMAND = "command"
+    EMAIL = "email"
+    AMOUNT = "amount"
+    SECRET = "secret"
+    TEXT = "text"  # declared plain content: no role, never a path by shape
+
+
+def role_named(name: str) -> Role | None:
+    """The role a spec names (`path`, `url`, ...), or None for an unknown name."""
+    try:
+        return Role(name)
+    except ValueError:
+        return None
+
+
+# Key-name tokens, by role. A key counts when one of its tokens is listed (`file_path`,
+# `targetDir`, `output-file`); its last token being a content word (`file_content`,
+# `path_description`) makes it plain content instead.
+_TOKENS: dict[Role, frozenset[str]] = {
+    Role.PATH: frozenset(
+        "path paths pathname file files filename filenames filepath filepaths dir dirs dirname directory "
+        "directories folder folders src source sources dest destination destinations dst target targets cwd "
+        "workdir wd root location mount mountpoint volume attachment attachments".split()
+    ),
+    Role.URL: frozenset("url urls uri uris link links href endpoint webhook callback redirect".split()),
+    Role.COMMAND: frozenset("command commands cmd cmdline shell script bash sh powershell pwsh exec".split()),
+    Role.EMAIL: frozenset("email emails".split()),
+    Role.AMOUNT: frozenset("amount amounts price prices total quantity qty sum cost fee".split()),
+}
+# Whole keys (tokens joined) that give a role although their words alone are too common.
+_WHOLE: dict[Role, frozenset[str]] = {
+    Role.EMAIL: frozenset("to cc bcc from recipient recipients sender replyto mailto".split()),
+}
+# Words that make a key plain content when they end it ("file_content", "search_pattern");
+# "name", "id" or "title" do not ("file_name" names a file).
+_CONTENT = frozenset(
+    "content contents text body message messages msg data pattern patterns regex query q search description "
+    "comment comments note notes summary prompt caption".split()
+)
+_SPLIT = re.compile(r"[^a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+# A value that names a place, whatever its key: rooted, home, climbing, drive, UNC, file: URL,
+# a leading expansion, or a dotfile's name.
+_PATH_SHAPE = re.compile(
+    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-]+$)"
+)
+_URL_SHAPE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]*://")
+_EMAIL_SHAPE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _tokens(key: str) -> list[str]:
+    """The lower-cased words of a key: "filePath" -> [file, path], "DEST-dir" -> [dest, dir]."""
+    return [t for t in _SPLIT.split(_CAMEL.sub("_", key).lower()) if t]
+
+
+_KEY_CACHE: dict[str, frozenset[Role]] = {}
+
+
+def key_roles(key: str) -> frozenset[Role]:
+    """The roles a key's name gives its values (empty for plain content and unknown names)."""
+    found = _KEY_CACHE.get(key)
+    if found is None:
+        tokens = _tokens(key)
+        whole = "".join(tokens)
+        if not tokens or tokens[-1] in _CONTENT:
+            found = frozenset({Role.TEXT})
+        else:
+            found = frozenset(
+                role
+                for role, words in _TOKENS.items()
+                if any(t in words for t in tokens) or whole in words or whole in _WHOLE.get(role, ())
+            )
+        if len(_KEY_CACHE) < 4096:  # keys come from untrusted calls: bound the cache
+            _KEY_CACHE[key] = found
+    return found
+
+
+def _value_roles(value: str) -> frozenset[Role]:
+    """Roles a string's shape gives it under a key that names none."""
+    roles = set()
+    if _URL_SHAPE.match(value):
+        roles.add(Role.URL)
+        if value.lstrip()[:5].lower() == "file:":
+            roles.add(Role.PATH)
+    elif _PATH_SHAPE.match(value):
+        roles.add(Role.PATH)
+    if "@" in value and _EMAIL_SHAPE.match(value.strip()):
+        roles.add(Role.EMAIL)
+    return frozenset(roles)
+
+
+def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> frozenset[Role]:
+    """The roles of one value under one key: declared, else by name, plus its shape."""
+    if declared:
+        named = declared.get(key.lower())
+        if named is not None:
+            role = role_named(named)
+            return frozenset() if role is None or role is Role.TEXT else frozenset({role})
+    by_name = key_roles(key) if key else frozenset()
+    if Role.TEXT in by_name:
+        return frozenset()
+    if isinstance(value, str):
+        return by_name | _value_roles(value)
+    return by_name
+
+
+def collect(arguments: Any, role: Role, declared: Mapping[str, str] | None = None) -> list[Any]:
+    """Every value of `role` in the arguments, depth-first in document order."""
+    return [value for value in _walk(arguments, "", declared, role, 0)]
+
+
+def _walk(value: Any, key: str, declared: Mapping[str, str] | None, role: Role, depth: int) -> Iterator[Any]:
+    """Values of `role` below one key; lists inherit their key, objects give their own."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"arguments nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, Mapping):
+        for child_key, child in value.items():
+            yield from _walk(child, str(child_key), declared, role, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _walk(item, key, declared, role, depth + 1)
+    elif value is not None and role in _roles_of(key, value, declared):
+        yield value
+
+
+def argv_lists(arguments: Any, declared: Mapping[str, str] | None = None) -> list[list[str]]:
+    """Lists of strings under a command key (`{"command": ["rm", "-rf", "/"]}`): argv, maybe."""
+    found: list[list[str]] = []
+
+    def walk(value: Any, key: str, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise ValueError(f"arguments nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, Mapping):
+            for child_key, child in value.items():
+                walk(child, str(child_key), depth + 1)
+        elif isinstance(value, list):
+            if value and all(isinstance(v, str) for v in value) and Role.COMMAND in _roles_of(key, None, declared):
+                found.append(list(value))
+            for item in value:
+                walk(item, key, depth + 1)
+
+    walk(arguments, "", 0)
+    return found
+
+
+def resolve(path: str, cwd: str | None) -> list[str]:
+    """The normalised place(s) a path argument may name, relative ones resolved against cwd."""
+    found = [paths.resolve_path(path, cwd)]
+    # A NUL ends the path for a C API (normalisation cuts there); a tool that strips it instead
+    # opens the rest, so both readings are tested.
+    if "\x00" in path or "%00" in path:
+        stripped = path.replace("\x00", "").replace("%00", "")
+        found.append(paths.resolve_path(stripped, cwd))
+    return found
