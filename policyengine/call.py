@@ -28,6 +28,8 @@ class ToolCall:
     # Where relative paths start (None: unknown), and the tool's declared argument roles.
     cwd: str | None = None
     roles: FrozenDict | None = field(default=None, compare=False, repr=False)
+    # The tool's capability tags, for rules that select `tag:NAME`.
+    tags: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     document: FrozenDict = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:

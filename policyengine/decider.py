@@ -82,12 +82,18 @@ class _Chains(NamedTuple):
 class Decider:
     """A decision for a call from layered packs, in microseconds."""
 
-    __slots__ = ("_chains", "_guard", "_pre", "cwd", "default", "packs")
+    __slots__ = ("_chains", "_guard", "_pre", "_tags", "cwd", "default", "packs")
 
     # Tool names can come from untrusted recorded calls: the per-name cache is bounded.
     LIMIT = 10_000
 
-    def __init__(self, packs: Sequence[Pack], *, default: PreDecision | None = None) -> None:
+    def __init__(
+        self,
+        packs: Sequence[Pack],
+        *,
+        default: PreDecision | None = None,
+        tags: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
         self.packs = tuple(packs)
         defaults = [p.default for p in self.packs]
         strictest = max(defaults, key=strictness) if defaults else DEFAULT_ALLOW
@@ -95,6 +101,8 @@ class Decider:
         self._pre = tuple(p.index[RuleStage.PRE_EXECUTE] for p in self.packs)
         self._guard = tuple(p.index[RuleStage.GUARD] for p in self.packs)
         self._chains: dict[str, _Chains] = {}
+        # Capability tags of the registered tools, for rules that select `tag:NAME`.
+        self._tags: Mapping[str, frozenset[str]] = tags or {}
         # Calls that carry no cwd start where the first pack that declares one says.
         self.cwd = next((p.cwd for p in self.packs if p.cwd), None)
 
@@ -104,8 +112,9 @@ class Decider:
         if found is None:
             if len(self._chains) >= self.LIMIT:
                 self._chains.clear()
-            pre = tuple(chain for chain in (index.for_tool(name) for index in self._pre) if chain)
-            guard = tuple(chain for chain in (index.for_tool(name) for index in self._guard) if chain)
+            tags = self._tags.get(name, frozenset())
+            pre = tuple(chain for chain in (index.for_tool(name, tags) for index in self._pre) if chain)
+            guard = tuple(chain for chain in (index.for_tool(name, tags) for index in self._guard) if chain)
             found = self._chains[name] = _Chains(pre, guard, _OneLayer.of(pre, guard, self.default))
         return found
 

@@ -137,7 +137,7 @@ class Engine:
             evaluation = asyncio.run(evaluate(layers.registry, call["name"], arguments, **options))
         fields = _fields(evaluation)
         if evaluation.decision.value in ("allow", "ask"):
-            wrapping = _execute_rules(layers, call)
+            wrapping = _execute_rules(layers, call, options["cwd"])
             if wrapping:
                 fields["execute"] = wrapping
         return fields
@@ -170,14 +170,22 @@ def parse_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> tuple[dict[str, Any] 
     return call, None
 
 
-def _execute_rules(layers: PolicyLayers, call: dict[str, Any]) -> list[str]:
+def _execute_rules(layers: PolicyLayers, call: dict[str, Any], cwd: str | None) -> list[str]:
     """Ids of the execute rules that would wrap this call's body (deadlines, retries)."""
     name = call["name"]
-    candidates = [r for p in layers.packs for r in p.rules_for(RuleStage.EXECUTE, name)]
+    tool = layers.registry.tools.get(name)
+    tags = tool.tags if tool is not None else frozenset()
+    candidates = [r for p in layers.packs for r in p.rules_for(RuleStage.EXECUTE, name, tags)]
     if not candidates:
         return []
     document = ToolCall(
-        str(call.get("call_id", "")), name, freeze(call.get("arguments", {})), str(call.get("agent", "agent"))
+        str(call.get("call_id", "")),
+        name,
+        freeze(call.get("arguments", {})),
+        str(call.get("agent", "agent")),
+        cwd=cwd if cwd is not None else layers.registry.cwd,
+        roles=tool.roles if tool is not None else None,
+        tags=tags,
     ).document
     out = []
     for rule in candidates:

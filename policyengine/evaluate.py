@@ -168,6 +168,7 @@ def _call(
         agent,
         cwd=cwd if cwd is not None else registry.cwd,
         roles=definition.roles if definition is not None else None,
+        tags=definition.tags if definition is not None else frozenset(),
     )
 
 

@@ -73,19 +73,32 @@ async def explain(
     agent: str = "agent",
     call_id: str | None = None,
     result: Mapping[str, Any] | None = None,
+    cwd: str | None = None,
 ) -> Explanation:
     """Evaluate a call against the installed layers and record every rule considered."""
     trail: list[Considered] = []
     token = EXPLAIN.set(_record(trail))
     try:
-        evaluation = await evaluate(layers.registry, name, arguments, agent=agent, call_id=call_id, result=result)
+        evaluation = await evaluate(
+            layers.registry, name, arguments, agent=agent, call_id=call_id, result=result, cwd=cwd
+        )
     finally:
         EXPLAIN.reset(token)
     if evaluation.decision.value in ("allow", "ask"):
         # Execute rules never run in an evaluation; show which would wrap the body.
-        document = ToolCall(call_id or "explain", name, freeze(arguments or {}), agent).document
+        tool = layers.registry.tools.get(name)
+        tags = tool.tags if tool is not None else frozenset()
+        document = ToolCall(
+            call_id or "explain",
+            name,
+            freeze(arguments or {}),
+            agent,
+            cwd=cwd if cwd is not None else layers.registry.cwd,
+            roles=tool.roles if tool is not None else None,
+            tags=tags,
+        ).document
         for pack in layers.packs:
-            for rule in pack.rules_for(RuleStage.EXECUTE, name):
+            for rule in pack.rules_for(RuleStage.EXECUTE, name, tags):
                 try:
                     _record(trail)(rule, rule.applies(document))
                 except Exception as error:

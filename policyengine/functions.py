@@ -261,6 +261,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         return _by_role(document, "emails")
 
     @_signature({"types": []})
+    def _func_secrets(self, document: Any) -> list[str]:
+        """What looks like a credential anywhere in a call's arguments, as "kind at where" (never the secret)."""
+        return _by_role(document, "secrets")
+
+    @_signature({"types": []})
     def _func_amounts(self, document: Any) -> list[Any]:
         """Every amount in a call, by role, as sent (ordering comparisons fail closed on non-numbers)."""
         return _by_role(document, "amounts")
@@ -381,7 +386,18 @@ def _strings_of(role: roles.Role) -> Callable[[Any, str | None, Any], list[Any]]
     return view
 
 
+def _secrets(arguments: Any, _cwd: str | None, declared: Any) -> list[str]:
+    from . import secrets  # the detector's patterns compile only when a pack asks for secrets
+
+    found = [f"{finding.kind} at {finding.where}" for finding in secrets.find_secrets(arguments, path="arguments")]
+    # A parameter the tool declares `role: secret` is one, whatever its value looks like.
+    if declared:
+        found.extend("declared secret" for v in roles.collect(arguments, roles.Role.SECRET, declared) if v != "")
+    return found
+
+
 _ROLE_VIEWS: dict[str, Callable[[Any, str | None, Any], Any]] = {
+    "secrets": _secrets,
     "paths": _paths,
     "urls": _strings_of(roles.Role.URL),
     "emails": _strings_of(roles.Role.EMAIL),

@@ -40,7 +40,7 @@ Next = Callable[..., Awaitable[Any]]
 
 def _pre_listener(pack: Pack) -> Callable[[ToolCall, Next], Awaitable[PreDecision]]:
     async def pre_execute(call: ToolCall, next: Next) -> PreDecision:
-        rules = pack.rules_for(RuleStage.PRE_EXECUTE, call.name)
+        rules = pack.rules_for(RuleStage.PRE_EXECUTE, call.name, call.tags)
         decision, allowed_by = decide_pre(rules, call.document, EXPLAIN.get())
         if decision is not None:
             return decision
@@ -55,14 +55,14 @@ def _pre_listener(pack: Pack) -> Callable[[ToolCall, Next], Awaitable[PreDecisio
 
 def _guard(pack: Pack) -> Callable[[ToolCall], Deny | None]:
     def guard(call: ToolCall) -> Deny | None:
-        return check_guards(pack.rules_for(RuleStage.GUARD, call.name), call.document, EXPLAIN.get())
+        return check_guards(pack.rules_for(RuleStage.GUARD, call.name, call.tags), call.document, EXPLAIN.get())
 
     return guard
 
 
 def _execute_wrapper(pack: Pack) -> Callable[[Dispatch, Next], Awaitable[Any]]:
     async def execute(dispatch: Dispatch, next: Next) -> Any:
-        rules = pack.rules_for(RuleStage.EXECUTE, dispatch.call.name)
+        rules = pack.rules_for(RuleStage.EXECUTE, dispatch.call.name, dispatch.call.tags)
         matched = [r for r in rules if _applies(r, dispatch.call.document)]
         if not matched:
             return await next()
@@ -109,7 +109,7 @@ async def _with_rules(rules: Sequence[Rule], dispatch: Dispatch, next: Next) -> 
 
 def _post_listener(pack: Pack) -> Callable[[ToolCall, PendingResult, Next], Awaitable[PostDecision]]:
     async def post_execute(call: ToolCall, result: PendingResult, next: Next) -> PostDecision:
-        rules = pack.rules_for(RuleStage.POST_EXECUTE, call.name)
+        rules = pack.rules_for(RuleStage.POST_EXECUTE, call.name, call.tags)
         if not rules:
             return await next()  # type: ignore[no-any-return]
         rewrites = rewrite_post(rules, call.document, result.value, result.content, EXPLAIN.get())

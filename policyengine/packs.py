@@ -44,9 +44,9 @@ class Pack:
         for stage in RuleStage:
             self.index[stage] = RuleIndex(tuple(r for r in self.rules if r.stage is stage))
 
-    def rules_for(self, stage: RuleStage, tool: str) -> Chain:
-        """The rules of `stage` that can apply to `tool`, in pack order (cached per name)."""
-        return self.index[stage].for_tool(tool)
+    def rules_for(self, stage: RuleStage, tool: str, tags: frozenset[str] = frozenset()) -> Chain:
+        """The rules of `stage` that can apply to `tool` (carrying `tags`), in pack order (cached per name)."""
+        return self.index[stage].for_tool(tool, tags)
 
     def rule(self, rule_id: str) -> Rule | None:
         """A rule by id."""

@@ -404,20 +404,51 @@ def within_matcher(dirs: Iterable[str]) -> Callable[[str], bool]:
     return within
 
 
-def _may_match(root: Root, parts: tuple[str, ...], regex: Any) -> bool:
+def _known_tail(parts: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The components after the last one whose name is unknown; None when the last is unknown.
+
+    Unknown names: a leading home ("~root") or climb (".."), a device or share prefix, an
+    expansion ("$x", "%x%"), an 8.3 short name. What follows them is spelled out.
+    """
+    last = -1
+    for index, part in enumerate(parts):
+        if (
+            (index == 0 and (part.startswith(("~", "//")) or part == "?:"))
+            or part == ".."
+            or _EXPANSION.search(part)
+            or _SHORT_NAME.fullmatch(part)
+        ):
+            last = index
+    return parts[last + 1 :] if last + 1 < len(parts) else None
+
+
+def _straddles(pattern: str) -> bool:
+    """Whether a glob could match across an unknown component: anchored, or more than one component."""
+    root, parts = _parse(pattern, classify=False)
+    return bool(root) or len(parts) != 1 or parts[0] == "**"
+
+
+def _may_match(root: Root, parts: tuple[str, ...], regex: Any, straddles: bool) -> bool:
     """Whether one reading may match a compiled path glob (or alternation)."""
     if _drive_unknown(root, parts):
         # Tested as if on the system drive, and as a POSIX path (a tool may turn "\\" into "/").
         return any(regex.fullmatch(_join(r, parts[1:])) is not None for r in ("/", "c:/"))
-    return root == UNKNOWN or regex.fullmatch(_join(root, parts)) is not None
+    if root != UNKNOWN:
+        return regex.fullmatch(_join(root, parts)) is not None
+    # An unknown name may be anything, so a glob that could span it may match; a one-component
+    # glob (".env", "*.pem") is tested on the names that follow it, unless the last is unknown.
+    tail = _known_tail(parts)
+    return straddles or tail is None or regex.fullmatch("/".join(tail)) is not None
 
 
 def globs_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
     """path_matches with every glob compiled into one RE2 alternation (one match per call)."""
+    patterns = list(patterns)
     regex = re2.compile("|".join(f"(?:{_path_glob_to_regex(p)})" for p in patterns), _RE2_OPTIONS)
+    straddles = any(_straddles(p) for p in patterns)
 
     def matches(path: str) -> bool:
-        return any(_may_match(root, parts, regex) for root, parts in _readings(path))
+        return any(_may_match(root, parts, regex, straddles) for root, parts in _readings(path))
 
     return matches
 
@@ -556,8 +587,10 @@ def _compiled_path_glob(pattern: str) -> re2._Regexp:
 
 def path_matches(path: str, patterns: str | Iterable[str]) -> bool:
     """Whether the path may match any gitignore-like glob: a path of unknown place may."""
-    compiled = [_compiled_path_glob(pattern) for pattern in _as_list(patterns)]
-    return any(_may_match(root, parts, regex) for root, parts in _readings(path) for regex in compiled)
+    compiled = [(_compiled_path_glob(p), _straddles(p)) for p in _as_list(patterns)]
+    return any(
+        _may_match(root, parts, regex, straddles) for root, parts in _readings(path) for regex, straddles in compiled
+    )
 
 
 def path_surely_matches(path: str, patterns: str | Iterable[str]) -> bool:

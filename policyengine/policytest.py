@@ -126,6 +126,7 @@ class PolicyTest:
     index: int
     location: Location
     doc: SourceDoc = field(repr=False)
+    cwd: str | None = None
 
     def where(self, *path: str | int) -> Location:
         """The location of a part of this test (e.g. where("expect", "rule"))."""
@@ -241,6 +242,7 @@ def _load_file(path: Path, pack: str, sink: ProblemSink) -> TestFile | None:
                 arguments=call.get("arguments") or {},
                 agent=call.get("agent", "agent"),
                 call_id=call.get("call_id", f"policytest:{name}"),
+                cwd=call.get("cwd"),
                 result=raw.get("result"),
                 expect=expect,
                 file=display,
@@ -550,7 +552,13 @@ async def _run_one(layers: PolicyLayers, test: PolicyTest, pack: str) -> TestRes
     started = time.perf_counter()
     try:
         explanation = await explain(
-            layers, test.tool, test.arguments, agent=test.agent, call_id=test.call_id, result=test.result
+            layers,
+            test.tool,
+            test.arguments,
+            agent=test.agent,
+            call_id=test.call_id,
+            result=test.result,
+            cwd=test.cwd,
         )
     except Exception as error:
         failure = Failure(RUN_ERROR, f"the call could not be evaluated: {type(error).__name__}: {error}", test.location)

@@ -316,10 +316,14 @@ class Registry:
                 f"invalid arguments for tool {name!r}: {'; '.join(problems)}",
             )
         # Normalisation filled defaults in, or the tool declares argument roles its rules read.
-        if definition.roles is not None or (frozen is not run.call.arguments and frozen != run.call.arguments):
+        if (
+            definition.roles is not None
+            or definition.tags
+            or (frozen is not run.call.arguments and frozen != run.call.arguments)
+        ):
             sent = run.call
             run.call = ToolCall(
-                sent.call_id, name, frozen, sent.agent, sent.token, sent.signal, sent.cwd, definition.roles
+                sent.call_id, name, frozen, sent.agent, sent.token, sent.signal, sent.cwd, definition.roles, definition.tags
             )
         call = run.call
         try:

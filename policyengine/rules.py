@@ -40,14 +40,15 @@ class Verb(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class ToolMatcher:
-    """Exact tool names and glob patterns, expanded from @lists at load time."""
+    """Exact tool names, glob patterns and capability tags (`tag:NAME`), expanded from @lists at load time."""
 
     names: frozenset[str]
     globs: tuple[str, ...]
+    tags: frozenset[str] = frozenset()
 
-    def matches(self, tool: str) -> bool:
-        """True when the rule applies to `tool`."""
-        return tool in self.names or any(fnmatchcase(tool, g) for g in self.globs)
+    def matches(self, tool: str, tags: frozenset[str] = frozenset()) -> bool:
+        """True when the rule applies to `tool` (whose definition carries `tags`)."""
+        return tool in self.names or any(fnmatchcase(tool, g) for g in self.globs) or bool(self.tags & tags)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -119,10 +120,10 @@ class Chain(tuple[Rule, ...]):
 
 @dataclass
 class RuleIndex:
-    """Rules of one stage, looked up by tool name; each name is resolved once and cached."""
+    """Rules of one stage, looked up by tool name (and tags); each is resolved once and cached."""
 
     rules: tuple[Rule, ...]
-    cache: dict[str, Chain] = field(default_factory=dict)
+    cache: dict[str | tuple[str, frozenset[str]], Chain] = field(default_factory=dict)
     limit: int = 10_000
     # Names that meet the same rules share one chain (and its plan): unknown names from
     # recorded calls usually meet only the "*" rules.
@@ -131,6 +132,7 @@ class RuleIndex:
     # globs, so resolving a new name costs the glob rules, not the whole pack.
     by_name: dict[str, list[int]] = field(init=False, repr=False)
     globbed: tuple[int, ...] = field(init=False, repr=False)
+    tagged: tuple[int, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.by_name = {}
@@ -138,22 +140,26 @@ class RuleIndex:
             for name in rule.tools.names:
                 self.by_name.setdefault(name, []).append(position)
         self.globbed = tuple(i for i, rule in enumerate(self.rules) if rule.tools.globs)
+        self.tagged = tuple(i for i, rule in enumerate(self.rules) if rule.tools.tags)
 
-    def for_tool(self, tool: str) -> Chain:
-        """The rules that can apply to `tool`, in order."""
-        hit = self.cache.get(tool)
+    def for_tool(self, tool: str, tags: frozenset[str] = frozenset()) -> Chain:
+        """The rules that can apply to `tool` (whose definition carries `tags`), in order."""
+        key: str | tuple[str, frozenset[str]] = (tool, tags) if tags else tool
+        hit = self.cache.get(key)
         if hit is None:
             if len(self.cache) >= self.limit:  # names can come from untrusted recorded calls
                 self.cache.clear()
                 self.chains.clear()
             found = set(self.by_name.get(tool, ()))
             found.update(i for i in self.globbed if self.rules[i].tools.matches(tool))
+            if tags:
+                found.update(i for i in self.tagged if self.rules[i].tools.tags & tags)
             positions = tuple(sorted(found))
             hit = self.chains.get(positions)
             if hit is None:
                 rules = [self.rules[i] for i in positions]
                 hit = self.chains[positions] = Chain(rules, plan_for(rules))
-            self.cache[tool] = hit
+            self.cache[key] = hit
         return hit
 
 
