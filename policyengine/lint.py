@@ -12,13 +12,14 @@ from .packs import Pack
 from .problems import Location, Problem, Severity, register_code
 from .rules import Rule, RuleStage, ToolMatcher, Verb
 
-__all__ = ["PE501", "PE502", "PE503", "PE504", "PE505", "covers", "lint", "normalise_when"]
+__all__ = ["PE501", "PE502", "PE503", "PE504", "PE505", "PE506", "covers", "lint", "normalise_when"]
 
 PE501 = register_code("PE501", "unreachable rule")
 PE502 = register_code("PE502", "rule matches no tool of the catalog")
 PE503 = register_code("PE503", "content replacement used for confidentiality")
 PE504 = register_code("PE504", "duplicate condition")
 PE505 = register_code("PE505", "unknown tool name (typo?)")
+PE506 = register_code("PE506", "a path of unknown place would be read the permissive way")
 
 # difflib's default cutoff (0.6) suggests unrelated tools of a real catalog (make_transaction ->
 # get_transaction_history in BFCL); 0.8 still catches one- or two-letter typos of real names.
@@ -319,6 +320,77 @@ def _duplicates(rules: Iterable[Rule], hidden: set[int], sources: _Sources) -> l
     return problems
 
 
+# -- PE506: may/surely path tests read the permissive way ------------------------------------------
+
+# "May" tests say yes for a path of unknown place, "surely" tests say no: each errs toward denial
+# only when its truth makes the rule more restrictive (see docs/functions.md).
+_MAY = frozenset({"path_within", "path_matches"})
+_SURELY = {"path_surely_within": "path_within", "path_surely_matches": "path_matches"}
+_SURELY_OF = {may: surely for surely, may in _SURELY.items()}
+# How an ordering comparison passes its operands' direction on: (left, right).
+_ORDER = {"gt": (1, -1), "gte": (1, -1), "lt": (-1, 1), "lte": (-1, 1)}
+
+
+def _direction(rule: Rule) -> int:
+    """+1 when the rule's condition being true restricts (deny, ask, guard, block), -1 for allow, 0 otherwise."""
+    if rule.stage is RuleStage.GUARD or rule.block is not None:
+        return 1
+    if rule.verb is Verb.ALLOW:
+        return -1
+    if rule.verb is not None:
+        return 1
+    return 0
+
+
+def _misread(node: Any, direction: int, found: list[tuple[str, int]]) -> None:
+    """Collect (function, direction) for every may/surely path test, direction 0 when it cannot be told."""
+    if not isinstance(node, dict):
+        return
+    kind = node.get("type")
+    children = node.get("children") or []
+    if kind == "function_expression" and (node.get("value") in _MAY or node.get("value") in _SURELY):
+        found.append((node["value"], direction))
+    if kind == "not_expression":
+        child_directions = [-direction] * len(children)
+    elif kind == "comparator":
+        left, right = _ORDER.get(node.get("value", ""), (0, 0))
+        child_directions = [direction * left, direction * right]
+    else:
+        child_directions = [direction] * len(children)
+    for child, child_direction in zip(children, child_directions, strict=False):
+        _misread(child, child_direction, found)
+
+
+def _permissive_paths(rules: Iterable[Rule], sources: _Sources) -> list[Problem]:
+    """Warn where a may-test would let an unknown place through, or a surely-test would."""
+    problems = []
+    for rule in rules:
+        direction = _direction(rule)
+        if rule.when is None or direction == 0:
+            continue
+        found: list[tuple[str, int]] = []
+        _misread(rule.when.parsed.parsed, direction, found)
+        for function, seen in found:
+            if function in _MAY and seen == 1 or function in _SURELY and seen == -1:
+                continue
+            other = _SURELY_OF.get(function) or _SURELY[function]
+            if seen == 0:
+                why, hint = "under == or !=, so nobody can tell which way", f"compare with > or <, or use {other}"
+            else:
+                why = "where its truth makes the rule less strict"
+                hint = f"use {other}: an unknown place must count as possibly forbidden"
+            problems.append(
+                _warn(
+                    sources,
+                    PE506,
+                    rule,
+                    f"rule {rule.id!r} reads {function}() {why}: a path of unknown place (~, $HOME, ../ with no cwd) would slip through",
+                    hint,
+                )
+            )
+    return problems
+
+
 def lint(packs: Sequence[Pack], catalog: Mapping[str, Any] | None = None) -> list[Problem]:
     """Every lint warning for packs layered in order (loader warnings included), by file, line, column."""
     sources = _Sources()
@@ -330,4 +402,5 @@ def lint(packs: Sequence[Pack], catalog: Mapping[str, Any] | None = None) -> lis
         problems += _catalog(rules, catalog, sources)
     problems += _display_only(rules, sources)
     problems += _duplicates(rules, hidden, sources)
+    problems += _permissive_paths(rules, sources)
     return sorted(problems, key=Problem.sort_key)

@@ -707,3 +707,29 @@ def test_shipped_bfcl_is_clean_against_its_catalog() -> None:
 def test_shipped_packs_layered_are_clean() -> None:
     packs = load_packs([ROOT / "policies" / "baseline", ROOT / "policies" / "bfcl"])
     assert [str(p) for p in lint(packs)] == []
+
+
+# -- PE506: may/surely path tests read the permissive way ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("decision_and_when", "flagged"),
+    [
+        # A "may" test whose truth restricts errs toward denial: quiet.
+        ("stage: guard\n    when: \"paths(@)[?path_within(@, '/etc')] | length(@) > `0`\"", False),
+        ("stage: pre-execute\n    decision: deny\n    when: \"paths(@)[?!path_surely_within(@, '/w')] | length(@) > `0`\"", False),
+        ("stage: pre-execute\n    decision: allow\n    when: \"paths(@)[?path_surely_matches(@, '*.md')] | length(@) > `0`\"", False),
+        # Negated, in an allow rule, or under == it would let an unknown place through.
+        ("stage: guard\n    when: \"paths(@)[?!path_within(@, '/w')] | length(@) > `0`\"", True),
+        ("stage: pre-execute\n    decision: allow\n    when: \"paths(@)[?path_within(@, '/w')] | length(@) > `0`\"", True),
+        ("stage: guard\n    when: \"length(paths(@)[?path_matches(@, '.env')]) == `0`\"", True),
+        ("stage: guard\n    when: \"paths(@)[?path_surely_within(@, '/etc')] | length(@) > `0`\"", True),
+        ("stage: guard\n    when: \"`0` < length(paths(@)[?path_within(@, '/etc')])\"", False),
+    ],
+)
+def test_pe506_flags_a_path_test_that_reads_an_unknown_place_the_permissive_way(
+    tmp_path: Path, decision_and_when: str, flagged: bool
+) -> None:
+    loaded = pack(tmp_path, f"rules:\n  - id: r\n    tools: ['*']\n    reason: x\n    {decision_and_when}\n")
+    codes = [p.code for p in lint([loaded])]
+    assert ("PE506" in codes) is flagged, codes

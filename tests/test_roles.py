@@ -1,0 +1,208 @@
+"""Argument roles, working directories and capability tags: rules find values, not argument names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jmespath
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from policyengine import PolicyLayers, Registry, define_tool
+from policyengine.call import call_document
+from policyengine.catalog import load_catalog
+from policyengine.decider import Decider
+from policyengine.evaluate import evaluate_now
+from policyengine.frozen import freeze
+from policyengine.functions import OPTIONS
+from policyengine.packs import load_pack
+from policyengine.roles import Role, key_roles
+
+from packkit import write_pack
+
+
+def _search(expression: str, arguments: dict[str, Any], cwd: str | None = None, roles: Any = None) -> Any:
+    return jmespath.search(expression, call_document("t", freeze(arguments), "a", "1", cwd, roles), OPTIONS)
+
+
+@pytest.mark.parametrize(
+    ("key", "role"),
+    [
+        ("path", Role.PATH),
+        ("file_path", Role.PATH),
+        ("filePath", Role.PATH),
+        ("FILE-PATH", Role.PATH),
+        ("Dest", Role.PATH),
+        ("targetDir", Role.PATH),
+        ("file_name1", Role.PATH),
+        ("url", Role.URL),
+        ("webhookUrl", Role.URL),
+        ("cmd", Role.COMMAND),
+        ("to", Role.EMAIL),
+        ("amount", Role.AMOUNT),
+    ],
+)
+def test_a_key_named_for_a_role_gives_its_values_that_role(key: str, role: Role) -> None:
+    assert role in key_roles(key)
+
+
+@pytest.mark.parametrize("key", ["content", "file_content", "search_pattern", "body", "message", "description"])
+def test_a_key_that_ends_in_a_content_word_is_plain_content(key: str) -> None:
+    assert key_roles(key) == {Role.TEXT}
+
+
+def test_paths_are_found_under_any_name_at_any_depth_and_in_lists() -> None:
+    arguments = {
+        "file_path": "/etc/shadow",
+        "options": {"Dest": "/etc/cron.d/x", "deeper": {"items": [{"location": "/root/x"}]}},
+        "files": ["/boot/a", "/boot/b"],
+        "x": "/proc/self/environ",  # no role by name, a path by shape
+        "content": "/var/log/syslog",  # plain content: never a path
+        "count": 3,
+    }
+    assert _search("paths(@)", arguments) == [
+        "/etc/shadow",
+        "/etc/cron.d/x",
+        "/root/x",
+        "/boot/a",
+        "/boot/b",
+        "/proc/self/environ",
+    ]
+
+
+def test_relative_paths_resolve_against_the_calls_cwd_and_climbs_against_its_root() -> None:
+    arguments = {"path": "../../../../etc/shadow", "file": "notes.txt", "other": "notes.txt"}
+    assert _search("paths(@)", arguments, cwd="/workspace/a") == ["/etc/shadow", "/workspace/a/notes.txt"]
+
+
+def test_a_climb_with_no_cwd_is_of_unknown_place_and_may_lie_in_any_directory() -> None:
+    found = _search("paths(@)[?path_within(@, '/etc')]", {"path": "../../etc/shadow"})
+    assert found == ["../../etc/shadow"]
+    assert _search("paths(@)[?path_surely_within(@, '/etc')]", {"path": "../../etc/shadow"}) == []
+
+
+def test_a_path_with_a_nul_gives_the_c_reading_and_the_stripped_one() -> None:
+    assert _search("paths(@)", {"path": ".env\x00/../notes.txt"}, cwd="/w") == ["/w/.env", "/w/notes.txt"]
+
+
+def test_declared_roles_override_the_name_table() -> None:
+    roles = freeze({"where": "path", "path": "text"})
+    assert _search("paths(@)", {"where": "x", "path": "/etc/passwd"}, cwd="/w", roles=roles) == ["/w/x"]
+
+
+def test_urls_emails_and_amounts_are_found_by_role() -> None:
+    arguments = {"callback": "https://x.test/a", "recipient": "ann@example.com", "price": [5, 6], "note": "a@b.c"}
+    assert _search("urls(@)", arguments) == ["https://x.test/a"]
+    assert _search("emails(@)", arguments) == ["ann@example.com"]
+    assert _search("amounts(@)", arguments) == [5, 6]
+
+
+def test_a_tools_cerberus_roles_and_json_schema_roles_are_declared() -> None:
+    tool = define_tool(
+        name="put",
+        description="d",
+        parameters={"where": {"type": "string", "role": "path"}, "opts": {"type": "dict", "schema": {"u": {"type": "string", "role": "url"}}}},
+        execute=lambda _a: None,
+    )
+    assert dict(tool.roles or {}) == {"where": "path", "u": "url"}
+
+
+def test_a_catalog_reads_x_policy_role_formats_tags_and_mcp_hints(tmp_path: Path) -> None:
+    spec = {
+        "name": "upload",
+        "description": "d",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"where": {"type": "string", "x-policy-role": "path"}, "u": {"type": "string", "format": "uri"}},
+        },
+        "annotations": {"destructiveHint": True, "readOnlyHint": False},
+        "x-policy-tags": ["Writes"],
+    }
+    file = tmp_path / "tools.json"
+    file.write_text(json.dumps([spec]))
+    tool = load_catalog(file)["upload"]
+    assert dict(tool.roles or {}) == {"where": "path", "u": "url"}
+    assert tool.tags == {"destructive", "writes"}
+
+
+def test_an_unknown_role_name_is_refused_when_the_tool_is_defined() -> None:
+    from policyengine import DefinitionError
+
+    with pytest.raises(DefinitionError):
+        define_tool(name="t", description="d", parameters={"p": {"type": "string", "role": "paht"}}, execute=lambda _a: None)
+
+
+TAGGED = {
+    "rules.yaml": {
+        "rules": [
+            {
+                "id": "deny-destructive",
+                "stage": "pre-execute",
+                "tools": ["tag:destructive", "rm"],
+                "decision": "deny",
+                "reason": "no",
+            }
+        ]
+    }
+}
+
+
+def test_tag_selectors_reach_tools_by_capability_and_names_stay_a_fallback(tmp_path: Path) -> None:
+    pack = write_pack(tmp_path, "p", TAGGED)
+    registry = Registry()
+    registry.register(define_tool(name="wipe", description="d", parameters={}, execute=lambda _a: None, annotations={"destructiveHint": True}))
+    registry.register(define_tool(name="look", description="d", parameters={}, execute=lambda _a: None, annotations={"readOnlyHint": True}))
+    layers = PolicyLayers.install(registry, [pack])
+    verdict = {name: evaluate_now(layers.registry, name, {}) for name in ("wipe", "look", "rm", "other")}
+    assert {n: v.decision.value for n, v in verdict.items() if v} == {"wipe": "deny", "look": "allow", "rm": "deny", "other": "allow"}
+    # The Decider the registry builds sees the same tags.
+    assert registry.call_sync("wipe", {}).outcome.value == "denied"
+
+
+def test_an_unset_hint_is_not_a_capability() -> None:
+    tool = define_tool(name="t", description="d", parameters={}, execute=lambda _a: None, annotations={"destructiveHint": False})
+    assert tool.tags == frozenset()
+
+
+CWD_PACK = {
+    "rules.yaml": {
+        "rules": [
+            {
+                "id": "no-etc",
+                "stage": "guard",
+                "tools": ["*"],
+                "when": "paths(@)[?path_within(@, '/etc')] | length(@) > `0`",
+                "reason": "{join(', ', paths(@))}",
+            }
+        ]
+    },
+}
+
+
+def test_the_packs_cwd_applies_to_calls_that_carry_none_and_a_calls_own_cwd_wins(tmp_path: Path) -> None:
+    pack = load_pack(write_pack(tmp_path, "p", CWD_PACK, cwd="/srv/app"))
+    decider = Decider([pack])
+    assert decider.cwd == "/srv/app"
+    assert decider.decide("read", {"path": "../../etc/passwd"}).reason == "/etc/passwd"
+    assert decider.decide("read", {"path": "../x"}).__class__.__name__ == "Allow"
+    assert decider.decide("read", {"path": "passwd"}, cwd="/etc").reason == "/etc/passwd"
+
+
+def test_registry_call_passes_its_cwd_to_policy(tmp_path: Path) -> None:
+    registry = Registry(cwd="/etc")
+    registry.register(define_tool(name="read", description="d", parameters={"path": {"type": "string"}}, execute=lambda _a: "x"))
+    PolicyLayers.install(registry, [write_pack(tmp_path, "p", CWD_PACK, cwd="/srv/app")])
+    assert registry.call_sync("read", {"path": "passwd"}).outcome.value == "denied"
+    assert registry.call_sync("read", {"path": "passwd"}, cwd="/home/u").outcome.value == "ok"
+
+
+@given(st.text(alphabet=st.sampled_from([*"ab/.\\~$%:", "\x00", "é"]), max_size=16))
+def test_a_role_view_either_answers_or_fails_closed(path: str) -> None:
+    try:
+        found = _search("paths(@)", {"path": path}, cwd="/w")
+    except jmespath.exceptions.JMESPathError:
+        return
+    assert all(isinstance(p, str) for p in found)
