@@ -25,6 +25,15 @@ GC disabled while timing, after a warm-up; the machine is shared, so medians, no
 5. `python -m policyengine dry-run --workers 2 --format json` as a subprocess on N calls
    against the 1,000-rule pack, wall time and CPU time (the dry-run and its workers); unless N is
    1,000,000 (--full), extrapolated: start-up (a 10,000-call run) + marginal cost per call x 1M.
+
+Issue 11 (red lines on argument roles), in the same run:
+
+6. goal 1's decision on the code before issue 11 (commit BEFORE, checked out in a temporary git
+   worktree and timed in a child process on the same pack and calls), beside this code's,
+   measured right after it; the ratio must stay within 1.10.
+7. the rewritten `policies/baseline` pack on the 1,161 BFCL calls (`Decider.decide`, us per call).
+8. secret scanning (`policyengine.secrets.find_secrets`) in us per KB of argument text: the BFCL
+   call arguments, and a synthetic document full of credentials and prose.
 """
 
 from __future__ import annotations
@@ -78,6 +87,11 @@ GOALS = {
 
 Call = dict[str, Any]
 LOG = sys.stderr
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+# main before issue 11: the decision path it must stay within 10% of.
+BEFORE = "5e0a289"
 
 
 def say(text: str = "") -> None:
@@ -529,6 +543,94 @@ def agreement(ours: Decider, engines: dict[str, Any], calls: Sequence[Call]) -> 
     return out
 
 
+# -- issue 11 ------------------------------------------------------------------------------------
+
+
+def decision_before(ref: str, pack_dir: Path, n_calls: int, rounds: int, budget: float) -> dict[str, Any]:
+    """Goal 1's decision timed on the code of `ref`, in a child process that imports that commit's package."""
+    import tempfile
+    import textwrap
+
+    tree = Path(tempfile.mkdtemp(prefix="policyengine-before-")) / "tree"
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True, capture_output=True
+    )
+    try:
+        code = textwrap.dedent(
+            f"""
+            import json, sys
+            sys.path.insert(0, {str(BENCH)!r})
+            import compare, generate
+            from policyengine import load_pack
+            from policyengine.decider import Decider
+            decider = Decider([load_pack({str(pack_dir)!r})])
+            print(json.dumps(compare.bench_ours(decider, list(generate.calls({n_calls})), {rounds}, {budget})))
+            """
+        )
+        env = dict(os.environ, PYTHONPATH=str(tree))
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        return result
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+
+
+def bfcl_calls() -> list[Call]:
+    """The bundled BFCL sample calls."""
+    with open(ROOT / "examples" / "bfcl-calls.jsonl", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def bench_baseline_on_bfcl(rounds: int, budget: float) -> dict[str, Any]:
+    """The rewritten baseline pack deciding every BFCL call (plain arguments, frozen per call)."""
+    decider = Decider([load_pack(ROOT / "policies" / "baseline")])
+    items = [(c["name"], c["arguments"]) for c in bfcl_calls()]
+
+    def one(item: tuple[str, dict[str, Any]]) -> Any:
+        return decider.decide(item[0], item[1])
+
+    timed(one, items, rounds=1, budget=budget)  # warm-up: chains, pattern caches, the shell parser
+    verdicts: dict[str, int] = {}
+    for name, arguments in items:
+        key = verdict(decider.decide(name, arguments))
+        verdicts[key] = verdicts.get(key, 0) + 1
+    return {"decide": stats(timed(one, items, rounds=rounds, budget=budget)), "verdicts": verdicts}
+
+
+SYNTHETIC_SECRETS = {
+    "note": "My password is not working, please help me reset it before the meeting on Tuesday.",
+    "config": '{"db": {"user": "app", "password": "hunter2hunter2"}, '
+    '"aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}',
+    "env": "ACCESS_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB\nDEBUG=1",
+    "headers": [["Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2lnbmF0dXJl"]],
+    "card": "4111 1111 1111 1111",
+    "prose": "The quarterly report covers revenue, churn and the hiring plan for the next two quarters. " * 8,
+}
+
+
+def bench_secrets(rounds: int, budget: float) -> dict[str, Any]:
+    """find_secrets in us per KB of argument text (JSON-encoded size), on BFCL and on a synthetic document."""
+    from policyengine.secrets import find_secrets
+
+    result: dict[str, Any] = {}
+    for label, documents in (("bfcl", [c["arguments"] for c in bfcl_calls()]), ("synthetic", [SYNTHETIC_SECRETS])):
+        kb = sum(len(json.dumps(d, ensure_ascii=False).encode()) for d in documents) / 1024
+        frozen = [freeze(d) for d in documents]
+
+        def scan_all(_item: Any, frozen: list[Any] = frozen) -> Any:
+            return [find_secrets(d) for d in frozen]
+
+        samples = timed(scan_all, [None], rounds=max(rounds, 20), budget=budget)
+        median = statistics.median(samples)
+        result[label] = {
+            "documents": len(documents),
+            "kb": round(kb, 1),
+            "us_per_kb": round(median / kb, 2),
+            "findings": sum(len(found) for found in scan_all(None)),
+        }
+    return result
+
+
 def safely(label: str, fn: Callable[[], Any]) -> Any:
     try:
         return fn()
@@ -685,6 +787,30 @@ def main() -> None:
     else:
         say("  skipped (--dry-run-calls 0)")
 
+    say(f"\nissue 11: the decision before issue 11 ({BEFORE}) and now, same pack and calls")
+    before = safely("before", lambda: decision_before(BEFORE, packs[1000], args.calls, args.rounds, args.budget))
+    now = bench_ours(deciders[1000], calls, args.rounds, args.budget)
+    b_med = before["decide"]["median_us"] if before else None
+    n_med = now["decide"]["median_us"]
+    drift = ratio(n_med, b_med)
+    say(
+        f"  before: decide median {fmt(b_med)}; now: {fmt(n_med)} (goal 1 above: {fmt(o_med)}); "
+        f"now / before: {drift} (goal <= 1.10)"
+    )
+    bl = bench_baseline_on_bfcl(args.rounds, args.budget)
+    say(
+        f"  policies/baseline on the {sum(bl['verdicts'].values()):,} BFCL calls: "
+        f"median {fmt(bl['decide']['median_us'])}, "
+        f"p99 {fmt(bl['decide']['p99_us'])} per call; verdicts {bl['verdicts']}"
+    )
+    sec = safely("secrets", lambda: bench_secrets(args.rounds, args.budget))
+    if sec:
+        for label, row in sec.items():
+            say(
+                f"  secret scanning, {label}: {row['us_per_kb']} us per KB "
+                f"({row['documents']:,} documents, {row['kb']} KB, {row['findings']} findings)"
+            )
+
     say("\ngoal 4: memory per rule (tracemalloc)")
     mem_n = 10_000 if load_10k <= 4.0 else 1000
     del deciders, scale, ours100, big
@@ -697,6 +823,7 @@ def main() -> None:
 
     goals = {
         "1_decision_median_us": goal(o_med, GOALS["decision_median_us"]),
+        "11_decision_now_over_before": goal(drift, 1.10),
         "1_speedup_vs_cedarpy": goal(ratio(c_med, o_med), GOALS["speedup_vs_cedarpy"], higher_is_better=True),
         "2_scaling_ratio_100_to_10k": goal(scaling, GOALS["scaling_ratio"]),
         "3_pipeline_overhead_us": goal(pipe["overhead_vs_body_us"], GOALS["pipeline_overhead_us"]),
@@ -737,6 +864,14 @@ def main() -> None:
         "pipeline": pipe,
         "compile": {"load_s": {str(k): v for k, v in sorted(load_s.items())}, "memory": mem},
         "dry_run": dry,
+        "issue11": {
+            "before_ref": BEFORE,
+            "before_decide_median_us": b_med,
+            "now_decide_median_us": n_med,
+            "now_over_before": drift,
+            "baseline_on_bfcl": bl,
+            "secrets": sec,
+        },
         "goals": goals,
         "elapsed_s": round(elapsed, 1),
     }

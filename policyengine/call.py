@@ -49,7 +49,7 @@ def call_document(
 ) -> FrozenDict:
     """The document rules read: name, frozen arguments, agent, call_id, and cwd and roles when known."""
     if type(name) is str and type(agent) is str and type(call_id) is str:
-        fields = {"name": name, "arguments": arguments, "agent": agent, "call_id": call_id}
+        fields: dict[str, Any] = {"name": name, "arguments": arguments, "agent": agent, "call_id": call_id}
         if cwd is not None or roles:
             if cwd is not None:
                 fields["cwd"] = freeze(cwd)

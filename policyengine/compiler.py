@@ -15,7 +15,7 @@ import yaml
 
 from .decisions import Source, SourceKind
 from .errors import FreezeError
-from .expressions import Expression, Report, Template, compile_expression, compile_template
+from .expressions import PE308, Expression, Report, Template, compile_expression, compile_template
 from .fastschema import compile_schema
 from .frozen import freeze
 from .problems import Problem, ProblemSink, Severity
@@ -251,7 +251,19 @@ class FileCompiler:
         # A `rules:` that is not a list was reported by the schema already.
         for i, raw in enumerate(raw_rules if isinstance(raw_rules, list) else []):
             if isinstance(raw, Mapping):
-                rule = self.rule(raw, ("rules", i))
+                try:
+                    rule = self.rule(raw, ("rules", i))
+                except Exception as error:  # an engine bug on one rule: refuse the pack, located, never crash
+                    self.sink.add(
+                        self.doc.problem(
+                            PE308,
+                            f"internal error compiling rule: {type(error).__name__}: {error} (please report)"[:400],
+                            ("rules", i),
+                            rule_id=raw.get("id") if isinstance(raw.get("id"), str) else None,
+                            hint="this is a policyengine bug, not a mistake in the rule",
+                        )
+                    )
+                    continue
                 if rule is not None:
                     rules.append(rule)
         return rules
@@ -381,9 +393,25 @@ class FileCompiler:
         """Names, globs and @lists -> a matcher; unknown lists are problems."""
         names: set[str] = set()
         globs: list[str] = []
+        tags: set[str] = set()
         ok = True
         for i, entry in enumerate(entries):
             items: list[Any] = [entry]
+            if entry.startswith("tag:"):
+                tag = entry[len("tag:") :].strip().lower()
+                if not tag:
+                    self.sink.add(
+                        self.doc.problem(
+                            "PE310",
+                            "empty capability tag in tools",
+                            (*path, i),
+                            rule_id=rule_id,
+                            hint="name a tag the tools carry: tag:destructive, tag:read-only, tag:open-world",
+                        )
+                    )
+                    ok = False
+                tags.add(tag)
+                continue
             if entry.startswith("@"):
                 name = entry[1:]
                 if name not in self.lists:
@@ -406,7 +434,7 @@ class FileCompiler:
                     globs.append(item)
                 else:
                     names.add(item)
-        return ToolMatcher(frozenset(names), tuple(globs)) if ok else None
+        return ToolMatcher(frozenset(names), tuple(globs), frozenset(tags)) if ok else None
 
     def redaction(self, op: Mapping[str, Any], path: Path, rule_id: str) -> Redaction | None:
         """One `redact:` entry: path, keys or pattern, replaced or masked."""
@@ -485,8 +513,14 @@ class FileCompiler:
                 )
                 return None
             return Redaction(pattern=pattern, **common)
+        if op.get("secrets") is True:
+            return Redaction(secrets=True, **common)
+        if op.get("cards") is True:
+            return Redaction(cards=True, **common)
         self.sink.add(
-            self.doc.problem("PE203", "a redact entry needs `path`, `keys` or `pattern`", path, rule_id=rule_id)
+            self.doc.problem(
+                "PE203", "a redact entry needs `path`, `keys`, `pattern`, `secrets` or `cards`", path, rule_id=rule_id
+            )
         )
         return None
 

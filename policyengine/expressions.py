@@ -16,7 +16,12 @@ from jmespath.parser import ParsedResult
 from .errors import FreezeError
 from .frozen import freeze
 from .functions import FUNCTIONS, OPTIONS, function_arity, pattern_problem
-from .jpcompile import compile_ast
+from .jpcompile import compile_ast, search
+from .problems import register_code
+
+# A fault of the engine itself (not of the rule) met while compiling a rule: reported at the
+# expression (or the rule), so a loader bug refuses the pack with a located problem, never a traceback.
+PE308 = register_code("PE308", "internal error compiling a rule (please report)")
 
 
 class Report(Protocol):
@@ -32,15 +37,15 @@ class Expression:
 
     text: str
     parsed: ParsedResult
-    # Python closures with jmespath's exact semantics (pinned by the compliance suite);
-    # None falls back to jmespath's interpreter.
+    # Python closures with jmespath's semantics (pinned by the compliance suite) except that
+    # ordering non-numbers raises; None falls back to jmespath's interpreter with the same rule.
     compiled: Callable[[Any], Any] | None = None
 
     def search(self, document: Any) -> Any:
         """Evaluate against a (frozen) document with the policy functions."""
         if self.compiled is not None:
             return self.compiled(document)
-        return self.parsed.search(document, options=OPTIONS)
+        return search(self.parsed.parsed, document, OPTIONS)
 
     def test(self, document: Any) -> bool:
         """JMESPath truthiness of the result: false, null, '', [] and {} are false."""
@@ -97,6 +102,9 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
             "simplify the expression",
         )
         return None
+    except Exception as error:  # a fault inside jmespath's parser: the rule cannot be checked, so refuse it
+        _internal_error(report, text, error)
+        return None
     problems_before = _Counter(report)
     try:
         ast = _resolve(parsed.parsed, text, lists, problems_before)
@@ -104,9 +112,23 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
     except RecursionError:
         report("PE301", "expression nested too deeply", 0, max(1, len(text)), "simplify the expression")
         return None
+    except Exception as error:  # a bug of the checks or the compiler: refuse the pack, located, never crash
+        _internal_error(report, text, error)
+        return None
     if problems_before.count:
         return None
     return Expression(text, ParsedResult(text, ast), compiled)
+
+
+def _internal_error(report: Report, text: str, error: Exception, what: str = "expression") -> None:
+    """Report an engine fault met while compiling `text` as a PE308 problem spanning it."""
+    report(
+        PE308,
+        f"internal error compiling {what}: {type(error).__name__}: {error} (please report)"[:400],
+        0,
+        max(1, len(text)),
+        "this is a policyengine bug, not a mistake in the rule; rewriting the expression may avoid it",
+    )
 
 
 class _Counter:
@@ -125,6 +147,7 @@ _LISTS = {"type": "field", "children": [], "value": "lists"}
 # Node types whose first child is the left-hand side of the same path (a.b[0], a[*].b, a[?x]).
 _BANG = re.compile(r"!(?!=)")  # a negation, not `!=`
 
+# A slice is not among them: its children are its start, stop and step (ints or None), not nodes.
 _CHAINED = {
     "subexpression",
     "index_expression",
@@ -132,7 +155,6 @@ _CHAINED = {
     "filter_projection",
     "value_projection",
     "flatten",
-    "slice",
 }
 
 
@@ -142,9 +164,9 @@ def _null_after_negation(node: dict[str, Any]) -> bool:
         return True  # an index, slice, projection or flatten of a boolean is null
     # After a dot, a function or a multi-select still sees the boolean: `!a.to_string(@)` is "false".
     rest = node["children"][1]
-    while rest.get("type") in _CHAINED and rest.get("children"):
+    while isinstance(rest, dict) and rest.get("type") in _CHAINED and rest.get("children"):
         rest = rest["children"][0]
-    return bool(rest.get("type") == "field")
+    return isinstance(rest, dict) and rest.get("type") == "field"
 
 
 def _resolve(
@@ -186,10 +208,11 @@ def _resolve(
             if got < low or (high is not None and got > high):
                 want = f"{low}" if low == high else f"{low} or more" if high is None else f"{low} to {high}"
                 report("PE303", f"{name}() takes {want} argument(s), got {got}", offset, len(name))
-    if kind in _CHAINED and children and children[0].get("type") == "not_expression" and _null_after_negation(node):
+    first = children[0] if children and isinstance(children[0], dict) else {}
+    if kind in _CHAINED and first.get("type") == "not_expression" and _null_after_negation(node):
         # `!arguments.ok` parses as `(!arguments).ok`: a field of a boolean, always null, so the
         # rule silently never applies (a deny that never denies). Refuse it, with the fix.
-        negated = children[0]["children"][0] if children[0].get("children") else {}
+        negated = first["children"][0] if first.get("children") else {}
         name = negated.get("value") if negated.get("type") == "field" else None
         bang = (name and re.search(rf"!\s*\"?{re.escape(name)}\b", text)) or _BANG.search(text)
         report(
@@ -207,7 +230,7 @@ def _resolve(
     ]
     if kind == "function_expression":
         for position, child in enumerate(resolved):
-            if child.get("type") == "literal":
+            if isinstance(child, dict) and child.get("type") == "literal":
                 problem = pattern_problem(node["value"], position, child["value"])
                 if problem:
                     report(
@@ -249,7 +272,7 @@ def _fold_list(node: dict[str, Any], text: str, lists: Mapping[str, Any], report
             )
             return None
         return {"type": "literal", "children": [], "value": value}
-    if node.get("type") in _CHAINED and node.get("children"):
+    if node.get("type") in _CHAINED and node.get("children") and isinstance(node["children"][0], dict):
         first = _fold_list(node["children"][0], text, lists, report)
         return None if first is None else {**node, "children": [first, *node["children"][1:]]}
     report("PE304", "write lists.NAME to use a named list", max(text.find("lists."), 0), 6, None)
@@ -284,6 +307,15 @@ class Template:
 
 def compile_template(text: str, lists: Mapping[str, Any], report: Report) -> Template | None:
     """Split a template into literal text and compiled placeholders; None on any problem."""
+    try:
+        return _compile_template(text, lists, report)
+    except Exception as error:  # a bug in splitting the template: refuse the pack, located, never crash
+        _internal_error(report, text, error, "template")
+        return None
+
+
+def _compile_template(text: str, lists: Mapping[str, Any], report: Report) -> Template | None:
+    """compile_template without the guard against internal faults."""
     parts: list[str | Expression] = []
     literal: list[str] = []
     i, failed = 0, False

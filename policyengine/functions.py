@@ -324,7 +324,7 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
 _MEMO: list[Any] = [None, {}]
 
 
-def _by_role(document: Any, what: str) -> Any:
+def _by_role(document: Any, what: str) -> list[Any]:
     """One role view of a call document (or of bare arguments), computed once per document."""
     memo = _MEMO
     if memo[0] is not document:

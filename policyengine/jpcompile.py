@@ -1,4 +1,10 @@
-"""Compile jmespath ASTs into nested Python closures with jmespath 1.1.0's TreeInterpreter semantics."""
+"""Compile jmespath ASTs into nested Python closures with jmespath 1.1.0's TreeInterpreter semantics.
+
+One deliberate difference, shared by the closures and the fallback interpreter (`search`): an
+ordering comparison (`<`, `<=`, `>`, `>=`) whose operands are not two numbers or two strings
+raises OrderingError instead of giving null, so a limit rule fails closed on a value of the
+wrong type instead of silently not applying (docs/rules.md, "Ordering comparisons").
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,12 @@ from typing import Any
 
 import jmespath
 import jmespath.functions
+from jmespath.exceptions import JMESPathError
 from jmespath.visitor import Options, TreeInterpreter, _Expression
 
 from .frozen import FrozenDict, FrozenList
 
-__all__ = ["Fn", "compile_ast", "compile_text"]
+__all__ = ["Fn", "OrderingError", "StrictInterpreter", "compile_ast", "compile_text", "search"]
 
 Fn = Callable[[Any], Any]
 """A compiled expression: the current value in, the result out."""
@@ -45,14 +52,47 @@ def _is_actual_number(x: Any) -> bool:
     return not isinstance(x, bool) and isinstance(x, Number)
 
 
-def _is_comparable(x: Any) -> bool:
-    """Whether jmespath 1.1.0 lets x into <, <=, >, >=: numbers (not bool) and strings."""
-    t = type(x)
-    if t is int or t is float or t is str:
-        return True
-    if t is bool or x is None:
-        return False
-    return _is_actual_number(x) or isinstance(x, str)
+# The operator each ordering comparator node stands for, as rules write it.
+_SYMBOLS = {"lt": "<", "lte": "<=", "gt": ">", "gte": ">="}
+
+
+class OrderingError(JMESPathError):  # type: ignore[misc]
+    """An ordering comparison whose operands are not two numbers or two strings (the rule fails closed)."""
+
+    def __init__(self, op: str, left: Any, right: Any) -> None:
+        """Name the operator and the JSON types of both operands."""
+        self.operator = _SYMBOLS.get(op, op)
+        self.types = (_json_type(left), _json_type(right))
+        super().__init__(
+            f"ordering comparison `{self.operator}` needs two numbers or two strings, "
+            f"got {self.types[0]} and {self.types[1]}"
+        )
+
+
+def _json_type(x: Any) -> str:
+    """The JMESPath type name of a value (booleans are not numbers)."""
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "boolean"
+    if isinstance(x, str):
+        return "string"
+    if isinstance(x, list):
+        return "array"
+    if isinstance(x, dict):
+        return "object"
+    if isinstance(x, Number):
+        return "number"
+    if isinstance(x, _Expression):
+        return "expref"
+    return type(x).__name__
+
+
+def _ordered(op: str, compare: Callable[[Any, Any], Any], x: Any, y: Any) -> Any:
+    """`compare(x, y)` for two numbers (not booleans) or two strings; OrderingError otherwise."""
+    if (_is_actual_number(x) and _is_actual_number(y)) or (isinstance(x, str) and isinstance(y, str)):
+        return compare(x, y)
+    raise OrderingError(op, x, y)
 
 
 def _equals(x: Any, y: Any) -> bool:
@@ -139,9 +179,9 @@ class _Compiler:
         self.functions = functions
         self.dict_cls = dict_cls
 
-    def interpreter(self) -> TreeInterpreter:
+    def interpreter(self) -> StrictInterpreter:
         """A real interpreter with the same options, for expref visits of foreign nodes."""
-        return TreeInterpreter(Options(dict_cls=self.dict_cls, custom_functions=self.functions))
+        return StrictInterpreter(Options(dict_cls=self.dict_cls, custom_functions=self.functions))
 
     def compile(self, node: Any) -> Fn:
         """Dispatch on the node type."""
@@ -317,17 +357,15 @@ class _Compiler:
         if compare is None:
             raise _Unsupported(f"comparator {op}")
         if isinstance(right_node, dict) and right_node.get("type") == "literal":
-            lit = right_node["value"]
-            if _is_comparable(lit):
-                return _ordering_with_literal(left, lit, compare)
-            # Never comparable: the result is null, but the left side still runs (it may raise).
-            return lambda v: (left(v), None)[1]
+            return _ordering_with_literal(left, right_node["value"], op, compare)
 
         def ordering(v: Any) -> Any:
             x, y = left(v), right(v)
-            if not (_is_comparable(x) and _is_comparable(y)):
-                return None
-            return compare(x, y)
+            tx, ty = type(x), type(y)
+            # Two plain numbers, the common case, pay for two type tests only.
+            if (tx is int or tx is float) and (ty is int or ty is float):
+                return compare(x, y)
+            return _ordered(op, compare, x, y)
 
         return ordering
 
@@ -688,8 +726,30 @@ def _ge(x: Any, y: Any) -> Any:
 _ORDERING: dict[str, Callable[[Any, Any], Any]] = {"lt": _lt, "lte": _le, "gt": _gt, "gte": _ge}
 
 
-def _ordering_with_literal(left: Fn, lit: Any, compare: Callable[[Any, Any], Any]) -> Fn:
-    """`x < literal` where the literal is a number or string: only x needs jmespath's check."""
+def _ordering_with_literal(left: Fn, lit: Any, op: str, compare: Callable[[Any, Any], Any]) -> Fn:
+    """`x < literal`: the literal's type is known, so only x needs checking."""
+    if _is_actual_number(lit):
+        return _ordering_with_number(left, lit, op, compare)
+    if isinstance(lit, str):
+
+        def with_string(v: Any) -> Any:
+            x = left(v)
+            if type(x) is str:
+                return compare(x, lit)
+            return _ordered(op, compare, x, lit)
+
+        return with_string
+
+    def never_ordered(v: Any) -> Any:
+        # A literal that is neither a number nor a string: the left side still runs (it may
+        # raise its own error first), then the comparison fails whatever it returned.
+        raise OrderingError(op, left(v), lit)
+
+    return never_ordered
+
+
+def _ordering_with_number(left: Fn, lit: Any, op: str, compare: Callable[[Any, Any], Any]) -> Fn:
+    """`x < `5``: a plain int or float goes straight to the operator; anything else is checked."""
     # Specialised per operator: one closure call instead of two for the common `a > `5``.
     if compare is _gt:
 
@@ -698,7 +758,7 @@ def _ordering_with_literal(left: Fn, lit: Any, compare: Callable[[Any, Any], Any
             t = type(x)
             if t is int or t is float:
                 return x > lit
-            return x > lit if _is_comparable(x) else None
+            return _ordered(op, compare, x, lit)
 
         return gt
     if compare is _ge:
@@ -708,7 +768,7 @@ def _ordering_with_literal(left: Fn, lit: Any, compare: Callable[[Any, Any], Any
             t = type(x)
             if t is int or t is float:
                 return x >= lit
-            return x >= lit if _is_comparable(x) else None
+            return _ordered(op, compare, x, lit)
 
         return ge
     if compare is _lt:
@@ -718,7 +778,7 @@ def _ordering_with_literal(left: Fn, lit: Any, compare: Callable[[Any, Any], Any
             t = type(x)
             if t is int or t is float:
                 return x < lit
-            return x < lit if _is_comparable(x) else None
+            return _ordered(op, compare, x, lit)
 
         return lt
 
@@ -727,9 +787,28 @@ def _ordering_with_literal(left: Fn, lit: Any, compare: Callable[[Any, Any], Any
         t = type(x)
         if t is int or t is float:
             return x <= lit
-        return x <= lit if _is_comparable(x) else None
+        return _ordered(op, compare, x, lit)
 
     return le
+
+
+class StrictInterpreter(TreeInterpreter):  # type: ignore[misc]
+    """jmespath's TreeInterpreter with the engine's ordering rule: the fallback when a node does not compile."""
+
+    def visit_comparator(self, node: dict[str, Any], value: Any) -> Any:
+        """Equality as jmespath; ordering raises OrderingError unless both sides are numbers or strings."""
+        op = node["value"]
+        compare = _ORDERING.get(op)
+        if compare is None:
+            return super().visit_comparator(node, value)
+        left = self.visit(node["children"][0], value)
+        right = self.visit(node["children"][1], value)
+        return _ordered(op, compare, left, right)
+
+
+def search(ast: dict[str, Any], document: Any, options: Options) -> Any:
+    """Evaluate an AST with StrictInterpreter: what a compiled expression does, without compiling."""
+    return StrictInterpreter(options).visit(ast, document)
 
 
 def compile_ast(
@@ -738,7 +817,7 @@ def compile_ast(
     *,
     dict_cls: Callable[[], Any] | None = None,
 ) -> Callable[[Any], Any] | None:
-    """Compile a jmespath AST to a closure equal to TreeInterpreter's visit, or None to fall back."""
+    """Compile a jmespath AST to a closure equal to StrictInterpreter's visit, or None to fall back to it."""
     try:
         return _Compiler(functions, dict_cls).compile(ast)
     except (_Unsupported, KeyError, TypeError, ValueError, AttributeError, RecursionError):

@@ -371,7 +371,7 @@ def _permissive_paths(rules: Iterable[Rule], sources: _Sources) -> list[Problem]
         found: list[tuple[str, int]] = []
         _misread(rule.when.parsed.parsed, direction, found)
         for function, seen in found:
-            if function in _MAY and seen == 1 or function in _SURELY and seen == -1:
+            if (function in _MAY and seen == 1) or (function in _SURELY and seen == -1):
                 continue
             other = _SURELY_OF.get(function) or _SURELY[function]
             if seen == 0:
@@ -384,7 +384,8 @@ def _permissive_paths(rules: Iterable[Rule], sources: _Sources) -> list[Problem]
                     sources,
                     PE506,
                     rule,
-                    f"rule {rule.id!r} reads {function}() {why}: a path of unknown place (~, $HOME, ../ with no cwd) would slip through",
+                    f"rule {rule.id!r} reads {function}() {why}: "
+                    "a path of unknown place (~, $HOME, ../ with no cwd) would slip through",
                     hint,
                 )
             )

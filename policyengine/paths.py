@@ -12,8 +12,8 @@ import re
 import socket
 import unicodedata
 from collections.abc import Callable, Iterable
-from typing import Any
 from functools import lru_cache
+from typing import Any
 from urllib.parse import unquote
 
 import re2  # type: ignore[import-untyped,unused-ignore]
@@ -21,9 +21,9 @@ import re2  # type: ignore[import-untyped,unused-ignore]
 __all__ = [
     "PathPatternError",
     "glob_to_regex",
+    "is_unknown",
     "normalize_path",
     "path_escapes",
-    "is_unknown",
     "path_matches",
     "path_surely_matches",
     "path_surely_within",
@@ -247,7 +247,7 @@ def _parse(path: str, classify: bool = True) -> tuple[Root, tuple[str, ...]]:
 
 
 def _root_relative(text: str) -> str:
-    """"\\Windows\\x" is on the current drive, which the engine cannot know: it becomes "?:/windows/x"."""
+    """ "\\Windows\\x" is on the current drive, which the engine cannot know: it becomes "?:/windows/x"."""
     if text[:1] == "\\" and text[1:2] not in ("\\", "/", "?"):
         return "?:/" + text[1:]
     return text

@@ -53,6 +53,7 @@ CODES: dict[str, str] = {
     "PE305": "invalid template",
     "PE306": "invalid regular expression or glob",
     "PE307": "negation applied to the first step of a path (always null)",
+    "PE310": "empty capability tag in tools",
     # PE4xx: the pack as a whole
     "PE401": "duplicate rule id",
     "PE402": "manifest problem",

@@ -323,7 +323,15 @@ class Registry:
         ):
             sent = run.call
             run.call = ToolCall(
-                sent.call_id, name, frozen, sent.agent, sent.token, sent.signal, sent.cwd, definition.roles, definition.tags
+                sent.call_id,
+                name,
+                frozen,
+                sent.agent,
+                sent.token,
+                sent.signal,
+                sent.cwd,
+                definition.roles,
+                definition.tags,
             )
         call = run.call
         try:

@@ -56,24 +56,84 @@ def role_named(name: str) -> Role | None:
 # `path_description`) makes it plain content instead.
 _TOKENS: dict[Role, frozenset[str]] = {
     Role.PATH: frozenset(
-        "path paths pathname file files filename filenames filepath filepaths dir dirs dirname directory "
-        "directories folder folders src source sources dest destination destinations dst target targets cwd "
-        "workdir wd root location mount mountpoint volume attachment attachments".split()
+        [
+            "path",
+            "paths",
+            "pathname",
+            "file",
+            "files",
+            "filename",
+            "filenames",
+            "filepath",
+            "filepaths",
+            "dir",
+            "dirs",
+            "dirname",
+            "directory",
+            "directories",
+            "folder",
+            "folders",
+            "src",
+            "source",
+            "sources",
+            "dest",
+            "destination",
+            "destinations",
+            "dst",
+            "target",
+            "targets",
+            "cwd",
+            "workdir",
+            "wd",
+            "root",
+            "location",
+            "mount",
+            "mountpoint",
+            "volume",
+            "attachment",
+            "attachments",
+        ]
     ),
-    Role.URL: frozenset("url urls uri uris link links href endpoint webhook callback redirect".split()),
-    Role.COMMAND: frozenset("command commands cmd cmdline shell script bash sh powershell pwsh exec".split()),
-    Role.EMAIL: frozenset("email emails".split()),
-    Role.AMOUNT: frozenset("amount amounts price prices total quantity qty sum cost fee".split()),
+    Role.URL: frozenset(
+        ["url", "urls", "uri", "uris", "link", "links", "href", "endpoint", "webhook", "callback", "redirect"]
+    ),
+    Role.COMMAND: frozenset(
+        ["command", "commands", "cmd", "cmdline", "shell", "script", "bash", "sh", "powershell", "pwsh", "exec"]
+    ),
+    Role.EMAIL: frozenset(["email", "emails"]),
+    Role.AMOUNT: frozenset(["amount", "amounts", "price", "prices", "total", "quantity", "qty", "sum", "cost", "fee"]),
 }
 # Whole keys (tokens joined) that give a role although their words alone are too common.
 _WHOLE: dict[Role, frozenset[str]] = {
-    Role.EMAIL: frozenset("to cc bcc from recipient recipients sender replyto mailto".split()),
+    Role.EMAIL: frozenset(["to", "cc", "bcc", "from", "recipient", "recipients", "sender", "replyto", "mailto"]),
 }
 # Words that make a key plain content when they end it ("file_content", "search_pattern");
 # "name", "id" or "title" do not ("file_name" names a file).
 _CONTENT = frozenset(
-    "content contents text body message messages msg data pattern patterns regex query q search description "
-    "comment comments note notes summary prompt caption".split()
+    [
+        "content",
+        "contents",
+        "text",
+        "body",
+        "message",
+        "messages",
+        "msg",
+        "data",
+        "pattern",
+        "patterns",
+        "regex",
+        "query",
+        "q",
+        "search",
+        "description",
+        "comment",
+        "comments",
+        "note",
+        "notes",
+        "summary",
+        "prompt",
+        "caption",
+    ]
 )
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -24,6 +24,7 @@ prints the oracle's verdict. Findings are saved under --findings, one folder per
     python scripts/fuzz_loader.py --iterations 100000 --workers 2 --seed 1 --findings /tmp/fuzz-findings
     python scripts/fuzz_loader.py --seed 1 --replay 1136          # one mutant, written out, with its verdict
     python scripts/fuzz_loader.py --atheris --ignore 'location:PE109:.*' -runs=100000   # needs atheris
+    python scripts/fuzz_loader.py --grammar --iterations 20000 --seed 1   # JMESPath from its grammar (below)
 
 A load slower than 2 s + 10 s per MB of files is a finding too (the limits should bound the work).
 
@@ -58,6 +59,8 @@ from types import FrameType
 from typing import Any
 
 import yaml
+from jmespath.exceptions import JMESPathError
+from jmespath.visitor import TreeInterpreter, _Expression
 
 from policyengine import (
     Evaluation,
@@ -68,11 +71,14 @@ from policyengine import (
     Problem,
     Registry,
     evaluate,
+    freeze,
     load_pack,
     pack_bundle,
 )
 from policyengine.compiler import schema
-from policyengine.functions import function_arity
+from policyengine.functions import OPTIONS, function_arity
+from policyengine.jpcompile import OrderingError
+from policyengine.jpcompile import search as strict_search
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_PACKS = (REPO_ROOT / "policies" / "baseline", REPO_ROOT / "policies" / "bfcl")
@@ -1770,6 +1776,358 @@ class Harness:
         return findings
 
 
+# -- grammar-generated JMESPath ----------------------------------------------------------------
+#
+# Expressions built from the JMESPath grammar (every production of the 1.1.0 parser), each put in
+# a rule's `when:` and checked on its own, without the mutation machinery:
+#
+# 1. load_pack returns a Pack or raises PackLoadError whose problems are all located inside the
+#    rule file; a PE308 (internal error compiling a rule) is a finding, so is any other exception.
+# 2. When it loads, the condition is evaluated on a few random call documents. It returns a value
+#    or raises a JMESPathError (the rule then fails closed); a Python error is a finding unless
+#    jmespath 1.1.0 raises the very same class on the same input (its own built-ins raise a few:
+#    `contains('abc', `1`)` a TypeError, `floor` of a huge float an OverflowError, a zero slice
+#    step a ValueError; the engine fails closed on those too).
+# 3. The compiled closures, the engine's fallback interpreter and jmespath 1.1.0 agree (same value,
+#    or same exception class), except where the engine raises OrderingError by design (an ordering
+#    comparison of anything but two numbers or two strings, null in jmespath).
+#
+#     python scripts/fuzz_loader.py --grammar --iterations 20000 --seed 1
+
+_GRAMMAR_NAMES = ("name", "agent", "call_id", "arguments", "result", "a", "b", "tags", "amount", "items", "path")
+_GRAMMAR_QUOTED = ('"a b"', '"é"', '"tags"', '"say \\"hi\\""', '"\\u00e9"', '""', '"1"', '"\\\\"')
+_GRAMMAR_COMPARATORS = ("==", "!=", "<", "<=", ">", ">=")
+_GRAMMAR_STRINGS = ("", "a", "b", "A", "10", "abc", "é", "a b", "/etc/passwd", ".env", "x'y", "`", "\\")
+_SIMPLE_OPERAND = re.compile(r'[@\w."\\]+')
+
+
+def random_json(rng: random.Random, depth: int = 0) -> Any:
+    """A JSON value (finite numbers only) whose keys overlap the grammar's identifiers."""
+    roll = rng.random()
+    if depth < 3 and roll < 0.2:
+        return [random_json(rng, depth + 1) for _ in range(rng.randrange(0, 4))]
+    if depth < 3 and roll < 0.35:
+        keys = (*_GRAMMAR_NAMES, "a b", "é", "")
+        return {rng.choice(keys): random_json(rng, depth + 1) for _ in range(rng.randrange(0, 4))}
+    kind = rng.randrange(6)
+    if kind == 0:
+        return None
+    if kind == 1:
+        return rng.random() < 0.5
+    if kind == 2:
+        return rng.choice((0, 1, -1, 2, 3, 10, 10000, 2**53 + 1, -(10**20)))
+    if kind == 3:
+        return rng.choice((0.0, -0.0, 0.5, 1.0, 2.5, -3.25, 1e308, 1e-300))
+    return rng.choice(_GRAMMAR_STRINGS)
+
+
+def random_call(rng: random.Random) -> dict[str, Any]:
+    """A call document as rules see it: name, agent, call_id, arguments and sometimes a result."""
+    arguments = {rng.choice(_GRAMMAR_NAMES): random_json(rng, 1) for _ in range(rng.randrange(0, 5))}
+    call: dict[str, Any] = {
+        "name": rng.choice(("t", "fs_write", "a")),
+        "agent": rng.choice(("agent", "a", "")),
+        "call_id": rng.choice(("c1", "", "a")),
+        "arguments": arguments,
+    }
+    if rng.random() < 0.3:
+        call["result"] = {"value": random_json(rng, 1), "content": [{"type": "text", "text": "x"}]}
+    return call
+
+
+def _literal(rng: random.Random) -> str:
+    """A JSON literal in backticks (a backtick inside is escaped)."""
+    text = json.dumps(random_json(rng, 1), ensure_ascii=rng.random() < 0.5)
+    return "`" + text.replace("`", "\\`") + "`"
+
+
+def _identifier(rng: random.Random) -> str:
+    """A field name, now and then a quoted one (escapes, non-ASCII, empty)."""
+    return rng.choice(_GRAMMAR_QUOTED) if rng.random() < 0.15 else rng.choice(_GRAMMAR_NAMES)
+
+
+def _grammar_leaf(rng: random.Random) -> str:
+    """identifier, quoted identifier, @, literal, raw string, `*`, a list reference or a bare bracket."""
+    kind = rng.randrange(10)
+    if kind <= 2:
+        return _identifier(rng)
+    if kind == 3:
+        return "@"
+    if kind == 4:
+        return _literal(rng)
+    if kind == 5:
+        return _raw(rng.choice(_GRAMMAR_STRINGS))
+    if kind == 6:
+        return "*"
+    if kind == 7:
+        return rng.choice(("lists.names", "lists.names[0]", "lists.nope"))
+    if kind == 8:
+        return "[" + _bracket(rng) + "]"
+    return rng.choice(("`null`", "`true`", "`[]`", "`{}`", "`1`", "''"))
+
+
+def _number(rng: random.Random) -> str:
+    """An index or slice bound: small, negative, or past any array."""
+    return str(rng.choice((0, 1, 2, -1, -2, 3, 10, -10, 2**31)))
+
+
+def _bracket(rng: random.Random) -> str:
+    """What goes between [ and ] after an expression: an index, *, a slice (any of its parts) or nothing."""
+    kind = rng.randrange(5)
+    if kind == 0:
+        return _number(rng)
+    if kind == 1:
+        return "*"
+    if kind == 2:
+        return ""
+    parts = [_number(rng) if rng.random() < 0.5 else "" for _ in range(3)]
+    if rng.random() < 0.15:
+        parts[2] = "0"  # a zero step: a jmespath error when it meets an array
+    return ":".join(parts) if rng.random() < 0.5 else ":".join(parts[:2])
+
+
+def _operand(rng: random.Random, text: str) -> str:
+    """`text` as the left side of `.`, `[` or `|`: parenthesised unless simple (and sometimes not at all)."""
+    if _SIMPLE_OPERAND.fullmatch(text) or rng.random() < 0.1:
+        return text
+    return f"({text})"
+
+
+def grammar_expression(rng: random.Random, depth: int = 0) -> str:
+    """A random JMESPath expression from the 1.1.0 grammar, with the engine's functions at random arities."""
+    if depth >= 4 or rng.random() < 0.2 + 0.15 * depth:
+        return _grammar_leaf(rng)
+
+    def sub() -> str:
+        return grammar_expression(rng, depth + 1)
+
+    form = rng.randrange(18)
+    if form == 0:  # sub-expression: the right side is an identifier, a multi-select, a function or *
+        right = rng.choice(
+            (_identifier(rng), _identifier(rng), "*", f"[{sub()}, {sub()}]", "{k: " + sub() + "}", f"length({sub()})")
+        )
+        return f"{_operand(rng, sub())}.{right}"
+    if form in (1, 2):  # index, slice, [*], [] after an expression
+        return f"{_operand(rng, sub())}[{_bracket(rng)}]"
+    if form == 3:  # a projection continued: [*].x, [*][0], [].x
+        return f"{_operand(rng, sub())}[{rng.choice(('*', ''))}]{rng.choice(('.' + _identifier(rng), '[0]', '[1:]'))}"
+    if form == 4:  # value projection
+        return f"{_operand(rng, sub())}.*"
+    if form == 5:  # filter
+        return f"{_operand(rng, sub())}[?{sub()}]"
+    if form in (6, 7):
+        return f"{sub()} {rng.choice(_GRAMMAR_COMPARATORS)} {sub()}"
+    if form == 8:
+        return f"{sub()} {rng.choice(('||', '&&'))} {sub()}"
+    if form == 9:
+        return f"!{_operand(rng, sub())}"
+    if form == 10:
+        return f"({sub()})"
+    if form == 11:
+        return f"{sub()} | {sub()}"
+    if form == 12:
+        return "[" + ", ".join(sub() for _ in range(rng.randint(1, 3))) + "]"
+    if form == 13:
+        pairs = (f"{_identifier(rng)}: {sub()}" for _ in range(rng.randint(1, 3)))
+        return "{" + ", ".join(pairs) + "}"
+    if form in (14, 15):  # a function of the engine (or an unknown one) with a random number of arguments
+        fn = rng.choice(FUNCTIONS) if rng.random() < 0.95 else rng.choice(("nope", "lenght"))
+        low, high = function_arity().get(fn, (1, 1))
+        count = max(0, rng.choice((low, low, high or low + 2, low - 1, (high or low) + 1, rng.randrange(0, 4))))
+        args = (f"&{sub()}" if rng.random() < 0.15 else sub() for _ in range(count))
+        return f"{fn}({', '.join(args)})"
+    if form == 16:  # an expression reference outside a function (an _Expression value)
+        return f"&{sub()}"
+    return f"{_operand(rng, sub())}[{_bracket(rng)}].{_identifier(rng)}"
+
+
+GRAMMAR_LISTS = {"names": ["a", "b", 1, True]}
+
+
+def _outcome(run: Callable[..., Any], *args: Any) -> tuple[str, Any]:
+    """("ok", value) or ("raise", the exception)."""
+    try:
+        return "ok", run(*args)
+    except Exception as error:
+        return "raise", error
+
+
+def same_result(a: Any, b: Any) -> bool:
+    """Equal as JSON values (true is not 1, NaN equals NaN); expression references by their node."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or (a != a and b != b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_result(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_result(a[k], b[k]) for k in a)
+    if isinstance(a, _Expression) and isinstance(b, _Expression):
+        return bool(a.expression == b.expression)
+    if isinstance(a, str) and isinstance(b, str) and " at 0x" in a:
+        # to_string(&x) prints the expression object with its address: equal up to the address.
+        return _ADDRESS.sub("", a) == _ADDRESS.sub("", b)
+    return type(a) is type(b) and a == b
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _same_outcome(a: tuple[str, Any], b: tuple[str, Any]) -> bool:
+    """Both returned equal values, or both raised the same exception class."""
+    if a[0] != b[0]:
+        return False
+    return type(a[1]) is type(b[1]) if a[0] == "raise" else same_result(a[1], b[1])
+
+
+def _show(result: tuple[str, Any]) -> str:
+    """An outcome for a finding's detail, cut short."""
+    if result[0] == "raise":
+        return f"raised {type(result[1]).__name__}: {result[1]}"[:300]
+    return f"returned {result[1]!r}"[:300]
+
+
+def write_expression_pack(folder: Path, text: str, rng: random.Random) -> Path:
+    """A pack whose one rule has `text` as its condition, in a random YAML style; the rule file's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MANIFEST).write_bytes(b"name: grammar\nversion: 1.0.0\nfiles: [rules.yaml]\n")
+    rules = {
+        "lists": GRAMMAR_LISTS,
+        "rules": [{"id": "g", "stage": "pre-execute", "tools": ["*"], "when": text, "decision": "deny"}],
+    }
+    target = folder / "rules.yaml"
+    target.write_bytes(dump_yaml(rng, rules))
+    return target
+
+
+def check_expression(
+    folder: Path, text: str, documents: Sequence[Any], rng: random.Random
+) -> tuple[str, list[Finding]]:
+    """The grammar oracle for one expression: ('ok' | 'refused', findings)."""
+    target = write_expression_pack(folder, text, rng)
+    allowed = {os.path.normpath(folder / MANIFEST), os.path.normpath(target)}
+    try:
+        pack = load_pack(folder)
+    except PackLoadError as error:
+        findings = check_error(error) + check_locations(folder, error.problems, allowed)
+        for problem in error.problems:
+            if problem.location is None:
+                findings.append(Finding("location", f"location:{problem.code}:unlocated", problem.render()))
+            if problem.code == "PE308":  # the loader caught a bug of its own: still a bug
+                findings.append(
+                    Finding("internal", f"internal:{problem.message.split(':')[1].strip()}", problem.render())
+                )
+        return "refused", findings
+    except Exception as error:
+        return "refused", [
+            Finding("escape", _signature("escape", error), f"{text!r}: {error!r}"[:2000], traceback.format_exc())
+        ]
+    (rule,) = pack.rules
+    expression = rule.when
+    assert expression is not None
+    findings = []
+    for document in documents:
+        data = freeze(document)
+        got = _outcome(expression.search, data)
+        fallback = _outcome(strict_search, expression.parsed.parsed, data, OPTIONS)
+        plain = _outcome(TreeInterpreter(OPTIONS).visit, expression.parsed.parsed, data)
+        where = f"{text!r} on {document!r}"
+        # A Python error is jmespath's own (tolerated) only when jmespath raises the same class here.
+        native = plain[0] == "raise" and type(plain[1]) is type(got[1])
+        if got[0] == "raise" and not isinstance(got[1], JMESPathError) and not native:
+            findings.append(Finding("evaluate", _signature("eval", got[1]), f"{where}: {_show(got)}"))
+        if not _same_outcome(got, fallback):
+            findings.append(
+                Finding("evaluate", "eval:compiled-differs-from-fallback", f"{where}: {_show(got)} / {_show(fallback)}")
+            )
+        deliberate = fallback[0] == "raise" and isinstance(fallback[1], OrderingError)
+        if not deliberate and not _same_outcome(fallback, plain):
+            findings.append(
+                Finding(
+                    "evaluate",
+                    "eval:differs-from-jmespath",
+                    f"{where}: engine {_show(fallback)}, jmespath {_show(plain)}",
+                )
+            )
+        applied = _outcome(rule.applies, data)
+        if applied[0] != got[0] or (applied[0] == "ok" and type(applied[1]) is not bool):
+            findings.append(Finding("evaluate", "eval:applies-disagrees", f"{where}: {_show(applied)} / {_show(got)}"))
+    return "ok", findings
+
+
+def run_grammar(folder: Path, seed: int, start: int, count: int, *, documents: int = 3, max_examples: int = 3) -> Stats:
+    """Grammar iterations [start, start + count): each a fresh expression and its call documents."""
+    stats = Stats()
+    for iteration in range(start, start + count):
+        rng = random.Random(f"grammar:{seed}:{iteration}")
+        text = grammar_expression(rng)
+        calls = [random_call(rng) for _ in range(documents)]
+        try:
+            status, findings = check_expression(folder, text, calls, rng)
+        except Exception as error:  # a bug of the oracle itself
+            status, findings = (
+                "finding",
+                [Finding("oracle", _signature("oracle", error), repr(error), traceback.format_exc())],
+            )
+        stats.iterations += 1
+        if findings:
+            stats.findings += 1
+            for finding in findings:
+                stats.signatures[finding.signature] += 1
+                its = stats.examples.setdefault(finding.signature, [])
+                if len(its) < max_examples and iteration not in its:
+                    its.append(iteration)
+                stats.details.setdefault(finding.signature, finding.detail[:1500])
+        elif status == "ok":
+            stats.ok += 1
+        else:
+            stats.refused += 1
+    return stats
+
+
+def _grammar_work(job: tuple[int, int, int, str]) -> Stats:
+    """One chunk of grammar iterations, in a scratch folder of this process."""
+    seed, start, count, scratch = job
+    return run_grammar(Path(scratch) / f"grammar-{os.getpid()}" / "pack", seed, start, count)
+
+
+def grammar_main(args: argparse.Namespace) -> int:
+    """`--grammar`: run (or, with --replay N, show) grammar iterations; 1 when anything was found."""
+    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+    scratch = tempfile.mkdtemp(prefix="fuzz-grammar-", dir=shm)
+    try:
+        if args.replay is not None:
+            rng = random.Random(f"grammar:{args.seed}:{args.replay}")
+            text = grammar_expression(rng)
+            calls = [random_call(rng) for _ in range(3)]
+            status, findings = check_expression(Path(scratch) / "pack", text, calls, rng)
+            print(f"expression: {text}\ncalls: {json.dumps(calls)}\nverdict: {status}")
+            for finding in findings:
+                print(f"\n{finding.signature}\n{finding.detail}\n{finding.trace}")
+            return 1 if findings else 0
+        started = time.perf_counter()
+        total = Stats()
+        jobs = [
+            (args.seed, s, min(args.chunk, args.start + args.iterations - s), scratch)
+            for s in range(args.start, args.start + args.iterations, args.chunk)
+        ]
+        if args.workers > 1:
+            with multiprocessing.get_context("fork").Pool(args.workers) as pool:
+                for stats in pool.imap_unordered(_grammar_work, jobs):
+                    total.add(stats)
+                    print(f"{total.iterations}/{args.iterations} findings {total.findings}", flush=True)
+        else:
+            for job in jobs:
+                total.add(_grammar_work(job))
+                print(f"{total.iterations}/{args.iterations} findings {total.findings}", flush=True)
+        _report(total, time.perf_counter() - started, None)
+        if total.signatures:
+            print(f"replay one: python scripts/fuzz_loader.py --grammar --seed {args.seed} --replay N")
+        return 1 if total.findings else 0
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 # -- running ------------------------------------------------------------------------------------
 
 
@@ -2076,6 +2434,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--show-ops", action="store_true", help="print how often each mutation ran")
     parser.add_argument("--atheris", action="store_true", help="coverage-guided mode (needs atheris)")
     parser.add_argument(
+        "--grammar", action="store_true", help="grammar-generated JMESPath conditions instead of mutated packs"
+    )
+    parser.add_argument(
         "--ignore", action="append", default=[], help="--atheris: a signature regex (a known bug) not to stop on"
     )
     args, rest = parser.parse_known_args(argv)
@@ -2090,6 +2451,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prefix = [] if any(a.startswith("-artifact_prefix=") for a in rest) else [f"-artifact_prefix={args.findings}/"]
         run_atheris([sys.argv[0], *prefix, *rest], Harness(reload_rate=args.reload_rate), args.ignore)
         return 0
+
+    if args.grammar:
+        return grammar_main(args)
 
     if args.replay is not None:
         harness = Harness(reload_rate=1.0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +41,16 @@ def _cases() -> list[Any]:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
         assert isinstance(data, dict) and isinstance(data.get("cases"), list), f"{file.name}: needs a `cases:` list"
         for index, case in enumerate(data["cases"]):
-            params.append(pytest.param(data.get("category", file.stem), case, id=f"{file.stem}:{index}:{case.get('name')}"))
+            params.append(
+                pytest.param(data.get("category", file.stem), case, id=f"{file.stem}:{index}:{case.get('name')}")
+            )
     return params
 
 
 CASES = _cases()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _layers(pack: str, tools: str) -> PolicyLayers:
     """The shipped pack installed on a registry, with the case's inline catalog (JSON text) if any."""
     registry = Registry()

@@ -2,7 +2,9 @@
 
 The oracle and the mutators live in the script, imported here by path: a mutated pack either
 loads or raises PackLoadError, every problem's location lies inside a file of the pack, and a
-refused pack leaves a registry that runs a known-good pack deciding exactly as before.
+refused pack leaves a registry that runs a known-good pack deciding exactly as before. JMESPath
+conditions generated from the grammar (fuzz_loader.grammar_expression) load or are refused with
+located problems, and evaluate as jmespath 1.1.0 does, ordering comparisons of non-numbers aside.
 
 Known loader bugs the fuzzer finds are listed in KNOWN_BUGS: the fuzz tests tolerate them (and
 only them), and each has a minimal reproducer below marked xfail(strict=True), which fails the
@@ -21,9 +23,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import jmespath
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jmespath.exceptions import JMESPathError
 
 from policyengine import (
     Decision,
@@ -434,3 +438,131 @@ def test_a_registry_keeps_deciding_after_every_known_bug(harness: Any, tmp_path:
         _status, findings = harness.check(fuzz.Mutant("bug", {"pack.yaml": MANIFEST.encode(), "r.yaml": text.encode()}))
         assert not [f.signature for f in findings if f.kind != "escape"]
         assert harness.decide() == harness.baseline
+
+
+# -- grammar-generated JMESPath conditions --------------------------------------------------------------
+
+# A strategy over the grammar: hypothesis drives (and shrinks) the random choices of the generator.
+grammar_expressions = st.randoms(use_true_random=False).map(fuzz.grammar_expression)
+_JMESPATH_NODES = {
+    "and_expression",
+    "comparator",
+    "current",
+    "expref",
+    "field",
+    "filter_projection",
+    "flatten",
+    "function_expression",
+    "identity",
+    "index",
+    "index_expression",
+    "key_val_pair",
+    "literal",
+    "multi_select_dict",
+    "multi_select_list",
+    "not_expression",
+    "or_expression",
+    "pipe",
+    "projection",
+    "slice",
+    "subexpression",
+    "value_projection",
+}
+
+
+@pytest.fixture(scope="module")
+def grammar_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the grammar oracle writes its one-rule packs (rewritten for each expression)."""
+    return tmp_path_factory.mktemp("grammar") / "pack"
+
+
+def _nodes(node: Any) -> Iterator[dict[str, Any]]:
+    """Every node of a jmespath AST (a slice's int children are not nodes)."""
+    if isinstance(node, dict):
+        yield node
+        for child in node.get("children", []):
+            yield from _nodes(child)
+
+
+def test_the_grammar_reaches_every_jmespath_form() -> None:
+    """Every node type of jmespath's parser, and slices with each of start, stop and step left out."""
+    seen: set[str] = set()
+    slices: set[tuple[bool, bool, bool]] = set()
+    parsed = 0
+    for seed in range(500):
+        try:
+            ast = jmespath.compile(fuzz.grammar_expression(random.Random(seed))).parsed
+        except JMESPathError:
+            continue
+        parsed += 1
+        for node in _nodes(ast):
+            seen.add(node["type"])
+            if node["type"] == "slice":
+                start, stop, step = node["children"]
+                slices.add((start is None, stop is None, step is None))
+                seen.add("slice with step 0" if step == 0 else "slice")
+    assert parsed > 400, "most generated expressions must be valid JMESPath"
+    assert seen >= _JMESPATH_NODES | {"slice with step 0"}, sorted(_JMESPATH_NODES - seen)
+    assert len(slices) == 8
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=grammar_expressions, rng=st.randoms(use_true_random=False))
+def test_grammar_expressions_load_or_are_refused_located_and_evaluate_as_jmespath(
+    grammar_folder: Path, text: str, rng: random.Random
+) -> None:
+    """Load: a Pack or PackLoadError with located problems. Evaluate: a value or a JMESPath error, as jmespath."""
+    calls = [fuzz.random_call(rng) for _ in range(3)]
+    status, findings = fuzz.check_expression(grammar_folder, text, calls, rng)
+    assert status in ("ok", "refused")
+    assert not findings, "\n\n".join(f"{f.signature}\n{f.detail}\n{f.trace}" for f in findings)
+
+
+def _grammar_check(folder: Path, text: str, call: dict[str, Any]) -> tuple[str, list[str]]:
+    """The grammar oracle's status and finding signatures for one expression on one call."""
+    status, findings = fuzz.check_expression(folder, text, [call], random.Random(0))
+    return status, [f.signature for f in findings]
+
+
+CALL = {"name": "t", "agent": "a", "call_id": "c", "arguments": {"tags": ["x", "y"]}}
+
+
+def test_the_grammar_oracle_accepts_the_deliberate_ordering_difference(grammar_folder: Path) -> None:
+    """Ordering null raises in the engine (null in jmespath); jmespath's own TypeError is its own."""
+    assert _grammar_check(grammar_folder, "arguments.amount < `1`", CALL) == ("ok", [])
+    assert _grammar_check(grammar_folder, "contains('abc', `1`)", CALL) == ("ok", [])
+    assert _grammar_check(grammar_folder, "arguments.tags[::0]", CALL) == ("ok", [])
+
+
+def test_the_grammar_oracle_reports_an_internal_error_at_load(
+    grammar_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("policyengine.expressions.compile_ast", broken)
+    assert _grammar_check(grammar_folder, "arguments.tags[1:]", CALL) == ("refused", ["internal:RuntimeError"])
+
+
+@pytest.mark.parametrize(
+    ("closure", "signatures"),
+    [
+        (lambda _doc: {}.missing, {"eval:AttributeError", "eval:compiled-differs-from-fallback"}),
+        (lambda _doc: 42, {"eval:compiled-differs-from-fallback"}),
+    ],
+    ids=["python-error", "wrong-value"],
+)
+def test_the_grammar_oracle_reports_a_wrong_evaluation(
+    grammar_folder: Path, monkeypatch: pytest.MonkeyPatch, closure: Any, signatures: set[str]
+) -> None:
+    monkeypatch.setattr("policyengine.expressions.compile_ast", lambda *_args, **_kwargs: closure)
+    status, found = _grammar_check(grammar_folder, "arguments.tags[1:]", CALL)
+    assert status == "ok" and {s.split("@")[0] for s in found} == signatures
+
+
+def test_the_grammar_oracle_reports_an_engine_that_differs_from_jmespath(
+    grammar_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fuzz, "strict_search", lambda *_args: "elsewhere")
+    status, found = _grammar_check(grammar_folder, "arguments.tags[1:]", CALL)
+    assert status == "ok" and "eval:differs-from-jmespath" in found

@@ -1,8 +1,15 @@
-"""policyengine.jpcompile: compiled closures must behave exactly like jmespath 1.1.0's TreeInterpreter."""
+"""policyengine.jpcompile: compiled closures must behave exactly like jmespath 1.1.0's TreeInterpreter.
+
+Except for one deliberate difference: an ordering comparison of anything but two numbers or two
+strings raises OrderingError where jmespath gives null. Every comparison below is against
+`Reference`, jmespath with that one rule, and `expected` checks the reference against jmespath
+itself, so the two differ nowhere else.
+"""
 
 from __future__ import annotations
 
 import json
+import operator
 import timeit
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,11 +21,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jmespath.exceptions import JMESPathError
-from jmespath.visitor import Options
+from jmespath.visitor import Options, TreeInterpreter
 
 from policyengine.frozen import FrozenDict, FrozenList, freeze
 from policyengine.functions import FUNCTIONS, OPTIONS
-from policyengine.jpcompile import compile_ast, compile_text
+from policyengine.jpcompile import OrderingError, compile_ast, compile_text, search
 from policyengine.packs import load_pack
 
 # The suite still uses `foo` string literals, which jmespath parses with a deprecation warning.
@@ -98,6 +105,47 @@ def show(result: Outcome) -> str:
     return f"raised {result[1].__name__}" if result[0] == "raise" else f"returned {result[1]!r}"
 
 
+# --- the reference: jmespath with the engine's ordering rule, written out independently ------------
+
+_ORDER_OPS = {"lt": operator.lt, "lte": operator.le, "gt": operator.gt, "gte": operator.ge}
+_SYMBOLS = {"lt": "<", "lte": "<=", "gt": ">", "gte": ">="}
+
+
+def _number(x: Any) -> bool:
+    """A JSON number: int or float, never a boolean."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def reference_order(op: str, x: Any, y: Any) -> Outcome:
+    """What `x op y` must do: compare two numbers or two strings, raise OrderingError otherwise."""
+    if (_number(x) and _number(y)) or (isinstance(x, str) and isinstance(y, str)):
+        return ("ok", _ORDER_OPS[op](x, y))
+    return ("raise", OrderingError)
+
+
+class Reference(TreeInterpreter):  # type: ignore[misc]
+    """jmespath 1.1.0, except ordering comparisons follow reference_order."""
+
+    def visit_comparator(self, node: dict[str, Any], value: Any) -> Any:
+        if node["value"] not in _ORDER_OPS:
+            return super().visit_comparator(node, value)
+        x, y = self.visit(node["children"][0], value), self.visit(node["children"][1], value)
+        result = reference_order(node["value"], x, y)
+        if result[0] == "raise":
+            raise OrderingError(node["value"], x, y)
+        return result[1]
+
+
+def expected(parsed: Any, data: Any, options: Options = OPTIONS) -> Outcome:
+    """The reference's outcome, checked against jmespath: they differ only where ordering raised."""
+    want = outcome(Reference(options).visit, parsed.parsed, data)
+    plain = outcome(parsed.search, data, options=options)
+    assert same_outcome(want, plain) or want == ("raise", OrderingError), (
+        f"the reference differs from jmespath beyond the ordering rule: {show(want)} versus {show(plain)}"
+    )
+    return want
+
+
 # --- (a) the JMESPath compliance suite ------------------------------------------------------------
 
 
@@ -133,10 +181,14 @@ def test_conformance(case: tuple[str, Any, dict[str, Any]], functions: jmespath.
         return  # falls back to jmespath; counted in test_conformance_coverage
     options = Options(custom_functions=functions)
     for data in (document, freeze(document)):
-        want = outcome(parsed.search, data, options=options)
+        want = expected(parsed, data, options)
         got = outcome(compiled, data)
-        assert same_outcome(got, want), f"{expression!r}: compiled {show(got)}, jmespath {show(want)}"
+        assert same_outcome(got, want), f"{expression!r}: compiled {show(got)}, reference {show(want)}"
         if (file, expression) in KNOWN_RESULT_DEVIATIONS:
+            continue
+        if want == ("raise", OrderingError):
+            # The suite expects null from ordering non-numbers; the engine raises by design.
+            assert spec.get("result", "missing") is None, f"{expression!r}: {spec}"
             continue
         if "result" in spec:
             assert got[0] == "ok" and json_equal(got[1], spec["result"]), f"{expression!r}: {show(got)}"
@@ -329,9 +381,9 @@ def test_rule_expressions_match_jmespath(call: dict[str, Any], frozen: bool) -> 
     document = freeze(call) if frozen else call
     for text, parsed, fn in COMPILED_RULES:
         assert fn is not None
-        want = outcome(parsed.search, document, options=OPTIONS)
+        want = expected(parsed, document)
         got = outcome(fn, document)
-        assert same_outcome(got, want), f"{text!r}: compiled {show(got)}, jmespath {show(want)}"
+        assert same_outcome(got, want), f"{text!r}: compiled {show(got)}, reference {show(want)}"
 
 
 def _pack_expressions() -> list[tuple[str, Any]]:
@@ -364,9 +416,9 @@ def test_pack_expressions_match_jmespath(call: dict[str, Any]) -> None:
     for label, parsed in PACK_EXPRESSIONS:
         fn = compile_ast(parsed.parsed, FUNCTIONS)
         assert fn is not None
-        want = outcome(parsed.search, document, options=OPTIONS)
+        want = expected(parsed, document)
         got = outcome(fn, document)
-        assert same_outcome(got, want), f"{label}: compiled {show(got)}, jmespath {show(want)}"
+        assert same_outcome(got, want), f"{label}: compiled {show(got)}, reference {show(want)}"
 
 
 # Random expressions from a small grammar: every node type, nested in every other, on small documents.
@@ -485,9 +537,12 @@ def test_random_expressions_match_jmespath(expression: str, document: Any, froze
     fn = compile_ast(parsed.parsed, FUNCTIONS)
     assert fn is not None, expression
     data = freeze(document) if frozen else document
-    want = outcome(parsed.search, data, options=OPTIONS)
+    want = expected(parsed, data)
     got = outcome(fn, data)
-    assert same_outcome(got, want), f"{expression!r} on {data!r}: compiled {show(got)}, jmespath {show(want)}"
+    assert same_outcome(got, want), f"{expression!r} on {data!r}: compiled {show(got)}, reference {show(want)}"
+    # The interpreter the engine falls back to when a node does not compile agrees too.
+    fallback = outcome(search, parsed.parsed, data, OPTIONS)
+    assert same_outcome(fallback, want), f"{expression!r} on {data!r}: fallback {show(fallback)}"
 
 
 # --- targeted quirks ------------------------------------------------------------------------------
@@ -504,8 +559,7 @@ def test_random_expressions_match_jmespath(expression: str, document: Any, froze
         ("a != b", {"a": False, "b": 0.0}, True),
         ("a == b", {"a": [1], "b": [True]}, True),  # but nested values use Python ==
         ("a < b", {"a": "a", "b": "b"}, True),  # 1.1.0 orders strings too
-        ("a < b", {"a": True, "b": 2}, None),  # booleans are not ordered
-        ("a < `1`", {"a": None}, None),
+        ("a <= `1.5`", {"a": 1}, True),  # integers and floats order together
         ("!a", {"a": 0}, False),  # !0 is false: 0 is truthy in JMESPath
         ("!a", {"a": {}}, True),
         ("a || b", {"a": 0, "b": 1}, 0),
@@ -536,9 +590,9 @@ def test_type_errors_and_exprefs() -> None:
     for expression in ("lower(s)", "sort_by(items, &n)", "length(@, @)", "nope(s)", "`[1]`[::0]", "a < `1`"):
         fn = compile_text(expression, FUNCTIONS)
         assert fn is not None
-        want = outcome(jmespath.search, expression, data, options=OPTIONS)
+        want = expected(jmespath.compile(expression), data)
         got = outcome(fn, data)
-        assert same_outcome(got, want), expression
+        assert got[0] == "raise" and same_outcome(got, want), expression
     fn = compile_text("[&n][0]", FUNCTIONS)
     assert fn is not None
     assert type(fn(data)).__name__ == "_Expression"
@@ -561,6 +615,111 @@ def test_literals_and_unsupported_nodes() -> None:
     )
     multi = compile_text("{a: a}", FUNCTIONS)
     assert multi is not None and type(multi(freeze({"a": 1}))) is dict and not isinstance(multi({}), FrozenDict)
+
+
+# --- ordering comparisons: two numbers or two strings, anything else raises -------------------------
+
+
+def _json_type(x: Any) -> str:
+    """JMESPath's name for the type of a JSON value."""
+    return {"integer": "number", "float": "number"}.get(_kind(x), _kind(x))
+
+
+# Values of every JSON type, with the ones Python would order (booleans as ints, lists) among them.
+_ORDER_VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False)
+    | st.sampled_from([0, 1, -1, 0.0, 1.0, 10000, 9999.5, "", "a", "b", "10", "abc", True, False])
+    | st.text(max_size=4)
+    | st.lists(st.integers() | st.booleans() | st.text(max_size=2), max_size=2)
+    | st.dictionaries(st.sampled_from(["a", "b"]), st.integers(), max_size=2)
+)
+# Each shape goes through a different closure: literal on the right (one per operator for a
+# number, another for a string, another for a literal never ordered), on the left, two fields, a filter.
+_ORDER_SHAPES = ["a {op} `{lit}`", "`{lit}` {op} a", "a {op} b", "[a][?@ {op} `{lit}`] | [0]"]
+
+
+def _order_case(shape: str, op: str, x: Any, y: Any) -> tuple[str, Any, Outcome]:
+    """The expression for `shape`, its document, and the outcome the ordering rule demands."""
+    text = shape.format(op=_SYMBOLS[op], lit=json.dumps(y).replace("`", "\\`"))
+    # With the literal first, it is the left operand.
+    want = reference_order(op, y, x) if shape.startswith("`") else reference_order(op, x, y)
+    if shape.startswith("[a]") and want[0] == "ok":
+        want = ("ok", x if want[1] else None)
+    return text, {"a": x, "b": y}, want
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    x=_ORDER_VALUES,
+    y=_ORDER_VALUES,
+    op=st.sampled_from(sorted(_ORDER_OPS)),
+    shape=st.sampled_from(_ORDER_SHAPES),
+    frozen=st.booleans(),
+)
+def test_ordering_compiles_to_the_reference_rule_on_random_values(
+    x: Any, y: Any, op: str, shape: str, frozen: bool
+) -> None:
+    """Every ordering fast path compares two numbers or two strings and raises on any other pair."""
+    text, document, want = _order_case(shape, op, x, y)
+    data = freeze(document) if frozen else document
+    fn = compile_text(text, FUNCTIONS)
+    assert fn is not None, text
+    for label, run in (("compiled", fn), ("fallback", lambda d: search(jmespath.compile(text).parsed, d, OPTIONS))):
+        got = outcome(run, data)
+        assert same_outcome(got, want), f"{text!r} on {data!r}: {label} {show(got)}, the rule says {show(want)}"
+
+
+@pytest.mark.parametrize(
+    ("expression", "document", "message"),
+    [
+        ("amount >= `10000`", {"amount": [50000]}, "`>=` needs two numbers or two strings, got array and number"),
+        ("amount >= `10000`", {}, "`>=` needs two numbers or two strings, got null and number"),
+        ("amount > `1`", {"amount": True}, "`>` needs two numbers or two strings, got boolean and number"),
+        ("amount < `1.5`", {"amount": "1"}, "`<` needs two numbers or two strings, got string and number"),
+        ("name <= 'm'", {"name": 5}, "`<=` needs two numbers or two strings, got number and string"),
+        ("`1` < amount", {"amount": {}}, "`<` needs two numbers or two strings, got number and object"),
+        ("a > b", {"a": False, "b": True}, "`>` needs two numbers or two strings, got boolean and boolean"),
+        ("a < `null`", {"a": 1}, "`<` needs two numbers or two strings, got number and null"),
+    ],
+)
+def test_ordering_error_names_the_operator_and_both_types(expression: str, document: Any, message: str) -> None:
+    """The error says which comparison failed and why, for the compiled code and the fallback alike."""
+    fn = compile_text(expression, FUNCTIONS)
+    assert fn is not None
+    for data in (document, freeze(document)):
+        for run in (fn, lambda d: search(jmespath.compile(expression).parsed, d, OPTIONS)):
+            with pytest.raises(OrderingError) as caught:
+                run(data)
+            assert str(caught.value) == f"ordering comparison {message}"
+            assert isinstance(caught.value, JMESPathError)  # the engine's fail-closed path catches it as one
+
+
+def test_ordering_fast_paths_keep_python_numbers_exact() -> None:
+    """Huge integers, floats at the limits and mixed int/float compare as Python compares them."""
+    cases = [(10**30, 1e30, "gte"), (2**63, 2**63 - 1, "gt"), (1, 1.0, "lte"), (-0.0, 0, "gte"), (1e308, 1.7e308, "lt")]
+    for x, y, op in cases:
+        for text in (f"a {_SYMBOLS[op]} b", f"a {_SYMBOLS[op]} `{json.dumps(y)}`"):
+            fn = compile_text(text, FUNCTIONS)
+            assert fn is not None
+            want = _ORDER_OPS[op](x, y)
+            assert fn({"a": x, "b": y}) is want, text
+
+
+def test_equality_still_compares_any_two_values() -> None:
+    """Only ordering changed: == and != between values of different types are false and true, never errors."""
+    for expression, document, result in [
+        ("a == `10000`", {"a": [10000]}, False),
+        ("a != `10000`", {}, True),
+        ("a == b", {"a": True, "b": 1}, False),
+        ("a != 'x'", {"a": None}, True),
+    ]:
+        fn = compile_text(expression, FUNCTIONS)
+        assert fn is not None and fn(freeze(document)) is result
+        assert jmespath.search(expression, document, options=OPTIONS) is result
 
 
 # --- (c) micro-benchmark (printed, never asserted) ------------------------------------------------

@@ -717,11 +717,22 @@ def test_shipped_packs_layered_are_clean() -> None:
     [
         # A "may" test whose truth restricts errs toward denial: quiet.
         ("stage: guard\n    when: \"paths(@)[?path_within(@, '/etc')] | length(@) > `0`\"", False),
-        ("stage: pre-execute\n    decision: deny\n    when: \"paths(@)[?!path_surely_within(@, '/w')] | length(@) > `0`\"", False),
-        ("stage: pre-execute\n    decision: allow\n    when: \"paths(@)[?path_surely_matches(@, '*.md')] | length(@) > `0`\"", False),
+        (
+            "stage: pre-execute\n    decision: deny\n"
+            "    when: \"paths(@)[?!path_surely_within(@, '/w')] | length(@) > `0`\"",
+            False,
+        ),
+        (
+            "stage: pre-execute\n    decision: allow\n"
+            "    when: \"paths(@)[?path_surely_matches(@, '*.md')] | length(@) > `0`\"",
+            False,
+        ),
         # Negated, in an allow rule, or under == it would let an unknown place through.
         ("stage: guard\n    when: \"paths(@)[?!path_within(@, '/w')] | length(@) > `0`\"", True),
-        ("stage: pre-execute\n    decision: allow\n    when: \"paths(@)[?path_within(@, '/w')] | length(@) > `0`\"", True),
+        (
+            "stage: pre-execute\n    decision: allow\n    when: \"paths(@)[?path_within(@, '/w')] | length(@) > `0`\"",
+            True,
+        ),
         ("stage: guard\n    when: \"length(paths(@)[?path_matches(@, '.env')]) == `0`\"", True),
         ("stage: guard\n    when: \"paths(@)[?path_surely_within(@, '/etc')] | length(@) > `0`\"", True),
         ("stage: guard\n    when: \"`0` < length(paths(@)[?path_within(@, '/etc')])\"", False),

@@ -10,6 +10,7 @@ import jmespath
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from packkit import write_pack
 
 from policyengine import PolicyLayers, Registry, define_tool
 from policyengine.call import call_document
@@ -20,8 +21,6 @@ from policyengine.frozen import freeze
 from policyengine.functions import OPTIONS
 from policyengine.packs import load_pack
 from policyengine.roles import Role, key_roles
-
-from packkit import write_pack
 
 
 def _search(expression: str, arguments: dict[str, Any], cwd: str | None = None, roles: Any = None) -> Any:
@@ -104,7 +103,10 @@ def test_a_tools_cerberus_roles_and_json_schema_roles_are_declared() -> None:
     tool = define_tool(
         name="put",
         description="d",
-        parameters={"where": {"type": "string", "role": "path"}, "opts": {"type": "dict", "schema": {"u": {"type": "string", "role": "url"}}}},
+        parameters={
+            "where": {"type": "string", "role": "path"},
+            "opts": {"type": "dict", "schema": {"u": {"type": "string", "role": "url"}}},
+        },
         execute=lambda _a: None,
     )
     assert dict(tool.roles or {}) == {"where": "path", "u": "url"}
@@ -116,7 +118,10 @@ def test_a_catalog_reads_x_policy_role_formats_tags_and_mcp_hints(tmp_path: Path
         "description": "d",
         "inputSchema": {
             "type": "object",
-            "properties": {"where": {"type": "string", "x-policy-role": "path"}, "u": {"type": "string", "format": "uri"}},
+            "properties": {
+                "where": {"type": "string", "x-policy-role": "path"},
+                "u": {"type": "string", "format": "uri"},
+            },
         },
         "annotations": {"destructiveHint": True, "readOnlyHint": False},
         "x-policy-tags": ["Writes"],
@@ -132,7 +137,9 @@ def test_an_unknown_role_name_is_refused_when_the_tool_is_defined() -> None:
     from policyengine import DefinitionError
 
     with pytest.raises(DefinitionError):
-        define_tool(name="t", description="d", parameters={"p": {"type": "string", "role": "paht"}}, execute=lambda _a: None)
+        define_tool(
+            name="t", description="d", parameters={"p": {"type": "string", "role": "paht"}}, execute=lambda _a: None
+        )
 
 
 TAGGED = {
@@ -153,17 +160,32 @@ TAGGED = {
 def test_tag_selectors_reach_tools_by_capability_and_names_stay_a_fallback(tmp_path: Path) -> None:
     pack = write_pack(tmp_path, "p", TAGGED)
     registry = Registry()
-    registry.register(define_tool(name="wipe", description="d", parameters={}, execute=lambda _a: None, annotations={"destructiveHint": True}))
-    registry.register(define_tool(name="look", description="d", parameters={}, execute=lambda _a: None, annotations={"readOnlyHint": True}))
+    registry.register(
+        define_tool(
+            name="wipe", description="d", parameters={}, execute=lambda _a: None, annotations={"destructiveHint": True}
+        )
+    )
+    registry.register(
+        define_tool(
+            name="look", description="d", parameters={}, execute=lambda _a: None, annotations={"readOnlyHint": True}
+        )
+    )
     layers = PolicyLayers.install(registry, [pack])
     verdict = {name: evaluate_now(layers.registry, name, {}) for name in ("wipe", "look", "rm", "other")}
-    assert {n: v.decision.value for n, v in verdict.items() if v} == {"wipe": "deny", "look": "allow", "rm": "deny", "other": "allow"}
+    assert {n: v.decision.value for n, v in verdict.items() if v} == {
+        "wipe": "deny",
+        "look": "allow",
+        "rm": "deny",
+        "other": "allow",
+    }
     # The Decider the registry builds sees the same tags.
     assert registry.call_sync("wipe", {}).outcome.value == "denied"
 
 
 def test_an_unset_hint_is_not_a_capability() -> None:
-    tool = define_tool(name="t", description="d", parameters={}, execute=lambda _a: None, annotations={"destructiveHint": False})
+    tool = define_tool(
+        name="t", description="d", parameters={}, execute=lambda _a: None, annotations={"destructiveHint": False}
+    )
     assert tool.tags == frozenset()
 
 
@@ -193,7 +215,9 @@ def test_the_packs_cwd_applies_to_calls_that_carry_none_and_a_calls_own_cwd_wins
 
 def test_registry_call_passes_its_cwd_to_policy(tmp_path: Path) -> None:
     registry = Registry(cwd="/etc")
-    registry.register(define_tool(name="read", description="d", parameters={"path": {"type": "string"}}, execute=lambda _a: "x"))
+    registry.register(
+        define_tool(name="read", description="d", parameters={"path": {"type": "string"}}, execute=lambda _a: "x")
+    )
     PolicyLayers.install(registry, [write_pack(tmp_path, "p", CWD_PACK, cwd="/srv/app")])
     assert registry.call_sync("read", {"path": "passwd"}).outcome.value == "denied"
     assert registry.call_sync("read", {"path": "passwd"}, cwd="/home/u").outcome.value == "ok"

@@ -1,0 +1,252 @@
+"""Loading rule expressions never crashes: every JMESPath form compiles, and engine faults become located problems.
+
+Slices used to crash the load-time checks (their AST children are ints and None, not nodes);
+any other internal fault while compiling a rule now refuses the pack with a PE308 problem at the
+expression (or the rule), never a traceback out of `check`, `dry-run` or `PolicyLayers.install`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import jmespath
+import pytest
+
+from policyengine import Decision, PackLoadError, PolicyLayers, Registry, evaluate, freeze, load_pack
+from policyengine import compiler as compiler_module
+from policyengine import expressions as expressions_module
+from policyengine.cli import main
+from policyengine.functions import OPTIONS
+from policyengine.problems import CODES
+
+MANIFEST = "name: p\nversion: 1.0.0\nfiles: [r.yaml]\n"
+
+
+def rule_file(when: str, reason: str = "no") -> str:
+    """One deny rule for tool `t` with the given condition (single-quoted YAML, quotes doubled)."""
+    quoted = when.replace("'", "''")
+    # The list only where a condition uses it: an unused list is a warning (PE404) in every problem list.
+    lists = "lists:\n  names: [a, b, c]\n" if "lists." in when else ""
+    rules = (
+        "rules:\n"
+        "  - id: r1\n"
+        "    stage: pre-execute\n"
+        "    tools: [t]\n"
+        f"    when: '{quoted}'\n"
+        "    decision: deny\n"
+        f"    reason: '{reason}'\n"
+    )
+    return lists + rules
+
+
+def write_pack(folder: Path, when: str, reason: str = "no") -> Path:
+    """A one-rule pack in folder (see rule_file)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pack.yaml").write_text(MANIFEST, "utf-8")
+    (folder / "r.yaml").write_text(rule_file(when, reason), "utf-8")
+    return folder
+
+
+DOCUMENTS: list[dict[str, Any]] = [
+    {"name": "t", "arguments": {"tags": ["a", "b", "c", "d"]}},
+    {"name": "t", "arguments": {"tags": ["a"]}},
+    {"name": "t", "arguments": {"tags": []}},
+    {"name": "t", "arguments": {"tags": "abcd"}},
+    {"name": "t", "arguments": {"tags": [{"a": 1}, {"a": 2}, {"b": 3}]}},
+    {"name": "t", "arguments": {}},
+]
+
+SLICES = [
+    "length(arguments.tags[1:]) > `0`",
+    "arguments.tags[1:]",
+    "arguments.tags[::-1]",
+    "arguments.tags[:1]",
+    "arguments.tags[-2:]",
+    "arguments.tags[1:3:2]",
+    "arguments.tags[::-2][0]",
+    "arguments.tags[1:].a",
+    "arguments.tags[1:][*].a",
+    "arguments.tags[:2][?a]",
+    "arguments.tags[1:] | [0]",
+    "[arguments.tags[1:], arguments.tags[:1]][]",
+    "{tail: arguments.tags[1:]}",
+    "!(arguments.tags[1:])",
+    "arguments.tags[?@ != 'a'][1:]",
+    "sort_by(arguments.tags[1:], &to_string(@))",
+]
+
+
+@pytest.mark.parametrize("when", SLICES)
+def test_a_slice_in_a_condition_loads_and_evaluates_as_jmespath(tmp_path: Path, when: str) -> None:
+    pack = load_pack(write_pack(tmp_path / "pack", when))
+    expression = pack.rules[0].when
+    assert expression is not None and expression.compiled is not None, "a slice must compile, not fall back"
+    for document in DOCUMENTS:
+        try:
+            want: Any = ("ok", jmespath.search(when, document, options=OPTIONS))
+        except Exception as error:
+            want = ("raise", type(error))
+        try:
+            got: Any = ("ok", expression.search(freeze(document)))
+        except Exception as error:
+            got = ("raise", type(error))
+        assert got == want, f"{when!r} on {document}"
+
+
+def test_a_slice_of_a_named_list_is_folded_at_load(tmp_path: Path) -> None:
+    pack = load_pack(write_pack(tmp_path / "pack", "lists.names[1:]"))
+    expression = pack.rules[0].when
+    assert expression is not None
+    assert expression.search(freeze({})) == ["b", "c"]
+    assert expression.parsed.parsed["children"][0]["children"][0]["type"] == "literal"
+
+
+def test_a_negated_path_through_a_slice_is_still_refused(tmp_path: Path) -> None:
+    """`!a[1:]` slices the boolean `!a`, always null: PE307, as for `!a.b`."""
+    with pytest.raises(PackLoadError) as caught:
+        load_pack(write_pack(tmp_path / "pack", "!arguments.tags[1:]"))
+    assert caught.value.codes == ("PE307",)
+
+
+def test_a_zero_slice_step_loads_and_fails_closed_when_it_runs(tmp_path: Path) -> None:
+    folder = write_pack(tmp_path / "pack", "arguments.tags[::0]")
+    registry = Registry()
+    PolicyLayers.install(registry, [folder])
+    denied = asyncio.run(evaluate(registry, "t", {"tags": ["a", "b"]}))
+    assert denied.decision is Decision.DENY
+    assert denied.reason is not None and "rule 'r1' could not be evaluated" in denied.reason
+    assert "slice step cannot be zero" in denied.reason
+    # Like jmespath, a slice of something that is not an array is null before the step is looked at.
+    assert asyncio.run(evaluate(registry, "t", {"tags": "ab"})).decision is Decision.ALLOW
+
+
+def test_check_install_and_dry_run_accept_a_pack_with_slices(tmp_path: Path) -> None:
+    """The issue's reproducer: each entry point crashed with AttributeError in _resolve."""
+    folder = write_pack(tmp_path / "pack", "length(arguments.tags[1:]) > `0`")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", str(folder)], out=out, err=err) == 0, err.getvalue()
+    registry = Registry()
+    PolicyLayers.install(registry, [folder])
+    assert asyncio.run(evaluate(registry, "t", {"tags": ["a", "b"]})).decision is Decision.DENY
+    assert asyncio.run(evaluate(registry, "t", {"tags": ["a"]})).decision is Decision.ALLOW
+    calls, records = tmp_path / "calls.jsonl", tmp_path / "out.jsonl"
+    calls.write_text(json.dumps({"name": "t", "arguments": {"tags": ["a", "b"]}, "call_id": "c1"}) + "\n", "utf-8")
+    code = main(
+        ["dry-run", "--pack", str(folder), str(calls), "--output", str(records), "--workers", "1"], out=out, err=err
+    )
+    assert code == 0, err.getvalue()
+    assert json.loads(records.read_text("utf-8").splitlines()[0])["decision"] == "deny"
+
+
+# -- internal faults become located problems --------------------------------------------------------
+
+
+def _boom(*_args: Any, **_kwargs: Any) -> Any:
+    """Stands in for any engine function: an internal fault."""
+    raise RuntimeError("boom")
+
+
+def _column_of(folder: Path, needle: str) -> tuple[int, int]:
+    """1-based line and column of the first occurrence of needle in r.yaml."""
+    for number, line in enumerate((folder / "r.yaml").read_text("utf-8").splitlines(), 1):
+        if needle in line:
+            return number, line.index(needle) + 1
+    raise AssertionError(needle)
+
+
+@pytest.mark.parametrize("target", ["compile_ast", "_resolve"])
+def test_an_internal_fault_compiling_a_condition_is_a_located_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str
+) -> None:
+    folder = write_pack(tmp_path / "pack", "arguments.amount >= `10000`")
+    monkeypatch.setattr(expressions_module, target, _boom)
+    with pytest.raises(PackLoadError) as caught:
+        load_pack(folder)
+    (problem,) = caught.value.problems
+    assert problem.code == "PE308" and "PE308" in CODES
+    assert problem.message == "internal error compiling expression: RuntimeError: boom (please report)"
+    assert problem.rule_id == "r1"
+    assert problem.location is not None
+    line, column = _column_of(folder, "arguments.amount")
+    assert (problem.location.file, problem.location.line, problem.location.column) == (
+        str(folder / "r.yaml"),
+        line,
+        column,
+    )
+
+
+def test_an_internal_fault_in_the_jmespath_parser_is_a_located_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_pack(tmp_path / "pack", "arguments.x == 'y'")
+    monkeypatch.setattr(expressions_module.jmespath, "compile", _boom)
+    with pytest.raises(PackLoadError) as caught:
+        load_pack(folder)
+    assert {(p.code, p.rule_id) for p in caught.value.problems} == {("PE308", "r1")}
+
+
+def test_an_internal_fault_in_a_template_placeholder_points_at_the_placeholder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_pack(tmp_path / "pack", "arguments.x == 'y'", reason="denied for {agent}")
+    real = expressions_module.compile_ast
+
+    def fail_on_agent(ast: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        if ast.get("value") == "agent":
+            raise KeyError("children")
+        return real(ast, *args, **kwargs)
+
+    monkeypatch.setattr(expressions_module, "compile_ast", fail_on_agent)
+    with pytest.raises(PackLoadError) as caught:
+        load_pack(folder)
+    (problem,) = caught.value.problems
+    assert problem.code == "PE308" and problem.message.startswith("internal error compiling expression: KeyError")
+    assert problem.location is not None
+    assert (problem.location.line, problem.location.column) == _column_of(folder, "agent}")
+
+
+def test_an_internal_fault_splitting_a_template_is_a_located_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_pack(tmp_path / "pack", "arguments.x == 'y'", reason="denied for {agent}")
+    monkeypatch.setattr(expressions_module, "_placeholder_end", _boom)
+    with pytest.raises(PackLoadError) as caught:
+        load_pack(folder)
+    (problem,) = caught.value.problems
+    assert problem.code == "PE308" and problem.message.startswith("internal error compiling template: RuntimeError")
+    assert problem.location is not None
+    assert (problem.location.line, problem.location.column) == _column_of(folder, "denied for")
+
+
+def test_an_internal_fault_elsewhere_in_a_rule_is_a_problem_at_the_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_pack(tmp_path / "pack", "arguments.x == 'y'")
+    monkeypatch.setattr(compiler_module.FileCompiler, "tools", _boom)
+    with pytest.raises(PackLoadError) as caught:
+        load_pack(folder)
+    (problem,) = caught.value.problems
+    assert problem.code == "PE308" and problem.rule_id == "r1"
+    assert problem.message == "internal error compiling rule: RuntimeError: boom (please report)"
+    assert problem.location is not None and problem.location.file == str(folder / "r.yaml")
+    assert problem.location.line == _column_of(folder, "id: r1")[0]
+
+
+def test_an_internal_fault_never_escapes_check_or_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`policyengine check` exits 2 with the rendered problem; install refuses and installs nothing."""
+    good = write_pack(tmp_path / "good", "arguments.x == 'y'")
+    registry = Registry()
+    PolicyLayers.install(registry, [good])
+    folder = write_pack(tmp_path / "pack", "arguments.amount >= `10000`")
+    monkeypatch.setattr(expressions_module, "compile_ast", _boom)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", str(folder), "--color", "never"], out=out, err=err) == 2
+    assert "PE308" in err.getvalue() and "internal error compiling expression" in err.getvalue()
+    assert "Traceback" not in err.getvalue()
+    with pytest.raises(PackLoadError):
+        PolicyLayers.install(Registry(), [folder])
+    assert asyncio.run(evaluate(registry, "t", {"x": "y"})).decision is Decision.DENY
