@@ -351,12 +351,21 @@ def _call_parts(document: Any) -> tuple[Any, str | None, Any]:
 def _command_texts(arguments: Any, cwd: str | None, declared: Any) -> list[str]:
     texts: list[str] = []
     for value in roles.collect(arguments, roles.Role.COMMAND, declared):
+        if value is None:
+            continue  # no command given
         if not isinstance(value, str):
-            raise ValueError(f"a command argument is a {type(value).__name__}, not a string")
+            raise ValueError(f"a command argument is {_json_type(value)}, not a string or an argv list")
         texts.append(value)
-    # A list under a command key may be argv (["rm", "-rf", "/"]) or several commands: read it both ways.
+    # A list of strings under `command`, `cmd`, `args` or `argv` is one argv (["rm", "-rf", "/"]);
+    # under `commands` each string is a command.
     texts.extend(shlex.join(argv) for argv in roles.argv_lists(arguments, declared))
     return texts
+
+
+def _json_type(value: Any) -> str:
+    """"an object", "a number"...: the JSON name of a value's type, for messages."""
+    name = jmespath.functions.TYPES_MAP.get(type(value).__name__, type(value).__name__)
+    return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
 
 
 def _parsed(arguments: Any, cwd: str | None, declared: Any) -> list[Any]:

@@ -98,7 +98,21 @@ _TOKENS: dict[Role, frozenset[str]] = {
         ["url", "urls", "uri", "uris", "link", "links", "href", "endpoint", "webhook", "callback", "redirect"]
     ),
     Role.COMMAND: frozenset(
-        ["command", "commands", "cmd", "cmdline", "shell", "script", "bash", "sh", "powershell", "pwsh", "exec"]
+        [
+            "command",
+            "commands",
+            "cmd",
+            "cmds",
+            "cmdline",
+            "shell",
+            "script",
+            "scripts",
+            "bash",
+            "sh",
+            "powershell",
+            "pwsh",
+            "exec",
+        ]
     ),
     Role.EMAIL: frozenset(["email", "emails"]),
     Role.AMOUNT: frozenset(["amount", "amounts", "price", "prices", "total", "quantity", "qty", "sum", "cost", "fee"]),
@@ -123,7 +137,6 @@ _CONTENT = frozenset(
         "patterns",
         "regex",
         "query",
-        "q",
         "search",
         "description",
         "comment",
@@ -139,9 +152,10 @@ _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 # A value that names a place, whatever its key: rooted, home, climbing, drive, UNC, file: URL,
-# a leading expansion, or a dotfile's name.
+# a leading expansion, a dotfile's name, or words joined by separators with no space ("etc/shadow").
 _PATH_SHAPE = re.compile(
-    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-]+$)"
+    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-]+$"
+    r"|[^\s/\\:]+(?:[/\\][^\s/\\]*)+$)"
 )
 _URL_SHAPE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]*://")
 _EMAIL_SHAPE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -189,18 +203,29 @@ def _value_roles(value: str) -> frozenset[Role]:
 
 
 def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> frozenset[Role]:
-    """The roles of one value under one key: declared, else by name, plus its shape."""
-    if declared:
-        named = declared.get(key.lower())
-        if named is not None:
-            role = role_named(named)
-            return frozenset() if role is None or role is Role.TEXT else frozenset({role})
-    by_name = key_roles(key) if key else frozenset()
-    if Role.TEXT in by_name:
-        return frozenset()
-    if isinstance(value, str):
-        return by_name | _value_roles(value)
-    return by_name
+    """The roles of one value under one key: declared, else by name, else by its shape.
+
+    A URL is a URL under any key, and a `file:` URL is a path too; a path's shape only counts
+    under a key whose name gives no role (a command under `command` is not also a path).
+    """
+    named = declared.get(key.lower()) if declared else None
+    if named is not None:
+        role = role_named(named)
+        roles = frozenset() if role is None or role is Role.TEXT else frozenset({role})
+    else:
+        roles = key_roles(key) if key else frozenset()
+        if Role.TEXT in roles:
+            return frozenset()
+        if not roles and isinstance(value, str):
+            return _value_roles(value)
+    if isinstance(value, str) and _URL_SHAPE.match(value):
+        roles |= {Role.URL, Role.PATH} if value.lstrip()[:5].lower() == "file:" else {Role.URL}
+    return roles
+
+
+# Roles whose value is read whole: an object or null under `amount` or `command` is not walked
+# into but handed on, so a reader fails closed on it instead of finding nothing.
+_WHOLE_VALUE = frozenset({Role.AMOUNT, Role.COMMAND})
 
 
 def collect(arguments: Any, role: Role, declared: Mapping[str, str] | None = None) -> list[Any]:
@@ -212,18 +237,42 @@ def _walk(value: Any, key: str, declared: Mapping[str, str] | None, role: Role, 
     """Values of `role` below one key; lists inherit their key, objects give their own."""
     if depth > MAX_DEPTH:
         raise ValueError(f"arguments nested deeper than {MAX_DEPTH} levels")
-    if isinstance(value, Mapping):
+    if role in _WHOLE_VALUE and (value is None or isinstance(value, Mapping)) and role in _roles_of(key, value, declared):
+        yield value
+    elif isinstance(value, Mapping):
         for child_key, child in value.items():
             yield from _walk(child, str(child_key), declared, role, depth + 1)
     elif isinstance(value, list):
+        if role is Role.COMMAND and value and all(isinstance(v, str) for v in value) and _is_argv(key, declared):
+            return  # one argv: argv_lists reads it whole
         for item in value:
             yield from _walk(item, key, declared, role, depth + 1)
     elif value is not None and role in _roles_of(key, value, declared):
         yield value
 
 
+# Command keys whose list is several commands; under any other command key a list is one argv.
+_PLURAL_COMMANDS = frozenset({"commands", "cmds", "scripts"})
+# Keys whose list of strings is an argv although the key gives no role otherwise.
+_ARGV = frozenset({"argv", "args"})
+
+
+def is_argv_key(key: str) -> bool:
+    """Whether a list of strings under this command key is one argv (`command`, `args`) rather than several commands."""
+    tokens = _tokens(key)
+    return not tokens or tokens[-1] not in _PLURAL_COMMANDS
+
+
+def _is_argv(key: str, declared: Mapping[str, str] | None) -> bool:
+    """Whether a list of strings under this key is one argv."""
+    tokens = _tokens(key)
+    if tokens and tokens[-1] in _ARGV:
+        return True
+    return Role.COMMAND in _roles_of(key, None, declared) and is_argv_key(key)
+
+
 def argv_lists(arguments: Any, declared: Mapping[str, str] | None = None) -> list[list[str]]:
-    """Lists of strings under a command key (`{"command": ["rm", "-rf", "/"]}`): argv, maybe."""
+    """Lists of strings under a singular command key (`{"command": ["rm", "-rf", "/"]}`): one argv each."""
     found: list[list[str]] = []
 
     def walk(value: Any, key: str, depth: int) -> None:
@@ -233,8 +282,9 @@ def argv_lists(arguments: Any, declared: Mapping[str, str] | None = None) -> lis
             for child_key, child in value.items():
                 walk(child, str(child_key), depth + 1)
         elif isinstance(value, list):
-            if value and all(isinstance(v, str) for v in value) and Role.COMMAND in _roles_of(key, None, declared):
+            if value and all(isinstance(v, str) for v in value) and _is_argv(key, declared):
                 found.append(list(value))
+                return
             for item in value:
                 walk(item, key, depth + 1)
 

@@ -346,23 +346,29 @@ def _capabilities(name: str, tags: Iterable[str], annotations: Mapping[str, Any]
 
 
 def _declared_roles(schema: Mapping[str, Any]) -> FrozenDict | None:
-    """{lower-cased key: role} for every parameter, at any depth, that declares a role."""
+    """{lower-cased key: role} for every parameter, at any depth, that declares a role.
+
+    A list's items take its key: a role declared on the items (`{type: list, schema: {type:
+    string, role: path}}`) is the list's role, as a role on the list itself is.
+    """
     found: dict[str, str] = {}
+
+    def visit(key: str, rules: Mapping[str, Any]) -> None:
+        if isinstance(rules.get("role"), str):
+            found.setdefault(key.lower(), rules["role"])
+        nested = rules.get("schema")
+        if not isinstance(nested, Mapping):
+            return
+        types = rules.get("type")
+        if "list" in ([types] if isinstance(types, str) else list(types or [])):
+            visit(key, nested)  # the items' rules
+        else:
+            walk(nested)
 
     def walk(fields: Mapping[str, Any]) -> None:
         for key, rules in fields.items():
-            if not isinstance(rules, Mapping):
-                continue
-            if isinstance(rules.get("role"), str):
-                found[str(key).lower()] = rules["role"]
-            nested = rules.get("schema")
-            if isinstance(nested, Mapping):
-                # A dict's schema maps its keys; a list's schema is its items' rules.
-                if "type" in nested and not isinstance(nested.get("type"), Mapping):
-                    if isinstance(nested.get("schema"), Mapping):
-                        walk(nested["schema"])
-                else:
-                    walk(nested)
+            if isinstance(rules, Mapping):
+                visit(str(key), rules)
 
     walk(schema)
     return freeze(found) if found else None
