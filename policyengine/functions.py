@@ -380,8 +380,10 @@ def _parsed(arguments: Any, cwd: str | None, declared: Any) -> list[Any]:
 def _paths(arguments: Any, cwd: str | None, declared: Any) -> list[str]:
     found: list[str] = []
     for value in roles.collect(arguments, roles.Role.PATH, declared):
-        if isinstance(value, str):
-            found.extend(roles.resolve(value, cwd))
+        if not isinstance(value, str):
+            # A number or a flag where a path belongs cannot be placed: the rule fails closed.
+            raise ValueError(f"a path argument is {_json_type(value)}, not a string")
+        found.extend(roles.resolve(value, cwd))
     for command in _parsed(arguments, cwd, declared):
         for operand in command.operands:
             found.extend(roles.resolve(operand, cwd))

@@ -148,6 +148,33 @@ _CONTENT = frozenset(
         "caption",
     ]
 )
+# Words that make a key a measure of something when they end it ("file_count", "dir_size",
+# "path_exists"): its value is a number or a flag about a path, not a path.
+_MEASURE = frozenset(
+    [
+        "count",
+        "size",
+        "length",
+        "len",
+        "depth",
+        "limit",
+        "max",
+        "min",
+        "num",
+        "number",
+        "index",
+        "offset",
+        "mode",
+        "type",
+        "format",
+        "encoding",
+        "exists",
+        "recursive",
+        "hidden",
+        "ok",
+        "enabled",
+    ]
+)
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -177,6 +204,8 @@ def key_roles(key: str) -> frozenset[Role]:
         whole = "".join(tokens)
         if not tokens or tokens[-1] in _CONTENT:
             found = frozenset({Role.TEXT})
+        elif tokens[-1] in _MEASURE:
+            found = frozenset({Role.AMOUNT}) if any(t in _TOKENS[Role.AMOUNT] for t in tokens) else frozenset()
         else:
             found = frozenset(
                 role
@@ -237,7 +266,11 @@ def _walk(value: Any, key: str, declared: Mapping[str, str] | None, role: Role, 
     """Values of `role` below one key; lists inherit their key, objects give their own."""
     if depth > MAX_DEPTH:
         raise ValueError(f"arguments nested deeper than {MAX_DEPTH} levels")
-    if role in _WHOLE_VALUE and (value is None or isinstance(value, Mapping)) and role in _roles_of(key, value, declared):
+    if (
+        role in _WHOLE_VALUE
+        and (value is None or isinstance(value, Mapping))
+        and role in _roles_of(key, value, declared)
+    ):
         yield value
     elif isinstance(value, Mapping):
         for child_key, child in value.items():
