@@ -1,4 +1,4 @@
-"""Value rewrites for post-execute rules: redact or mask by path, by key name, by pattern."""
+"""Value rewrites for post-execute rules: redact or mask by path, key name, pattern, secrets or cards."""
 
 from __future__ import annotations
 
@@ -36,13 +36,15 @@ def parse_path(text: str) -> tuple[str | int, ...] | None:
 
 @dataclass(frozen=True, slots=True)
 class Redaction:
-    """One rewrite: where (path, key globs or a pattern) and how (replacement or mask)."""
+    """One rewrite: where (path, key globs, a pattern, every secret or every card) and how (replacement or mask)."""
 
     path: tuple[str | int, ...] | None = None
     keys: Any = None  # compiled re2 pattern matching key names, case-insensitively
     pattern: Any = None  # compiled re2 pattern matched inside every string
     replace_with: str = REDACTED
     keep_last: int | None = None
+    secrets: bool = False  # every value secrets.find_secrets reports, and every credential key's value
+    cards: bool = False  # every Luhn-valid card number: its digits inside strings, and JSON numbers
 
     def hide(self, value: Any) -> Any:
         """The replacement for one whole value."""
@@ -57,8 +59,18 @@ class Redaction:
         plain = thaw(value)
         if self.path is not None:
             return _at_path(plain, self.path, self.hide)
+        if self.path is None and self.pattern is not None:
+            return _strings(plain, self._in_string, 0)
+        # The detector compiles its patterns on import (~10 ms): only packs that redact by key,
+        # secrets or cards pay for it, on first use.
+        from . import secrets
+
         if self.keys is not None:
-            return _by_key(plain, self.keys.search, self.hide, 0)
+            return _by_key(plain, self.keys.search, self.hide, 0, secrets.pair_value)
+        if self.secrets:
+            return secrets.hide_secrets(plain, self.hide)
+        if self.cards:
+            return secrets.hide_cards(plain, self.hide)
         return _strings(plain, self._in_string, 0)
 
     def _in_string(self, text: str) -> str:
@@ -91,13 +103,20 @@ def _at_path(value: Any, path: tuple[str | int, ...], hide: Callable[[Any], Any]
     return value
 
 
-def _by_key(value: Any, match: Callable[[str], Any], hide: Callable[[Any], Any], depth: int) -> Any:
+def _by_key(value: Any, match: Callable[[str], Any], hide: Callable[[Any], Any], depth: int, pair: Any) -> Any:
+    """A copy with the value of each matching key, header pair or name/value entry hidden."""
     if depth > MAX_DEPTH:
         raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
-        return {k: hide(v) if match(k) else _by_key(v, match, hide, depth + 1) for k, v in value.items()}
+        # {"name"|"key"|"header": N, "value": V} names its value N: a matching N hides V.
+        named = pair(value, match) if "value" in value or "Value" in value or "VALUE" in value else None
+        return {
+            k: hide(v) if k == named or match(k) else _by_key(v, match, hide, depth + 1, pair) for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [_by_key(v, match, hide, depth + 1) for v in value]
+        if len(value) == 2 and isinstance(value[0], str) and match(value[0]):
+            return [value[0], hide(value[1])]  # a header pair: ["Authorization", "Bearer ..."]
+        return [_by_key(v, match, hide, depth + 1, pair) for v in value]
     return value
 
 

@@ -1,0 +1,1278 @@
+"""Secret detection in JSON-like values: credential keys, token shapes, key/value text and card numbers.
+
+What counts as a secret, in order of how it is found:
+
+1. **Credential keys.** A non-empty scalar (a string that is no placeholder, or a number) under a
+   key that names a credential (`password`, `client_secret`, `x-api-key`, `aws_secret_access_key`,
+   `cvv2`...; the table is `CREDENTIAL_WORDS`, `CREDENTIAL_ENDINGS` and `CREDENTIAL_SUFFIXES`
+   below), also as a pair `["Authorization", "Bearer x"]` or an entry
+   `{"name"|"key"|"header": "DB_PASSWORD", "value": "x"}`. Keys that only *mention* a credential
+   (`password_hint`, `token_count`, `max_tokens`, `next_page_token`, `secret_santa_name`) are not.
+2. **Token shapes** in any string: AWS access keys, private key blocks of any kind (PEM, PGP,
+   OpenSSH, PuTTY, encrypted), GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, npm,
+   PyPI, SendGrid and Hugging Face tokens, JWTs, `user:password@` in URLs.
+3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
+   `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
+   `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>` and prose
+   `my password is Hunter2!`. Values that read as prose ("password: click the link"), status
+   words, placeholders and code references (`password = get_password()`) are not secrets.
+4. **Card numbers**: 13 to 19 digits in any grouping (spaces, dashes, dots, none, Unicode
+   digits), passing the Luhn check and starting with 2-6 (the payment-card industries; a
+   13-digit millisecond timestamp starts with 1), in text and as JSON numbers.
+5. **High entropy**, narrowly: a run of 32-512 base64-alphabet characters mixing upper case,
+   lower case and digits, above the entropy 99% of random keys of its length reach, and not
+   words, a path, part of a URL, a data: URI or base64 of text. Hex is never enough (hashes).
+
+Strings are scanned after normalisation: NFKD, invisible and combining characters dropped,
+Unicode digits, dashes and Latin look-alikes folded to ASCII, percent-encoding, `\\uXXXX` and
+`&#NN;` escapes decoded, until stable (plain ASCII without escapes skips it). Placeholders
+(masks, `[REDACTED]`, `<your-key>`, `${VAR}`, `{{ var }}`) exempt only rules 1 and 3: a token
+shape or a card is reported wherever it stands. `changeme` is no placeholder: it is a working
+default password.
+
+Speed: one walk records credential keys and long numbers and collects every string (keys
+too); the strings are joined and searched once by one RE2 program (the prefilter), and when it
+finds no candidate no string is analysed. Otherwise only the strings it picks are, each by the
+few patterns an RE2 Set says can match.
+
+Token shapes, the private key headers, the AWS secret-key context and the keyword stems are
+ported from detect-secrets 1.5.0 (Yelp, Apache License 2.0, https://github.com/Yelp/detect-secrets;
+its private-key and keyword plugins credit pre-commit-hooks and bandit), rewritten for RE2 and
+extended; benchmarks/secrets.py compares the two.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import itertools
+import json
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Final
+from urllib.parse import unquote
+
+import re2
+
+__all__ = [
+    "CREDENTIAL_ENDINGS",
+    "CREDENTIAL_SUFFIXES",
+    "CREDENTIAL_WORDS",
+    "MAX_DECODE_ROUNDS",
+    "MAX_DEPTH",
+    "Finding",
+    "card_numbers",
+    "find_secrets",
+    "hide_cards",
+    "hide_secrets",
+    "is_credential_key",
+    "pair_value",
+]
+
+# Deeper values raise ValueError so a guard fails closed instead of skipping what it cannot see.
+MAX_DEPTH: Final = 128
+
+# As in paths.py: each round shortens a changing string; the bound stops quadratic work on
+# "%252525..." and fails closed instead of guessing.
+MAX_DECODE_ROUNDS: Final = 32
+
+# JSON text inside a string is parsed and scanned as a value; bigger texts are scanned as text only.
+_MAX_JSON_TEXT = 1 << 20
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False
+_MATCH_ONLY = re2.Options()
+_MATCH_ONLY.log_errors = False
+_MATCH_ONLY.never_capture = True
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret: its kind, where it is in the scanned value, and a masked excerpt."""
+
+    kind: str
+    where: str
+    excerpt: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Credential keys
+# ---------------------------------------------------------------------------------------------
+
+# A key is split into lowercase words (camelCase, '_', '-', '.', spaces), trailing digits and
+# CREDENTIAL_SUFFIXES are dropped, and what is left must END with one of these. Ending, not
+# containing: "password_hint" and "token_count" mention a credential, their value is not one.
+CREDENTIAL_WORDS: Final = frozenset(
+    {
+        "password", "passwd", "passphrase", "passcode", "pass", "pwd", "pw",
+        "passwort", "contrasena", "senha", "wachtwoord",
+        "secret", "secrets",
+        "token",
+        "apikey", "privatekey", "secretkey",
+        "auth", "authorization", "cookie", "cookies",
+        "session", "sessionid", "jsessionid", "phpsessid",
+        "credential", "credentials", "creds",
+        "cvv", "cvc", "cvn", "pin", "otp", "totp", "hotp",
+    }
+)  # fmt: skip
+
+# Multi-word endings: "x-api-key", "aws_secret_access_key", "card_verification_number".
+CREDENTIAL_ENDINGS: Final = frozenset(
+    {
+        ("api", "key"), ("private", "key"), ("priv", "key"), ("secret", "key"), ("access", "key"),
+        ("signing", "key"), ("encryption", "key"), ("master", "key"), ("auth", "key"),
+        ("session", "key"), ("client", "key"), ("account", "key"), ("service", "key"),
+        ("storage", "key"), ("subscription", "key"), ("app", "key"),
+        ("security", "code"), ("verification", "code"), ("mfa", "code"), ("otp", "code"),
+        ("auth", "code"), ("authorization", "code"), ("pin", "code"), ("pin", "number"),
+        ("card", "verification", "number"), ("card", "verification", "value"),
+        ("card", "verification", "code"), ("security", "answer"), ("secret", "answer"),
+        ("set", "cookie"), ("mot", "de", "passe"),
+    }
+)  # fmt: skip
+
+# Words after the credential that keep it one: "password_confirm", "token_value", "secret_b64".
+CREDENTIAL_SUFFIXES: Final = frozenset(
+    {
+        "value", "val", "str", "string", "text", "raw", "plain", "plaintext", "clear", "cleartext",
+        "b64", "base64", "hex", "enc", "encrypted", "hash", "hashed", "digest", "bytes", "data",
+        "confirm", "confirmation", "again", "repeat", "repeated", "verify", "new", "old",
+        "current", "input",
+    }
+)  # fmt: skip
+
+# A single word that ends with one of these is a credential ("dbpassword", "accesstoken",
+# "clientsecret"); shorter words (pass, pin, pwd...) must stand alone ("bypass", "spin").
+_COMPOUND_ENDINGS = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "privatekey")
+
+# Credentials by ending, but the word before makes them something else: pagination cursors,
+# tokenizer vocabulary, idempotency keys and links or toggles about a password.
+_NOT_CREDENTIAL_BEFORE: Final = {
+    "token": frozenset(
+        {
+            "page", "next", "nextpage", "prev", "previous", "continuation", "pagination", "cursor",
+            "sync", "resume", "cancellation", "idempotency", "max", "num", "total", "count",
+            "input", "output", "prompt", "completion", "eos", "bos", "pad", "unk", "sep", "cls",
+            "mask", "special", "start", "end", "stop",
+        }
+    ),
+    "password": frozenset({"forgot", "reset", "show", "hide", "toggle", "no"}),
+}  # fmt: skip
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+# The classification of a key is pure and keys repeat (one schema, many calls): a plain dict,
+# bounded so a flood of distinct keys cannot grow memory without limit.
+_KEY_CACHE: dict[str, bool] = {}
+_KEY_CACHE_SIZE = 8192
+_KEY_CACHE_LENGTH = 128
+
+
+def _key_words(key: str) -> list[str]:
+    """The lowercase words of a key, as CREDENTIAL_* tables spell them."""
+    if not key.isascii() or "%" in key or "\\" in key or "&#" in key:
+        key = _normalise(key)
+    words = _NOT_ALNUM.split(_CAMEL.sub("_", key).lower())
+    return [w for w in words if w]
+
+
+def _credential_words(words: list[str]) -> bool:
+    """True when the words (already split) name a credential."""
+    while words:
+        if _ends_with_credential(words):
+            return True
+        # Drop what may follow a credential without changing what the value is ("password_2",
+        # "token_value"), one word at a time: "card_verification_value" matched before it.
+        if len(words) > 1 and (words[-1].isdigit() or words[-1] in CREDENTIAL_SUFFIXES):
+            words = words[:-1]
+        else:
+            return False
+    return False
+
+
+def _ends_with_credential(words: list[str]) -> bool:
+    """True when the last words are a credential word or ending, and what precedes does not undo it."""
+    last = words[-1].rstrip("0123456789") or words[-1]  # "cvv2", "password1"
+    before = words[-2] if len(words) > 1 else ""
+    if (before, last) in CREDENTIAL_ENDINGS or (*words[-3:-1], last) in CREDENTIAL_ENDINGS:
+        return True
+    if last in CREDENTIAL_WORDS:
+        ending = last
+    else:
+        ending = next((e for e in _COMPOUND_ENDINGS if last.endswith(e)), "")
+        if not ending:
+            return False
+        # A compound word: "nexttoken" and "forgotpassword" are read as two words.
+        if last != ending:
+            before = last[: -len(ending)]
+    excluded = _NOT_CREDENTIAL_BEFORE.get(ending)
+    return not (excluded and before in excluded)
+
+
+def is_credential_key(key: str) -> bool:
+    """True when `key` names a credential: its value is a secret whatever it looks like."""
+    known = _KEY_CACHE.get(key)
+    if known is not None:
+        return known
+    result = _credential_words(_key_words(key))
+    if len(key) <= _KEY_CACHE_LENGTH and len(_KEY_CACHE) < _KEY_CACHE_SIZE:
+        _KEY_CACHE[key] = result
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Placeholders and plausible values
+# ---------------------------------------------------------------------------------------------
+
+_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "ntlm", "bot", "oauth", "apikey"})
+_NULL_WORDS = frozenset({"none", "null", "nil", "undefined", "n/a", "na", "redacted", "hidden", "masked", "filtered"})
+
+# Status and schema words that follow "password:" in prose, forms and docs, never a password.
+_STOPWORDS = _NULL_WORDS | frozenset(
+    {
+        "required", "optional", "true", "false", "yes", "no", "invalid", "incorrect", "wrong",
+        "expired", "missing", "empty", "reset", "changed", "updated", "set", "unset", "ok",
+        "enabled", "disabled", "read", "write", "admin", "all", "any", "string", "str", "text",
+        "int", "integer", "bool", "boolean", "number", "object", "type", "field", "value",
+    }
+)  # fmt: skip
+
+# Strings that stand for a secret without being one. A template reference may carry a secret
+# inside it ("${hunter2}"); the adversary who knows that can as well drop the key name, so the
+# exemption costs no real protection and spares every config template. Shapes still apply.
+_PLACEHOLDER = re2.compile(
+    "|".join(
+        (
+            r"[*•●·#xX._\- ]*[*•●·#][*•●·#xX._\- ]*",  # a mask: ****, ••••, ***-**
+            r"[xX]{3,}|[._\- ]+",  # xxxx, ---, ...
+            r"[*•●·#xX]{3,}[A-Za-z0-9]{1,4}",  # a mask keeping the last few characters
+            # [REDACTED], <your-api-key>, {password}: a bracketed description of the value
+            r"[\[<({]\s*[\w.\- ]*(?i:redacted|hidden|filtered|masked|removed|omitted|secret|password|passwd|token"
+            r"|key|credential|your|insert|enter|placeholder|example|value|here)[\w.\- ]*\s*[\]>)}]",
+            r"(?i:redacted|hidden|filtered|masked)",
+            r"\$\{\{?\s*[A-Za-z_][\w.\-]*\s*\}\}?",  # ${VAR}, ${{ secrets.X }} (not ${VAR:-default})
+            r"\$[A-Z_][A-Z0-9_]*|%[A-Z_][A-Z0-9_]*%",  # $VAR, %VAR%
+            r"\{\{\s*[A-Za-z_][\w.\-]*\s*\}\}",  # {{ var }}
+            r"(?:arn:aws[\w-]*:secretsmanager|op://|vault:)\S*",  # a reference to a secret store
+        )
+    ),
+    _MATCH_ONLY,
+)
+_MAX_PLACEHOLDER = 256  # a longer value stands for nothing: it is the value
+_placeholder_raw = getattr(_PLACEHOLDER, "_regexp", None)
+_ANCHOR_BOTH = getattr(getattr(re2, "_Anchor", None), "ANCHOR_BOTH", None)
+
+
+def _placeholder_shape(text: str) -> bool:
+    """True when the whole text is a mask, a marker or a reference (the extension's Match: no wrapper cost)."""
+    if _placeholder_raw is not None and _ANCHOR_BOTH is not None:
+        data = text.encode("utf-8", "surrogatepass")
+        return bool(_placeholder_raw.Match(_ANCHOR_BOTH, data, 0, len(data))[0][0] >= 0)
+    return _PLACEHOLDER.fullmatch(text) is not None
+
+
+def _is_placeholder(text: str) -> bool:
+    """True for empty values, masks, redaction markers, template references and scheme words."""
+    text = text.strip()
+    words = text.split(None, 1)
+    if len(words) == 2 and words[0].lower() in _AUTH_SCHEMES:
+        text = words[1].strip()  # "Bearer ${TOKEN}": the scheme is no secret, look at the rest
+    return (
+        not text
+        or text.lower() in _NULL_WORDS
+        or text.lower() in _AUTH_SCHEMES
+        or (len(text) <= _MAX_PLACEHOLDER and _placeholder_shape(text))
+    )
+
+
+def _secret_scalar(value: Any) -> bool:
+    """True for a scalar that is a secret under a credential key: a number, or a string that is no placeholder."""
+    if isinstance(value, str):
+        return not _is_placeholder(value)
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _looks_secret(text: str) -> bool:
+    """True for a word that prose would not use: 6+ characters with a digit, a symbol or inner capitals."""
+    if len(text) < 6:
+        return False
+    inner = text[1:]
+    return any(c.isdigit() or not c.isalnum() for c in text) or any(c.isupper() for c in inner)
+
+
+# A code reference on the right of "=": a call, a subscript, a dotted name or a variable
+# named like the credential itself ("password = new_password"), not a literal secret.
+_CODE_REFERENCE = re.compile(r"(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|[A-Za-z_]*_[A-Za-z_]*|[A-Z]+")
+_CREDENTIAL_STEM = re.compile(r"(?i)pass|pwd|secret|token|key|auth|cred|cookie|session")
+
+
+def _is_code_reference(text: str) -> bool:
+    """True for the right-hand side of an assignment in code rather than a literal."""
+    if "(" in text or "[" in text:
+        return True
+    if len(text) > _MAX_PLACEHOLDER or not _CODE_REFERENCE.fullmatch(text):
+        return False
+    # A bare word passes only when it names a credential (API_KEY, self.password, new_token).
+    return "." in text or bool(_CREDENTIAL_STEM.search(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalisation
+# ---------------------------------------------------------------------------------------------
+
+# Latin look-alikes an agent can swap in to break a token shape (TR39 confusables, the common ones).
+_CONFUSABLES = dict(
+    zip(
+        (
+            "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0423\u0406\u0408\u0405\u051a"
+            "\u051c\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0501\u051b\u051d\u04bb\u04cf"
+            "\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7\u03bf\u03bd"
+            "\u03b1\u03ba\u0131\u0237"
+        ),
+        "ABEKMHOPCTXYIJSQWaeopcyxijsdqwhlABEZHIKMNOPTYXovakij",
+        strict=True,
+    )
+)
+
+# Invisible letters that are no format characters (Hangul fillers, braille blank, Khmer vowels).
+_INVISIBLE_LETTERS = (0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x17B4, 0x17B5)
+
+
+@cache
+def _fold_table() -> dict[int, str | None]:
+    """The str.translate table of the normalisation (built on first use: ~60 ms)."""
+    table: dict[int, str | None] = {c: None for c in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F)}
+    for code in (*range(0x80, 0x30000), *range(0xE0000, 0xE1000)):
+        category = unicodedata.category(chr(code))
+        if category in ("Mn", "Me", "Cf", "Cs", "Cc"):
+            table[code] = None  # zero-width, combining, bidi, tag, control and lone surrogate
+        elif category == "Nd":
+            table[code] = str(unicodedata.digit(chr(code)))
+        elif category == "Zs":
+            table[code] = " "
+        elif category == "Pd":
+            table[code] = "-"
+    for code in _INVISIBLE_LETTERS:
+        table[code] = None
+    table.update({ord(k): v for k, v in _CONFUSABLES.items()})
+    return table
+
+
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|\\([\"'\\/])|&#(?:([0-9]{1,7})|[xX]([0-9a-fA-F]{1,6}));")
+_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&apos;": "'", "&#39;": "'"}
+_ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos);")
+
+
+def _unescape(match: re.Match[str]) -> str:
+    """One backslash or numeric character escape, decoded."""
+    code_hex4, code_hex2, char, decimal, hex_ = match.groups()
+    if char is not None:
+        return char
+    code = int(code_hex4 or code_hex2 or hex_, 16) if decimal is None else int(decimal)
+    return chr(code) if code < 0x110000 else "\ufffd"
+
+
+def _normalise(text: str) -> str:
+    """The string as a reader would take it: look-alikes folded, invisibles dropped, escapes decoded."""
+    table = _fold_table()
+    for _ in range(MAX_DECODE_ROUNDS):
+        before = text
+        # Only named entities with their semicolon: "&sect" without one would eat "&secret=".
+        if "&" in text:
+            text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
+        if "\\" in text or "&#" in text:
+            text = _ESCAPE.sub(_unescape, text)
+        if "%" in text:
+            text = unquote(text, errors="replace")
+        if not text.isascii():
+            # NFKD splits accents off and folds full-width and styled letters; the table then drops
+            # the marks with every invisible character and folds digits, dashes and look-alikes.
+            text = unicodedata.normalize("NFKD", text).translate(table)
+        elif not text.isprintable():
+            text = text.translate(table)
+        if text == before:
+            return text
+    raise ValueError(f"string is encoded more than {MAX_DECODE_ROUNDS} levels deep")
+
+
+# ---------------------------------------------------------------------------------------------
+# Text patterns
+# ---------------------------------------------------------------------------------------------
+
+# Token shapes: one alternative per kind, in priority order (at one position the first wins).
+_SHAPES: Final = (
+    (
+        "private-key",
+        r"BEGIN[ \t]+(?:[A-Z0-9]+[ \t]+){0,4}PRIVATE[ \t]+KEY|Proc-Type:[ \t]*4,[ \t]*ENCRYPTED"
+        r"|DEK-Info:[ \t]*[A-Z0-9-]+,|PuTTY-User-Key-File-[0-9]|AGE-SECRET-KEY-1[0-9A-Z]{20,}",
+    ),
+    ("aws-access-key", r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"),
+    ("aws-secret-key", r"(?i:aws).{0,20}(?i:key|pwd|pw|password|pass|token|secret).{0,20}['\"][0-9A-Za-z/+]{40}['\"]"),
+    ("github-token", r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36,}|github_pat_[A-Za-z0-9_]{22,}"),
+    ("gitlab-token", r"glpat-[A-Za-z0-9_\-]{20,}"),
+    ("slack-token", r"xox[abpsre]-[A-Za-z0-9\-]{10,}"),
+    ("slack-webhook", r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
+    ("stripe-key", r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9+/=]{20,}"),
+    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
+    ("openai-key", r"\bsk-[A-Za-z0-9_\-]{20,}"),
+    ("google-api-key", r"AIza[0-9A-Za-z_\-]{35}"),
+    ("google-oauth-token", r"\bya29\.[0-9A-Za-z_\-]{20,}"),
+    ("npm-token", r"npm_[A-Za-z0-9]{36}"),
+    ("pypi-token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    ("sendgrid-key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
+    ("huggingface-token", r"\bhf_[A-Za-z0-9]{34,}"),
+    ("jwt", r"eyJ[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-+/=]*"),
+    ("basic-auth", r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#\[\]@\"'<>]*:[^\s/?#\[\]@\"'<>]+@"),
+)
+_SHAPE_KINDS: Final = tuple(kind for kind, _ in _SHAPES)
+_SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPTIONS)
+
+# Assignments: an identifier (optionally after one word: "API key", "your password") holding a
+# credential stem, a separator, then a quoted value or one or two bare words (a scheme and its
+# token, or a word and the prose after it). Every CREDENTIAL_* entry holds a stem (tests pin it).
+_STEMS = (
+    r"pass|pwd|pw|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
+    r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer)|card[_ .\-]?verification"
+)
+_KEY = rf"(?:[A-Za-z0-9_.\-]+ )?[A-Za-z0-9_.\-]*(?i:{_STEMS})[A-Za-z0-9_.\-]*"
+_WORD = r"[^\s\"'`&;,<>)\]}]+"
+_VALUE = rf"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|{_WORD}(?:[ \t]+{_WORD})?"
+_ASSIGNMENT = (
+    rf"({_KEY})[\"'\]]{{0,2}}(\s*(?::=|=>|==?|:)\s*|[ \t]+(?i:is|was)[ \t]+)({_VALUE})"
+    rf"|--({_KEY})[ \t]+({_VALUE})"
+    rf"|<({_KEY})(?:\s[^<>]*)?>([^<\n]+)</"
+)
+_ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
+
+# Card runs: digits with at most a short separator between them, 13 digits or more. The
+# prefilter and ASCII text use the ASCII form (normalised text has its digits, dashes and spaces
+# folded); raw text with Unicode digits or invisible characters inside (cards redaction) uses
+# the Unicode form, compiled on first use: its classes take 20 ms to compile and a program 13
+# times bigger.
+_ASCII_CARD_RUN = r"[0-9](?:(?:[ \t._\-]{1,6}|,)?[0-9]){12,}"
+_ASCII_CARD_RE = re2.compile(_ASCII_CARD_RUN, _MATCH_ONLY)
+_GAP = r"(?:[\p{Zs}\p{Cf}\p{Mn}\t._\-\x{2010}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}\x{FF0E}]{1,6}|,)?"
+
+
+@cache
+def _unicode_card_re() -> Any:
+    """The card run pattern over Unicode digits, separators and invisible characters."""
+    return re2.compile(rf"\p{{Nd}}(?:{_GAP}\p{{Nd}}){{12,}}", _MATCH_ONLY)
+
+
+# High entropy: long runs of the base64 alphabet (see _high_entropy for what passes).
+_TOKEN_RUN = r"[A-Za-z0-9+/_\-]{32,}={0,2}"
+_TOKEN_RE = re2.compile(_TOKEN_RUN, _MATCH_ONLY)
+
+# Everything above in one pass, plus what makes a plain ASCII string need decoding first. No
+# match here (on all the strings of a document at once) means no finding in any of them.
+_NEEDS_DECODING = r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+# JSON text in a string is parsed (its keys and pairs count): a string that starts with { or [.
+_JSON_START = r"(?m:^\s*[\[{])"
+_PREFILTER = re2.compile(
+    "|".join(
+        f"(?:{p})"
+        for p in (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN, _NEEDS_DECODING, _JSON_START)
+    ),
+    _MATCH_ONLY,
+)
+_NEEDS_DECODING_RE = re.compile(_NEEDS_DECODING)
+_UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+
+
+def _raw_search(pattern: Any) -> Callable[[bytes], bool]:
+    """'Has a match' on UTF-8 bytes: the extension's Match when the wrapper exposes it (no wrapper overhead)."""
+    raw = getattr(pattern, "_regexp", None)
+    if raw is not None and _UNANCHORED is not None and callable(getattr(raw, "Match", None)):
+        match = raw.Match
+        unanchored = _UNANCHORED
+        return lambda data: bool(match(unanchored, data, 0, len(data))[0][0] >= 0)
+    return lambda data: pattern.search(data.decode("utf-8", "surrogatepass")) is not None
+
+
+# A Set answers from its DFA alone (see _SET_LIMIT); memory is taken only as states are built.
+_SET_OPTIONS = re2.Options()
+_SET_OPTIONS.log_errors = False
+_SET_OPTIONS.never_capture = True
+_SET_OPTIONS.max_mem = 64 << 20
+
+
+def _set_matcher(patterns: Iterable[str]) -> Callable[[bytes], Sequence[int] | None]:
+    """RE2's Set over the patterns: the indexes of those that match anywhere (empty or None: none)."""
+    compiled = re2.Set.SearchSet(_SET_OPTIONS)
+    for pattern in patterns:
+        compiled.Add(pattern)
+    compiled.Compile()
+    raw = getattr(compiled, "_set", None)
+    if raw is not None and callable(getattr(raw, "Match", None)):
+        return raw.Match  # type: ignore[no-any-return]  # the extension's own method: a third faster
+    return compiled.Match  # type: ignore[no-any-return]
+
+
+# RE2's Set answers a third faster than a regexp search, but only from its DFA: one that ran out
+# of memory would answer "no match". A search builds at most one DFA state per byte, and 2,048
+# states of these programs take a few MB, well inside the Set's budget; longer texts go to the
+# regexp, which falls back to its NFA (tests compare the two on random texts).
+_SET_LIMIT = 2048
+_prefilter_set = _set_matcher([_PREFILTER.pattern])
+_prefilter_regexp = _raw_search(_PREFILTER)
+
+
+def _prefilter(text: str) -> bool:
+    """True when the text holds a candidate for any analysis (or needs decoding first)."""
+    data = text.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing anyway
+    return bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
+
+
+def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
+    """The spans (whole match, then each group; (-1, -1) when unset) of each match, left to right."""
+    raw = getattr(pattern, "_regexp", None)
+    if text.isascii() and raw is not None and _UNANCHORED is not None:
+        # ASCII: byte offsets are character offsets, and the extension's Match on bytes skips
+        # the wrapper's per-match bookkeeping (a third of the time on short strings).
+        data = text.encode("ascii")
+        n = len(data)
+        pos = 0
+        while pos <= n:
+            spans = raw.Match(_UNANCHORED, data, pos, n)
+            start, end = spans[0]
+            if start < 0:
+                return
+            yield spans
+            pos = end if end > start else end + 1
+        return
+    groups = range(pattern.groups + 1)
+    for m in pattern.finditer(text):
+        yield [m.span(i) for i in groups]
+
+
+# Which analyses a string needs, in one pass: RE2's Set reports which patterns match anywhere.
+_SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT = range(4)
+_ALL_CATEGORIES = frozenset(range(4))
+_categories_set = _set_matcher(["|".join(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN])
+
+
+def _categories(text: str) -> frozenset[int]:
+    """The analyses (_SHAPES_AT...) whose pattern matches somewhere in the text."""
+    data = text.encode("utf-8", "surrogatepass")
+    return frozenset(_categories_set(data) or ()) if len(data) <= _SET_LIMIT else _ALL_CATEGORIES
+
+
+# ---------------------------------------------------------------------------------------------
+# Validators and excerpts
+# ---------------------------------------------------------------------------------------------
+
+
+def _mask(secret: str) -> str:
+    """A masked excerpt: at most the first quarter (up to four characters) and the length."""
+    shown = secret[: min(4, len(secret) // 4)]
+    return f"{shown}…({len(secret)} chars)"
+
+
+def _jwt_ok(token: str) -> bool:
+    """True when the header of a JWT-shaped token decodes to a JSON object."""
+    header = token.split(".", 1)[0].rstrip("=")
+    try:
+        decoded = base64.urlsafe_b64decode(header + "=" * (-len(header) % 4))
+        return isinstance(json.loads(decoded), dict)
+    except (binascii.Error, ValueError):
+        return False
+
+
+_DIGIT = re.compile(r"[0-9]")
+_LOWER = re.compile(r"[a-z]")
+_UPPER = re.compile(r"[A-Z]")
+
+
+def _random_looking(token: str) -> bool:
+    """True when a token mixes lower case, upper case and digits, as generated keys do."""
+    return bool(_DIGIT.search(token) and _LOWER.search(token) and _UPPER.search(token))
+
+
+def _shape_ok(kind: str, text: str) -> bool:
+    """Checks on a shape match that the pattern alone cannot make."""
+    if kind == "jwt":
+        return _jwt_ok(text)
+    if kind in ("openai-key", "anthropic-key"):
+        return _random_looking(text)  # "sk-learn-compatible-estimators" is no key
+    if kind == "basic-auth":
+        password = text[text.index(":", text.index("://") + 3) + 1 : -1]  # scheme://user:PASSWORD@
+        return not _is_placeholder(unquote(password))
+    return True
+
+
+# Entropy thresholds by length: about the 1st percentile of random base64 strings of that
+# length (measured), so 99% of generated keys pass while identifiers made of words do not.
+_ENTROPY_FLOOR = ((32, 4.15), (40, 4.4), (64, 4.85), (128, 5.35), (512, 5.8))
+_MAX_TOKEN = 512  # longer runs are data (images, archives), and keys have headers
+
+
+# c * log2(c) for every count a token of _MAX_TOKEN characters can have: entropy in C-level loops.
+_C_LOG_C = [0.0] + [c * math.log2(c) for c in range(1, _MAX_TOKEN + 3)]
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits per character (H = log2 n - sum(c log2 c) / n over the counts c)."""
+    n = len(text)
+    return math.log2(n) - sum(map(_C_LOG_C.__getitem__, Counter(text).values())) / n
+
+
+def _entropy_floor(n: int) -> float:
+    """The entropy a random base64 token of length n reaches 99% of the time (interpolated)."""
+    for (n0, e0), (n1, e1) in itertools.pairwise(_ENTROPY_FLOOR):
+        if n <= n1:
+            return e0 + (e1 - e0) * (math.log2(max(n, n0)) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
+    return _ENTROPY_FLOOR[-1][1]
+
+
+_WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
+
+
+def _high_entropy(text: str, start: int, token: str) -> bool:
+    """True for a run that reads as a generated key rather than words, hex, a path or data."""
+    body = token.rstrip("=")
+    if not 32 <= len(body) <= _MAX_TOKEN:
+        return False
+    if text[max(0, start - 7) : start].lower() == "base64,":
+        return False  # a data: URI carries content, not a credential
+    if body.count("/") > len(body) // 8:
+        return False  # a path: random base64 has one '/' in 64 characters
+    # Inside a URL: document ids and signatures; a URL's secrets are caught by the basic-auth,
+    # query-string and token-shape rules.
+    window = max(0, start - 512)  # bounded: a long text with no space must not be read back per run
+    word_start = max(text.rfind(" ", window, start), text.rfind("\n", window, start), window - 1)
+    if "://" in text[word_start + 1 : start]:
+        return False
+    # Identifiers are made of words ("getUserAccountInformation"): random text rarely is.
+    if not _random_looking(body) or sum(len(w) for w in _WORDISH.findall(body)) > len(body) // 2:
+        return False
+    if _entropy(body) < _entropy_floor(len(body)):
+        return False
+    return not _encoded_text(body)
+
+
+_PRINTABLE_BYTES = bytes([9, 10, 13, *range(32, 127)])
+
+
+def _encoded_text(token: str) -> bool:
+    """True when a token is base64 of text (a JSON cursor, a message): encoded data, not a random key."""
+    try:
+        decoded = base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    unprintable = len(decoded.translate(None, _PRINTABLE_BYTES))
+    return unprintable <= len(decoded) * 0.1
+
+
+_DOUBLED = str.maketrans("0123456789", "0246813579")  # the digit sum of twice each digit
+
+
+def _luhn(digits: str) -> bool:
+    """The Luhn checksum of a digit string (digit sums by byte sums: no Python loop)."""
+    odd = digits[-1::-2]
+    even = digits[-2::-2].translate(_DOUBLED)
+    return (sum(odd.encode()) + sum(even.encode()) - 48 * len(digits)) % 10 == 0
+
+
+def _is_card(digits: str) -> bool:
+    """13-19 digits, an issuer of payment cards (2-6: Mastercard, Amex, Visa, Discover...), Luhn-valid."""
+    # Other first digits are airlines, health, telecom and national ids: with them, one
+    # millisecond timestamp in ten (13 digits starting with 1) would pass Luhn.
+    return 13 <= len(digits) <= 19 and "2" <= digits[0] <= "6" and _luhn(digits)
+
+
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+_NOT_DIGITS = re.compile(r"[^0-9]+")
+# Inside a longer run, the stretches a card can sit in: groups of 3-6 digits, or 13-19 at once.
+_CARD_LIKE = re2.compile(r"[0-9]{3,6}(?:(?:[ \t._\-]{1,6}|,)[0-9]{3,6})+|[0-9]{13,19}", _MATCH_ONLY)
+
+
+def _card_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, digits) of each card number in text, any grouping, any Unicode digits."""
+    found: list[tuple[int, int, str]] = []
+    for spans in _matches(_ASCII_CARD_RE if text.isascii() else _unicode_card_re(), text):
+        run_start, run_end = spans[0]
+        if not text.isascii():
+            found.extend(_card_windows(_unicode_groups(text, run_start, run_end)))
+            continue
+        whole = _NOT_DIGITS.sub("", text[run_start:run_end])
+        if _is_card(whole):
+            found.append((run_start, run_end, whole))  # any grouping, as long as it is the whole run
+            continue
+        run = text[run_start:run_end]
+        for stretch in _matches(_CARD_LIKE, run):
+            a, b = stretch[0]
+            groups = [
+                (m.group(), run_start + m.start(), run_start + m.end()) for m in _ASCII_DIGITS.finditer(run, a, b)
+            ]
+            # RE2 has no lookbehind: a stretch may start or end inside a longer group; drop that part.
+            if a > 0 and run[a - 1].isdigit():
+                groups = groups[1:]
+            if b < len(run) and run[b].isdigit():
+                groups = groups[:-1]
+            found.extend(_card_windows(groups, whole_run=False))
+    return found
+
+
+def _unicode_groups(text: str, run_start: int, run_end: int) -> list[tuple[str, int, int]]:
+    """The digit groups of a run with Unicode digits, separators and invisible characters."""
+    groups: list[tuple[str, int, int]] = []
+    digits: list[str] = []
+    start = end = -1
+    for i in range(run_start, run_end):
+        ch = text[i]
+        value = unicodedata.digit(ch, None)
+        if value is not None:
+            if not digits:
+                start = i
+            digits.append(chr(48 + value))
+            end = i + 1
+        elif digits and unicodedata.category(ch) not in ("Cf", "Mn"):
+            groups.append(("".join(digits), start, end))
+            digits = []
+    if digits:
+        groups.append(("".join(digits), start, end))
+    return groups
+
+
+def _card_windows(groups: list[tuple[str, int, int]], *, whole_run: bool = True) -> list[tuple[int, int, str]]:
+    """The cards in one run of digit groups: the whole run, or card-like groups inside a longer one."""
+    if not groups:
+        return []
+    digits = "".join(g for g, _, _ in groups)
+    if whole_run and _is_card(digits):
+        return [(groups[0][1], groups[-1][2], digits)]
+    # A longer run ("4111 1111 1111 1111 123", "1.5 4111-1111-..."): windows of whole groups.
+    # Any grouping is accepted only for a whole run; inside, groups of 3-6 digits (card-like)
+    # or one group of 13-19, so that lists of small numbers do not pass Luhn one time in ten.
+    ends = list(itertools.accumulate(len(g) for g, _, _ in groups))  # digits up to the end of group k
+    # last_short[k]: the last group at or before k that cannot be part of a multi-group window.
+    last_short = list(
+        itertools.accumulate((k if not 3 <= len(g) <= 6 else -1 for k, (g, _, _) in enumerate(groups)), max, initial=-1)
+    )[1:]
+    found: list[tuple[int, int, str]] = []
+    i = 0
+    n = len(groups)
+    while i < n:
+        begin = ends[i] - len(groups[i][0])
+        # The windows that start with group i and hold 13-19 digits: a bisection, then <= 7 tries.
+        j = bisect.bisect_left(ends, begin + 13, i)
+        taken = False
+        while j < n and ends[j] - begin <= 19 and "2" <= digits[begin] <= "6":
+            if i != j and last_short[j] >= i:
+                break
+            if _luhn(digits[begin : ends[j]]):
+                found.append((groups[i][1], groups[j][2], digits[begin : ends[j]]))
+                i, taken = j + 1, True
+                break
+            j += 1
+        if not taken:
+            i += 1
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Text analysis
+# ---------------------------------------------------------------------------------------------
+
+_Hit = tuple[str, int, int, str]  # kind, start, end, the secret text (for the excerpt only)
+
+
+def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
+    """The secret of one `key <sep> value` in text, or None when it is no credential or no secret."""
+    if not is_credential_key(key.strip("-_. ")):
+        return None
+    quoted = raw[:1] in "\"'`"
+    prose = sep.strip().lower() in ("is", "was")
+    if quoted:
+        value = raw[1:-1]
+        if _is_placeholder(value) or (prose and not _looks_secret(value)):
+            return None
+        return value
+    if "\n" in sep:
+        return None  # "password:\nnext line": only a quoted value on the next line counts
+    words = raw.split()
+    first = words[0]
+    more = len(words) > 1
+    if first.lower() in _AUTH_SCHEMES and more:
+        first, more = words[1], False  # "Authorization: Bearer x": the token after the scheme
+    if prose or more:
+        first = first.rstrip(".!?:")  # the end of a sentence is no part of the value
+    # Under three characters a bare word in text is a count or a flag ("session: 3"), rarely a secret.
+    if len(first) < 3 or _is_placeholder(first) or first.lower() in _STOPWORDS:
+        return None
+    if sep.strip() in ("=", "==", ":=", "=>") and _is_code_reference(first):
+        return None
+    # Prose: "is"/"was", or a colon followed by more words ("password: click the link").
+    if (prose or more) and not _looks_secret(first):
+        return None
+    return first
+
+
+def _assignments(text: str, taken: _Taken) -> Iterable[_Hit]:
+    """Credential assignments in text whose value is not already inside a shape match."""
+    for spans in _matches(_ASSIGNMENT_RE, text):
+        # Which alternative matched: key = value (groups 1-3), --flag value (4-5), <key>value</ (6-7).
+        key_at = 1 if spans[1][0] >= 0 else 4 if spans[4][0] >= 0 else 6
+        value_at = key_at + 2 if key_at == 1 else key_at + 1
+        key = text[spans[key_at][0] : spans[key_at][1]]
+        value_start, value_end = spans[value_at]
+        raw = text[value_start:value_end]
+        if key_at == 1:
+            sep = text[spans[2][0] : spans[2][1]]
+        else:
+            sep, raw = (" ", raw) if key_at == 4 else (":", raw.strip())
+        secret = _assignment_secret(key, sep, raw)
+        if secret is None:
+            continue
+        # The span of the secret itself (not its key, quotes or scheme), for redaction.
+        start = text.find(secret, value_start, value_end)
+        end = start + len(secret)
+        if not taken.overlaps(start, end):
+            yield ("keyword", start, end, secret)
+
+
+class _Taken:
+    """Spans already reported, merged and sorted, so an overlap test is one bisection."""
+
+    __slots__ = ("ends", "starts")
+
+    def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
+        """Merge the spans."""
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for start, end in sorted(spans):
+            if self.ends and start <= self.ends[-1]:
+                self.ends[-1] = max(self.ends[-1], end)
+            else:
+                self.starts.append(start)
+                self.ends.append(end)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        """True when [start, end) meets a taken span."""
+        i = bisect.bisect_right(self.starts, start)
+        return (i > 0 and self.ends[i - 1] > start) or (i < len(self.starts) and self.starts[i] < end)
+
+
+def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tuple[int, int]:
+    """What to hide of a shape match: a key block up to its END marker at key_end (-1: none), a URL's password."""
+    if kind == "private-key":
+        # The header names the key; the key is what follows, up to the END marker or the end.
+        if text[max(0, start - 5) : start] == "-----":
+            start -= 5
+        if key_end < 0:
+            return start, len(text)
+        close = text.find("-----", key_end + 8, key_end + 100)  # "-----END RSA PRIVATE KEY-----"
+        return start, close + 5 if close >= 0 else min(len(text), key_end + 8)
+    if kind == "basic-auth":
+        scheme_end = text.index("://", start) + 3
+        return text.index(":", scheme_end) + 1, end - 1  # user:PASSWORD@
+    return start, end
+
+
+def _analyse(text: str) -> list[_Hit]:
+    """Every secret in one (normalised) string, with the span to hide."""
+    categories = _categories(text)
+    if not categories:
+        return []
+    hits: list[_Hit] = []
+    if _SHAPES_AT in categories:
+        key_end = hidden_until = -1  # the next "-----END" after a key header, and the span hidden so far
+        for spans in _matches(_SHAPE_RE, text):
+            index = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
+            kind = _SHAPE_KINDS[index]
+            match_start, match_end = spans[0]
+            if hidden_until >= len(text):
+                break  # the rest of the text is one key block
+            if match_start < hidden_until:
+                continue  # inside a key block already reported (and hidden whole)
+            if _shape_ok(kind, text[match_start:match_end]):
+                if kind == "private-key" and key_end != -2 and key_end < match_end:
+                    # Searched again only past the last END found: one pass however many headers.
+                    key_end = text.find("-----END", match_end)
+                    key_end = -2 if key_end < 0 else key_end  # -2: no END up to the end of the text
+                start, end = _shape_span(kind, text, match_start, match_end, max(key_end, -1))
+                if kind == "private-key":
+                    hidden_until = end
+                # The excerpt of a key block is its header; of the rest, the part that is hidden.
+                hits.append(
+                    (kind, start, end, text[match_start:match_end] if kind == "private-key" else text[start:end])
+                )
+    if _ASSIGNMENTS_AT in categories:
+        hits.extend(_assignments(text, _Taken((start, end) for _, start, end, _ in hits)))
+    if _CARDS_AT in categories:
+        hits.extend(("card-number", start, end, digits) for start, end, digits in _card_spans(text))
+    if _TOKENS_AT in categories:
+        taken = _Taken((start, end) for _, start, end, _ in hits)
+        for spans in _matches(_TOKEN_RE, text):
+            start, end = spans[0]
+            if not taken.overlaps(start, end) and _high_entropy(text, start, text[start:end]):
+                hits.append(("high-entropy", start, end, text[start:end]))
+    return hits
+
+
+def _excerpt(kind: str, secret: str) -> str:
+    """The excerpt of a hit: a card shows its last four digits, a key block its header."""
+    if kind == "card-number":
+        return f"…{secret[-4:]} ({len(secret)} digits)"
+    if kind == "private-key":
+        return secret[:60]  # the header names the kind of key; the key itself follows it
+    return _mask(secret)
+
+
+def _json_text(text: str) -> bool:
+    """True for a string that may be JSON text (an object or an array)."""
+    return text.lstrip()[:1] in ("{", "[") and len(text) <= _MAX_JSON_TEXT
+
+
+def _json_findings(text: str, depth: int) -> list[_Raw]:
+    """Findings in a string holding JSON text, scanned as the value it encodes."""
+    if not _json_text(text):
+        return []
+    # JSON in a string ("body": "{\"name\": \"DB_PASSWORD\", \"value\": ...}") is a value:
+    # every structural rule (keys, pairs, name/value entries) applies inside it.
+    try:
+        parsed = json.loads(text)
+    except RecursionError as error:
+        raise ValueError("JSON text nested too deeply to scan") from error
+    except ValueError:
+        return []
+    return _find(parsed, (), depth + 1) if isinstance(parsed, dict | list) else []
+
+
+def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
+    """(kind, excerpt) of every secret in a string, raw and normalised, JSON text included."""
+    seen: dict[tuple[str, str], None] = {}
+    if text.isascii() and not _NEEDS_DECODING_RE.search(text):
+        hits = _analyse(text)
+    else:
+        normal = _normalise(text)
+        hits = _analyse(normal)
+        if not hits and text.isascii():
+            # Decoding can also break a match ("password=%20%20%20x"): then the raw text decides.
+            hits = _analyse(text)
+    for kind, _, _, secret in hits:
+        seen[(kind, _excerpt(kind, secret))] = None
+    for _, kind, excerpt in _json_findings(text, depth):
+        seen[(kind, excerpt)] = None
+    return list(seen)
+
+
+# ---------------------------------------------------------------------------------------------
+# Walking values
+# ---------------------------------------------------------------------------------------------
+
+_Path = tuple[str | int, ...]
+_Raw = tuple[_Path, str, str]  # where (segments), kind, excerpt
+_PAIR_NAMES = ("name", "key", "header")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def _format(path: str, segments: _Path) -> str:
+    """A document path: `a.b[0]`, with `["odd key"]` for keys that are not identifiers."""
+    out = path
+    for segment in segments:
+        if isinstance(segment, int):
+            out += f"[{segment}]"
+        elif _IDENTIFIER.fullmatch(segment):
+            out += f".{segment}" if out else segment
+        else:
+            out += f"[{json.dumps(segment, ensure_ascii=False)}]"
+    return out
+
+
+def pair_value(value: dict[Any, Any] | list[Any], is_name: Callable[[str], Any]) -> Any:
+    """The index or key of a pair's value when its name passes `is_name`, else None."""
+    # ["Authorization", "Bearer x"] gives 1; {"name": "DB_PASSWORD", "value": "x"} (also "key" or
+    # "header" for the name, in any case) gives the key spelling "value" in that dict.
+    if isinstance(value, list):
+        return 1 if len(value) == 2 and isinstance(value[0], str) and is_name(value[0]) else None
+    value_key = None
+    named = False
+    for k, v in value.items():
+        lower = k.lower() if isinstance(k, str) else ""
+        if lower == "value":
+            value_key = k
+        elif lower in _PAIR_NAMES and isinstance(v, str) and not named and is_name(v):
+            named = True
+    return value_key if named else None
+
+
+def _maybe_pair(value: dict[Any, Any]) -> bool:
+    """A cheap test before pair_value: the dict has a "value" key (the usual spellings)."""
+    return "value" in value or "Value" in value or "VALUE" in value
+
+
+def _card_number_value(value: int | float) -> str | None:
+    """The digits of a JSON number that is a card number, else None."""
+    if isinstance(value, float):
+        if not (math.isfinite(value) and value.is_integer() and abs(value) < 1e19):
+            return None
+        value = int(value)
+    if not 10**12 <= abs(value) < 10**19:
+        return None
+    digits = str(abs(value))
+    return digits if _is_card(digits) else None
+
+
+def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
+    """All findings in a value, with paths as segments."""
+    texts: list[str] = []
+    places: list[tuple[_Path, str | int | None]] = []
+    credentials: dict[_Path, _Raw] = {}
+    numbers: list[_Raw] = []
+    _walk(value, at, depth, texts, places, credentials, numbers)
+    joined = "\n".join(texts)
+    # The fast path: one prefilter pass over every string (keys included) finds no candidate.
+    # Non-ASCII text is looked at once normalised.
+    if joined.isascii() and not _prefilter(joined):
+        return [*credentials.values(), *numbers]
+    found = _scan_texts(texts, places, depth)
+    # A credential's value that also matched a shape is reported once, by its shape.
+    shaped = {where for where, _, _ in found}
+    return [*(raw for where, raw in credentials.items() if where not in shaped), *found, *numbers]
+
+
+def _walk(
+    value: Any,
+    at: _Path,
+    depth: int,
+    texts: list[str],
+    places: list[tuple[_Path, str | int | None]],
+    credentials: dict[_Path, _Raw],
+    numbers: list[_Raw],
+) -> None:
+    """Collect the strings to scan (with where they are) and the credential and number findings."""
+    # Strings are the common leaf: their place is kept as (parent path, key) so no path tuple
+    # is built for a leaf unless a finding needs it.
+    if depth > MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        for key, item in value.items():
+            if not isinstance(key, str):
+                key = str(key)
+            texts.append(key)  # a secret can hide in a key too
+            places.append((at, key))
+            known = _KEY_CACHE.get(key)
+            if known or (known is None and is_credential_key(key)) or key == pair:
+                _credential(item, (*at, key), credentials)
+            if isinstance(item, str):
+                texts.append(item)
+                places.append((at, key))
+            elif item is not None and item is not True and item is not False:
+                _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers)
+    elif isinstance(value, list | tuple):
+        if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
+            _credential(value[1], (*at, 1), credentials)
+        for i, item in enumerate(value):
+            if isinstance(item, str):
+                texts.append(item)
+                places.append((at, i))
+            elif item is not None and item is not True and item is not False:
+                _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers)
+    elif isinstance(value, str):
+        texts.append(value)
+        places.append((at, None))
+    elif value is None or isinstance(value, bool):
+        return
+    elif isinstance(value, int | float):
+        if not -1e12 < value < 1e12:  # long enough to be a card number (or not finite)
+            digits = _card_number_value(value)
+            if digits is not None:
+                numbers.append((at, "card-number", _excerpt("card-number", digits)))
+    else:
+        raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def _scalars(item: Any) -> bool:
+    """True for a non-empty list of scalars (a credential key's list is its values)."""
+    return isinstance(item, list | tuple) and bool(item) and not any(isinstance(x, dict | list | tuple) for x in item)
+
+
+def _credential(item: Any, at: _Path, credentials: dict[_Path, _Raw]) -> None:
+    """Record the value of a credential key (a scalar, or each of a list of scalars)."""
+    if _scalars(item):
+        for i, x in enumerate(item):
+            _credential(x, (*at, i), credentials)
+    elif not isinstance(item, dict | list | tuple) and _secret_scalar(item):
+        credentials[at] = (at, "keyword", _mask(str(item)))
+
+
+def _scan_texts(texts: list[str], places: list[tuple[_Path, str | int | None]], depth: int) -> list[_Raw]:
+    """Findings in the collected strings: the non-ASCII ones, and the ASCII ones the prefilter picks."""
+    plain = [i for i, text in enumerate(texts) if text.isascii()]
+    picked = {i for i, text in enumerate(texts) if not text.isascii()}
+    picked.update(plain[i] for i in _candidates([texts[i] for i in plain]))
+    found: list[_Raw] = []
+    for i in sorted(picked):
+        at, key = places[i]
+        where = at if key is None else (*at, key)
+        found.extend((where, kind, excerpt) for kind, excerpt in _text_hits(texts[i], depth))
+    return found
+
+
+def _candidates(texts: list[str]) -> set[int]:
+    """Indexes of the ASCII texts the prefilter matches, from passes over them all joined."""
+    if len(texts) < 8:
+        return {i for i, text in enumerate(texts) if _prefilter(text)}
+    # One search per match over the joined text instead of one per string: a match is mapped
+    # to every string it overlaps (one reaching across the newline marks both, and the string
+    # it consumed part of is then analysed whole), so no string with a match is left out.
+    starts = list(itertools.accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+    picked: set[int] = set()
+    for spans in _matches(_PREFILTER, "\n".join(texts)):
+        start, end = spans[0]
+        first = bisect.bisect_right(starts, start) - 1
+        last = bisect.bisect_right(starts, max(start, end - 1)) - 1
+        picked.update(range(first, last + 1))
+    return picked
+
+
+def find_secrets(value: Any, *, path: str = "") -> list[Finding]:
+    """Every secret in a JSON-like value; `where` is the path below `path` (ValueError past MAX_DEPTH)."""
+    return [Finding(kind, _format(path, where), excerpt) for where, kind, excerpt in _find(value, (), 0)]
+
+
+def card_numbers(text_or_number: str | int | float) -> list[str]:
+    """The Luhn-valid card numbers (digits only) in a string or a JSON number, in any grouping."""
+    if isinstance(text_or_number, bool):
+        return []
+    if isinstance(text_or_number, int | float):
+        digits = _card_number_value(text_or_number)
+        return [digits] if digits is not None else []
+    text = text_or_number
+    if not text.isascii() or _NEEDS_DECODING_RE.search(text):
+        text = _normalise(text)
+    return [digits for _, _, digits in _card_spans(text)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Rewrites (redact.py)
+# ---------------------------------------------------------------------------------------------
+
+
+def text_has_secret(text: str) -> bool:
+    """True when find_secrets would report anything in this string."""
+    if text.isascii() and not _prefilter(text):
+        return False
+    return bool(_text_hits(text, 0))
+
+
+def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
+    """The value with every string or number find_secrets reports replaced by hide(it) (itself if none)."""
+    if depth == 0 and not _find(value, (), 0):
+        return value  # nothing to hide: one walk and one prefilter pass decide it for most values
+    if depth > MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        return _hide_in_text(value, hide)
+    if isinstance(value, dict):
+        pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            hidden = (
+                _hide_credential(item, hide, depth + 1)
+                if key == pair or is_credential_key(str(key))
+                else hide_secrets(item, hide, depth + 1)
+            )
+            if isinstance(key, str) and text_has_secret(key):
+                # A secret used as a key ({"ghp_...": "alice"}) is hidden too; two hidden keys
+                # must not overwrite each other's values.
+                key = masked = str(hide(key))
+                n = 1
+                while key in out or key in value:
+                    n += 1
+                    key = f"{masked}#{n}"
+            out[key] = hidden
+        return out
+    if isinstance(value, list | tuple):
+        if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
+            return [hide_secrets(value[0], hide, depth + 1), _hide_credential(value[1], hide, depth + 1)]
+        return [hide_secrets(item, hide, depth + 1) for item in value]
+    if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
+        return hide(value)
+    return value
+
+
+def _hide_in_text(text: str, hide: Callable[[Any], Any]) -> Any:
+    """A string with each secret's characters replaced by hide(them), or hide(string) when spans are unknown."""
+    if text.isascii() and not _NEEDS_DECODING_RE.search(text):
+        if not _prefilter(text):
+            return text
+        if _json_findings(text, 0):
+            return hide(text)  # found by parsing the JSON: no span in the text
+        spans: list[tuple[int, int]] = []
+        for start, end in sorted((start, end) for _, start, end, _ in _analyse(text)):
+            if spans and start <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+            else:
+                spans.append((start, end))
+        return _replace(text, spans, hide) if spans else text
+    # Found only once decoded ("%67hp_...", a zero-width space inside): no span in the raw text.
+    return hide(text) if _text_hits(text, 0) else text
+
+
+def _replace(text: str, spans: Iterable[tuple[int, int]], hide: Callable[[Any], Any]) -> str:
+    """The text with each (start, end) span replaced by str(hide(span text))."""
+    out: list[str] = []
+    last = 0
+    for start, end in spans:
+        out.append(text[last:start])
+        out.append(str(hide(text[start:end])))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _hide_credential(item: Any, hide: Callable[[Any], Any], depth: int) -> Any:
+    """A credential key's value: scalars hidden (lists of them item by item), containers walked."""
+    if _scalars(item):
+        return [_hide_credential(x, hide, depth + 1) for x in item]
+    if not isinstance(item, dict | list | tuple) and _secret_scalar(item):
+        return hide(item)
+    return hide_secrets(item, hide, depth)
+
+
+def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
+    """A copy with every card number replaced by hide(it): the card's characters in strings, whole numbers."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        return _hide_cards_in(value, hide)
+    if isinstance(value, dict):
+        return {k: hide_cards(v, hide, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [hide_cards(v, hide, depth + 1) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
+        return hide(value)
+    return value
+
+
+_ascii_card_run = _raw_search(_ASCII_CARD_RE)
+
+
+def _has_card_run(text: str) -> bool:
+    """True when an ASCII text holds a run of 13 digits or more, in any grouping."""
+    return _ascii_card_run(text.encode("ascii"))
+
+
+def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
+    """A string with each card's characters replaced; the whole string when only decoding shows a card."""
+    if len(text) < 13:
+        return text
+    encoded = not text.isascii() or _NEEDS_DECODING_RE.search(text) is not None
+    if not encoded and not _has_card_run(text):
+        return text
+    spans = _card_spans(text)
+    if encoded and len(card_numbers(text)) > len(spans):
+        # Digits written as escapes ("%34%31...") have no span in the raw text: hide it whole.
+        return hide(text)
+    return _replace(text, [(start, end) for start, end, _ in spans], hide) if spans else text

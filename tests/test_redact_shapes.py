@@ -1,0 +1,232 @@
+"""Redaction of pair shapes, of every secret and of every card number (policyengine.redact)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from policyengine.frozen import freeze
+from policyengine.redact import REDACTED, Redaction, key_matcher, parse_path
+from policyengine.secrets import card_numbers, find_secrets
+
+CREDENTIAL_KEYS = key_matcher(["*password*", "*passwd*", "*secret*", "*token*", "api_key", "authorization", "cookie"])
+TOKEN = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+
+
+def by_keys(**kwargs: Any) -> Redaction:
+    return Redaction(keys=CREDENTIAL_KEYS, **kwargs)
+
+
+# --- key rules on pair shapes ----------------------------------------------------------------------
+
+
+def test_key_rules_still_hide_the_value_of_a_matching_key() -> None:
+    assert by_keys().apply({"user": "ada", "api_token": "t0k"}) == {"user": "ada", "api_token": REDACTED}
+
+
+def test_key_rules_hide_the_value_of_a_header_pair_whose_name_matches() -> None:
+    value = {"headers": [["Authorization", "Bearer abc"], ["Accept", "text/html"]]}
+    assert by_keys().apply(value) == {"headers": [["Authorization", REDACTED], ["Accept", "text/html"]]}
+
+
+@pytest.mark.parametrize("name_field", ["name", "key", "header", "Name", "Key", "HEADER"])
+def test_key_rules_hide_the_value_of_a_name_value_entry_whose_name_matches(name_field: str) -> None:
+    value = {"env": [{name_field: "DB_PASSWORD", "value": "pg-pass"}, {name_field: "HOME", "value": "/root"}]}
+    assert by_keys().apply(value) == {
+        "env": [{name_field: "DB_PASSWORD", "value": REDACTED}, {name_field: "HOME", "value": "/root"}]
+    }
+
+
+def test_a_name_value_entry_keeps_its_other_fields_and_the_value_key_spelling() -> None:
+    value = {"Tags": [{"Key": "api_key", "Value": "k-9f8e", "Comment": "rotate"}]}
+    assert by_keys().apply(value) == {"Tags": [{"Key": "api_key", "Value": REDACTED, "Comment": "rotate"}]}
+
+
+def test_pairs_that_do_not_match_or_are_not_pairs_are_untouched() -> None:
+    value = {"rows": [["Accept", "x"], ["Authorization"], ["Authorization", "a", "b"], [1, "x"]], "e": {"name": "x"}}
+    assert by_keys().apply(value) == value
+
+
+def test_a_pair_value_that_is_a_container_is_hidden_whole_like_a_key_value() -> None:
+    assert by_keys().apply([["cookie", {"sid": "1"}]]) == [["cookie", REDACTED]]
+
+
+def test_key_rules_on_pairs_mask_with_keep_last() -> None:
+    assert by_keys(keep_last=4).apply([["Authorization", "Bearer abcdef1234"]]) == [
+        ["Authorization", "*" * 13 + "1234"]
+    ]
+
+
+def test_key_rules_on_pairs_work_on_frozen_values() -> None:
+    assert by_keys().apply(freeze({"h": [["Cookie", "sid=1"]]})) == {"h": [["Cookie", REDACTED]]}
+
+
+def test_path_and_pattern_redactions_are_unchanged() -> None:
+    path = parse_path("a[*].card")
+    assert path is not None
+    assert Redaction(path=path).apply({"a": [{"card": 1}, {"card": 2}]}) == {"a": [{"card": REDACTED}] * 2}
+    import re2
+
+    pattern = re2.compile("AKIA[0-9A-Z]{16}")
+    assert Redaction(pattern=pattern).apply(["id AKIAQ3EGRTZ7XK4PLM2N"]) == [f"id {REDACTED}"]
+
+
+# --- secrets: true ---------------------------------------------------------------------------------
+
+SECRETS = Redaction(secrets=True)
+
+
+def test_secrets_hides_credential_keys_pairs_and_name_value_entries() -> None:
+    value = {
+        "user": "ada",
+        "password": "hunter2hunter2",
+        "headers": [["Authorization", "Bearer abc123"], ["Accept", "json"]],
+        "env": [{"name": "DB_PASSWORD", "value": "pg"}, {"name": "HOME", "value": "/root"}],
+        "cvv": 123,
+    }
+    assert SECRETS.apply(value) == {
+        "user": "ada",
+        "password": REDACTED,
+        "headers": [["Authorization", REDACTED], ["Accept", "json"]],
+        "env": [{"name": "DB_PASSWORD", "value": REDACTED}, {"name": "HOME", "value": "/root"}],
+        "cvv": REDACTED,
+    }
+
+
+def test_secrets_hides_only_the_secret_inside_a_plain_string() -> None:
+    assert SECRETS.apply(f"contents of notes-{TOKEN}.txt") == f"contents of notes-{REDACTED}.txt"
+    assert SECRETS.apply("db: postgres://app:p4ssw0rd@db/app") == f"db: postgres://app:{REDACTED}@db/app"
+    assert SECRETS.apply("ACCESS_TOKEN=5f1e2d3c4b5a6978 DEBUG=1") == f"ACCESS_TOKEN={REDACTED} DEBUG=1"
+    assert SECRETS.apply('{"a": 1} password: "hunter2"') == f'{{"a": 1}} password: "{REDACTED}"'
+
+
+def test_secrets_hides_a_private_key_block_from_its_header_to_its_end_line() -> None:
+    text = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nbye"
+    assert SECRETS.apply(text) == f"key:\n{REDACTED}\nbye"
+    assert SECRETS.apply("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl") == REDACTED
+
+
+def test_secrets_hides_a_whole_string_when_only_decoding_or_parsing_reveals_the_secret() -> None:
+    assert SECRETS.apply({"t": "gh\u200bp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 ok"}) == {"t": REDACTED}
+    assert SECRETS.apply({"t": "%67hp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"}) == {"t": REDACTED}
+    assert SECRETS.apply({"t": '[{"name": "DB_PASSWORD", "value": "pg"}]'}) == {"t": REDACTED}
+
+
+def test_secrets_hides_card_numbers_as_json_numbers_and_in_text() -> None:
+    assert SECRETS.apply({"n": 4111111111111111, "m": 42}) == {"n": REDACTED, "m": 42}
+    assert SECRETS.apply("pay 4111 1111 1111 1111 now") == f"pay {REDACTED} now"
+
+
+def test_secrets_masks_with_keep_last() -> None:
+    masked = Redaction(secrets=True, keep_last=4).apply({"password": "hunter2hunter2", "n": 4111111111111111})
+    assert masked == {"password": "*" * 10 + "ter2", "n": "*" * 12 + "1111"}
+
+
+def test_secrets_hides_a_secret_used_as_a_key_without_losing_entries() -> None:
+    other = "ghp_zYxWvUtSrQpOnMlKjIhGfEdCbA9876543210"
+    out = SECRETS.apply({TOKEN: "alice", other: "bob", "x": 1})
+    assert TOKEN not in repr(out) and other not in repr(out)
+    assert sorted(out.values(), key=str) == [1, "alice", "bob"]
+
+
+def test_secrets_leaves_placeholders_prose_and_ordinary_values_alone() -> None:
+    value = {"password": "********", "token": "${TOKEN}", "note": "My password is not working", "n": 12345, "ok": True}
+    assert SECRETS.apply(value) == value
+
+
+def test_secrets_refuses_values_nested_too_deeply() -> None:
+    value: Any = "x"
+    for _ in range(200):
+        value = [value]
+    with pytest.raises(ValueError):
+        SECRETS.apply(value)
+
+
+# --- cards: true -----------------------------------------------------------------------------------
+
+CARDS = Redaction(cards=True)
+LAST4 = Redaction(cards=True, keep_last=4)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("card 4111 1111 1111 1111 ok", "card ***************1111 ok"),
+        ("4111.1111.1111.1111", "***************1111"),
+        ("4111-1111-1111-1111 and 5500000000000004", "***************1111 and ************0004"),
+        ("\uff14\uff11\uff11\uff11 \uff11\uff11\uff11\uff11 \uff11\uff11\uff11\uff11 \uff11\uff11\uff11\uff11",
+         "*" * 15 + "\uff11\uff11\uff11\uff11"),
+        ("4111\u200b1111\u200b1111\u200b1111!", "*" * 15 + "1111!"),
+        ("ref 4111111111111112 and 1700000000007", "ref 4111111111111112 and 1700000000007"),
+    ],
+)  # fmt: skip
+def test_cards_masks_each_card_inside_strings_keeping_the_last_digits(text: str, expected: str) -> None:
+    assert LAST4.apply(text) == expected
+
+
+def test_cards_replaces_card_numbers_given_as_json_numbers() -> None:
+    assert CARDS.apply({"n": 4111111111111111, "f": 4111111111111111.0, "m": 12345}) == {
+        "n": REDACTED,
+        "f": REDACTED,
+        "m": 12345,
+    }
+    assert LAST4.apply([4111111111111111]) == ["************1111"]
+
+
+def test_cards_hides_a_whole_string_when_only_decoding_reveals_the_card() -> None:
+    encoded = "%34%31%31%31%31%31%31%31%31%31%31%31%31%31%31%31"
+    assert CARDS.apply({"u": encoded}) == {"u": REDACTED}
+
+
+def test_cards_touches_nothing_else() -> None:
+    value = {"password": "hunter2", "id": "550e8400-e29b-41d4-a716-446655440000", "ts": 1700000000000}
+    assert CARDS.apply(value) == value
+
+
+# --- properties ------------------------------------------------------------------------------------
+
+SECRET_PIECES = [
+    {"password": "hunter2hunter2"},
+    {"headers": [["Authorization", "Bearer 5f1e2d3c4b5a"]]},
+    {"env": [{"name": "DB_PASSWORD", "value": "pg-Pa55"}]},
+    f"see {TOKEN} here",
+    "AKIA\u200bQ3EGRTZ7XK4PLM2N",
+    "password=hunter2hunter2&x=1",
+    "https://alice:S3cretPass@db.example.com/x",
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF8xq2wBCAC7\n-----END PGP PRIVATE KEY BLOCK-----",
+    4111111111111111,
+    "card 4111 1111 1111 1111",
+    '{"client_secret": "8f2d9c7e6b5a4f3e"}',
+    {TOKEN: 1},
+]
+BENIGN_PIECES = ["hello", "My password is not working", 42, None, True, {"token_count": 3}, ["a", "b"], ""]
+
+documents = st.recursive(
+    st.sampled_from(SECRET_PIECES + BENIGN_PIECES),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from("abcdef"), children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents, st.sampled_from([None, 0, 4]))
+def test_after_secrets_redaction_nothing_is_found(document: Any, keep_last: int | None) -> None:
+    redacted = Redaction(secrets=True, keep_last=keep_last).apply(freeze(document))
+    assert find_secrets(redacted) == []
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents, st.sampled_from([None, 0, 4]))
+def test_after_cards_redaction_no_card_number_is_left(document: Any, keep_last: int | None) -> None:
+    redacted = Redaction(cards=True, keep_last=keep_last).apply(document)
+    assert not any(f.kind == "card-number" for f in find_secrets(redacted))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60))
+def test_cards_redaction_of_any_text_removes_every_card_number(text: str) -> None:
+    redacted = LAST4.apply("4111 1111 1111 1111 " + text)
+    assert isinstance(redacted, str) and card_numbers(redacted) == []
