@@ -48,12 +48,13 @@ async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
     timer = None
     if signal.deadline is not None:
         timer = loop.call_later(max(0.0, signal.deadline - time.monotonic()), signal.expire)
+    cancels = task.cancelling()  # those the task carried before: a cleanup call made after a handled cancel
     try:
         value = await awaitable
     except asyncio.CancelledError:
         watch.active = False
         # Ours alone: withdraw it and report the abort; the caller's own cancel propagates.
-        if watch.fired and task.uncancel() == 0:
+        if watch.fired and task.uncancel() == cancels:
             raise Aborted(signal.reason) from None  # type: ignore[arg-type]
         raise
     finally:
@@ -63,6 +64,9 @@ async def until_aborted(awaitable: Awaitable[Any], signal: Signal) -> Any:
             timer.cancel()
     if watch.fired:
         task.uncancel()  # the awaitable swallowed our cancel
+    if task.cancelling() > cancels:
+        # The awaitable swallowed the caller's cancel of this task and returned: the caller still gave up.
+        raise asyncio.CancelledError("the calling task was cancelled; the awaited code swallowed it")
     reason = signal.reason  # fired while we waited (or by a deadline just now)
     if reason is not None:  # the value no longer counts
         raise Aborted(reason)

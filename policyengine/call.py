@@ -81,7 +81,7 @@ def new_call_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Dispatch:
-    """The execute stage's view: the call plus a signal that wrappers may replace."""
+    """The execute stage's view: the call plus a signal, the one thing wrappers may replace."""
 
     call: ToolCall
     signal: Signal

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from operator import is_
 from typing import Any, NoReturn, SupportsIndex
 
 import jmespath.functions as _jp_functions
@@ -164,3 +165,113 @@ def thaw(value: Any) -> Any:
     if isinstance(value, list):
         return [thaw(item) for item in value]
     return value
+
+
+_CONTAINERS = frozenset({FrozenDict, FrozenList})
+
+
+def duplicate(value: Any) -> Any:
+    """A frozen copy of a frozen value: new containers, the same (immutable) leaves."""
+    kind = type(value)
+    if kind is FrozenDict:
+        copy = _dict_new(FrozenDict)
+        _dict_init(copy, value)  # a C-level merge; only nested containers need a walk
+        for item in dict.values(value):
+            if type(item) in _CONTAINERS:
+                break
+        else:
+            return copy  # flat, as most arguments are
+        for key, item in dict.items(value):
+            if type(item) in _CONTAINERS:
+                dict.__setitem__(copy, key, duplicate(item))
+        return copy
+    if kind is FrozenList:
+        return FrozenList._of([duplicate(item) if type(item) in _CONTAINERS else item for item in value])
+    return value
+
+
+def identical(a: Any, b: Any, _depth: int = 0) -> bool:
+    """True when two frozen values have the same shape and container types and the very same leaves."""
+    kind = type(a)
+    if kind is not type(b) or _depth > MAX_DEPTH:  # deeper than freeze allows: only a write makes that
+        return False
+    if kind is FrozenDict:
+        return [*dict.keys(a)] == [*dict.keys(b)] and all(
+            identical(x, y, _depth + 1) for x, y in zip(dict.values(a), dict.values(b), strict=True)
+        )
+    if kind is FrozenList:
+        return list.__len__(a) == list.__len__(b) and all(
+            identical(x, y, _depth + 1) for x, y in zip(list.__iter__(a), list.__iter__(b), strict=True)
+        )
+    return a is b
+
+
+class Snapshot:
+    """Exactly what some frozen containers held when taken: tells, and undoes, any write to them since.
+
+    FrozenDict and FrozenList refuse writes through their own methods, but they are real
+    dicts and lists (jmespath needs that), so `dict.__setitem__(d, k, v)`, `list.append(l, x)`
+    and friends still change them. A snapshot keeps, for every container under its roots, the
+    very objects it held, and compares by identity: an equal but different value (`1` for
+    `True`, a plain list for a FrozenList) counts as a change. It copies no leaf.
+    """
+
+    __slots__ = ("_dicts", "_lists")
+
+    def __init__(self, *roots: Any) -> None:
+        self._dicts: list[tuple[FrozenDict, tuple[Any, ...]]] = []  # each with its keys, then its values
+        self._lists: list[tuple[FrozenList, tuple[Any, ...]]] = []
+        for root in roots:
+            if type(root) is FrozenDict or type(root) is FrozenList:
+                _record(root, self._dicts, self._lists, 0)
+
+    def intact(self) -> bool:
+        """True when every container still holds exactly what it held."""
+        for mapping, items in self._dicts:
+            if type(mapping) is not FrozenDict:
+                return False
+            now = (*dict.keys(mapping), *dict.values(mapping))
+            if len(now) != len(items) or not all(map(is_, now, items)):
+                return False
+        for sequence, items in self._lists:
+            if type(sequence) is not FrozenList:
+                return False
+            now = (*list.__iter__(sequence),)
+            if len(now) != len(items) or not all(map(is_, now, items)):
+                return False
+        return True
+
+    def restore(self) -> bool:
+        """Put every container back as it was; True when any had changed."""
+        if self.intact():
+            return False
+        for mapping, items in self._dicts:
+            object.__setattr__(mapping, "__class__", FrozenDict)
+            half = len(items) // 2
+            dict.clear(mapping)
+            dict.update(mapping, zip(items[:half], items[half:], strict=True))
+        for sequence, items in self._lists:
+            object.__setattr__(sequence, "__class__", FrozenList)
+            list.__setitem__(sequence, slice(None), items)
+        return True
+
+
+def _record(
+    container: FrozenDict | FrozenList,
+    dicts: list[tuple[FrozenDict, tuple[Any, ...]]],
+    lists: list[tuple[FrozenList, tuple[Any, ...]]],
+    depth: int,
+) -> None:
+    """Add `container` and every container under it to a snapshot's records."""
+    if depth > 2 * MAX_DEPTH:  # far deeper than freeze() allows, even inside a call document: a cycle
+        raise FreezeError("a frozen value nests without end: something wrote a cycle into it")
+    # Read through the base class: whatever the instance overrides, this is what it holds.
+    if isinstance(container, FrozenDict):
+        values = (*dict.values(container),)
+        dicts.append((container, (*dict.keys(container), *values)))
+    else:
+        values = (*list.__iter__(container),)
+        lists.append((container, values))
+    for item in values:
+        if type(item) is FrozenDict or type(item) is FrozenList:
+            _record(item, dicts, lists, depth + 1)

@@ -27,12 +27,12 @@ from .jpcompile import _literal_value, _path
 from .paths import (
     _CACHEABLE_LENGTH,
     _RE2_OPTIONS,
+    UNKNOWN,
     _climbs,
     _parse,
     _parse_any,
     _path_glob_to_regex,
 )
-from .paths import UNKNOWN
 from .paths import _parse_subject_cached as subject_cache
 
 

@@ -19,7 +19,9 @@ from urllib.parse import unquote
 import re2  # type: ignore[import-untyped,unused-ignore]
 
 __all__ = [
+    "UNKNOWN",
     "PathPatternError",
+    "decode",
     "glob_to_regex",
     "is_unknown",
     "normalize_path",
@@ -82,6 +84,11 @@ def _decode(text: str) -> str:
         # an ASCII string is printable exactly when it has no control to drop.
         return text.lower() if text.isprintable() else text.lower().translate(_ASCII_CONTROLS)
     return _decode_rounds(text)
+
+
+def decode(text: str) -> str:
+    """The text as the path functions read it: NFKC, casefolded, invisible characters dropped, percent-decoded."""
+    return _decode(text)
 
 
 def _decode_rounds(text: str) -> str:

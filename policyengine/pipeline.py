@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from operator import attrgetter, is_
 from typing import Any, NamedTuple
 
 from .approval import ApprovalRequest, ApprovalService, seek_approval
@@ -27,13 +30,13 @@ from .decisions import (
     Source,
     SourceKind,
 )
-from .frozen import FrozenDict, FrozenList, freeze
+from .frozen import FrozenDict, FrozenList, Snapshot, duplicate, freeze, identical
 from .packs import Pack
-from .results import Outcome, Stage, ToolResult
+from .results import Outcome, ResultSeal, Stage, ToolResult
 from .rules import EXPLAIN, Chain, RuleStage, check_guards, rewrite_post
-from .signal import AbortKind, strict_timeout
+from .signal import AbortKind, AbortReason, strict_timeout
 from .tools import ToolDefinition, content_problems, render_text
-from .waterfall import Listener, Trace, Verdict, Waterfall
+from .waterfall import Listener, Tampered, Trace, Verdict, Waterfall
 
 log = logging.getLogger("policyengine")
 
@@ -41,6 +44,7 @@ Guard = Callable[[ToolCall], "str | Deny | Awaitable[str | Deny | None] | None"]
 Observer = Callable[[ToolResult], None]
 
 REGISTRY = Source(SourceKind.REGISTRY, "registry")
+APPROVAL_SERVICE = Source(SourceKind.APPROVAL, "approval service")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,115 @@ def _text(message: str) -> FrozenList:
 
 def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def _failed(who: Source, error: BaseException) -> str:
+    """The reason a stage fails closed on `error` from `who`; a change it was refused says what it did."""
+    if isinstance(error, Tampered):
+        return f"{who} {error}; failing closed"
+    return f"{who} failed ({_describe(error)}); failing closed"
+
+
+_CALL_FIELDS = tuple(f.name for f in dataclasses.fields(ToolCall))
+_call_fields = attrgetter(*_CALL_FIELDS)
+
+
+class Seal:
+    """The call exactly as policy saw it, kept where no stage can reach it, to tell any later write.
+
+    Taken before the first listener, guard, approval service or wrapper written in Python gets
+    the call (packs are the engine's own code and never write). It records the call's fields,
+    and every container of the document rules read (the arguments among them) by identity, and
+    copies the arguments for the result: the result and the audit record carry them whatever
+    is written to the call.
+    """
+
+    __slots__ = ("_call", "_fields", "_frozen", "agent", "arguments", "call_id", "name")
+
+    def __init__(self, call: ToolCall) -> None:
+        self._call = call
+        self._fields: tuple[Any, ...] = _call_fields(call)
+        self.call_id, self.name, self.agent = call.call_id, call.name, call.agent
+        self.arguments: FrozenDict = duplicate(call.arguments)
+        document = call.document
+        inside = type(document) is FrozenDict and dict.get(document, "arguments") is call.arguments
+        self._frozen = Snapshot(document) if inside else Snapshot(document, call.arguments)
+
+    def changed(self) -> str | None:
+        """What of the call changed since it was sealed ("the call's arguments", "call.name"...); None if nothing."""
+        now = _call_fields(self._call)
+        if not all(map(is_, now, self._fields)):
+            return ", ".join(f"call.{n}" for n, a, b in zip(_CALL_FIELDS, now, self._fields, strict=True) if a is not b)
+        if self._frozen.intact():
+            return None
+        # Only to say what changed: the arguments, unless they still hold exactly what the copy holds.
+        if identical(self._call.arguments, self.arguments):
+            return "the call document rules read"
+        return "the call's arguments"
+
+    def changes(self) -> str | None:
+        """changed(), said as what the writer did (for a reason naming the writer); None if nothing."""
+        what = self.changed()
+        return None if what is None else f"changed {what} after policy saw it"
+
+
+def _swapped(dispatch: Any, call: ToolCall, definition: ToolDefinition) -> str | None:
+    """What a dispatch handed to next() carries besides a new signal; None if nothing."""
+    if type(dispatch) is not Dispatch:
+        what = f"a {type(dispatch).__name__}, not the Dispatch it was given"
+    elif dispatch.definition is not definition:
+        what = f"tool {getattr(dispatch.definition, 'name', dispatch.definition)!r} for a call to {call.name!r}"
+    elif dispatch.call is not call:
+        what = "another call than the one policy decided on"
+    else:
+        return None
+    return f"handed next() {what}; a wrapper may change only the signal"
+
+
+def _stopped_by(reason: AbortReason, what: str) -> tuple[Outcome, str]:
+    """The outcome of a call its signal stopped, and the reason, `what` saying when."""
+    timed_out = reason.kind is AbortKind.TIMEOUT
+    return Outcome.TIMED_OUT if timed_out else Outcome.CANCELLED, f"{what}: {reason.message}"
+
+
+class _Notified:
+    """The result the observers are being told of, and its seal: one seal serves every observer."""
+
+    __slots__ = ("current",)
+
+    def __init__(self) -> None:
+        self.current: tuple[ToolResult, ResultSeal] | None = None
+
+
+def _guarded(entries: list[ObserverEntry]) -> tuple[ObserverEntry, ...]:
+    """The observers, each followed by putting back anything it wrote to the result, before anyone else reads it."""
+    notified = _Notified()
+    last = len(entries) - 1
+    return tuple(_guard(entry, notified, last=i == last) for i, entry in enumerate(entries))
+
+
+def _guard(entry: ObserverEntry, notified: _Notified, *, last: bool) -> ObserverEntry:
+    """One observer, guarded: see _guarded."""
+    observe = entry.fn
+
+    def guarded(result: ToolResult) -> Any:
+        current = notified.current
+        # Every observer before this one left the result as it was built: its seal still holds. (Calls
+        # in other threads may interleave: a seal is only ever used for its own result.)
+        seal = current[1] if current is not None and current[0] is result else ResultSeal(result)
+        notified.current = (result, seal)
+        try:
+            return observe(result)
+        finally:
+            changed = seal.restore()
+            if last:
+                notified.current = None
+            if changed:
+                # Raised so the registry logs and counts it like any failing observer (chained to
+                # whatever the observer raised, if anything, so the log shows both).
+                raise Tampered("wrote to the result it observes; it was put back")
+
+    return ObserverEntry(guarded, entry.source)
 
 
 @dataclass
@@ -122,10 +235,12 @@ class Installation:
         if found is None:
             if len(self._chains) >= Decider.LIMIT:  # names can come from untrusted recorded calls
                 self._chains.clear()
+            tool = self.tools.get(name)
+            tags = tool.tags if tool is not None else frozenset()
             found = self._chains[name] = PackChains(
-                guards=tuple(c for p in self.guard_packs or () if (c := p.rules_for(RuleStage.GUARD, name))),
-                wraps=any(p.rules_for(RuleStage.EXECUTE, name) for p in self.execute_packs or ()),
-                post=tuple(c for p in self.post_packs or () if (c := p.rules_for(RuleStage.POST_EXECUTE, name))),
+                guards=tuple(c for p in self.guard_packs or () if (c := p.rules_for(RuleStage.GUARD, name, tags))),
+                wraps=any(p.rules_for(RuleStage.EXECUTE, name, tags) for p in self.execute_packs or ()),
+                post=tuple(c for p in self.post_packs or () if (c := p.rules_for(RuleStage.POST_EXECUTE, name, tags))),
             )
         return found
 
@@ -176,12 +291,16 @@ def build_installation(
         guards=tuple(guards),
         execute=Waterfall(execute, run_body, lambda _v: True, _rebind_dispatch),
         post=Waterfall(post, post_terminal, lambda d: isinstance(d, (Accept, AcceptValue, Block)), _rebind_result),
-        observers=tuple(observers),
+        observers=_guarded(observers),
         approval=approval,
         policy_timeout=policy_timeout,
         approval_timeout=approval_timeout,
         stats=stats,
-        pre_decider=Decider(pre_packs, default=closing) if pre_packs is not None else None,
+        pre_decider=(
+            Decider(pre_packs, default=closing, tags={n: d.tags for n, d in tools.items() if d.tags})
+            if pre_packs is not None
+            else None
+        ),
         closing=closing,
         guard_packs=guard_packs,
         execute_packs=execute_packs,
@@ -191,8 +310,11 @@ def build_installation(
 
 def _rebind_dispatch(args: tuple[Any, ...], extra: tuple[Any, ...], _source: Source) -> tuple[Any, ...]:
     (dispatch,) = args
-    if len(extra) != 1 or not isinstance(extra[0], Dispatch) or extra[0].call is not dispatch.call:
+    if len(extra) != 1 or not isinstance(extra[0], Dispatch):
         raise TypeError("execute next() takes one Dispatch of the same call (dispatch.with_signal(...))")
+    swapped = _swapped(extra[0], dispatch.call, dispatch.definition)
+    if swapped is not None:
+        raise Tampered(swapped)
     return (extra[0],)
 
 
@@ -248,6 +370,8 @@ class Run:
         # (one probe of the call for both stages) and the guard stage reports it.
         self.staged = inst.staged
         self.red_line: Deny | None = None
+        self.seal: Seal | None = None  # the call as policy saw it, once Python code was about to get it
+        self.arguments: FrozenDict | None = None  # what the result carries, once the call was sealed or ran
 
     def lap(self, stage: Stage) -> None:
         """Charge the time since the last lap to `stage`."""
@@ -267,15 +391,21 @@ class Run:
         rewrites: tuple[Source, ...] = (),
     ) -> ToolResult:
         """Freeze the result; error outcomes show their reason as the content."""
+        call, admitted, seal, arguments = self.call, self.admitted, self.seal, self.arguments
+        if outcome is Outcome.OK and call.signal.aborted:
+            # The caller gave up while the result was being finished: a cancelled call is never ok.
+            outcome, reason = _stopped_by(call.signal.reason, "call stopped after the tool ran")  # type: ignore[arg-type]
+            stage, source, value, content, rewrites = None, REGISTRY, None, None, ()
         if content is None:
             content = _text(reason) if reason else FrozenList()
-        call, admitted = self.call, self.admitted
+        # Once sealed, the call as policy saw it, whatever was written to it since.
+        seen: Seal | ToolCall = call if seal is None else seal
         # Positional (in field order): once per call, and a third faster than keywords.
         return ToolResult(
-            call.call_id,
-            call.name,
-            call.arguments,
-            call.agent,
+            seen.call_id,
+            seen.name,
+            seen.arguments if arguments is None else arguments,
+            seen.agent,
             outcome,
             value,
             content,
@@ -291,6 +421,18 @@ class Run:
     def stop(self, *args: Any, **kwargs: Any) -> _Stopped:
         """A _Stopped carrying the result built from these arguments."""
         return _Stopped(self.result(*args, **kwargs))
+
+    def watch(self) -> Seal:
+        """Seal the call, before the first code that could write to it runs (once per call)."""
+        seal = self.seal
+        if seal is None:
+            seal = self.seal = Seal(self.call)
+            self.arguments = seal.arguments
+        return seal
+
+    def _watch_call(self, _args: tuple[Any, ...], _returning: bool) -> str | None:
+        """Trace.watch for the policy stages: any change to the call since it was sealed."""
+        return self.seal.changes() if self.seal is not None else None
 
     async def policy_stage(self, stage: Stage, runner: Awaitable[Verdict[Any]], trace: Trace) -> Verdict[Any]:
         """Run a policy chain under the policy deadline; every fault fails closed."""
@@ -310,17 +452,12 @@ class Run:
         except Exception as error:
             self.lap(stage)
             who = trace.culprit(error) or REGISTRY
-            raise self.stop(fail, stage, who, f"{who} failed ({_describe(error)}); failing closed") from None
+            raise self.stop(fail, stage, who, _failed(who, error)) from None
         self.lap(stage)
         if trace.faults:
             # A listener that swallowed a downstream failure still cannot open the gate.
             fault = trace.faults[0]
-            raise self.stop(
-                fail,
-                stage,
-                fault.source,
-                f"{fault.source} failed ({_describe(fault.error)}); failing closed",
-            )
+            raise self.stop(fail, stage, fault.source, _failed(fault.source, fault.error))
         return verdict
 
     def pre_from_packs(self) -> PreDecision:
@@ -353,7 +490,8 @@ class Run:
                 raise self.stop(Outcome.DENIED, Stage.PRE_EXECUTE, decision.source, decision.reason)
             self.admitted = decision
             return decision
-        trace = Trace()
+        self.watch()  # listeners written in Python follow: record the call before any of them gets it
+        trace = Trace(watch=self._watch_call)
         verdict = await self.policy_stage(Stage.PRE_EXECUTE, self.inst.pre.run((self.call,), trace), trace)
         decision = verdict.value
         if isinstance(decision, Deny):
@@ -371,6 +509,7 @@ class Run:
             return
         entry = None
         denial: tuple[Source, str] | None = None
+        seal = self.watch() if self.inst.guards else None
         # Sync guards run straight through (a timer cannot interrupt them anyway); only an
         # awaitable answer is put under the stage's deadline.
         deadline = time.monotonic() + self.inst.policy_timeout
@@ -380,6 +519,10 @@ class Run:
                 if inspect.isawaitable(reason):
                     async with strict_timeout(max(0.0, deadline - time.monotonic())):
                         reason = await reason
+                changes = seal.changes() if seal is not None else None
+                if changes is not None:  # whatever it answered: it may only read the call
+                    denial = (entry.source, f"{entry.source} {changes}; failing closed")
+                    break
                 if reason is None:
                     continue
                 if isinstance(reason, Deny):  # compiled packs name the rule that fired
@@ -416,40 +559,71 @@ class Run:
 
     async def approve(self, decision: Ask) -> None:
         """The ask branch: one request; only allowed-once continues."""
+        seal = self.watch()  # the service gets the call: a person is asked about exactly what runs
         request = ApprovalRequest(self.call, decision.reason, decision.source)
         outcome = await until_aborted(
             seek_approval(self.inst.approval, request, self.inst.approval_timeout), self.call.signal
         )
         self.lap(Stage.APPROVAL)
+        changes = seal.changes()
+        if changes is not None:
+            raise self.stop(
+                Outcome.DENIED, Stage.APPROVAL, APPROVAL_SERVICE, f"{APPROVAL_SERVICE} {changes}; failing closed"
+            )
         if not outcome.granted:
             raise self.stop(Outcome.DENIED, Stage.APPROVAL, decision.source, outcome.reason)
 
     async def execute(self, definition: ToolDefinition) -> tuple[Any, FrozenList]:
         """Stage 3: wrappers around the body; errors, timeouts and cancels become results."""
+        call = self.call
         trace = Trace()
-        dispatch = Dispatch(self.call, self.call.signal, definition)
-        # Pack wrappers with no execute rule for this tool only pass the call on: skip them.
-        direct = self.inst.execute_packs is not None and not self.packs.wraps
+        dispatch = Dispatch(call, call.signal, definition)
+        chain = self.inst.execute
+        # No wrappers, or pack wrappers with no execute rule for this tool (they only pass the call on): the body alone.
+        direct = not chain.listeners or (self.inst.execute_packs is not None and not self.packs.wraps)
+        if not direct and self.inst.execute_packs is None:
+            # Wrappers written in Python may change the signal and nothing else: every hand-off is checked.
+            seal = self.watch()
+
+            def watch(args: tuple[Any, ...], returning: bool) -> str | None:
+                # Once next() returned, the body ran (or never will): later writes change nothing that ran.
+                return None if returning else _swapped(args[0], call, definition) or seal.changes()
+
+            trace.watch = watch
+        elif self.seal is None:
+            # Only packs decided (they never write): the body may write to its own arguments, the result
+            # carries a copy made before it runs.
+            self.arguments = duplicate(call.arguments)
+        # Else the call was checked as the last code that got it returned (a listener, guard or the
+        # approval service), and nothing has run since: the body runs on what policy saw.
+        task = asyncio.current_task() if not direct else None
+        cancels = task.cancelling() if task is not None else 0
         try:
             if direct:
                 verdict = await run_body((dispatch,), trace)
             else:
-                verdict = await self.inst.execute.run((dispatch,), trace)
+                verdict = await chain.run((dispatch,), trace)
         except Aborted as aborted:
             self.lap(Stage.EXECUTE)
-            timed_out = aborted.reason.kind is AbortKind.TIMEOUT
-            raise self.stop(
-                Outcome.TIMED_OUT if timed_out else Outcome.CANCELLED,
-                Stage.EXECUTE,
-                tool_source(self.call.name),
-                f"tool {self.call.name!r} stopped: {aborted.reason.message}",
-            ) from None
+            self.refuse_tampering(trace)
+            outcome, reason = _stopped_by(aborted.reason, f"tool {call.name!r} stopped")
+            raise self.stop(outcome, Stage.EXECUTE, tool_source(call.name), reason) from None
         except Exception as error:
             self.lap(Stage.EXECUTE)
-            who = trace.culprit(error) or tool_source(self.call.name)
+            self.refuse_tampering(trace)
+            who = trace.culprit(error) or tool_source(call.name)
             outcome = Outcome.TIMED_OUT if isinstance(error, TimeoutError) else Outcome.ERROR
             raise self.stop(outcome, Stage.EXECUTE, who, f"{who} failed: {_describe(error)}") from None
         self.lap(Stage.EXECUTE)
+        if not direct:
+            # A wrapper may catch what next() raised and return a value of its own; a fallback when
+            # its own deadline fires is fine, but the caller's cancel or abort still ends the call.
+            if task is not None and task.cancelling() > cancels:
+                raise asyncio.CancelledError("the calling task was cancelled; a wrapper swallowed it")
+            self.refuse_tampering(trace)
+            if call.signal.aborted:
+                outcome, reason = _stopped_by(call.signal.reason, f"tool {call.name!r} stopped")  # type: ignore[arg-type]
+                raise self.stop(outcome, Stage.EXECUTE, tool_source(call.name), reason)
         value, problems = definition.validate_value(verdict.value)
         if problems:
             raise self.stop(
@@ -467,6 +641,12 @@ class Run:
                 tool_source(self.call.name),
                 f"render of tool {self.call.name!r} failed: {_describe(error)}",
             ) from None
+
+    def refuse_tampering(self, trace: Trace) -> None:
+        """Deny the call if a wrapper tried to run what policy did not decide, even if it swallowed the refusal."""
+        for fault in trace.faults:
+            if isinstance(fault.error, Tampered):
+                raise self.stop(Outcome.DENIED, Stage.EXECUTE, fault.source, _failed(fault.source, fault.error))
 
     async def post_execute(self, definition: ToolDefinition, value: Any, content: FrozenList) -> PendingResult:
         """Stage 4: rewrites compose in order; block ends the chain; faults block."""

@@ -218,7 +218,13 @@ def key_roles(key: str) -> frozenset[Role]:
 
 
 def _value_roles(value: str) -> frozenset[Role]:
-    """Roles a string's shape gives it under a key that names none."""
+    """Roles a string's shape gives it under a key that names none (judged after decoding)."""
+    if not value.isascii() or "%" in value:
+        try:
+            # Shapes are judged as the path functions will read the value: "%2fetc", "／etc" are rooted.
+            value = paths.decode(value[:_SHAPE_PREFIX])
+        except paths.PathPatternError:
+            return frozenset({Role.PATH})  # encoded past any reading: the path functions fail closed on it
     roles = set()
     if _URL_SHAPE.match(value):
         roles.add(Role.URL)
@@ -229,6 +235,11 @@ def _value_roles(value: str) -> frozenset[Role]:
     if "@" in value and _EMAIL_SHAPE.match(value.strip()):
         roles.add(Role.EMAIL)
     return frozenset(roles)
+
+
+# How much of a long string decides its shape: a path's start is enough, and decoding megabytes
+# of hostile text per call would cost more than it tells.
+_SHAPE_PREFIX = 1024
 
 
 def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> frozenset[Role]:

@@ -104,7 +104,11 @@ def broken_pack(tmp_path: Path) -> BrokenPack:
         '[?path_matches(@, lists.env_files)] | length(@) > `0`"',
         '[?path_matchez(@, lists.env_files)] | length(@) > `0`"',
     )
-    _edit(red, "secret_patterns)] | length(@) > `0`", "secret_patterns)] | length(@) > > `0`")
+    _edit(
+        red,
+        "!contains(lists.harmless_devices, @)] | length(@) > `0`",
+        "!contains(lists.harmless_devices, @)] | length(@) > > `0`",
+    )
     line, column = _find(red, "> >")
     return BrokenPack(pack, _find(gate, "decison"), _find(gate, "path_matchez"), (line, column + 2))
 
@@ -323,7 +327,7 @@ def test_check_json_lists_each_problem_with_code_file_line_column_and_rule(
     by_code = {p["code"]: p for p in data["problems"]}
     assert by_code["PE202"]["rule"] == "deny-direct-writes"
     assert by_code["PE302"]["rule"] == "deny-env-files"
-    assert by_code["PE301"]["rule"] == "no-secrets-to-network"
+    assert by_code["PE301"]["rule"] == "no-system-dirs"
 
     warned = cli("check", warnings_pack.path, "--format", "json")
     assert warned.code == 0

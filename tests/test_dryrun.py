@@ -303,11 +303,15 @@ def test_dask_local_cluster_yields_the_same_records_as_the_local_path(tmp_path):
 # -- --against ----------------------------------------------------------------------------
 
 
-ASK_TRANSFERS_WHEN = 'when: "arguments.amount > `2000`"'
+ASK_TRANSFERS_WHEN = 'when: "amounts(@)[?@ > `2000`] | length(@) > `0`"'
 # One edit of the ask-transfers rule each: (replacement, (decision before, decision after), amount test).
 EDITS = {
     # The threshold rises to 5,000: transfers of 2,000 < amount <= 5,000 are no longer asked.
-    "threshold": ('when: "arguments.amount > `5000`"', ("ask", "allow"), lambda amount: 2000 < amount <= 5000),
+    "threshold": (
+        'when: "amounts(@)[?@ > `5000`] | length(@) > `0`"',
+        ("ask", "allow"),
+        lambda amount: 2000 < amount <= 5000,
+    ),
     # Same rule, same condition, a stricter decision: only the decision changes, not the rule.
     "decision": (ASK_TRANSFERS_WHEN + "\n    decision: deny", ("ask", "deny"), lambda amount: 2000 < amount < 10000),
 }

@@ -603,9 +603,31 @@ BAD_NEXT = {
     "string": lambda d: ("a string",),
     "signal": lambda d: (Signal(),),
     "two dispatches": lambda d: (d, d),
-    "another call": lambda d: (_other_dispatch(d),),
     "a decision": lambda d: (block("no"),),
 }
+# A dispatch carrying another call or tool is not a mistake but a swap: it is denied, naming the
+# wrapper (tests/test_integrity.py).
+
+
+def test_execute_next_with_another_call_is_denied_naming_the_wrapper_and_the_body_never_runs():
+    probe = Probe()
+
+    async def body(args):
+        probe.seen(args)
+        return "ran"
+
+    registry, recorder = make_registry(make_tool("echo", body))
+
+    @registry.on_execute(name="swapper")
+    async def swapper(dispatch, next):
+        return await next(_other_dispatch(dispatch))
+
+    result = registry.call_sync("echo")
+
+    assert result.outcome is Outcome.DENIED
+    assert result.stage is Stage.EXECUTE
+    assert "swapper" in result.reason
+    assert probe.runs == 0
 
 
 @pytest.mark.parametrize("make_args", BAD_NEXT.values(), ids=BAD_NEXT.keys())
