@@ -56,7 +56,7 @@ def call_document(
             if roles:
                 fields["roles"] = roles
         return FrozenDict._of(fields)
-    extra = {"cwd": cwd} if cwd is not None else {}
+    extra: dict[str, Any] = {"cwd": cwd} if cwd is not None else {}
     if roles:
         extra["roles"] = roles
     return FrozenDict(name=name, arguments=arguments, agent=agent, call_id=call_id, **extra)  # freezes odd types

@@ -232,6 +232,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, color: bool) -> int:
             agent=call.get("agent", "agent"),
             call_id=call.get("call_id"),
             result=result if isinstance(result, dict) else None,
+            cwd=call["cwd"] if isinstance(call.get("cwd"), str) else None,
         )
     )
     ev = explanation.evaluation

@@ -363,7 +363,7 @@ def _command_texts(arguments: Any, cwd: str | None, declared: Any) -> list[str]:
 
 
 def _json_type(value: Any) -> str:
-    """"an object", "a number"...: the JSON name of a value's type, for messages."""
+    """ "an object", "a number"...: the JSON name of a value's type, for messages."""
     name = jmespath.functions.TYPES_MAP.get(type(value).__name__, type(value).__name__)
     return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
 

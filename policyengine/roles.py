@@ -221,7 +221,7 @@ def _value_roles(value: str) -> frozenset[Role]:
     """Roles a string's shape gives it under a key that names none (judged after decoding)."""
     if not value.isascii() or "%" in value:
         try:
-            # Shapes are judged as the path functions will read the value: "%2fetc", "／etc" are rooted.
+            # Shapes are judged as the path functions will read the value: "%2fetc", "U+FF0Fetc" are rooted.
             value = paths.decode(value[:_SHAPE_PREFIX])
         except paths.PathPatternError:
             return frozenset({Role.PATH})  # encoded past any reading: the path functions fail closed on it
@@ -249,6 +249,7 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
     under a key whose name gives no role (a command under `command` is not also a path).
     """
     named = declared.get(key.lower()) if declared else None
+    roles: frozenset[Role]
     if named is not None:
         role = role_named(named)
         roles = frozenset() if role is None or role is Role.TEXT else frozenset({role})

@@ -616,7 +616,7 @@ def test_execute_next_with_another_call_is_denied_naming_the_wrapper_and_the_bod
         probe.seen(args)
         return "ran"
 
-    registry, recorder = make_registry(make_tool("echo", body))
+    registry, _recorder = make_registry(make_tool("echo", body))
 
     @registry.on_execute(name="swapper")
     async def swapper(dispatch, next):

@@ -1,0 +1,1536 @@
+"""Shell command strings turned into the programs they run and the paths they may touch.
+
+`parse_command(text)` parses a command line the way bash would and returns every program that
+may run (recursively: pipelines, lists, subshells, groups, `$(...)` and backticks, loop and
+`if`/`case` bodies, function bodies, `sh -c` strings, wrappers such as `sudo`, `env`, `xargs`,
+`find -exec`) and every word that may name a path. What it cannot place raises `CommandError`,
+which red lines treat as matching: fail closed.
+
+Parser choice, measured with `benchmarks/shell_parsers.py` (42 realistic agent commands, a
+shared 2-core machine, medians of the per-command medians): tree-sitter-bash parses one in
+5.4 us (2.4-22 us with the final newline we add) and accepts 41/42 (it refuses only the
+unbalanced quote); bashlex takes 213 us (63-585 us, ~40x slower) and refuses 3/42 (a `case`
+item, a quoted heredoc delimiter: both common). `parse_command` without its cache (parse, walk,
+wrappers, re-parsed `sh -c` strings, the checks below): median 20 us, mean 24 us, 9-57 us; a
+cache hit is well under 1 us. Hence tree-sitter-bash, used fail-closed:
+
+- an ERROR or MISSING node anywhere means "unknown", never a best guess;
+- where the grammar reads differently from bash (found by differential fuzzing against bash),
+  the walk refuses instead of trusting it: an escape it skips as white space or drops
+  (`ls<newline>\\rm x` becomes `ls` with an argument), a backslash-newline inside a word
+  (bash joins `r\\<newline>m` into `rm`), a word it splits or joins (`'x'\\|y`, `] [`),
+  `#` read as a comment inside a word, a reserved word read as a command (`! { x; }`), a
+  heredoc whose lines it reads as code or ends at a line that only starts with the delimiter,
+  `...` or $(...) left as text (`${x:-`cmd`}`, backticks in an unquoted heredoc); nested
+  backticks are parsed again after bash's backslash removal;
+- tree-sitter-bash 0.25.1 segfaults on `{` followed by a character above U+00FF (isdigit()
+  on a wide character in its scanner): such input is refused before it reaches the parser;
+- its error recovery is super-linear (64 KiB of `a|a|...|` with an error at the end: ~60 s;
+  other shapes take seconds) and partly ignores cancellation, so each call is bounded: bytes
+  read, parser operations, pipe symbols and a wall-clock budget (worst case found ~50 ms).
+
+Unknown by design (raise CommandError): syntax errors; a program name built from an expansion
+or a pattern (`$CMD`, `${X}`, `$(...)`, backticks, `/bin/r?`, `{rm,x}`); `eval`, `source`/`.`,
+`trap`, `alias`, `sh -c`, `su -c` of non-literal text; a shell reading commands from a pipe or
+terminal (`curl ... | sh`, `echo ... | sudo -s`); a word of a wrapper (`sudo`, `env`, `find`,
+...) that is not literal or an option it does not know, since it could change which word is
+the program; `${x@P}`; nesting deeper than MAX_DEPTH; input over MAX_BYTES or the parse budget;
+NUL bytes; anything the parser raises.
+
+`find ... -delete` reports program `rm` as well as `find`: it deletes files, and red lines on
+deletion are written against `rm`. Words are reported after quote removal but never expanded:
+`$HOME/x`, `~/x` and `*.py` stay as written, and the path layer treats `$` and `~` as unknown
+locations. Not looked into (only their own name is reported): interpreters and remote or
+scheduled commands (`python -c`, `perl -e`, `ssh host cmd`, `watch`, `parallel`, `at`), and
+code kept in a variable and run by a later expansion (an array subscript in arithmetic).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import tree_sitter
+import tree_sitter_bash
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "Command", "CommandError", "parse_command"]
+
+MAX_BYTES = 64 * 1024  # bigger inputs are unknown (UTF-8 bytes)
+MAX_DEPTH = 16  # nested constructs and re-parsed strings (`sh -c`, `eval`, backticks)
+# The grammar's error recovery is quadratic in the length of a pipeline (~50 ms for 1,000 stages
+# with an error after them, ~60 s for 32,000) and that part never checks for cancellation, so
+# only the number of `|` bounds it. A thousand is far above any real pipeline; heredoc bodies
+# count too (a large markdown table written through a heredoc is the one legitimate way past it).
+MAX_PIPES = 1024
+# Per call of parse_command, over every (re-)parse it makes: tree-sitter calls back every 100
+# parser operations, and the step it takes at an error is longer the more it has parsed before
+# (~25 ms after 10,000 operations for the worst shape we found, ~200 ms after 30,000, seconds
+# after 100,000), so few operations are allowed: 10,000 are ~10 KiB of dense script (a 6 KB
+# script takes 58 checks) or 400 file names; heredoc bodies and quoted strings cost next to
+# nothing. The clock bounds the rest (error recovery that re-reads the input at every step).
+PARSE_SECONDS = 0.05
+PARSE_CHECKS = 100
+# Error recovery can re-read the input from each position (quadratic); a normal parse reads each
+# byte about twice. Past this many bytes read, the input is cut and the command is unknown.
+READ_FACTOR = 6
+CHUNK = 4096  # bytes handed to tree-sitter per read, so the read budget is checked often enough
+SMALL_INPUT = 1024  # at or below: parse the bytes directly (worst case ~25 ms, no callback cost)
+CACHE_CHARS = 2048  # commands up to this many characters are cached
+CACHE_SIZE = 4096
+
+_LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
+_LOCAL = threading.local()  # one Parser per thread: a Parser is not safe to share
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash", "rbash", "yash", "posh"})
+# Shells whose syntax is not POSIX: their -c strings cannot be read with the bash grammar.
+_OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"})
+# Programs that are not plain argument-takers (checked after the wrappers).
+_SPECIAL = _SHELLS | _OTHER_SHELLS | {"eval", "source", ".", "trap", "alias", "find", "su", "runuser"}
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
+_NESTING = frozenset(
+    {
+        "subshell",
+        "compound_statement",
+        "command_substitution",
+        "process_substitution",
+        "if_statement",
+        "while_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "case_statement",
+        "function_definition",
+    }
+)
+_EXPANSIONS = frozenset(
+    {"simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"}
+)
+# bash starts a comment only at the start of a word, after one of these (or at the start).
+_BEFORE_COMMENT = frozenset({b" ", b"\t", b"\n", b";", b"&", b"|", b"(", b")", b"<", b">"})
+# What may follow `export`, `declare`, ... for bash to read them as keywords, not part of a word.
+_AFTER_KEYWORD = frozenset({b"", b" ", b"\t", b"\n", b";", b"&", b"|", b")", b"<", b">"})
+# Nodes whose text the grammar keeps as (part of) one word: an escape inside them is theirs.
+_WORDISH = frozenset({"word", "string", "string_content", "concatenation", "number", "regex", "extglob_pattern"})
+# UTF-8 lead bytes C4-FF start characters above U+00FF (see _Walk.parse).
+_SCANNER_CRASH = re.compile(rb"\{[0-9.]*[\xc4-\xff]")
+# Reserved words bash never runs as commands when unquoted at the start of a command.
+_RESERVED = frozenset(
+    {"!", "{", "}", "[[", "]]", "if", "then", "elif", "else", "fi", "do", "done", "case", "esac"}
+    | {"while", "until", "for", "select", "function", "in"}
+)
+# What the walk does with a node type (others: visit the children).
+_DESCEND, _LEAF, _COMMAND, _TEXT, _STRING_TEXT, _FILE_REDIRECT, _HEREDOC = range(7)
+_EXPANSION, _SUBSTITUTION, _DECLARATION, _DESCRIPTOR, _NEGATION, _COMMENT = range(7, 13)
+_NESTS = 64  # flag added to an action: the node opens a nesting level
+_ACTIONS: dict[str, int] = {
+    "command": _COMMAND,
+    "word": _TEXT,
+    "regex": _TEXT,
+    "extglob_pattern": _TEXT,
+    "string_content": _STRING_TEXT,
+    "raw_string": _LEAF,
+    "ansi_c_string": _LEAF,
+    "comment": _COMMENT,
+    "number": _LEAF,
+    "variable_name": _LEAF,
+    "special_variable_name": _LEAF,
+    "file_descriptor": _DESCRIPTOR,
+    "negated_command": _NEGATION,
+    "heredoc_start": _LEAF,
+    "heredoc_end": _LEAF,
+    "test_operator": _LEAF,
+    "file_redirect": _FILE_REDIRECT,
+    "heredoc_redirect": _HEREDOC,
+    "expansion": _EXPANSION,
+    "command_substitution": _SUBSTITUTION | _NESTS,
+    "declaration_command": _DECLARATION,
+    "unset_command": _DECLARATION,
+    **{kind: _DESCEND | _NESTS for kind in _NESTING if kind != "command_substitution"},
+}
+# Argument nodes with nothing inside to walk (their text is checked when read as a word).
+_PLAIN_WORDS = frozenset({"word", "number", "raw_string", "ansi_c_string"})
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """What one command line runs and touches: each item once, in the order met (a command, then what its words run)."""
+
+    programs: tuple[str, ...]
+    operands: tuple[str, ...]
+
+
+class CommandError(ValueError):
+    """The command cannot be placed; red lines must treat it as matching."""
+
+
+class _Word(NamedTuple):  # a NamedTuple: built for every word, 3x cheaper than a frozen dataclass
+    """One shell word after quote removal (expansions kept as written)."""
+
+    value: str
+    known: bool  # no expansion, pattern or brace: the shell passes exactly this text
+    single: bool  # stays one word (no unquoted expansion, pattern or brace to split or multiply it)
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """How a wrapper reads its options before the command it runs."""
+
+    values: str = ""  # short options that take a value (attached or next word)
+    flags: str | None = ""  # short options without a value; None: any other letter is a flag
+    optional: str = ""  # short options whose value, if any, is attached (`xargs -i{}`)
+    long_values: frozenset[str] = frozenset()
+    long_flags: frozenset[str] | None = frozenset({"--help", "--version"})  # None: any
+    paths: frozenset[str] = frozenset()  # options whose value is a path operand
+    assignments: bool = False  # NAME=VALUE words may come before the command (env, sudo)
+    positionals: int = 0  # words before the command (timeout's duration, chroot's new root)
+    positional_paths: bool = False
+    no_command: str = ""  # short options after which the remaining words are not a command
+
+
+def _execs(options: list[_Word]) -> bool:
+    """Whether watch's options include -x / --exec (run the words as an argv, not through sh -c)."""
+    return any(
+        w.value == "--exec" or (w.value.startswith("-") and not w.value.startswith("--") and "x" in w.value)
+        for w in options
+    )
+
+
+_WRAPPERS: dict[str, _Options] = {
+    "env": _Options(
+        values="uCP",
+        flags="i0v",
+        long_values=frozenset({"--unset", "--chdir"}),
+        long_flags=frozenset(
+            {
+                "--ignore-environment",
+                "--null",
+                "--debug",
+                "--block-signal",
+                "--default-signal",
+                "--ignore-signal",
+                "--list-signal-handling",
+                "--help",
+                "--version",
+            }
+        ),
+        paths=frozenset({"C", "--chdir"}),
+        assignments=True,
+    ),
+    "command": _Options(flags="pvV"),
+    "builtin": _Options(),
+    "exec": _Options(values="a", flags="cl"),
+    "nohup": _Options(),
+    # watch runs its command again and again (through `sh -c` with the words joined, unless -x).
+    "watch": _Options(
+        values="nq",
+        flags="bcdegptwx",
+        long_values=frozenset({"--interval", "--differences", "--equexit"}),
+        long_flags=frozenset(
+            {
+                "--beep",
+                "--color",
+                "--no-color",
+                "--errexit",
+                "--chgexit",
+                "--precise",
+                "--no-title",
+                "--no-wrap",
+                "--no-linewrap",
+                "--exec",
+                "--help",
+                "--version",
+            }
+        ),
+    ),
+    "setsid": _Options(flags="cfw", long_flags=frozenset({"--ctty", "--fork", "--wait", "--help", "--version"})),
+    "coproc": _Options(assignments=True),  # a reserved word before a whole simple command
+    "nice": _Options(values="n", flags="0123456789", long_values=frozenset({"--adjustment"})),
+    "timeout": _Options(
+        values="ks",
+        flags="v",
+        long_values=frozenset({"--kill-after", "--signal"}),
+        long_flags=frozenset({"--preserve-status", "--foreground", "--verbose", "--help", "--version"}),
+        positionals=1,
+    ),
+    "sudo": _Options(
+        values="aCcDgpRrTtUu",
+        flags="ABbEeHiKklNnPSsVv",
+        optional="h",
+        long_values=frozenset(
+            {
+                "--auth-type",
+                "--close-from",
+                "--login-class",
+                "--chdir",
+                "--group",
+                "--host",
+                "--prompt",
+                "--chroot",
+                "--role",
+                "--type",
+                "--command-timeout",
+                "--other-user",
+                "--user",
+            }
+        ),
+        long_flags=frozenset(
+            {
+                "--askpass",
+                "--background",
+                "--bell",
+                "--preserve-env",
+                "--edit",
+                "--set-home",
+                "--login",
+                "--remove-timestamp",
+                "--reset-timestamp",
+                "--list",
+                "--non-interactive",
+                "--preserve-groups",
+                "--stdin",
+                "--shell",
+                "--validate",
+                "--no-update",
+                "--help",
+                "--version",
+            }
+        ),
+        paths=frozenset({"D", "R", "--chdir", "--chroot"}),
+        assignments=True,
+        no_command="e",  # sudo -e FILE...: sudoedit, the words are files
+    ),
+    "doas": _Options(values="uC", flags="Lns", paths=frozenset({"C"})),
+    "pkexec": _Options(long_values=frozenset({"--user"}), long_flags=frozenset({"--disable-internal-agent"})),
+    "xargs": _Options(
+        values="aEdIJLnPRsS",
+        flags="0oprtx",
+        optional="eil",
+        long_values=frozenset(
+            {"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}
+        ),
+        long_flags=frozenset(
+            {
+                "--null",
+                "--open-tty",
+                "--interactive",
+                "--no-run-if-empty",
+                "--verbose",
+                "--exit",
+                "--show-limits",
+                "--eof",
+                "--replace",
+                "--max-lines",
+                "--help",
+                "--version",
+            }
+        ),
+        paths=frozenset({"a", "--arg-file"}),
+    ),
+    "time": _Options(
+        values="fo",
+        flags="apqvV",
+        long_values=frozenset({"--format", "--output"}),
+        long_flags=frozenset({"--append", "--verbose", "--quiet", "--portability", "--help", "--version"}),
+        paths=frozenset({"o", "--output"}),
+        assignments=True,  # bash's `time` is a reserved word before a whole simple command
+    ),
+    "stdbuf": _Options(values="ioe", long_values=frozenset({"--input", "--output", "--error"})),
+    "busybox": _Options(flags=None, long_flags=None),
+    "chroot": _Options(
+        long_values=frozenset({"--userspec", "--groups"}),
+        long_flags=frozenset({"--skip-chdir", "--help", "--version"}),
+        positionals=1,
+        positional_paths=True,
+    ),
+}
+
+# find primaries whose argument names a file, and the ones whose argument is anything else.
+_FIND_PATH_ARGS = frozenset(
+    {"-fprint", "-fprint0", "-fls", "-newer", "-anewer", "-cnewer", "-samefile", "-files0-from"}
+)
+_FIND_ARGS = frozenset(
+    {
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-lname",
+        "-ilname",
+        "-type",
+        "-xtype",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-perm",
+        "-size",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-used",
+        "-links",
+        "-inum",
+        "-maxdepth",
+        "-mindepth",
+        "-fstype",
+        "-context",
+        "-printf",
+        "-regextype",
+    }
+)
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_FIND_TESTS_START = frozenset({"(", ")", "!", ","})
+
+_ANSI_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def parse_command(text: str) -> Command:
+    """Parse a shell command line into the programs it runs and its possible path operands."""
+    if not isinstance(text, str):
+        raise CommandError(f"a command must be a string, not {type(text).__name__}")
+    if len(text) <= CACHE_CHARS:
+        return _parse_cached(text)
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _parse_cached(text: str) -> Command:
+    """Cached parse of a short command (errors are not cached: lru_cache keeps only results)."""
+    return _parse(text)
+
+
+def _parse(text: str) -> Command:
+    """Parse without the cache; every failure leaves as CommandError."""
+    # A C API would stop at the first NUL, and a shell given this string by way of execve or
+    # `sh -c` would see only the part before it: what runs is not what we would parse.
+    if "\x00" in text:
+        raise CommandError("the command contains a NUL byte")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CommandError("the command is not valid Unicode text (lone surrogate)") from None
+    if len(data) > MAX_BYTES:
+        raise CommandError(f"the command is longer than {MAX_BYTES} bytes")
+    walk = _Walk()
+    try:
+        walk.parse(data, 0)
+    except CommandError:
+        raise
+    except RecursionError:
+        raise CommandError("the command is nested too deeply") from None
+    except Exception as error:  # never let a parser or walker failure pass as anything else
+        _parser().reset()  # in case a parse stopped half-way: the next one must start afresh
+        raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
+    return Command(tuple(walk.programs), tuple(walk.operands))
+
+
+def _parser() -> tree_sitter.Parser:
+    """The calling thread's parser."""
+    parser: tree_sitter.Parser | None = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = tree_sitter.Parser(_LANGUAGE)
+    return parser
+
+
+class _Walk:
+    """One parse_command call: what was found so far and the budget left."""
+
+    __slots__ = ("checks", "deadline", "operands", "programs")
+
+    def __init__(self) -> None:
+        """Start with nothing found and the whole budget."""
+        self.programs: dict[str, None] = {}  # a dict keeps the first-seen order
+        self.operands: dict[str, None] = {}
+        self.deadline = time.perf_counter() + PARSE_SECONDS
+        self.checks = 0
+
+    # -- parsing -------------------------------------------------------------------------------
+
+    def parse(self, data: bytes, depth: int) -> None:
+        """Parse one string of shell code (the command, or a string it runs) and walk it."""
+        if depth > MAX_DEPTH:
+            raise CommandError(f"the command nests more than {MAX_DEPTH} levels")
+        if len(data) > MAX_BYTES:
+            raise CommandError(f"the command is longer than {MAX_BYTES} bytes")
+        if b"\x00" in data:  # a decoded $'\0'... cannot reach here, but a re-parsed string could
+            raise CommandError("the command contains a NUL byte")
+        if data.count(b"|") > MAX_PIPES:
+            raise CommandError(f"the command has more than {MAX_PIPES} pipe symbols")
+        if _SCANNER_CRASH.search(data):
+            # tree-sitter-bash 0.25.1's scanner (scanner.c:1158 and :1172) passes the character
+            # after `{`, `{12` or `{1..` to isdigit(), which reads out of bounds past 255: a
+            # segfault of the whole process, found by the hypothesis test.
+            raise CommandError("a '{' followed by a character above U+00FF (it crashes the parser)")
+        # A final newline: without it the grammar spends 50-100 us at the end of a 3-stage
+        # pipeline (20x the whole parse); and a trailing backslash becomes a checked continuation.
+        data += b"\n"
+        root = self._tree(data).root_node
+        if root.has_error:
+            raise CommandError(_syntax_error(root, data))
+        self._walk(root, data, depth)
+        if b"\\" in data:
+            _check_backslashes(root, data)
+
+    def _tree(self, data: bytes) -> tree_sitter.Tree:
+        """Parse bytes with tree-sitter within this call's budget."""
+        if time.perf_counter() > self.deadline:
+            raise CommandError("the command took too long to parse")
+        parser = _parser()
+        if len(data) <= SMALL_INPUT:
+            return parser.parse(data)
+        limit = READ_FACTOR * len(data) + CHUNK
+        read = 0
+        cut = False
+
+        def source(offset: int, _point: tuple[int, int]) -> bytes:
+            """The next chunk of input, or end of input once the read budget is spent."""
+            nonlocal read, cut
+            if read > limit:
+                cut = True
+                return b""  # end of input: parsing stops, and `cut` makes the command unknown
+            chunk = data[offset : offset + CHUNK]
+            read += len(chunk)
+            return chunk
+
+        def progress(_offset: int, _has_error: bool) -> bool:
+            """Whether to cancel: out of parser operations or time."""
+            self.checks += 1
+            return self.checks > PARSE_CHECKS or time.perf_counter() > self.deadline
+
+        try:
+            tree = parser.parse(source, progress_callback=progress)
+        except ValueError:  # "Parsing failed": the progress callback cancelled it
+            parser.reset()  # a cancelled parse would otherwise resume on the next call
+            raise CommandError("the command took too long to parse") from None
+        if cut:
+            raise CommandError("the command took too long to parse")
+        return tree
+
+    # -- the tree ------------------------------------------------------------------------------
+
+    def _walk(self, root: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """Visit every node (an explicit stack: trees can be deeper than Python's recursion)."""
+        stack: list[tuple[tree_sitter.Node, int]] = [(root, depth)]
+        pop = stack.pop
+        push = stack.append
+        actions = _ACTIONS
+        while stack:
+            node, level = pop()
+            kind = node.type
+            action = actions.get(kind, _DESCEND)
+            if action & _NESTS:
+                level += 1
+                if level > MAX_DEPTH:
+                    raise CommandError(f"the command nests more than {MAX_DEPTH} levels")
+                action &= ~_NESTS
+            if action == _DESCEND:
+                pass
+            elif action == _LEAF:
+                if not node.named_child_count:  # some "leaves" can hold code: `10#$(cmd)` is a number
+                    continue
+            elif action == _COMMAND:
+                for child in reversed(self._command(node, data, level)):
+                    push((child, level))
+                continue
+            elif action == _TEXT:
+                text = _text(node, data)
+                if _unparsed_code(text):
+                    # `${x:-`cmd`}`, `${x:-<(cmd)}`: bash runs them; the grammar keeps them as text.
+                    raise CommandError(f"a command substitution the parser leaves unparsed: {text!r}")
+                if kind == "word" and _joined(text):
+                    raise CommandError(f"the parser joined words that bash splits: {text!r}")
+                if not node.named_child_count:
+                    continue
+            elif action == _STRING_TEXT:
+                _check_string_content(node, data)
+                if not node.named_child_count:
+                    continue
+            elif action == _FILE_REDIRECT:
+                self._file_redirect(node, data)
+            elif action == _HEREDOC:
+                if not _check_heredoc(node, data):
+                    body = _child(node, "heredoc_body")
+                    if body is not None:
+                        _check_heredoc_body(body, data)
+                for child in node.named_children:
+                    if child.type in ("word", "concatenation", "string", "raw_string", "number"):
+                        self._operand(self._word(child, data).value)
+            elif action == _EXPANSION:
+                if data[node.end_byte - 3 : node.end_byte] == b"@P}":
+                    # ${x@P} expands x as a prompt, which runs the $(...) in its value.
+                    raise CommandError("a ${...@P} expansion runs code held in a variable")
+            elif action == _SUBSTITUTION:
+                if data[node.start_byte : node.start_byte + 1] == b"`":
+                    inner = data[node.start_byte + 1 : node.end_byte - 1]
+                    if b"\\" in inner:
+                        # Inside backticks bash first removes the backslash of \\, \` and \$, then
+                        # parses the result: `echo \`rm x\`` runs rm, which the grammar leaves as text.
+                        self.parse(_unescape_backticks(inner), level)
+                        continue
+            elif action == _DESCRIPTOR:
+                descriptor = _text(node, data)
+                if not descriptor.isdigit() and not (descriptor.startswith("{") and descriptor.endswith("}")):
+                    # `-eq2>&1`: bash reads the word -eq2 and a redirection; the grammar a descriptor.
+                    raise CommandError(f"the parser read {descriptor!r} as a file descriptor")
+                continue
+            elif action == _COMMENT:
+                if node.start_byte and data[node.start_byte - 1 : node.start_byte] not in _BEFORE_COMMENT:
+                    # bash starts a comment only at the start of a word; `x=#z\` is a word.
+                    raise CommandError(f"the parser read {_text(node, data)[:40]!r} as a comment")
+                continue
+            elif action == _NEGATION:
+                if data[node.start_byte + 1 : node.start_byte + 2] not in (b" ", b"\t"):
+                    # `!"x"` is one word, the program `!x`, to bash; the grammar negates `x`.
+                    raise CommandError(f"the parser split the word {_text(node, data)[:40]!r}")
+            elif action == _DECLARATION:
+                keyword = node.child(0)
+                if keyword is not None:
+                    if data[keyword.end_byte : keyword.end_byte + 1] not in _AFTER_KEYWORD:
+                        # `export}x`: one word, a command bash looks up; the grammar splits a keyword off.
+                        raise CommandError(f"the parser split the word {_text(node, data)[:40]!r}")
+                    self.programs[_text(keyword, data)] = None
+            for child in reversed(node.named_children):  # reversed: pop in source order
+                push((child, level))
+
+    def _command(self, node: tree_sitter.Node, data: bytes, depth: int) -> list[tree_sitter.Node]:
+        """One simple command: its program, wrappers and operands; returns the children to walk."""
+        words: list[_Word] = []
+        nested: list[tree_sitter.Node] = []  # children that may hold commands or redirections
+        named = False
+        previous_end = -1  # where the previous word ended
+        for child in node.named_children:
+            kind = child.type
+            if kind in _REDIRECTS:
+                nested.append(child)
+                continue
+            if child.start_byte == previous_end:
+                # `'x y'\|"p q"` is one word to bash; the grammar made two of it.
+                raise CommandError(f"the parser split the word {_text(node, data)[:40]!r}")
+            previous_end = child.end_byte
+            if kind == "command_name":
+                named = True
+                inner = child.named_child(0)
+                if inner is None:
+                    raise CommandError("a command has an empty name")
+                text = _text(inner, data)
+                if text in _RESERVED:
+                    # bash reads it as syntax (`! { x; }` is a group); the grammar took a command.
+                    raise CommandError(f"the parser read the reserved word {text!r} as a command")
+                if inner.type == "word" and not inner.named_child_count:
+                    words.append(_plain_word(text))
+                else:
+                    nested.append(inner)
+                    words.append(self._word(inner, data))
+            elif not named and kind == "variable_assignment":
+                nested.append(child)  # `A=1 cmd`: only sets the environment; its value may run code
+            elif named:
+                words.append(self._word(child, data))
+                if kind not in _PLAIN_WORDS or child.named_child_count:
+                    nested.append(child)
+            else:
+                nested.append(child)
+        if words:
+            self._argv(words, node, data, depth)
+        return nested
+
+    def _argv(self, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """Run an argument vector: the program, then whatever it runs in turn."""
+        while words:
+            name = _program(words[0])
+            self.programs[name] = None
+            if name.startswith("=") and len(name) > 1:
+                name = name[1:]  # zsh expands `=rm` to the path of rm; bash runs `=rm`: report both
+                self.programs[name] = None
+            rest = words[1:]
+            options = _WRAPPERS.get(name)
+            if options is not None:
+                start = self._wrapper_options(name, options, rest)
+                if start < 0:
+                    self._operands(rest[-start - 1 :])
+                    return
+                if start >= len(rest):
+                    if name == "xargs":
+                        self.programs["echo"] = None  # xargs with no command runs echo
+                    elif name in ("sudo", "doas") and _opens_shell(name, rest[:start]):
+                        self._shell_stdin(node, data, depth)  # `sudo -s` with no command reads stdin
+                    return
+                if name == "watch" and not _execs(rest[:start]):
+                    # Without -x, watch joins its words and hands them to `sh -c`, as eval does.
+                    self._code(rest[start:], depth, name)
+                    return
+                words = rest[start:]
+                continue
+            if name not in _SPECIAL:
+                self._operands(rest)
+            elif name in _SHELLS:
+                self._shell(rest, node, data, depth)
+            elif name in _OTHER_SHELLS:
+                if any(word.value.startswith("-") and "c" in word.value for word in rest):
+                    raise CommandError(f"{name} -c runs code in a syntax other than bash")
+                self._operands(rest)
+            elif name == "eval":
+                self._code(rest, depth, name)
+            elif name in ("source", "."):
+                self._source(name, rest)
+            elif name == "trap":
+                self._trap(rest, depth)
+            elif name == "alias":
+                self._alias(rest, depth)
+            elif name in ("su", "runuser"):
+                self._su(name, rest, node, data, depth)
+            else:  # find
+                self._find(rest, node, data, depth)
+            return
+
+    # -- wrappers ------------------------------------------------------------------------------
+
+    def _wrapper_options(self, name: str, options: _Options, words: list[_Word]) -> int:
+        """Index of the wrapped command in words, or -(i+1) when words[i:] are operands, not a command."""
+        index = 0
+        positionals = options.positionals
+        count = len(words)
+        while index < count:
+            word = words[index]
+            if not word.known:
+                # Unknown text here could be an option, an assignment or the program itself.
+                raise CommandError(f"{name}: the word {word.value!r} is not literal, so its command is unknown")
+            value = word.value
+            if value == "--":
+                return index + 1
+            if value == "-" and name == "env":
+                index += 1  # `env -` is `env -i`
+                continue
+            if value.startswith("--") and len(value) > 2:
+                option, equals, _ = value.partition("=")
+                if option in options.long_values:
+                    if equals:
+                        self._option_value(option, options, value[len(option) + 1 :])
+                    else:
+                        index += 1
+                        self._option_value(option, options, _value_word(name, option, words, index))
+                elif options.long_flags is not None and option not in options.long_flags:
+                    if name == "env" and option == "--split-string":
+                        raise CommandError("env --split-string builds its command from one string")
+                    raise CommandError(f"{name}: unknown option {option!r}")
+                index += 1
+                continue
+            if value.startswith("-") and len(value) > 1:
+                for position in range(1, len(value)):
+                    letter = value[position]
+                    if letter in options.no_command:
+                        return -(index + 2)
+                    if letter in options.values:
+                        if position + 1 < len(value):
+                            self._option_value(letter, options, value[position + 1 :])
+                        else:
+                            index += 1
+                            self._option_value(letter, options, _value_word(name, "-" + letter, words, index))
+                        break
+                    if letter in options.optional:
+                        break  # the rest of the word, if any, is its value
+                    if options.flags is not None and letter not in options.flags:
+                        if name == "env" and letter == "S":
+                            raise CommandError("env -S builds its command from one string")
+                        raise CommandError(f"{name}: unknown option -{letter}")
+                index += 1
+                continue
+            if options.assignments and _ASSIGNMENT.match(value):
+                index += 1
+                continue
+            if positionals > 0:
+                positionals -= 1
+                if options.positional_paths:
+                    self._operand(value)
+                index += 1
+                continue
+            return index
+        return index
+
+    def _option_value(self, option: str, options: _Options, value: str | _Word) -> None:
+        """Record an option's value when it names a path."""
+        if option in options.paths:
+            self._operand(value.value if isinstance(value, _Word) else value)
+
+    # -- programs that run code given as text --------------------------------------------------
+
+    def _shell(self, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """sh/bash/zsh...: `-c STRING` is parsed again; a script file is an operand; stdin is read."""
+        command_mode = False
+        stdin_mode = False
+        index = 0
+        count = len(words)
+        while index < count:
+            word = words[index]
+            if not word.known:
+                raise CommandError(f"shell option {word.value!r} is not literal")
+            value = word.value
+            if value in ("--", "-"):
+                index += 1
+                break
+            if value.startswith("--"):
+                if value in ("--rcfile", "--init-file"):
+                    index += 1
+                    self._operand(_value_word("shell", value, words, index).value)
+                index += 1
+                continue
+            if (value.startswith("-") or value.startswith("+")) and len(value) > 1:
+                takes = 0
+                for letter in value[1:]:
+                    if letter == "c":
+                        command_mode = True
+                    elif letter == "s":
+                        stdin_mode = True
+                    elif letter in "oO":
+                        takes += 1  # -o NAME, -O NAME: the names follow, in order
+                for _ in range(takes):
+                    index += 1
+                    _value_word("shell", value, words, index)
+                index += 1
+                continue
+            break
+        rest = words[index:]
+        if command_mode:
+            if not rest:
+                return
+            script = rest[0]
+            if not script.known:
+                raise CommandError(f"the shell runs a string that is not literal: {script.value!r}")
+            self.parse(script.value.encode("utf-8"), depth + 1)
+            self._operands(rest[1:])
+            return
+        if rest and not stdin_mode:
+            if rest[0].value in _STDIN_FILES:
+                raise CommandError("the shell reads its commands from standard input")
+            self._operands(rest)  # the script file and its arguments
+            return
+        self._operands(rest)
+        self._shell_stdin(node, data, depth)
+
+    def _shell_stdin(self, node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """A shell reading commands from stdin: a literal here-string or heredoc is parsed again."""
+        redirects = [child for child in node.named_children if child.type in _REDIRECTS]
+        parent = node.parent
+        if parent is not None and parent.type == "redirected_statement":
+            redirects.extend(child for child in parent.named_children if child.type in _REDIRECTS)
+        scripts: list[bytes] = []
+        from_file = False
+        for redirect in redirects:
+            if redirect.type == "herestring_redirect":
+                content = redirect.named_child(redirect.named_child_count - 1)
+                if content is None or not (word := self._word(content, data)).known:
+                    raise CommandError("the shell reads a here-string that is not literal")
+                scripts.append(word.value.encode("utf-8"))
+            elif redirect.type == "heredoc_redirect":
+                body = _child(redirect, "heredoc_body")
+                if body is None:
+                    continue
+                script = data[body.start_byte : body.end_byte]
+                if not _heredoc_quoted(redirect, data):
+                    if any(child.type in _EXPANSIONS for child in body.named_children):
+                        raise CommandError("the shell reads a heredoc with expansions")
+                    script = _unescape_heredoc(script)  # bash reads `\\rm` there as `\rm`
+                scripts.append(script)
+            elif redirect.type == "file_redirect" and _is_input_file(redirect, data):
+                from_file = True  # a script file (`sh < x.sh`): its name is already an operand
+        if not scripts and not from_file:
+            raise CommandError("the shell reads its commands from standard input")
+        for script in scripts:  # when there are several, bash reads the last; parse them all
+            self.parse(script, depth + 1)
+
+    def _code(self, words: list[_Word], depth: int, name: str) -> None:
+        """eval ARGS: the arguments joined by spaces are parsed again."""
+        if not words:
+            return
+        if not all(word.known for word in words):
+            raise CommandError(f"{name} runs text that is not literal")
+        self.parse(" ".join(word.value for word in words).encode("utf-8"), depth + 1)
+
+    def _source(self, name: str, words: list[_Word]) -> None:
+        """source FILE / . FILE: runs a file; unknown when the file name is not literal or is stdin."""
+        if not words:
+            return
+        target = words[0]
+        if not target.known:
+            raise CommandError(f"{name} runs a file whose name is not literal: {target.value!r}")
+        if target.value in _STDIN_FILES:
+            raise CommandError(f"{name} runs commands from standard input")
+        self._operands(words)
+
+    def _trap(self, words: list[_Word], depth: int) -> None:
+        """trap ACTION SIGNAL...: the action is shell code run later."""
+        index = 0
+        while index < len(words) and words[index].known and words[index].value in ("-p", "-l", "-P"):
+            index += 1
+        if index < len(words) and words[index].known and words[index].value == "--":
+            index += 1
+        if index + 1 >= len(words):
+            return  # `trap`, `trap -p`, `trap SIGNAL`: nothing to run
+        action = words[index]
+        if not action.known:
+            raise CommandError("trap runs text that is not literal")
+        if action.value != "-":
+            self.parse(action.value.encode("utf-8"), depth + 1)
+
+    def _alias(self, words: list[_Word], depth: int) -> None:
+        """alias NAME=VALUE: the value is shell code wherever the alias is used."""
+        for word in words:
+            if not word.known:
+                raise CommandError("alias defines text that is not literal")
+            _, equals, value = word.value.partition("=")
+            if equals:
+                self.parse(value.encode("utf-8"), depth + 1)
+
+    def _su(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """su/runuser: `-c STRING` is parsed again, `runuser -u USER -- cmd` runs cmd, else a shell reads stdin."""
+        index = 0
+        count = len(words)
+        by_user = False
+        while index < count:
+            word = words[index]
+            if not word.known:
+                raise CommandError(f"{name}: the word {word.value!r} is not literal")
+            value = word.value
+            index += 1
+            if value == "--":
+                if by_user:
+                    self._argv(words[index:], node, data, depth)
+                    return
+                break
+            if value.startswith("--command="):
+                self._code([_Word(value.partition("=")[2], True, True)], depth, name)
+                return
+            if value == "--command" or (value.startswith("-") and not value.startswith("--") and "c" in value):
+                if value != "--command" and not value.endswith("c"):
+                    script = value[value.index("c") + 1 :]  # -cSTRING
+                    self._code([_Word(script, True, True)], depth, name)
+                    return
+                self._code([_value_word(name, value, words, index)], depth, name)
+                return
+            if value in ("-u", "--user") or value.startswith("--user="):
+                by_user = True
+                index += 0 if "=" in value else 1  # the user name
+        if by_user:
+            raise CommandError(f"{name} -u runs a command that could not be placed")
+        self._shell_stdin(node, data, depth)  # no command: a login shell reading stdin
+
+    def _find(self, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """find: starting points are operands; -exec/-ok run commands; -delete counts as rm."""
+        index = 0
+        count = len(words)
+        while index < count and words[index].known and words[index].value in ("-H", "-L", "-P"):
+            index += 1
+        while index < count:
+            word = words[index]
+            if not word.known:
+                # A word find reads as an expression could be -delete or -exec: unknown.
+                raise CommandError(f"find: the word {word.value!r} is not literal")
+            value = word.value
+            if value in ("-D",):
+                index += 2
+                continue
+            if value.startswith("-O") or value.startswith("-D"):
+                index += 1
+                continue
+            if value.startswith("-") or value in _FIND_TESTS_START:
+                break
+            self._operand(value)
+            index += 1
+        while index < count:
+            word = words[index]
+            if not word.known:
+                raise CommandError(f"find: the word {word.value!r} is not literal")
+            value = word.value
+            index += 1
+            if value in _FIND_EXEC:
+                end = index
+                while end < count:
+                    if words[end].value == ";" or (words[end].value == "+" and words[end - 1].value == "{}"):
+                        break
+                    end += 1
+                self._argv(words[index:end], node, data, depth)
+                index = end + 1
+            elif value == "-delete":
+                self.programs["rm"] = None
+            elif value in _FIND_PATH_ARGS or value.startswith("-newer"):
+                if index < count:
+                    self._operand(words[index].value)
+                index += 1
+            elif value == "-fprintf":
+                if index < count:
+                    self._operand(words[index].value)
+                index += 2
+            elif value in _FIND_ARGS:
+                if index < count and not words[index].single:
+                    raise CommandError(f"find: the value of {value} may split into several words")
+                index += 1
+
+    # -- operands ------------------------------------------------------------------------------
+
+    def _file_redirect(self, node: tree_sitter.Node, data: bytes) -> None:
+        """A redirection's target is an operand, unless it duplicates or closes a descriptor."""
+        operator = "".join(_text(child, data) for child in node.children if not child.is_named)
+        for target in node.children_by_field_name("destination"):  # the grammar may give several
+            value = self._word(target, data).value
+            if "&" in operator and operator not in ("&>", "&>>") and (value.isdigit() or value == "-"):
+                continue  # >&2, 2>&1, <&-: descriptors, not files
+            self._operand(value)
+
+    def _operands(self, words: Iterable[_Word]) -> None:
+        """Arguments of an ordinary program: the ones that may name a path."""
+        options_done = False
+        for word in words:
+            value = word.value
+            if options_done:
+                self._operand(value)
+                continue
+            if value == "--":
+                options_done = True
+                continue
+            if value.startswith("-") and len(value) > 1:
+                _, equals, attached = value.partition("=")
+                if equals:
+                    self._operand(attached)  # --output=FILE, -Dpath=FILE
+                elif value[1] != "-" and len(value) > 2 and "/" in value:
+                    self._operand(value[2:])  # -oFILE: the value attached to the first letter
+                    slash = value.index("/")
+                    start = slash
+                    while start > 2 and value[start - 1] in ".~":
+                        start -= 1
+                    self._operand(value[start:])  # -xf/etc/x: from the path-looking tail
+                continue
+            self._operand(value)
+            if "=" in value and _KEY.match(value):
+                self._operand(value.partition("=")[2])  # dd of=/dev/sda, make DESTDIR=/x
+
+    def _operand(self, value: str) -> None:
+        """Keep one operand (not empty, not find's {} placeholder)."""
+        if value and value != "{}":
+            self.operands[value] = None
+
+    # -- words ---------------------------------------------------------------------------------
+
+    def _word(self, node: tree_sitter.Node, data: bytes) -> _Word:
+        """A word node after quote removal."""
+        kind = node.type
+        if node.named_child_count and kind in _PLAIN_WORDS:  # `10#$(cmd)` is a number
+            return _Word(_text(node, data), False, False)
+        if kind == "word":
+            return _plain_word(_text(node, data))
+        if kind == "number":
+            return _Word(_text(node, data), True, True)
+        if kind == "raw_string":
+            return _Word(_text(node, data)[1:-1], True, True)
+        if kind == "string":
+            return _double_quoted(node, data)
+        if kind == "ansi_c_string":
+            return _Word(_ansi_c(_text(node, data)[2:-1]), True, True)
+        if kind == "translated_string":
+            inner = node.named_child(0)
+            if inner is not None and inner.type == "string":
+                return _double_quoted(inner, data)
+        if kind == "concatenation":
+            return self._concatenation(node, data)
+        # Expansions, brace expressions, patterns and anything else: as written, not literal.
+        return _Word(_text(node, data), False, False)
+
+    def _concatenation(self, node: tree_sitter.Node, data: bytes) -> _Word:
+        """Adjacent pieces of one word; text between pieces (if any) is unquoted word text."""
+        parts: list[str] = []
+        known = True
+        single = True
+        cursor = node.start_byte
+        pieces: list[_Word] = []
+        children = node.children
+        for index, child in enumerate(children):
+            if child.start_byte > cursor:
+                pieces.append(_unquoted(data[cursor : child.start_byte].decode("utf-8")))
+            cursor = child.end_byte
+            if child.is_named:
+                pieces.append(self._word(child, data))
+            elif not (
+                index + 1 < len(children) and children[index + 1].type == "string" and _text(child, data) == "$"
+            ):  # r$"m": the $ of a $"..." string is no text
+                pieces.append(_unquoted(_text(child, data)))
+        if node.end_byte > cursor:
+            pieces.append(_unquoted(data[cursor : node.end_byte].decode("utf-8")))
+        for piece in pieces:
+            parts.append(piece.value)
+            known = known and piece.known
+            single = single and piece.single
+        value = "".join(parts)
+        if single and _brace_pattern(_text(node, data)):
+            known = single = False  # a{b,c}: bash makes two words of it
+        return _Word(value, known, single)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _text(node: tree_sitter.Node, data: bytes) -> str:
+    """The source text of a node."""
+    return data[node.start_byte : node.end_byte].decode("utf-8")
+
+
+def _child(node: tree_sitter.Node, kind: str) -> tree_sitter.Node | None:
+    """The first named child of a type."""
+    for child in node.named_children:
+        if child.type == kind:
+            return child
+    return None
+
+
+def _program(word: _Word) -> str:
+    """A program name: basename, lower-cased; unknown when built from expansions or patterns."""
+    if not word.known:
+        raise CommandError(f"the program name {word.value!r} is built from an expansion or pattern")
+    return _program_name(word.value)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _program_name(value: str) -> str:
+    """The program a literal command word names (cached: the same few names recur)."""
+    name = value.rsplit("/", 1)[-1].lower()
+    if not name:
+        raise CommandError(f"the program name {value!r} is empty")
+    return name
+
+
+def _opens_shell(name: str, options: list[_Word]) -> bool:
+    """Whether sudo's or doas's options ask for a shell (`-s`, `-i`, `--shell`, `--login`)."""
+    letters = "s" if name == "doas" else "si"
+    for word in options:
+        value = word.value
+        if value in ("--shell", "--login"):
+            return True
+        if value.startswith("-") and not value.startswith("--") and any(letter in value[1:] for letter in letters):
+            return True
+    return False
+
+
+def _value_word(name: str, option: str, words: list[_Word], index: int) -> _Word:
+    """The word after an option that takes a value; it may be unknown but must stay one word."""
+    if index >= len(words):
+        raise CommandError(f"{name}: option {option} has no value")
+    word = words[index]
+    if not word.single:
+        raise CommandError(f"{name}: the value of {option} may split into several words")
+    return word
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _plain_word(text: str) -> _Word:
+    """The text of a `word` node (cached: the same words recur)."""
+    return _unquoted(text)
+
+
+def _joined(raw: str) -> bool:
+    """Whether unquoted word text holds a blank or newline that no backslash escapes."""
+    if " " not in raw and "\t" not in raw and "\n" not in raw:
+        return False
+    escaped = False
+    for char in raw:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in " \t\n":
+            return True
+    return False
+
+
+def _unquoted(raw: str) -> _Word:
+    """Unquoted word text: backslash escapes removed; unescaped glob characters noted."""
+    if _unparsed_code(raw):  # `a``b` in backticks: two substitutions to bash, plain text to the grammar
+        raise CommandError(f"a command substitution the parser leaves unparsed: {raw!r}")
+    if "\\" not in raw:
+        if " " in raw or "\t" in raw or "\n" in raw:
+            # `] [`: the grammar joined what bash splits into two words.
+            raise CommandError(f"the parser joined words that bash splits: {raw!r}")
+        pattern = _glob(raw)
+        return _Word(raw, not pattern, not pattern)
+    out: list[str] = []
+    plain: list[str] = []  # the unescaped characters only, to look for patterns
+    index = 0
+    length = len(raw)
+    while index < length:
+        char = raw[index]
+        if char == "\\" and index + 1 < length:
+            following = raw[index + 1]
+            if following != "\n":  # backslash-newline is removed (checked in _check_backslashes)
+                out.append(following)
+            plain.append("_")  # an escaped character: neither a pattern nor a blank
+            index += 2
+            continue
+        out.append(char)
+        plain.append(char)
+        index += 1
+    if any(char in " \t\n" for char in plain):
+        raise CommandError(f"the parser joined words that bash splits: {raw!r}")
+    pattern = _glob("".join(plain))
+    return _Word("".join(out), not pattern, not pattern)
+
+
+def _glob(text: str) -> bool:
+    """Whether unquoted text holds a pathname pattern or a brace expansion."""
+    if "*" in text or "?" in text:
+        return True
+    bracket = text.find("[")
+    if bracket >= 0 and "]" in text[bracket + 1 :]:
+        return True
+    return "{" in text and _brace_pattern(text)
+
+
+def _brace_pattern(text: str) -> bool:
+    """Whether text may hold a brace expansion ({a,b} or {1..3}); over-approximate."""
+    opening = text.find("{")
+    if opening < 0:
+        return False
+    closing = text.rfind("}")
+    middle = text[opening + 1 : closing]
+    return closing > opening and ("," in middle or ".." in middle)
+
+
+def _double_quoted(node: tree_sitter.Node, data: bytes) -> _Word:
+    """A "..." string: \\ escapes inside it removed, expansions kept as written (one word)."""
+    start = node.start_byte + 1
+    end = node.end_byte - 1
+    parts: list[str] = []
+    known = True
+    cursor = start
+    for child in node.named_children:
+        if child.start_byte > cursor:
+            parts.append(_dq(data[cursor : child.start_byte].decode("utf-8")))
+        if child.type == "string_content":
+            _check_string_content(child, data)
+            parts.append(_dq(_text(child, data)))
+        else:
+            parts.append(_text(child, data))
+            known = False
+        cursor = child.end_byte
+    if end > cursor:
+        parts.append(_dq(data[cursor:end].decode("utf-8")))
+    return _Word("".join(parts), known, True)
+
+
+def _dq(raw: str) -> str:
+    """Text inside double quotes: a backslash escapes only $ ` " \\ and newline."""
+    if "\\" not in raw:
+        return raw
+    out: list[str] = []
+    index = 0
+    length = len(raw)
+    while index < length:
+        char = raw[index]
+        if char == "\\" and index + 1 < length and raw[index + 1] in '$`"\\\n':
+            if raw[index + 1] != "\n":
+                out.append(raw[index + 1])
+            index += 2
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _ansi_c(raw: str) -> str:
+    """The text of $'...': bash's backslash escapes decoded."""
+    if "\\" not in raw:
+        return raw
+    out: list[str] = []
+    index = 0
+    length = len(raw)
+    while index < length:
+        char = raw[index]
+        if char != "\\" or index + 1 >= length:
+            out.append(char)
+            index += 1
+            continue
+        code = raw[index + 1]
+        index += 2
+        if code in _ANSI_SIMPLE:
+            out.append(_ANSI_SIMPLE[code])
+        elif code in "01234567":
+            digits = code
+            while len(digits) < 3 and index < length and raw[index] in "01234567":
+                digits += raw[index]
+                index += 1
+            out.append(chr(int(digits, 8) & 0xFF))
+        elif code in "xuU":
+            most = {"x": 2, "u": 4, "U": 8}[code]
+            digits = ""
+            while len(digits) < most and index < length and raw[index] in _HEX:
+                digits += raw[index]
+                index += 1
+            if not digits:
+                out.append("\\" + code)
+            else:
+                number = int(digits, 16)
+                if number > 0x10FFFF:
+                    raise CommandError(f"$'...' holds an invalid character \\{code}{digits}")
+                out.append(chr(number))
+        elif code == "c" and index < length:
+            out.append(chr(ord(raw[index].upper()) & 0x1F))
+            index += 1
+        else:
+            out.append("\\" + code)
+    text = "".join(out)
+    if "\x00" in text:
+        # bash cuts a $'...' string at a NUL; rather than mimic it, refuse.
+        raise CommandError("$'...' holds a NUL character")
+    return text
+
+
+def _unescape_backticks(inner: bytes) -> bytes:
+    """Backtick contents as bash parses them: \\\\, \\` and \\$ lose their backslash."""
+    out = bytearray()
+    index = 0
+    length = len(inner)
+    while index < length:
+        byte = inner[index]
+        if byte == 0x5C and index + 1 < length and inner[index + 1] in b"\\`$":
+            out.append(inner[index + 1])
+            index += 2
+            continue
+        out.append(byte)
+        index += 1
+    return bytes(out)
+
+
+def _unescape_heredoc(body: bytes) -> bytes:
+    """An unquoted heredoc body as its reader gets it: a backslash before \\, $, ` or a newline goes."""
+    out = bytearray()
+    index = 0
+    length = len(body)
+    while index < length:
+        byte = body[index]
+        if byte == 0x5C and index + 1 < length and body[index + 1] in b"\\`$\n":
+            if body[index + 1] != 0x0A:  # backslash-newline is removed
+                out.append(body[index + 1])
+            index += 2
+            continue
+        out.append(byte)
+        index += 1
+    return bytes(out)
+
+
+def _heredoc_delimiter(start: tree_sitter.Node, data: bytes) -> tuple[bytes, bool]:
+    """A heredoc's delimiter after quote removal, and whether it was quoted."""
+    raw = data[start.start_byte : start.end_byte]
+    quoted = any(char in raw for char in b"'\"\\")
+    if not quoted:
+        return raw, False
+    out = bytearray()
+    index = 0
+    while index < len(raw):
+        byte = raw[index]
+        if byte == 0x5C and index + 1 < len(raw):
+            out.append(raw[index + 1])
+            index += 2
+            continue
+        if byte not in b"'\"":
+            out.append(byte)
+        index += 1
+    return bytes(out), True
+
+
+def _heredoc_quoted(node: tree_sitter.Node, data: bytes) -> bool:
+    """Whether a heredoc's delimiter is quoted (its body is then literal text)."""
+    start = _child(node, "heredoc_start")
+    return start is not None and _heredoc_delimiter(start, data)[1]
+
+
+def _check_heredoc(node: tree_sitter.Node, data: bytes) -> bool:
+    """Check that the grammar reads this heredoc's lines as bash does; return whether it is quoted."""
+    start = _child(node, "heredoc_start")
+    end = _child(node, "heredoc_end")
+    body = _child(node, "heredoc_body")
+    if start is None or end is None:
+        raise CommandError("a heredoc has no end")
+    delimiter, quoted = _heredoc_delimiter(start, data)
+    following = data[start.end_byte : start.end_byte + 1]
+    if following and following not in b" \t\n;&|<>()":
+        # `<<"E"OF`: the grammar takes `"E"` for the delimiter, bash takes `EOF`.
+        raise CommandError("a heredoc delimiter is split by the parser")
+    dash = any(not child.is_named and _text(child, data) == "<<-" for child in node.children)
+    tabs = b"\t" if dash else b""
+    # The body starts on the line after `<<EOF` (what follows it on that line is still code).
+    newline = data.find(b"\n", start.end_byte)
+    for child in node.named_children:
+        if child.end_byte > newline and child.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
+            # A body line starting with a backslash (`\\rm x`) is taken for words of the command.
+            raise CommandError("the parser read heredoc lines as code")
+    first = body.start_byte if body is not None else end.start_byte
+    if newline < 0 or data[newline + 1 : first].strip(tabs):
+        raise CommandError("the parser read heredoc lines as code")
+    if data[end.start_byte : end.end_byte] != delimiter:
+        raise CommandError("a heredoc ends at a line that is not its delimiter")
+    line_start = data.rfind(b"\n", 0, end.start_byte) + 1
+    if data[line_start : end.start_byte].strip(tabs) or data[end.end_byte : end.end_byte + 1] not in (b"\n", b""):
+        # The grammar ends a heredoc at a line that only starts with the delimiter; bash does not.
+        raise CommandError("a heredoc ends on a line with other text")
+    for line in data[newline + 1 : line_start].split(b"\n")[:-1]:
+        if (line.lstrip(b"\t") if dash else line) == delimiter:
+            # bash would end the heredoc here, earlier than the grammar did.
+            raise CommandError("the parser and bash disagree on where a heredoc ends")
+    return quoted
+
+
+def _unparsed_code(raw: str, starts: str = "$<>") -> bool:
+    """Whether text the grammar took as plain holds an unescaped `...`, $(...), <(...) or >(...)."""
+    if "`" not in raw and "(" not in raw:
+        return False
+    index = 0
+    length = len(raw)
+    while index < length:
+        char = raw[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "`" or (char in starts and raw[index + 1 : index + 2] == "("):
+            return True
+        index += 1
+    return False
+
+
+def _check_string_content(node: tree_sitter.Node, data: bytes) -> None:
+    """Text inside "..." the grammar did not split: refuse an unparsed `...` or $(...)."""
+    if _unparsed_code(_text(node, data), "$"):  # inside "...", <( is plain text
+        raise CommandError(f"a command substitution the parser leaves unparsed: {_text(node, data)!r}")
+
+
+def _check_heredoc_body(body: tree_sitter.Node, data: bytes) -> None:
+    """An unquoted heredoc body runs `...` and $(...): refuse the ones the grammar did not parse."""
+    cursor = body.start_byte
+    for child in body.named_children:
+        if child.start_byte > cursor and _unparsed_code(data[cursor : child.start_byte].decode("utf-8")):
+            raise CommandError("an unquoted heredoc body runs `...`, which the parser leaves unparsed")
+        cursor = max(cursor, child.end_byte)
+    if _unparsed_code(data[cursor : body.end_byte].decode("utf-8")):
+        raise CommandError("an unquoted heredoc body runs `...`, which the parser leaves unparsed")
+
+
+def _is_input_file(node: tree_sitter.Node, data: bytes) -> bool:
+    """Whether a file redirection feeds a file to standard input (`< file`, `0< file`)."""
+    operator = "".join(_text(child, data) for child in node.children if not child.is_named)
+    descriptor = _child(node, "file_descriptor")
+    return operator == "<" and (descriptor is None or _text(descriptor, data) == "0")
+
+
+def _check_backslashes(root: tree_sitter.Node, data: bytes) -> None:
+    """Refuse a backslash the grammar may read differently from bash."""
+    # An escaped character is part of a word to bash; the grammar sometimes skips it as white
+    # space or drops it (`ls<newline>\\ x` becomes one command `ls x`; `'x'\\$` loses its `$`),
+    # so every escape must lie inside a word node. bash removes backslash-newline before it
+    # splits words (outside single quotes, comments and quoted heredocs): `r\\<newline>m` is
+    # `rm`, `"$\\<newline>(x)"` runs x, where the grammar splits or ignores them. After a blank
+    # it only joins two separate words, as the grammar does: the one form accepted.
+    literal: list[tuple[int, int]] = []
+    ansi: list[tuple[int, int]] = []
+    wordish: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind == "raw_string" or kind == "comment":
+            literal.append((node.start_byte, node.end_byte))
+            continue
+        if kind == "ansi_c_string":
+            ansi.append((node.start_byte, node.end_byte))
+            continue
+        if kind == "heredoc_body":
+            if node.parent is not None and _heredoc_quoted(node.parent, data):
+                literal.append((node.start_byte, node.end_byte))
+                continue
+            wordish.append((node.start_byte, node.end_byte))
+        elif kind in _WORDISH:
+            wordish.append((node.start_byte, node.end_byte))
+        stack.extend(node.named_children)
+    quoted = _merged(literal)
+    forbidden = _merged(ansi)
+    words = _merged(wordish)
+    position = data.find(b"\\")
+    while position >= 0:
+        following = data.find(b"\\", position + 2)
+        if _inside(position, quoted):
+            position = data.find(b"\\", position + 1)
+            continue
+        if data[position + 1 : position + 2] != b"\n":  # an escape: the grammar must keep it in a word
+            if not _inside(position, words) and not _inside(position, forbidden):
+                # `\\ x`, `'x'\\$`: the grammar skips them as white space or drops them.
+                raise CommandError("an escaped character outside any word, which the parser skips")
+            position = following  # the escaped character (maybe a backslash) is taken
+            continue
+        if _inside(position, forbidden):
+            raise CommandError("a line continuation inside $'...'")
+        # Not after a newline either: on a line of its own the grammar reads `\\` and both
+        # newlines as one blank, joining two commands (`x=<newline>\\<newline>cmd`).
+        before = data[position - 1 : position] if position > 0 else b"\n"
+        if before not in (b" ", b"\t") or (position > 1 and data[position - 2 : position - 1] == b"\\"):
+            raise CommandError("a line continuation inside a word, which the parser reads differently")
+        position = following
+
+
+def _merged(ranges: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Sorted (start, end) ranges merged into disjoint ones, as two lists for bisect."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for start, end in sorted(ranges):
+        if ends and start <= ends[-1]:
+            ends[-1] = max(ends[-1], end)
+        else:
+            starts.append(start)
+            ends.append(end)
+    return starts, ends
+
+
+def _inside(position: int, merged: tuple[list[int], list[int]]) -> bool:
+    """Whether a byte offset lies inside one of the merged ranges."""
+    starts, ends = merged
+    index = bisect.bisect_right(starts, position) - 1
+    return index >= 0 and position < ends[index]
+
+
+def _syntax_error(root: tree_sitter.Node, data: bytes) -> str:
+    """A one-line description of the first ERROR or MISSING node."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            line, column = node.start_point
+            return f"syntax error: missing {node.type!r} at line {line + 1}, column {column + 1}"
+        if node.is_error:
+            line, column = node.start_point
+            snippet = data[node.start_byte : node.start_byte + 20].decode("utf-8", "replace")
+            return f"syntax error at line {line + 1}, column {column + 1} near {snippet!r}"
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return "syntax error"
