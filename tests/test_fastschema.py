@@ -360,7 +360,7 @@ def schema_and_document(draw: st.DrawFn) -> tuple[dict[str, Any], Any, bool]:
 # ---------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=SLOW)
+@settings(max_examples=700, deadline=None, suppress_health_check=SLOW)
 @given(schema_and_document())
 def test_generated_schemas_agree_with_cerberus(case: tuple[dict[str, Any], Any, bool]) -> None:
     schema, document, allow_unknown = case
@@ -377,7 +377,7 @@ def flat_case(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
     return schema, draw(documents_for(schema))
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=SLOW)
+@settings(max_examples=400, deadline=None, suppress_health_check=SLOW)
 @given(flat_case())
 def test_flat_schemas_agree_with_cerberus(case: tuple[dict[str, Any], Any]) -> None:
     """Scalar fields only: many more draws of the value rules, where the edge cases live."""

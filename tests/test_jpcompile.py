@@ -631,7 +631,7 @@ _ORDER_VALUES = (
     | st.booleans()
     | st.integers()
     | st.integers(min_value=-(10**30), max_value=10**30)
-    | st.floats(allow_nan=False)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.sampled_from([0, 1, -1, 0.0, 1.0, 10000, 9999.5, "", "a", "b", "10", "abc", True, False])
     | st.text(max_size=4)
     | st.lists(st.integers() | st.booleans() | st.text(max_size=2), max_size=2)

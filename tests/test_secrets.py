@@ -321,7 +321,7 @@ def grouped_cards(draw: st.DrawFn) -> tuple[str, str]:
     return card, "".join(out)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=133, deadline=None)
 @given(grouped_cards(), st.sampled_from(["", "card ", "pay with: ", "n°"]), st.sampled_from(["", " thanks", "."]))
 def test_any_luhn_valid_card_survives_any_grouping_and_unicode_digits(
     case: tuple[str, str], before: str, after: str
@@ -331,7 +331,7 @@ def test_any_luhn_valid_card_survives_any_grouping_and_unicode_digits(
     assert "card-number" in {f.kind for f in find_secrets({"note": before + text + after})}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(grouped_cards())
 def test_a_luhn_valid_card_as_a_json_number_is_found(case: tuple[str, str]) -> None:
     card, _ = case
@@ -339,7 +339,7 @@ def test_a_luhn_valid_card_as_a_json_number_is_found(case: tuple[str, str]) -> N
     assert [f.kind for f in find_secrets({"n": int(card)})] == ["card-number"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(10**12, 10**19 - 1))
 def test_a_number_is_a_card_exactly_when_luhn_passes_and_it_starts_with_2_to_6(n: int) -> None:
     digits = str(n)
@@ -369,7 +369,7 @@ INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u200e
 INSERTS = st.lists(st.tuples(st.integers(0, 200), st.sampled_from(INVISIBLE)), max_size=8)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=133, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(TOKENS)), INSERTS)
 def test_invisible_characters_anywhere_in_a_token_do_not_hide_it(kind: str, inserts: list[tuple[int, str]]) -> None:
     token = TOKENS[kind]
@@ -379,7 +379,7 @@ def test_invisible_characters_anywhere_in_a_token_do_not_hide_it(kind: str, inse
     assert kind in {f.kind for f in find_secrets({"text": "see " + "".join(chars) + " now"})}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.sampled_from(sorted(TOKENS)), st.data())
 def test_full_width_and_percent_encoded_tokens_are_found(kind: str, data: st.DataObject) -> None:
     token = TOKENS[kind]
@@ -400,7 +400,7 @@ PROSE_WORDS = ["password", "passwords", "token", "secret", "key", "api", "my", "
                "cookie", "auth", "code", "security", "and", "it", "a", "new", "card", "number"]  # fmt: skip
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=166, deadline=None)
 @given(st.lists(st.sampled_from(PROSE_WORDS), min_size=1, max_size=20), st.sampled_from(["", ".", "?", "!"]))
 def test_prose_made_of_credential_words_is_not_a_secret(words: list[str], end: str) -> None:
     sentence = " ".join(words).capitalize() + end
@@ -414,7 +414,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(json_values)
 def test_any_json_value_is_scanned_without_error_and_findings_are_well_formed(value: Any) -> None:
     for finding in find_secrets(value, path="arguments"):
@@ -452,7 +452,7 @@ PIECES = [
 texts_of_pieces = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(texts_of_pieces)
 def test_the_prefilter_passes_every_string_with_a_finding(text: str) -> None:
     from policyengine.secrets import _analyse, _prefilter
@@ -461,7 +461,7 @@ def test_the_prefilter_passes_every_string_with_a_finding(text: str) -> None:
         assert not _analyse(text) or _prefilter(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(texts_of_pieces, min_size=8, max_size=20))
 def test_the_joined_prefilter_picks_every_string_the_per_string_prefilter_picks(texts: list[str]) -> None:
     from policyengine.secrets import _candidates, _prefilter
@@ -470,7 +470,7 @@ def test_the_joined_prefilter_picks_every_string_the_per_string_prefilter_picks(
     assert {i for i, t in enumerate(plain) if _prefilter(t)} <= _candidates(plain)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=400).map("".join))
 def test_the_set_and_the_regexp_prefilters_agree_below_the_set_limit(text: str) -> None:
     from policyengine.secrets import _SET_LIMIT, _prefilter_regexp, _prefilter_set
@@ -479,7 +479,7 @@ def test_the_set_and_the_regexp_prefilters_agree_below_the_set_limit(text: str) 
     assert bool(_prefilter_set(data)) == _prefilter_regexp(data)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(texts_of_pieces, max_size=6), st.lists(texts_of_pieces, max_size=6))
 def test_a_document_reports_what_its_strings_report_alone(values: list[str], keys: list[str]) -> None:
     document = {"values": values, "map": dict.fromkeys(keys, 1)}
