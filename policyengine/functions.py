@@ -334,23 +334,35 @@ def _by_role(document: Any, what: str) -> list[Any]:
     found = views.get(what)
     if found is None:
         try:
-            found = views[what] = _ROLE_VIEWS[what](*_call_parts(document))
+            call = views.get("") or views.setdefault("", _call_parts(document))
+            found = views[what] = _ROLE_VIEWS[what](call)
         except Exception as error:  # a value the engine cannot place fails the rule closed
             raise JMESPathError(f"In function {what}(), {error}") from None
     return list(found)
 
 
-def _call_parts(document: Any) -> tuple[Any, str | None, Any]:
-    """(arguments, cwd, declared roles) of a call document; anything else is taken as the arguments."""
+class _Call(NamedTuple):
+    """What the role views read: the arguments, their roles found in one walk, and the cwd."""
+
+    arguments: Any
+    found: roles.Collected
+    cwd: str | None
+
+
+def _call_parts(document: Any) -> _Call:
+    """The arguments, their roles and the cwd of a call document; anything else is taken as the arguments."""
     if isinstance(document, dict) and isinstance(document.get("arguments"), dict):
         cwd = document.get("cwd")
-        return document["arguments"], cwd if isinstance(cwd, str) else None, document.get("roles")
-    return document, None, None
+        arguments = document["arguments"]
+        return _Call(
+            arguments, roles.collect_all(arguments, document.get("roles")), cwd if isinstance(cwd, str) else None
+        )
+    return _Call(document, roles.collect_all(document), None)
 
 
-def _command_texts(arguments: Any, cwd: str | None, declared: Any) -> list[str]:
+def _command_texts(call: _Call) -> list[str]:
     texts: list[str] = []
-    for value in roles.collect(arguments, roles.Role.COMMAND, declared):
+    for value in call.found.values[roles.Role.COMMAND]:
         if value is None:
             continue  # no command given
         if not isinstance(value, str):
@@ -358,7 +370,7 @@ def _command_texts(arguments: Any, cwd: str | None, declared: Any) -> list[str]:
         texts.append(value)
     # A list of strings under `command`, `cmd`, `args` or `argv` is one argv (["rm", "-rf", "/"]);
     # under `commands` each string is a command.
-    texts.extend(shlex.join(argv) for argv in roles.argv_lists(arguments, declared))
+    texts.extend(shlex.join(argv) for argv in call.found.argv)
     return texts
 
 
@@ -368,8 +380,8 @@ def _json_type(value: Any) -> str:
     return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
 
 
-def _parsed(arguments: Any, cwd: str | None, declared: Any) -> list[Any]:
-    texts = _command_texts(arguments, cwd, declared)
+def _parsed(call: _Call) -> list[Any]:
+    texts = _command_texts(call)
     if not texts:
         return []
     from . import shell  # tree-sitter loads only when a call carries a command
@@ -377,46 +389,43 @@ def _parsed(arguments: Any, cwd: str | None, declared: Any) -> list[Any]:
     return [shell.parse_command(text) for text in texts]
 
 
-def _paths(arguments: Any, cwd: str | None, declared: Any) -> list[str]:
+def _paths(call: _Call) -> list[str]:
     found: list[str] = []
-    for value in roles.collect(arguments, roles.Role.PATH, declared):
+    for value in call.found.values[roles.Role.PATH]:
         if not isinstance(value, str):
             # A number or a flag where a path belongs cannot be placed: the rule fails closed.
             raise ValueError(f"a path argument is {_json_type(value)}, not a string")
-        found.extend(roles.resolve(value, cwd))
-    for command in _parsed(arguments, cwd, declared):
+        found.extend(roles.resolve(value, call.cwd))
+    for command in _parsed(call):
         for operand in command.operands:
-            found.extend(roles.resolve(operand, cwd))
+            found.extend(roles.resolve(operand, call.cwd))
     return found
 
 
-def _strings_of(role: roles.Role) -> Callable[[Any, str | None, Any], list[Any]]:
-    def view(arguments: Any, _cwd: str | None, declared: Any) -> list[Any]:
-        return [v for v in roles.collect(arguments, role, declared) if isinstance(v, str)]
+def _strings_of(role: roles.Role) -> Callable[[_Call], list[Any]]:
+    def view(call: _Call) -> list[Any]:
+        return [v for v in call.found.values[role] if isinstance(v, str)]
 
     return view
 
 
-def _secrets(arguments: Any, _cwd: str | None, declared: Any) -> list[str]:
+def _secrets(call: _Call) -> list[str]:
     from . import secrets  # the detector's patterns compile only when a pack asks for secrets
 
-    found = [f"{finding.kind} at {finding.where}" for finding in secrets.find_secrets(arguments, path="arguments")]
+    found = [f"{f.kind} at {f.where}" for f in secrets.find_secrets(call.arguments, path="arguments")]
     # A parameter the tool declares `role: secret` is one, whatever its value looks like.
-    if declared:
-        found.extend("declared secret" for v in roles.collect(arguments, roles.Role.SECRET, declared) if v != "")
+    found.extend("declared secret" for v in call.found.values[roles.Role.SECRET] if v != "")
     return found
 
 
-_ROLE_VIEWS: dict[str, Callable[[Any, str | None, Any], Any]] = {
+_ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "secrets": _secrets,
     "paths": _paths,
     "urls": _strings_of(roles.Role.URL),
     "emails": _strings_of(roles.Role.EMAIL),
-    "amounts": lambda arguments, _cwd, declared: roles.collect(arguments, roles.Role.AMOUNT, declared),
+    "amounts": lambda call: call.found.values[roles.Role.AMOUNT],
     "commands": _command_texts,
-    "programs": lambda arguments, cwd, declared: [
-        program for command in _parsed(arguments, cwd, declared) for program in command.programs
-    ],
+    "programs": lambda call: [program for command in _parsed(call) for program in command.programs],
 }
 
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from . import paths
 
-__all__ = ["Role", "collect", "key_roles", "role_named"]
+__all__ = ["Collected", "Role", "collect", "collect_all", "key_roles", "role_named"]
 
 # Argument documents are frozen at most 100 levels deep; walking stops (and raises) past this.
 MAX_DEPTH = 128
@@ -264,36 +265,66 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
     return roles
 
 
+_ROLES = tuple(Role)  # iterating an Enum class is slow; this runs once per call
+
 # Roles whose value is read whole: an object or null under `amount` or `command` is not walked
 # into but handed on, so a reader fails closed on it instead of finding nothing.
 _WHOLE_VALUE = frozenset({Role.AMOUNT, Role.COMMAND})
 
 
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """Every value of every role in one call's arguments, found in one walk."""
+
+    values: dict[Role, list[Any]]
+    argv: list[list[str]]  # lists of strings under a singular command key or args/argv: one argv each
+
+
 def collect(arguments: Any, role: Role, declared: Mapping[str, str] | None = None) -> list[Any]:
     """Every value of `role` in the arguments, depth-first in document order."""
-    return [value for value in _walk(arguments, "", declared, role, 0)]
+    return collect_all(arguments, declared).values[role]
 
 
-def _walk(value: Any, key: str, declared: Mapping[str, str] | None, role: Role, depth: int) -> Iterator[Any]:
-    """Values of `role` below one key; lists inherit their key, objects give their own."""
-    if depth > MAX_DEPTH:
-        raise ValueError(f"arguments nested deeper than {MAX_DEPTH} levels")
-    if (
-        role in _WHOLE_VALUE
-        and (value is None or isinstance(value, Mapping))
-        and role in _roles_of(key, value, declared)
-    ):
-        yield value
-    elif isinstance(value, Mapping):
-        for child_key, child in value.items():
-            yield from _walk(child, str(child_key), declared, role, depth + 1)
-    elif isinstance(value, list):
-        if role is Role.COMMAND and value and all(isinstance(v, str) for v in value) and _is_argv(key, declared):
-            return  # one argv: argv_lists reads it whole
-        for item in value:
-            yield from _walk(item, key, declared, role, depth + 1)
-    elif value is not None and role in _roles_of(key, value, declared):
-        yield value
+def argv_lists(arguments: Any, declared: Mapping[str, str] | None = None) -> list[list[str]]:
+    """Lists of strings under a singular command key (`{"command": ["rm", "-rf", "/"]}`): one argv each."""
+    return collect_all(arguments, declared).argv
+
+
+def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Collected:
+    """Every role's values, depth-first in document order; lists inherit their key, objects give their own.
+
+    An object or null under a key whose role is read whole (amount, command) is that role's value
+    and is not searched for it further; a list of strings under a singular command key is one
+    argv, not several commands.
+    """
+    values: dict[Role, list[Any]] = {role: [] for role in _ROLES}
+    argv: list[list[str]] = []
+
+    def walk(value: Any, key: str, skip: frozenset[Role], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise ValueError(f"arguments nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            whole = (_roles_of(key, value, declared) & _WHOLE_VALUE) - skip if key else frozenset()
+            for role in whole:
+                values[role].append(value)
+            for child_key, child in value.items():
+                walk(child, str(child_key), skip | whole, depth + 1)
+        elif isinstance(value, list):
+            if Role.COMMAND not in skip and value and all(type(v) is str for v in value) and _is_argv(key, declared):
+                argv.append(list(value))
+                skip = skip | {Role.COMMAND}
+            for item in value:
+                walk(item, key, skip, depth + 1)
+        elif value is None:
+            if key:
+                for role in (_roles_of(key, None, declared) & _WHOLE_VALUE) - skip:
+                    values[role].append(None)
+        else:
+            for role in _roles_of(key, value, declared) - skip:
+                values[role].append(value)
+
+    walk(arguments, "", frozenset(), 0)
+    return Collected(values, argv)
 
 
 # Command keys whose list is several commands; under any other command key a list is one argv.
@@ -314,27 +345,6 @@ def _is_argv(key: str, declared: Mapping[str, str] | None) -> bool:
     if tokens and tokens[-1] in _ARGV:
         return True
     return Role.COMMAND in _roles_of(key, None, declared) and is_argv_key(key)
-
-
-def argv_lists(arguments: Any, declared: Mapping[str, str] | None = None) -> list[list[str]]:
-    """Lists of strings under a singular command key (`{"command": ["rm", "-rf", "/"]}`): one argv each."""
-    found: list[list[str]] = []
-
-    def walk(value: Any, key: str, depth: int) -> None:
-        if depth > MAX_DEPTH:
-            raise ValueError(f"arguments nested deeper than {MAX_DEPTH} levels")
-        if isinstance(value, Mapping):
-            for child_key, child in value.items():
-                walk(child, str(child_key), depth + 1)
-        elif isinstance(value, list):
-            if value and all(isinstance(v, str) for v in value) and _is_argv(key, declared):
-                found.append(list(value))
-                return
-            for item in value:
-                walk(item, key, depth + 1)
-
-    walk(arguments, "", 0)
-    return found
 
 
 def resolve(path: str, cwd: str | None) -> list[str]:
