@@ -248,6 +248,8 @@ def _parse(path: str, classify: bool = True) -> tuple[Root, tuple[str, ...]]:
         # Decoding left no ASCII whitespace but " " (controls are dropped), so strip() has nothing to do.
         return root, tuple(filter(None, rest.split("/")))
     parts = _components(root, rest)
+    if classify and root == "/" and parts[:1] == ("??",):
+        return UNKNOWN, ("//?", *parts[1:])  # "\\??:\\x" cleans to "/??/x": the NT object namespace again
     if classify and _unplaceable(root, parts):
         return UNKNOWN, (root[:-1], *parts) if root else parts
     return root, parts
@@ -255,9 +257,9 @@ def _parse(path: str, classify: bool = True) -> tuple[Root, tuple[str, ...]]:
 
 def _root_relative(text: str) -> str:
     """ "\\Windows\\x" is on the current drive, which the engine cannot know: it becomes "?:/windows/x"."""
-    if text[:1] == "\\" and text[1:2] not in ("\\", "/", "?"):
+    if text[:1] == "\\" and text[1:2] not in ("\\", "/", "?") and text[2:3] != ":":
         return "?:/" + text[1:]
-    return text
+    return text  # "\\c:\\x" names drive c: as "/c:/x" does
 
 
 def _unplaceable(root: Root, parts: tuple[str, ...]) -> bool:
@@ -330,8 +332,8 @@ def _join(root: Root, parts: tuple[str, ...]) -> str:
     """Render a parsed path; a relative path with no components is "."."""
     if root and root != UNKNOWN:
         return root + "/".join(parts)
-    if parts == ("?:",):
-        return "?:/"
+    if len(parts) == 1 and parts[0] in ("?:", "//?", "//."):
+        return parts[0] + "/"  # a bare unknown root keeps its slash, so it parses back the same
     return "/".join(parts) or "."
 
 
@@ -380,7 +382,12 @@ def _may_within(root: Root, parts: tuple[str, ...], directories: Iterable[tuple[
     if _drive_unknown(root, parts):
         # The root of some drive, or "/" for a tool that turns "\\" into "/" on POSIX: within any
         # rooted directory with the same components.
-        return any(d_root and parts[1 : 1 + len(d_parts)] == d_parts for d_root, d_parts in directories)
+        return any(
+            parts[: len(d_parts)] == d_parts
+            if d_root == UNKNOWN
+            else bool(d_root) and parts[1 : 1 + len(d_parts)] == d_parts
+            for d_root, d_parts in directories
+        )
     if root == UNKNOWN:
         return True
     return any(_within(root, parts, *directory) for directory in directories)
