@@ -12,9 +12,9 @@ import pytest
 from policyengine import PackLoadError, PolicyEngineError, Registry, ToolDefinition, UsageError
 from policyengine.catalog import ANY_TYPES, CatalogError, load_catalog
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "bfcl-multi-turn"
-BFCL_TOOLS = CORPUS / "tools.jsonl"
-BFCL_CALLS = CORPUS / "calls.jsonl"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"  # the BFCL tools and calls, vendored
+BFCL_TOOLS = EXAMPLES / "bfcl-tools.jsonl"
+BFCL_CALLS = EXAMPLES / "bfcl-calls.jsonl"
 
 # The calls of the BFCL corpus that do not validate, and why: `make_transaction` has no doc in
 # the corpus, and close_ticket is called with "ticket_001" where the doc declares an integer.
@@ -72,8 +72,6 @@ def problems_of(info: pytest.ExceptionInfo[CatalogError]) -> list[tuple[str, int
 @pytest.fixture(scope="module")
 def bfcl() -> dict[str, ToolDefinition]:
     """The BFCL corpus catalog, loaded once."""
-    if not BFCL_TOOLS.is_file():
-        pytest.skip(f"BFCL corpus not found at {BFCL_TOOLS}")
     return load_catalog(BFCL_TOOLS)
 
 

@@ -21,7 +21,7 @@ from policyengine.fastschema import FastValidator, compile_schema
 from policyengine.frozen import freeze, thaw
 from policyengine.tools import ParameterValidator
 
-BFCL = Path("/work/shared/corpora/bfcl-multi-turn")
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"  # the BFCL tools and calls, vendored
 SCALAR_TYPES = ["string", "integer", "float", "number", "boolean"]
 FIELD_NAMES = ["a", "b", "c", "d"]
 ALPHABET = "abcxy1 é"
@@ -578,10 +578,8 @@ def test_top_level_allow_unknown_is_inherited() -> None:
 
 @pytest.fixture(scope="module")
 def bfcl() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    if not (BFCL / "tools.jsonl").exists():
-        pytest.skip("BFCL corpus not present")
-    tools = load_catalog(BFCL / "tools.jsonl")
-    calls = [json.loads(line) for line in (BFCL / "calls.jsonl").read_text().splitlines() if line.strip()]
+    tools = load_catalog(EXAMPLES / "bfcl-tools.jsonl")
+    calls = [json.loads(line) for line in (EXAMPLES / "bfcl-calls.jsonl").read_text().splitlines() if line.strip()]
     return tools, calls
 
 

@@ -34,7 +34,7 @@ Validator = jsonschema.Draft202012Validator
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = sorted(REPO.glob("policies/*/*.yaml"))
 SHIPPED_TESTS = sorted(REPO.glob("policies/*/tests/*.yaml"))
-BFCL_CALLS = REPO.parent / "shared" / "corpora" / "bfcl-multi-turn" / "calls.jsonl"
+BFCL_CALLS = REPO / "examples" / "bfcl-calls.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -245,8 +245,6 @@ def test_bad_manifests_fail_both(tmp_path: Path, schemas: dict[str, dict[str, An
 
 
 def test_bfcl_recorded_calls_validate(schemas: dict[str, dict[str, Any]]) -> None:
-    if not BFCL_CALLS.is_file():
-        pytest.skip(f"BFCL calls not found at {BFCL_CALLS}")
     json_validator = Validator(schemas["calls"])
     cerberus_validator = cerberus.Validator(schema("calls"))
     lines = BFCL_CALLS.read_text("utf-8").splitlines()

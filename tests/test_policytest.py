@@ -25,7 +25,7 @@ from policyengine.policytest import discover, run_tests, run_tests_async, to_jso
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("baseline", "bfcl")
-CORPUS = Path("/work/shared/corpora/bfcl-multi-turn/calls.jsonl")
+CORPUS = Path(__file__).resolve().parents[1] / "examples" / "bfcl-calls.jsonl"
 
 RULES = """\
 lists:
@@ -627,8 +627,6 @@ def test_shipped_pack_tests_pass_with_full_coverage(name: str) -> None:
 
 
 def test_bfcl_tests_use_real_calls_verbatim() -> None:
-    if not CORPUS.is_file():
-        pytest.skip("the BFCL corpus is not available")
     corpus = {}
     for line in CORPUS.read_text("utf-8").splitlines():
         record = json.loads(line)

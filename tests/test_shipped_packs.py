@@ -1,5 +1,5 @@
 """The shipped packs: policies/baseline on a registry of seed-like tools, policies/bfcl over
-the real recorded BFCL multi-turn calls (../shared/corpora/bfcl-multi-turn/calls.jsonl)."""
+the real recorded BFCL multi-turn calls (examples/bfcl-calls.jsonl)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from policyengine.problems import ProblemSink
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "policies" / "baseline"
 BFCL = REPO / "policies" / "bfcl"
-CALLS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "bfcl-multi-turn" / "calls.jsonl"
+CALLS = REPO / "examples" / "bfcl-calls.jsonl"
 
 
 # -- loading -----------------------------------------------------------------------------------------
@@ -177,8 +177,6 @@ def test_baseline_redacts_secret_looking_strings_inside_values(baseline_kit: Any
 
 
 def _records() -> list[dict[str, Any]]:
-    if not CALLS.is_file():
-        pytest.skip(f"BFCL corpus not found at {CALLS}")
     return [json.loads(line) for line in CALLS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
