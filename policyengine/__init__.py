@@ -29,7 +29,19 @@ from .results import Outcome, Stage, ToolResult
 from .signal import AbortKind, AbortReason, Signal
 from .tools import ToolDefinition, define_tool
 
-__version__ = "0.1.0"
+
+def __getattr__(name: str) -> str:
+    """`__version__`, read from the installed package's metadata on first use (importlib.metadata costs ~30 ms)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'policyengine' has no attribute {name!r}")
+    from importlib import metadata
+
+    try:
+        # The one place the version is written is pyproject.toml; an installed package knows it.
+        return metadata.version("policyengine")
+    except metadata.PackageNotFoundError:  # a source tree on sys.path without an install
+        return "0+unknown"
+
 
 __all__ = [
     "AbortKind",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import timeit
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from policyengine.catalog import load_catalog
-from policyengine.fastschema import FastValidator, compile_schema
+from policyengine.fastschema import compile_schema
 from policyengine.frozen import freeze, thaw
 from policyengine.tools import ParameterValidator
 
@@ -680,33 +679,3 @@ def test_unsupported_rules_return_none(schema: dict[Any, Any]) -> None:
 def test_unsupported_arguments_return_none() -> None:
     assert compile_schema([("a", {"type": "string"})]) is None  # type: ignore[arg-type]
     assert compile_schema({"a": {"type": "string"}}, allow_unknown={"type": "string"}) is None  # type: ignore[arg-type]
-
-
-# ---------------------------------------------------------------------------------------------
-# (d) micro-benchmark (printed, never asserted)
-# ---------------------------------------------------------------------------------------------
-
-
-def _per_call_us(fn: Callable[[], Any], number: int) -> float:
-    return min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
-
-
-def test_micro_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
-    schema = {
-        "path": {"type": "string", "required": True, "description": "file to read"},
-        "limit": {"type": "integer", "min": 1, "default": 100},
-        "tags": {"type": "list", "schema": {"type": "string"}, "nullable": True},
-    }
-    document = {"path": "/tmp/report.txt", "tags": ["a", "b"]}
-    fast = compile_schema(schema)
-    assert isinstance(fast, FastValidator)
-    cerberus = ParameterValidator(schema)
-    assert fast(document) == (True, {**document, "limit": 100})
-    assert cerberus.validate(document) and cerberus.document == {**document, "limit": 100}
-    fast_us = _per_call_us(lambda: fast(document), 20_000)
-    cerberus_us = _per_call_us(lambda: cerberus.validate(document), 500)
-    with capsys.disabled():
-        print(
-            f"\nfastschema: {fast_us:.2f} us/validation, Cerberus: {cerberus_us:.1f} us/validation,"
-            f" {cerberus_us / fast_us:.0f}x faster"
-        )

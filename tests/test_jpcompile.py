@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import operator
-import timeit
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -722,46 +721,3 @@ def test_equality_still_compares_any_two_values() -> None:
         fn = compile_text(expression, FUNCTIONS)
         assert fn is not None and fn(freeze(document)) is result
         assert jmespath.search(expression, document, options=OPTIONS) is result
-
-
-# --- (c) micro-benchmark (printed, never asserted) ------------------------------------------------
-
-BENCH_DOCUMENT = freeze(
-    {
-        "name": "shell_exec",
-        "agent": "reviewer",
-        "arguments": {
-            "amount": 2500,
-            "environment": "Production",
-            "path": "src/app/main.py",
-            "paths": ["src/a.py", "./.env", "docs/x.md"],
-            "items": [{"name": "a", "price": 5}, {"name": "b", "price": 50}],
-        },
-    }
-)
-BENCH = [
-    "arguments.amount > `2000`",
-    "agent == 'release-bot'",
-    "arguments.missing.deep == `true` || arguments.items[?price > `10`].name == ['b']",
-    "lower(arguments.environment) == 'production'",
-    "agent == 'reviewer' && glob_match(name, ['shell_*', 'exec_*', 'run_?'])",
-]
-
-
-def test_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
-    """Print interpreter versus compiled time per evaluation for typical conditions."""
-    lines = []
-    for text in BENCH:
-        parsed = jmespath.compile(text)
-        fn = compile_text(text, FUNCTIONS)
-        assert fn is not None
-        assert json_equal(fn(BENCH_DOCUMENT), parsed.search(BENCH_DOCUMENT, options=OPTIONS), exact_types=True)
-        n = 2000
-        interp = min(timeit.repeat(lambda p=parsed: p.search(BENCH_DOCUMENT, options=OPTIONS), number=n, repeat=3))
-        compiled = min(timeit.repeat(lambda f=fn: f(BENCH_DOCUMENT), number=n, repeat=3))
-        lines.append(
-            f"  {text[:66]:66} interpreter {interp / n * 1e6:6.2f} us  compiled {compiled / n * 1e6:6.2f} us"
-            f"  x{interp / compiled:5.1f}"
-        )
-    with capsys.disabled():
-        print("\njpcompile micro-benchmark:\n" + "\n".join(lines))
