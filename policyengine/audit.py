@@ -40,7 +40,7 @@ def record_of(result: ToolResult) -> dict[str, Any]:
     """One recorded-call line for a result."""
     decision, rule = policy_decision(result)
     source = result.source if decision in ("deny", "invalid") else result.admitted_by
-    return {
+    record: dict[str, Any] = {
         "call_id": result.call_id,
         "name": result.name,
         "arguments": result.arguments,
@@ -55,6 +55,9 @@ def record_of(result: ToolResult) -> dict[str, Any]:
         "digest": source.digest if source else None,
         "rewrites": [s.name for s in result.rewrites],
     }
+    if result.cwd is not None:
+        record["cwd"] = result.cwd  # a dry-run resolves the replayed call's relative paths against it
+    return record
 
 
 class AuditRecorder:

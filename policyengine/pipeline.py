@@ -99,12 +99,12 @@ class Seal:
     is written to the call.
     """
 
-    __slots__ = ("_call", "_fields", "_frozen", "agent", "arguments", "call_id", "name")
+    __slots__ = ("_call", "_fields", "_frozen", "agent", "arguments", "call_id", "cwd", "name")
 
     def __init__(self, call: ToolCall) -> None:
         self._call = call
         self._fields: tuple[Any, ...] = _call_fields(call)
-        self.call_id, self.name, self.agent = call.call_id, call.name, call.agent
+        self.call_id, self.name, self.agent, self.cwd = call.call_id, call.name, call.agent, call.cwd
         self.arguments: FrozenDict = duplicate(call.arguments)
         document = call.document
         inside = type(document) is FrozenDict and dict.get(document, "arguments") is call.arguments
@@ -416,6 +416,7 @@ class Run:
             FrozenDict._of(dict(self.timings)),  # stage names and finite floats: nothing to freeze
             admitted.source if admitted else None,  # admitted_by
             isinstance(admitted, Ask),  # asked
+            seen.cwd,
         )
 
     def stop(self, *args: Any, **kwargs: Any) -> _Stopped:

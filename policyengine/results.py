@@ -56,6 +56,7 @@ class ToolResult:
     timings: FrozenDict = field(default_factory=FrozenDict)
     admitted_by: Source | None = None  # the rule, listener or default that let the call past pre-execute
     asked: bool = False  # pre-execute asked a person (whatever they answered)
+    cwd: str | None = None  # where the call's relative paths started, when known (audit records replay it)
 
     def __init__(
         self,
@@ -73,6 +74,7 @@ class ToolResult:
         timings: FrozenDict | None = None,
         admitted_by: Source | None = None,
         asked: bool = False,
+        cwd: str | None = None,
     ) -> None:
         # The slots are set through their descriptors: the frozen dataclass's own __init__ goes
         # through object.__setattr__ field by field, ~40% slower, and one result is built per call.
@@ -90,6 +92,7 @@ class ToolResult:
         _set_timings(self, FrozenDict() if timings is None else timings)
         _set_admitted_by(self, admitted_by)
         _set_asked(self, asked)
+        _set_cwd(self, cwd)
 
     @property
     def ok(self) -> bool:
@@ -124,6 +127,7 @@ _SOURCE_FIELDS = tuple(f.name for f in fields(Source))
     _set_timings,
     _set_admitted_by,
     _set_asked,
+    _set_cwd,
 ) = (ToolResult.__dict__[name].__set__ for name in _RESULT_FIELDS)
 if tuple(inspect.signature(ToolResult.__init__).parameters)[1:] != _RESULT_FIELDS:  # pragma: no cover
     raise TypeError("ToolResult.__init__ must take every field, in field order")

@@ -432,3 +432,20 @@ def test_a_value_that_cannot_be_encoded_is_a_counted_failure_not_a_broken_file(t
     assert recorder.failures == 1 and recorder.written == 2
     assert "e2" in caplog.text
     assert [r["call_id"] for r in read_jsonl(path)] == ["e1", "e3"]
+
+
+def test_a_calls_working_directory_is_recorded_and_replayed(tmp_path):
+    """`cd ..` is harmless from the workspace and a red line from /etc: the record keeps where it ran."""
+    registry = bfcl_registry()
+    path = tmp_path / "audit.jsonl"
+    recorder = AuditRecorder(path)
+    registry.on_result(recorder, name="audit")
+    from_etc = registry.call_sync("cd", {"folder": "passwd"}, call_id="w-1", cwd="/etc")
+    from_workspace = registry.call_sync("cd", {"folder": "passwd"}, call_id="w-2")
+    recorder.close()
+    assert (from_etc.outcome, from_etc.source.name) == (Outcome.DENIED, "fs-no-system-paths")
+    assert from_etc.cwd == "/etc" and from_workspace.cwd == "/workspace"  # the pack's cwd: calls start there
+    records = read_jsonl(path)
+    assert [r.get("cwd") for r in records] == ["/etc", "/workspace"]
+    _code, _summary, replay = dry_run(path, tmp_path / "replay.jsonl")
+    assert [(r["decision"], r["rule"]) for r in replay] == [("deny", "fs-no-system-paths"), ("allow", None)]
