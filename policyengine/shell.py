@@ -203,6 +203,11 @@ def _execs(options: list[_Word]) -> bool:
     )
 
 
+# Programs whose arguments are text they print, never files they open: `echo $HOME` names no
+# path (its redirections still do, and a `$(...)` inside still runs).
+_TEXT_PROGRAMS = frozenset({"echo", "printf"})
+
+
 _WRAPPERS: dict[str, _Options] = {
     "env": _Options(
         values="uCP",
@@ -691,7 +696,8 @@ class _Walk:
                 words = rest[start:]
                 continue
             if name not in _SPECIAL:
-                self._operands(rest)
+                if name not in _TEXT_PROGRAMS:
+                    self._operands(rest)
             elif name in _SHELLS:
                 self._shell(rest, node, data, depth)
             elif name in _OTHER_SHELLS:

@@ -505,3 +505,9 @@ def test_adversarial_case(case: dict[str, Any]) -> None:
 def shell_quote(text: str) -> str:
     """Single-quote text for a POSIX shell."""
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+def test_echo_and_printf_arguments_are_text_not_path_operands_but_their_redirections_are() -> None:
+    assert parse_command("echo $HOME ~/x /etc/shadow").operands == ()
+    assert parse_command("printf '%s' ~/x > out.txt").operands == ("out.txt",)
+    assert parse_command("echo $(cat /etc/shadow)").operands == ("/etc/shadow",)
