@@ -238,6 +238,11 @@ RULE_EXPRESSIONS = [
     "[arguments.path, arguments.paths, arguments.source][] | [?path_within(@, ['/etc', '/root'])] | length(@) > `0`",
     "is_string(arguments.path) && path_matches(arguments.path, ['*.pem', '.env'])",
     "regex_replace(arguments.command, '\\s+', ' ')",
+    "paths(@)[?path_within(@, ['/etc', '/usr'])] | length(@) > `0`",
+    "paths(@)[?!path_surely_within(@, '/workspace')] | length(@) > `0`",
+    "paths(@)[?path_matches(@, ['.env', '.env.*'])] | join(', ', @)",
+    "amounts(@)[?@ > `2000`] | length(@) > `0`",
+    "(length(urls(@)) > `0` || length(emails(@)) > `0`) && length(secrets(@)) > `0`",
     # comparisons: numbers, strings, booleans versus 0/1, null, containers
     "arguments.amount == `0`",
     "arguments.amount == `1`",
