@@ -320,17 +320,18 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
 
 
 # The roles of the last document asked about: several rules of one call read the same roles,
-# and a call document is built once per call, so identity is the key.
-_MEMO: list[Any] = [None, {}]
+# and a call document is built once per call, so identity is the key. One tuple, read and
+# replaced whole: a thread evaluating another call can never hand this one its views.
+_memo: tuple[Any, dict[str, Any]] = (None, {})
 
 
 def _by_role(document: Any, what: str) -> list[Any]:
     """One role view of a call document (or of bare arguments), computed once per document."""
-    memo = _MEMO
-    if memo[0] is not document:
-        memo = [document, {}]
-        _MEMO[:] = memo
-    views: dict[str, Any] = memo[1]
+    global _memo
+    held, views = _memo
+    if held is not document:
+        views = {}
+        _memo = (document, views)  # holds the document, so its id cannot be reused while memoised
     found = views.get(what)
     if found is None:
         try:

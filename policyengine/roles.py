@@ -26,7 +26,7 @@ from typing import Any
 
 from . import paths
 
-__all__ = ["Collected", "Role", "collect", "collect_all", "key_roles", "role_named"]
+__all__ = ["Collected", "Role", "collect_all", "key_roles", "resolve", "role_named"]
 
 # Argument documents are frozen at most 100 levels deep; walking stops (and raises) past this.
 MAX_DEPTH = 128
@@ -278,16 +278,6 @@ class Collected:
 
     values: dict[Role, list[Any]]
     argv: list[list[str]]  # lists of strings under a singular command key or args/argv: one argv each
-
-
-def collect(arguments: Any, role: Role, declared: Mapping[str, str] | None = None) -> list[Any]:
-    """Every value of `role` in the arguments, depth-first in document order."""
-    return collect_all(arguments, declared).values[role]
-
-
-def argv_lists(arguments: Any, declared: Mapping[str, str] | None = None) -> list[list[str]]:
-    """Lists of strings under a singular command key (`{"command": ["rm", "-rf", "/"]}`): one argv each."""
-    return collect_all(arguments, declared).argv
 
 
 def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Collected:

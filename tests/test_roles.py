@@ -230,3 +230,30 @@ def test_a_role_view_either_answers_or_fails_closed(path: str) -> None:
     except jmespath.exceptions.JMESPathError:
         return
     assert all(isinstance(p, str) for p in found)
+
+
+def test_threads_deciding_different_calls_never_see_each_others_roles() -> None:
+    import sys
+    import threading
+
+    calls = [{"path": f"/etc/x{i}"} if i % 2 else {"path": f"notes{i}.txt"} for i in range(200)]
+    expected = [_search("paths(@)", c, cwd="/w") for c in calls]
+    wrong: list[int] = []
+
+    def work() -> None:
+        for _ in range(20):
+            for i, c in enumerate(calls):
+                if _search("paths(@)", c, cwd="/w") != expected[i]:
+                    wrong.append(i)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert wrong == []
