@@ -79,6 +79,8 @@ class Registry:
     ) -> None:
         self._tools: dict[str, ToolDefinition] = {}
         self._cwd = cwd
+        # The working directory of calls that carry none: the registry's, else the first pack's that declares one.
+        self.cwd: str | None = cwd
         self._bundles: list[tuple[Handle, Bundle]] = []
         self._approval = approval
         self._default = default
@@ -241,13 +243,8 @@ class Registry:
 
     def _rebuild(self) -> None:
         self._installation = self._build()
-
-    @property
-    def cwd(self) -> str | None:
-        """The working directory of calls that carry none: the registry's, else the first pack's that declares one."""
-        if self._cwd is not None:
-            return self._cwd
-        return next((b.pack.cwd for _h, b in self._bundles if b.pack is not None and b.pack.cwd), None)
+        # Resolved once per installation, not per call.
+        self.cwd = self._cwd or next((b.pack.cwd for _h, b in self._bundles if b.pack is not None and b.pack.cwd), None)
 
     # -- calling ---------------------------------------------------------------
 
