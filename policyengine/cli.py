@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_dry_run(verbs: Any, common: argparse.ArgumentParser) -> None:
     try:
-        from .dryrun import add_arguments
+        from .dryrun_cli import add_arguments
     except ImportError:  # the dry-run verb ships with its own module
         return
     add_arguments(verbs.add_parser("dry-run", parents=[common], help="evaluate recorded calls against packs"))
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     }
     try:
         if args.verb == "dry-run":
-            from .dryrun import run as dry_run
+            from .dryrun_cli import run as dry_run
 
             return dry_run(args, out, err, color)
         return handlers[args.verb](args, out, color)
