@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from helpers_pipeline import RecordingApproval as RecordingApproval  # one approval recorder for every kit
 
 from policyengine import (
-    ApprovalAnswer,
-    ApprovalRequest,
     PolicyLayers,
     Registry,
     ToolResult,
@@ -103,18 +102,6 @@ def rules_pack(
         body["lists"] = {k: list(v) for k, v in lists.items()}
     body["rules"] = [dict(r) for r in rules]
     return write_pack(root, name, {filename: body}, **manifest)
-
-
-class RecordingApproval:
-    """An approval service that records every request and gives one fixed answer."""
-
-    def __init__(self, answer: ApprovalAnswer = ApprovalAnswer.ALLOWED_ONCE) -> None:
-        self.answer = answer
-        self.requests: list[ApprovalRequest] = []
-
-    async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
-        self.requests.append(request)
-        return self.answer
 
 
 @dataclass
