@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Hashable, Sequence
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, NamedTuple, TypeVar
 
 import jmespath
@@ -342,12 +342,25 @@ def _by_role(document: Any, what: str) -> list[Any]:
     return list(found)
 
 
-class _Call(NamedTuple):
-    """What the role views read: the arguments, their roles found in one walk, and the cwd."""
+class _Call:
+    """What the role views read: the arguments, their roles found in one walk, the cwd, the parsed commands."""
 
-    arguments: Any
-    found: roles.Collected
-    cwd: str | None
+    def __init__(self, arguments: Any, found: roles.Collected, cwd: str | None) -> None:
+        self.arguments, self.found, self.cwd = arguments, found, cwd
+
+    @cached_property
+    def commands(self) -> list[str]:
+        """The call's shell commands; a list under `command`, `cmd`, `args` or `argv` is one argv."""
+        return _command_texts(self.found)
+
+    @cached_property
+    def parsed(self) -> list[Any]:
+        """Each command parsed once, for paths(@) and programs(@) alike."""
+        if not self.commands:
+            return []
+        from . import shell  # tree-sitter loads only when a call carries a command
+
+        return [shell.parse_command(text) for text in self.commands]
 
 
 def _call_parts(document: Any) -> _Call:
@@ -361,9 +374,9 @@ def _call_parts(document: Any) -> _Call:
     return _Call(document, roles.collect_all(document), None)
 
 
-def _command_texts(call: _Call) -> list[str]:
+def _command_texts(found: roles.Collected) -> list[str]:
     texts: list[str] = []
-    for value in call.found.values[roles.Role.COMMAND]:
+    for value in found.values[roles.Role.COMMAND]:
         if value is None:
             continue  # no command given
         if not isinstance(value, str):
@@ -371,7 +384,7 @@ def _command_texts(call: _Call) -> list[str]:
         texts.append(value)
     # A list of strings under `command`, `cmd`, `args` or `argv` is one argv (["rm", "-rf", "/"]);
     # under `commands` each string is a command.
-    texts.extend(shlex.join(argv) for argv in call.found.argv)
+    texts.extend(shlex.join(argv) for argv in found.argv)
     return texts
 
 
@@ -381,15 +394,6 @@ def _json_type(value: Any) -> str:
     return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
 
 
-def _parsed(call: _Call) -> list[Any]:
-    texts = _command_texts(call)
-    if not texts:
-        return []
-    from . import shell  # tree-sitter loads only when a call carries a command
-
-    return [shell.parse_command(text) for text in texts]
-
-
 def _paths(call: _Call) -> list[str]:
     found: list[str] = []
     for value in call.found.values[roles.Role.PATH]:
@@ -397,7 +401,7 @@ def _paths(call: _Call) -> list[str]:
             # A number or a flag where a path belongs cannot be placed: the rule fails closed.
             raise ValueError(f"a path argument is {_json_type(value)}, not a string")
         found.extend(roles.resolve(value, call.cwd))
-    for command in _parsed(call):
+    for command in call.parsed:
         for operand in command.operands:
             found.extend(roles.resolve(operand, call.cwd))
     return found
@@ -425,8 +429,8 @@ _ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "urls": _strings_of(roles.Role.URL),
     "emails": _strings_of(roles.Role.EMAIL),
     "amounts": lambda call: call.found.values[roles.Role.AMOUNT],
-    "commands": _command_texts,
-    "programs": lambda call: [program for command in _parsed(call) for program in command.programs],
+    "commands": lambda call: call.commands,
+    "programs": lambda call: [program for command in call.parsed for program in command.programs],
 }
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "glob_to_regex",
     "is_unknown",
     "normalize_path",
+    "nul_readings",
     "path_escapes",
     "path_matches",
     "path_surely_matches",
@@ -262,15 +263,25 @@ def _root_relative(text: str) -> str:
     return text  # "\\c:\\x" names drive c: as "/c:/x" does
 
 
+def _unknown_name(part: str, first: bool, short_names: bool) -> bool:
+    """Whether a component stands for a name the engine cannot know.
+
+    A leading home ("~", "~root") or climb (".."), an expansion ("$x", "%x%"), and where the
+    path is on a drive an 8.3 short name ("progra~1").
+    """
+    return (
+        (first and part.startswith("~"))
+        or part == ".."
+        or _EXPANSION.search(part) is not None
+        or (short_names and _SHORT_NAME.fullmatch(part) is not None)
+    )
+
+
 def _unplaceable(root: Root, parts: tuple[str, ...]) -> bool:
     """Whether a resolved path names no place the engine can know (see docs/functions.md)."""
-    if not parts:
-        return False
-    if not root and (parts[0] == ".." or parts[0].startswith("~")):
-        return True  # climbs above an unknown start, or a home directory ("~", "~root")
-    if any(_EXPANSION.search(part) for part in parts):
-        return True
-    return len(root) == 3 and any(_SHORT_NAME.fullmatch(part) for part in parts)
+    # A resolved rooted path holds no "..", and "~" only counts first in a relative one.
+    drive = len(root) == 3
+    return any(_unknown_name(part, i == 0 and not root, drive) for i, part in enumerate(parts))
 
 
 def _unknown_parts(text: str) -> tuple[str, ...]:
@@ -358,10 +369,14 @@ def _readings(path: str) -> list[tuple[Root, tuple[str, ...]]]:
     Normalisation cuts at NUL (a C API opens what stands before it); a tool that drops it
     instead opens the rest (".e\\0nv" is ".env"). "May" tests take either, "surely" tests both.
     """
-    first = _parse_subject(path)
+    return [_parse_subject(reading) for reading in nul_readings(path)]
+
+
+def nul_readings(path: str) -> tuple[str, ...]:
+    """The path, and when it holds a NUL (raw or %00) also the path with its NULs stripped."""
     if "\x00" not in path and "%00" not in path:
-        return [first]
-    return [first, _parse_subject(path.replace("\x00", "").replace("%00", ""))]
+        return (path,)
+    return (path, path.replace("\x00", "").replace("%00", ""))
 
 
 def _drive_unknown(root: Root, parts: tuple[str, ...]) -> bool:
@@ -426,16 +441,13 @@ def _known_tail(parts: tuple[str, ...]) -> tuple[str, ...] | None:
     """
     last = -1
     for index, part in enumerate(parts):
-        if (
-            (index == 0 and (part.startswith(("~", "//")) or part == "?:"))
-            or part == ".."
-            or _EXPANSION.search(part)
-            or _SHORT_NAME.fullmatch(part)
-        ):
+        # The first component of an unknown path may be its device, share or drive prefix.
+        if (index == 0 and (part.startswith("//") or part == "?:")) or _unknown_name(part, index == 0, True):
             last = index
     return parts[last + 1 :] if last + 1 < len(parts) else None
 
 
+@lru_cache(maxsize=CACHE_SIZE)
 def _straddles(pattern: str) -> bool:
     """Whether a glob could match across an unknown component: anchored, or more than one component."""
     root, parts = _parse(pattern, classify=False)

@@ -226,16 +226,23 @@ def _value_roles(value: str) -> frozenset[Role]:
             value = paths.decode(value[:_SHAPE_PREFIX])
         except paths.PathPatternError:
             return frozenset({Role.PATH})  # encoded past any reading: the path functions fail closed on it
-    roles = set()
-    if _URL_SHAPE.match(value):
-        roles.add(Role.URL)
-        if value.lstrip()[:5].lower() == "file:":
-            roles.add(Role.PATH)
-    elif _PATH_SHAPE.match(value):
+    roles = set(_url_roles(value))
+    if not roles and _PATH_SHAPE.match(value):
         roles.add(Role.PATH)
     if "@" in value and _EMAIL_SHAPE.match(value.strip()):
         roles.add(Role.EMAIL)
     return frozenset(roles)
+
+
+_URL = frozenset({Role.URL})
+_FILE_URL = frozenset({Role.URL, Role.PATH})
+
+
+def _url_roles(value: str) -> frozenset[Role]:
+    """A URL is a URL under any key, and a `file:` URL names a local path too."""
+    if not _URL_SHAPE.match(value):
+        return frozenset()
+    return _FILE_URL if value.lstrip()[:5].lower() == "file:" else _URL
 
 
 # How much of a long string decides its shape: a path's start is enough, and decoding megabytes
@@ -260,9 +267,7 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
             return frozenset()
         if not roles and isinstance(value, str):
             return _value_roles(value)
-    if isinstance(value, str) and _URL_SHAPE.match(value):
-        roles |= {Role.URL, Role.PATH} if value.lstrip()[:5].lower() == "file:" else {Role.URL}
-    return roles
+    return roles | _url_roles(value) if isinstance(value, str) else roles
 
 
 _ROLES = tuple(Role)  # iterating an Enum class is slow; this runs once per call
@@ -323,26 +328,17 @@ _PLURAL_COMMANDS = frozenset({"commands", "cmds", "scripts"})
 _ARGV = frozenset({"argv", "args"})
 
 
-def is_argv_key(key: str) -> bool:
-    """Whether a list of strings under this command key is one argv (`command`, `args`) rather than several commands."""
-    tokens = _tokens(key)
-    return not tokens or tokens[-1] not in _PLURAL_COMMANDS
-
-
 def _is_argv(key: str, declared: Mapping[str, str] | None) -> bool:
-    """Whether a list of strings under this key is one argv."""
+    """Whether a list of strings under this key is one argv (`command`, `args`), not several commands."""
     tokens = _tokens(key)
     if tokens and tokens[-1] in _ARGV:
         return True
-    return Role.COMMAND in _roles_of(key, None, declared) and is_argv_key(key)
+    plural = bool(tokens) and tokens[-1] in _PLURAL_COMMANDS
+    return not plural and Role.COMMAND in _roles_of(key, None, declared)
 
 
 def resolve(path: str, cwd: str | None) -> list[str]:
     """The normalised place(s) a path argument may name, relative ones resolved against cwd."""
-    found = [paths.resolve_path(path, cwd)]
     # A NUL ends the path for a C API (normalisation cuts there); a tool that strips it instead
     # opens the rest, so both readings are tested.
-    if "\x00" in path or "%00" in path:
-        stripped = path.replace("\x00", "").replace("%00", "")
-        found.append(paths.resolve_path(stripped, cwd))
-    return found
+    return [paths.resolve_path(reading, cwd) for reading in paths.nul_readings(path)]
