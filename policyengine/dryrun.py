@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .call import ToolCall
 from .errors import UsageError
-from .evaluate import Evaluation, evaluate, evaluate_now
+from .evaluate import Evaluation, call_for, evaluate, evaluate_now
 from .frozen import freeze
 from .install import PolicyLayers
 from .registry import Registry
@@ -157,15 +156,9 @@ def _execute_rules(layers: PolicyLayers, call: dict[str, Any], cwd: str | None) 
     candidates = [r for p in layers.packs for r in p.rules_for(RuleStage.EXECUTE, name, tags)]
     if not candidates:
         return []
-    document = ToolCall(
-        str(call.get("call_id", "")),
-        name,
-        freeze(call.get("arguments", {})),
-        str(call.get("agent", "agent")),
-        cwd=cwd if cwd is not None else layers.registry.cwd,
-        roles=tool.roles if tool is not None else None,
-        tags=tags,
-    ).document
+    arguments = freeze(call.get("arguments", {}))
+    agent, call_id = str(call.get("agent", "agent")), str(call.get("call_id", ""))
+    document = call_for(layers.registry, name, arguments, agent, call_id, cwd).document
     out = []
     for rule in candidates:
         try:

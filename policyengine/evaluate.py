@@ -106,7 +106,7 @@ async def evaluate(
     if isinstance(prepared, Evaluation):
         return prepared
     definition, frozen = prepared
-    run = Run(registry._installation, _call(registry, name, frozen, agent, call_id, cwd, definition))
+    run = Run(registry._installation, call_for(registry, name, frozen, agent, call_id, cwd))
     if pack_only(run.inst):
         return _evaluate_packs(run, definition, result)
     try:
@@ -147,20 +147,15 @@ def evaluate_now(
     if isinstance(prepared, Evaluation):
         return prepared
     definition, frozen = prepared
-    run = Run(registry._installation, _call(registry, name, frozen, agent, call_id, cwd, definition))
+    run = Run(registry._installation, call_for(registry, name, frozen, agent, call_id, cwd))
     return _evaluate_packs(run, definition, result)
 
 
-def _call(
-    registry: Registry,
-    name: str,
-    frozen: FrozenDict,
-    agent: str,
-    call_id: str | None,
-    cwd: str | None,
-    definition: ToolDefinition | None,
+def call_for(
+    registry: Registry, name: str, frozen: FrozenDict, agent: str, call_id: str | None, cwd: str | None
 ) -> ToolCall:
-    """The call as the registry would build it: its cwd (or the registry's) and the tool's roles."""
+    """The call as the registry would build it: its cwd (or the registry's), the tool's roles and tags."""
+    definition = registry.tools.get(name)
     return ToolCall(
         call_id or new_call_id(),
         name,

@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .call import ToolCall
-from .evaluate import Evaluation, evaluate
+from .evaluate import Evaluation, call_for, evaluate
 from .frozen import freeze
 from .install import PolicyLayers
 from .rules import EXPLAIN, Rule, RuleStage
@@ -86,21 +85,11 @@ async def explain(
         EXPLAIN.reset(token)
     if evaluation.decision.value in ("allow", "ask"):
         # Execute rules never run in an evaluation; show which would wrap the body.
-        tool = layers.registry.tools.get(name)
-        tags = tool.tags if tool is not None else frozenset()
-        document = ToolCall(
-            call_id or "explain",
-            name,
-            freeze(arguments or {}),
-            agent,
-            cwd=cwd if cwd is not None else layers.registry.cwd,
-            roles=tool.roles if tool is not None else None,
-            tags=tags,
-        ).document
+        call = call_for(layers.registry, name, freeze(arguments or {}), agent, call_id or "explain", cwd)
         for pack in layers.packs:
-            for rule in pack.rules_for(RuleStage.EXECUTE, name, tags):
+            for rule in pack.rules_for(RuleStage.EXECUTE, name, call.tags):
                 try:
-                    _record(trail)(rule, rule.applies(document))
+                    _record(trail)(rule, rule.applies(call.document))
                 except Exception as error:
                     _record(trail)(rule, error)
     return Explanation(evaluation, tuple(trail))
