@@ -33,7 +33,7 @@ Issue 11 (red lines on argument roles), in the same run:
    own tree, alternated twice on the same pack and calls (best median of each); the decision's
    ratio must stay within 1.10.
 7. the rewritten `policies/baseline` pack on the 1,161 BFCL calls (`Decider.decide`, us per call).
-8. secret scanning (`policyengine.secrets.find_secrets`) in us per KB of argument text: the BFCL
+8. secret scanning (`policyengine.language.secret_scanner.find_secrets`) in us per KB of argument text: the BFCL
    call arguments, and a synthetic document full of credentials and prose.
 """
 
@@ -62,10 +62,10 @@ import generate
 from generate import Spec
 
 from policyengine import Deny, Registry, define_tool, load_pack
-from policyengine.decider import Decider
-from policyengine.decisions import Allow, Ask
-from policyengine.frozen import FrozenDict, freeze
-from policyengine.install import pack_bundle
+from policyengine.enforce.decider import Decider
+from policyengine.enforce.install import pack_bundle
+from policyengine.values.decisions import Allow, Ask
+from policyengine.values.frozen import FrozenDict, freeze
 
 try:
     import cedarpy
@@ -557,8 +557,8 @@ def _child_figures(tree: Path, pack_dir: Path, n_calls: int, rounds: int, budget
         sys.path.insert(0, {str(BENCH)!r})
         import compare, generate, policyengine
         from policyengine import load_pack
-        from policyengine.decider import Decider
-        from policyengine.decisions import Allow
+        from policyengine.enforce.decider import Decider
+        from policyengine.values.decisions import Allow
         pack = load_pack({str(pack_dir)!r})
         decider = Decider([pack])
         calls = list(generate.calls({n_calls}))
@@ -638,7 +638,7 @@ SYNTHETIC_SECRETS = {
 
 def bench_secrets(rounds: int, budget: float) -> dict[str, Any]:
     """find_secrets in us per KB of argument text (JSON-encoded size), on BFCL and on a synthetic document."""
-    from policyengine.secrets import find_secrets
+    from policyengine.language.secret_scanner import find_secrets
 
     result: dict[str, Any] = {}
     for label, documents in (("bfcl", [c["arguments"] for c in bfcl_calls()]), ("synthetic", [SYNTHETIC_SECRETS])):

@@ -17,11 +17,11 @@ from typing import Any
 
 import jmespath
 
-from policyengine.fastschema import compile_schema
-from policyengine.frozen import freeze
-from policyengine.functions import FUNCTIONS, OPTIONS
-from policyengine.jpcompile import compile_text
-from policyengine.tools import ParameterValidator
+from policyengine.language.expression_compiler import compile_text
+from policyengine.language.functions import FUNCTIONS, OPTIONS
+from policyengine.tools.definition import ParameterValidator
+from policyengine.tools.validator import compile_schema
+from policyengine.values.frozen import freeze
 
 CONDITIONS = [
     "arguments.amount > `2000`",

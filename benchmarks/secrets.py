@@ -1,4 +1,4 @@
-"""Secret detection speed and behaviour: policyengine.secrets against detect-secrets' plugins, side by side.
+"""Secret detection speed and behaviour: our secret scanner against detect-secrets' plugins, side by side.
 
     python benchmarks/secrets.py            # a table; ~30 s
     python benchmarks/secrets.py --json     # the same; the LAST line is one JSON object
@@ -38,7 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from policyengine.secrets import find_secrets  # noqa: E402
+from policyengine.language.secret_scanner import find_secrets  # noqa: E402
 
 PASSES = 5
 

@@ -1,8 +1,22 @@
 """policyengine: security policy between an AI agent and the tools it calls."""
 
-from .approval import ApprovalAnswer, ApprovalRequest, ApprovalService
-from .call import Dispatch, PendingResult, ToolCall
-from .decisions import (
+from policyengine.enforce.evaluate import Decision, Evaluation, PostOutcome, evaluate
+from policyengine.enforce.install import PolicyLayers, ReloadReport, pack_bundle
+from policyengine.errors import (
+    DefinitionError,
+    FreezeError,
+    FrozenError,
+    PolicyEngineError,
+    RegistrationError,
+    UsageError,
+)
+from policyengine.packs.loader import Pack, load_pack, load_packs
+from policyengine.runtime.approval import ApprovalAnswer, ApprovalRequest, ApprovalService
+from policyengine.runtime.registry import Bundle, Handle, Registry
+from policyengine.tools.definition import ToolDefinition, define_tool
+from policyengine.values.call import Dispatch, PendingResult, ToolCall
+from policyengine.values.cancellation import AbortKind, AbortReason, Signal
+from policyengine.values.decisions import (
     Accept,
     AcceptValue,
     Allow,
@@ -18,16 +32,9 @@ from .decisions import (
     block,
     deny,
 )
-from .errors import DefinitionError, FreezeError, FrozenError, PolicyEngineError, RegistrationError, UsageError
-from .evaluate import Decision, Evaluation, PostOutcome, evaluate
-from .frozen import FrozenDict, FrozenList, freeze, thaw
-from .install import PolicyLayers, ReloadReport, pack_bundle
-from .packs import Pack, load_pack, load_packs
-from .problems import Location, PackLoadError, Problem, Severity
-from .registry import Bundle, Handle, Registry
-from .results import Outcome, Stage, ToolResult
-from .signal import AbortKind, AbortReason, Signal
-from .tools import ToolDefinition, define_tool
+from policyengine.values.frozen import FrozenDict, FrozenList, freeze, thaw
+from policyengine.values.problems import Location, PackLoadError, Problem, Severity
+from policyengine.values.results import Outcome, Stage, ToolResult
 
 
 def __getattr__(name: str) -> str:

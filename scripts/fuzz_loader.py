@@ -12,7 +12,7 @@ mutations. The oracle, per mutant:
    shows a source line, it is that line of the file.
 3. The mutant is installed (PolicyLayers.install) on a registry that already runs a known-good
    pack. A refusal must leave that registry exactly as it was: the same decisions for a fixed
-   set of probe calls (policyengine.evaluate). A mutant that loads must install, evaluate every
+   set of probe calls (policyengine.enforce.evaluate). A mutant that loads must install, evaluate every
    probe without raising, and removing it must give the good pack's decisions back. Loading
    twice gives the same problems. Some of the time, `reload` onto the mutant is checked too: a
    refusal keeps the good pack running.
@@ -75,10 +75,10 @@ from policyengine import (
     load_pack,
     pack_bundle,
 )
-from policyengine.compiler import schema
-from policyengine.functions import OPTIONS, function_arity
-from policyengine.jpcompile import OrderingError
-from policyengine.jpcompile import search as strict_search
+from policyengine.language.expression_compiler import OrderingError
+from policyengine.language.expression_compiler import search as strict_search
+from policyengine.language.functions import OPTIONS, function_arity
+from policyengine.packs.compiler import schema
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_PACKS = (REPO_ROOT / "policies" / "baseline", REPO_ROOT / "policies" / "bfcl")

@@ -64,7 +64,7 @@ from policyengine import (
     deny,
     load_pack,
 )
-from policyengine.decisions import PostDecision, PreDecision
+from policyengine.values.decisions import PostDecision, PreDecision
 
 Next = Callable[..., Awaitable[Any]]
 

@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from policyengine import PolicyLayers, Registry
-from policyengine.catalog import load_catalog
-from policyengine.evaluate import evaluate_now
-from policyengine.frozen import thaw
+from policyengine.enforce.evaluate import evaluate_now
+from policyengine.tools.catalog import load_catalog
+from policyengine.values.frozen import thaw
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "adversarial"

@@ -21,10 +21,10 @@ import cerberus
 import pytest
 
 from policyengine import ApprovalAnswer, ApprovalRequest, Outcome, PolicyLayers, Registry, Stage
-from policyengine.audit import AuditRecorder, policy_decision, record_of
-from policyengine.catalog import load_catalog
-from policyengine.cli import main
-from policyengine.compiler import schema
+from policyengine.cli.main import main
+from policyengine.packs.compiler import schema
+from policyengine.runtime.audit import AuditRecorder, policy_decision, record_of
+from policyengine.tools.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 BFCL_PACK = ROOT / "policies" / "bfcl"
@@ -306,13 +306,13 @@ def test_unwritable_path_never_blocks_and_recovers(tmp_path, caplog):
     target.mkdir()  # a directory where the file should be
     recorder = AuditRecorder(target)
     registry.on_result(recorder, name="audit")
-    with caplog.at_level(logging.ERROR, logger="policyengine.audit"):
+    with caplog.at_level(logging.ERROR, logger="policyengine.runtime.audit"):
         result = registry.call_sync("cd", {"folder": "document"}, call_id="lost-1")
     assert result.outcome is Outcome.OK
     assert result.value == {"current_working_directory": "document"}
     assert recorder.failures == 1 and recorder.written == 0
     assert recorder.last_error is not None and "IsADirectoryError" in recorder.last_error
-    messages = [r.getMessage() for r in caplog.records if r.name == "policyengine.audit"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "policyengine.runtime.audit"]
     assert any("lost-1" in m and "IsADirectoryError" in m for m in messages)
     assert registry.stats["observer_failures"] == 0  # the recorder never raised into the registry
 
@@ -350,7 +350,7 @@ def test_disk_full_never_blocks_is_counted_logged_and_recovers(caplog):
     registry.on_result(recorder, name="audit")
     registry.call_sync("cd", {"folder": "a"}, call_id="w1")
     stream.full = True
-    with caplog.at_level(logging.ERROR, logger="policyengine.audit"):
+    with caplog.at_level(logging.ERROR, logger="policyengine.runtime.audit"):
         result = registry.call_sync("get_all_credit_cards", {}, call_id="w2")
         registry.call_sync("cd", {"folder": "b"}, call_id="w3")
     assert result.outcome is Outcome.OK
@@ -358,7 +358,7 @@ def test_disk_full_never_blocks_is_counted_logged_and_recovers(caplog):
     assert recorder.failures == 2
     assert "No space left on device" in recorder.last_error
     assert "OSError" in recorder.last_error
-    logged = [r for r in caplog.records if r.name == "policyengine.audit" and r.levelno == logging.ERROR]
+    logged = [r for r in caplog.records if r.name == "policyengine.runtime.audit" and r.levelno == logging.ERROR]
     assert [("w2" in r.getMessage(), "w3" in r.getMessage()) for r in logged] == [(True, False), (False, True)]
     stream.full = False
     registry.call_sync("cd", {"folder": "c"}, call_id="w4")
@@ -424,7 +424,7 @@ def test_a_value_that_cannot_be_encoded_is_a_counted_failure_not_a_broken_file(t
     registry.register(with_body(catalog["cd"], BODIES["cd"]))
     registry.on_result(recorder, name="audit")
     registry.call_sync("cd", {"folder": "ok"}, call_id="e1")
-    with caplog.at_level(logging.ERROR, logger="policyengine.audit"):
+    with caplog.at_level(logging.ERROR, logger="policyengine.runtime.audit"):
         result = registry.call_sync("cd", {"folder": "bad\ud800"}, call_id="e2")
     registry.call_sync("cd", {"folder": "ok2"}, call_id="e3")
     recorder.close()

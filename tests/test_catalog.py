@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from policyengine import PackLoadError, PolicyEngineError, Registry, ToolDefinition, UsageError
-from policyengine.catalog import ANY_TYPES, CatalogError, load_catalog
+from policyengine.tools.catalog import ANY_TYPES, CatalogError, load_catalog
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"  # the BFCL tools and calls, vendored
 BFCL_TOOLS = EXAMPLES / "bfcl-tools.jsonl"
@@ -404,8 +404,8 @@ def test_unreadable_and_non_utf8_files(tmp_path: Path) -> None:
 
 
 def test_problem_codes_are_registered() -> None:
-    from policyengine.catalog import BAD_JSON, DUPLICATE_TOOL, NOT_A_TOOL, REFUSED_TOOL
-    from policyengine.problems import CODES
+    from policyengine.tools.catalog import BAD_JSON, DUPLICATE_TOOL, NOT_A_TOOL, REFUSED_TOOL
+    from policyengine.values.problems import CODES
 
     codes = (NOT_A_TOOL, BAD_JSON, DUPLICATE_TOOL, REFUSED_TOOL)
     assert len(set(codes)) == 4

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from policyengine import __version__
-from policyengine.cli import main
+from policyengine.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "policies" / "baseline"

@@ -32,7 +32,7 @@ from policyengine import (
     ToolResult,
     define_tool,
 )
-from policyengine.pipeline import Run
+from policyengine.runtime.pipeline import Run
 
 REPO = Path(__file__).resolve().parents[1]
 Next = Callable[..., Awaitable[Any]]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from policyengine import PolicyLayers, Registry, evaluate, load_packs
-from policyengine.decider import Decider
-from policyengine.decisions import Allow, Ask, Deny
+from policyengine.enforce.decider import Decider
+from policyengine.values.decisions import Allow, Ask, Deny
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS = ROOT / "examples" / "bfcl-calls.jsonl"

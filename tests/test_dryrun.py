@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from policyengine import dryrun, load_packs
-from policyengine.cli import main
+from policyengine import load_packs
+from policyengine.cli.main import main
+from policyengine.dryrun import engine as dryrun
 
 ROOT = Path(__file__).resolve().parents[1]
 BFCL_PACK = ROOT / "policies" / "bfcl"

@@ -17,11 +17,11 @@ import jmespath
 import pytest
 
 from policyengine import Decision, PackLoadError, PolicyLayers, Registry, evaluate, freeze, load_pack
-from policyengine import compiler as compiler_module
-from policyengine import expressions as expressions_module
-from policyengine.cli import main
-from policyengine.functions import OPTIONS
-from policyengine.problems import CODES
+from policyengine.cli.main import main
+from policyengine.language import expressions as expressions_module
+from policyengine.language.functions import OPTIONS
+from policyengine.packs import compiler as compiler_module
+from policyengine.values.problems import CODES
 
 MANIFEST = "name: p\nversion: 1.0.0\nfiles: [r.yaml]\n"
 

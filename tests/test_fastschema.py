@@ -15,10 +15,10 @@ from cerberus.utils import mapping_hash
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from policyengine.catalog import load_catalog
-from policyengine.fastschema import compile_schema
-from policyengine.frozen import freeze, thaw
-from policyengine.tools import ParameterValidator
+from policyengine.tools.catalog import load_catalog
+from policyengine.tools.definition import ParameterValidator
+from policyengine.tools.validator import compile_schema
+from policyengine.values.frozen import freeze, thaw
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"  # the BFCL tools and calls, vendored
 SCALAR_TYPES = ["string", "integer", "float", "number", "boolean"]

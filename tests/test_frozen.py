@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import policyengine
 from policyengine import FrozenDict, FrozenError, FrozenList, freeze, thaw
-from policyengine.call import ToolCall
 from policyengine.errors import FreezeError, PolicyEngineError
+from policyengine.values.call import ToolCall
 
 NESTED = {
     "top": "value",

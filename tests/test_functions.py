@@ -1,4 +1,4 @@
-"""The JMESPath functions security rules call (policyengine.functions), through jmespath.search."""
+"""The JMESPath functions security rules call (policyengine.language.functions), through jmespath.search."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from jmespath.exceptions import ArityError, JMESPathError, JMESPathTypeError, UnknownFunctionError
 
 from policyengine.errors import FreezeError
-from policyengine.frozen import FrozenList, freeze
-from policyengine.functions import FUNCTIONS, MAX_DEPTH, OPTIONS, PolicyFunctions, function_arity
+from policyengine.language.functions import FUNCTIONS, MAX_DEPTH, OPTIONS, PolicyFunctions, function_arity
+from policyengine.values.frozen import FrozenList, freeze
 
 CALL: dict[str, Any] = {
     "name": "fs_write",

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from packkit import rules_pack
 
 from policyengine import load_pack
-from policyengine.decider import Decider
-from policyengine.decisions import Deny
-from policyengine.frozen import FrozenDict, freeze
-from policyengine.fused import Kind, Predicate, predicate_of
-from policyengine.packs import Pack
-from policyengine.rules import Chain, RuleStage, check_guards, decide_pre
+from policyengine.enforce.decider import Decider
+from policyengine.packs.loader import Pack
+from policyengine.packs.rule_plans import Kind, Predicate, predicate_of
+from policyengine.packs.rules import Chain, RuleStage, check_guards, decide_pre
+from policyengine.values.decisions import Deny
+from policyengine.values.frozen import FrozenDict, freeze
 
 # Conditions a plan fuses, and some it must leave to rule-by-rule evaluation.
 FUSIBLE = [
@@ -245,7 +245,7 @@ def test_names_that_meet_the_same_rules_share_one_chain_and_plan() -> None:
     ],
 )
 def test_which_conditions_fuse(text: str, expected: Predicate | None) -> None:
-    from policyengine.expressions import compile_expression
+    from policyengine.language.expressions import compile_expression
 
     problems: list[str] = []
     expression = compile_expression(text, {}, lambda code, message, *_a, **_k: problems.append(message))
@@ -254,7 +254,7 @@ def test_which_conditions_fuse(text: str, expected: Predicate | None) -> None:
 
 
 def test_a_chain_whose_literals_cannot_be_indexed_is_evaluated_rule_by_rule() -> None:
-    from policyengine.fused import plan_for
+    from policyengine.packs.rule_plans import plan_for
 
     class Fake:
         predicate = Predicate(("arguments", "path"), Kind.GLOBS, ("[z-a]",))  # a reversed range
@@ -267,7 +267,7 @@ def test_a_chain_whose_literals_cannot_be_indexed_is_evaluated_rule_by_rule() ->
 def test_the_one_layer_shortcut_decides_exactly_as_rule_by_rule(
     pre: list[dict[str, Any]], guard: list[dict[str, Any]], docs: list[Any]
 ) -> None:
-    from policyengine.rules import EXPLAIN
+    from policyengine.packs.rules import EXPLAIN
 
     for rule in guard:
         rule["id"] = "g" + rule["id"]

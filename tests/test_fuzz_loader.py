@@ -540,7 +540,7 @@ def test_the_grammar_oracle_reports_an_internal_error_at_load(
     def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("policyengine.expressions.compile_ast", broken)
+    monkeypatch.setattr("policyengine.language.expressions.compile_ast", broken)
     assert _grammar_check(grammar_folder, "arguments.tags[1:]", CALL) == ("refused", ["internal:RuntimeError"])
 
 
@@ -555,7 +555,7 @@ def test_the_grammar_oracle_reports_an_internal_error_at_load(
 def test_the_grammar_oracle_reports_a_wrong_evaluation(
     grammar_folder: Path, monkeypatch: pytest.MonkeyPatch, closure: Any, signatures: set[str]
 ) -> None:
-    monkeypatch.setattr("policyengine.expressions.compile_ast", lambda *_args, **_kwargs: closure)
+    monkeypatch.setattr("policyengine.language.expressions.compile_ast", lambda *_args, **_kwargs: closure)
     status, found = _grammar_check(grammar_folder, "arguments.tags[1:]", CALL)
     assert status == "ok" and {s.split("@")[0] for s in found} == signatures
 

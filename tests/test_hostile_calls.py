@@ -33,8 +33,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policyengine import Outcome, PolicyLayers, Registry, Stage, ToolResult, define_tool, thaw
-from policyengine.audit import AuditRecorder
-from policyengine.catalog import load_catalog
+from policyengine.runtime.audit import AuditRecorder
+from policyengine.tools.catalog import load_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "policies" / "baseline"

@@ -34,12 +34,12 @@ from policyengine import (
     accept,
     ask,
     deny,
-    frozen,
 )
-from policyengine.audit import AuditRecorder
-from policyengine.frozen import freeze, thaw
-from policyengine.install import pack_bundle
-from policyengine.packs import load_pack
+from policyengine.enforce.install import pack_bundle
+from policyengine.packs.loader import load_pack
+from policyengine.runtime.audit import AuditRecorder
+from policyengine.values import frozen
+from policyengine.values.frozen import freeze, thaw
 
 try:
     from helpers_pipeline import make_bench

@@ -1,4 +1,4 @@
-"""policyengine.jpcompile: compiled closures must behave exactly like jmespath 1.1.0's TreeInterpreter.
+"""The expression compiler: compiled closures must behave exactly like jmespath 1.1.0's TreeInterpreter.
 
 Except for one deliberate difference: an ordering comparison of anything but two numbers or two
 strings raises OrderingError where jmespath gives null. Every comparison below is against
@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from jmespath.exceptions import JMESPathError
 from jmespath.visitor import Options, TreeInterpreter
 
-from policyengine.frozen import FrozenDict, FrozenList, freeze
-from policyengine.functions import FUNCTIONS, OPTIONS
-from policyengine.jpcompile import OrderingError, compile_ast, compile_text, search
-from policyengine.packs import load_pack
+from policyengine.language.expression_compiler import OrderingError, compile_ast, compile_text, search
+from policyengine.language.functions import FUNCTIONS, OPTIONS
+from policyengine.packs.loader import load_pack
+from policyengine.values.frozen import FrozenDict, FrozenList, freeze
 
 # The suite still uses `foo` string literals, which jmespath parses with a deprecation warning.
 pytestmark = pytest.mark.filterwarnings("ignore:deprecated string literal syntax:PendingDeprecationWarning")

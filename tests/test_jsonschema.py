@@ -11,10 +11,12 @@ import pytest
 import yaml
 
 from policyengine import PackLoadError, load_pack
-from policyengine import jsonschema as export
-from policyengine.compiler import schema
-from policyengine.evaluate import Decision
-from policyengine.jsonschema import (
+from policyengine.enforce.evaluate import Decision
+from policyengine.packs.compiler import schema
+from policyengine.packs.rules import RuleStage
+from policyengine.packs.yaml_source import load_yaml
+from policyengine.tools import json_schema as export
+from policyengine.tools.json_schema import (
     DIALECT,
     NOT_STAGES,
     export_schemas,
@@ -23,10 +25,8 @@ from policyengine.jsonschema import (
     rule_schema,
     to_json_schema,
 )
-from policyengine.problems import ProblemSink
-from policyengine.results import Outcome, Stage
-from policyengine.rules import RuleStage
-from policyengine.yamlsrc import load_yaml
+from policyengine.values.problems import ProblemSink
+from policyengine.values.results import Outcome, Stage
 
 jsonschema = pytest.importorskip("jsonschema")
 Validator = jsonschema.Draft202012Validator

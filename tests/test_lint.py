@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from policyengine.lint import PE501, PE502, PE503, PE504, PE505, covers, lint, normalise_when
-from policyengine.packs import Pack, load_pack, load_packs
-from policyengine.problems import CODES, Location, Problem, Severity
-from policyengine.rules import ToolMatcher
+from policyengine.packs.lint import PE501, PE502, PE503, PE504, PE505, covers, lint, normalise_when
+from policyengine.packs.loader import Pack, load_pack, load_packs
+from policyengine.packs.rules import ToolMatcher
+from policyengine.values.problems import CODES, Location, Problem, Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 BFCL_TOOLS = Path(__file__).resolve().parents[1] / "examples" / "bfcl-tools.jsonl"

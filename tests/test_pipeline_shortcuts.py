@@ -10,12 +10,12 @@ import pytest
 from packkit import rules_pack
 
 from policyengine import Registry, define_tool, load_pack
-from policyengine.call import ToolCall
-from policyengine.frozen import FrozenDict, FrozenList, freeze
-from policyengine.install import pack_bundle
-from policyengine.pipeline import _render
-from policyengine.results import Outcome, Stage
-from policyengine.tools import render_text
+from policyengine.enforce.install import pack_bundle
+from policyengine.runtime.pipeline import _render
+from policyengine.tools.definition import render_text
+from policyengine.values.call import ToolCall
+from policyengine.values.frozen import FrozenDict, FrozenList, freeze
+from policyengine.values.results import Outcome, Stage
 
 PARAMETERS = {
     "path": {"type": "string", "required": True, "description": "a path"},
@@ -156,7 +156,7 @@ def test_pre_execute_and_guards_answer_the_same_whether_one_pass_serves_both_or_
 
 
 def test_explaining_a_call_still_hears_pre_execute_then_guard_rules_in_order(tmp_path: Path) -> None:
-    from policyengine.rules import EXPLAIN
+    from policyengine.packs.rules import EXPLAIN
 
     registry = _registry(tmp_path, _echo, STAGED_RULES)
     heard: list[str] = []

@@ -18,10 +18,10 @@ import pytest
 import yaml
 
 from policyengine import PackLoadError, PolicyLayers, Registry, define_tool
-from policyengine import policytest as pt
-from policyengine.explain import explain as real_explain
-from policyengine.policytest import TestReport as Report
-from policyengine.policytest import discover, run_tests, run_tests_async, to_json, to_junit
+from policyengine.enforce.explain import explain as real_explain
+from policyengine.testing import runner as pt
+from policyengine.testing.runner import TestReport as Report
+from policyengine.testing.runner import discover, run_tests, run_tests_async, to_json, to_junit
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("baseline", "bfcl")

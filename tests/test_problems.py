@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from policyengine.errors import PolicyEngineError
-from policyengine.problems import (
+from policyengine.values.problems import (
     CODES,
     Location,
     PackLoadError,

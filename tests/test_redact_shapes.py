@@ -1,4 +1,4 @@
-"""Redaction of pair shapes, of every secret and of every card number (policyengine.redact)."""
+"""Redaction of pair shapes, of every secret and of every card number (policyengine.language.redact)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policyengine.frozen import freeze
-from policyengine.redact import REDACTED, Redaction, key_matcher, parse_path
-from policyengine.secrets import card_numbers, find_secrets
+from policyengine.language.redact import REDACTED, Redaction, key_matcher, parse_path
+from policyengine.language.secret_scanner import card_numbers, find_secrets
+from policyengine.values.frozen import freeze
 
 CREDENTIAL_KEYS = key_matcher(["*password*", "*passwd*", "*secret*", "*token*", "api_key", "authorization", "cookie"])
 TOKEN = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"

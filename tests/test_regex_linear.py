@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from policyengine import Outcome, PolicyLayers, Registry, ToolResult, define_tool
-from policyengine.functions import OPTIONS
+from policyengine.language.functions import OPTIONS
 
 N = 1024 * 1024  # 1 MB of adversarial input
 BOUND = 1.0  # seconds per call: generous on purpose

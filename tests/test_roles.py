@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 from packkit import write_pack
 
 from policyengine import PolicyLayers, Registry, define_tool
-from policyengine.call import call_document
-from policyengine.catalog import load_catalog
-from policyengine.decider import Decider
-from policyengine.evaluate import evaluate_now
-from policyengine.frozen import freeze
-from policyengine.functions import OPTIONS
-from policyengine.packs import load_pack
-from policyengine.roles import Role, key_roles
+from policyengine.enforce.decider import Decider
+from policyengine.enforce.evaluate import evaluate_now
+from policyengine.language.functions import OPTIONS
+from policyengine.language.roles import Role, key_roles
+from policyengine.packs.loader import load_pack
+from policyengine.tools.catalog import load_catalog
+from policyengine.values.call import call_document
+from policyengine.values.frozen import freeze
 
 
 def _search(expression: str, arguments: dict[str, Any], cwd: str | None = None, roles: Any = None) -> Any:

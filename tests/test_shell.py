@@ -1,4 +1,4 @@
-"""Shell commands parsed into programs and operands, failing closed (policyengine.shell)."""
+"""Shell commands parsed into programs and operands, failing closed (policyengine.language.shell)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine import shell
-from policyengine.shell import MAX_BYTES, MAX_DEPTH, Command, CommandError, parse_command
+from policyengine.language import shell as shell
+from policyengine.language.shell import MAX_BYTES, MAX_DEPTH, Command, CommandError, parse_command
 
 ADVERSARIAL = Path(__file__).parent / "adversarial" / "commands.yaml"
 CASE_KEYS = {"command", "programs", "operands", "not_programs", "unknown"}

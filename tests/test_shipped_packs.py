@@ -25,7 +25,7 @@ from policyengine import (
     load_pack,
     load_packs,
 )
-from policyengine.problems import ProblemSink
+from policyengine.values.problems import ProblemSink
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "policies" / "baseline"

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from policyengine.body import Aborted, until_aborted
-from policyengine.signal import AbortKind, Signal
+from policyengine.runtime.tool_body import Aborted, until_aborted
+from policyengine.values.cancellation import AbortKind, Signal
 
 
 def test_the_awaitable_runs_in_the_calling_task() -> None:

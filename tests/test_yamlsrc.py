@@ -13,9 +13,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import policyengine.yamlsrc as yamlsrc
-from policyengine.problems import Location, PackLoadError, Problem, ProblemSink, Severity
-from policyengine.yamlsrc import SourceDoc, load_yaml, load_yaml_file, rule_id_at
+import policyengine.packs.yaml_source as yamlsrc
+from policyengine.packs.yaml_source import SourceDoc, load_yaml, load_yaml_file, rule_id_at
+from policyengine.values.problems import Location, PackLoadError, Problem, ProblemSink, Severity
 
 PARSERS = ["libyaml", "pure"] if getattr(yaml, "__with_libyaml__", False) else ["pure"]
 

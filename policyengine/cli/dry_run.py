@@ -1,0 +1,106 @@
+"""The dry-run verb: options, progress, the summary printed, the exit code that gates CI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Iterator, Sequence
+from typing import TextIO
+
+from policyengine.dryrun.engine import MAX_LINE_BYTES, Batch, Engine, Setup, Summary, evaluate_all, read_lines
+from policyengine.errors import UsageError
+
+FAIL_ON = ("deny", "ask", "changed", "invalid", "error")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The dry-run verb's options."""
+    parser.add_argument("calls", metavar="CALLS.jsonl", help="recorded calls, one JSON object per line")
+    parser.add_argument("--pack", action="append", required=True, metavar="DIR", help="pack folder (repeat, in order)")
+    parser.add_argument("--against", action="append", metavar="DIR", help="a second pack set to compare with")
+    parser.add_argument("--output", metavar="OUT.jsonl", help="write one record per input line here")
+    parser.add_argument("--tools", metavar="FILE", help="tool catalog: validate arguments against it")
+    parser.add_argument(
+        "--cwd", metavar="DIR", help="working directory of calls that record none (default: the pack's `cwd:`)"
+    )
+    parser.add_argument("--format", choices=["table", "json"], default="table")
+    parser.add_argument("--fail-on", default="", metavar="LIST", help=f"exit 1 on any of: {', '.join(FAIL_ON)}")
+    parser.add_argument("--workers", type=int, default=0, metavar="N", help="processes (default: every core)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="run on a Dask cluster ('local' starts one)")
+    parser.add_argument("--max-line-bytes", type=int, default=MAX_LINE_BYTES, help=argparse.SUPPRESS)
+
+
+class Progress:
+    """A progress bar on a terminal, shown only once a run lasts more than a second."""
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool) -> None:
+        self.total, self.stream, self.enabled = total, stream, enabled
+        self.done, self.start, self.shown = 0, time.monotonic(), False
+
+    def advance(self, n: int) -> None:
+        """Count n more lines."""
+        self.done += n
+        if not self.enabled or time.monotonic() - self.start < 1.0:
+            return
+        self.shown = True
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        rate = self.done / max(time.monotonic() - self.start, 1e-9)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done:,}/{self.total:,} {rate:,.0f}/s")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the bar's line."""
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
+    """The dry-run verb: evaluate, write records, print the summary, gate on --fail-on."""
+    fail_on = {f.strip() for f in args.fail_on.split(",") if f.strip()}
+    unknown = fail_on - set(FAIL_ON)
+    if unknown:
+        raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}", hint=f"use any of {', '.join(FAIL_ON)}")
+    if "changed" in fail_on and not args.against:
+        raise UsageError("--fail-on changed needs --against")
+    setup = Setup(tuple(args.pack), tuple(args.against or ()), args.tools, args.max_line_bytes, args.cwd)
+    lines = read_lines(args.calls)
+    engine = Engine(setup)  # loads (and checks) every pack once, before any work starts
+    summary = Summary(engine.rule_ids)
+    progress = Progress(len(lines), err, bool(getattr(err, "isatty", lambda: False)()))
+    batches = _batches(engine, lines, args)
+    try:
+        sink = open(args.output, "w", encoding="utf-8") if args.output else None  # noqa: SIM115
+    except OSError as error:
+        raise UsageError(f"cannot write --output {args.output}: {error.strerror or error}") from None
+    try:
+        for batch in batches:
+            summary.merge(batch.summary)
+            if sink is not None:
+                sink.write(batch.text)
+            progress.advance(batch.size)
+    finally:
+        progress.close()
+        if sink is not None:
+            sink.close()
+    if args.format == "json":
+        print(json.dumps(summary.to_json(), indent=2), file=out)
+    else:
+        print(summary.render(color), file=out)
+    hit = ({d for d in fail_on if summary.decisions.get(d)} | ({"changed"} if summary.changed else set())) & fail_on
+    if hit:
+        print(f"failing: found {', '.join(sorted(hit))} (--fail-on {args.fail_on})", file=err)
+        return 1
+    return 0
+
+
+def _batches(engine: Engine, lines: Sequence[tuple[int, bytes]], args: argparse.Namespace) -> Iterator[Batch]:
+    if args.scheduler:
+        from policyengine.dryrun.dask_executor import evaluate_on_dask
+
+        yield from evaluate_on_dask(engine.setup, lines, args.scheduler)
+        return
+    yield from evaluate_all(engine, lines, args.workers or os.cpu_count() or 1)

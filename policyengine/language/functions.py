@@ -1,0 +1,541 @@
+"""Extra JMESPath functions for security rules: linear-time matching, paths and string helpers."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Hashable, Sequence
+from functools import cached_property, lru_cache
+from typing import Any, NamedTuple, TypeVar
+
+import jmespath
+import jmespath.functions
+import re2  # type: ignore[import-untyped,unused-ignore]
+from jmespath.exceptions import JMESPathError, JMESPathTypeError
+
+from policyengine.language import paths, roles
+
+# Imported for its side effect: it registers FrozenDict/FrozenList with jmespath's type tables,
+# without which every signature check below would reject frozen call documents.
+from policyengine.values import frozen  # noqa: F401
+
+__all__ = ["FUNCTIONS", "OPTIONS", "PolicyFunctions", "function_arity"]
+
+# Compiled patterns are reused across calls; the bound keeps distinct patterns from leaking memory.
+CACHE_SIZE = 1024
+
+# strings() and contains_any() walk nested values. Frozen arguments stop at frozen.MAX_DEPTH (100)
+# levels; the margin leaves room for the call envelope ({"arguments": ...}) around them, so
+# only values no frozen document can hold hit the limit (and then raise: fail closed).
+MAX_DEPTH = 128
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # invalid patterns surface as JMESPath errors, not stderr lines
+# regex_replace reads groups; matching never does, and without captures RE2 keeps to its
+# fastest linear engines (a 1 MB adversarial match: ~10 ms instead of ~0.7 s).
+_RE2_CAPTURING = re2.Options()
+_RE2_CAPTURING.log_errors = False
+_RE2_OPTIONS.never_capture = True
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _signature(*arguments: dict[str, Any]) -> Callable[[_F], _F]:
+    """Typed wrapper of jmespath's signature decorator (the original is untyped)."""
+    decorator: Callable[[_F], _F] = jmespath.functions.signature(*arguments)
+    return decorator
+
+
+def _pattern_error(function: str, pattern: str, err: Exception) -> JMESPathError:
+    """Build the error raised for a pattern that cannot be compiled."""
+    # re2 reports its parser message as bytes; show it as text.
+    detail = err.args[0] if err.args else err
+    if isinstance(detail, bytes):
+        detail = detail.decode("utf-8", "replace")
+    return JMESPathError(f"In function {function}(), invalid pattern {pattern!r}: {detail}")
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _compile_regex(pattern: str, capture: bool = False) -> Any:
+    """Compile an RE2 regular expression once (RE2 guarantees linear-time matching)."""
+    return re2.compile(pattern, _RE2_CAPTURING if capture else _RE2_OPTIONS)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _compile_glob(pattern: str) -> Any:
+    """Compile an fnmatch-style glob to RE2 once."""
+    return re2.compile(paths.glob_to_regex(pattern), _RE2_OPTIONS)
+
+
+def _regex(function: str, pattern: str) -> Any:
+    """Return the compiled regex or raise a JMESPath error naming the function."""
+    try:
+        return _compile_regex(pattern, capture=function == "regex_replace")
+    except (re2.error, UnicodeEncodeError) as err:
+        raise _pattern_error(function, pattern, err) from None
+
+
+def _glob(function: str, pattern: str) -> Any:
+    """Return the compiled glob or raise a JMESPath error naming the function."""
+    try:
+        return _compile_glob(pattern)
+    except (re2.error, paths.PathPatternError, UnicodeEncodeError) as err:
+        raise _pattern_error(function, pattern, err) from None
+
+
+def _patterns(value: str | Sequence[str]) -> Sequence[str]:
+    """One pattern or an array of patterns (element types are checked by the signature)."""
+    return (value,) if isinstance(value, str) else value
+
+
+def _run(function: str, action: Callable[[], Any]) -> Any:
+    """Run a path or RE2 operation, turning its failures into JMESPath errors (fail closed)."""
+    try:
+        return action()
+    except paths.PathPatternError as err:
+        raise JMESPathError(f"In function {function}(), {err}") from None
+    except UnicodeEncodeError as err:
+        # RE2 works on UTF-8; a lone surrogate in the subject cannot be encoded.
+        raise JMESPathError(f"In function {function}(), the string is not valid Unicode: {err}") from None
+
+
+class _GroupRef(NamedTuple):
+    """A group reference in a replacement template: a number or a group name."""
+
+    ref: str
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _parse_template(template: str) -> tuple[str | _GroupRef, ...]:
+    """Split a replacement into literals and group references (\\1, \\g<name>, \\\\)."""
+    # The re2 wrapper's own expansion runs literals through unicode_escape, which corrupts
+    # non-ASCII text, so replacements are expanded here instead.
+    pieces: list[str | _GroupRef] = []
+    literal: list[str] = []
+    i = 0
+    while i < len(template):
+        ch = template[i]
+        nxt = template[i + 1] if i + 1 < len(template) else ""
+        if ch == "\\" and nxt.isdigit() and nxt.isascii():
+            end = i + 2
+            if end < len(template) and template[end].isdigit() and template[end].isascii():
+                end += 1
+            pieces.append("".join(literal))
+            literal.clear()
+            pieces.append(_GroupRef(template[i + 1 : end]))
+            i = end
+        elif ch == "\\" and nxt == "g" and template.startswith("<", i + 2) and ">" in template[i + 3 :]:
+            end = template.index(">", i + 3)
+            pieces.append("".join(literal))
+            literal.clear()
+            pieces.append(_GroupRef(template[i + 3 : end]))
+            i = end + 1
+        elif ch == "\\" and nxt == "\\":
+            literal.append("\\")
+            i += 2
+        else:
+            literal.append(ch)
+            i += 1
+    pieces.append("".join(literal))
+    return tuple(piece for piece in pieces if piece != "")
+
+
+def _resolve_group(regex: Any, ref: str, template: str) -> int:
+    """Turn a group reference into a group index valid for this regex."""
+    index: int | None = int(ref) if ref.isdigit() else regex.groupindex.get(ref)
+    if index is None or not 0 <= index <= regex.groups:
+        raise JMESPathError(f"In function regex_replace(), replacement {template!r} refers to unknown group {ref!r}")
+    return index
+
+
+def _type_error(function: str, value: Any, expected: list[str]) -> JMESPathTypeError:
+    """jmespath's own type error, naming the value's JMESPath type."""
+    actual = jmespath.functions.TYPES_MAP.get(type(value).__name__, type(value).__name__)
+    return JMESPathTypeError(function, value, actual, expected)
+
+
+def _json_key(value: Any, depth: int = 0) -> Hashable:
+    """A hashable key under which two values are equal exactly when JSON says they are equal."""
+    if depth > MAX_DEPTH:
+        raise JMESPathError(f"In function contains_any(), value nested deeper than {MAX_DEPTH} levels")
+    # bool before number: in Python True == 1, in JSON (and jmespath's ==) they differ.
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        return ("n", value)  # 1 and 1.0 are the same JSON number and hash alike
+    if isinstance(value, str):
+        return ("s", value)
+    if value is None:
+        return ("z",)
+    if isinstance(value, list):
+        return ("a", tuple(_json_key(item, depth + 1) for item in value))
+    if isinstance(value, dict):
+        return ("o", frozenset((key, _json_key(item, depth + 1)) for key, item in value.items()))
+    raise _type_error("contains_any", value, ["boolean", "number", "string", "null", "array", "object"])
+
+
+class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
+    """jmespath's built-in functions plus the matching and path functions security rules need."""
+
+    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
+    def _func_glob_match(self, subject: str, patterns: str | Sequence[str]) -> bool:
+        """Whether the whole string matches any fnmatch-style glob, case-sensitively."""
+        compiled = [_glob("glob_match", pattern) for pattern in _patterns(patterns)]
+        return bool(_run("glob_match", lambda: any(c.fullmatch(subject) is not None for c in compiled)))
+
+    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
+    def _func_regex_match(self, subject: str, patterns: str | Sequence[str]) -> bool:
+        """Whether any RE2 regular expression matches somewhere in the string."""
+        compiled = [_regex("regex_match", pattern) for pattern in _patterns(patterns)]
+        return bool(_run("regex_match", lambda: any(c.search(subject) is not None for c in compiled)))
+
+    @_signature({"types": ["string"]}, {"types": ["string"]}, {"types": ["string"]})
+    def _func_regex_replace(self, subject: str, pattern: str, replacement: str) -> str:
+        """Replace every match of an RE2 regular expression; \\1 and \\g<name> insert groups."""
+        regex = _regex("regex_replace", pattern)
+        pieces = [
+            piece if isinstance(piece, str) else _resolve_group(regex, piece.ref, replacement)
+            for piece in _parse_template(replacement)
+        ]
+
+        def expand(match: Any) -> str:
+            # An unmatched optional group inserts nothing, as in Python's re.
+            return "".join(piece if isinstance(piece, str) else (match.group(piece) or "") for piece in pieces)
+
+        return str(_run("regex_replace", lambda: regex.sub(expand, subject)))
+
+    @_signature({"types": ["string"]})
+    def _func_normalize_path(self, path: str) -> str:
+        """The matching form of a path (see paths.normalize_path)."""
+        return str(_run("normalize_path", lambda: paths.normalize_path(path)))
+
+    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
+    def _func_path_within(self, path: str, dirs: str | Sequence[str]) -> bool:
+        """Whether the path is one of the directories or below one of them."""
+        return bool(_run("path_within", lambda: paths.path_within(path, dirs)))
+
+    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
+    def _func_path_surely_within(self, path: str, dirs: str | Sequence[str]) -> bool:
+        """Whether the path is surely one of the directories or below one (unknown places are not)."""
+        return bool(_run("path_surely_within", lambda: paths.path_surely_within(path, dirs)))
+
+    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
+    def _func_path_matches(self, path: str, patterns: str | Sequence[str]) -> bool:
+        """Whether the path may match any gitignore-like path glob (unknown places may)."""
+        return bool(_run("path_matches", lambda: paths.path_matches(path, patterns)))
+
+    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
+    def _func_path_surely_matches(self, path: str, patterns: str | Sequence[str]) -> bool:
+        """Whether the path surely matches any gitignore-like path glob (unknown places do not)."""
+        return bool(_run("path_surely_matches", lambda: paths.path_surely_matches(path, patterns)))
+
+    @_signature({"types": ["string"]})
+    def _func_path_unknown(self, path: str) -> bool:
+        """Whether the path names no place the engine can know (home, variable, climb, device...)."""
+        return bool(_run("path_unknown", lambda: paths.is_unknown(path)))
+
+    @_signature({"types": []})
+    def _func_paths(self, document: Any) -> list[str]:
+        """Every path in a call (by role, resolved against its cwd), command operands included."""
+        return _by_role(document, "paths")
+
+    @_signature({"types": []})
+    def _func_urls(self, document: Any) -> list[str]:
+        """Every URL in a call, by role."""
+        return _by_role(document, "urls")
+
+    @_signature({"types": []})
+    def _func_commands(self, document: Any) -> list[str]:
+        """Every shell command in a call, by role (an argv list is joined as the shell would read it)."""
+        return _by_role(document, "commands")
+
+    @_signature({"types": []})
+    def _func_programs(self, document: Any) -> list[str]:
+        """Every program the call's shell commands would run (basename, lower case), parsed for real."""
+        return _by_role(document, "programs")
+
+    @_signature({"types": []})
+    def _func_emails(self, document: Any) -> list[str]:
+        """Every e-mail address in a call, by role."""
+        return _by_role(document, "emails")
+
+    @_signature({"types": []})
+    def _func_secrets(self, document: Any) -> list[str]:
+        """What looks like a credential anywhere in a call's arguments, as "kind at where" (never the secret)."""
+        return _by_role(document, "secrets")
+
+    @_signature({"types": []})
+    def _func_amounts(self, document: Any) -> list[Any]:
+        """Every amount in a call, by role, as sent (ordering comparisons fail closed on non-numbers)."""
+        return _by_role(document, "amounts")
+
+    @_signature({"types": ["string"]})
+    def _func_path_escapes(self, path: str) -> bool:
+        """Whether the path leaves the workspace (absolute, "..", "~" or a variable)."""
+        return bool(_run("path_escapes", lambda: paths.path_escapes(path)))
+
+    @_signature({"types": ["string"]})
+    def _func_lower(self, subject: str) -> str:
+        """The string in lower case."""
+        return subject.lower()
+
+    @_signature({"types": ["string"]})
+    def _func_upper(self, subject: str) -> str:
+        """The string in upper case."""
+        return subject.upper()
+
+    @_signature({"types": ["string", "array"]}, {"types": ["array"]})
+    def _func_contains_any(self, subject: str | Sequence[Any], needles: Sequence[Any]) -> bool:
+        """String: whether any needle is a substring. Array: whether any needle equals an element."""
+        if isinstance(subject, str):
+            for needle in needles:
+                if not isinstance(needle, str):
+                    # A number cannot be a substring; saying "no" would hide a rule bug, so raise.
+                    raise _type_error("contains_any", needle, ["string"])
+            return any(needle in subject for needle in needles)
+        # Hash both sides once: linear instead of comparing every pair.
+        wanted = {_json_key(needle) for needle in needles}
+        return any(_json_key(item) in wanted for item in subject)
+
+    @_signature({"types": []})
+    def _func_strings(self, value: Any) -> list[str]:
+        """Every string value in a value, depth-first (object keys are not included)."""
+        found: list[str] = []
+        _collect_strings(value, found, 0)
+        return found
+
+    @_signature({"types": ["array-number"]})
+    def _func_product(self, numbers: Sequence[float]) -> float:
+        """The product of an array of numbers (JMESPath has no arithmetic operators): 1 for []."""
+        result: float = 1
+        for number in numbers:
+            result *= number
+        return result
+
+    @_signature({"types": []})
+    def _func_is_string(self, value: Any) -> bool:
+        """Whether the value is a string."""
+        return isinstance(value, str)
+
+
+# The roles of the last document asked about: several rules of one call read the same roles,
+# and a call document is built once per call, so identity is the key. One tuple, read and
+# replaced whole: a thread evaluating another call can never hand this one its views.
+_memo: tuple[Any, dict[str, Any]] = (None, {})
+
+
+def _by_role(document: Any, what: str) -> list[Any]:
+    """One role view of a call document (or of bare arguments), computed once per document."""
+    global _memo
+    held, views = _memo
+    if held is not document:
+        views = {}
+        _memo = (document, views)  # holds the document, so its id cannot be reused while memoised
+    found = views.get(what)
+    if found is None:
+        try:
+            call = views.get("") or views.setdefault("", _call_parts(document))
+            found = views[what] = _ROLE_VIEWS[what](call)
+        except Exception as error:  # a value the engine cannot place fails the rule closed
+            raise JMESPathError(f"In function {what}(), {error}") from None
+    return list(found)
+
+
+class _Call:
+    """What the role views read: the arguments, their roles found in one walk, the cwd, the parsed commands."""
+
+    def __init__(self, arguments: Any, found: roles.Collected, cwd: str | None) -> None:
+        self.arguments, self.found, self.cwd = arguments, found, cwd
+
+    @cached_property
+    def commands(self) -> list[str]:
+        """The call's shell commands; a list under `command`, `cmd`, `args` or `argv` is one argv."""
+        return _command_texts(self.found)
+
+    @cached_property
+    def parsed(self) -> list[Any]:
+        """Each command parsed once, for paths(@) and programs(@) alike."""
+        if not self.commands:
+            return []
+        from policyengine.language import shell  # tree-sitter loads only when a call carries a command
+
+        return [shell.parse_command(text) for text in self.commands]
+
+
+def _call_parts(document: Any) -> _Call:
+    """The arguments, their roles and the cwd of a call document; anything else is taken as the arguments."""
+    if isinstance(document, dict) and isinstance(document.get("arguments"), dict):
+        cwd = document.get("cwd")
+        arguments = document["arguments"]
+        return _Call(
+            arguments, roles.collect_all(arguments, document.get("roles")), cwd if isinstance(cwd, str) else None
+        )
+    return _Call(document, roles.collect_all(document), None)
+
+
+def _command_texts(found: roles.Collected) -> list[str]:
+    texts: list[str] = []
+    for value in found.values[roles.Role.COMMAND]:
+        if value is None:
+            continue  # no command given
+        if not isinstance(value, str):
+            raise ValueError(f"a command argument is {_json_type(value)}, not a string or an argv list")
+        texts.append(value)
+    # A list of strings under `command`, `cmd`, `args` or `argv` is one argv (["rm", "-rf", "/"]);
+    # under `commands` each string is a command.
+    texts.extend(shlex.join(argv) for argv in found.argv)
+    return texts
+
+
+def _json_type(value: Any) -> str:
+    """ "an object", "a number"...: the JSON name of a value's type, for messages."""
+    name = jmespath.functions.TYPES_MAP.get(type(value).__name__, type(value).__name__)
+    return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
+
+
+def _paths(call: _Call) -> list[str]:
+    found: list[str] = []
+    for value in call.found.values[roles.Role.PATH]:
+        if not isinstance(value, str):
+            # A number or a flag where a path belongs cannot be placed: the rule fails closed.
+            raise ValueError(f"a path argument is {_json_type(value)}, not a string")
+        found.extend(roles.resolve(value, call.cwd))
+    for command in call.parsed:
+        for operand in command.operands:
+            found.extend(roles.resolve(operand, call.cwd))
+    return found
+
+
+def _strings_of(role: roles.Role) -> Callable[[_Call], list[Any]]:
+    def view(call: _Call) -> list[Any]:
+        return [v for v in call.found.values[role] if isinstance(v, str)]
+
+    return view
+
+
+def _secrets(call: _Call) -> list[str]:
+    from policyengine.language import (
+        secret_scanner as secrets,  # the detector's patterns compile only when a pack asks for secrets
+    )
+
+    found = [f"{f.kind} at {f.where}" for f in secrets.find_secrets(call.arguments, path="arguments")]
+    # A parameter the tool declares `role: secret` is one, whatever its value looks like.
+    found.extend("declared secret" for v in call.found.values[roles.Role.SECRET] if v != "")
+    return found
+
+
+_ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
+    "secrets": _secrets,
+    "paths": _paths,
+    "urls": _strings_of(roles.Role.URL),
+    "emails": _strings_of(roles.Role.EMAIL),
+    "amounts": lambda call: call.found.values[roles.Role.AMOUNT],
+    "commands": lambda call: call.commands,
+    "programs": lambda call: [program for command in call.parsed for program in command.programs],
+}
+
+
+def _collect_strings(value: Any, found: list[str], depth: int) -> None:
+    """Append the string leaves of value to found, refusing absurd nesting (fail closed)."""
+    if isinstance(value, str):
+        found.append(value)
+    elif isinstance(value, (list, dict)):
+        if depth >= MAX_DEPTH:
+            raise JMESPathError(f"In function strings(), value nested deeper than {MAX_DEPTH} levels")
+        for item in value.values() if isinstance(value, dict) else value:
+            _collect_strings(item, found, depth + 1)
+
+
+FUNCTIONS = PolicyFunctions()
+OPTIONS = jmespath.Options(custom_functions=FUNCTIONS)
+
+
+def _arity(signature: Sequence[dict[str, Any]]) -> tuple[int, int | None]:
+    """(min, max) argument counts; a variadic last parameter is required once, then unbounded."""
+    if signature and signature[-1].get("variadic"):
+        return len(signature), None
+    return len(signature), len(signature)
+
+
+_ARITY: dict[str, tuple[int, int | None]] = {
+    name: _arity(spec["signature"]) for name, spec in sorted(PolicyFunctions.FUNCTION_TABLE.items())
+}
+
+
+def function_arity() -> dict[str, tuple[int, int | None]]:
+    """Argument counts (min, max or None) of every function an expression may call."""
+    return dict(_ARITY)
+
+
+# Which argument of which function is a pattern, and how to compile it: the rule compiler
+# checks literal patterns at load time instead of failing (closed) on every call.
+PATTERN_ARGUMENTS: dict[str, tuple[int, Callable[[str, str], Any]]] = {
+    "regex_match": (1, _regex),
+    "regex_replace": (1, _regex),
+    "glob_match": (1, _glob),
+    "path_matches": (1, _glob),
+}
+
+
+def pattern_problem(function: str, argument: int, value: Any) -> str | None:
+    """Why a literal pattern argument cannot compile, or None when it is fine (or not a pattern)."""
+    spec = PATTERN_ARGUMENTS.get(function)
+    if spec is None or spec[0] != argument:
+        return None
+    for pattern in _patterns(value) if isinstance(value, (str, list)) else ():
+        if not isinstance(pattern, str):
+            continue
+        try:
+            spec[1](function, pattern)
+        except JMESPathError as error:
+            return str(error)
+    return None
+
+
+# -- specialisation ----------------------------------------------------------------------------
+
+DYNAMIC = object()  # an argument only known at call time
+FALLBACK = object()  # the specialised body is unsure: run the general function (and its errors)
+
+
+def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | None:
+    """A one-argument body for `name(subject, <literal patterns>)`, built once at rule load.
+
+    Literal directories are parsed once and literal globs and regexes become one RE2
+    alternation, so a call costs one parse and one match. Anything unusual returns FALLBACK,
+    and the general function runs with jmespath's own checks and errors.
+    """
+    if len(constants) != 2 or constants[0] is not DYNAMIC or constants[1] is DYNAMIC:
+        return None
+    literal = constants[1]
+    patterns = [literal] if isinstance(literal, str) else literal
+    if not isinstance(patterns, list) or not patterns or any(type(p) is not str for p in patterns):
+        return None
+    try:
+        test: Callable[[str], bool]
+        if name == "path_within":
+            test = paths.within_matcher(patterns)
+        elif name == "path_matches":
+            test = paths.globs_matcher(patterns)
+        elif name == "glob_match":
+            glob = re2.compile("|".join(f"(?:{paths.glob_to_regex(p)})" for p in patterns), _RE2_OPTIONS)
+            test = lambda subject: glob.fullmatch(subject) is not None  # noqa: E731
+        elif name == "regex_match":
+            regex = re2.compile("|".join(f"(?:{p})" for p in patterns), _RE2_OPTIONS)
+            test = lambda subject: regex.search(subject) is not None  # noqa: E731
+        else:
+            return None
+    except Exception:  # a pattern the general path will report (and fail closed on) at run time
+        return None
+
+    def run(subject: Any) -> Any:
+        if type(subject) is not str:
+            return FALLBACK
+        try:
+            return test(subject)
+        except Exception:
+            return FALLBACK
+
+    return run
+
+
+PolicyFunctions.specialize = staticmethod(_specialize)

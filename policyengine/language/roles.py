@@ -1,0 +1,344 @@
+"""Argument roles: which values of a call are paths, URLs, commands, e-mail addresses or amounts.
+
+A red line is only as strong as its weakest spelling, and the first spelling is the argument's
+name: `path`, `file_path`, `Dest`, `options.target`. Rules therefore never list argument names;
+they ask for every value of a role, anywhere in the arguments (`paths(@)`, `commands(@)`).
+
+Where a role comes from, in order:
+1. The tool's declared roles (`role: path` in the Cerberus dialect, `x-policy-role: path` or a
+   `format` in a JSON Schema spec), carried by the call document under `roles` as
+   {lower-cased key: role}. `role: text` declares a key as plain content: no role.
+2. Otherwise the key's name (case-insensitive, split at `_`, `-`, `.` and camelCase) by the
+   table below, and the value's shape: a string that looks like a path (`/x`, `~/x`, `../x`,
+   `C:\\x`, `\\\\host\\x`, `file:...`, `$HOME/x`, `%APPDATA%\\x`) or a URL (`scheme://...`) counts
+   as one under any key that is not declared or named as plain content.
+Lists take the role of their key; objects give their own keys. Over-inclusion only makes a red
+line stricter; a missed value is a bypass, so the tables err toward inclusion.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policyengine.language import paths
+
+__all__ = ["Collected", "Role", "collect_all", "key_roles", "resolve", "role_named"]
+
+# Argument documents are frozen at most 100 levels deep; walking stops (and raises) past this.
+MAX_DEPTH = 128
+
+
+class Role(enum.Enum):
+    """What an argument value is, for rules that must find it under any name."""
+
+    PATH = "path"
+    URL = "url"
+    COMMAND = "command"
+    EMAIL = "email"
+    AMOUNT = "amount"
+    SECRET = "secret"
+    TEXT = "text"  # declared plain content: no role, never a path by shape
+
+
+def role_named(name: str) -> Role | None:
+    """The role a spec names (`path`, `url`, ...), or None for an unknown name."""
+    try:
+        return Role(name)
+    except ValueError:
+        return None
+
+
+# Key-name tokens, by role. A key counts when one of its tokens is listed (`file_path`,
+# `targetDir`, `output-file`); its last token being a content word (`file_content`,
+# `path_description`) makes it plain content instead.
+_TOKENS: dict[Role, frozenset[str]] = {
+    Role.PATH: frozenset(
+        [
+            "path",
+            "paths",
+            "pathname",
+            "file",
+            "files",
+            "filename",
+            "filenames",
+            "filepath",
+            "filepaths",
+            "dir",
+            "dirs",
+            "dirname",
+            "directory",
+            "directories",
+            "folder",
+            "folders",
+            "src",
+            "source",
+            "sources",
+            "dest",
+            "destination",
+            "destinations",
+            "dst",
+            "target",
+            "targets",
+            "cwd",
+            "workdir",
+            "wd",
+            "root",
+            "location",
+            "mount",
+            "mountpoint",
+            "volume",
+            "attachment",
+            "attachments",
+        ]
+    ),
+    Role.URL: frozenset(
+        ["url", "urls", "uri", "uris", "link", "links", "href", "endpoint", "webhook", "callback", "redirect"]
+    ),
+    Role.COMMAND: frozenset(
+        [
+            "command",
+            "commands",
+            "cmd",
+            "cmds",
+            "cmdline",
+            "shell",
+            "script",
+            "scripts",
+            "bash",
+            "sh",
+            "powershell",
+            "pwsh",
+            "exec",
+        ]
+    ),
+    Role.EMAIL: frozenset(["email", "emails"]),
+    Role.AMOUNT: frozenset(["amount", "amounts", "price", "prices", "total", "quantity", "qty", "sum", "cost", "fee"]),
+}
+# Whole keys (tokens joined) that give a role although their words alone are too common.
+_WHOLE: dict[Role, frozenset[str]] = {
+    Role.EMAIL: frozenset(["to", "cc", "bcc", "from", "recipient", "recipients", "sender", "replyto", "mailto"]),
+}
+# Words that make a key plain content when they end it ("file_content", "search_pattern");
+# "name", "id" or "title" do not ("file_name" names a file).
+_CONTENT = frozenset(
+    [
+        "content",
+        "contents",
+        "text",
+        "body",
+        "message",
+        "messages",
+        "msg",
+        "data",
+        "pattern",
+        "patterns",
+        "regex",
+        "query",
+        "search",
+        "description",
+        "comment",
+        "comments",
+        "note",
+        "notes",
+        "summary",
+        "prompt",
+        "caption",
+    ]
+)
+# Words that make a key a measure of something when they end it ("file_count", "dir_size",
+# "path_exists"): its value is a number or a flag about a path, not a path.
+_MEASURE = frozenset(
+    [
+        "count",
+        "size",
+        "length",
+        "len",
+        "depth",
+        "limit",
+        "max",
+        "min",
+        "num",
+        "number",
+        "index",
+        "offset",
+        "mode",
+        "type",
+        "format",
+        "encoding",
+        "exists",
+        "recursive",
+        "hidden",
+        "ok",
+        "enabled",
+    ]
+)
+_SPLIT = re.compile(r"[^a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+# A value that names a place, whatever its key: rooted, home, climbing, drive, UNC, file: URL,
+# a leading expansion, a dotfile's name, or words joined by separators with no space ("etc/shadow").
+_PATH_SHAPE = re.compile(
+    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-]+$"
+    r"|[^\s/\\:]+(?:[/\\][^\s/\\]*)+$)"
+)
+_URL_SHAPE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]*://")
+_EMAIL_SHAPE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _tokens(key: str) -> list[str]:
+    """The lower-cased words of a key: "filePath" -> [file, path], "DEST-dir" -> [dest, dir]."""
+    return [t for t in _SPLIT.split(_CAMEL.sub("_", key).lower()) if t]
+
+
+_KEY_CACHE: dict[str, frozenset[Role]] = {}
+
+
+def key_roles(key: str) -> frozenset[Role]:
+    """The roles a key's name gives its values (empty for plain content and unknown names)."""
+    found = _KEY_CACHE.get(key)
+    if found is None:
+        tokens = _tokens(key)
+        whole = "".join(tokens)
+        if not tokens or tokens[-1] in _CONTENT:
+            found = frozenset({Role.TEXT})
+        elif tokens[-1] in _MEASURE:
+            found = frozenset({Role.AMOUNT}) if any(t in _TOKENS[Role.AMOUNT] for t in tokens) else frozenset()
+        else:
+            found = frozenset(
+                role
+                for role, words in _TOKENS.items()
+                if any(t in words for t in tokens) or whole in words or whole in _WHOLE.get(role, ())
+            )
+        if len(_KEY_CACHE) < 4096:  # keys come from untrusted calls: bound the cache
+            _KEY_CACHE[key] = found
+    return found
+
+
+def _value_roles(value: str) -> frozenset[Role]:
+    """Roles a string's shape gives it under a key that names none (judged after decoding)."""
+    if not value.isascii() or "%" in value:
+        try:
+            # Shapes are judged as the path functions will read the value: "%2fetc", "U+FF0Fetc" are rooted.
+            value = paths.decode(value[:_SHAPE_PREFIX])
+        except paths.PathPatternError:
+            return frozenset({Role.PATH})  # encoded past any reading: the path functions fail closed on it
+    roles = set(_url_roles(value))
+    if not roles and _PATH_SHAPE.match(value):
+        roles.add(Role.PATH)
+    if "@" in value and _EMAIL_SHAPE.match(value.strip()):
+        roles.add(Role.EMAIL)
+    return frozenset(roles)
+
+
+_URL = frozenset({Role.URL})
+_FILE_URL = frozenset({Role.URL, Role.PATH})
+
+
+def _url_roles(value: str) -> frozenset[Role]:
+    """A URL is a URL under any key, and a `file:` URL names a local path too."""
+    if not _URL_SHAPE.match(value):
+        return frozenset()
+    return _FILE_URL if value.lstrip()[:5].lower() == "file:" else _URL
+
+
+# How much of a long string decides its shape: a path's start is enough, and decoding megabytes
+# of hostile text per call would cost more than it tells.
+_SHAPE_PREFIX = 1024
+
+
+def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> frozenset[Role]:
+    """The roles of one value under one key: declared, else by name, else by its shape.
+
+    A URL is a URL under any key, and a `file:` URL is a path too; a path's shape only counts
+    under a key whose name gives no role (a command under `command` is not also a path).
+    """
+    named = declared.get(key.lower()) if declared else None
+    roles: frozenset[Role]
+    if named is not None:
+        role = role_named(named)
+        roles = frozenset() if role is None or role is Role.TEXT else frozenset({role})
+    else:
+        roles = key_roles(key) if key else frozenset()
+        if Role.TEXT in roles:
+            return frozenset()
+        if not roles and isinstance(value, str):
+            return _value_roles(value)
+    return roles | _url_roles(value) if isinstance(value, str) else roles
+
+
+_ROLES = tuple(Role)  # iterating an Enum class is slow; this runs once per call
+
+# Roles whose value is read whole: an object or null under `amount` or `command` is not walked
+# into but handed on, so a reader fails closed on it instead of finding nothing.
+_WHOLE_VALUE = frozenset({Role.AMOUNT, Role.COMMAND})
+
+
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """Every value of every role in one call's arguments, found in one walk."""
+
+    values: dict[Role, list[Any]]
+    argv: list[list[str]]  # lists of strings under a singular command key or args/argv: one argv each
+
+
+def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Collected:
+    """Every role's values, depth-first in document order; lists inherit their key, objects give their own.
+
+    An object or null under a key whose role is read whole (amount, command) is that role's value
+    and is not searched for it further; a list of strings under a singular command key is one
+    argv, not several commands.
+    """
+    values: dict[Role, list[Any]] = {role: [] for role in _ROLES}
+    argv: list[list[str]] = []
+
+    def walk(value: Any, key: str, skip: frozenset[Role], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise ValueError(f"arguments nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            whole = (_roles_of(key, value, declared) & _WHOLE_VALUE) - skip if key else frozenset()
+            for role in whole:
+                values[role].append(value)
+            for child_key, child in value.items():
+                walk(child, str(child_key), skip | whole, depth + 1)
+        elif isinstance(value, list):
+            if Role.COMMAND not in skip and value and all(type(v) is str for v in value) and _is_argv(key, declared):
+                argv.append(list(value))
+                skip = skip | {Role.COMMAND}
+            for item in value:
+                walk(item, key, skip, depth + 1)
+        elif value is None:
+            if key:
+                for role in (_roles_of(key, None, declared) & _WHOLE_VALUE) - skip:
+                    values[role].append(None)
+        else:
+            for role in _roles_of(key, value, declared) - skip:
+                values[role].append(value)
+
+    walk(arguments, "", frozenset(), 0)
+    return Collected(values, argv)
+
+
+# Command keys whose list is several commands; under any other command key a list is one argv.
+_PLURAL_COMMANDS = frozenset({"commands", "cmds", "scripts"})
+# Keys whose list of strings is an argv although the key gives no role otherwise.
+_ARGV = frozenset({"argv", "args"})
+
+
+def _is_argv(key: str, declared: Mapping[str, str] | None) -> bool:
+    """Whether a list of strings under this key is one argv (`command`, `args`), not several commands."""
+    tokens = _tokens(key)
+    if tokens and tokens[-1] in _ARGV:
+        return True
+    plural = bool(tokens) and tokens[-1] in _PLURAL_COMMANDS
+    return not plural and Role.COMMAND in _roles_of(key, None, declared)
+
+
+def resolve(path: str, cwd: str | None) -> list[str]:
+    """The normalised place(s) a path argument may name, relative ones resolved against cwd."""
+    # A NUL ends the path for a C API (normalisation cuts there); a tool that strips it instead
+    # opens the rest, so both readings are tested.
+    return [paths.resolve_path(reading, cwd) for reading in paths.nul_readings(path)]

@@ -1,0 +1,534 @@
+"""Rule compiler: validated rule documents -> compiled rules; every problem collected."""
+
+from __future__ import annotations
+
+import difflib
+import pathlib
+from collections.abc import Callable, Mapping
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import cerberus
+import re2
+import yaml
+
+from policyengine.errors import FreezeError
+from policyengine.language.expressions import PE308, Expression, Report, Template, compile_expression, compile_template
+from policyengine.language.redact import REDACTED, Redaction, key_matcher, parse_path
+from policyengine.packs.rules import Rule, RuleStage, ToolMatcher, Verb
+from policyengine.packs.yaml_source import SourceDoc
+from policyengine.tools.validator import compile_schema
+from policyengine.values.decisions import Source, SourceKind
+from policyengine.values.frozen import freeze
+from policyengine.values.problems import Problem, ProblemSink, Severity
+
+Path = tuple[str | int, ...]
+
+
+def schema_file(name: str) -> Any:
+    """The shipped schemas/NAME.yaml: installed as policyengine.schemas, or beside a source tree."""
+    try:
+        return resources.files("policyengine.schemas").joinpath(f"{name}.yaml")
+    except ModuleNotFoundError:  # running from a checkout whose package dir shadows the install
+        return pathlib.Path(__file__).resolve().parent.parent / "schemas" / f"{name}.yaml"
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    """A Cerberus schema from the shipped schemas/ folder (rule-file, rules, pack, ...)."""
+    text = schema_file(name).read_text("utf-8")
+    return yaml.safe_load(text)  # type: ignore[no-any-return]
+
+
+def schema_problems(
+    doc: SourceDoc, data: Any, rules: Mapping[str, Any], base: Path, rule_id: str | None
+) -> list[Problem]:
+    """Validate `data` (found at `base` in `doc`) with Cerberus; one Problem per error, located."""
+    fast = _fast_validator(rules)
+    if fast is not None and isinstance(data, Mapping) and fast(data)[0] and _cross_fields_ok(rules, data):
+        return []  # Cerberus, which is slow, only runs to explain what is wrong
+    validator = _validator(rules)
+    if validator.validate(data):
+        return []
+    problems = []
+    for path, message in _flatten(validator.errors, ()):
+        full = base + path
+        code, hint, key = "PE201", None, False
+        if message == "unknown field":
+            code, key = "PE202", True
+            known = _known_fields(rules, path)
+            close = difflib.get_close_matches(str(path[-1]), known, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"allowed fields: {', '.join(known)}"
+        elif message == "required field":
+            code, hint = "PE203", f"add `{path[-1]}:`"
+        elif message.startswith("must be of"):
+            code = "PE204"
+        elif message.startswith("unallowed value"):
+            code = "PE205"
+            allowed = _rule_at(rules, path).get("allowed")
+            hint = f"allowed: {', '.join(map(str, allowed))}" if allowed else None
+        problems.append(doc.problem(code, f"{_dotted(full)}: {message}", full, rule_id=rule_id, hint=hint, key=key))
+    return problems
+
+
+# Redaction replaces whole matches: no capture groups, so RE2 keeps to its fastest linear engines.
+_RE2_MATCH_ONLY = re2.Options()
+_RE2_MATCH_ONLY.never_capture = True
+_RE2_MATCH_ONLY.log_errors = False
+
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], cerberus.Validator]] = {}
+
+
+def _validator(rules: Mapping[str, Any]) -> cerberus.Validator:
+    """One Cerberus validator per schema: building one normalises the schema, which is slow."""
+    hit = _VALIDATORS.get(id(rules))
+    if hit is None or hit[0] is not rules:  # the identity check guards against a reused id
+        hit = _VALIDATORS[id(rules)] = (rules, cerberus.Validator(dict(rules)))
+    return hit[1]
+
+
+_FAST: dict[int, tuple[Mapping[str, Any], Any]] = {}
+_CROSS = ("excludes", "dependencies", "meta")
+
+
+def _fast_validator(rules: Mapping[str, Any]) -> Any:
+    """The schema without its cross-field rules, compiled to closures (checked separately)."""
+    hit = _FAST.get(id(rules))
+    if hit is None or hit[0] is not rules:
+        hit = _FAST[id(rules)] = (rules, compile_schema(_strip(rules)))
+    return hit[1]
+
+
+def _strip(document: Mapping[str, Any]) -> dict[str, Any]:
+    return {field: _strip_rules(rules) for field, rules in document.items()}
+
+
+def _strip_rules(rules: Any) -> Any:
+    if not isinstance(rules, Mapping):
+        return rules
+    out = {k: v for k, v in rules.items() if k not in _CROSS}
+    inner = out.get("schema")
+    if isinstance(inner, Mapping):
+        out["schema"] = _strip(inner) if "dict" in _type_names(out) else _strip_rules(inner)
+    return out
+
+
+def _type_names(rules: Mapping[str, Any]) -> list[str]:
+    types = rules.get("type")
+    return [types] if isinstance(types, str) else list(types or [])
+
+
+def _cross_fields_ok(document: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
+    """`excludes` and `dependencies` hold at every level (the part the closures do not check)."""
+    return _cross_check(document)(data)
+
+
+# Compiled once per schema mapping (the shipped schemas are cached, so this stays small).
+_CROSS_CHECKS: dict[int, tuple[Mapping[str, Any], Callable[[Mapping[str, Any]], bool]]] = {}
+
+
+def _cross_check(document: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    """_cross_fields_ok for one schema, with its rules read once: only fields that constrain others."""
+    hit = _CROSS_CHECKS.get(id(document))
+    if hit is not None and hit[0] is document:
+        return hit[1]
+    specs: dict[str, Callable[[Mapping[str, Any], Any], bool]] = {}
+    for field, rules in document.items():
+        if isinstance(rules, Mapping):
+            spec = _field_check(rules)
+            if spec is not None:
+                specs[field] = spec
+
+    def check(data: Mapping[str, Any]) -> bool:
+        if specs:
+            for field, value in data.items():
+                spec = specs.get(field)
+                if spec is not None and not spec(data, value):
+                    return False
+        return True
+
+    _CROSS_CHECKS[id(document)] = (document, check)
+    return check
+
+
+def _field_check(rules: Mapping[str, Any]) -> Callable[[Mapping[str, Any], Any], bool] | None:
+    """The cross-field conditions of one present field, or None when it has none (at any depth)."""
+    excludes = rules.get("excludes")
+    excluded = [excludes] if isinstance(excludes, str) else list(excludes or [])
+    needs = rules.get("dependencies")
+    if isinstance(needs, str):
+        needs = [needs]
+    inner = rules.get("schema")
+    nested: Callable[[Mapping[str, Any]], bool] | None = None
+    items: Callable[[Mapping[str, Any]], bool] | None = None
+    if isinstance(inner, Mapping):
+        if "dict" in _type_names(rules):
+            nested = _cross_check(inner)
+        if "list" in _type_names(rules):
+            item = inner.get("schema") if "dict" in _type_names(inner) else None
+            items = _cross_check(item) if isinstance(item, Mapping) else None
+    if not excluded and needs is None and nested is None and items is None:
+        return None
+
+    def ok(data: Mapping[str, Any], value: Any) -> bool:
+        if any(other in data for other in excluded):
+            return False
+        if isinstance(needs, Mapping):
+            if any(data.get(k) not in (v if isinstance(v, list) else [v]) for k, v in needs.items()):
+                return False
+        elif needs is not None and any(k not in data for k in needs):
+            return False
+        if nested is not None and isinstance(value, Mapping) and not nested(value):
+            return False
+        return not (
+            items is not None
+            and isinstance(value, list)
+            and any(isinstance(v, Mapping) and not items(v) for v in value)
+        )
+
+    return ok
+
+
+def _flatten(tree: Mapping[Any, Any], prefix: Path) -> list[tuple[Path, str]]:
+    out: list[tuple[Path, str]] = []
+    for key, messages in tree.items():
+        for message in messages:
+            if isinstance(message, Mapping):
+                out.extend(_flatten(message, (*prefix, key)))
+            else:
+                out.append(((*prefix, key), str(message)))
+    return out
+
+
+def _rule_at(rules: Mapping[str, Any], path: Path) -> Mapping[str, Any]:
+    current: Mapping[str, Any] = {"schema": rules, "type": "dict"}
+    for part in path:
+        inner = current.get("schema", {})
+        if current.get("type") == "list" or isinstance(part, int):
+            current = inner if isinstance(inner, Mapping) else {}
+            continue
+        current = inner.get(part, {}) if isinstance(inner, Mapping) else {}
+    return current
+
+
+def _known_fields(rules: Mapping[str, Any], path: Path) -> list[str]:
+    parent = _rule_at(rules, path[:-1]).get("schema", {})
+    return sorted(str(k) for k in parent) if isinstance(parent, Mapping) else []
+
+
+def _dotted(path: Path) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class FileCompiler:
+    """Compiles the rules of one rule file of a pack, reporting into a shared sink."""
+
+    def __init__(
+        self,
+        doc: SourceDoc,
+        lists: Mapping[str, list[Any]],
+        pack: str,
+        sink: ProblemSink,
+        *,
+        digest: str = "",
+        compiled: dict[tuple[str, str], Any] | None = None,
+    ) -> None:
+        self.doc, self.lists, self.pack, self.sink, self.digest = doc, lists, pack, sink, digest
+        self.used_lists: set[str] = set()
+        # Expressions and templates that compiled cleanly, by text: reasons repeat across a
+        # pack's rules, and the compiled values are immutable. Shared by the files of one pack
+        # (same lists); a text with problems is compiled again where it appears, to report there.
+        self.compiled: dict[tuple[str, str], Any] = {} if compiled is None else compiled
+
+    def compile(self) -> list[Rule]:
+        """Every rule of the file that compiled cleanly (problems go to the sink)."""
+        rules = []
+        raw_rules = self.doc.data.get("rules")
+        # A `rules:` that is not a list was reported by the schema already.
+        for i, raw in enumerate(raw_rules if isinstance(raw_rules, list) else []):
+            if isinstance(raw, Mapping):
+                try:
+                    rule = self.rule(raw, ("rules", i))
+                except Exception as error:  # an engine bug on one rule: refuse the pack, located, never crash
+                    self.sink.add(
+                        self.doc.problem(
+                            PE308,
+                            f"internal error compiling rule: {type(error).__name__}: {error} (please report)"[:400],
+                            ("rules", i),
+                            rule_id=raw.get("id") if isinstance(raw.get("id"), str) else None,
+                            hint="this is a policyengine bug, not a mistake in the rule",
+                        )
+                    )
+                    continue
+                if rule is not None:
+                    rules.append(rule)
+        return rules
+
+    def rule(self, raw: Mapping[str, Any], path: Path) -> Rule | None:
+        """One rule: schema of its stage, then expressions, templates and rewrites."""
+        rule_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+        stage_name = raw.get("stage")
+        schemas = schema("rules")
+        if not isinstance(stage_name, str) or stage_name not in {s.value for s in RuleStage}:
+            close = difflib.get_close_matches(str(stage_name), [s.value for s in RuleStage], n=1)
+            self.sink.add(
+                self.doc.problem(
+                    "PE205" if stage_name is not None else "PE203",
+                    f"rule stage must be one of pre-execute, guard, execute, post-execute (got {stage_name!r})",
+                    (*path, "stage"),
+                    rule_id=rule_id,
+                    hint=f"did you mean {close[0]!r}?" if close else None,
+                )
+            )
+            return None
+        stage = RuleStage(stage_name)
+        before = len(self.sink.errors)
+        self.sink.extend(schema_problems(self.doc, dict(raw), schemas[stage.value], path, rule_id))
+        if len(self.sink.errors) > before:
+            self.salvage(raw, path, rule_id)
+            return None
+        assert rule_id is not None  # the schema requires it
+        tools = self.tools(raw["tools"], (*path, "tools"), rule_id)
+        when = self.expression(raw.get("when"), (*path, "when"), rule_id)
+        fields: dict[str, Any] = {}
+        if stage in (RuleStage.PRE_EXECUTE, RuleStage.GUARD):
+            fields["verb"] = Verb(raw.get("decision", "deny"))
+            fields["final"] = bool(raw.get("final", False))
+            fields["reason"] = self.template(raw.get("reason"), (*path, "reason"), rule_id)
+        elif stage is RuleStage.EXECUTE:
+            if "timeout" not in raw and "retries" not in raw:
+                self.sink.add(
+                    self.doc.problem(
+                        "PE203",
+                        "an execute rule needs `timeout`, `retries`, or both",
+                        path,
+                        rule_id=rule_id,
+                        hint="e.g. timeout: 30 (seconds) and retries: 2",
+                    )
+                )
+            fields.update(timeout=raw.get("timeout"), retries=raw.get("retries", 0), backoff=raw.get("backoff", 0.0))
+        else:
+            actions = [k for k in ("redact", "content", "block") if k in raw]
+            if not actions:
+                self.sink.add(
+                    self.doc.problem(
+                        "PE203",
+                        "a post-execute rule needs one of `redact`, `content` or `block`",
+                        path,
+                        rule_id=rule_id,
+                        hint="redact rewrites the value; content only changes what the model sees",
+                    )
+                )
+            fields["content"] = self.template(raw.get("content"), (*path, "content"), rule_id)
+            fields["block"] = self.template(raw.get("block"), (*path, "block"), rule_id)
+            fields["redactions"] = tuple(
+                r
+                for i, op in enumerate(raw.get("redact") or [])
+                if (r := self.redaction(op, (*path, "redact", i), rule_id)) is not None
+            )
+        if len(self.sink.errors) > before or tools is None:
+            return None
+        return Rule(
+            id=rule_id,
+            stage=stage,
+            tools=tools,
+            when=when,
+            description=raw.get("description", ""),
+            source=Source(SourceKind.RULE, rule_id, self.pack, self.digest),
+            location=self.doc.locate((*path, "id")),
+            **fields,
+        )
+
+    def salvage(self, raw: Mapping[str, Any], path: Path, rule_id: str | None) -> None:
+        """Compile what is well-typed in a rule the schema refused: every problem in one run."""
+        label = rule_id or "?"
+        if isinstance(raw.get("tools"), list) and all(isinstance(t, str) for t in raw["tools"]):
+            self.tools(raw["tools"], (*path, "tools"), label)
+        if isinstance(raw.get("when"), str):
+            self.expression(raw["when"], (*path, "when"), label)
+        for key in ("reason", "content", "block"):
+            if isinstance(raw.get(key), str):
+                self.template(raw[key], (*path, key), label)
+
+    def reporter(self, path: Path, rule_id: str | None) -> Report:
+        """A Report that places character offsets inside the scalar at `path`."""
+
+        def report(code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:
+            self.sink.add(
+                self.doc.problem(code, message, path, rule_id=rule_id, hint=hint, column_offset=offset, width=width)
+            )
+
+        return report
+
+    def expression(self, text: Any, path: Path, rule_id: str) -> Expression | None:
+        """Compile a `when:` condition, if present."""
+        if text is None:
+            return None
+        found: Expression | None = self._compile("when", text, path, rule_id)
+        return found
+
+    def template(self, text: Any, path: Path, rule_id: str) -> Template | None:
+        """Compile a reason, content or block template, if present."""
+        if text is None:
+            return None
+        found: Template | None = self._compile("template", text, path, rule_id)
+        return found
+
+    def _compile(self, kind: str, text: str, path: Path, rule_id: str) -> Any:
+        """A `when` or a template, compiled once per text (a text with problems reports at each place)."""
+        self.used_lists.update(name for name in self.lists if f"lists.{name}" in text)
+        found = self.compiled.get((kind, text))
+        if found is None:
+            compile_text = compile_expression if kind == "when" else compile_template
+            found = compile_text(text, self.lists, self.reporter(path, rule_id))
+            if found is not None:
+                self.compiled[kind, text] = found
+        return found
+
+    def tools(self, entries: list[str], path: Path, rule_id: str) -> ToolMatcher | None:
+        """Names, globs and @lists -> a matcher; unknown lists are problems."""
+        names: set[str] = set()
+        globs: list[str] = []
+        tags: set[str] = set()
+        ok = True
+        for i, entry in enumerate(entries):
+            items: list[Any] = [entry]
+            if entry.startswith("tag:"):
+                tag = entry[len("tag:") :].strip().lower()
+                if not tag:
+                    self.sink.add(
+                        self.doc.problem(
+                            "PE310",
+                            "empty capability tag in tools",
+                            (*path, i),
+                            rule_id=rule_id,
+                            hint="name a tag the tools carry: tag:destructive, tag:read-only, tag:open-world",
+                        )
+                    )
+                    ok = False
+                tags.add(tag)
+                continue
+            if entry.startswith("@"):
+                name = entry[1:]
+                if name not in self.lists:
+                    close = difflib.get_close_matches(name, list(self.lists), n=1)
+                    self.sink.add(
+                        self.doc.problem(
+                            "PE304",
+                            f"unknown list {name!r} in tools",
+                            (*path, i),
+                            rule_id=rule_id,
+                            hint=f"did you mean @{close[0]}?" if close else "declare it under `lists:`",
+                        )
+                    )
+                    ok = False
+                    continue
+                self.used_lists.add(name)
+                items = list(self.lists[name])
+            for item in map(str, items):
+                if any(c in item for c in "*?["):
+                    globs.append(item)
+                else:
+                    names.add(item)
+        return ToolMatcher(frozenset(names), tuple(globs), frozenset(tags)) if ok else None
+
+    def redaction(self, op: Mapping[str, Any], path: Path, rule_id: str) -> Redaction | None:
+        """One `redact:` entry: path, keys or pattern, replaced or masked."""
+        common = {"replace_with": op.get("replace_with", REDACTED), "keep_last": op.get("keep_last")}
+        try:
+            freeze(common["replace_with"])
+        except FreezeError as error:  # .inf or .nan: not JSON, the rewritten value could not be frozen
+            self.sink.add(
+                self.doc.problem(
+                    "PE201",
+                    f"replace_with {error.message}",
+                    (*path, "replace_with"),
+                    rule_id=rule_id,
+                    hint="replace with a string, a finite number, a boolean or null",
+                )
+            )
+            return None
+        if "path" in op:
+            parsed = parse_path(op["path"])
+            if parsed is None:
+                self.sink.add(
+                    self.doc.problem(
+                        "PE201",
+                        f"bad value path {op['path']!r}",
+                        (*path, "path"),
+                        rule_id=rule_id,
+                        hint="use keys, [N] and [*], e.g. bookings[*].card_number",
+                    )
+                )
+                return None
+            return Redaction(path=parsed, **common)
+        if "keys" in op:
+            globs: list[str] = []
+            for i, key in enumerate(op["keys"]):
+                if key.startswith("@"):
+                    if key[1:] not in self.lists:
+                        self.sink.add(
+                            self.doc.problem(
+                                "PE304",
+                                f"unknown list {key[1:]!r} in keys",
+                                (*path, "keys", i),
+                                rule_id=rule_id,
+                                hint="declare it under `lists:`",
+                            )
+                        )
+                        return None
+                    self.used_lists.add(key[1:])
+                    globs.extend(map(str, self.lists[key[1:]]))
+                else:
+                    globs.append(key)
+            try:
+                return Redaction(keys=key_matcher(globs), **common)
+            except (re2.error, ValueError) as error:
+                self.sink.add(
+                    self.doc.problem(
+                        "PE306",
+                        f"bad key pattern: {error}",
+                        (*path, "keys"),
+                        rule_id=rule_id,
+                        hint="key patterns are globs: * any characters, ? one character, [abc] a set",
+                    )
+                )
+                return None
+        if "pattern" in op:
+            try:
+                pattern = re2.compile(op["pattern"], _RE2_MATCH_ONLY)
+            except re2.error as error:
+                self.sink.add(
+                    self.doc.problem(
+                        "PE306",
+                        f"bad regular expression: {error}",
+                        (*path, "pattern"),
+                        rule_id=rule_id,
+                        hint="patterns use RE2 syntax (no backreferences or lookaround)",
+                    )
+                )
+                return None
+            return Redaction(pattern=pattern, **common)
+        if op.get("secrets") is True:
+            return Redaction(secrets=True, **common)
+        if op.get("cards") is True:
+            return Redaction(cards=True, **common)
+        self.sink.add(
+            self.doc.problem(
+                "PE203", "a redact entry needs `path`, `keys`, `pattern`, `secrets` or `cards`", path, rule_id=rule_id
+            )
+        )
+        return None
+
+
+def unused_list_warnings(doc: SourceDoc, declared: Mapping[str, Any], used: set[str]) -> list[Problem]:
+    """Warnings for lists declared in this file that no rule of the pack uses."""
+    return [
+        doc.problem("PE404", f"list {name!r} is never used", ("lists", name), severity=Severity.WARNING, key=True)
+        for name in declared
+        if name not in used
+    ]

@@ -1,0 +1,109 @@
+"""The call identity: immutable, with deep-frozen arguments and a cancellation signal."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from policyengine.values.cancellation import Signal
+from policyengine.values.frozen import FrozenDict, freeze
+
+if TYPE_CHECKING:
+    from policyengine.tools.definition import ToolDefinition
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """Who called which tool with what: the identity every stage reads and none can change."""
+
+    call_id: str
+    name: str
+    arguments: FrozenDict
+    agent: str
+    token: Any = None
+    signal: Signal = field(default_factory=Signal, compare=False)
+    # Where relative paths start (None: unknown), and the tool's declared argument roles.
+    cwd: str | None = None
+    roles: FrozenDict | None = field(default=None, compare=False, repr=False)
+    # The tool's capability tags, for rules that select `tag:NAME`.
+    tags: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    document: FrozenDict = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arguments", freeze(self.arguments))
+        # The JMESPath view is built once per call, never per rule.
+        document = call_document(self.name, self.arguments, self.agent, self.call_id, self.cwd, self.roles)
+        object.__setattr__(self, "document", document)
+
+
+def call_document(
+    name: str,
+    arguments: FrozenDict,
+    agent: str,
+    call_id: str,
+    cwd: str | None = None,
+    roles: FrozenDict | None = None,
+) -> FrozenDict:
+    """The document rules read: name, frozen arguments, agent, call_id, and cwd and roles when known."""
+    if type(name) is str and type(agent) is str and type(call_id) is str:
+        fields: dict[str, Any] = {"name": name, "arguments": arguments, "agent": agent, "call_id": call_id}
+        if cwd is not None or roles:
+            if cwd is not None:
+                fields["cwd"] = freeze(cwd)
+            if roles:
+                fields["roles"] = roles
+        return FrozenDict._of(fields)
+    extra: dict[str, Any] = {"cwd": cwd} if cwd is not None else {}
+    if roles:
+        extra["roles"] = roles
+    return FrozenDict(name=name, arguments=arguments, agent=agent, call_id=call_id, **extra)  # freezes odd types
+
+
+_PREFIX = uuid.uuid4().hex[:12]
+_COUNTER = itertools.count(1)
+
+
+def _reseed() -> None:
+    global _PREFIX, _COUNTER
+    _PREFIX, _COUNTER = uuid.uuid4().hex[:12], itertools.count(1)
+
+
+os.register_at_fork(after_in_child=_reseed)  # a forked worker must not repeat its parent's ids
+
+
+def new_call_id() -> str:
+    """A fresh unique call id: a random per-process prefix and a counter (uuid4 per call is slow)."""
+    return f"{_PREFIX}-{next(_COUNTER):x}"
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatch:
+    """The execute stage's view: the call plus a signal, the one thing wrappers may replace."""
+
+    call: ToolCall
+    signal: Signal
+    definition: ToolDefinition = field(repr=False)
+
+    @property
+    def arguments(self) -> FrozenDict:
+        """The frozen arguments (same object as call.arguments)."""
+        return self.call.arguments
+
+    def with_signal(self, signal: Signal) -> Dispatch:
+        """A dispatch whose body sees `signal`; the caller's signal is fused back in anyway."""
+        if not isinstance(signal, Signal):
+            raise TypeError(f"with_signal() needs a Signal, got {type(signal).__name__}")
+        return Dispatch(self.call, signal, self.definition)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingResult:
+    """The post-execute view of a result: canonical value, display content, rewrites so far."""
+
+    value: Any
+    content: Any
+    definition: ToolDefinition = field(repr=False)
+    rewrites: tuple[Any, ...] = ()
