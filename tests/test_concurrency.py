@@ -32,7 +32,9 @@ from policyengine import (
     ToolResult,
     define_tool,
 )
-from policyengine.runtime.pipeline import Run
+from policyengine.runtime import pipeline
+from policyengine.runtime.run import Run
+from policyengine.values.decisions import Deny, PreDecision
 
 REPO = Path(__file__).resolve().parents[1]
 Next = Callable[..., Awaitable[Any]]
@@ -72,14 +74,10 @@ def test_storm_every_call_gets_exactly_one_result_and_no_guard_is_bypassed(calls
 def test_storm_detector_catches_a_guard_that_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
     """Self-check of the storm's invariants: a registry whose guards never run must be caught."""
 
-    async def no_guards(self: Run) -> None:
-        return None
+    def no_red_line(run: Run, red_line: Deny | None) -> None:
+        return None  # whatever the guards found, in every mode: the stage's answer is dropped
 
-    def no_red_line(self: Run) -> None:
-        return None
-
-    monkeypatch.setattr(Run, "guards", no_guards)
-    monkeypatch.setattr(Run, "guards_found", no_red_line)  # the stage when packs alone decide
+    monkeypatch.setattr(pipeline, "hold", no_red_line)
     report = asyncio.run(soak.run_storm(300, seed=3, mixed=False))
     assert any("GUARD BYPASSED" in v for v in report.violations)
 
@@ -112,14 +110,14 @@ def test_reload_detector_catches_a_stage_that_reads_the_live_installation(monkey
         registries.append(registry)
         return registry
 
-    original = Run.guards
+    original = pipeline.admit
 
-    async def live_guards(self: Run) -> None:
-        self.inst = registries[-1]._installation
-        await original(self)
+    def live_guards(run: Run, decision: PreDecision) -> PreDecision:
+        run.inst = registries[-1].installation  # the guards that follow read the live installation
+        return original(run, decision)
 
     monkeypatch.setattr(soak, "build_reload_registry", capture)
-    monkeypatch.setattr(Run, "guards", live_guards)
+    monkeypatch.setattr(pipeline, "admit", live_guards)
     report = asyncio.run(soak.run_reload(400, reloads=20, seed=5, mixed=True))
     assert any("MIXED PACKS" in v for v in report.violations)
 

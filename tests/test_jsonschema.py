@@ -12,19 +12,12 @@ import yaml
 
 from policyengine import PackLoadError, load_pack
 from policyengine.enforce.evaluate import Decision
+from policyengine.packs import file_schemas as export
 from policyengine.packs.compiler import schema
+from policyengine.packs.file_schemas import NOT_STAGES, export_schemas, rule_schema
 from policyengine.packs.rules import RuleStage
 from policyengine.packs.yaml_source import load_yaml
-from policyengine.tools import json_schema as export
-from policyengine.tools.json_schema import (
-    DIALECT,
-    NOT_STAGES,
-    export_schemas,
-    pattern_from_regex,
-    regex_from_pattern,
-    rule_schema,
-    to_json_schema,
-)
+from policyengine.tools.json_schema import DIALECT, pattern_from_regex, regex_from_pattern, to_json_schema
 from policyengine.values.problems import ProblemSink
 from policyengine.values.results import Outcome, Stage
 

@@ -11,7 +11,8 @@ from packkit import rules_pack
 
 from policyengine import Registry, define_tool, load_pack
 from policyengine.enforce.install import pack_bundle
-from policyengine.runtime.pipeline import _render
+from policyengine.enforce.pack_stages import FoundRedLine
+from policyengine.runtime.run import render as _render
 from policyengine.tools.definition import render_text
 from policyengine.values.call import ToolCall
 from policyengine.values.frozen import FrozenDict, FrozenList, freeze
@@ -148,7 +149,8 @@ def test_pre_execute_and_guards_answer_the_same_whether_one_pass_serves_both_or_
     registry = _registry(tmp_path, _echo, STAGED_RULES)
     if python_guard:
         registry.guard(lambda _call: None)
-    assert registry._installation.staged is not python_guard  # the shortcut is taken only for packs alone
+    # One pass serves both stages only when packs alone feed them.
+    assert isinstance(registry.installation.guards, FoundRedLine) is not python_guard
     result = asyncio.run(registry.call("echo", {"path": path}))
     assert (result.outcome, result.stage) == (outcome, stage)
     assert (result.source.rule_id if result.source else None) == rule

@@ -20,8 +20,9 @@ import yaml
 from policyengine import PackLoadError, PolicyLayers, Registry, define_tool
 from policyengine.enforce.explain import explain as real_explain
 from policyengine.testing import runner as pt
+from policyengine.testing.reports import format_report, to_json, to_junit
 from policyengine.testing.runner import TestReport as Report
-from policyengine.testing.runner import discover, run_tests, run_tests_async, to_json, to_junit
+from policyengine.testing.runner import discover, run_tests, run_tests_async
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("baseline", "bfcl")
@@ -605,7 +606,7 @@ def test_json_report(tmp_path: Path) -> None:
 
 
 def test_format_report(tmp_path: Path) -> None:
-    text = pt.format_report(run_folders(write_pack(tmp_path, {"t.yaml": TYPO})), threshold=90)
+    text = format_report(run_folders(write_pack(tmp_path, {"t.yaml": TYPO})), threshold=90)
     assert "PT001" in text and "not exercised: no-root (guard)" in text
     assert text.splitlines()[-1].startswith("FAILED: 0 passed, 2 failed, 1 not run")
 

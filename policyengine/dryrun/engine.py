@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from policyengine.cli.report import paint, table
 from policyengine.enforce.evaluate import Evaluation, call_for, evaluate, evaluate_now
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import UsageError
@@ -312,27 +311,3 @@ class Summary:
             "changed": {rule: lines for rule, lines in sorted(self.changed.items())},
             "changed_calls": sum(len(v) for v in self.changed.values()),
         }
-
-    def render(self, color: bool) -> str:
-        """The summary as tables for a person."""
-        data = self.to_json()
-        parts = [f"{self.calls:,} calls"]
-        parts.append(table([[d, f"{n:,}"] for d, n in sorted(self.decisions.items())], ["decision", "calls"], color))
-        if self.post:
-            parts.append(table([[p, f"{n:,}"] for p, n in sorted(self.post.items())], ["post-execute", "calls"], color))
-        if self.hits:
-            parts.append(table([[r, f"{n:,}"] for r, n in self.hits.most_common()], ["rule", "hits"], color))
-        if data["never_hit"]:
-            parts.append("rules never hit: " + ", ".join(data["never_hit"]))
-        if self.reasons:
-            parts.append(
-                table([[f"{n:,}", r[:100]] for r, n in self.reasons.most_common(5)], ["calls", "top reasons"], color)
-            )
-        if self.changed:
-            rows = [
-                [rule, f"{len(lines):,}", ", ".join(map(str, lines[:10])) + (" ..." if len(lines) > 10 else "")]
-                for rule, lines in sorted(self.changed.items())
-            ]
-            parts.append(paint(f"{data['changed_calls']:,} calls changed", "33;1", color))
-            parts.append(table(rows, ["rule", "changed", "lines"], color))
-        return "\n\n".join(parts)

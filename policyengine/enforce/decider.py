@@ -24,15 +24,10 @@ from policyengine.packs.rules import (
     guard_hits,
 )
 from policyengine.values.call import call_document
-from policyengine.values.decisions import Allow, Ask, Deny, PreDecision, Source, SourceKind
+from policyengine.values.decisions import Allow, Deny, PreDecision, Source, SourceKind, strictness
 from policyengine.values.frozen import FrozenDict, freeze
 
 DEFAULT_ALLOW = Allow(Source(SourceKind.DEFAULT, "end of chain"))
-
-
-def strictness(decision: PreDecision) -> int:
-    """How strict a closing default is: deny over ask over allow."""
-    return 2 if isinstance(decision, Deny) else 1 if isinstance(decision, Ask) else 0
 
 
 Stages = tuple[PreDecision, Deny | None]  # pre-execute's decision, then the red line that fired (if any)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 from policyengine.errors import FreezeError
-from policyengine.packs.rules import EXPLAIN, check_guards
-from policyengine.runtime.pipeline import REGISTRY, Installation, Run, _Stopped
+from policyengine.runtime.installation import Installation
 from policyengine.runtime.registry import Registry
+from policyengine.runtime.run import REGISTRY, Run
 from policyengine.tools.definition import ToolDefinition, content_problems, define_tool
 from policyengine.values.call import PendingResult, ToolCall, new_call_id
-from policyengine.values.decisions import Ask, Deny, Source
-from policyengine.values.frozen import FrozenDict, FrozenList, freeze
+from policyengine.values.decisions import Ask, Block, Deny, PreDecision, Source
+from policyengine.values.frozen import FrozenDict, freeze
 from policyengine.values.results import Outcome, Stage
 
 
@@ -64,10 +64,10 @@ def _stub(name: str) -> ToolDefinition:
 
 
 def _prepare(
-    registry: Registry, name: str, arguments: Mapping[str, Any] | None, require_tool: bool
+    inst: Installation, name: str, arguments: Mapping[str, Any] | None, require_tool: bool
 ) -> tuple[ToolDefinition | None, FrozenDict] | Evaluation:
     """Validate (a known tool) or freeze (an unknown one) the arguments, as a call would."""
-    definition = registry._installation.tools.get(name)
+    definition = inst.tools.get(name)
     try:
         if definition is not None:
             frozen, problems = definition.validate_arguments({} if arguments is None else arguments)
@@ -98,35 +98,31 @@ async def evaluate(
 ) -> Evaluation:
     """Run pre-execute and guards (and post-execute over `result`) as a real call would.
 
-    `result` holds the recorded `value` and optionally `content`. An `ask` is reported,
-    never put to a person. Unknown tools are evaluated without argument validation unless
-    `require_tool` is set.
+    The stage objects are the registry's own, the ones `Registry.call` runs. `result` holds the
+    recorded `value` and optionally `content`. An `ask` is reported, never put to a person.
+    Unknown tools are evaluated without argument validation unless `require_tool` is set.
     """
-    prepared = _prepare(registry, name, arguments, require_tool)
+    inst = registry.installation
+    prepared = _prepare(inst, name, arguments, require_tool)
     if isinstance(prepared, Evaluation):
         return prepared
     definition, frozen = prepared
-    run = Run(registry._installation, call_for(registry, name, frozen, agent, call_id, cwd))
-    if pack_only(run.inst):
-        return _evaluate_packs(run, definition, result)
-    try:
-        decision = await run.pre_execute()
-        await run.guards()
-    except _Stopped as stopped:
-        r = stopped.result
-        return Evaluation(Decision.DENY, r.stage, r.source, r.reason)
-    verdict = Decision.ASK if isinstance(decision, Ask) else Decision.ALLOW
-    why: str | None = decision.reason if isinstance(decision, Ask) else None
+    run = Run(inst, call_for(registry, name, frozen, agent, call_id, cwd))
+    pre, guards, post = inst.pre, inst.guards, inst.post
+    decision = pre.decide_now(run) if pre.synchronous else await pre.decide(run)
+    if isinstance(decision, Deny):
+        return Evaluation(Decision.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
+    red_line = guards.check_now(run) if guards.synchronous else await guards.check(run)
+    if red_line is not None:
+        return Evaluation(Decision.DENY, Stage.GUARD, red_line.source, red_line.reason)
     if result is None:
-        return Evaluation(verdict, Stage.PRE_EXECUTE, decision.source, why)
-    recorded = _recorded(run, definition or _stub(name), result)
-    if isinstance(recorded, Evaluation):
-        return recorded
-    try:
-        pending = await run.post_execute(definition or _stub(name), *recorded)
-    except _Stopped as stopped:
-        return _blocked(stopped, verdict, decision.source, why)
-    return _accepted(pending, verdict, decision.source, why)
+        return _admitted(decision)
+    pending = _recorded(run, definition or _stub(name), result)
+    if isinstance(pending, Evaluation):
+        return pending
+    return _reviewed(
+        run, decision, post.review_now(run, pending) if post.synchronous else await post.review(run, pending)
+    )
 
 
 def evaluate_now(
@@ -140,15 +136,28 @@ def evaluate_now(
     require_tool: bool = False,
     cwd: str | None = None,
 ) -> Evaluation | None:
-    """`evaluate` without an event loop, when only packs hold policy; None when it cannot."""
-    if not pack_only(registry._installation):
+    """`evaluate` without an event loop, when every policy stage is synchronous (packs alone); else None."""
+    inst = registry.installation
+    if not inst.synchronous:
         return None
-    prepared = _prepare(registry, name, arguments, require_tool)
+    prepared = _prepare(inst, name, arguments, require_tool)
     if isinstance(prepared, Evaluation):
         return prepared
     definition, frozen = prepared
-    run = Run(registry._installation, call_for(registry, name, frozen, agent, call_id, cwd))
-    return _evaluate_packs(run, definition, result)
+    # The same stage objects as evaluate(), called directly: a dry-run needs no coroutine per call.
+    run = Run(inst, call_for(registry, name, frozen, agent, call_id, cwd))
+    decision = inst.pre.decide_now(run)
+    if isinstance(decision, Deny):
+        return Evaluation(Decision.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
+    red_line = inst.guards.check_now(run)
+    if red_line is not None:
+        return Evaluation(Decision.DENY, Stage.GUARD, red_line.source, red_line.reason)
+    if result is None:
+        return _admitted(decision)
+    pending = _recorded(run, definition or _stub(name), result)
+    if isinstance(pending, Evaluation):
+        return pending
+    return _reviewed(run, decision, inst.post.review_now(run, pending))
 
 
 def call_for(
@@ -167,53 +176,15 @@ def call_for(
     )
 
 
-def pack_only(inst: Installation) -> bool:
-    """Whether every policy listener and guard comes from a pack (decided without the event loop)."""
-    return (
-        inst.pre_decider is not None
-        and (inst.guard_packs is not None or not inst.guards)
-        and (inst.post_packs is not None or not inst.post.listeners)
-    )
+def _admitted(decision: PreDecision) -> Evaluation:
+    """A call pre-execute and the guards let on: allowed, or asked about."""
+    if isinstance(decision, Ask):
+        return Evaluation(Decision.ASK, Stage.PRE_EXECUTE, decision.source, decision.reason)
+    return Evaluation(Decision.ALLOW, Stage.PRE_EXECUTE, decision.source, None)
 
 
-def _evaluate_packs(run: Run, definition: ToolDefinition | None, result: Mapping[str, Any] | None) -> Evaluation:
-    """The same evaluation, synchronously, when only packs hold policy (dry-runs, tests)."""
-    inst, call = run.inst, run.call
-    assert inst.pre_decider is not None
-    # The Decider directly, not Run's pack stages: a dry-run needs no timings, and a denial here
-    # is a value, not a result built and raised (about 10% of a recorded call's cost).
-    if run.staged:
-        decision, red_line = inst.pre_decider.stages(call.name, call.document)
-    else:
-        decision, red_line = inst.pre_decider.pre(call.name, call.document), None
-        if not isinstance(decision, Deny):
-            explain = EXPLAIN.get()
-            red_line = next(
-                (r for rules in run.packs.guards if (r := check_guards(rules, call.document, explain))), None
-            )
-    if isinstance(decision, Deny):
-        return Evaluation(Decision.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
-    if red_line is not None:
-        return Evaluation(Decision.DENY, Stage.GUARD, red_line.source, red_line.reason)
-    verdict = Decision.ASK if isinstance(decision, Ask) else Decision.ALLOW
-    why: str | None = decision.reason if isinstance(decision, Ask) else None
-    if result is None:
-        return Evaluation(verdict, Stage.PRE_EXECUTE, decision.source, why)
-    definition = definition or _stub(call.name)
-    recorded = _recorded(run, definition, result)
-    if isinstance(recorded, Evaluation):
-        return recorded
-    pending = PendingResult(recorded[0], recorded[1], definition)
-    try:
-        if inst.post_packs is not None:
-            pending = run.post_from_packs(pending)
-    except _Stopped as stopped:
-        return _blocked(stopped, verdict, decision.source, why)
-    return _accepted(pending, verdict, decision.source, why)
-
-
-def _recorded(run: Run, definition: ToolDefinition, result: Mapping[str, Any]) -> tuple[Any, Any] | Evaluation:
-    """The recorded value and content (rendered when not recorded), frozen."""
+def _recorded(run: Run, definition: ToolDefinition, result: Mapping[str, Any]) -> PendingResult | Evaluation:
+    """The recorded value and content (rendered when not recorded), frozen, as the tool's pending result."""
     try:
         value = freeze(result.get("value"))
         content = result.get("content")
@@ -221,28 +192,23 @@ def _recorded(run: Run, definition: ToolDefinition, result: Mapping[str, Any]) -
             content = freeze(definition.render(run.call.arguments, value))
         elif content_problems(content):
             raise ValueError("; ".join(content_problems(content)))
-        return value, freeze(content)
+        return PendingResult(value, freeze(content), definition)
     except Exception as error:
         return Evaluation(Decision.ERROR, Stage.POST_EXECUTE, REGISTRY, f"recorded result is malformed: {error}")
 
 
-def _blocked(stopped: _Stopped, verdict: Decision, source: Source | None, reason: str | None) -> Evaluation:
-    r = stopped.result
-    return Evaluation(
-        verdict,
-        Stage.PRE_EXECUTE,
-        source,
-        reason,
-        PostOutcome.BLOCKED if r.outcome is Outcome.BLOCKED else None,
-        None,
-        r.content if isinstance(r.content, FrozenList) else None,
-        (r.source,) if r.source else (),
-        r.reason,
-    )
-
-
-def _accepted(pending: PendingResult, verdict: Decision, source: Source | None, reason: str | None) -> Evaluation:
-    post = PostOutcome.REWRITTEN if pending.rewrites else PostOutcome.ACCEPTED
-    return Evaluation(
-        verdict, Stage.PRE_EXECUTE, source, reason, post, pending.value, pending.content, pending.rewrites
-    )
+def _reviewed(run: Run, decision: PreDecision, answer: PendingResult | Block) -> Evaluation:
+    """The evaluation of an admitted call whose recorded result post-execute reviewed."""
+    admitted = _admitted(decision)
+    if isinstance(answer, Block):
+        # The result the call would have ended with: its content is the feedback, as the model would see it.
+        r = run.result(Outcome.BLOCKED, Stage.POST_EXECUTE, answer.source, answer.feedback)
+        return replace(
+            admitted,
+            post=PostOutcome.BLOCKED,
+            content=r.content,
+            rewrites=(r.source,) if r.source else (),
+            feedback=r.reason,
+        )
+    post = PostOutcome.REWRITTEN if answer.rewrites else PostOutcome.ACCEPTED
+    return replace(admitted, post=post, value=answer.value, content=answer.content, rewrites=answer.rewrites)

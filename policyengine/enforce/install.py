@@ -8,11 +8,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from policyengine.enforce.pack_stages import PACK_STAGES
 from policyengine.errors import PolicyEngineError
 from policyengine.packs.loader import Pack, load_packs
 from policyengine.packs.rules import EXPLAIN, Rule, RuleFailure, RuleStage, check_guards, decide_pre, rewrite_post
-from policyengine.runtime.pipeline import GuardEntry
 from policyengine.runtime.registry import Bundle, Handle, Registry
+from policyengine.runtime.stages import GuardEntry
 from policyengine.runtime.tool_body import Aborted
 from policyengine.runtime.waterfall import Listener
 from policyengine.values.call import Dispatch, PendingResult, ToolCall
@@ -31,7 +32,9 @@ def pack_bundle(pack: Pack) -> Bundle:
         post=[Listener(_post_listener(pack), listener)],
         default=pack.default,
         rule_ids=frozenset(r.id for r in pack.rules),
-        pack=pack,
+        compiler=PACK_STAGES,
+        layer=pack,
+        cwd=pack.cwd,
     )
 
 

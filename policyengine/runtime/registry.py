@@ -10,26 +10,19 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from policyengine.enforce.decider import strictness
 from policyengine.errors import FreezeError, RegistrationError, UsageError
 from policyengine.runtime.approval import ApprovalService
-from policyengine.runtime.pipeline import (
-    REGISTRY,
-    GuardEntry,
-    Installation,
-    ObserverEntry,
-    Run,
-    _Stopped,
-    build_installation,
-)
-from policyengine.runtime.tool_body import Aborted
+from policyengine.runtime.installation import Installation, Layer, ObserverEntry, StageCompiler, build_installation
+from policyengine.runtime.pipeline import notify, run_call
+from policyengine.runtime.run import REGISTRY, Run
+from policyengine.runtime.stages import GuardEntry
 from policyengine.runtime.waterfall import Listener
 from policyengine.tools.definition import ToolDefinition
-from policyengine.values.call import PendingResult, ToolCall, new_call_id
-from policyengine.values.cancellation import AbortKind, Signal
-from policyengine.values.decisions import ALLOW, Ask, PreDecision, Source, SourceKind
+from policyengine.values.call import ToolCall, new_call_id
+from policyengine.values.cancellation import Signal
+from policyengine.values.decisions import ALLOW, PreDecision, Source, SourceKind, strictness
 from policyengine.values.frozen import FrozenDict, freeze
-from policyengine.values.results import Outcome, Stage, ToolResult
+from policyengine.values.results import Outcome, ToolResult
 
 log = logging.getLogger("policyengine")
 
@@ -58,7 +51,11 @@ class Bundle:
     observers: list[ObserverEntry] = field(default_factory=list)
     default: PreDecision | None = None
     rule_ids: frozenset[str] = frozenset()  # ids must stay unique across every installed layer
-    pack: Any = None  # the Pack this bundle was compiled from, for the registry's fast paths
+    # Who compiled this bundle and from what (a pack, say): the compiler may build faster stage
+    # objects for the stages only its layers feed. The runtime never looks inside `layer`.
+    compiler: StageCompiler | None = None
+    layer: Any = None
+    cwd: str | None = None  # where relative paths start for calls that carry no cwd
 
 
 class Registry:
@@ -224,10 +221,7 @@ class Registry:
         defaults = [b.default for b in bundles if b.default is not None]
         return build_installation(
             tools=self._tools,
-            pre=[x for b in bundles for x in b.pre],
-            guards=[x for b in bundles for x in b.guards],
-            execute=[x for b in bundles for x in b.execute],
-            post=[x for b in bundles for x in b.post],
+            layers=[Layer(b.pre, b.guards, b.execute, b.post, b.compiler, b.layer) for b in bundles],
             observers=[x for b in bundles for x in b.observers],
             # The strictest default of any layer closes the chain: a later layer never loosens it.
             default=max(defaults, key=strictness) if defaults else self._default,
@@ -235,16 +229,17 @@ class Registry:
             policy_timeout=self._policy_timeout,
             approval_timeout=self._approval_timeout,
             stats=self.stats,
-            pre_packs=_only_packs(bundles, "pre"),
-            guard_packs=_only_packs(bundles, "guards"),
-            execute_packs=_only_packs(bundles, "execute"),
-            post_packs=_only_packs(bundles, "post"),
         )
 
     def _rebuild(self) -> None:
         self._installation = self._build()
         # Resolved once per installation, not per call.
-        self.cwd = self._cwd or next((b.pack.cwd for _h, b in self._bundles if b.pack is not None and b.pack.cwd), None)
+        self.cwd = self._cwd or next((b.cwd for _h, b in self._bundles if b.cwd), None)
+
+    @property
+    def installation(self) -> Installation:
+        """What is installed now: the snapshot a call started now would run against."""
+        return self._installation
 
     # -- calling ---------------------------------------------------------------
 
@@ -281,7 +276,7 @@ class Registry:
         run = Run(inst, call)
         result: ToolResult | None = None
         try:
-            result = await self._pipeline(run, name, arguments if sent is None else sent)
+            result = await run_call(run, arguments if sent is None else sent)
         except asyncio.CancelledError:
             result = run.result(Outcome.CANCELLED, None, REGISTRY, "the calling task was cancelled")
             raise
@@ -290,76 +285,8 @@ class Registry:
             result = run.result(Outcome.ERROR, None, REGISTRY, f"internal error: {error!r}")
         finally:
             if result is not None:
-                _notify(inst, result)
+                notify(inst, result)
         return result
-
-    async def _pipeline(self, run: Run, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
-        definition = run.inst.tools.get(name)
-        if definition is None:
-            known = ", ".join(sorted(run.inst.tools)) or "none"
-            return run.result(
-                Outcome.INVALID,
-                Stage.LOOKUP,
-                REGISTRY,
-                f"unknown tool {name!r}; registered tools: {known}",
-            )
-        frozen, problems = definition.validate_arguments({} if arguments is None else arguments)
-        run.lap(Stage.VALIDATION)
-        if frozen is None:
-            return run.result(
-                Outcome.INVALID,
-                Stage.VALIDATION,
-                REGISTRY,
-                f"invalid arguments for tool {name!r}: {'; '.join(problems)}",
-            )
-        # Normalisation filled defaults in, or the tool declares argument roles its rules read.
-        if (
-            definition.roles is not None
-            or definition.tags
-            or (frozen is not run.call.arguments and frozen != run.call.arguments)
-        ):
-            sent = run.call
-            run.call = ToolCall(
-                sent.call_id,
-                name,
-                frozen,
-                sent.agent,
-                sent.token,
-                sent.signal,
-                sent.cwd,
-                definition.roles,
-                definition.tags,
-            )
-        call = run.call
-        try:
-            # Packs alone decide synchronously: the stages are then plain calls, not coroutines.
-            decision = run.pre_from_packs() if run.inst.pre_decider is not None else await run.pre_execute()
-            if run.staged:
-                run.guards_found()
-            else:
-                await run.guards()  # guards come before any person is asked
-            if isinstance(decision, Ask):
-                await run.approve(decision)
-            if call.signal.aborted:
-                raise Aborted(call.signal.reason)  # type: ignore[arg-type]
-            value, content = await run.execute(definition)
-            if run.inst.post_packs is not None:
-                pending = run.post_from_packs(PendingResult(value, content, definition))
-            else:
-                pending = await run.post_execute(definition, value, content)
-            content = run.finalize(definition, pending)
-        except _Stopped as stopped:
-            return stopped.result
-        except Aborted as aborted:
-            timed_out = aborted.reason.kind is AbortKind.TIMEOUT
-            return run.result(
-                Outcome.TIMED_OUT if timed_out else Outcome.CANCELLED,
-                None,
-                REGISTRY,
-                f"call {'timed out' if timed_out else 'cancelled'} before the tool ran: {aborted.reason.message}",
-            )
-        run.lap(Stage.RESULT)
-        return run.result(Outcome.OK, None, None, value=pending.value, content=content, rewrites=pending.rewrites)
 
     def call_sync(self, name: str, arguments: Mapping[str, Any] | None = None, **kwargs: Any) -> ToolResult:
         """`call()` for code that is not async; refused inside a running event loop."""
@@ -371,25 +298,3 @@ class Registry:
             "call_sync() was called from inside a running event loop",
             hint="use `await registry.call(...)` in async code",
         )
-
-
-def _only_packs(bundles: list[Bundle], stage: str) -> tuple[Any, ...] | None:
-    """The packs behind a stage's listeners, in order, if packs are all there is; else None."""
-    listening = [b for b in bundles if getattr(b, stage)]
-    if not listening or any(b.pack is None for b in listening):
-        return None
-    return tuple(b.pack for b in listening)
-
-
-def _notify(inst: Installation, result: ToolResult) -> None:
-    """Tell every observer, once; an observer's failure touches nothing else."""
-    for entry in inst.observers:
-        try:
-            returned: object = entry.fn(result)  # type: ignore[func-returns-value]
-            if inspect.isawaitable(returned):
-                if inspect.iscoroutine(returned):
-                    returned.close()
-                raise TypeError("returned an awaitable; observers are synchronous")
-        except Exception:
-            inst.stats["observer_failures"] = inst.stats.get("observer_failures", 0) + 1
-            log.exception("policyengine: result observer %s failed on call %s", entry.source, result.call_id)

@@ -1,4 +1,4 @@
-"""The Cerberus schemas of schemas/*.yaml as JSON Schema (draft 2020-12), for editors and CI.
+"""Cerberus rules as JSON Schema (draft 2020-12), for tool specs and the exported schemas/*.yaml files.
 
 Cerberus rules and their JSON Schema form:
 - `type` (a name or a list) -> `type`; `nullable` adds "null"; float and number -> number;
@@ -25,32 +25,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from policyengine.packs.compiler import schema, schema_file
-
 __all__ = [
     "DIALECT",
-    "NOT_STAGES",
-    "export_schemas",
     "field_schema",
     "object_schema",
     "pattern_from_regex",
     "regex_from_pattern",
-    "rule_schema",
     "to_json_schema",
 ]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-# Top-level keys of rules.yaml that are not stages: `common` holds the fields every stage shares,
-# anchored once (&common) and merged into each stage by `<<: *common`.
-NOT_STAGES = frozenset({"common"})
-
-_TITLES = {
-    "pack": "policyengine pack manifest (pack.yaml)",
-    "rule-file": "policyengine rule file",
-    "calls": "policyengine recorded call (one line of a JSON Lines file)",
-    "tests": "policyengine policy test file",
-}
 _LENGTHS = {
     "string": ("minLength", "maxLength"),
     "array": ("minItems", "maxItems"),
@@ -79,64 +64,13 @@ def to_json_schema(cerberus_schema: Mapping[str, Any], *, title: str, descriptio
 
 
 def object_schema(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """A tool's parameters (field -> rules) as the JSON Schema of its arguments object."""
+    """A Cerberus document schema (field -> rules; a tool's parameters, say) as the JSON Schema of an object."""
     return _document(fields, allow_unknown=False)
 
 
 def field_schema(rules: Mapping[str, Any]) -> dict[str, Any]:
     """One field's Cerberus rules (a tool's output schema, say) as a JSON Schema."""
     return _field(rules)
-
-
-def export_schemas() -> dict[str, dict[str, Any]]:
-    """JSON Schemas of pack manifests, rule files, recorded calls and (when shipped) test files."""
-    rule_file = to_json_schema(schema("rule-file"), title=_TITLES["rule-file"], description=_comment("rule-file"))
-    # rule-file.yaml only says each rule is a dict; the loader then checks it against its stage.
-    rule_file["properties"]["rules"]["items"] = rule_schema()
-    out = {
-        "pack": to_json_schema(schema("pack"), title=_TITLES["pack"], description=_comment("pack")),
-        "rule-file": rule_file,
-        "calls": to_json_schema(schema("calls"), title=_TITLES["calls"], description=_comment("calls")),
-    }
-    if _shipped("tests"):
-        out["tests"] = to_json_schema(schema("tests"), title=_TITLES["tests"], description=_comment("tests"))
-    return out
-
-
-def rule_schema() -> dict[str, Any]:
-    """One rule: `stage` picks the schema of that stage in rules.yaml (if/then per stage)."""
-    stages = {name: fields for name, fields in schema("rules").items() if name not in NOT_STAGES}
-    return {
-        "type": "object",
-        "description": "One rule; its `stage` decides which fields it may have.",
-        "required": ["stage"],
-        "properties": {"stage": {"enum": list(stages), "description": "The stage the rule runs in."}},
-        "allOf": [
-            {
-                "if": {"properties": {"stage": {"const": name}}, "required": ["stage"]},
-                "then": {"title": f"{name} rule", **_document(fields, allow_unknown=False)},
-            }
-            for name, fields in stages.items()
-        ],
-    }
-
-
-def _shipped(name: str) -> bool:
-    return bool(schema_file(name).is_file())
-
-
-def _comment(name: str) -> str:
-    """The comment block that opens schemas/NAME.yaml, as one paragraph."""
-    text = schema_file(name).read_text("utf-8")
-    lines = []
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        lines.append(line.lstrip("#").strip())
-    paragraph = " ".join(lines)
-    # The files open with "Cerberus schema of a ...": in a JSON Schema that says "A ...".
-    prefix = "Cerberus schema of "
-    return paragraph[len(prefix)].upper() + paragraph[len(prefix) + 1 :] if paragraph.startswith(prefix) else paragraph
 
 
 def _document(fields: Mapping[str, Any], *, allow_unknown: Any) -> dict[str, Any]:

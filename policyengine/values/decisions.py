@@ -122,3 +122,8 @@ def accept_value(value: Any) -> AcceptValue:
 def block(feedback: str) -> Block:
     """Block the result with feedback written like a review comment."""
     return Block(feedback)
+
+
+def strictness(decision: PreDecision) -> int:
+    """How strict a closing default is: deny over ask over allow (the strictest of several layers closes)."""
+    return 2 if isinstance(decision, Deny) else 1 if isinstance(decision, Ask) else 0

@@ -1,0 +1,131 @@
+"""The explain verb: stage by stage, every rule considered for one call and what decided."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from policyengine.cli.common import EXIT_OK, load_tools
+from policyengine.cli.report import paint, table
+from policyengine.enforce.install import PolicyLayers
+from policyengine.errors import UsageError
+from policyengine.runtime.registry import Registry
+
+NAME = "explain"
+HELP = "explain the decision for one call"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The explain verb's options."""
+    parser.add_argument("--pack", action="append", required=True, metavar="PACK", help="pack folder (repeat)")
+    parser.add_argument("call", metavar="CALL", help="a JSON file or inline JSON: {name, arguments, result?}")
+    parser.add_argument("--tools", metavar="FILE", help="tool catalog, to validate arguments")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
+    """`explain`: stage by stage, every rule considered and what decided."""
+    from policyengine.enforce.explain import explain
+
+    call = _read_call(args.call)
+    registry = Registry()
+    for definition in (load_tools(args.tools) or {}).values():
+        registry.register(definition)
+    layers = PolicyLayers.install(registry, args.pack)
+    result = call.get("result")
+    explanation = asyncio.run(
+        explain(
+            layers,
+            call["name"],
+            call.get("arguments", {}),
+            agent=call.get("agent", "agent"),
+            call_id=call.get("call_id"),
+            result=result if isinstance(result, dict) else None,
+            cwd=call["cwd"] if isinstance(call.get("cwd"), str) else None,
+        )
+    )
+    ev = explanation.evaluation
+    if args.format == "json":
+        print(
+            json.dumps(
+                {
+                    "call": {"name": call["name"], "arguments": call.get("arguments", {})},
+                    "decision": ev.decision.value,
+                    "stage": ev.stage.value if ev.stage else None,
+                    "rule": ev.source.rule_id if ev.source else None,
+                    "default": bool(ev.source and not ev.source.rule_id),
+                    "pack": ev.source.pack if ev.source else None,
+                    "digest": ev.source.digest if ev.source else None,
+                    "reason": ev.reason,
+                    "considered": [c.to_json() for c in explanation.considered],
+                    "post": ev.post.value if ev.post else None,
+                    "value": ev.value,
+                    "rewrites": [s.name for s in ev.rewrites],
+                    "feedback": ev.feedback,
+                },
+                indent=2,
+                default=str,
+            ),
+            file=out,
+        )
+        return EXIT_OK
+    rows = [
+        [
+            c.stage.value,
+            c.rule,
+            c.pack or "",
+            "error: " + c.error if c.error else ("matched" if c.matched else "no"),
+            c.location or "",
+        ]
+        for c in explanation.considered
+    ]
+    print(f"call {call['name']} {json.dumps(call.get('arguments', {}))}", file=out)
+    print(
+        table(rows, ["stage", "rule", "pack", "condition", "where"], color) if rows else "no rule applies to this tool",
+        file=out,
+    )
+    who = "-" if ev.source is None else ev.source.name if ev.source.kind.value == "default" else f"{ev.source}"
+    colour = {"allow": "32;1", "ask": "33;1"}.get(ev.decision.value, "31;1")
+    print(
+        f"\ndecision: {paint(ev.decision.value, colour, color)} by {who}"
+        + (f" at {ev.stage.value}" if ev.stage else "")
+        + (f"\nreason: {ev.reason}" if ev.reason else ""),
+        file=out,
+    )
+    if ev.post is not None:
+        print(
+            f"post-execute: {ev.post.value}"
+            + (f" by {', '.join(s.name for s in ev.rewrites)}" if ev.rewrites else "")
+            + (f"\nfeedback: {ev.feedback}" if ev.feedback else ""),
+            file=out,
+        )
+        if ev.value is not None:
+            print(f"value: {json.dumps(ev.value, default=str)}", file=out)
+    return EXIT_OK
+
+
+def _read_call(text: str) -> dict[str, Any]:
+    """The call given on the command line: inline JSON, or the path of a file holding it."""
+    source = text
+    if not text.lstrip().startswith("{"):
+        try:
+            source = Path(text).read_text("utf-8")
+        except UnicodeDecodeError as error:
+            raise UsageError(f"call file {text} is not UTF-8 (byte {error.start})") from None
+        except OSError as error:
+            raise UsageError(
+                f"cannot read call file {text}: {error.strerror or error}",
+                hint='pass a JSON file or inline JSON such as \'{"name": "greet", "arguments": {}}\'',
+            ) from None
+    try:
+        call = json.loads(source)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"call is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        raise UsageError("a call is a JSON object with a string `name` and an object `arguments`")
+    if not isinstance(call.get("arguments", {}), dict):
+        raise UsageError("`arguments` must be a JSON object")
+    return call

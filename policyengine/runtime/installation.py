@@ -1,0 +1,265 @@
+"""What is installed on a registry at one moment, with one stage object per stage chosen once.
+
+Each change to a registry builds a new Installation; a call runs against exactly one. The stage
+objects are chosen here, once: for each policy stage, when every layer that contributes to it was
+compiled by the same `StageCompiler` (packs, say), that compiler builds the stage; otherwise the
+listeners run as a waterfall (stages.py). Tests pin that both give the same decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple, Protocol
+
+from policyengine.runtime.approval import ApprovalService
+from policyengine.runtime.run import apply_rewrite, swapped
+from policyengine.runtime.stages import (
+    ClosingDefault,
+    ExecuteStage,
+    GuardEntry,
+    GuardFunctions,
+    GuardStage,
+    NoGuards,
+    NoPostExecute,
+    PostExecuteChain,
+    PostExecuteStage,
+    PreExecuteChain,
+    PreExecuteStage,
+    Wrappers,
+)
+from policyengine.runtime.tool_body import run_body
+from policyengine.runtime.waterfall import Listener, Tampered, Trace, Verdict, Waterfall
+from policyengine.tools.definition import ToolDefinition
+from policyengine.values.call import Dispatch
+from policyengine.values.decisions import (
+    ACCEPT,
+    Accept,
+    AcceptValue,
+    Allow,
+    Ask,
+    Block,
+    Deny,
+    PreDecision,
+    Source,
+    SourceKind,
+)
+from policyengine.values.results import ResultSeal, ToolResult
+
+Observer = Callable[[ToolResult], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ObserverEntry:
+    """A registered result observer and who it is."""
+
+    fn: Observer
+    source: Source
+
+
+class _Notified:
+    """The result the observers are being told of, and its seal: one seal serves every observer."""
+
+    __slots__ = ("current",)
+
+    def __init__(self) -> None:
+        self.current: tuple[ToolResult, ResultSeal] | None = None
+
+
+def _guarded(entries: list[ObserverEntry]) -> tuple[ObserverEntry, ...]:
+    """The observers, each followed by putting back anything it wrote to the result, before anyone else reads it."""
+    notified = _Notified()
+    last = len(entries) - 1
+    return tuple(_guard(entry, notified, last=i == last) for i, entry in enumerate(entries))
+
+
+def _guard(entry: ObserverEntry, notified: _Notified, *, last: bool) -> ObserverEntry:
+    """One observer, guarded: see _guarded."""
+    observe = entry.fn
+
+    def guarded(result: ToolResult) -> Any:
+        current = notified.current
+        # Every observer before this one left the result as it was built: its seal still holds. (Calls
+        # in other threads may interleave: a seal is only ever used for its own result.)
+        seal = current[1] if current is not None and current[0] is result else ResultSeal(result)
+        notified.current = (result, seal)
+        try:
+            return observe(result)
+        finally:
+            changed = seal.restore()
+            if last:
+                notified.current = None
+            if changed:
+                # Raised so the registry logs and counts it like any failing observer (chained to
+                # whatever the observer raised, if anything, so the log shows both).
+                raise Tampered("wrote to the result it observes; it was put back")
+
+    return ObserverEntry(guarded, entry.source)
+
+
+class StageContext(NamedTuple):
+    """What a stage compiler may read: the tools, the closing default, the execute waterfall, the deadline."""
+
+    tools: Mapping[str, ToolDefinition]
+    closing: PreDecision
+    execute: Waterfall[Any]
+    policy_timeout: float
+
+
+class CompiledStages(NamedTuple):
+    """The stages a compiler built; None leaves a stage to the waterfall."""
+
+    pre: PreExecuteStage | None = None
+    guards: GuardStage | None = None
+    execute: ExecuteStage | None = None
+    post: PostExecuteStage | None = None
+
+
+class StageCompiler(Protocol):
+    """Builds stage objects for layers it compiled itself (a bundle names its compiler and its layer)."""
+
+    def compile(self, layers: LayersByStage, context: StageContext) -> CompiledStages:
+        """Stage objects for the stages whose every contributing layer is this compiler's."""
+
+
+class LayersByStage(NamedTuple):
+    """Per stage, the layers behind its listeners in order, when one compiler made them all; else None."""
+
+    pre: tuple[Any, ...] | None
+    guards: tuple[Any, ...] | None
+    execute: tuple[Any, ...] | None
+    post: tuple[Any, ...] | None
+
+
+@dataclass
+class Installation:
+    """Everything installed on a registry at one moment; a call runs against exactly one."""
+
+    tools: Mapping[str, ToolDefinition]
+    pre: PreExecuteStage
+    guards: GuardStage
+    execute: ExecuteStage
+    post: PostExecuteStage
+    observers: tuple[ObserverEntry, ...]
+    approval: ApprovalService | None
+    policy_timeout: float
+    approval_timeout: float
+    closing: PreDecision
+    stats: dict[str, int] = field(default_factory=dict)
+    # Every policy stage decides without awaiting: evaluate() then needs no event loop.
+    synchronous: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        self.synchronous = self.pre.synchronous and self.guards.synchronous and self.post.synchronous
+
+
+class Layer(NamedTuple):
+    """What one installed unit contributes: its listeners per stage, and who compiled it (if anyone)."""
+
+    pre: Sequence[Listener]
+    guards: Sequence[GuardEntry]
+    execute: Sequence[Listener]
+    post: Sequence[Listener]
+    compiler: StageCompiler | None
+    layer: Any
+
+
+def _compiled_layers(layers: Sequence[Layer], stage: str) -> tuple[StageCompiler, tuple[Any, ...]] | None:
+    """The compiler and its layers behind a stage's listeners, if one compiler made them all; else None."""
+    listening = [x for x in layers if getattr(x, stage)]
+    if not listening:
+        return None
+    compiler = listening[0].compiler
+    if compiler is None or any(x.compiler is not compiler for x in listening):
+        return None
+    return compiler, tuple(x.layer for x in listening)
+
+
+def build_installation(
+    *,
+    tools: Mapping[str, ToolDefinition],
+    layers: Sequence[Layer],
+    observers: list[ObserverEntry],
+    default: PreDecision,
+    approval: ApprovalService | None,
+    policy_timeout: float,
+    approval_timeout: float,
+    stats: dict[str, int],
+) -> Installation:
+    """Compose every chain once and choose each stage's object, so a call only walks prebuilt closures."""
+    # The default carries a DEFAULT source so a pack can tell "nobody decided" from a decision.
+    closing = default if default.source else replace(default, source=Source(SourceKind.DEFAULT, "end of chain"))
+    end_of_chain = Verdict(closing, closing.source)
+
+    async def pre_terminal(_args: tuple[Any, ...], _trace: Trace) -> Verdict[Any]:
+        return end_of_chain
+
+    async def post_terminal(args: tuple[Any, ...], _trace: Trace) -> Verdict[Any]:
+        return Verdict(ACCEPT, None, args)
+
+    pre = [x for layer in layers for x in layer.pre]
+    guards = tuple(x for layer in layers for x in layer.guards)
+    execute_chain: Waterfall[Any] = Waterfall(
+        [x for layer in layers for x in layer.execute], run_body, lambda _v: True, _rebind_dispatch
+    )
+    post = [x for layer in layers for x in layer.post]
+    compiled = _compile(layers, StageContext(tools, closing, execute_chain, policy_timeout))
+    return Installation(
+        tools=dict(tools),
+        pre=compiled.pre
+        or (
+            PreExecuteChain(Waterfall(pre, pre_terminal, lambda d: isinstance(d, (Allow, Deny, Ask))), policy_timeout)
+            if pre
+            else ClosingDefault(closing)
+        ),
+        guards=compiled.guards or (GuardFunctions(guards, policy_timeout) if guards else NoGuards()),
+        execute=compiled.execute or Wrappers(execute_chain),
+        post=compiled.post
+        or (
+            PostExecuteChain(
+                Waterfall(post, post_terminal, lambda d: isinstance(d, (Accept, AcceptValue, Block)), _rebind_result),
+                policy_timeout,
+            )
+            if post
+            else NoPostExecute()
+        ),
+        observers=_guarded(observers),
+        approval=approval,
+        policy_timeout=policy_timeout,
+        approval_timeout=approval_timeout,
+        closing=closing,
+        stats=stats,
+    )
+
+
+def _compile(layers: Sequence[Layer], context: StageContext) -> CompiledStages:
+    """Ask each compiler for the stages only its layers feed (one call per compiler)."""
+    by_stage = {stage: _compiled_layers(layers, stage) for stage in ("pre", "guards", "execute", "post")}
+    compilers = {id(found[0]): found[0] for found in by_stage.values() if found is not None}
+    built = CompiledStages()
+    for key, compiler in compilers.items():
+        mine = LayersByStage(**{s: (f[1] if f is not None and id(f[0]) == key else None) for s, f in by_stage.items()})
+        got = compiler.compile(mine, context)
+        built = CompiledStages(
+            built.pre or got.pre, built.guards or got.guards, built.execute or got.execute, built.post or got.post
+        )
+    return built
+
+
+def _rebind_dispatch(args: tuple[Any, ...], extra: tuple[Any, ...], _source: Source) -> tuple[Any, ...]:
+    (dispatch,) = args
+    if len(extra) != 1 or not isinstance(extra[0], Dispatch):
+        raise TypeError("execute next() takes one Dispatch of the same call (dispatch.with_signal(...))")
+    what = swapped(extra[0], dispatch.call, dispatch.definition)
+    if what is not None:
+        raise Tampered(what)
+    return (extra[0],)
+
+
+def _rebind_result(args: tuple[Any, ...], extra: tuple[Any, ...], source: Source) -> tuple[Any, ...]:
+    call, pending = args
+    if not all(isinstance(rewrite, (Accept, AcceptValue)) for rewrite in extra):
+        raise TypeError("post-execute next() takes only accept(...) and accept_value(...) rewrites")
+    for rewrite in extra:  # several rules of one pack hand their rewrites on together, in order
+        pending = apply_rewrite(call, pending, rewrite, source)
+    return (call, pending)

@@ -1,0 +1,268 @@
+"""The policy stages as objects: each answers with a decision value, and the pipeline acts on it.
+
+One object per stage is chosen when an installation is built (installation.py) and every entry
+point uses it: `Registry.call`, `evaluate()`, `explain` and the dry-run. The objects here run what
+was installed in Python (waterfalls of listeners, guard functions, wrappers); a layer that knows
+better, such as packs compiled by the engine, hands the registry objects of its own that keep the
+same contract (enforce/pack_stages.py). The runtime does not know where a stage came from.
+
+The contract, per stage:
+- pre-execute answers Allow, Ask or Deny, with the source that decided; a fault, a timeout or a
+  tampering listener is a Deny naming the culprit (fail closed).
+- the guards answer the first red line as a Deny, or None.
+- execute says, per call, whether any wrapper applies (else the body runs alone) and whether the
+  wrappers are trusted not to write to the call (else every hand-off is checked).
+- post-execute answers the pending result with every rewrite applied, or a Block (a fault blocks).
+
+A stage is `synchronous` when it never awaits: the pipeline then calls `*_now` directly, with no
+coroutine per call (packs alone decide in microseconds; an await per stage would cost ~7%).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Protocol
+
+from policyengine.runtime.run import REGISTRY, Run, apply_rewrite, describe, failed
+from policyengine.runtime.waterfall import Trace, Verdict, Waterfall
+from policyengine.values.call import PendingResult, ToolCall
+from policyengine.values.cancellation import strict_timeout
+from policyengine.values.decisions import Block, Deny, PostDecision, PreDecision, Source
+
+Guard = Callable[[ToolCall], "str | Deny | Awaitable[str | Deny | None] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class GuardEntry:
+    """A registered guard and who it is."""
+
+    fn: Guard
+    source: Source
+
+
+class PreExecuteStage(Protocol):
+    """Stage 1: allow, deny or ask."""
+
+    synchronous: ClassVar[bool]
+
+    def decide_now(self, run: Run) -> PreDecision:
+        """The decision, when the stage is synchronous."""
+
+    async def decide(self, run: Run) -> PreDecision:
+        """The decision."""
+
+
+class GuardStage(Protocol):
+    """Stage 2: the monotonic guards; the first red line denies and nothing overturns it."""
+
+    synchronous: ClassVar[bool]
+
+    def check_now(self, run: Run) -> Deny | None:
+        """The red line, when the stage is synchronous."""
+
+    async def check(self, run: Run) -> Deny | None:
+        """The red line, or None."""
+
+
+class ExecuteStage(Protocol):
+    """Stage 3's wrappers: whether they wrap a call, and whether they may be trusted with it."""
+
+    chain: Waterfall[Any]
+    trusted: ClassVar[bool]  # never writes to the call (the engine's own code): no hand-off needs checking
+
+    def wraps(self, call: ToolCall) -> bool:
+        """Whether any wrapper applies to this call (else the body runs alone)."""
+
+
+class PostExecuteStage(Protocol):
+    """Stage 4: rewrites compose in order; a block ends the chain; a fault blocks."""
+
+    synchronous: ClassVar[bool]
+
+    def review_now(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+        """The reviewed result, when the stage is synchronous."""
+
+    async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+        """The result with every rewrite applied, or the block that ends the call."""
+
+
+class ClosingDefault:
+    """Pre-execute with no listener: the closing default decides, with no timer and no await."""
+
+    synchronous: ClassVar[bool] = True
+
+    def __init__(self, closing: PreDecision) -> None:
+        self.closing = closing
+
+    def decide_now(self, run: Run) -> PreDecision:
+        """The closing default."""
+        return self.closing
+
+    async def decide(self, run: Run) -> PreDecision:
+        """The closing default."""
+        return self.closing
+
+
+async def _policy_chain(
+    run: Run, runner: Awaitable[Verdict[Any]], trace: Trace, timeout: float
+) -> Verdict[Any] | tuple[Source, str]:
+    """A policy waterfall under the policy deadline: its verdict, or who failed it and why (fail closed)."""
+    try:
+        async with strict_timeout(timeout):
+            verdict = await runner
+    except TimeoutError:
+        who = trace.stuck or REGISTRY
+        return who, f"{who} did not decide within {timeout:g}s; failing closed"
+    except Exception as error:
+        who = trace.culprit(error) or REGISTRY
+        return who, failed(who, error)
+    if trace.faults:
+        # A listener that swallowed a downstream failure still cannot open the gate.
+        fault = trace.faults[0]
+        return fault.source, failed(fault.source, fault.error)
+    return verdict
+
+
+class PreExecuteChain:
+    """Pre-execute listeners written in Python: a waterfall under the policy deadline."""
+
+    synchronous: ClassVar[bool] = False
+
+    def __init__(self, chain: Waterfall[PreDecision], timeout: float) -> None:
+        self.chain, self.timeout = chain, timeout
+
+    def decide_now(self, run: Run) -> PreDecision:
+        """Never called: listeners are coroutines."""
+        raise NotImplementedError("pre-execute listeners are awaited")
+
+    async def decide(self, run: Run) -> PreDecision:
+        """The waterfall's decision, or a denial naming who failed it."""
+        run.watch()  # listeners written in Python follow: record the call before any of them gets it
+        trace = Trace(watch=run._watch_call)
+        verdict = await _policy_chain(run, self.chain.run((run.call,), trace), trace, self.timeout)
+        if isinstance(verdict, tuple):
+            return Deny(verdict[1], verdict[0])
+        decision: PreDecision = verdict.value
+        if isinstance(decision, Deny):
+            return Deny(decision.reason, verdict.source)
+        return replace(decision, source=verdict.source)
+
+
+class NoGuards:
+    """No guard installed."""
+
+    synchronous: ClassVar[bool] = True
+
+    def check_now(self, run: Run) -> Deny | None:
+        """Nothing to check."""
+        return None
+
+    async def check(self, run: Run) -> Deny | None:
+        """Nothing to check."""
+        return None
+
+
+class GuardFunctions:
+    """Guards written in Python, sync or async, in order; each may only read the call."""
+
+    synchronous: ClassVar[bool] = False
+
+    def __init__(self, entries: tuple[GuardEntry, ...], timeout: float) -> None:
+        self.entries, self.timeout = entries, timeout
+
+    def check_now(self, run: Run) -> Deny | None:
+        """Never called: a guard may be async."""
+        raise NotImplementedError("guards written in Python are awaited")
+
+    async def check(self, run: Run) -> Deny | None:
+        """The first red line; a guard that fails, hangs or writes to the call is one."""
+        entry = None
+        seal = run.watch()
+        # Sync guards run straight through (a timer cannot interrupt them anyway); only an
+        # awaitable answer is put under the stage's deadline.
+        deadline = time.monotonic() + self.timeout
+        try:
+            for entry in self.entries:
+                reason = entry.fn(run.call)
+                if inspect.isawaitable(reason):
+                    async with strict_timeout(max(0.0, deadline - time.monotonic())):
+                        reason = await reason
+                changes = seal.changes()
+                if changes is not None:  # whatever it answered: it may only read the call
+                    return Deny(f"{entry.source} {changes}; failing closed", entry.source)
+                if reason is None:
+                    continue
+                if isinstance(reason, Deny):  # compiled packs name the rule that fired
+                    return Deny(reason.reason, reason.source or entry.source)
+                if isinstance(reason, str):
+                    return Deny(reason or f"{entry.source} denied", entry.source)
+                raise TypeError(f"returned {type(reason).__name__}, not a reason string or None")
+        except TimeoutError:
+            who = entry.source if entry else REGISTRY
+            return Deny(f"{who} did not decide within {self.timeout:g}s; failing closed", who)
+        except Exception as error:
+            who = entry.source if entry else REGISTRY
+            return Deny(f"{who} failed ({describe(error)}); failing closed", who)
+        return None
+
+
+class Wrappers:
+    """Execute wrappers written in Python (or none): they wrap every call, and every hand-off is checked."""
+
+    trusted: ClassVar[bool] = False
+
+    def __init__(self, chain: Waterfall[Any]) -> None:
+        self.chain = chain
+        self._any = bool(chain.listeners)
+
+    def wraps(self, call: ToolCall) -> bool:
+        """Whether any wrapper is installed."""
+        return self._any
+
+
+class NoPostExecute:
+    """No post-execute listener: the result passes as the tool made it."""
+
+    synchronous: ClassVar[bool] = True
+
+    def review_now(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+        """The result, unchanged."""
+        return pending
+
+    async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+        """The result, unchanged."""
+        return pending
+
+
+class PostExecuteChain:
+    """Post-execute listeners written in Python: a waterfall under the policy deadline."""
+
+    synchronous: ClassVar[bool] = False
+
+    def __init__(self, chain: Waterfall[PostDecision], timeout: float) -> None:
+        self.chain, self.timeout = chain, timeout
+
+    def review_now(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+        """Never called: listeners are coroutines."""
+        raise NotImplementedError("post-execute listeners are awaited")
+
+    async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+        """The result with every rewrite applied, or the block (a fault blocks, naming who)."""
+        trace = Trace()
+        verdict = await _policy_chain(run, self.chain.run((run.call, pending), trace), trace, self.timeout)
+        if isinstance(verdict, tuple):
+            return Block(verdict[1], verdict[0])
+        decision = verdict.value
+        if isinstance(decision, Block):
+            return Block(decision.feedback, verdict.source)
+        who = verdict.source or REGISTRY
+        try:
+            # The decider saw the result with every rewrite passed through next() before it; the
+            # decision it returned applies on top of that.
+            seen = verdict.seen[1] if verdict.seen else pending
+            return apply_rewrite(run.call, seen, decision, who)
+        except Exception as error:
+            return Block(f"{who} failed ({describe(error)}); failing closed", who)
