@@ -4,6 +4,8 @@
     python benchmarks/compare.py --json          # the same; the LAST line is one JSON object
     python benchmarks/compare.py --full          # also dry-runs the full 1,000,000 calls (goal 5)
     python benchmarks/compare.py --dry-run-calls 0   # skip the dry-run
+    python benchmarks/compare.py --ab-only       # only the before/now comparison (6 below), ~1 min
+    python benchmarks/compare.py --before 5e0a289    # compare with another commit (default: before issue 12)
 
 Optional engines (pip install cedarpy casbin): a missing one is reported as null.
 
@@ -26,12 +28,15 @@ GC disabled while timing, after a warm-up; the machine is shared, so medians, no
    against the 1,000-rule pack, wall time and CPU time (the dry-run and its workers); unless N is
    1,000,000 (--full), extrapolated: start-up (a 10,000-call run) + marginal cost per call x 1M.
 
-Issue 11 (red lines on argument roles), in the same run:
+Before and now, and issue 11 (red lines on argument roles), in the same run:
 
-6. goal 1's decision and goal 3's overhead on the code before issue 11 (commit BEFORE, checked out
-   in a temporary git worktree) and on this code, each in a fresh child process that imports its
-   own tree, alternated twice on the same pack and calls (best median of each); the decision's
-   ratio must stay within 1.10.
+6. goal 1's decision and goal 3's overhead on an earlier commit (`--before`, default BEFORE: the code
+   before issue 12's move into layer folders; issue 11 compared with 5e0a289), checked out in a
+   temporary git worktree, and on this code, each in a fresh child process that imports its own
+   tree, alternated `--pairs` times on the same pack and calls (best median of each); both ratios
+   must stay within 1.05 (issue 12; issue 11 allowed the decision 1.10). The child imports this
+   module against either layout: the internal modules it needs are chosen by the layout of the
+   package imported (`LAYERED`), the rest comes from the public API, which both layouts share.
 7. the rewritten `policies/baseline` pack on the 1,161 BFCL calls (`Decider.decide`, us per call).
 8. secret scanning (`policyengine.language.secret_scanner.find_secrets`) in us per KB of argument text: the BFCL
    call arguments, and a synthetic document full of credentials and prose.
@@ -47,25 +52,27 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+import textwrap
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import generate
 from generate import Spec
 
-from policyengine import Deny, Registry, define_tool, load_pack
-from policyengine.enforce.decider import Decider
-from policyengine.enforce.install import pack_bundle
-from policyengine.values.decisions import Allow, Ask
-from policyengine.values.frozen import FrozenDict, freeze
+import policyengine
+from policyengine import Allow, Ask, Deny, FrozenDict, Registry, define_tool, freeze, load_pack, pack_bundle
 
 try:
     import cedarpy
@@ -76,6 +83,22 @@ try:
     from casbin import model as casbin_model
 except ImportError:  # optional benchmark dependency
     casbin = None
+
+# The package imported has its modules in layer folders (issue 12: policyengine/enforce/decider.py) or
+# flat (before it: policyengine/decider.py). The before/now children import this module against either,
+# so the internal modules below are picked by the layout, not by trying one and catching ImportError.
+LAYERED = (Path(policyengine.__file__).parent / "enforce").is_dir()
+
+
+def internal(layered: str, flat: str) -> ModuleType:
+    """An internal module of the imported package: `policyengine.<layered>` or `policyengine.<flat>`."""
+    return import_module(f"policyengine.{layered if LAYERED else flat}")
+
+
+if TYPE_CHECKING:
+    from policyengine.enforce.decider import Decider
+else:
+    Decider = internal("enforce.decider", "decider").Decider
 
 GOALS = {
     "decision_median_us": 5.0,
@@ -91,8 +114,10 @@ LOG = sys.stderr
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
-# main before issue 11: the decision path it must stay within 10% of.
-BEFORE = "5e0a289"
+# main before issue 12 (layer folders, stage objects): both A/B figures must stay within 5% of it.
+# Issue 11 compared with 5e0a289 (main before issue 11; decision within 10%): `--before 5e0a289`.
+BEFORE = "0909a31"
+AB_LIMIT = 1.05
 
 
 def say(text: str = "") -> None:
@@ -544,28 +569,25 @@ def agreement(ours: Decider, engines: dict[str, Any], calls: Sequence[Call]) -> 
     return out
 
 
-# -- issue 11 ------------------------------------------------------------------------------------
+# -- before and now ------------------------------------------------------------------------------
 
 
 def _child_figures(tree: Path, pack_dir: Path, n_calls: int, rounds: int, budget: float) -> dict[str, Any]:
     """Goal 1's decision and goal 3's overhead, timed in a child process that imports the package of `tree`."""
-    import textwrap
-
+    # Everything the child needs comes through `compare`, whose imports follow the child's package layout.
     code = textwrap.dedent(
         f"""
         import json, sys
         sys.path.insert(0, {str(BENCH)!r})
         import compare, generate, policyengine
-        from policyengine import load_pack
-        from policyengine.enforce.decider import Decider
-        from policyengine.values.decisions import Allow
-        pack = load_pack({str(pack_dir)!r})
-        decider = Decider([pack])
+        pack = compare.load_pack({str(pack_dir)!r})
+        decider = compare.Decider([pack])
         calls = list(generate.calls({n_calls}))
         result = compare.bench_ours(decider, calls, {rounds}, {budget})
-        allowed = [c for c in calls if isinstance(decider.decide(c["name"], c["arguments"]), Allow)]
+        allowed = [c for c in calls if isinstance(decider.decide(c["name"], c["arguments"]), compare.Allow)]
         result["pipeline"] = compare.bench_pipeline(pack, allowed[:2000], {rounds}, {budget} * 3)
         result["package"] = policyengine.__file__
+        result["layered"] = compare.LAYERED
         print(json.dumps(result))
         """
     )
@@ -579,25 +601,35 @@ def _child_figures(tree: Path, pack_dir: Path, n_calls: int, rounds: int, budget
 
 def before_and_now(ref: str, pack_dir: Path, n_calls: int, rounds: int, budget: float, pairs: int = 2) -> Any:
     """The code of `ref` and this code, each in a fresh child, alternated `pairs` times: the best median of each."""
-    import tempfile
-
-    tree = Path(tempfile.mkdtemp(prefix="policyengine-before-")) / "tree"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True, capture_output=True
+    scratch = Path(tempfile.mkdtemp(prefix="policyengine-before-"))
+    tree = scratch / "tree"
+    added = subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], capture_output=True, text=True
     )
+    if added.returncode:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise RuntimeError(f"git worktree add {ref}: {added.stderr.strip()}")
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "now": []}
     try:
-        for _ in range(pairs):
-            runs["before"].append(_child_figures(tree, pack_dir, n_calls, rounds, budget))
-            runs["now"].append(_child_figures(ROOT, pack_dir, n_calls, rounds, budget))
+        for i in range(pairs):
+            for side, root in (("before", tree), ("now", ROOT)):
+                r = _child_figures(root, pack_dir, n_calls, rounds, budget)
+                runs[side].append(r)
+                layout = "layer folders" if r["layered"] else "flat"
+                say(
+                    f"  pair {i + 1}, {side:<6} ({layout}): decide median {fmt(r['decide']['median_us'])}, "
+                    f"Registry.call overhead {fmt(r['pipeline']['overhead_vs_body_us'])}"
+                )
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     return {
         side: {
             "decide_median_us": min(r["decide"]["median_us"] for r in results),
             "decide_medians_us": [r["decide"]["median_us"] for r in results],
             "pipeline_overhead_us": min(r["pipeline"]["overhead_vs_body_us"] for r in results),
             "pipeline_overheads_us": [r["pipeline"]["overhead_vs_body_us"] for r in results],
+            "layered": [r["layered"] for r in results],
         }
         for side, results in runs.items()
     }
@@ -638,7 +670,7 @@ SYNTHETIC_SECRETS = {
 
 def bench_secrets(rounds: int, budget: float) -> dict[str, Any]:
     """find_secrets in us per KB of argument text (JSON-encoded size), on BFCL and on a synthetic document."""
-    from policyengine.language.secret_scanner import find_secrets
+    find_secrets = internal("language.secret_scanner", "secrets").find_secrets
 
     result: dict[str, Any] = {}
     for label, documents in (("bfcl", [c["arguments"] for c in bfcl_calls()]), ("synthetic", [SYNTHETIC_SECRETS])):
@@ -676,6 +708,38 @@ def goal(value: float | None, limit: float, higher_is_better: bool = False) -> d
     return {"value": value, "goal": limit, "met": met, "off_by": round(off, 2) if off is not None else None}
 
 
+def run_before_and_now(ref: str, pack_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Run the before/now comparison and print each figure beside its reference; the JSON section."""
+    say(f"before/now: the code at {ref} and this code, fresh child processes alternated, best of {args.pairs}")
+    ab = safely("before/now", lambda: before_and_now(ref, pack_dir, args.calls, args.rounds, args.budget, args.pairs))
+    b_med = ab["before"]["decide_median_us"] if ab else None
+    n_med = ab["now"]["decide_median_us"] if ab else None
+    b_pipe = ab["before"]["pipeline_overhead_us"] if ab else None
+    n_pipe = ab["now"]["pipeline_overhead_us"] if ab else None
+    if ab:
+        say(
+            f"  decide median: before {fmt(b_med)} {ab['before']['decide_medians_us']}, "
+            f"now {fmt(n_med)} {ab['now']['decide_medians_us']}; now / before: {ratio(n_med, b_med)} "
+            f"(goal <= {AB_LIMIT})"
+        )
+        say(
+            f"  Registry.call overhead (goal 3): before {fmt(b_pipe)} {ab['before']['pipeline_overheads_us']}, "
+            f"now {fmt(n_pipe)} {ab['now']['pipeline_overheads_us']}; now / before: {ratio(n_pipe, b_pipe)} "
+            f"(goal <= {AB_LIMIT})"
+        )
+    return {
+        "before_ref": ref,
+        "pairs": args.pairs,
+        "before_decide_median_us": b_med,
+        "now_decide_median_us": n_med,
+        "now_over_before": ratio(n_med, b_med),
+        "before_pipeline_overhead_us": b_pipe,
+        "now_pipeline_overhead_us": n_pipe,
+        "pipeline_now_over_before": ratio(n_pipe, b_pipe),
+        "runs": ab,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Issue 6 benchmarks (see the module docstring).")
     parser.add_argument("--json", action="store_true", help="print a JSON object as the last line")
@@ -692,11 +756,31 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="dry-run the full 1,000,000 calls")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--data", type=Path, default=generate.default_out(), help="where packs and calls go")
+    parser.add_argument(
+        "--before", default=BEFORE, metavar="REF", help="the commit the before/now comparison measures (%(default)s)"
+    )
+    parser.add_argument("--pairs", type=int, default=2, help="before/now child pairs, alternated (%(default)s)")
+    parser.add_argument("--ab-only", action="store_true", help="run only the before/now comparison")
     args = parser.parse_args()
     global LOG
     LOG = sys.stderr if args.json else sys.stdout
     started = time.perf_counter()
     data: Path = args.data
+    if args.ab_only:
+        say(
+            f"policyengine before/now, {datetime.date.today()}, Python {platform.python_version()}, "
+            f"{os.cpu_count()} cores (shared machine: figures vary run to run)"
+        )
+        ab_only = run_before_and_now(args.before, generate.write_pack(data / "pack-1000", 1000), args)
+        goals = {
+            "ab_decision_now_over_before": goal(ab_only["now_over_before"], AB_LIMIT),
+            "ab_pipeline_now_over_before": goal(ab_only["pipeline_now_over_before"], AB_LIMIT),
+        }
+        elapsed = time.perf_counter() - started
+        say(f"\ntotal {elapsed:.0f} s")
+        if args.json:
+            print(json.dumps({"date": datetime.date.today().isoformat(), "before_and_now": ab_only, "goals": goals}))
+        return
     sizes = (100, 1000, 10_000)
     packs = {n: generate.write_pack(data / f"pack-{n}", n) for n in sizes}
     calls = list(generate.calls(args.calls))
@@ -815,22 +899,10 @@ def main() -> None:
     else:
         say("  skipped (--dry-run-calls 0)")
 
-    say(f"\nissue 11: the code before issue 11 ({BEFORE}) and now, fresh child processes alternated, best of 2")
-    ab = safely("before/now", lambda: before_and_now(BEFORE, packs[1000], args.calls, args.rounds, args.budget))
-    b_med = ab["before"]["decide_median_us"] if ab else None
-    n_med = ab["now"]["decide_median_us"] if ab else None
-    drift = ratio(n_med, b_med)
-    b_pipe = ab["before"]["pipeline_overhead_us"] if ab else None
-    n_pipe = ab["now"]["pipeline_overhead_us"] if ab else None
-    if ab:
-        say(
-            f"  decide median: before {fmt(b_med)} {ab['before']['decide_medians_us']}, "
-            f"now {fmt(n_med)} {ab['now']['decide_medians_us']}; now / before: {drift} (goal <= 1.10)"
-        )
-        say(
-            f"  Registry.call overhead (goal 3): before {fmt(b_pipe)} {ab['before']['pipeline_overheads_us']}, "
-            f"now {fmt(n_pipe)} {ab['now']['pipeline_overheads_us']}; now / before: {ratio(n_pipe, b_pipe)}"
-        )
+    say("")
+    ab = run_before_and_now(args.before, packs[1000], args)
+
+    say("\nissue 11: red lines on argument roles")
     bl = bench_baseline_on_bfcl(args.rounds, args.budget)
     say(
         f"  policies/baseline on the {sum(bl['verdicts'].values()):,} BFCL calls: "
@@ -857,7 +929,8 @@ def main() -> None:
 
     goals = {
         "1_decision_median_us": goal(o_med, GOALS["decision_median_us"]),
-        "11_decision_now_over_before": goal(drift, 1.10),
+        "ab_decision_now_over_before": goal(ab["now_over_before"], AB_LIMIT),
+        "ab_pipeline_now_over_before": goal(ab["pipeline_now_over_before"], AB_LIMIT),
         "1_speedup_vs_cedarpy": goal(ratio(c_med, o_med), GOALS["speedup_vs_cedarpy"], higher_is_better=True),
         "2_scaling_ratio_100_to_10k": goal(scaling, GOALS["scaling_ratio"]),
         "3_pipeline_overhead_us": goal(pipe["overhead_vs_body_us"], GOALS["pipeline_overhead_us"]),
@@ -898,14 +971,8 @@ def main() -> None:
         "pipeline": pipe,
         "compile": {"load_s": {str(k): v for k, v in sorted(load_s.items())}, "memory": mem},
         "dry_run": dry,
+        "before_and_now": ab,
         "issue11": {
-            "before_ref": BEFORE,
-            "before_decide_median_us": b_med,
-            "now_decide_median_us": n_med,
-            "now_over_before": drift,
-            "before_pipeline_overhead_us": b_pipe,
-            "now_pipeline_overhead_us": n_pipe,
-            "runs": ab,
             "baseline_on_bfcl": bl,
             "secrets": sec,
         },

@@ -16,7 +16,7 @@ from typing import Any
 import jmespath
 import pytest
 
-from policyengine import Decision, PackLoadError, PolicyLayers, Registry, evaluate, freeze, load_pack
+from policyengine import PackLoadError, PolicyLayers, Registry, Verdict, evaluate, freeze, load_pack
 from policyengine.cli.main import main
 from policyengine.language import expressions as expressions_module
 from policyengine.language.functions import OPTIONS
@@ -117,11 +117,11 @@ def test_a_zero_slice_step_loads_and_fails_closed_when_it_runs(tmp_path: Path) -
     registry = Registry()
     PolicyLayers.install(registry, [folder])
     denied = asyncio.run(evaluate(registry, "t", {"tags": ["a", "b"]}))
-    assert denied.decision is Decision.DENY
+    assert denied.decision is Verdict.DENY
     assert denied.reason is not None and "rule 'r1' could not be evaluated" in denied.reason
     assert "slice step cannot be zero" in denied.reason
     # Like jmespath, a slice of something that is not an array is null before the step is looked at.
-    assert asyncio.run(evaluate(registry, "t", {"tags": "ab"})).decision is Decision.ALLOW
+    assert asyncio.run(evaluate(registry, "t", {"tags": "ab"})).decision is Verdict.ALLOW
 
 
 def test_check_install_and_dry_run_accept_a_pack_with_slices(tmp_path: Path) -> None:
@@ -131,8 +131,8 @@ def test_check_install_and_dry_run_accept_a_pack_with_slices(tmp_path: Path) -> 
     assert main(["check", str(folder)], out=out, err=err) == 0, err.getvalue()
     registry = Registry()
     PolicyLayers.install(registry, [folder])
-    assert asyncio.run(evaluate(registry, "t", {"tags": ["a", "b"]})).decision is Decision.DENY
-    assert asyncio.run(evaluate(registry, "t", {"tags": ["a"]})).decision is Decision.ALLOW
+    assert asyncio.run(evaluate(registry, "t", {"tags": ["a", "b"]})).decision is Verdict.DENY
+    assert asyncio.run(evaluate(registry, "t", {"tags": ["a"]})).decision is Verdict.ALLOW
     calls, records = tmp_path / "calls.jsonl", tmp_path / "out.jsonl"
     calls.write_text(json.dumps({"name": "t", "arguments": {"tags": ["a", "b"]}, "call_id": "c1"}) + "\n", "utf-8")
     code = main(
@@ -249,4 +249,4 @@ def test_an_internal_fault_never_escapes_check_or_install(tmp_path: Path, monkey
     assert "Traceback" not in err.getvalue()
     with pytest.raises(PackLoadError):
         PolicyLayers.install(Registry(), [folder])
-    assert asyncio.run(evaluate(registry, "t", {"x": "y"})).decision is Decision.DENY
+    assert asyncio.run(evaluate(registry, "t", {"x": "y"})).decision is Verdict.DENY

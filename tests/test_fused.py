@@ -15,9 +15,10 @@ from policyengine import load_pack
 from policyengine.enforce.decider import Decider
 from policyengine.packs.loader import Pack
 from policyengine.packs.rule_plans import Kind, Predicate, predicate_of
-from policyengine.packs.rules import Chain, RuleStage, check_guards, decide_pre
+from policyengine.packs.rules import Chain, check_guards, decide_pre
 from policyengine.values.decisions import Deny
 from policyengine.values.frozen import FrozenDict, freeze
+from policyengine.values.results import Stage
 
 # Conditions a plan fuses, and some it must leave to rule-by-rule evaluation.
 FUSIBLE = [
@@ -124,7 +125,7 @@ def documents(draw: st.DrawFn, plain: bool = False) -> FrozenDict:
 @settings(max_examples=150, deadline=None)
 @given(chains("pre-execute"), st.lists(documents(), min_size=1, max_size=8))
 def test_fused_pre_execute_decides_exactly_as_rule_by_rule(rules: list[dict[str, Any]], docs: list[Any]) -> None:
-    chain = _load(rules).rules_for(RuleStage.PRE_EXECUTE, "read")
+    chain = _load(rules).rules_for(Stage.PRE_EXECUTE, "read")
     assert isinstance(chain, Chain)
     for document in docs:
         assert decide_pre(chain, document) == decide_pre(tuple(chain), document)
@@ -133,7 +134,7 @@ def test_fused_pre_execute_decides_exactly_as_rule_by_rule(rules: list[dict[str,
 @settings(max_examples=150, deadline=None)
 @given(chains("guard"), st.lists(documents(), min_size=1, max_size=8))
 def test_fused_guards_fire_exactly_as_rule_by_rule(rules: list[dict[str, Any]], docs: list[Any]) -> None:
-    chain = _load(rules).rules_for(RuleStage.GUARD, "read")
+    chain = _load(rules).rules_for(Stage.GUARD, "read")
     for document in docs:
         assert check_guards(chain, document) == check_guards(tuple(chain), document)
 
@@ -144,7 +145,7 @@ def test_every_sample_path_decides_the_same_fused_and_rule_by_rule(path: str) ->
         {"id": f"r{i}", "stage": "pre-execute", "tools": ["*"], "when": when, "decision": "deny"}
         for i, when in enumerate(FUSIBLE)
     ]
-    chain = _load(rules).rules_for(RuleStage.PRE_EXECUTE, "read")
+    chain = _load(rules).rules_for(Stage.PRE_EXECUTE, "read")
     document = freeze({"name": "write", "arguments": {"path": path}, "agent": "a", "call_id": "c"})
     assert decide_pre(chain, document) == decide_pre(tuple(chain), document)
 
@@ -220,9 +221,9 @@ def test_names_that_meet_the_same_rules_share_one_chain_and_plan() -> None:
             {"id": "one", "stage": "guard", "tools": ["shell"], "when": "arguments.cmd == 'rm'", "reason": "r"},
         ]
     )
-    assert pack.rules_for(RuleStage.GUARD, "a") is pack.rules_for(RuleStage.GUARD, "b")
-    assert pack.rules_for(RuleStage.GUARD, "shell") is not pack.rules_for(RuleStage.GUARD, "a")
-    assert pack.rules_for(RuleStage.GUARD, "a").plan is not None
+    assert pack.rules_for(Stage.GUARD, "a") is pack.rules_for(Stage.GUARD, "b")
+    assert pack.rules_for(Stage.GUARD, "shell") is not pack.rules_for(Stage.GUARD, "a")
+    assert pack.rules_for(Stage.GUARD, "a").plan is not None
 
 
 @pytest.mark.parametrize(
@@ -300,6 +301,6 @@ TOOL_NAMES = st.sampled_from(["read", "write", "rm_file", "xy", "x", "weed", "re
 @settings(max_examples=200, deadline=None)
 @given(st.lists(TOOL_NAMES, max_size=20))
 def test_the_tool_index_finds_exactly_the_rules_a_full_scan_finds_in_order(names: list[str]) -> None:
-    index = _load(INDEX_RULES).index[RuleStage.GUARD]
+    index = _load(INDEX_RULES).index[Stage.GUARD]
     for name in names:
         assert [r.id for r in index.for_tool(name)] == [r.id for r in index.rules if r.tools.matches(name)]

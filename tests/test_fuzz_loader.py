@@ -30,12 +30,12 @@ from hypothesis import strategies as st
 from jmespath.exceptions import JMESPathError
 
 from policyengine import (
-    Decision,
     Location,
     PackLoadError,
     PolicyLayers,
     Problem,
     Registry,
+    Verdict,
     evaluate,
     load_pack,
     pack_bundle,
@@ -367,7 +367,7 @@ def test_bug_an_expression_reference_placeholder_never_crashes_a_decision(
     registry = Registry()
     PolicyLayers.install(registry, [write(tmp_path, {"pack.yaml": MANIFEST, "r.yaml": rules})])
     outcome = harness.loop.run_until_complete(evaluate(registry, "read", {"path": "x"}, result={"value": 1}))
-    assert outcome.decision is Decision.DENY  # post-execute already fails closed (blocks) on the same error
+    assert outcome.decision is Verdict.DENY  # post-execute already fails closed (blocks) on the same error
 
 
 def test_bug_a_file_name_too_long_is_refused(tmp_path: Path) -> None:

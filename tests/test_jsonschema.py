@@ -11,15 +11,14 @@ import pytest
 import yaml
 
 from policyengine import PackLoadError, load_pack
-from policyengine.enforce.evaluate import Decision
+from policyengine.enforce.evaluate import Verdict
 from policyengine.packs import file_schemas as export
 from policyengine.packs.compiler import schema
 from policyengine.packs.file_schemas import NOT_STAGES, export_schemas, rule_schema
-from policyengine.packs.rules import RuleStage
 from policyengine.packs.yaml_source import load_yaml
 from policyengine.tools.json_schema import DIALECT, pattern_from_regex, regex_from_pattern, to_json_schema
 from policyengine.values.problems import ProblemSink
-from policyengine.values.results import Outcome, Stage
+from policyengine.values.results import RULE_STAGES, Outcome, Stage
 
 jsonschema = pytest.importorskip("jsonschema")
 Validator = jsonschema.Draft202012Validator
@@ -84,7 +83,7 @@ def test_tests_schema_is_exported_when_shipped(schemas: dict[str, dict[str, Any]
 def test_common_is_not_a_stage() -> None:
     stages = rule_schema()["properties"]["stage"]["enum"]
     assert "common" in NOT_STAGES and "common" in schema("rules")
-    assert stages == [s.value for s in RuleStage]
+    assert stages == [s.value for s in RULE_STAGES]
     assert schema("rules")["common"]["stage"]["allowed"] == stages
 
 
@@ -312,7 +311,7 @@ def test_calls_schema_follows_the_enums() -> None:
     calls = schema("calls")
     assert calls["result"]["schema"]["outcome"]["allowed"] == [o.value for o in Outcome]
     assert calls["stage"]["allowed"] == [s.value for s in Stage]
-    assert calls["decision"]["allowed"] == [d.value for d in Decision]
+    assert calls["decision"]["allowed"] == [d.value for d in Verdict]
 
 
 def test_every_calls_field_is_documented() -> None:

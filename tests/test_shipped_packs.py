@@ -14,13 +14,13 @@ from packkit import SECRET_TOKEN, RecordingApproval, make_kit
 
 from policyengine import (
     ApprovalAnswer,
-    Decision,
     Outcome,
     PolicyLayers,
     PostOutcome,
     Registry,
     SourceKind,
     Stage,
+    Verdict,
     evaluate,
     load_pack,
     load_packs,
@@ -205,7 +205,7 @@ def test_bfcl_denies_exactly_the_recorded_orders_over_the_notional_limit(bfcl_ve
     orders = {cid: (rec, v) for cid, (rec, v) in bfcl_verdicts.items() if rec["name"] == "place_order"}
     over = {cid for cid, (rec, _v) in orders.items() if _notional(rec["arguments"]) > 100_000}
     assert "multi_turn_base_141:2:1" in over  # 100 GOOG at 2840.34
-    denied = {cid for cid, (_rec, v) in orders.items() if v.decision is Decision.DENY}
+    denied = {cid for cid, (_rec, v) in orders.items() if v.decision is Verdict.DENY}
     assert denied == over
     for cid in over:
         verdict = orders[cid][1]
@@ -216,7 +216,7 @@ def test_bfcl_denies_exactly_the_recorded_orders_over_the_notional_limit(bfcl_ve
 def test_bfcl_asks_before_large_but_allowed_orders(bfcl_verdicts: dict) -> None:
     for rec, verdict in bfcl_verdicts.values():
         if rec["name"] == "place_order" and 25_000 < _notional(rec["arguments"]) <= 100_000:
-            assert (verdict.decision, verdict.rule) == (Decision.ASK, "ask-large-orders"), rec["call_id"]
+            assert (verdict.decision, verdict.rule) == (Verdict.ASK, "ask-large-orders"), rec["call_id"]
 
 
 def test_bfcl_denies_the_recorded_transfer_over_the_limit(bfcl_verdicts: dict) -> None:
@@ -227,7 +227,7 @@ def test_bfcl_denies_the_recorded_transfer_over_the_limit(bfcl_verdicts: dict) -
     }
     over = {cid for cid, (rec, _v) in transfers.items() if rec["arguments"]["amount"] >= 10_000}
     assert over == {"multi_turn_base_116:4:0"}
-    denied = {cid for cid, (_rec, v) in transfers.items() if v.decision is Decision.DENY}
+    denied = {cid for cid, (_rec, v) in transfers.items() if v.decision is Verdict.DENY}
     assert denied == over
     assert transfers["multi_turn_base_116:4:0"][1].rule == "deny-transfers-over-limit"
 
@@ -236,15 +236,15 @@ def test_bfcl_asks_before_every_recorded_rm_and_rmdir(bfcl_verdicts: dict) -> No
     deletes = [(rec, v) for rec, v in bfcl_verdicts.values() if rec["name"] in {"rm", "rmdir"}]
     assert len(deletes) == 4
     for rec, verdict in deletes:
-        assert (verdict.decision, verdict.rule) == (Decision.ASK, "ask-before-delete")
+        assert (verdict.decision, verdict.rule) == (Verdict.ASK, "ask-before-delete")
         name = rec["arguments"].get("file_name") or rec["arguments"]["dir_name"]
         assert verdict.reason == f"Delete {name}?"
 
 
 def test_bfcl_denies_nothing_else_in_the_recorded_corpus(bfcl_verdicts: dict) -> None:
-    denied = {v.rule for _rec, v in bfcl_verdicts.values() if v.decision is Decision.DENY}
+    denied = {v.rule for _rec, v in bfcl_verdicts.values() if v.decision is Verdict.DENY}
     assert denied == {"deny-orders-over-limit", "deny-transfers-over-limit"}
-    assert not any(v.decision in (Decision.INVALID, Decision.ERROR) for _rec, v in bfcl_verdicts.values())
+    assert not any(v.decision in (Verdict.INVALID, Verdict.ERROR) for _rec, v in bfcl_verdicts.values())
 
 
 def test_bfcl_masks_card_numbers_in_a_credit_card_listing() -> None:
@@ -269,7 +269,7 @@ def test_bfcl_masks_card_numbers_in_a_credit_card_listing() -> None:
         }
     }
     verdict = asyncio.run(evaluate(registry, "get_all_credit_cards", {}, result={"value": value}))
-    assert verdict.decision is Decision.ALLOW
+    assert verdict.decision is Verdict.ALLOW
     assert verdict.post is PostOutcome.REWRITTEN
     cards = verdict.value["credit_card_list"]
     assert cards["card_3456"]["card_number"] == "************4444"
@@ -287,10 +287,10 @@ def test_bfcl_red_line_denies_a_tweet_with_a_password(bfcl_verdicts: dict) -> No
     registry = Registry()
     PolicyLayers.install(registry, [BFCL])
     recorded = next(rec for rec, _v in bfcl_verdicts.values() if rec["name"] == "post_tweet")
-    assert next(v for rec, v in bfcl_verdicts.values() if rec is recorded).decision is Decision.ALLOW
+    assert next(v for rec, v in bfcl_verdicts.values() if rec is recorded).decision is Verdict.ALLOW
     arguments = {**recorded["arguments"], "content": "my password is hunter2"}
     verdict = asyncio.run(evaluate(registry, "post_tweet", arguments))
-    assert verdict.decision is Decision.DENY
+    assert verdict.decision is Verdict.DENY
     assert verdict.stage is Stage.GUARD
     assert verdict.rule == "no-credentials-in-posts"
     assert "hunter2" not in verdict.reason

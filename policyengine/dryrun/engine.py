@@ -14,9 +14,9 @@ from typing import Any
 from policyengine.enforce.evaluate import Evaluation, call_for, evaluate, evaluate_now
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import UsageError
-from policyengine.packs.rules import RuleStage
 from policyengine.runtime.registry import Registry
 from policyengine.values.frozen import freeze
+from policyengine.values.results import Stage
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a recorded call larger than this is refused, not parsed
 CHUNK = 2000
@@ -152,7 +152,7 @@ def _execute_rules(layers: PolicyLayers, call: dict[str, Any], cwd: str | None) 
     name = call["name"]
     tool = layers.registry.tools.get(name)
     tags = tool.tags if tool is not None else frozenset()
-    candidates = [r for p in layers.packs for r in p.rules_for(RuleStage.EXECUTE, name, tags)]
+    candidates = [r for p in layers.packs for r in p.rules_for(Stage.EXECUTE, name, tags)]
     if not candidates:
         return []
     arguments = freeze(call.get("arguments", {}))

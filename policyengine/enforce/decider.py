@@ -17,7 +17,6 @@ from policyengine.packs.rules import (
     EXPLAIN,
     Chain,
     Explain,
-    RuleStage,
     check_guards,
     decide_hits,
     decide_pre,
@@ -26,6 +25,7 @@ from policyengine.packs.rules import (
 from policyengine.values.call import call_document
 from policyengine.values.decisions import Allow, Deny, PreDecision, Source, SourceKind, strictness
 from policyengine.values.frozen import FrozenDict, freeze
+from policyengine.values.results import Stage
 
 DEFAULT_ALLOW = Allow(Source(SourceKind.DEFAULT, "end of chain"))
 
@@ -102,8 +102,8 @@ class Decider:
         defaults = [p.default for p in self.packs]
         strictest = max(defaults, key=strictness) if defaults else DEFAULT_ALLOW
         self.default: PreDecision = default if default is not None else strictest
-        self._pre = tuple(p.index[RuleStage.PRE_EXECUTE] for p in self.packs)
-        self._guard = tuple(p.index[RuleStage.GUARD] for p in self.packs)
+        self._pre = tuple(p.index[Stage.PRE_EXECUTE] for p in self.packs)
+        self._guard = tuple(p.index[Stage.GUARD] for p in self.packs)
         self._chains: dict[str, _Chains] = {}
         # Capability tags of the registered tools, for rules that select `tag:NAME`.
         self._tags: Mapping[str, frozenset[str]] = tags or {}

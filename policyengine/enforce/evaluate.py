@@ -19,7 +19,7 @@ from policyengine.values.frozen import FrozenDict, freeze
 from policyengine.values.results import Outcome, Stage
 
 
-class Decision(enum.Enum):
+class Verdict(enum.Enum):
     """What the policy would do with a call."""
 
     ALLOW = "allow"
@@ -41,7 +41,7 @@ class PostOutcome(enum.Enum):
 class Evaluation:
     """The policy's answer for one call (and its recorded result, if any)."""
 
-    decision: Decision
+    decision: Verdict
     stage: Stage | None
     source: Source | None
     reason: str | None
@@ -73,16 +73,16 @@ def _prepare(
             frozen, problems = definition.validate_arguments({} if arguments is None else arguments)
             if frozen is None:
                 reason = f"invalid arguments for tool {name!r}: {'; '.join(problems)}"
-                return Evaluation(Decision.INVALID, Stage.VALIDATION, REGISTRY, reason)
+                return Evaluation(Verdict.INVALID, Stage.VALIDATION, REGISTRY, reason)
             return definition, frozen
         if require_tool:
-            return Evaluation(Decision.INVALID, Stage.LOOKUP, REGISTRY, f"unknown tool {name!r}")
+            return Evaluation(Verdict.INVALID, Stage.LOOKUP, REGISTRY, f"unknown tool {name!r}")
         unknown = freeze({} if arguments is None else arguments)
         if not isinstance(unknown, FrozenDict):
             raise FreezeError(f"arguments must be an object, got {type(arguments).__name__}")
         return None, unknown
     except FreezeError as error:
-        return Evaluation(Decision.INVALID, Stage.VALIDATION, REGISTRY, str(error))
+        return Evaluation(Verdict.INVALID, Stage.VALIDATION, REGISTRY, str(error))
 
 
 async def evaluate(
@@ -111,10 +111,10 @@ async def evaluate(
     pre, guards, post = inst.pre, inst.guards, inst.post
     decision = pre.decide_now(run) if pre.synchronous else await pre.decide(run)
     if isinstance(decision, Deny):
-        return Evaluation(Decision.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
+        return Evaluation(Verdict.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
     red_line = guards.check_now(run) if guards.synchronous else await guards.check(run)
     if red_line is not None:
-        return Evaluation(Decision.DENY, Stage.GUARD, red_line.source, red_line.reason)
+        return Evaluation(Verdict.DENY, Stage.GUARD, red_line.source, red_line.reason)
     if result is None:
         return _admitted(decision)
     pending = _recorded(run, definition or _stub(name), result)
@@ -148,10 +148,10 @@ def evaluate_now(
     run = Run(inst, call_for(registry, name, frozen, agent, call_id, cwd))
     decision = inst.pre.decide_now(run)
     if isinstance(decision, Deny):
-        return Evaluation(Decision.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
+        return Evaluation(Verdict.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
     red_line = inst.guards.check_now(run)
     if red_line is not None:
-        return Evaluation(Decision.DENY, Stage.GUARD, red_line.source, red_line.reason)
+        return Evaluation(Verdict.DENY, Stage.GUARD, red_line.source, red_line.reason)
     if result is None:
         return _admitted(decision)
     pending = _recorded(run, definition or _stub(name), result)
@@ -179,8 +179,8 @@ def call_for(
 def _admitted(decision: PreDecision) -> Evaluation:
     """A call pre-execute and the guards let on: allowed, or asked about."""
     if isinstance(decision, Ask):
-        return Evaluation(Decision.ASK, Stage.PRE_EXECUTE, decision.source, decision.reason)
-    return Evaluation(Decision.ALLOW, Stage.PRE_EXECUTE, decision.source, None)
+        return Evaluation(Verdict.ASK, Stage.PRE_EXECUTE, decision.source, decision.reason)
+    return Evaluation(Verdict.ALLOW, Stage.PRE_EXECUTE, decision.source, None)
 
 
 def _recorded(run: Run, definition: ToolDefinition, result: Mapping[str, Any]) -> PendingResult | Evaluation:
@@ -194,7 +194,7 @@ def _recorded(run: Run, definition: ToolDefinition, result: Mapping[str, Any]) -
             raise ValueError("; ".join(content_problems(content)))
         return PendingResult(value, freeze(content), definition)
     except Exception as error:
-        return Evaluation(Decision.ERROR, Stage.POST_EXECUTE, REGISTRY, f"recorded result is malformed: {error}")
+        return Evaluation(Verdict.ERROR, Stage.POST_EXECUTE, REGISTRY, f"recorded result is malformed: {error}")
 
 
 def _reviewed(run: Run, decision: PreDecision, answer: PendingResult | Block) -> Evaluation:

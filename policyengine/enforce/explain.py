@@ -8,15 +8,16 @@ from typing import Any
 
 from policyengine.enforce.evaluate import Evaluation, call_for, evaluate
 from policyengine.enforce.install import PolicyLayers
-from policyengine.packs.rules import EXPLAIN, Rule, RuleStage
+from policyengine.packs.rules import EXPLAIN, Rule
 from policyengine.values.frozen import freeze
+from policyengine.values.results import Stage
 
 
 @dataclass(frozen=True, slots=True)
 class Considered:
     """One rule evaluated for the call: its stage, pack, and what its condition returned."""
 
-    stage: RuleStage
+    stage: Stage
     rule: str
     pack: str | None
     matched: bool
@@ -87,7 +88,7 @@ async def explain(
         # Execute rules never run in an evaluation; show which would wrap the body.
         call = call_for(layers.registry, name, freeze(arguments or {}), agent, call_id or "explain", cwd)
         for pack in layers.packs:
-            for rule in pack.rules_for(RuleStage.EXECUTE, name, call.tags):
+            for rule in pack.rules_for(Stage.EXECUTE, name, call.tags):
                 try:
                     _record(trail)(rule, rule.applies(call.document))
                 except Exception as error:

@@ -11,7 +11,7 @@ from typing import Any
 from policyengine.enforce.pack_stages import PACK_STAGES
 from policyengine.errors import PolicyEngineError
 from policyengine.packs.loader import Pack, load_packs
-from policyengine.packs.rules import EXPLAIN, Rule, RuleFailure, RuleStage, check_guards, decide_pre, rewrite_post
+from policyengine.packs.rules import EXPLAIN, Rule, RuleFailure, check_guards, decide_pre, rewrite_post
 from policyengine.runtime.registry import Bundle, Handle, Registry
 from policyengine.runtime.stages import GuardEntry
 from policyengine.runtime.tool_body import Aborted
@@ -20,6 +20,7 @@ from policyengine.values.call import Dispatch, PendingResult, ToolCall
 from policyengine.values.cancellation import AbortKind, Signal
 from policyengine.values.decisions import Allow, Block, Deny, PostDecision, PreDecision, Source, SourceKind
 from policyengine.values.problems import PackLoadError
+from policyengine.values.results import Stage
 
 
 def pack_bundle(pack: Pack) -> Bundle:
@@ -43,7 +44,7 @@ Next = Callable[..., Awaitable[Any]]
 
 def _pre_listener(pack: Pack) -> Callable[[ToolCall, Next], Awaitable[PreDecision]]:
     async def pre_execute(call: ToolCall, next: Next) -> PreDecision:
-        rules = pack.rules_for(RuleStage.PRE_EXECUTE, call.name, call.tags)
+        rules = pack.rules_for(Stage.PRE_EXECUTE, call.name, call.tags)
         decision, allowed_by = decide_pre(rules, call.document, EXPLAIN.get())
         if decision is not None:
             return decision
@@ -58,14 +59,14 @@ def _pre_listener(pack: Pack) -> Callable[[ToolCall, Next], Awaitable[PreDecisio
 
 def _guard(pack: Pack) -> Callable[[ToolCall], Deny | None]:
     def guard(call: ToolCall) -> Deny | None:
-        return check_guards(pack.rules_for(RuleStage.GUARD, call.name, call.tags), call.document, EXPLAIN.get())
+        return check_guards(pack.rules_for(Stage.GUARD, call.name, call.tags), call.document, EXPLAIN.get())
 
     return guard
 
 
 def _execute_wrapper(pack: Pack) -> Callable[[Dispatch, Next], Awaitable[Any]]:
     async def execute(dispatch: Dispatch, next: Next) -> Any:
-        rules = pack.rules_for(RuleStage.EXECUTE, dispatch.call.name, dispatch.call.tags)
+        rules = pack.rules_for(Stage.EXECUTE, dispatch.call.name, dispatch.call.tags)
         matched = [r for r in rules if _applies(r, dispatch.call.document)]
         if not matched:
             return await next()
@@ -112,7 +113,7 @@ async def _with_rules(rules: Sequence[Rule], dispatch: Dispatch, next: Next) -> 
 
 def _post_listener(pack: Pack) -> Callable[[ToolCall, PendingResult, Next], Awaitable[PostDecision]]:
     async def post_execute(call: ToolCall, result: PendingResult, next: Next) -> PostDecision:
-        rules = pack.rules_for(RuleStage.POST_EXECUTE, call.name, call.tags)
+        rules = pack.rules_for(Stage.POST_EXECUTE, call.name, call.tags)
         if not rules:
             return await next()  # type: ignore[no-any-return]
         rewrites = rewrite_post(rules, call.document, result.value, result.content, EXPLAIN.get())

@@ -16,12 +16,13 @@ from typing import ClassVar
 
 from policyengine.enforce.decider import Decider
 from policyengine.packs.loader import Pack
-from policyengine.packs.rules import EXPLAIN, Chain, RuleStage, check_guards, rewrite_post
+from policyengine.packs.rules import EXPLAIN, Chain, check_guards, rewrite_post
 from policyengine.runtime.installation import CompiledStages, LayersByStage, StageContext
 from policyengine.runtime.run import REGISTRY, Run, apply_rewrite, describe
 from policyengine.runtime.waterfall import Waterfall
 from policyengine.values.call import PendingResult, ToolCall
 from policyengine.values.decisions import Block, Deny, PreDecision
+from policyengine.values.results import Stage
 
 
 class _Chains:
@@ -29,7 +30,7 @@ class _Chains:
 
     __slots__ = ("_found", "_packs", "_stage", "_tags")
 
-    def __init__(self, packs: tuple[Pack, ...], stage: RuleStage, tags: Mapping[str, frozenset[str]]) -> None:
+    def __init__(self, packs: tuple[Pack, ...], stage: Stage, tags: Mapping[str, frozenset[str]]) -> None:
         self._packs, self._stage, self._tags = packs, stage, tags
         self._found: dict[str, tuple[Chain, ...]] = {}
 
@@ -175,13 +176,13 @@ class PackStageCompiler:
             else:
                 pre = PackPreExecute(decider)
         if guards is None and layers.guards is not None:
-            guards = PackGuards(_Chains(layers.guards, RuleStage.GUARD, tags))
+            guards = PackGuards(_Chains(layers.guards, Stage.GUARD, tags))
         execute = (
-            PackWrappers(context.execute, _Chains(layers.execute, RuleStage.EXECUTE, tags))
+            PackWrappers(context.execute, _Chains(layers.execute, Stage.EXECUTE, tags))
             if layers.execute is not None
             else None
         )
-        post = PackPostExecute(_Chains(layers.post, RuleStage.POST_EXECUTE, tags)) if layers.post is not None else None
+        post = PackPostExecute(_Chains(layers.post, Stage.POST_EXECUTE, tags)) if layers.post is not None else None
         return CompiledStages(pre, guards, execute, post)
 
 

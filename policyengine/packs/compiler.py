@@ -16,12 +16,13 @@ import yaml
 from policyengine.errors import FreezeError
 from policyengine.language.expressions import PE308, Expression, Report, Template, compile_expression, compile_template
 from policyengine.language.redact import REDACTED, Redaction, key_matcher, parse_path
-from policyengine.packs.rules import Rule, RuleStage, ToolMatcher, Verb
+from policyengine.packs.rules import Rule, ToolMatcher, Verb
 from policyengine.packs.yaml_source import SourceDoc
 from policyengine.tools.validator import compile_schema
 from policyengine.values.decisions import Source, SourceKind
 from policyengine.values.frozen import freeze
 from policyengine.values.problems import Problem, ProblemSink, Severity
+from policyengine.values.results import RULE_STAGES, Stage
 
 Path = tuple[str | int, ...]
 
@@ -273,8 +274,8 @@ class FileCompiler:
         rule_id = raw.get("id") if isinstance(raw.get("id"), str) else None
         stage_name = raw.get("stage")
         schemas = schema("rules")
-        if not isinstance(stage_name, str) or stage_name not in {s.value for s in RuleStage}:
-            close = difflib.get_close_matches(str(stage_name), [s.value for s in RuleStage], n=1)
+        if not isinstance(stage_name, str) or stage_name not in {s.value for s in RULE_STAGES}:
+            close = difflib.get_close_matches(str(stage_name), [s.value for s in RULE_STAGES], n=1)
             self.sink.add(
                 self.doc.problem(
                     "PE205" if stage_name is not None else "PE203",
@@ -285,7 +286,7 @@ class FileCompiler:
                 )
             )
             return None
-        stage = RuleStage(stage_name)
+        stage = Stage(stage_name)
         before = len(self.sink.errors)
         self.sink.extend(schema_problems(self.doc, dict(raw), schemas[stage.value], path, rule_id))
         if len(self.sink.errors) > before:
@@ -295,11 +296,11 @@ class FileCompiler:
         tools = self.tools(raw["tools"], (*path, "tools"), rule_id)
         when = self.expression(raw.get("when"), (*path, "when"), rule_id)
         fields: dict[str, Any] = {}
-        if stage in (RuleStage.PRE_EXECUTE, RuleStage.GUARD):
+        if stage in (Stage.PRE_EXECUTE, Stage.GUARD):
             fields["verb"] = Verb(raw.get("decision", "deny"))
             fields["final"] = bool(raw.get("final", False))
             fields["reason"] = self.template(raw.get("reason"), (*path, "reason"), rule_id)
-        elif stage is RuleStage.EXECUTE:
+        elif stage is Stage.EXECUTE:
             if "timeout" not in raw and "retries" not in raw:
                 self.sink.add(
                     self.doc.problem(

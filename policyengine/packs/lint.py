@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from policyengine.packs.loader import Pack
-from policyengine.packs.rules import Rule, RuleStage, ToolMatcher, Verb
+from policyengine.packs.rules import Rule, ToolMatcher, Verb
 from policyengine.values.problems import Location, Problem, Severity, register_code
+from policyengine.values.results import RULE_STAGES, Stage
 
 __all__ = ["PE501", "PE502", "PE503", "PE504", "PE505", "PE506", "covers", "lint", "normalise_when"]
 
@@ -118,7 +119,7 @@ def _ends_chain(rule: Rule) -> str | None:
     """What an unconditional rule does to every call it matches ('denies', ...), or None if it may not."""
     if rule.when is not None:
         return None
-    if rule.stage is RuleStage.PRE_EXECUTE:
+    if rule.stage is Stage.PRE_EXECUTE:
         if rule.verb is Verb.DENY:
             return "denies"
         if rule.verb is Verb.ASK:
@@ -126,9 +127,9 @@ def _ends_chain(rule: Rule) -> str | None:
         if rule.verb is Verb.ALLOW and rule.final:
             return "finally allows (skipping later rules and layers)"
         return None
-    if rule.stage is RuleStage.GUARD:
+    if rule.stage is Stage.GUARD:
         return "denies (a red line)"
-    if rule.stage is RuleStage.POST_EXECUTE and rule.block is not None:
+    if rule.stage is Stage.POST_EXECUTE and rule.block is not None:
         return "blocks"
     return None  # execute rules compose: every matching one wraps the body
 
@@ -137,9 +138,9 @@ def _unreachable(rules: Sequence[Rule], sources: _Sources) -> tuple[list[Problem
     """PE501 for each rule hidden behind an earlier unconditional one (earlier layers included)."""
     problems: list[Problem] = []
     hidden: set[int] = set()
-    enders: dict[RuleStage, list[tuple[Rule, str]]] = {stage: [] for stage in RuleStage}
+    enders: dict[Stage, list[tuple[Rule, str]]] = {stage: [] for stage in RULE_STAGES}
     for rule in rules:
-        if rule.stage is RuleStage.EXECUTE:
+        if rule.stage is Stage.EXECUTE:
             continue
         blocker = next(((e, what) for e, what in enders[rule.stage] if covers(e.tools, rule.tools)), None)
         if blocker is not None:
@@ -217,7 +218,7 @@ def _display_only(rules: Iterable[Rule], sources: _Sources) -> list[Problem]:
     """PE503 for `content:` rules whose id or description promise confidentiality."""
     problems: list[Problem] = []
     for rule in rules:
-        if rule.stage is not RuleStage.POST_EXECUTE or rule.content is None or rule.redactions:
+        if rule.stage is not Stage.POST_EXECUTE or rule.content is None or rule.redactions:
             continue
         word = _confidential_word(rule)
         if word is None:
@@ -268,9 +269,9 @@ def _pattern_text(compiled: Any) -> Any:
 
 def _action(rule: Rule) -> tuple[Any, ...]:
     """What the rule does, as far as it decides whether a same-condition twin is redundant."""
-    if rule.stage is RuleStage.PRE_EXECUTE:
+    if rule.stage is Stage.PRE_EXECUTE:
         return (rule.verb, rule.final)
-    if rule.stage is RuleStage.POST_EXECUTE:
+    if rule.stage is Stage.POST_EXECUTE:
         if rule.block is not None:
             return ("block",)  # the first block ends the chain: the twin never runs, whatever it says
         if rule.content is not None:
@@ -288,10 +289,10 @@ def _action(rule: Rule) -> tuple[Any, ...]:
 
 
 _DUPLICATE_HINTS = {
-    RuleStage.PRE_EXECUTE: "delete one of them, or change its condition or tools",
-    RuleStage.GUARD: "the first one already denies these calls; delete one of them, or change its condition",
-    RuleStage.EXECUTE: "merge them into one rule: nested execute rules stack deadlines and multiply retries",
-    RuleStage.POST_EXECUTE: "delete one of them, or change its condition or tools",
+    Stage.PRE_EXECUTE: "delete one of them, or change its condition or tools",
+    Stage.GUARD: "the first one already denies these calls; delete one of them, or change its condition",
+    Stage.EXECUTE: "merge them into one rule: nested execute rules stack deadlines and multiply retries",
+    Stage.POST_EXECUTE: "delete one of them, or change its condition or tools",
 }
 
 
@@ -333,7 +334,7 @@ _ORDER = {"gt": (1, -1), "gte": (1, -1), "lt": (-1, 1), "lte": (-1, 1)}
 
 def _direction(rule: Rule) -> int:
     """+1 when the rule's condition being true restricts (deny, ask, guard, block), -1 for allow, 0 otherwise."""
-    if rule.stage is RuleStage.GUARD or rule.block is not None:
+    if rule.stage is Stage.GUARD or rule.block is not None:
         return 1
     if rule.verb is Verb.ALLOW:
         return -1

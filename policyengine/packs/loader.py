@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from policyengine.packs.compiler import FileCompiler, schema, schema_problems, unused_list_warnings
-from policyengine.packs.rules import Chain, Rule, RuleIndex, RuleStage
+from policyengine.packs.rules import Chain, Rule, RuleIndex
 from policyengine.packs.yaml_source import SourceDoc, load_yaml
 from policyengine.values.decisions import Allow, Ask, Deny, PreDecision, Source, SourceKind
 from policyengine.values.problems import Location, Problem, ProblemSink
+from policyengine.values.results import RULE_STAGES, Stage
 
 MANIFEST = "pack.yaml"
 
@@ -38,13 +39,13 @@ class Pack:
     warnings: tuple[Problem, ...] = ()
     # Where calls that carry no cwd start (manifest `cwd:`); None: relative climbs are unknown.
     cwd: str | None = None
-    index: dict[RuleStage, RuleIndex] = field(default_factory=dict, repr=False)
+    index: dict[Stage, RuleIndex] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        for stage in RuleStage:
+        for stage in RULE_STAGES:
             self.index[stage] = RuleIndex(tuple(r for r in self.rules if r.stage is stage))
 
-    def rules_for(self, stage: RuleStage, tool: str, tags: frozenset[str] = frozenset()) -> Chain:
+    def rules_for(self, stage: Stage, tool: str, tags: frozenset[str] = frozenset()) -> Chain:
         """The rules of `stage` that can apply to `tool` (carrying `tags`), in pack order (cached per name)."""
         return self.index[stage].for_tool(tool, tags)
 

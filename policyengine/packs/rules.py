@@ -15,19 +15,7 @@ from policyengine.packs.rule_plans import Plan, Predicate, plan_for, predicate_o
 from policyengine.values.decisions import Accept, AcceptValue, Allow, Ask, Block, Deny, PreDecision, Source
 from policyengine.values.frozen import FrozenDict, freeze
 from policyengine.values.problems import Location
-
-
-class RuleStage(enum.Enum):
-    """The stage a rule compiles into."""
-
-    PRE_EXECUTE = "pre-execute"
-    GUARD = "guard"
-    EXECUTE = "execute"
-    POST_EXECUTE = "post-execute"
-
-    # Stages key the per-pack rule indexes looked up on every call; Enum's own __hash__ is a
-    # Python function hashing the name. Members are singletons, so identity hashing is exact.
-    __hash__ = object.__hash__
+from policyengine.values.results import Stage
 
 
 class Verb(enum.Enum):
@@ -56,7 +44,7 @@ class Rule:
     """Fields every rule has; `source` names the rule, its pack and the pack digest."""
 
     id: str
-    stage: RuleStage
+    stage: Stage
     tools: ToolMatcher
     when: Expression | None
     source: Source

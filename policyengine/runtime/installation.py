@@ -29,7 +29,7 @@ from policyengine.runtime.stages import (
     Wrappers,
 )
 from policyengine.runtime.tool_body import run_body
-from policyengine.runtime.waterfall import Listener, Tampered, Trace, Verdict, Waterfall
+from policyengine.runtime.waterfall import ChainResult, Listener, Tampered, Trace, Waterfall
 from policyengine.tools.definition import ToolDefinition
 from policyengine.values.call import Dispatch
 from policyengine.values.decisions import (
@@ -164,9 +164,9 @@ class Layer(NamedTuple):
     layer: Any
 
 
-def _compiled_layers(layers: Sequence[Layer], stage: str) -> tuple[StageCompiler, tuple[Any, ...]] | None:
-    """The compiler and its layers behind a stage's listeners, if one compiler made them all; else None."""
-    listening = [x for x in layers if getattr(x, stage)]
+def _compiled_layers(layers: Sequence[Layer], index: int) -> tuple[StageCompiler, tuple[Any, ...]] | None:
+    """The compiler and its layers behind one stage's listeners (a Layer field), if one compiler made them all."""
+    listening = [x for x in layers if x[index]]
     if not listening:
         return None
     compiler = listening[0].compiler
@@ -189,13 +189,13 @@ def build_installation(
     """Compose every chain once and choose each stage's object, so a call only walks prebuilt closures."""
     # The default carries a DEFAULT source so a pack can tell "nobody decided" from a decision.
     closing = default if default.source else replace(default, source=Source(SourceKind.DEFAULT, "end of chain"))
-    end_of_chain = Verdict(closing, closing.source)
+    end_of_chain = ChainResult(closing, closing.source)
 
-    async def pre_terminal(_args: tuple[Any, ...], _trace: Trace) -> Verdict[Any]:
+    async def pre_terminal(_args: tuple[Any, ...], _trace: Trace) -> ChainResult[Any]:
         return end_of_chain
 
-    async def post_terminal(args: tuple[Any, ...], _trace: Trace) -> Verdict[Any]:
-        return Verdict(ACCEPT, None, args)
+    async def post_terminal(args: tuple[Any, ...], _trace: Trace) -> ChainResult[Any]:
+        return ChainResult(ACCEPT, None, args)
 
     pre = [x for layer in layers for x in layer.pre]
     guards = tuple(x for layer in layers for x in layer.guards)
@@ -234,11 +234,12 @@ def build_installation(
 
 def _compile(layers: Sequence[Layer], context: StageContext) -> CompiledStages:
     """Ask each compiler for the stages only its layers feed (one call per compiler)."""
-    by_stage = {stage: _compiled_layers(layers, stage) for stage in ("pre", "guards", "execute", "post")}
-    compilers = {id(found[0]): found[0] for found in by_stage.values() if found is not None}
+    # Layer and LayersByStage list the four policy stages in the same order.
+    by_stage = [_compiled_layers(layers, index) for index in range(len(LayersByStage._fields))]
+    compilers = {id(found[0]): found[0] for found in by_stage if found is not None}
     built = CompiledStages()
     for key, compiler in compilers.items():
-        mine = LayersByStage(**{s: (f[1] if f is not None and id(f[0]) == key else None) for s, f in by_stage.items()})
+        mine = LayersByStage(*(f[1] if f is not None and id(f[0]) == key else None for f in by_stage))
         got = compiler.compile(mine, context)
         built = CompiledStages(
             built.pre or got.pre, built.guards or got.guards, built.execute or got.execute, built.post or got.post

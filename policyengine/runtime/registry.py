@@ -22,7 +22,7 @@ from policyengine.values.call import ToolCall, new_call_id
 from policyengine.values.cancellation import Signal
 from policyengine.values.decisions import ALLOW, PreDecision, Source, SourceKind, strictness
 from policyengine.values.frozen import FrozenDict, freeze
-from policyengine.values.results import Outcome, ToolResult
+from policyengine.values.results import Outcome, Stage, ToolResult
 
 log = logging.getLogger("policyengine")
 
@@ -119,23 +119,23 @@ class Registry:
 
     def on_pre_execute(self, fn: F | None = None, *, name: str | None = None) -> Any:
         """Install `async fn(call, next) -> Allow | Deny | Ask` at the end of pre-execute."""
-        return self._decorate(fn, name, "pre-execute")
+        return self._decorate(fn, name, Stage.PRE_EXECUTE)
 
     def guard(self, fn: F | None = None, *, name: str | None = None) -> Any:
         """Install a monotonic guard `fn(call) -> reason | None` (sync or async)."""
-        return self._decorate(fn, name, "guard")
+        return self._decorate(fn, name, Stage.GUARD)
 
     def on_execute(self, fn: F | None = None, *, name: str | None = None) -> Any:
         """Install an execute wrapper `async fn(dispatch, next) -> value`."""
-        return self._decorate(fn, name, "execute")
+        return self._decorate(fn, name, Stage.EXECUTE)
 
     def on_post_execute(self, fn: F | None = None, *, name: str | None = None) -> Any:
         """Install `async fn(call, result, next) -> Accept | AcceptValue | Block`."""
-        return self._decorate(fn, name, "post-execute")
+        return self._decorate(fn, name, Stage.POST_EXECUTE)
 
     def on_result(self, fn: F | None = None, *, name: str | None = None) -> Any:
         """Install a synchronous, read-only observer `fn(result)`, notified once per call."""
-        return self._decorate(fn, name, "result")
+        return self._decorate(fn, name, Stage.RESULT)
 
     def install(self, bundle: Bundle, *, replace: Handle | None = None) -> Handle:
         """Install a bundle as one unit, or swap `replace`'s contents in place, atomically."""
@@ -172,21 +172,21 @@ class Registry:
                 hint="rule ids must be unique across every loaded layer; rename one of them",
             )
 
-    def _decorate(self, fn: F | None, name: str | None, stage: str) -> Any:
+    def _decorate(self, fn: F | None, name: str | None, stage: Stage) -> Any:
         if fn is None:
             return lambda f: self._decorate(f, name, stage)
         self._add(fn, name, stage)
         return fn
 
-    def _add(self, fn: Callable[..., Any], name: str | None, stage: str) -> Handle:
+    def _add(self, fn: Callable[..., Any], name: str | None, stage: Stage) -> Handle:
         if not callable(fn):
-            raise RegistrationError(f"{stage} listener must be callable, got {fn!r}")
+            raise RegistrationError(f"{stage.value} listener must be callable, got {fn!r}")
         label = name or getattr(fn, "__qualname__", None) or repr(fn)
         is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
         bundle = Bundle()
-        if stage == "guard":
+        if stage is Stage.GUARD:
             bundle.guards.append(GuardEntry(fn, Source(SourceKind.GUARD, label)))
-        elif stage == "result":
+        elif stage is Stage.RESULT:
             if is_async:
                 raise RegistrationError(
                     f"result observer {label!r} is async", hint="observers are synchronous and read-only"
@@ -195,11 +195,13 @@ class Registry:
         else:
             if not is_async:
                 raise RegistrationError(
-                    f"{stage} listener {label!r} must be an async function",
+                    f"{stage.value} listener {label!r} must be an async function",
                     hint=f"write `async def {label.split('.')[-1]}(..., next): return await next()`",
                 )
             listener = Listener(fn, Source(SourceKind.LISTENER, label))
-            {"pre-execute": bundle.pre, "execute": bundle.execute, "post-execute": bundle.post}[stage].append(listener)
+            {Stage.PRE_EXECUTE: bundle.pre, Stage.EXECUTE: bundle.execute, Stage.POST_EXECUTE: bundle.post}[
+                stage
+            ].append(listener)
         return self.install(bundle)
 
     def _remove(self, handle: Handle) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
 
 from policyengine.runtime.run import REGISTRY, Run, apply_rewrite, describe, failed
-from policyengine.runtime.waterfall import Trace, Verdict, Waterfall
+from policyengine.runtime.waterfall import ChainResult, Trace, Waterfall
 from policyengine.values.call import PendingResult, ToolCall
 from policyengine.values.cancellation import strict_timeout
 from policyengine.values.decisions import Block, Deny, PostDecision, PreDecision, Source
@@ -107,8 +107,8 @@ class ClosingDefault:
 
 
 async def _policy_chain(
-    run: Run, runner: Awaitable[Verdict[Any]], trace: Trace, timeout: float
-) -> Verdict[Any] | tuple[Source, str]:
+    run: Run, runner: Awaitable[ChainResult[Any]], trace: Trace, timeout: float
+) -> ChainResult[Any] | tuple[Source, str]:
     """A policy waterfall under the policy deadline: its verdict, or who failed it and why (fail closed)."""
     try:
         async with strict_timeout(timeout):

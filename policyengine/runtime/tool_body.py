@@ -8,7 +8,7 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-from policyengine.runtime.waterfall import Trace, Verdict
+from policyengine.runtime.waterfall import ChainResult, Trace
 from policyengine.values.call import Dispatch
 from policyengine.values.cancellation import AbortReason, Signal
 from policyengine.values.decisions import Source, SourceKind
@@ -92,14 +92,14 @@ class _CancelOnAbort:
             self.task.cancel()
 
 
-async def run_body(args: tuple[Any, ...], trace: Trace) -> Verdict[Any]:
+async def run_body(args: tuple[Any, ...], trace: Trace) -> ChainResult[Any]:
     (dispatch,) = args
     call, definition = dispatch.call, dispatch.definition
     if definition.is_async and not definition.takes_dispatch and dispatch.signal is call.signal:
         # No wrapper replaced the signal and the body never sees one: the caller's signal is
         # all there is to watch, and the calling task's cancel reaches the body directly.
         try:
-            return Verdict(await until_aborted(definition.execute(call.arguments), call.signal), None)
+            return ChainResult(await until_aborted(definition.execute(call.arguments), call.signal), None)
         except Exception as error:
             trace.blame(error, tool_source(call.name))
             raise
@@ -115,8 +115,8 @@ async def run_body(args: tuple[Any, ...], trace: Trace) -> Verdict[Any]:
         else:
             if signal.aborted:
                 raise Aborted(signal.reason)  # type: ignore[arg-type]
-            return Verdict(definition.call_execute(call.arguments, body), None)
-        return Verdict(await until_aborted(pending, signal), None)
+            return ChainResult(definition.call_execute(call.arguments, body), None)
+        return ChainResult(await until_aborted(pending, signal), None)
     except asyncio.CancelledError:
         signal.abort("the calling task was cancelled")  # reaches a body running in a thread
         raise

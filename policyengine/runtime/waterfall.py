@@ -11,8 +11,8 @@ from policyengine.values.decisions import Source
 
 T = TypeVar("T")
 
-Terminal = Callable[[tuple[Any, ...], "Trace"], Awaitable["Verdict[Any]"]]
-Step = Callable[[tuple[Any, ...], "Trace"], Awaitable["Verdict[Any]"]]
+Terminal = Callable[[tuple[Any, ...], "Trace"], Awaitable["ChainResult[Any]"]]
+Step = Callable[[tuple[Any, ...], "Trace"], Awaitable["ChainResult[Any]"]]
 Rebind = Callable[[tuple[Any, ...], tuple[Any, ...], Source], tuple[Any, ...]]
 Watch = Callable[[tuple[Any, ...], bool], str | None]
 
@@ -34,7 +34,7 @@ class Listener:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict(Generic[T]):
+class ChainResult(Generic[T]):
     """What a chain returned, the listener (or rule) it came from, and the arguments it saw."""
 
     value: T
@@ -107,7 +107,7 @@ class Waterfall(Generic[T]):
             step = _link(listener, step, check, rebind)
         self._entry = step
 
-    async def run(self, args: tuple[Any, ...], trace: Trace) -> Verdict[T]:
+    async def run(self, args: tuple[Any, ...], trace: Trace) -> ChainResult[T]:
         """Run the chain from its first listener."""
         return await self._entry(args, trace)
 
@@ -115,8 +115,8 @@ class Waterfall(Generic[T]):
 def _link(listener: Listener, downstream: Step, check: Callable[[Any], bool], rebind: Rebind) -> Step:
     fn, source = listener.fn, listener.source
 
-    async def step(args: tuple[Any, ...], trace: Trace) -> Verdict[Any]:
-        passed: list[Verdict[Any]] = []
+    async def step(args: tuple[Any, ...], trace: Trace) -> ChainResult[Any]:
+        passed: list[ChainResult[Any]] = []
         handed = [args]
 
         async def next_(*extra: Any) -> Any:
@@ -158,7 +158,7 @@ def _link(listener: Listener, downstream: Step, check: Callable[[Any], bool], re
             return passed[-1]
         # A listener that rewrote through next() and then decided itself decided on top of
         # its own rewrite, never on what it was first handed.
-        return Verdict(value, getattr(value, "source", None) or source, handed[-1])
+        return ChainResult(value, getattr(value, "source", None) or source, handed[-1])
 
     return step
 

@@ -37,6 +37,14 @@ class Stage(enum.Enum):
     FINALIZE = "finalize_content"
     RESULT = "result"
 
+    # Stages key the per-pack rule indexes looked up on every call; Enum's own __hash__ is a
+    # Python function hashing the name. Members are singletons, so identity hashing is exact.
+    __hash__ = object.__hash__
+
+
+# The stages a rule can compile into (a rule file's `stage:`), in pipeline order.
+RULE_STAGES = (Stage.PRE_EXECUTE, Stage.GUARD, Stage.EXECUTE, Stage.POST_EXECUTE)
+
 
 @dataclass(frozen=True, slots=True, init=False)
 class ToolResult:
