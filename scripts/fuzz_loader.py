@@ -1658,7 +1658,7 @@ class Harness:
 
     def _same_as_good(self, when: str, installation: Any) -> list[Finding]:
         findings = []
-        if self.registry._installation is not installation:
+        if self.registry.installation is not installation:
             findings.append(Finding("install", f"install:{when}:registry-rebuilt", "the registry was changed"))
         now = self.decide()
         if now != self.baseline:
@@ -1704,7 +1704,7 @@ class Harness:
 
     def _install(self, pack: Pack | None, first: PackLoadError | None, escaped: bool = False) -> list[Finding]:
         """Install next to the good pack: a refusal (or a crash) leaves it alone; a success decides and comes off."""
-        before = self.registry._installation
+        before = self.registry.installation
         try:
             layers = PolicyLayers.install(self.registry, [self.folder])
         except PackLoadError as error:
@@ -1751,7 +1751,7 @@ class Harness:
         return findings
 
     def _reload(self, loads: bool) -> list[Finding]:
-        before = self.registry._installation
+        before = self.registry.installation
         try:
             report = self.layers.reload([self.folder])
         except PolicyEngineError:  # a clash with an id already installed: nothing swapped

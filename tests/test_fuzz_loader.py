@@ -105,7 +105,7 @@ def test_the_known_good_pack_decides_the_probes_in_every_way(harness: Any) -> No
 
 
 def test_a_registry_changed_behind_the_oracles_back_is_a_finding(harness: Any) -> None:
-    before = harness.registry._installation
+    before = harness.registry.installation
     deny_all = fuzz.Mutant(
         "deny-all",
         {

@@ -35,7 +35,7 @@ _CONFIDENTIAL = re.compile(
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
-# The line breaks PyYAML counts when it numbers lines (as in yamlsrc): str.splitlines knows more
+# The line breaks PyYAML counts when it numbers lines (as in packs/yaml_source.py): str.splitlines knows more
 # breaks, which would show the wrong line under a problem.
 _BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 

@@ -64,7 +64,7 @@ class Rule:
     block: Template | None = None
     # The condition as one closure, bound at load time: the hot loop calls it directly.
     applies: Callable[[Any], bool] = field(init=False, repr=False, compare=False)
-    # The condition in a form a chain's Plan can test together with its neighbours (fused.py).
+    # The condition in a form a chain's Plan can test together with its neighbours (rule_plans.py).
     predicate: Predicate | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

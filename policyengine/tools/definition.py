@@ -147,7 +147,7 @@ class ToolDefinition:
     run_in_thread: bool
     _arguments: ParameterValidator
     _output: ParameterValidator
-    # The same schemas compiled to closures (fastschema; None where it cannot): Cerberus only
+    # The same schemas compiled to closures (tools/validator.py; None where it cannot): Cerberus only
     # runs to explain a refusal. Differential tests pin both to the same verdicts.
     _fast_arguments: FastValidator | None
     _execute_takes_ctx: bool

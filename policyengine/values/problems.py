@@ -26,7 +26,7 @@ __all__ = [
 # The registry of problem codes: CODE -> short title. A plain dict on purpose, so every module that
 # finds a new kind of problem registers its code next to the code that reports it (see register_code).
 CODES: dict[str, str] = {
-    # PE1xx: the YAML text itself (yamlsrc.py)
+    # PE1xx: the YAML text itself (packs/yaml_source.py)
     "PE101": "YAML syntax error",
     "PE102": "duplicate mapping key",
     "PE103": "forbidden YAML tag",

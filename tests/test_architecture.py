@@ -1,0 +1,158 @@
+"""The package's layers: each folder imports only the folders below it, no import cycle, a cheap `import policyengine`.
+
+docs/architecture.md draws the layers; ALLOWED below is the same drawing, checked. Imports inside
+functions count (a lazy import is still an arrow); imports under `if TYPE_CHECKING:` do not (they
+never run).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import policyengine
+
+PACKAGE = Path(policyengine.__file__).parent
+ROOT = PACKAGE.parent
+
+# Each layer (a folder, or a top-level module) and the layers it may import, besides itself.
+BELOW_VALUES = {"errors"}
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "values": BELOW_VALUES,
+    "tools": BELOW_VALUES | {"values"},
+    "language": BELOW_VALUES | {"values"},
+    "packs": BELOW_VALUES | {"values", "tools", "language"},
+    "runtime": BELOW_VALUES | {"values", "tools"},
+    "enforce": BELOW_VALUES | {"values", "tools", "language", "packs", "runtime"},
+    "dryrun": BELOW_VALUES | {"values", "tools", "language", "packs", "runtime", "enforce"},
+    "testing": BELOW_VALUES | {"values", "tools", "language", "packs", "runtime", "enforce"},
+    "cli": BELOW_VALUES | {"values", "tools", "language", "packs", "runtime", "enforce", "dryrun", "testing"},
+    # The facade re-exports from every layer; `python -m policyengine` runs the CLI.
+    "__init__": {"errors", "values", "tools", "packs", "runtime", "enforce"},
+    "__main__": {"cli"},
+}
+
+
+def _modules() -> dict[str, Path]:
+    return {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts): path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "schemas" not in path.relative_to(PACKAGE).parts
+    }
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def _imports(path: Path, *, top_level_only: bool) -> set[str]:
+    """The policyengine modules `path` imports (a name imported from a package counts as its submodule if one exists)."""
+    found: set[str] = set()
+    modules = _modules()
+
+    def visit(node: ast.AST, nested: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _type_checking(child):
+                for other in child.orelse:
+                    visit(other, nested)
+                continue
+            inner = nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if isinstance(child, ast.ImportFrom) and child.module and child.module.startswith("policyengine"):
+                assert child.level == 0, f"{path}: relative import; the package uses absolute imports"
+                if not (top_level_only and nested):
+                    for alias in child.names:
+                        sub = f"{child.module}.{alias.name}"
+                        found.add(sub if sub in modules else child.module)
+            elif isinstance(child, ast.Import):
+                for alias in child.names:
+                    if alias.name.startswith("policyengine") and not (top_level_only and nested):
+                        found.add(alias.name)
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return {m for m in found if m in modules}
+
+
+@pytest.mark.parametrize("module", sorted(_modules()))
+def test_a_module_imports_only_its_own_layer_and_the_layers_below(module: str) -> None:
+    path = _modules()[module]
+    mine = _layer(module)
+    if module.endswith("__main__"):
+        mine = "__main__"
+    if module == "policyengine.errors":
+        mine = "errors"
+    allowed = ALLOWED[mine] | {mine}
+    wrong = sorted(m for m in _imports(path, top_level_only=False) if _layer(m) not in allowed and m != "policyengine")
+    assert wrong == [], f"{module} ({mine}) imports a layer above it or beside it: {wrong}"
+
+
+def test_there_is_no_import_cycle() -> None:
+    graph = {m: _imports(p, top_level_only=True) - {m, "policyengine"} for m, p in _modules().items()}
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+    stack: list[str] = []
+
+    def walk(module: str) -> None:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                cycle = stack[stack.index(target) :] + [target]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                walk(target)
+        stack.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            walk(module)
+
+
+def test_the_layers_are_real_folders() -> None:
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders >= {"values", "tools", "language", "packs", "runtime", "enforce", "dryrun", "testing", "cli"}
+    assert {p.name for p in PACKAGE.glob("*.py")} == {"__init__.py", "__main__.py", "errors.py"}
+
+
+def test_importing_the_package_loads_no_runtime_and_no_dependency() -> None:
+    code = (
+        "import sys, policyengine\n"
+        "heavy = ('asyncio', 'yaml', 'cerberus', 'jmespath', 're2', 'tree_sitter', 'policyengine.runtime')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('policyengine.runtime')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.strip() == "[]"
+
+
+def test_every_exported_name_loads_and_is_its_modules_own() -> None:
+    import importlib
+
+    for name in policyengine.__all__:
+        value = getattr(policyengine, name)
+        if name == "__version__":
+            assert isinstance(value, str) and value
+            continue
+        home = policyengine._LAZY.get(name, "policyengine.errors")
+        assert getattr(importlib.import_module(home), name) is value, name
+    assert sorted(dir(policyengine)) == sorted(policyengine.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = policyengine.Nope  # type: ignore[attr-defined]
+
+
+def test_defining_a_tool_loads_neither_the_rule_language_nor_the_packs() -> None:
+    code = (
+        "import sys, policyengine.tools.definition, policyengine.runtime.registry\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('policyengine.packs', 'policyengine.language', 'yaml'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.strip() == "[]"
