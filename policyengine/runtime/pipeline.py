@@ -47,16 +47,6 @@ def reviewed(run: Run, answer: PendingResult | Block) -> PendingResult:
     return answer
 
 
-async def policy(run: Run) -> PreDecision:
-    """Pre-execute, then the guards (before any person is asked); raises Stopped when either refuses."""
-    pre = run.inst.pre
-    # Synchronous stages are plain calls, not coroutines (packs alone decide in microseconds).
-    decision = admit(run, pre.decide_now(run) if pre.synchronous else await pre.decide(run))
-    guards = run.inst.guards
-    hold(run, guards.check_now(run) if guards.synchronous else await guards.check(run))
-    return decision
-
-
 async def run_call(run: Run, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Every stage after the call was built, in order; the result (never raises but for a cancel)."""
     inst, name = run.inst, run.call.name
@@ -85,7 +75,11 @@ async def run_call(run: Run, arguments: Mapping[str, Any] | None) -> ToolResult:
         )
     call = run.call
     try:
-        decision = await policy(run)
+        pre = inst.pre
+        # Synchronous stages are plain calls, not coroutines (packs alone decide in microseconds).
+        decision = admit(run, pre.decide_now(run) if pre.synchronous else await pre.decide(run))
+        guards = run.inst.guards  # the run's snapshot, as for every stage
+        hold(run, guards.check_now(run) if guards.synchronous else await guards.check(run))  # before anyone is asked
         if isinstance(decision, Ask):
             await run.approve(decision)
         if call.signal.aborted:
