@@ -102,27 +102,19 @@ async def evaluate(
     recorded `value` and optionally `content`. An `ask` is reported, never put to a person.
     Unknown tools are evaluated without argument validation unless `require_tool` is set.
     """
-    inst = registry.installation
-    prepared = _prepare(inst, name, arguments, require_tool)
-    if isinstance(prepared, Evaluation):
-        return prepared
-    definition, frozen = prepared
-    run = Run(inst, call_for(registry, name, frozen, agent, call_id, cwd))
-    pre, guards, post = inst.pre, inst.guards, inst.post
-    decision = pre.decide_now(run) if pre.synchronous else await pre.decide(run)
-    if isinstance(decision, Deny):
-        return Evaluation(Verdict.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
-    red_line = guards.check_now(run) if guards.synchronous else await guards.check(run)
-    if red_line is not None:
-        return Evaluation(Verdict.DENY, Stage.GUARD, red_line.source, red_line.reason)
-    if result is None:
-        return _admitted(decision)
-    pending = _recorded(run, definition or _stub(name), result)
-    if isinstance(pending, Evaluation):
-        return pending
-    return _reviewed(
-        run, decision, post.review_now(run, pending) if post.synchronous else await post.review(run, pending)
-    )
+    started = _start(registry, name, arguments, require_tool, agent, call_id, cwd)
+    if isinstance(started, Evaluation):
+        return started
+    run, definition = started
+    inst = run.inst
+    if inst.synchronous:
+        return _evaluate_now(run, definition, result)
+    decision = await inst.pre.decide(run)
+    red_line = None if isinstance(decision, Deny) else await inst.guards.check(run)
+    admitted = _admission(run, definition, decision, red_line, result)
+    if not isinstance(admitted, PendingResult):
+        return admitted
+    return _reviewed(run, decision, await inst.post.review(run, admitted))
 
 
 def evaluate_now(
@@ -137,27 +129,58 @@ def evaluate_now(
     cwd: str | None = None,
 ) -> Evaluation | None:
     """`evaluate` without an event loop, when every policy stage is synchronous (packs alone); else None."""
-    inst = registry.installation
-    if not inst.synchronous:
+    if not registry.installation.synchronous:
         return None
+    started = _start(registry, name, arguments, require_tool, agent, call_id, cwd)
+    if isinstance(started, Evaluation):
+        return started
+    return _evaluate_now(*started, result)
+
+
+def _start(
+    registry: Registry,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    require_tool: bool,
+    agent: str,
+    call_id: str | None,
+    cwd: str | None,
+) -> tuple[Run, ToolDefinition | None] | Evaluation:
+    """The run of the call as the registry would build it, or the evaluation of a call that never gets that far."""
+    inst = registry.installation
     prepared = _prepare(inst, name, arguments, require_tool)
     if isinstance(prepared, Evaluation):
         return prepared
     definition, frozen = prepared
-    # The same stage objects as evaluate(), called directly: a dry-run needs no coroutine per call.
-    run = Run(inst, call_for(registry, name, frozen, agent, call_id, cwd))
+    return Run(inst, call_for(registry, name, frozen, agent, call_id, cwd)), definition
+
+
+def _evaluate_now(run: Run, definition: ToolDefinition | None, result: Mapping[str, Any] | None) -> Evaluation:
+    """The stages called directly: a dry-run needs no coroutine per call."""
+    inst = run.inst
     decision = inst.pre.decide_now(run)
+    red_line = None if isinstance(decision, Deny) else inst.guards.check_now(run)
+    admitted = _admission(run, definition, decision, red_line, result)
+    if not isinstance(admitted, PendingResult):
+        return admitted
+    return _reviewed(run, decision, inst.post.review_now(run, admitted))
+
+
+def _admission(
+    run: Run,
+    definition: ToolDefinition | None,
+    decision: PreDecision,
+    red_line: Deny | None,
+    result: Mapping[str, Any] | None,
+) -> Evaluation | PendingResult:
+    """The evaluation when pre-execute or the guards decide it, else the recorded result for post-execute."""
     if isinstance(decision, Deny):
         return Evaluation(Verdict.DENY, Stage.PRE_EXECUTE, decision.source, decision.reason)
-    red_line = inst.guards.check_now(run)
     if red_line is not None:
         return Evaluation(Verdict.DENY, Stage.GUARD, red_line.source, red_line.reason)
     if result is None:
         return _admitted(decision)
-    pending = _recorded(run, definition or _stub(name), result)
-    if isinstance(pending, Evaluation):
-        return pending
-    return _reviewed(run, decision, inst.post.review_now(run, pending))
+    return _recorded(run, definition or _stub(run.call.name), result)
 
 
 def call_for(
