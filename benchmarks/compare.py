@@ -618,7 +618,8 @@ def before_and_now(ref: str, pack_dir: Path, n_calls: int, rounds: int, budget: 
                 layout = "layer folders" if r["layered"] else "flat"
                 say(
                     f"  pair {i + 1}, {side:<6} ({layout}): decide median {fmt(r['decide']['median_us'])}, "
-                    f"Registry.call overhead {fmt(r['pipeline']['overhead_vs_body_us'])}"
+                    f"Registry.call overhead {fmt(r['pipeline']['overhead_vs_body_us'])} "
+                    f"(no pack: {fmt(r['pipeline']['no_pack']['median_us'] - r['pipeline']['body']['median_us'])})"
                 )
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
@@ -629,6 +630,10 @@ def before_and_now(ref: str, pack_dir: Path, n_calls: int, rounds: int, budget: 
             "decide_medians_us": [r["decide"]["median_us"] for r in results],
             "pipeline_overhead_us": min(r["pipeline"]["overhead_vs_body_us"] for r in results),
             "pipeline_overheads_us": [r["pipeline"]["overhead_vs_body_us"] for r in results],
+            # the same without a pack: separates the pipeline's own share from the pack stages'
+            "no_pack_overheads_us": [
+                round(r["pipeline"]["no_pack"]["median_us"] - r["pipeline"]["body"]["median_us"], 3) for r in results
+            ],
             "layered": [r["layered"] for r in results],
         }
         for side, results in runs.items()

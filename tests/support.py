@@ -18,11 +18,16 @@ Rule packs:
   `write_pack(root, name, files, **manifest)` writes `root/name/pack.yaml` and one rule file per
   entry of `files` (a YAML string, written as is, or a dict/list dumped as block YAML), in that
   order. `rules_pack(root, name, rules, lists=...)` is the one-file shortcut.
+
+Volume:
+  `scaled(n)` is how many examples (or fuzz iterations) a volume-heavy test runs: n in the suite,
+  n times POLICYENGINE_TEST_SCALE when that is set (POLICYENGINE_TEST_SCALE=10 for a long run).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections import Counter
@@ -48,12 +53,17 @@ EXAMPLES = ROOT / "examples"  # the BFCL tools and calls, vendored
 BFCL_TOOLS = EXAMPLES / "bfcl-tools.jsonl"
 BFCL_CALLS = EXAMPLES / "bfcl-calls.jsonl"
 
-STRING = {"type": "string"}
-SECRET_RECORD = {"type": "dict", "schema": {"user": STRING, "token": STRING}}
-CREDENTIALS = {"type": "dict", "schema": {"user": STRING, "api_token": STRING}}
+STRING: dict[str, Any] = {"type": "string"}
+SECRET_RECORD: dict[str, Any] = {"type": "dict", "schema": {"user": STRING, "token": STRING}}
+CREDENTIALS: dict[str, Any] = {"type": "dict", "schema": {"user": STRING, "api_token": STRING}}
 
 SECRET_TOKEN = "tok-5ecr3t-value-0042"
 """The api_token the kit's `login`, `secrets` and `gated` tools return."""
+
+
+def scaled(examples: int) -> int:
+    """`examples` times POLICYENGINE_TEST_SCALE (unset: 1), at least 1: see the module docstring."""
+    return max(1, round(examples * float(os.environ.get("POLICYENGINE_TEST_SCALE", "1"))))
 
 
 # -- content -------------------------------------------------------------------------------------
@@ -386,12 +396,12 @@ def make_kit(*, observe: bool = True, **registry_kwargs: Any) -> Kit:
 
 # -- rule packs --------------------------------------------------------------------------------------
 
-_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when built with it
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when PyYAML has it: the same YAML, faster
 
 
 def dump(data: Any) -> str:
     """Block-style YAML, keys in insertion order."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
 def write_pack(

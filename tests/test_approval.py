@@ -7,11 +7,7 @@ import asyncio
 import pytest
 
 from policyengine import ApprovalAnswer, Outcome, SourceKind, Stage, ask
-
-try:
-    from helpers_pipeline import HANG, RecordingApproval, make_bench
-except ImportError:  # tests/ imported as a package
-    from tests.helpers_pipeline import HANG, RecordingApproval, make_bench
+from support import HANG, RecordingApproval, make_bench
 
 
 def asking_bench(approval, reason="writes need a person", **kwargs):

@@ -11,10 +11,7 @@ import pytest
 
 from policyengine import PackLoadError, PolicyEngineError, Registry, ToolDefinition, UsageError
 from policyengine.tools.catalog import ANY_TYPES, CatalogError, load_catalog
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"  # the BFCL tools and calls, vendored
-BFCL_TOOLS = EXAMPLES / "bfcl-tools.jsonl"
-BFCL_CALLS = EXAMPLES / "bfcl-calls.jsonl"
+from support import BFCL_TOOLS
 
 # The calls of the BFCL corpus that do not validate, and why: `make_transaction` has no doc in
 # the corpus, and close_ticket is called with "ticket_001" where the doc declares an integer.
@@ -69,25 +66,19 @@ def problems_of(info: pytest.ExceptionInfo[CatalogError]) -> list[tuple[str, int
 # -- BFCL corpus ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def bfcl() -> dict[str, ToolDefinition]:
-    """The BFCL corpus catalog, loaded once."""
-    return load_catalog(BFCL_TOOLS)
-
-
-def test_every_bfcl_tool_loads(bfcl: dict[str, ToolDefinition]) -> None:
+def test_every_bfcl_tool_loads(bfcl_catalog: dict[str, ToolDefinition]) -> None:
     names = [json.loads(line)["name"] for line in BFCL_TOOLS.read_text("utf-8").splitlines() if line.strip()]
-    assert len(bfcl) == len(names) == 129
-    assert list(bfcl) == names  # file order is kept
+    assert len(bfcl_catalog) == len(names) == 129
+    assert list(bfcl_catalog) == names  # file order is kept
 
 
-def test_bfcl_nested_dict_keeps_its_properties(bfcl: dict[str, ToolDefinition]) -> None:
-    updates = bfcl["edit_ticket"].parameters["updates"]
+def test_bfcl_nested_dict_keeps_its_properties(bfcl_catalog: dict[str, ToolDefinition]) -> None:
+    updates = bfcl_catalog["edit_ticket"].parameters["updates"]
     assert updates["type"] == "dict"
     assert updates["required"] is True
     assert set(updates["schema"]) == {"description", "status", "priority"}
     assert updates["schema"]["priority"]["type"] == "integer"
-    edit = bfcl["edit_ticket"]
+    edit = bfcl_catalog["edit_ticket"]
     assert edit.validate_arguments({"ticket_id": 1, "updates": {"status": "closed"}})[1] == []
     assert edit.validate_arguments({"ticket_id": 1, "updates": {"priority": "high"}})[1] == [
         "updates.priority: must be of integer type"
@@ -95,37 +86,37 @@ def test_bfcl_nested_dict_keeps_its_properties(bfcl: dict[str, ToolDefinition]) 
 
 
 @pytest.mark.parametrize(("tool", "flag"), [("ls", "a"), ("du", "human_readable")])
-def test_bfcl_booleans_with_defaults(bfcl: dict[str, ToolDefinition], tool: str, flag: str) -> None:
-    rules = bfcl[tool].parameters[flag]
+def test_bfcl_booleans_with_defaults(bfcl_catalog: dict[str, ToolDefinition], tool: str, flag: str) -> None:
+    rules = bfcl_catalog[tool].parameters[flag]
     assert rules["type"] == "boolean"
     assert rules["default"] is False
     assert "required" not in rules
-    frozen, problems = bfcl[tool].validate_arguments({})
+    frozen, problems = bfcl_catalog[tool].validate_arguments({})
     assert problems == []
     assert frozen == {flag: False}  # the default is filled in, as the tool would see it
-    assert bfcl[tool].validate_arguments({flag: 1})[1] == [f"{flag}: must be of boolean type"]
+    assert bfcl_catalog[tool].validate_arguments({flag: 1})[1] == [f"{flag}: must be of boolean type"]
 
 
-def test_bfcl_float_and_array_types(bfcl: dict[str, ToolDefinition]) -> None:
-    numbers = bfcl["mean"].parameters["numbers"]
+def test_bfcl_float_and_array_types(bfcl_catalog: dict[str, ToolDefinition]) -> None:
+    numbers = bfcl_catalog["mean"].parameters["numbers"]
     assert numbers["type"] == "list"
     assert numbers["schema"]["type"] == "float"
-    assert bfcl["mean"].validate_arguments({"numbers": [1, 2.5]})[1] == []
-    assert bfcl["mean"].validate_arguments({"numbers": [True]})[1] != []  # a boolean is no number
+    assert bfcl_catalog["mean"].validate_arguments({"numbers": [1, 2.5]})[1] == []
+    assert bfcl_catalog["mean"].validate_arguments({"numbers": [True]})[1] != []  # a boolean is no number
 
 
-def test_bfcl_none_default_means_null_not_the_text_none(bfcl: dict[str, ToolDefinition]) -> None:
-    file_name = bfcl["echo"].parameters["file_name"]
+def test_bfcl_none_default_means_null_not_the_text_none(bfcl_catalog: dict[str, ToolDefinition]) -> None:
+    file_name = bfcl_catalog["echo"].parameters["file_name"]
     assert "default" not in file_name
     assert file_name["nullable"] is True
-    frozen, problems = bfcl["echo"].validate_arguments({"content": "hi"})
+    frozen, problems = bfcl_catalog["echo"].validate_arguments({"content": "hi"})
     assert problems == []
     assert frozen is not None and "file_name" not in frozen
-    assert bfcl["echo"].validate_arguments({"content": "hi", "file_name": None})[1] == []
+    assert bfcl_catalog["echo"].validate_arguments({"content": "hi", "file_name": None})[1] == []
 
 
-def test_bfcl_response_becomes_a_lenient_output_schema(bfcl: dict[str, ToolDefinition]) -> None:
-    ticket = bfcl["get_ticket"]
+def test_bfcl_response_becomes_a_lenient_output_schema(bfcl_catalog: dict[str, ToolDefinition]) -> None:
+    ticket = bfcl_catalog["get_ticket"]
     assert ticket.output_schema["type"] == "dict"
     assert all(rules["nullable"] for rules in ticket.output_schema["schema"].values())
     # Recorded responses omit fields, send nulls and add undeclared keys (BFCL's {"error": ...}).
@@ -133,52 +124,49 @@ def test_bfcl_response_becomes_a_lenient_output_schema(bfcl: dict[str, ToolDefin
     assert ticket.validate_value({"id": None, "title": None})[1] == []
     assert ticket.validate_value({"error": "no such ticket"})[1] == []
     assert ticket.validate_value({"id": "one"})[1] == ["value.id: must be of integer type"]
-    tweets = bfcl["get_user_tweets"].output_schema["schema"]["user_tweets"]
+    tweets = bfcl_catalog["get_user_tweets"].output_schema["schema"]["user_tweets"]
     assert tweets["schema"]["schema"]["tags"]["schema"] == {"type": "string", "nullable": True}
 
 
-def test_bfcl_free_form_output_object_is_allowed(bfcl: dict[str, ToolDefinition]) -> None:
-    messages = bfcl["view_messages_sent"].output_schema["schema"]["messages"]
+def test_bfcl_free_form_output_object_is_allowed(bfcl_catalog: dict[str, ToolDefinition]) -> None:
+    messages = bfcl_catalog["view_messages_sent"].output_schema["schema"]["messages"]
     assert messages["type"] == "dict"
     assert messages["allow_unknown"] is True
     assert "schema" not in messages
-    assert bfcl["view_messages_sent"].validate_value({"messages": {"USR001": ["Hello"]}})[1] == []
+    assert bfcl_catalog["view_messages_sent"].validate_value({"messages": {"USR001": ["Hello"]}})[1] == []
 
 
-def test_bfcl_calls_mostly_validate(bfcl: dict[str, ToolDefinition]) -> None:
-    if not BFCL_CALLS.is_file():
-        pytest.skip(f"BFCL calls not found at {BFCL_CALLS}")
+def test_bfcl_calls_mostly_validate(
+    bfcl_catalog: dict[str, ToolDefinition], bfcl_calls: tuple[dict[str, Any], ...]
+) -> None:
     failures: dict[str, str] = {}
-    total = 0
-    for line in BFCL_CALLS.read_text("utf-8").splitlines():
-        call = json.loads(line)
-        total += 1
-        definition = bfcl.get(call["name"])
+    for call in bfcl_calls:
+        definition = bfcl_catalog.get(call["name"])
         if definition is None:
             failures[call["call_id"]] = f"unknown tool {call['name']}"
             continue
         frozen, problems = definition.validate_arguments(call["arguments"])
         if frozen is None:
             failures[call["call_id"]] = "; ".join(problems)
-    assert total == 1161
+    assert len(bfcl_calls) == 1161
     assert failures == BFCL_INVALID
 
 
-def test_catalog_tools_describe_but_never_run(bfcl: dict[str, ToolDefinition]) -> None:
+def test_catalog_tools_describe_but_never_run(bfcl_catalog: dict[str, ToolDefinition]) -> None:
     registry = Registry()
-    registry.register(bfcl["cat"])
+    registry.register(bfcl_catalog["cat"])
     result = asyncio.run(registry.call("cat", {"file_name": "a.txt"}))
     assert result.outcome.value == "error"
     assert "cannot run" in str(result.reason)
     with pytest.raises(UsageError, match="catalog"):
-        bfcl["cat"].execute({"file_name": "a.txt"})
+        bfcl_catalog["cat"].execute({"file_name": "a.txt"})
 
 
-def test_catalog_definitions_export_back_to_openai_and_mcp(bfcl: dict[str, ToolDefinition]) -> None:
-    spec = bfcl["cd"].to_openai()["function"]
+def test_catalog_definitions_export_back_to_openai_and_mcp(bfcl_catalog: dict[str, ToolDefinition]) -> None:
+    spec = bfcl_catalog["cd"].to_openai()["function"]
     assert spec["parameters"]["properties"]["folder"]["type"] == "string"
     assert spec["parameters"]["required"] == ["folder"]
-    mcp = bfcl["get_ticket"].to_mcp()
+    mcp = bfcl_catalog["get_ticket"].to_mcp()
     assert mcp["outputSchema"]["type"] == "object"  # MCP wants an object, not a nullable one
 
 

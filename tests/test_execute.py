@@ -22,11 +22,7 @@ from policyengine import (
     ToolCall,
     block,
 )
-
-try:
-    from helpers_stages import Probe, make_registry, make_tool, wait_until
-except ImportError:  # tests/ imported as a package
-    from tests.helpers_stages import Probe, make_registry, make_tool, wait_until
+from support import Probe, make_registry, make_tool, wait_until
 
 HANG = 3.0  # how long a "hanging" body sleeps if nothing stops it
 

@@ -1,12 +1,14 @@
-"""Differential tests: the compiled fast path against Cerberus with the tools.py dialect."""
+"""Differential tests: the compiled fast path against Cerberus with the tools.py dialect.
+
+The property tests run 100 generated cases each (hypothesis draws new ones every run);
+POLICYENGINE_TEST_SCALE=10 runs ten times as many (tests/support.py, scaled).
+"""
 
 from __future__ import annotations
 
 import copy
-import json
 import math
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,12 +17,11 @@ from cerberus.utils import mapping_hash
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from policyengine.tools.catalog import load_catalog
-from policyengine.tools.definition import ParameterValidator
+from policyengine.tools.definition import ParameterValidator, ToolDefinition
 from policyengine.tools.validator import compile_schema
 from policyengine.values.frozen import freeze, thaw
+from support import scaled
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"  # the BFCL tools and calls, vendored
 SCALAR_TYPES = ["string", "integer", "float", "number", "boolean"]
 FIELD_NAMES = ["a", "b", "c", "d"]
 ALPHABET = "abcxy1 é"
@@ -120,15 +121,19 @@ def cerberus_can_hash(value: Any) -> bool:
 schema_values = json_values.filter(lambda value: value is not None and cerberus_can_hash(value))
 
 
+# Strategies are built once, here: building (and validating) them inside every draw dominated the cost.
+TYPED_SCALARS: dict[str, st.SearchStrategy[Any]] = {
+    "string": texts,
+    "integer": st.one_of(ints, st.booleans()),
+    "float": st.one_of(floats, ints, st.booleans()),
+    "number": st.one_of(floats, ints, st.booleans()),
+    "boolean": st.one_of(st.booleans(), st.sampled_from([0, 1])),
+}
+
+
 def typed_scalar(name: str) -> st.SearchStrategy[Any]:
     """Values of a scalar type, with the neighbours that trip naive checks (bools, ints as floats)."""
-    return {
-        "string": texts,
-        "integer": st.one_of(ints, st.booleans()),
-        "float": st.one_of(floats, ints, st.booleans()),
-        "number": st.one_of(floats, ints, st.booleans()),
-        "boolean": st.one_of(st.booleans(), st.sampled_from([0, 1])),
-    }[name]
+    return TYPED_SCALARS[name]
 
 
 KIND_OF: dict[str, Callable[[Any], bool]] = {
@@ -147,16 +152,26 @@ def as_types(rules: Mapping[str, Any]) -> list[str]:
     return [declared] if isinstance(declared, str) else list(declared)
 
 
+SHAPES = st.sampled_from([*SCALAR_TYPES, "dict", "list", "dict", "list", "union", "untyped"])
+FLAT_SHAPES = st.sampled_from([*SCALAR_TYPES, "union", "untyped"])
+UNION_TYPES = st.lists(st.sampled_from(SCALAR_TYPES), min_size=1, max_size=3, unique=True)
+CONTAINERS = st.sampled_from(["dict", "list"])
+ALLOWED_SIZES = st.sampled_from([0, 1, 1, 1])
+NUMERIC_BOUNDS = st.one_of(st.integers(-3, 5), st.sampled_from([0.5, 2**70, 1e30, -1e30]))
+REGEX_RULES = st.sampled_from(REGEXES)
+DICT_CONTENTS = st.sampled_from(["schema", "schema", "valuesrules", "free"])
+
+
 @st.composite
 def rules_sets(draw: st.DrawFn, depth: int, *, for_keys: bool = False) -> dict[str, Any]:
     """One field's rules from the supported subset; containers nest while depth lasts."""
-    containers = ["dict", "list"] if depth > 0 else []
-    shape = draw(st.sampled_from([*SCALAR_TYPES, *containers, *containers, "union", "untyped"]))
+    containers = depth > 0
+    shape = draw(SHAPES if containers else FLAT_SHAPES)
     if shape == "union":
-        types: list[str] = draw(st.lists(st.sampled_from(SCALAR_TYPES), min_size=1, max_size=3, unique=True))
+        types: list[str] = draw(UNION_TYPES)
         with_container: bool = draw(st.booleans())
         if containers and with_container:
-            types.append(draw(st.sampled_from(containers)))
+            types.append(draw(CONTAINERS))
     elif shape == "untyped":
         types = []
     else:
@@ -180,23 +195,20 @@ def rules_sets(draw: st.DrawFn, depth: int, *, for_keys: bool = False) -> dict[s
         # Mostly values of the declared types, so that documents can meet the rule.
         typed = [typed_scalar(t) for t in types if t in SCALAR_TYPES]
         pool = st.one_of(*typed) if typed and draw(st.integers(0, 4)) > 0 else scalars
-        rules["allowed"] = draw(
-            st.lists(pool, min_size=draw(st.sampled_from([0, 1, 1, 1])), max_size=4).filter(cerberus_can_hash)
-        )
-    numeric_bounds = st.one_of(st.integers(-3, 5), st.sampled_from([0.5, 2**70, 1e30, -1e30]))
+        rules["allowed"] = draw(st.lists(pool, min_size=draw(ALLOWED_SIZES), max_size=4).filter(cerberus_can_hash))
     for bound in ("min", "max"):
         if draw(st.integers(0, 4)) == 0:
             # String bounds on strings, numbers on the rest, and now and then the wrong one.
             wanted = "string" in types and draw(st.booleans())
             wanted ^= draw(st.integers(0, 9)) == 0
-            rules[bound] = draw(texts if wanted else numeric_bounds)
+            rules[bound] = draw(texts if wanted else NUMERIC_BOUNDS)
     for length in ("minlength", "maxlength"):
         if draw(st.integers(0, 4)) == 0 and sized:
             rules[length] = draw(st.integers(0, 4))
     if draw(st.integers(0, 3)) == 0 and ("string" in types or not types):
-        rules["regex"] = draw(st.sampled_from(REGEXES))
+        rules["regex"] = draw(REGEX_RULES)
     if "dict" in types:
-        container = draw(st.sampled_from(["schema", "schema", "valuesrules", "free"]))
+        container = draw(DICT_CONTENTS)
         if container == "schema":
             rules["schema"] = draw(document_schemas(depth - 1, for_keys=for_keys))
         elif container == "valuesrules":
@@ -359,7 +371,7 @@ def schema_and_document(draw: st.DrawFn) -> tuple[dict[str, Any], Any, bool]:
 # ---------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=700, deadline=None, suppress_health_check=SLOW)
+@settings(max_examples=scaled(100), deadline=None, suppress_health_check=SLOW)
 @given(schema_and_document())
 def test_generated_schemas_agree_with_cerberus(case: tuple[dict[str, Any], Any, bool]) -> None:
     schema, document, allow_unknown = case
@@ -376,7 +388,7 @@ def flat_case(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
     return schema, draw(documents_for(schema))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=SLOW)
+@settings(max_examples=scaled(100), deadline=None, suppress_health_check=SLOW)
 @given(flat_case())
 def test_flat_schemas_agree_with_cerberus(case: tuple[dict[str, Any], Any]) -> None:
     """Scalar fields only: many more draws of the value rules, where the edge cases live."""
@@ -416,14 +428,14 @@ def nested_value(draw: st.DrawFn, rules: Mapping[str, Any]) -> Any:
     return value
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=SLOW)
+@settings(max_examples=scaled(100), deadline=None, suppress_health_check=SLOW)
 @given(nested_rules(3), st.booleans(), st.data())
 def test_allow_unknown_inheritance_agrees(rules: dict[str, Any], allow_unknown: bool, data: st.DataObject) -> None:
     """Who inherits allow_unknown from whom: nested dicts, list items, valuesrules' values."""
     assert_agrees({"f": rules}, {"f": data.draw(nested_value(rules))}, allow_unknown)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=SLOW)
+@settings(max_examples=scaled(100), deadline=None, suppress_health_check=SLOW)
 @given(document_schemas(2), st.one_of(scalars, st.lists(json_values, max_size=2)))
 def test_non_mapping_documents_are_refused(schema: dict[str, Any], document: Any) -> None:
     fast = compile_schema(schema)
@@ -436,7 +448,7 @@ def test_generated_schemas_mostly_accept() -> None:
     """Guard against a vacuous oracle: near-valid documents must often be valid."""
     verdicts: list[bool] = []
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=SLOW, database=None)
+    @settings(max_examples=scaled(100), deadline=None, suppress_health_check=SLOW, database=None)
     @given(schema_and_document())
     def collect(case: tuple[dict[str, Any], Any, bool]) -> None:
         verdicts.append(assert_agrees(*case))
@@ -575,26 +587,19 @@ def test_top_level_allow_unknown_is_inherited() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def bfcl() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    tools = load_catalog(EXAMPLES / "bfcl-tools.jsonl")
-    calls = [json.loads(line) for line in (EXAMPLES / "bfcl-calls.jsonl").read_text().splitlines() if line.strip()]
-    return tools, calls
-
-
-def test_bfcl_catalog_compiles(bfcl: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
-    tools, _calls = bfcl
-    for tool in tools.values():
+def test_bfcl_catalog_compiles(bfcl_catalog: dict[str, ToolDefinition]) -> None:
+    for tool in bfcl_catalog.values():
         assert compile_schema(tool.parameters) is not None, tool.name
         if tool.output_schema:
             assert compile_schema({"value": thaw(tool.output_schema)}) is not None, tool.name
 
 
-def test_bfcl_calls_agree_with_cerberus(bfcl: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
-    tools, calls = bfcl
+def test_bfcl_calls_agree_with_cerberus(
+    bfcl_catalog: dict[str, ToolDefinition], bfcl_calls: tuple[dict[str, Any], ...]
+) -> None:
     compared = accepted = 0
-    for call in calls:
-        tool = tools.get(call["name"])
+    for call in bfcl_calls:
+        tool = bfcl_catalog.get(call["name"])
         if tool is None:  # the corpus calls a tool its catalog lacks
             continue
         accepted += assert_agrees(thaw(tool.parameters), call["arguments"])
@@ -602,15 +607,14 @@ def test_bfcl_calls_agree_with_cerberus(bfcl: tuple[dict[str, Any], list[dict[st
     assert compared > 1000 and accepted > compared // 2
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=SLOW)
+@settings(max_examples=scaled(100), deadline=None, suppress_health_check=SLOW)
 @given(st.data())
 def test_bfcl_mutated_calls_agree_with_cerberus(
-    bfcl: tuple[dict[str, Any], list[dict[str, Any]]], data: st.DataObject
+    bfcl_catalog: dict[str, ToolDefinition], bfcl_calls: tuple[dict[str, Any], ...], data: st.DataObject
 ) -> None:
     """Real calls with one argument dropped, retyped, nulled or added; outputs near their schemas."""
-    tools, calls = bfcl
-    call = data.draw(st.sampled_from([c for c in calls if c["name"] in tools]))
-    tool = tools[call["name"]]
+    call = data.draw(st.sampled_from([c for c in bfcl_calls if c["name"] in bfcl_catalog]))
+    tool = bfcl_catalog[call["name"]]
     arguments = dict(call["arguments"])
     mutation = data.draw(st.sampled_from(["drop", "retype", "null", "add", "none"]))
     names = sorted(thaw(tool.parameters))

@@ -29,11 +29,7 @@ from policyengine import (
     define_tool,
     deny,
 )
-
-try:
-    from helpers_stages import SECRET_RECORD, Probe, Recorder, make_registry, make_tool, text
-except ImportError:  # tests/ imported as a package
-    from tests.helpers_stages import SECRET_RECORD, Probe, Recorder, make_registry, make_tool, text
+from support import SECRET_RECORD, Probe, Recorder, make_registry, make_tool, text
 
 COUNT = {"n": {"type": "integer", "required": True, "description": "How many"}}
 

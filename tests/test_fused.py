@@ -1,4 +1,8 @@
-"""A tool's simple rules tested together (fused.py) decide exactly as rule-by-rule evaluation."""
+"""A tool's simple rules tested together (fused.py) decide exactly as rule-by-rule evaluation.
+
+The property tests draw a hundred cases each; POLICYENGINE_TEST_SCALE=10 draws ten times as many
+(tests/support.py, scaled).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from packkit import rules_pack
 
 from policyengine import load_pack
 from policyengine.enforce.decider import Decider
@@ -19,6 +22,7 @@ from policyengine.packs.rules import Chain, check_guards, decide_pre
 from policyengine.values.decisions import Deny
 from policyengine.values.frozen import FrozenDict, freeze
 from policyengine.values.results import Stage
+from support import rules_pack, scaled
 
 # Conditions a plan fuses, and some it must leave to rule-by-rule evaluation.
 FUSIBLE = [
@@ -122,7 +126,7 @@ def documents(draw: st.DrawFn, plain: bool = False) -> FrozenDict:
     return freeze({"name": name, "arguments": arguments, "agent": "agent", "call_id": "c1"})
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(chains("pre-execute"), st.lists(documents(), min_size=1, max_size=8))
 def test_fused_pre_execute_decides_exactly_as_rule_by_rule(rules: list[dict[str, Any]], docs: list[Any]) -> None:
     chain = _load(rules).rules_for(Stage.PRE_EXECUTE, "read")
@@ -131,7 +135,7 @@ def test_fused_pre_execute_decides_exactly_as_rule_by_rule(rules: list[dict[str,
         assert decide_pre(chain, document) == decide_pre(tuple(chain), document)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(chains("guard"), st.lists(documents(), min_size=1, max_size=8))
 def test_fused_guards_fire_exactly_as_rule_by_rule(rules: list[dict[str, Any]], docs: list[Any]) -> None:
     chain = _load(rules).rules_for(Stage.GUARD, "read")
@@ -263,7 +267,7 @@ def test_a_chain_whose_literals_cannot_be_indexed_is_evaluated_rule_by_rule() ->
     assert plan_for([Fake()]) is None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(chains("pre-execute"), chains("guard"), st.lists(documents(plain=True) | documents(), min_size=1, max_size=8))
 def test_the_one_layer_shortcut_decides_exactly_as_rule_by_rule(
     pre: list[dict[str, Any]], guard: list[dict[str, Any]], docs: list[Any]
@@ -298,7 +302,7 @@ INDEX_RULES = [
 TOOL_NAMES = st.sampled_from(["read", "write", "rm_file", "xy", "x", "weed", "re"]) | st.text(max_size=8)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(st.lists(TOOL_NAMES, max_size=20))
 def test_the_tool_index_finds_exactly_the_rules_a_full_scan_finds_in_order(names: list[str]) -> None:
     index = _load(INDEX_RULES).index[Stage.GUARD]

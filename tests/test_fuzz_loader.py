@@ -9,6 +9,11 @@ located problems, and evaluate as jmespath 1.1.0 does, ordering comparisons of n
 Known loader bugs the fuzzer finds are listed in KNOWN_BUGS: the fuzz tests tolerate them (and
 only them), and each has a minimal reproducer below marked xfail(strict=True), which fails the
 suite as soon as the bug is fixed, so its KNOWN_BUGS entry and the marker get removed together.
+
+The suite checks the first MUTANTS mutants of SEED and a few hundred hypothesis cases; the volume
+runs are the script's (`python scripts/fuzz_loader.py --seed 20260707 --iterations 2000 --reload-rate
+0.1` repeats the suite's mutants and goes on), or POLICYENGINE_TEST_SCALE=10 for ten times as many
+here (tests/support.py, scaled).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from policyengine import (
     load_pack,
     pack_bundle,
 )
+from support import scaled
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "fuzz_loader.py"
 
@@ -62,7 +68,7 @@ fuzz = _import_script()
 pytestmark = pytest.mark.filterwarnings("ignore:deprecated string literal syntax")
 
 SEED = 20260707
-MUTANTS = 2000
+MUTANTS = scaled(200)  # the first 200 already exercise 45 of the 47 mutation kinds
 
 # Finding signatures (see fuzz_loader._signature) of the loader bugs still open -> the bug. The
 # bugs fixed since issue 7 are gone from this list, so the fuzz runs below catch them coming back.
@@ -167,11 +173,12 @@ def test_mutants_are_reproducible_from_seed_and_iteration() -> None:
 
 
 def test_mutated_packs_fixed_seed(harness: Any) -> None:
-    """~2,000 mutants: only Pack or PackLoadError, locations inside the files, nothing half installed."""
+    """MUTANTS mutants: only Pack or PackLoadError, locations inside the files, nothing half installed."""
     stats = fuzz.run_range(harness, SEED, 0, MUTANTS, timeout=20.0)
     assert stats.iterations == MUTANTS
     assert stats.ok > MUTANTS // 20, "too few mutants load: the oracle's success path is barely exercised"
     assert stats.refused > MUTANTS // 2
+    assert {op.split(":")[0] for op in stats.ops} >= {"byte", "token", "struct"}, "a mutation family never ran"
     new = unknown(stats.signatures)
     assert not [s for s in stats.signatures if s.startswith(("generator:", "oracle:", "timeout"))]
     assert not new, "\n\n".join(
@@ -260,7 +267,9 @@ _manifests = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=scaled(100), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(manifest=_manifests, rule_file=_rule_files, style=st.randoms(use_true_random=False))
 def test_random_rule_documents_load_or_are_refused_with_locations_inside(
     harness: Any, manifest: dict[str, Any], rule_file: dict[str, Any], style: random.Random
@@ -506,7 +515,7 @@ def test_the_grammar_reaches_every_jmespath_form() -> None:
     assert len(slices) == 8
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=grammar_expressions, rng=st.randoms(use_true_random=False))
 def test_grammar_expressions_load_or_are_refused_located_and_evaluate_as_jmespath(
     grammar_folder: Path, text: str, rng: random.Random

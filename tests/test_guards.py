@@ -7,11 +7,7 @@ import asyncio
 import pytest
 
 from policyengine import ApprovalAnswer, Outcome, SourceKind, Stage, allow, ask, deny
-
-try:
-    from helpers_pipeline import RecordingApproval, make_bench
-except ImportError:  # tests/ imported as a package
-    from tests.helpers_pipeline import RecordingApproval, make_bench
+from support import RecordingApproval, make_bench
 
 DENY_TOOLS = {"fs_write", "fs_edit"}
 

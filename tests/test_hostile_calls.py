@@ -32,14 +32,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policyengine import Outcome, PolicyLayers, Registry, Stage, ToolResult, define_tool, thaw
+from policyengine import Outcome, PolicyLayers, Registry, Stage, ToolDefinition, ToolResult, define_tool, thaw
 from policyengine.runtime.audit import AuditRecorder
-from policyengine.tools.catalog import load_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "policies" / "baseline"
 BFCL = REPO / "policies" / "bfcl"
-BFCL_TOOLS = REPO / "examples" / "bfcl-tools.jsonl"
 
 BOUND = 2.0  # seconds per call: generous on purpose
 DEFINED = frozenset({Outcome.OK, Outcome.DENIED, Outcome.INVALID})
@@ -71,10 +69,10 @@ def baseline_registry() -> Registry:
     return registry
 
 
-def bfcl_registry() -> Registry:
+def bfcl_registry(catalog: Mapping[str, ToolDefinition]) -> Registry:
     """The BFCL catalog with bodies that do nothing; grep also takes nested data and a list."""
     registry = Registry()
-    for name, definition in load_catalog(BFCL_TOOLS).items():
+    for name, definition in catalog.items():
         parameters = thaw(definition.parameters)
         if name == "grep":
             parameters.update(data=ANYTHING, lines=STRINGS)
@@ -91,8 +89,8 @@ def baseline() -> Registry:
 
 
 @pytest.fixture(scope="module")
-def bfcl() -> Registry:
-    return bfcl_registry()
+def bfcl(bfcl_catalog: dict[str, ToolDefinition]) -> Registry:
+    return bfcl_registry(bfcl_catalog)
 
 
 Call = tuple[str, Mapping[Any, Any]]
@@ -543,10 +541,10 @@ def test_adversarial_huge_arguments_are_evaluated_within_the_bound(recipe: dict[
 # -- audit ---------------------------------------------------------------------------------------------------
 
 
-def test_a_call_with_a_huge_integer_is_still_audited() -> None:
+def test_a_call_with_a_huge_integer_is_still_audited(bfcl_catalog: dict[str, ToolDefinition]) -> None:
     stream = io.StringIO()
     recorder = AuditRecorder(stream)
-    registry = bfcl_registry()
+    registry = bfcl_registry(bfcl_catalog)
     registry.on_result(recorder, name="audit")
     [(result, _s)] = run_calls(registry, [("tail", {"file_name": "notes.txt", "lines": 10**5000})])
     assert result.outcome is Outcome.OK

@@ -40,15 +40,7 @@ from policyengine.packs.loader import load_pack
 from policyengine.runtime.audit import AuditRecorder
 from policyengine.values import frozen
 from policyengine.values.frozen import freeze, thaw
-
-try:
-    from helpers_pipeline import make_bench
-    from helpers_stages import SECRET_RECORD, Recorder, make_registry, make_tool
-    from packkit import rules_pack
-except ImportError:  # tests/ imported as a package
-    from tests.helpers_pipeline import make_bench
-    from tests.helpers_stages import SECRET_RECORD, Recorder, make_registry, make_tool
-    from tests.packkit import rules_pack
+from support import SECRET_RECORD, Recorder, make_bench, make_registry, make_tool, rules_pack
 
 SHADOW = "/etc/shadow"
 

@@ -4,6 +4,9 @@ Except for one deliberate difference: an ordering comparison of anything but two
 strings raises OrderingError where jmespath gives null. Every comparison below is against
 `Reference`, jmespath with that one rule, and `expected` checks the reference against jmespath
 itself, so the two differ nowhere else.
+
+The property tests draw 100 to 500 cases each; POLICYENGINE_TEST_SCALE=10 draws ten times as
+many (tests/support.py, scaled).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from policyengine.language.expression_compiler import OrderingError, compile_ast
 from policyengine.language.functions import FUNCTIONS, OPTIONS
 from policyengine.packs.loader import load_pack
 from policyengine.values.frozen import FrozenDict, FrozenList, freeze
+from support import scaled
 
 # The suite still uses `foo` string literals, which jmespath parses with a deprecation warning.
 pytestmark = pytest.mark.filterwarnings("ignore:deprecated string literal syntax:PendingDeprecationWarning")
@@ -380,7 +384,7 @@ def test_rule_expressions_all_compile() -> None:
     assert [text for text, _parsed, fn in COMPILED_RULES if fn is None] == []
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(call=CALLS, frozen=st.booleans())
 def test_rule_expressions_match_jmespath(call: dict[str, Any], frozen: bool) -> None:
     """Random call documents x rule-like expressions: same value or same exception class."""
@@ -414,7 +418,7 @@ def test_pack_expressions_all_compile() -> None:
     assert [label for label, parsed in PACK_EXPRESSIONS if compile_ast(parsed.parsed, FUNCTIONS) is None] == []
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(call=CALLS)
 def test_pack_expressions_match_jmespath(call: dict[str, Any]) -> None:
     """The shipped packs' expressions agree with jmespath on random frozen calls."""
@@ -531,7 +535,9 @@ DOCUMENTS = st.recursive(
 )
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(
+    max_examples=scaled(500), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
 @given(expression=EXPRESSIONS, document=DOCUMENTS, frozen=st.booleans())
 def test_random_expressions_match_jmespath(expression: str, document: Any, frozen: bool) -> None:
     """Grammar-generated expressions: compiled and interpreted agree exactly."""
@@ -658,7 +664,7 @@ def _order_case(shape: str, op: str, x: Any, y: Any) -> tuple[str, Any, Outcome]
     return text, {"a": x, "b": y}, want
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     x=_ORDER_VALUES,
     y=_ORDER_VALUES,

@@ -1,4 +1,7 @@
-"""Property tests over random pre-execute chains, guards and approval answers (SPEC.md sections 2-4)."""
+"""Property tests over random pre-execute chains, guards and approval answers (SPEC.md sections 2-4).
+
+Each property draws a hundred cases; POLICYENGINE_TEST_SCALE=10 draws ten times as many (tests/support.py, scaled).
+"""
 
 from __future__ import annotations
 
@@ -10,11 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine import ApprovalAnswer, Outcome, SourceKind, Stage, allow, ask, deny
-
-try:
-    from helpers_pipeline import RecordingApproval, make_bench
-except ImportError:  # tests/ imported as a package
-    from tests.helpers_pipeline import RecordingApproval, make_bench
+from support import RecordingApproval, make_bench, scaled
 
 LISTENER_KINDS = ("pass", "allow", "deny", "ask", "override", "raise", "none", "tamper")
 GUARD_KINDS = ("abstain", "deny", "raise", "bogus")
@@ -125,7 +124,7 @@ def build(kinds, guards, answer, default, observers=()):
     return bench, approval, ran
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(
     kinds=listeners_st,
     guards=guards_st,
@@ -144,7 +143,7 @@ def test_no_chain_or_approval_turns_a_guard_denial_into_ok(kinds, guards, answer
     assert approval is None or approval.requests == []
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(
     kinds=listeners_st,
     guards=guards_st,
@@ -196,7 +195,7 @@ def test_outcome_matches_the_waterfall_guard_and_approval_model(kinds, guards, a
         assert result.reason and result.reason in result.text
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(
     kinds=listeners_st,
     guards=guards_st,
@@ -224,7 +223,7 @@ def test_arguments_are_never_mutated(kinds, guards, answer, default, paths):
         assert result.value == len(paths)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(
     kinds=listeners_st,
     guards=guards_st,

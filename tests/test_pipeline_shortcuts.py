@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from packkit import rules_pack
 
 from policyengine import Registry, define_tool, load_pack
 from policyengine.enforce.install import pack_bundle
@@ -17,6 +16,7 @@ from policyengine.tools.definition import render_text
 from policyengine.values.call import ToolCall
 from policyengine.values.frozen import FrozenDict, FrozenList, freeze
 from policyengine.values.results import Outcome, Stage
+from support import rules_pack
 
 PARAMETERS = {
     "path": {"type": "string", "required": True, "description": "a path"},

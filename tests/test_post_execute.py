@@ -18,11 +18,7 @@ from policyengine import (
     block,
     deny,
 )
-
-try:
-    from helpers_stages import SECRET_RECORD, Probe, make_registry, make_tool, text
-except ImportError:  # tests/ imported as a package
-    from tests.helpers_stages import SECRET_RECORD, Probe, make_registry, make_tool, text
+from support import SECRET_RECORD, Probe, make_registry, make_tool, text
 
 
 def listener(name: str) -> Source:

@@ -8,11 +8,7 @@ import contextlib
 import pytest
 
 from policyengine import Outcome, SourceKind, Stage, allow, ask, deny
-
-try:
-    from helpers_pipeline import RecordingApproval, make_bench
-except ImportError:  # tests/ imported as a package
-    from tests.helpers_pipeline import RecordingApproval, make_bench
+from support import RecordingApproval, make_bench
 
 
 def test_listeners_run_in_registration_order():

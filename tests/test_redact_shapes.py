@@ -1,4 +1,8 @@
-"""Redaction of pair shapes, of every secret and of every card number (policyengine.language.redact)."""
+"""Redaction of pair shapes, of every secret and of every card number (policyengine.language.redact).
+
+The property tests draw up to 200 cases each; POLICYENGINE_TEST_SCALE=10 draws ten times as many
+(tests/support.py, scaled).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from hypothesis import strategies as st
 from policyengine.language.redact import REDACTED, Redaction, key_matcher, parse_path
 from policyengine.language.secret_scanner import card_numbers, find_secrets
 from policyengine.values.frozen import freeze
+from support import scaled
 
 CREDENTIAL_KEYS = key_matcher(["*password*", "*passwd*", "*secret*", "*token*", "api_key", "authorization", "cookie"])
 TOKEN = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
@@ -211,21 +216,21 @@ documents = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents, st.sampled_from([None, 0, 4]))
 def test_after_secrets_redaction_nothing_is_found(document: Any, keep_last: int | None) -> None:
     redacted = Redaction(secrets=True, keep_last=keep_last).apply(freeze(document))
     assert find_secrets(redacted) == []
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents, st.sampled_from([None, 0, 4]))
 def test_after_cards_redaction_no_card_number_is_left(document: Any, keep_last: int | None) -> None:
     redacted = Redaction(cards=True, keep_last=keep_last).apply(document)
     assert not any(f.kind == "card-number" for f in find_secrets(redacted))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(200), deadline=None)
 @given(st.text(max_size=60))
 def test_cards_redaction_of_any_text_removes_every_card_number(text: str) -> None:
     redacted = LAST4.apply("4111 1111 1111 1111 " + text)

@@ -10,7 +10,6 @@ import jmespath
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from packkit import write_pack
 
 from policyengine import PolicyLayers, Registry, define_tool
 from policyengine.enforce.decider import Decider
@@ -21,6 +20,7 @@ from policyengine.packs.loader import load_pack
 from policyengine.tools.catalog import load_catalog
 from policyengine.values.call import call_document
 from policyengine.values.frozen import freeze
+from support import write_pack
 
 
 def _search(expression: str, arguments: dict[str, Any], cwd: str | None = None, roles: Any = None) -> Any:

@@ -72,9 +72,12 @@ def _case_files() -> list[Path]:
     return sorted(CASES.glob("*.yaml"))
 
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: read at collection
+
+
 @functools.cache
 def _read(path: Path) -> list[dict[str, Any]]:
-    groups = yaml.safe_load(path.read_text("utf-8"))
+    groups = yaml.load(path.read_text("utf-8"), Loader=_SAFE_LOADER)
     assert isinstance(groups, list) and groups, f"{path.name}: a case file is a non-empty list of groups"
     return groups
 

@@ -1,4 +1,8 @@
-"""Shell commands parsed into programs and operands, failing closed (policyengine.language.shell)."""
+"""Shell commands parsed into programs and operands, failing closed (policyengine.language.shell).
+
+The property tests draw up to 150 cases each; POLICYENGINE_TEST_SCALE=10 draws ten times as many
+(tests/support.py, scaled).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from hypothesis import strategies as st
 
 from policyengine.language import shell as shell
 from policyengine.language.shell import MAX_BYTES, MAX_DEPTH, Command, CommandError, parse_command
+from support import scaled
 
 ADVERSARIAL = Path(__file__).parent / "adversarial" / "commands.yaml"
 CASE_KEYS = {"command", "programs", "operands", "not_programs", "unknown"}
@@ -419,7 +424,7 @@ def test_parsers_are_per_thread() -> None:
 SHELLISH = st.text(alphabet=" \t\n\\'\"$`(){}[]|&;<>#*?~=!-/abcrmx0E", max_size=80)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(st.one_of(st.text(max_size=80), SHELLISH))
 def test_parse_command_returns_a_command_or_raises_command_error(text: str) -> None:
     try:
@@ -434,7 +439,7 @@ def test_parse_command_returns_a_command_or_raises_command_error(text: str) -> N
 HEREDOC_LINE = st.text(alphabet=" \t\\'\"$`(){}[]|&;<>#*?=!-/abcrmxEOF", max_size=12).filter(lambda line: line != "EOF")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(st.lists(HEREDOC_LINE, max_size=4), st.sampled_from(["'EOF'", '"EOF"', "\\EOF"]), st.sampled_from(["<<", "<<-"]))
 def test_quoted_heredoc_body_never_runs_anything(lines: list[str], delimiter: str, operator: str) -> None:
     if operator == "<<-" and any(line.lstrip("\t") == "EOF" for line in lines):

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from packkit import SECRET_TOKEN, RecordingApproval, make_kit
 
 from policyengine import (
     ApprovalAnswer,
@@ -26,11 +25,11 @@ from policyengine import (
     load_packs,
 )
 from policyengine.values.problems import ProblemSink
+from support import SECRET_TOKEN, RecordingApproval, make_kit
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "policies" / "baseline"
 BFCL = REPO / "policies" / "bfcl"
-CALLS = REPO / "examples" / "bfcl-calls.jsonl"
 
 
 # -- loading -----------------------------------------------------------------------------------------
@@ -176,14 +175,10 @@ def test_baseline_redacts_secret_looking_strings_inside_values(baseline_kit: Any
 # -- bfcl over the recorded corpus --------------------------------------------------------------
 
 
-def _records() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CALLS.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="module")
-def bfcl_verdicts() -> dict[str, tuple[dict[str, Any], Any]]:
+def bfcl_verdicts(bfcl_calls: tuple[dict[str, Any], ...]) -> dict[str, tuple[dict[str, Any], Any]]:
     """call_id -> (recorded call, Evaluation) for every recorded call, under the bfcl pack."""
-    records = _records()
+    records = bfcl_calls
     registry = Registry()
     PolicyLayers.install(registry, [BFCL])
 

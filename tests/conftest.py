@@ -1,0 +1,32 @@
+"""Fixtures shared by several test modules; helpers that tests import by name live in support.py.
+
+Session-scoped, so the expensive setup happens once per run:
+
+  bfcl_catalog  the vendored BFCL tool catalog (examples/bfcl-tools.jsonl) as {name: ToolDefinition};
+                definitions are frozen, so every module can share them.
+  bfcl_calls    the vendored recorded BFCL calls (examples/bfcl-calls.jsonl), in file order; shared,
+                so copy a call's arguments before changing them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from policyengine import ToolDefinition
+from policyengine.tools.catalog import load_catalog
+from support import BFCL_CALLS, BFCL_TOOLS
+
+
+@pytest.fixture(scope="session")
+def bfcl_catalog() -> dict[str, ToolDefinition]:
+    """The BFCL corpus catalog, loaded once."""
+    return load_catalog(BFCL_TOOLS)
+
+
+@pytest.fixture(scope="session")
+def bfcl_calls() -> tuple[dict[str, Any], ...]:
+    """The recorded BFCL calls, read once."""
+    return tuple(json.loads(line) for line in BFCL_CALLS.read_text("utf-8").splitlines() if line.strip())
