@@ -73,7 +73,9 @@ MAX_PIPES = 1024
 # (~25 ms after 10,000 operations for the worst shape we found, ~200 ms after 30,000, seconds
 # after 100,000), so few operations are allowed: 10,000 are ~10 KiB of dense script (a 6 KB
 # script takes 58 checks) or 400 file names; heredoc bodies and quoted strings cost next to
-# nothing. The clock bounds the rest (error recovery that re-reads the input at every step).
+# nothing. The clock bounds the rest (error recovery that re-reads the input at every step). It is
+# the thread's CPU time, not the wall clock: on a loaded machine a preempted parse of a benign
+# command must not turn unknown (and a dry-run's records must not depend on the load).
 PARSE_SECONDS = 0.05
 PARSE_CHECKS = 100
 # Error recovery can re-read the input from each position (quadratic); a normal parse reads each
@@ -476,7 +478,7 @@ class _Walk:
         """Start with nothing found and the whole budget."""
         self.programs: dict[str, None] = {}  # a dict keeps the first-seen order
         self.operands: dict[str, None] = {}
-        self.deadline = time.perf_counter() + PARSE_SECONDS
+        self.deadline = time.thread_time() + PARSE_SECONDS
         self.checks = 0
 
     # -- parsing -------------------------------------------------------------------------------
@@ -508,7 +510,7 @@ class _Walk:
 
     def _tree(self, data: bytes) -> tree_sitter.Tree:
         """Parse bytes with tree-sitter within this call's budget."""
-        if time.perf_counter() > self.deadline:
+        if time.thread_time() > self.deadline:
             raise CommandError("the command took too long to parse")
         parser = _parser()
         if len(data) <= SMALL_INPUT:
@@ -530,7 +532,7 @@ class _Walk:
         def progress(_offset: int, _has_error: bool) -> bool:
             """Whether to cancel: out of parser operations or time."""
             self.checks += 1
-            return self.checks > PARSE_CHECKS or time.perf_counter() > self.deadline
+            return self.checks > PARSE_CHECKS or time.thread_time() > self.deadline
 
         try:
             tree = parser.parse(source, progress_callback=progress)
