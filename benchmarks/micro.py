@@ -6,7 +6,7 @@
 2. jpcompile (JMESPath compiled to closures) against jmespath's interpreter on typical conditions.
 
 Both fast paths are pinned to the code they replace by differential tests in the suite
-(tests/test_fastschema.py, tests/test_jpcompile.py); this script only times them.
+(tests/test_validator.py, tests/test_expression_compiler.py); this script only times them.
 """
 
 from __future__ import annotations
