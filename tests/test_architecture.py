@@ -11,6 +11,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,3 +158,18 @@ def test_defining_a_tool_loads_neither_the_rule_language_nor_the_packs() -> None
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", ["pack", "rules", "rule-file", "calls", "tests"])
+def test_the_shipped_schemas_are_found_from_a_checkout_without_an_install(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib import resources
+
+    from policyengine.packs import compiler
+
+    def not_installed(package: str) -> Any:
+        raise ModuleNotFoundError(package)
+
+    monkeypatch.setattr(resources, "files", not_installed)
+    assert compiler.schema_file(name).read_text("utf-8").strip()

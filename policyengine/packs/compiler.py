@@ -32,7 +32,8 @@ def schema_file(name: str) -> Any:
     try:
         return resources.files("policyengine.schemas").joinpath(f"{name}.yaml")
     except ModuleNotFoundError:  # running from a checkout whose package dir shadows the install
-        return pathlib.Path(__file__).resolve().parent.parent / "schemas" / f"{name}.yaml"
+        # policyengine/packs/compiler.py -> the checkout, whose schemas/ folder installs as policyengine.schemas
+        return pathlib.Path(__file__).resolve().parents[2] / "schemas" / f"{name}.yaml"
 
 
 @cache
