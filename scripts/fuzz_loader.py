@@ -319,7 +319,9 @@ class Seed:
 
 def _pack_files(folder: Path) -> Files:
     manifest = (folder / MANIFEST).read_bytes()
-    names = yaml.safe_load(manifest)["files"]
+    data = yaml.safe_load(manifest)
+    # The rule files, and the catalog a manifest names (a pack without it is refused).
+    names = [*data["files"], *([data["catalog"]] if data.get("catalog") else [])]
     return {MANIFEST: manifest, **{str(n): (folder / str(n)).read_bytes() for n in names}}
 
 

@@ -39,8 +39,7 @@ def test_denied_answer_denies_at_approval_stage():
     result = bench.call("fs_write", {"path": "notes.txt"})
     assert result.outcome is Outcome.DENIED
     assert result.stage is Stage.APPROVAL
-    assert "writes need a person" in result.reason
-    assert "denied" in result.reason.lower()
+    assert result.reason == "approval required (writes need a person); a person denied the call"
     assert result.reason in result.text
     assert bench.runs["fs_write"] == 0
     assert len(approval.requests) == 1
@@ -56,6 +55,35 @@ def test_anything_but_the_allowed_once_answer_denies(answer):
     assert repr(answer) in result.reason
     assert bench.runs["fs_write"] == 0
     assert len(approval.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("approval", "timeout", "reason"),
+    [
+        (ApprovalAnswer.DENIED, 1.0, "approval required (writes need a person); a person denied the call"),
+        (HANG, 0.05, "approval required (writes need a person); no answer within 0.05s"),
+        (None, 1.0, "approval required (writes need a person) but no approval service is configured"),
+        (
+            RuntimeError("backend down"),
+            1.0,
+            "approval required (writes need a person); the approval service failed: RuntimeError: backend down",
+        ),
+        (RuntimeError(), 1.0, "approval required (writes need a person); the approval service failed: RuntimeError"),
+        (
+            "yes",
+            1.0,
+            "approval required (writes need a person); the approval service gave no valid answer "
+            "(it returned 'yes'), so the call was not allowed",
+        ),
+    ],
+    ids=["denied", "timeout", "no-service", "failed", "failed-without-message", "not-an-answer"],
+)
+def test_every_refusal_reads_as_plain_text(approval, timeout, reason):
+    bench = asking_bench(None if approval is None else RecordingApproval(approval), approval_timeout=timeout)
+    result = bench.call("fs_write", {"path": "notes.txt"})
+    assert result.outcome is Outcome.DENIED
+    assert result.reason == reason
+    assert "ApprovalAnswer" not in result.text and "<" not in result.reason
 
 
 def test_approval_service_that_raises_denies_saying_it_failed():

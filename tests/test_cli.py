@@ -265,13 +265,20 @@ def test_check_with_tools_warns_about_a_rule_naming_a_tool_missing_from_the_cata
         'tools: [place_order]\n    when: "product([arguments.price, arguments.amount]) > `100000`"',
         'tools: [place_ordr]\n    when: "product([arguments.price, arguments.amount]) > `100000`"',
     )
-    without = cli("check", pack, "--format", "json")
-    assert without.code == 0 and without.json()["problems"] == []
-    run = cli("check", pack, "--tools", TOOLS, "--format", "json")
+    # The pack's own `catalog:` finds the typo without --tools ...
+    run = cli("check", pack, "--format", "json")
     assert run.code == 0
     codes = {(p["code"], p["rule"]) for p in run.json()["problems"]}
-    assert ("PE505", "deny-orders-over-limit") in codes
-    assert cli("check", pack, "--tools", TOOLS, "--strict").code == 1
+    assert ("PE606", "deny-orders-over-limit") in codes  # the entry, located, with a did-you-mean
+    assert cli("check", pack, "--strict").code == 1
+    # ... and --tools overrides it: the same catalog plus the misspelt name finds nothing.
+    other = tmp_path / "other.jsonl"
+    # (with place_order's parameters: the rule's arguments are checked against the tool it names)
+    spec = next(json.loads(line) for line in TOOLS.read_text("utf-8").splitlines() if '"place_order"' in line)
+    extra = json.dumps({**spec, "name": "place_ordr"})
+    other.write_text(TOOLS.read_text("utf-8") + extra + "\n", "utf-8")
+    overridden = cli("check", pack, "--tools", other, "--format", "json")
+    assert overridden.code == 0 and overridden.json()["problems"] == []
 
 
 def test_check_broken_pack_exits_2_and_renders_every_problem_with_location_snippet_and_caret(
@@ -707,7 +714,9 @@ def test_dry_run_writes_one_record_per_input_line_in_order(tmp_path: Path) -> No
     assert len(records) == len(calls) > 0
     assert [r["line"] for r in records] == list(range(1, len(calls) + 1))
     assert [(r["call_id"], r["name"]) for r in records] == [(c["call_id"], c["name"]) for c in calls]
-    assert {r["decision"] for r in records} <= {"allow", "ask", "deny"}
+    # The pack's catalog refuses two calls (an undocumented tool, a string ticket id).
+    assert {r["decision"] for r in records} == {"allow", "ask", "deny", "invalid"}
+    assert sum(r["decision"] == "invalid" for r in records) == 2
     assert f"{len(calls):,} calls" in run.out
 
 
@@ -728,7 +737,8 @@ def test_dry_run_fail_on_deny_exits_1() -> None:
 
 
 def test_dry_run_fail_on_a_decision_that_never_occurs_exits_0() -> None:
-    assert cli("dry-run", "--pack", BFCL, CALLS, "--fail-on", "invalid,error").code == 0
+    assert cli("dry-run", "--pack", BFCL, CALLS, "--fail-on", "error").code == 0
+    assert cli("dry-run", "--pack", BFCL, CALLS, "--fail-on", "invalid,error").code == 1  # the catalog's two
 
 
 def test_dry_run_fail_on_reports_on_the_err_stream() -> None:

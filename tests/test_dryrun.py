@@ -58,6 +58,28 @@ def pack_rule_ids(pack: Path) -> list[str]:
     return [r.id for p in load_packs([str(pack)]) for r in p.rules]
 
 
+def pack_rule_stages(pack: Path) -> dict[str, str]:
+    return {r.id: r.stage.value for p in load_packs([str(pack)]) for r in p.rules}
+
+
+# The two BFCL calls the pack's catalog (policies/bfcl/tools.jsonl) refuses, and where.
+CATALOG_INVALID = [
+    ("multi_turn_base_121:3:1", "lookup"),  # make_transaction: no such tool in the catalog
+    ("multi_turn_base_173:3:0", "validation"),  # close_ticket: ticket_id is not an integer
+]
+
+
+def untyped_pack(tmp_path: Path) -> Path:
+    """A copy of policies/bfcl without its `catalog:`: calls are evaluated without argument validation."""
+    pack = tmp_path / "bfcl-untyped"
+    shutil.copytree(BFCL_PACK, pack)
+    manifest = pack / "pack.yaml"
+    text = manifest.read_text("utf-8")
+    assert text.count("catalog: tools.jsonl\n") == 1
+    manifest.write_text(text.replace("catalog: tools.jsonl\n", ""), "utf-8")
+    return pack
+
+
 @pytest.fixture(scope="module")
 def bfcl_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[dict[str, Any]], Path]:
     """The BFCL corpus against policies/bfcl, on one process: (summary, records, output file)."""
@@ -79,7 +101,9 @@ def test_bfcl_writes_one_aligned_record_per_line(bfcl_run):
         assert record["line"] == number
         assert record["call_id"] == call["call_id"]
         assert record["name"] == call["name"]
-        assert record["decision"] in ("allow", "deny", "ask")
+        # The pack's catalog applies without --tools: the calls it refuses are invalid.
+        expected = ("invalid",) if (call["call_id"], record["stage"]) in CATALOG_INVALID else ("allow", "deny", "ask")
+        assert record["decision"] in expected
         for key in ("stage", "rule", "reason"):
             assert key in record
 
@@ -112,12 +136,24 @@ def test_bfcl_summary_counts_denials_asks_hits_and_rules_never_hit(bfcl_run):
     assert summary["decisions"] == dict(decisions)
     assert summary["decisions"]["deny"] > 0
     assert summary["decisions"]["ask"] > 0
-    hits = Counter(r["rule"] for r in records if r["rule"])
+    rule_ids = pack_rule_ids(BFCL_PACK)
+    # An invalid call names the registry, not a rule: it is no rule's hit.
+    assert {r["rule"] for r in records if r["decision"] == "invalid"} == {"registry"}
+    hits = Counter(r["rule"] for r in records if r["rule"] in rule_ids)
     for record in records:
         hits.update((record.get("rewrites") or []) + (record.get("execute") or []))
     assert summary["hits"] == dict(hits)
-    rule_ids = pack_rule_ids(BFCL_PACK)
-    assert summary["never_hit"] == [r for r in rule_ids if r not in hits]
+    stages = pack_rule_stages(BFCL_PACK)
+    # No recorded call carries a result: post-execute rules were not tried, which is not "never hit".
+    assert summary["post"] == {}
+    post = [r for r in rule_ids if stages[r] == "post-execute"]
+    assert post and summary["not_exercised"] == post
+    assert summary["never_hit"] == [r for r in rule_ids if r not in hits and r not in post]
+    assert summary["hits_by_stage"] == {
+        stage: {r: n for r, n in summary["hits"].items() if stages[r] == stage}
+        for stage in ("pre-execute", "guard", "execute", "post-execute")
+    }
+    assert summary["hits_by_stage"]["execute"] == {"trading-deadline": hits["trading-deadline"]}
     assert "no-credentials-in-posts" in summary["never_hit"]
     assert "fs-no-system-paths" in summary["never_hit"]
     for rule in ("deny-orders-over-limit", "ask-large-orders", "ask-transfers", "ask-before-delete"):
@@ -131,11 +167,32 @@ def test_bfcl_table_summary_on_screen(tmp_path):
     code, out, err = run_cli("--color", "never", "dry-run", "--pack", BFCL_PACK, BFCL_CALLS, "--workers", "1")
     assert code == 0, err
     assert out.startswith("1,161 calls")
-    assert "rules never hit: " in out
-    never = out.split("rules never hit: ", 1)[1].splitlines()[0].split(", ")
+    # One hit table per stage: pre-execute with guards, execute; post-execute saw no recorded result.
+    blocks = out.split("\n\n")
+    pre = next(b for b in blocks if b.startswith("pre-execute and guard rules  stage"))
+    assert "ask-before-delete" in pre and "trading-deadline" not in pre
+    execute = next(b for b in blocks if b.startswith("execute rules"))
+    assert "trading-deadline" in execute and "ask-before-delete" not in execute
+    never = out.split("pre-execute and guard rules never hit: ", 1)[1].splitlines()[0].split(", ")
     assert "no-credentials-in-posts" in never and "ask-transfers" not in never
-    for word in ("deny", "ask", "allow", "ask-before-delete", "Transfer 5000?"):
+    assert "mask-card-numbers" not in never
+    untried = out.split("post-execute rules not exercised: no recorded results", 1)[1].splitlines()[0]
+    assert "mask-card-numbers" in untried
+    assert "post-execute rules never hit" not in out
+    for word in ("deny", "ask", "allow", "invalid", "Transfer 5000?"):
         assert word in out
+
+
+def test_table_lists_post_execute_rules_never_hit_once_results_were_reviewed(tmp_path):
+    calls = tmp_path / "big.jsonl"
+    calls.write_text(json.dumps({"name": "cat", "arguments": {"file_name": "a"}, "result": {"value": "y" * 20_001}}))
+    code, out, err = run_cli("--color", "never", "dry-run", "--pack", BFCL_PACK, calls)
+    assert code == 0, err
+    post = next(b for b in out.split("\n\n") if b.startswith("post-execute rules  "))
+    assert "block-oversized-results  1" in post
+    never = out.split("post-execute rules never hit: ", 1)[1].splitlines()[0].split(", ")
+    assert never == ["mask-card-numbers", "redact-card-verification"]
+    assert "not exercised" not in out
 
 
 # -- a corrupted input loses nothing ------------------------------------------------------
@@ -360,7 +417,7 @@ def test_against_reports_exactly_the_calls_whose_decision_changed(tmp_path, bfcl
     assert summary["changed_calls"] == len(expected)
     assert [r["line"] for r in records if r["changed"]] == expected
     for record in records:
-        assert record["against"]["decision"] in ("allow", "ask", "deny")
+        assert record["against"]["decision"] in ("allow", "ask", "deny", "invalid")
     changed = records[expected[0] - 1]
     assert {changed["decision"], changed["against"]["decision"]} == set(transition)
 
@@ -426,20 +483,33 @@ def test_fail_on_unknown_finding_is_a_usage_error(allowed_calls):
 
 
 def test_tools_marks_the_calls_that_disagree_with_the_catalog_invalid(tmp_path, bfcl_run):
-    _, plain, _ = bfcl_run
-    code, summary, typed = dry_run(BFCL_CALLS, tmp_path / "typed.jsonl", "--tools", BFCL_TOOLS)
+    untyped = untyped_pack(tmp_path)
+    _, plain_summary, plain = dry_run(BFCL_CALLS, tmp_path / "plain.jsonl", pack=untyped)
+    assert "invalid" not in plain_summary["decisions"]
+    code, summary, typed = dry_run(BFCL_CALLS, tmp_path / "typed.jsonl", "--tools", BFCL_TOOLS, pack=untyped)
     assert code == 0
     invalid = [r for r in typed if r["decision"] == "invalid"]
-    assert [(r["call_id"], r["stage"]) for r in invalid] == [
-        ("multi_turn_base_121:3:1", "lookup"),  # make_transaction: no such tool in the catalog
-        ("multi_turn_base_173:3:0", "validation"),  # close_ticket: ticket_id is not an integer
-    ]
+    assert [(r["call_id"], r["stage"]) for r in invalid] == CATALOG_INVALID
     assert "unknown tool 'make_transaction'" in invalid[0]["reason"]
     assert "ticket_id" in invalid[1]["reason"]
     assert summary["decisions"]["invalid"] == 2
     # Every other call keeps its decision.
     others = [(a["decision"], a["rule"]) for a, b in zip(plain, typed, strict=True) if b["decision"] != "invalid"]
     assert others == [(b["decision"], b["rule"]) for b in typed if b["decision"] != "invalid"]
+    # The pack's own `catalog:` (a copy of the same file) gives the same records without --tools.
+    _, _, by_pack = bfcl_run
+    assert read_records(by_pack) == typed
+
+
+def test_tools_overrides_the_pack_catalog(tmp_path):
+    """--tools replaces the pack's catalog: a tool the pack's catalog has and the given one lacks is unknown."""
+    catalog = tmp_path / "two-tools.jsonl"
+    lines = [line for line in BFCL_TOOLS.read_text("utf-8").splitlines() if json.loads(line)["name"] in ("cd", "ls")]
+    catalog.write_text("\n".join(lines) + "\n", "utf-8")
+    calls = tmp_path / "calls.jsonl"
+    calls.write_bytes(good("cd", "c1", folder="document") + b"\n" + good("fund_account", "c2", amount=5000) + b"\n")
+    _, _, records = dry_run(calls, tmp_path / "out.jsonl", "--tools", catalog)
+    assert [(r["decision"], r["stage"]) for r in records] == [("allow", "pre-execute"), ("invalid", "lookup")]
 
 
 def test_recorded_result_is_evaluated_by_post_execute(tmp_path):

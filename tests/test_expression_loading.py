@@ -15,11 +15,13 @@ from typing import Any
 
 import jmespath
 import pytest
+import yaml
 
 from policyengine import PackLoadError, PolicyLayers, Registry, Verdict, evaluate, freeze, load_pack
 from policyengine.cli.main import main
 from policyengine.language import expressions as expressions_module
 from policyengine.language.functions import OPTIONS
+from policyengine.language.syntax import describe_syntax_error, parse_with_spans
 from policyengine.packs import compiler as compiler_module
 from policyengine.values.problems import CODES
 
@@ -250,3 +252,79 @@ def test_an_internal_fault_never_escapes_check_or_install(tmp_path: Path, monkey
     with pytest.raises(PackLoadError):
         PolicyLayers.install(Registry(), [folder])
     assert asyncio.run(evaluate(registry, "t", {"x": "y"})).decision is Verdict.DENY
+
+
+# -- syntax errors say what was found at the caret and what could have come there ------------------
+
+SYNTAX_CASES: list[dict[str, Any]] = yaml.safe_load(
+    (Path(__file__).parent / "cases" / "syntax" / "jmespath_errors.yaml").read_text("utf-8")
+)
+
+
+def test_the_syntax_case_file_covers_enough_mistakes() -> None:
+    assert len(SYNTAX_CASES) >= 12
+    assert all(set(case) <= {"expression", "message", "column", "hint"} for case in SYNTAX_CASES)
+
+
+@pytest.mark.parametrize("case", SYNTAX_CASES, ids=[c["expression"] for c in SYNTAX_CASES])
+def test_a_syntax_error_says_what_was_found_and_what_was_expected(case: dict[str, Any], tmp_path: Path) -> None:
+    text = case["expression"]
+    reported: list[tuple[Any, ...]] = []
+    assert expressions_module.compile_expression(text, {}, lambda *problem: reported.append(problem)) is None
+    ((code, message, offset, _width, hint),) = reported
+    assert code == "PE301"
+    assert message.startswith("invalid JMESPath: ") and case["message"] in message
+    assert "None" not in message and "token" not in message  # no parser internals
+    assert offset + 1 == case["column"], message
+    assert case.get("hint", "") in (hint or "")
+    # In a pack, the same words at `file:line:column`: the `when:` scalar's column plus the
+    # expression's (rule_file single-quotes it, so each quote before the caret is written twice).
+    with pytest.raises(PackLoadError) as refused:
+        load_pack(write_pack(tmp_path / "pack", text))
+    (problem,) = refused.value.problems
+    assert problem.code == "PE301" and problem.message == message
+    assert problem.location is not None
+    column = len("    when: '") + case["column"] + text[:offset].count("'")
+    assert (problem.location.line, problem.location.column) == (5, column)
+
+
+def test_an_empty_condition_says_it_is_empty() -> None:
+    reported: list[tuple[Any, ...]] = []
+    assert expressions_module.compile_expression("", {}, lambda *problem: reported.append(problem)) is None
+    assert [(code, message) for code, message, *_ in reported] == [
+        ("PE301", "invalid JMESPath: the expression is empty")
+    ]
+
+
+def _compliance_expressions() -> list[str]:
+    folder = Path(__file__).parent / "data" / "jmespath-compliance"
+    return [
+        case["expression"]
+        for path in sorted(folder.glob("*.json"))
+        for group in json.loads(path.read_text("utf-8"))
+        for case in group["cases"]
+    ]
+
+
+@pytest.mark.filterwarnings("ignore:deprecated string literal syntax")
+def test_the_spanned_parser_builds_jmespaths_ast_and_explains_each_of_its_syntax_errors() -> None:
+    """On the JMESPath compliance suite: the same AST, the same errors, and words for every syntax error."""
+    expressions = _compliance_expressions()
+    assert len(expressions) > 700
+    explained = 0
+    for text in expressions:
+        try:
+            wanted = jmespath.compile(text).parsed
+        except jmespath.exceptions.JMESPathError:
+            with pytest.raises(jmespath.exceptions.JMESPathError):
+                parse_with_spans(text)
+            problem = describe_syntax_error(text)
+            assert problem is not None, text
+            assert "None" not in problem.message and "\n" not in problem.message, text
+            assert 0 <= problem.offset <= len(text), text
+            explained += 1
+            continue
+        ast, spans = parse_with_spans(text)
+        assert ast == wanted, text
+        assert all(0 <= start <= end <= len(text) for start, end in spans.values()), text
+    assert explained > 80

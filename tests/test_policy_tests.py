@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from policyengine import PackLoadError, PolicyLayers, Registry, define_tool
+from policyengine.cli.common import install_layers
 from policyengine.enforce.explain import explain as real_explain
 from policyengine.testing import runner as pt
 from policyengine.testing.reports import format_report, to_json, to_junit
@@ -120,9 +121,9 @@ def write_pack(
 
 
 def run_folders(*folders: Path, require_tests: bool = False) -> Report:
-    """Install the packs on a fresh registry, discover their tests and run them."""
-    layers = PolicyLayers.install(Registry(), list(folders))
-    return run_tests(layers, discover(layers.packs), require_tests=require_tests)
+    """Install the packs as `policyengine test` does (with their `catalog:`, if any), discover their tests, run them."""
+    layers, catalog = install_layers(list(folders))
+    return run_tests(layers, discover(layers.packs), require_tests=require_tests, require_tool=catalog is not None)
 
 
 def one_test(call: Mapping[str, Any], expect: Mapping[str, Any], result: Any = None) -> str:

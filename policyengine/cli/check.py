@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any, TextIO
 
-from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, load_tools
+from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, tools_for
 from policyengine.cli.report import paint, problem_json, sarif
 from policyengine.packs.loader import Pack, load_packs
 from policyengine.values.problems import Severity, render_problems
@@ -18,7 +18,11 @@ HELP = "load and lint packs"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The check verb's options."""
     parser.add_argument("packs", nargs="+", metavar="PACK", help="pack folders, in layer order")
-    parser.add_argument("--tools", metavar="FILE", help="tool catalog (JSON Lines or JSON) to check rules against")
+    parser.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="tool catalog (JSON Lines or JSON) to check rules against (default: the packs' `catalog:`)",
+    )
     parser.add_argument("--strict", action="store_true", help="warnings fail the check (exit 1)")
     parser.add_argument("--format", choices=["text", "json", "sarif"], default="text")
 
@@ -28,7 +32,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     from policyengine.packs.lint import lint
 
     packs = load_packs(args.packs)
-    problems = lint(packs, load_tools(args.tools))
+    tools = tools_for(args, packs)
+    # The single entry for every static finding; checks that need the catalog (tool names, argument
+    # types) take the same `tools` there.
+    problems = lint(packs, tools)
     warnings = [p for p in problems if p.severity is Severity.WARNING]
     failed = bool(warnings) and args.strict
     if args.format == "json":
@@ -52,6 +59,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         verdict = paint("FAIL", "31;1", color) if failed else paint("ok", "32;1", color)
         print(
             f"{verdict}: {len(packs)} pack(s), {rules} rules, {len(warnings)} warning(s)"
+            + (f", against a catalog of {len(tools)} tools" if tools is not None else "")
             + (" (--strict)" if args.strict else ""),
             file=out,
         )
@@ -64,5 +72,6 @@ def _pack_json(pack: Pack) -> dict[str, Any]:
         "version": pack.version,
         "digest": pack.digest,
         "path": str(pack.path),
+        "catalog": str(pack.catalog) if pack.catalog is not None else None,
         "rules": [r.id for r in pack.rules],
     }

@@ -1,16 +1,35 @@
-"""What several verbs share: the exit codes and reading a tool catalog."""
+"""What several verbs share: the exit codes, and the tool catalog a verb checks and evaluates against."""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from policyengine.packs.loader import Pack, catalog_for
+
+if TYPE_CHECKING:
+    from policyengine.enforce.install import PolicyLayers
+    from policyengine.tools.definition import ToolDefinition
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
-def load_tools(path: str | None) -> dict[str, Any] | None:
-    """The tool catalog given by --tools, or None without one."""
-    if path is None:
-        return None
-    from policyengine.tools.catalog import load_catalog
+def tools_for(args: argparse.Namespace, packs: Sequence[Pack]) -> dict[str, ToolDefinition] | None:
+    """The catalog: `--tools FILE` if given, else the union of the packs' `catalog:` files; None without either."""
+    return catalog_for(packs, getattr(args, "tools", None))
 
-    return load_catalog(path)
+
+def install_layers(
+    folders: Sequence[str | Path], tools: str | Path | None = None
+) -> tuple[PolicyLayers, dict[str, ToolDefinition] | None]:
+    """The packs on a fresh registry that knows the catalog's tools (`tools`, else the packs'), and that catalog."""
+    from policyengine.enforce.install import PolicyLayers
+    from policyengine.runtime.registry import Registry
+
+    layers = PolicyLayers.install(Registry(), folders)
+    catalog = catalog_for(layers.packs, tools)
+    for definition in (catalog or {}).values():
+        layers.registry.register(definition)
+    return layers, catalog

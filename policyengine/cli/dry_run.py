@@ -7,11 +7,20 @@ import json
 import os
 import time
 from collections.abc import Iterator, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK
 from policyengine.cli.report import paint, table
-from policyengine.dryrun.engine import MAX_LINE_BYTES, Batch, Engine, Setup, Summary, evaluate_all, read_lines
+from policyengine.dryrun.engine import (
+    HIT_STAGES,
+    MAX_LINE_BYTES,
+    Batch,
+    Engine,
+    Setup,
+    Summary,
+    evaluate_all,
+    read_lines,
+)
 from policyengine.errors import UsageError
 
 NAME = "dry-run"
@@ -25,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pack", action="append", required=True, metavar="DIR", help="pack folder (repeat, in order)")
     parser.add_argument("--against", action="append", metavar="DIR", help="a second pack set to compare with")
     parser.add_argument("--output", metavar="OUT.jsonl", help="write one record per input line here")
-    parser.add_argument("--tools", metavar="FILE", help="tool catalog: validate arguments against it")
+    parser.add_argument(
+        "--tools", metavar="FILE", help="tool catalog: validate arguments against it (default: the packs')"
+    )
     parser.add_argument(
         "--cwd", metavar="DIR", help="working directory of calls that record none (default: the pack's `cwd:`)"
     )
@@ -73,7 +84,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     setup = Setup(tuple(args.pack), tuple(args.against or ()), args.tools, args.max_line_bytes, args.cwd)
     lines = read_lines(args.calls)
     engine = Engine(setup)  # loads (and checks) every pack once, before any work starts
-    summary = Summary(engine.rule_ids)
+    summary = Summary(engine.rule_ids, engine.stages)
     progress = Progress(len(lines), err, bool(getattr(err, "isatty", lambda: False)()))
     batches = _batches(engine, lines, args)
     try:
@@ -101,6 +112,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     return EXIT_OK
 
 
+# One hit table per part of the pipeline: (heading, stages, what a hit counts).
+_HIT_TABLES = (
+    ("pre-execute and guard rules", ("pre-execute", "guard"), "decided"),
+    ("execute rules", ("execute",), "would wrap"),
+    ("post-execute rules", ("post-execute",), "results"),
+)
+
+
 def render_summary(summary: Summary, color: bool) -> str:
     """The summary as tables for a person."""
     data = summary.to_json()
@@ -108,10 +127,7 @@ def render_summary(summary: Summary, color: bool) -> str:
     parts.append(table([[d, f"{n:,}"] for d, n in sorted(summary.decisions.items())], ["decision", "calls"], color))
     if summary.post:
         parts.append(table([[p, f"{n:,}"] for p, n in sorted(summary.post.items())], ["post-execute", "calls"], color))
-    if summary.hits:
-        parts.append(table([[r, f"{n:,}"] for r, n in summary.hits.most_common()], ["rule", "hits"], color))
-    if data["never_hit"]:
-        parts.append("rules never hit: " + ", ".join(data["never_hit"]))
+    parts += _hits_by_stage(summary, data, color)
     if summary.reasons:
         parts.append(
             table([[f"{n:,}", r[:100]] for r, n in summary.reasons.most_common(5)], ["calls", "top reasons"], color)
@@ -124,6 +140,31 @@ def render_summary(summary: Summary, color: bool) -> str:
         parts.append(paint(f"{data['changed_calls']:,} calls changed", "33;1", color))
         parts.append(table(rows, ["rule", "changed", "lines"], color))
     return "\n\n".join(parts)
+
+
+def _hits_by_stage(summary: Summary, data: dict[str, Any], color: bool) -> list[str]:
+    """One hit table per part of the pipeline, each followed by its rules never hit."""
+    parts = []
+    never = set(data["never_hit"])
+    for heading, stages, counted in _HIT_TABLES:
+        hits = [(rule, stage, n) for stage in stages for rule, n in data["hits_by_stage"][stage].items()]
+        hits.sort(key=lambda hit: -hit[2])  # stable: equal counts keep the summary's order
+        mixed = len(stages) > 1  # pre-execute rules and guards share a table: say which is which
+        if hits:
+            rows = [[rule, *([stage] if mixed else []), f"{n:,}"] for rule, stage, n in hits]
+            parts.append(table(rows, [heading, *(["stage"] if mixed else []), counted], color))
+        idle = [r for r in summary.rule_ids if r in never and summary.stages.get(r) in stages]
+        if idle:
+            parts.append(f"{heading} never hit: " + ", ".join(idle))
+    if data["not_exercised"]:
+        parts.append(
+            "post-execute rules not exercised: no recorded results reached post-execute (record calls with "
+            "their `result` to try them): " + ", ".join(data["not_exercised"])
+        )
+    unstaged = [r for r in data["never_hit"] if summary.stages.get(r) not in HIT_STAGES]
+    if unstaged:  # a Summary built without the rules' stages
+        parts.append("rules never hit: " + ", ".join(unstaged))
+    return parts
 
 
 def _batches(engine: Engine, lines: Sequence[tuple[int, bytes]], args: argparse.Namespace) -> Iterator[Batch]:

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from policyengine.cli.common import EXIT_OK, load_tools
+from policyengine.cli.common import EXIT_OK, install_layers
 from policyengine.cli.report import paint, table
-from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import UsageError
-from policyengine.runtime.registry import Registry
+
+if TYPE_CHECKING:  # the verb imports explain when it runs (start-up time)
+    from policyengine.enforce.explain import Considered
 
 NAME = "explain"
 HELP = "explain the decision for one call"
@@ -22,8 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The explain verb's options."""
     parser.add_argument("--pack", action="append", required=True, metavar="PACK", help="pack folder (repeat)")
     parser.add_argument("call", metavar="CALL", help="a JSON file or inline JSON: {name, arguments, result?}")
-    parser.add_argument("--tools", metavar="FILE", help="tool catalog, to validate arguments")
+    parser.add_argument("--tools", metavar="FILE", help="tool catalog, to validate arguments (default: the packs')")
     parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument(
+        "--trace", action="store_true", help="show every sub-expression's value of each condition, and why it failed"
+    )
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
@@ -31,10 +36,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     from policyengine.enforce.explain import explain
 
     call = _read_call(args.call)
-    registry = Registry()
-    for definition in (load_tools(args.tools) or {}).values():
-        registry.register(definition)
-    layers = PolicyLayers.install(registry, args.pack)
+    layers, _catalog = install_layers(args.pack, args.tools)
     result = call.get("result")
     explanation = asyncio.run(
         explain(
@@ -45,6 +47,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             call_id=call.get("call_id"),
             result=result if isinstance(result, dict) else None,
             cwd=call["cwd"] if isinstance(call.get("cwd"), str) else None,
+            trace=args.trace,
         )
     )
     ev = explanation.evaluation
@@ -104,7 +107,29 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         )
         if ev.value is not None:
             print(f"value: {json.dumps(ev.value, default=str)}", file=out)
+    if args.trace and explanation.considered:
+        _print_traces(explanation.considered, out, color)
     return EXIT_OK
+
+
+def _print_traces(considered: Sequence[Considered], out: TextIO, color: bool) -> None:
+    """Under `--trace`: each rule's condition as a tree of sub-expression values, and why it did not match."""
+    print("\ntrace:", file=out)
+    for c in considered:
+        status = f"error: {c.error}" if c.error else "matched" if c.matched else "no match"
+        painted = paint(status, "32" if c.matched else "31", color)
+        if c.trace is None:
+            missing = "not traced: its document could not be rebuilt" if c.condition else "no condition"
+            print(f"{c.stage.value} {c.rule}: {painted} ({missing})", file=out)
+            continue
+        print(f"{c.stage.value} {c.rule}: {painted}", file=out)
+        for line in c.trace.lines():
+            print(f"  {line}", file=out)
+        why = c.trace.why()
+        if why:
+            print(f"  {paint('why:', '1', color)} {why}", file=out)
+        if not c.trace_agrees:
+            print("  (the trace ran on a document rebuilt for it and ended differently from the evaluation)", file=out)
 
 
 def _read_call(text: str) -> dict[str, Any]:

@@ -6,10 +6,8 @@ import argparse
 import json
 from typing import TextIO
 
-from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK
-from policyengine.enforce.install import PolicyLayers
+from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, install_layers
 from policyengine.errors import UsageError
-from policyengine.runtime.registry import Registry
 
 NAME = "test"
 HELP = "run the packs' policy tests"
@@ -21,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-tests", action="store_true", help="a pack without tests fails")
     parser.add_argument("--coverage", action="store_true", help="report rules no test exercised")
     parser.add_argument("--threshold", type=float, metavar="PERCENT", help="minimum rule coverage (with --coverage)")
+    parser.add_argument(
+        "--tools", metavar="FILE", help="tool catalog: validate the tests' arguments (default: the packs' `catalog:`)"
+    )
     parser.add_argument("--format", choices=["text", "json", "junit"], default="text")
 
 
@@ -31,9 +32,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
 
     if args.threshold is not None and not 0 <= args.threshold <= 100:
         raise UsageError(f"--threshold must be a percentage from 0 to 100, got {args.threshold:g}")
-    layers = PolicyLayers.install(Registry(), args.packs)
+    layers, catalog = install_layers(args.packs, args.tools)
     files = discover(layers.packs)
-    report = run_tests(layers, files, require_tests=args.require_tests)
+    # With a catalog, tests see what a registry of those tools would do: invalid arguments and unknown tools.
+    report = run_tests(layers, files, require_tests=args.require_tests, require_tool=catalog is not None)
     threshold = args.threshold if args.coverage else None
     ok = report.ok(threshold)
     if args.format == "json":

@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,9 +14,11 @@ from typing import Any
 from policyengine.enforce.evaluate import Evaluation, call_for, evaluate, evaluate_now
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import UsageError
+from policyengine.packs.loader import catalog_for
 from policyengine.runtime.registry import Registry
+from policyengine.tools.definition import ToolDefinition
 from policyengine.values.frozen import freeze
-from policyengine.values.results import Stage
+from policyengine.values.results import RULE_STAGES, Stage
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a recorded call larger than this is refused, not parsed
 CHUNK = 2000
@@ -28,19 +30,16 @@ class Setup:
 
     packs: tuple[str, ...]
     against: tuple[str, ...]
-    tools: str | None
+    tools: str | None  # --tools FILE; None: the catalogs the packs declare (`catalog:`), if any
     max_line_bytes: int = MAX_LINE_BYTES
     cwd: str | None = None
 
 
-def _layers(folders: Sequence[str], tools: str | None) -> PolicyLayers:
-    registry = Registry()
-    if tools:
-        from policyengine.tools.catalog import load_catalog
-
-        for definition in load_catalog(tools).values():
-            registry.register(definition)
-    return PolicyLayers.install(registry, folders)
+def _with_tools(layers: PolicyLayers, catalog: Mapping[str, ToolDefinition] | None) -> PolicyLayers:
+    """The layers, their registry now knowing the catalog's tools."""
+    for definition in (catalog or {}).values():
+        layers.registry.register(definition)
+    return layers
 
 
 class Engine:
@@ -48,9 +47,16 @@ class Engine:
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
-        self.main = _layers(setup.packs, setup.tools)
-        self.other = _layers(setup.against, setup.tools) if setup.against else None
+        self.main = PolicyLayers.install(Registry(), setup.packs)
+        # --tools, else the main packs' `catalog:`; `--against` gets the same one, so a comparison
+        # shows what the rules change, not what another catalog would refuse.
+        self.catalog = catalog_for(self.main.packs, setup.tools)
+        _with_tools(self.main, self.catalog)
+        self.other = (
+            _with_tools(PolicyLayers.install(Registry(), setup.against), self.catalog) if setup.against else None
+        )
         self.rule_ids = [r.id for p in self.main.packs for r in p.rules]
+        self.stages = {r.id: r.stage.value for p in self.main.packs for r in p.rules}
 
     def run(self, chunk: Sequence[tuple[int, bytes]]) -> list[dict[str, Any]]:
         """Records for a chunk of (line number, raw line), in order."""
@@ -58,7 +64,7 @@ class Engine:
 
     def batch(self, chunk: Sequence[tuple[int, bytes]]) -> Batch:
         """A chunk's output lines and its share of the summary: workers send back text, not dicts."""
-        summary = Summary(self.rule_ids)
+        summary = Summary(self.rule_ids, self.stages)
         lines = []
         for record in self.run(chunk):
             summary.add(record)
@@ -102,7 +108,7 @@ class Engine:
             "agent": str(call.get("agent", "agent")),
             "call_id": str(call.get("call_id", "")),
             "result": result if ran else None,
-            "require_tool": self.setup.tools is not None,
+            "require_tool": self.catalog is not None,
             # A recorded cwd wins; else --cwd; else the registry's (the pack's `cwd:`).
             "cwd": call["cwd"] if isinstance(call.get("cwd"), str) else self.setup.cwd,
         }
@@ -258,12 +264,18 @@ def evaluate_all(engine: Engine, lines: Sequence[tuple[int, bytes]], workers: in
         yield from pool.imap(_work, chunks(lines))  # imap keeps input order
 
 
-class Summary:
-    """Counts per decision, hits per rule, rules never hit, top reasons, changes by rule."""
+# The stages a summary reports hits for, in pipeline order (a rule's `stage:`).
+HIT_STAGES = tuple(stage.value for stage in RULE_STAGES)
 
-    def __init__(self, rule_ids: Sequence[str]) -> None:
+
+class Summary:
+    """Counts per decision, hits per rule and stage, rules never hit, top reasons, changes by rule."""
+
+    def __init__(self, rule_ids: Sequence[str], stages: Mapping[str, str] | None = None) -> None:
         self.rule_ids = list(rule_ids)
         self._known = frozenset(self.rule_ids)  # looked up per record: a list scan cost ~10 us on 1,000 rules
+        # Rule id -> its stage ("pre-execute", "guard", "execute", "post-execute"), for the hits per stage.
+        self.stages = dict(stages or {})
         self.decisions: Counter[str] = Counter()
         self.hits: Counter[str] = Counter()
         self.reasons: Counter[str] = Counter()
@@ -301,12 +313,22 @@ class Summary:
 
     def to_json(self) -> dict[str, Any]:
         """The summary as JSON."""
+        hits = self.hits.most_common()
+        never = [r for r in self.rule_ids if r not in self.hits]
+        # A post-execute rule only meets calls whose recorded result post-execute reviewed: with none,
+        # it was not tried, which says nothing about whether it would ever apply.
+        reviewed = sum(self.post.values())
+        untried = [] if reviewed else [r for r in never if self.stages.get(r) == Stage.POST_EXECUTE.value]
         return {
             "calls": self.calls,
             "decisions": dict(self.decisions),
             "post": dict(self.post),
-            "hits": dict(self.hits.most_common()),
-            "never_hit": [r for r in self.rule_ids if r not in self.hits],
+            "hits": dict(hits),
+            "hits_by_stage": {
+                stage: {rule: n for rule, n in hits if self.stages.get(rule) == stage} for stage in HIT_STAGES
+            },
+            "never_hit": [r for r in never if r not in untried],
+            "not_exercised": untried,
             "top_reasons": [[reason, n] for reason, n in self.reasons.most_common(10)],
             "changed": {rule: lines for rule, lines in sorted(self.changed.items())},
             "changed_calls": sum(len(v) for v in self.changed.values()),

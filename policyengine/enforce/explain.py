@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from policyengine.enforce.evaluate import Evaluation, call_for, evaluate
 from policyengine.enforce.install import PolicyLayers
-from policyengine.packs.rules import EXPLAIN, Rule
-from policyengine.values.frozen import freeze
+from policyengine.language.trace import Trace
+from policyengine.language.trace import trace as trace_condition
+from policyengine.packs.rules import EXPLAIN, Rule, post_document, rewrite_post
+from policyengine.runtime.run import REGISTRY, apply_rewrite
+from policyengine.tools.definition import define_tool
+from policyengine.values.call import PendingResult, ToolCall, new_call_id
+from policyengine.values.decisions import Accept, AcceptValue, Block
+from policyengine.values.frozen import FrozenDict, freeze
 from policyengine.values.results import Stage
 
 
@@ -23,10 +29,21 @@ class Considered:
     matched: bool
     error: str | None
     location: str | None
+    # With explain(trace=True): the rule's `when` and its evaluation, sub-expression by sub-expression
+    # (trace is None for a rule without a condition, or in the rare case its document cannot be rebuilt).
+    condition: str | None = None
+    trace: Trace | None = None
+
+    @property
+    def trace_agrees(self) -> bool:
+        """Whether the trace ends where the evaluation did (it runs on a document rebuilt for it)."""
+        if self.trace is None:
+            return True
+        return self.trace.matched == self.matched and (self.trace.error is None) == (self.error is None)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready record."""
-        return {
+        """A JSON-ready record (with `trace` when the condition was traced)."""
+        out: dict[str, Any] = {
             "stage": self.stage.value,
             "rule": self.rule,
             "pack": self.pack,
@@ -34,6 +51,9 @@ class Considered:
             "error": self.error,
             "location": self.location,
         }
+        if self.trace is not None:
+            out["trace"] = {**self.trace.to_json(), "agrees": self.trace_agrees}
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +68,7 @@ class Explanation:
         return {c.rule for c in self.considered if c.matched}
 
 
-def _record(trail: list[Considered]) -> Any:
+def _record(trail: list[Considered], heard: list[Rule]) -> Any:
     def hear(rule: Rule, outcome: Any) -> None:
         error = f"{type(outcome).__name__}: {outcome}" if isinstance(outcome, Exception) else None
         trail.append(
@@ -61,6 +81,7 @@ def _record(trail: list[Considered]) -> Any:
                 str(rule.location) if rule.location else None,
             )
         )
+        heard.append(rule)
 
     return hear
 
@@ -74,10 +95,17 @@ async def explain(
     call_id: str | None = None,
     result: Mapping[str, Any] | None = None,
     cwd: str | None = None,
+    trace: bool = False,
 ) -> Explanation:
-    """Evaluate a call against the installed layers and record every rule considered."""
+    """Evaluate a call against the installed layers and record every rule considered.
+
+    With `trace`, each rule's condition is evaluated once more, node by node, into a Trace.
+    """
     trail: list[Considered] = []
-    token = EXPLAIN.set(_record(trail))
+    heard: list[Rule] = []
+    # One id for the evaluation and the traces: a condition may read call_id.
+    call_id = call_id or new_call_id()
+    token = EXPLAIN.set(_record(trail, heard))
     try:
         evaluation = await evaluate(
             layers.registry, name, arguments, agent=agent, call_id=call_id, result=result, cwd=cwd
@@ -86,11 +114,83 @@ async def explain(
         EXPLAIN.reset(token)
     if evaluation.decision.value in ("allow", "ask"):
         # Execute rules never run in an evaluation; show which would wrap the body.
-        call = call_for(layers.registry, name, freeze(arguments or {}), agent, call_id or "explain", cwd)
+        call = call_for(layers.registry, name, freeze(arguments or {}), agent, call_id, cwd)
         for pack in layers.packs:
             for rule in pack.rules_for(Stage.EXECUTE, name, call.tags):
                 try:
-                    _record(trail)(rule, rule.applies(call.document))
+                    _record(trail, heard)(rule, rule.applies(call.document))
                 except Exception as error:
-                    _record(trail)(rule, error)
+                    _record(trail, heard)(rule, error)
+    if trace and trail:
+        call = _call_as_seen(layers, name, arguments, agent, call_id, cwd)
+        trail = _traced(layers, trail, heard, call, result)
     return Explanation(evaluation, tuple(trail))
+
+
+def _call_as_seen(
+    layers: PolicyLayers, name: str, arguments: Mapping[str, Any] | None, agent: str, call_id: str, cwd: str | None
+) -> ToolCall:
+    """The call as the stages saw it: arguments validated (a known tool) or frozen (an unknown one)."""
+    definition = layers.registry.tools.get(name)
+    frozen = definition.validate_arguments(arguments or {})[0] if definition is not None else None
+    seen = frozen if frozen is not None else freeze(arguments or {})
+    return call_for(layers.registry, name, seen, agent, call_id, cwd)
+
+
+def _traced(
+    layers: PolicyLayers,
+    trail: list[Considered],
+    heard: list[Rule],
+    call: ToolCall,
+    result: Mapping[str, Any] | None,
+) -> list[Considered]:
+    """Each considered rule with the trace of its condition on the document it was evaluated on."""
+    post = _post_documents(layers, call, result) if result is not None else {}
+    out = []
+    for considered, rule in zip(trail, heard, strict=True):
+        if rule.when is None:
+            out.append(considered)
+            continue
+        document = post.get(id(rule)) if rule.stage is Stage.POST_EXECUTE else call.document
+        traced = trace_condition(rule.when, document) if document is not None else None
+        out.append(replace(considered, condition=rule.when.text, trace=traced))
+    return out
+
+
+def _post_documents(layers: PolicyLayers, call: ToolCall, result: Mapping[str, Any]) -> dict[int, FrozenDict]:
+    """The document each post-execute rule read: the recorded result as the rules before it left it.
+
+    The rules' hook hears a rule and its outcome, not the document; this replays what
+    PackPostExecute does (rewrite_post per pack, apply_rewrite between packs) to rebuild it.
+    """
+    definition = layers.registry.tools.get(call.name) or define_tool(
+        name=call.name, description=f"unknown tool {call.name}", parameters={}, execute=lambda _a: None
+    )
+    documents: dict[int, FrozenDict] = {}
+    try:
+        value = freeze(result.get("value"))
+        content = result.get("content")
+        content = freeze(content if content is not None else definition.render(call.arguments, value))
+    except Exception:  # a malformed recorded result: the evaluation said so and no rule ran
+        return documents
+    pending = PendingResult(value, content, definition)
+    for pack in layers.packs:
+        rules = pack.rules_for(Stage.POST_EXECUTE, call.name, call.tags)
+        value, content = pending.value, pending.content
+        for rule in rules:
+            documents[id(rule)] = post_document(call.document, value, content)
+            for rewrite in rewrite_post([rule], call.document, value, content):
+                if isinstance(rewrite, Block):
+                    return documents
+                if isinstance(rewrite, Accept):
+                    content = rewrite.content
+                elif isinstance(rewrite, AcceptValue):
+                    value = rewrite.value
+        for rewrite in rewrite_post(rules, call.document, pending.value, pending.content):
+            if isinstance(rewrite, Block):
+                return documents
+            try:
+                pending = apply_rewrite(call, pending, rewrite, rewrite.source or REGISTRY)
+            except Exception:  # the stage blocks here: no later rule runs
+                return documents
+    return documents

@@ -16,6 +16,7 @@ from jmespath.parser import ParsedResult
 from policyengine.errors import FreezeError
 from policyengine.language.expression_compiler import compile_ast, search
 from policyengine.language.functions import FUNCTIONS, OPTIONS, function_arity, pattern_problem
+from policyengine.language.syntax import describe_syntax_error
 from policyengine.values.frozen import freeze
 from policyengine.values.problems import register_code
 
@@ -72,26 +73,8 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
     """Parse `text`, refuse unknown functions, bad arity and unknown lists; None on any problem."""
     try:
         parsed = jmespath.compile(text)
-    except jp_exceptions.LexerError as error:
-        report(
-            "PE301",
-            f"invalid JMESPath: {error.msg}",
-            error.lexer_position or 0,
-            max(1, len(str(error.lexer_value or ""))),
-            "check quotes and brackets; string literals use 'single quotes', JSON literals `backticks`",
-        )
-        return None
-    except jp_exceptions.ParseError as error:
-        report(
-            "PE301",
-            f"invalid JMESPath: {error.msg.strip()} (found {error.token_value!r})",
-            error.lex_position or 0,
-            max(1, len(str(error.token_value or ""))),
-            "see https://jmespath.org/specification.html for the grammar",
-        )
-        return None
-    except jp_exceptions.JMESPathError as error:  # e.g. an empty expression
-        report("PE301", f"invalid JMESPath: {error}", 0, max(1, len(text)), None)
+    except jp_exceptions.JMESPathError as error:  # lexer and parser errors, an empty expression
+        _syntax_error(report, text, error)
         return None
     except (ValueError, RecursionError) as error:  # a huge index, or nesting the parser cannot hold
         report(
@@ -118,6 +101,23 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
     if problems_before.count:
         return None
     return Expression(text, ParsedResult(text, ast), compiled)
+
+
+def _syntax_error(report: Report, text: str, error: jp_exceptions.JMESPathError) -> None:
+    """Report a PE301 that says what was found at the caret and what could have come there."""
+    try:
+        problem = describe_syntax_error(text)
+    except Exception:  # the explanation is a courtesy: a fault in it must not hide the error itself
+        problem = None
+    if problem is not None:
+        report("PE301", f"invalid JMESPath: {problem.message}", problem.offset, problem.width, problem.hint)
+        return
+    # jmespath's own words, for an error the explanation does not know.
+    position = getattr(error, "lex_position", None) or 0
+    report("PE301", f"invalid JMESPath: {getattr(error, 'msg', None) or error}", position, 1, _GRAMMAR)
+
+
+_GRAMMAR = "see https://jmespath.org/specification.html for the grammar"
 
 
 def _internal_error(report: Report, text: str, error: Exception, what: str = "expression") -> None:

@@ -1,19 +1,36 @@
-"""Pack linter: warnings about rules that can never apply, miss the tool catalog, or mistake display for secrecy."""
+"""Pack linter: rules that never apply or decide, miss the catalog, mistake display for secrecy; files never loaded."""
 
 from __future__ import annotations
 
 import difflib
+import itertools
+import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from policyengine.packs.loader import Pack
+from policyengine.packs.loader import MANIFEST, Pack
 from policyengine.packs.rules import Rule, ToolMatcher, Verb
+from policyengine.packs.type_check import PE606, check_types
+from policyengine.tools.definition import ToolDefinition
 from policyengine.values.problems import Location, Problem, Severity, register_code
 from policyengine.values.results import RULE_STAGES, Stage
 
-__all__ = ["PE501", "PE502", "PE503", "PE504", "PE505", "PE506", "covers", "lint", "normalise_when"]
+__all__ = [
+    "PE501",
+    "PE502",
+    "PE503",
+    "PE504",
+    "PE505",
+    "PE506",
+    "PE507",
+    "PE508",
+    "PE509",
+    "covers",
+    "lint",
+    "normalise_when",
+]
 
 PE501 = register_code("PE501", "unreachable rule")
 PE502 = register_code("PE502", "rule matches no tool of the catalog")
@@ -49,18 +66,22 @@ class _Sources:
     def __init__(self) -> None:
         self._files: dict[str, list[str] | None] = {}
 
+    def lines(self, file: str) -> list[str] | None:
+        """Every line of the file, if it is still readable."""
+        if file not in self._files:
+            try:
+                text = Path(file).read_bytes().decode("utf-8-sig", errors="replace")
+            except OSError:
+                self._files[file] = None
+            else:
+                self._files[file] = _BREAK.split(text)
+        return self._files[file]
+
     def line(self, location: Location | None) -> str | None:
         """The text of the located line, if the file is still readable."""
         if location is None:
             return None
-        if location.file not in self._files:
-            try:
-                text = Path(location.file).read_bytes().decode("utf-8-sig", errors="replace")
-            except OSError:
-                self._files[location.file] = None
-            else:
-                self._files[location.file] = _BREAK.split(text)
-        lines = self._files[location.file]
+        lines = self.lines(location.file)
         if lines is None or not 1 <= location.line <= len(lines):
             return None
         return lines[location.line - 1]
@@ -107,18 +128,26 @@ def _matches_all(glob: str) -> bool:
 
 def covers(earlier: ToolMatcher, later: ToolMatcher) -> bool:
     """True when every tool `later` can match is surely matched by `earlier` (a sound under-approximation)."""
-    if not later.names and not later.globs:
+    if not later.names and not later.globs and not later.tags:
         return False  # a rule for no tool is not hidden behind anything
     if any(_matches_all(g) for g in earlier.globs):
         return True
-    # Glob containment in general is hard; an identical glob is the case worth catching.
-    return all(earlier.matches(n) for n in later.names) and all(g in earlier.globs for g in later.globs)
+    # Glob containment in general is hard; an identical glob is the case worth catching. A tag
+    # selects tools no name list can enumerate: only the same tag covers it.
+    return (
+        all(earlier.matches(n) for n in later.names)
+        and all(g in earlier.globs for g in later.globs)
+        and later.tags <= earlier.tags
+    )
 
 
 def _ends_chain(rule: Rule) -> str | None:
     """What an unconditional rule does to every call it matches ('denies', ...), or None if it may not."""
-    if rule.when is not None:
-        return None
+    return None if rule.when is not None else _decides(rule)
+
+
+def _decides(rule: Rule) -> str | None:
+    """What the rule does to every call its condition holds for, when that ends its chain; else None."""
     if rule.stage is Stage.PRE_EXECUTE:
         if rule.verb is Verb.DENY:
             return "denies"
@@ -296,18 +325,33 @@ _DUPLICATE_HINTS = {
 }
 
 
+def _condition(rule: Rule) -> str | None:
+    """The condition as its parsed tree with lists folded in (None: no condition): equal keys, equal truth."""
+    # Spacing, quoting style and parentheses do not count; `lists.NAME` counts by its values, which
+    # two packs may declare differently.
+    if rule.when is None:
+        return None
+    try:
+        return json.dumps(rule.when.parsed.parsed, sort_keys=True, default=repr)
+    except (TypeError, ValueError):  # a tree json cannot write: its text is still a sound key
+        return "text:" + normalise_when(rule.when.text)
+
+
+def _twin(rule: Rule) -> tuple[Any, ...]:
+    """Stage, tools, condition and action: two rules with the same key are one rule written twice."""
+    return (rule.stage, rule.tools.names, frozenset(rule.tools.globs), rule.tools.tags, _condition(rule), _action(rule))
+
+
 def _duplicates(rules: Iterable[Rule], hidden: set[int], sources: _Sources) -> list[Problem]:
     """PE504 for a rule with the same stage, tools, condition and action as an earlier one."""
     problems: list[Problem] = []
     first: dict[tuple[Any, ...], Rule] = {}
     for rule in rules:
-        when = normalise_when(rule.when.text) if rule.when is not None else None
-        key = (rule.stage, rule.tools.names, frozenset(rule.tools.globs), when, _action(rule))
-        earlier = first.setdefault(key, rule)
-        # An unreachable twin already has its PE501; one warning per fault.
+        earlier = first.setdefault(_twin(rule), rule)
+        # A twin that can never apply or decide already has its PE501, PE507 or PE508; one warning per fault.
         if earlier is rule or id(rule) in hidden:
             continue
-        condition = "condition" if when is not None else "absence of a condition"
+        condition = "condition" if rule.when is not None else "absence of a condition"
         problems.append(
             _warn(
                 sources,
@@ -393,6 +437,150 @@ def _permissive_paths(rules: Iterable[Rule], sources: _Sources) -> list[Problem]
     return problems
 
 
+# -- PE507, PE508: rules an earlier rule with the same condition always decides before -----------------
+
+PE507 = register_code("PE507", "pre-execute rule can never decide (an earlier rule, same condition, decides first)")
+PE508 = register_code("PE508", "guard can never fire (an earlier guard, same condition, denies first)")
+
+# How an earlier rule ends the chain before a later one with the same condition, for the message.
+_FIRST: dict[Verb | None, str] = {Verb.DENY: "denies", Verb.ASK: "asks (which ends the chain)"}
+
+# Post-execute is left out: a rewrite between two rules changes the `result.value` both conditions
+# read, so the same text may hold for the later rule and not for the earlier one. Execute rules compose.
+_DECIDING_STAGES = (Stage.PRE_EXECUTE, Stage.GUARD)
+
+
+def _dead(rules: Sequence[Rule], hidden: set[int], sources: _Sources) -> list[Problem]:
+    """PE507/PE508 for a rule behind an earlier one, for its tools, with the same condition that ends the chain."""
+    # The unconditional case is PE501, an exact twin (same tools and action too) PE504. Dead rules
+    # join `hidden`, so no second warning repeats the fault.
+    problems: list[Problem] = []
+    deciders: dict[tuple[Stage, str], list[Rule]] = {}
+    for rule in rules:
+        condition = _condition(rule)
+        if rule.stage not in _DECIDING_STAGES or condition is None or id(rule) in hidden:
+            continue
+        earlier_rules = deciders.setdefault((rule.stage, condition), [])
+        earlier = next((e for e in earlier_rules if covers(e.tools, rule.tools)), None)
+        if earlier is None:
+            if _decides(rule) is not None:
+                earlier_rules.append(rule)
+            continue
+        if _twin(earlier) == _twin(rule):
+            continue  # PE504 says it better: the rule is written twice
+        hidden.add(id(rule))
+        problems.append(_dead_warning(sources, rule, earlier))
+    return problems
+
+
+def _dead_warning(sources: _Sources, rule: Rule, earlier: Rule) -> Problem:
+    """The PE507 (pre-execute) or PE508 (guard) warning for `rule`, naming the rule that decides first."""
+    same_pack = earlier.source.pack == rule.source.pack
+    layer = "" if same_pack else f" of pack {earlier.source.pack!r} (an earlier layer)"
+    if rule.stage is Stage.GUARD:
+        return _warn(
+            sources,
+            PE508,
+            rule,
+            f"guard {rule.id!r} can never fire: {_where(earlier)}{layer} has the same condition, covers its "
+            "tools and denies first (the first red line that holds ends the guards)",
+            f"delete this guard, since {earlier.id!r} already draws the red line; to have this guard's reason "
+            f"shown instead, move it above {earlier.id!r}"
+            if same_pack
+            else f"delete this guard: the red line of {earlier.id!r} already holds in every layer",
+        )
+    return _warn(
+        sources,
+        PE507,
+        rule,
+        f"rule {rule.id!r} can never decide: {_where(earlier)}{layer} has the same condition, covers its tools "
+        f"and {_FIRST.get(earlier.verb, 'allows with `final: true` (which skips later rules and layers)')} "
+        "before it",
+        f"delete this rule, or move it above {earlier.id!r} if it must decide (the first matching deny, ask "
+        "or final allow ends the chain: put the strictest first)"
+        if same_pack
+        else f"delete this rule, or narrow the condition or tools of {earlier.id!r} in pack "
+        f"{earlier.source.pack!r}: its decision ends the chain before this layer",
+    )
+
+
+# -- PE509: YAML files the manifest does not load ------------------------------------------------
+
+PE509 = register_code("PE509", "YAML file in the pack folder that the manifest does not load")
+
+_YAML = frozenset({".yaml", ".yml"})
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _key(path: Path) -> Path:
+    """A path to compare files by: resolved when possible (symlinks, `a/../b`)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+        return path.absolute()
+
+
+def _loaded_files(pack: Pack) -> set[Path]:
+    """The manifest, the rule files, the catalog and the policy test files the `tests:` globs match."""
+    loaded = {_key(pack.path / MANIFEST)} | {_key(pack.path / rel) for rel in pack.files}
+    if pack.catalog is not None:
+        loaded.add(_key(pack.catalog))
+    for pattern in pack.tests:
+        try:
+            loaded |= {_key(path) for path in pack.path.glob(pattern.replace("\\", "/"))}
+        except (OSError, ValueError, IndexError, NotImplementedError):
+            continue  # `policyengine test` reports a glob it cannot use
+    return loaded
+
+
+def _test_folders(pack: Pack) -> Iterator[Path]:
+    """The folder each `tests:` glob starts in (`tests/*.yaml` -> tests/), when it is inside the pack folder."""
+    for pattern in pack.tests:
+        parts = PurePosixPath(pattern.replace("\\", "/")).parts[:-1]
+        fixed = list(itertools.takewhile(lambda part: not _GLOB_CHARS.intersection(part), parts))
+        if fixed and ".." not in fixed and not PurePosixPath(*fixed).is_absolute():
+            yield pack.path.joinpath(*fixed)
+
+
+def _unlisted(pack: Pack, sources: _Sources) -> list[Problem]:
+    """PE509 for each YAML file in the pack folder, or a folder `files:` or `tests:` points into, that nothing loads."""
+    # Not recursive beyond those folders: fixtures and documentation may hold YAML. Dotfiles are
+    # tool settings, not rules.
+    loaded = _loaded_files(pack)
+    folders = {pack.path} | {(pack.path / rel).parent for rel in pack.files} | set(_test_folders(pack))
+    manifest = pack.path / MANIFEST
+    problems: list[Problem] = []
+    for folder in sorted(folders):
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for path in entries:
+            if path.name.startswith(".") or path.suffix.lower() not in _YAML or _key(path) in loaded:
+                continue
+            if not path.is_file():
+                continue
+            where = Location.start_of(str(path))
+            lines = sources.lines(str(path)) or []
+            if any(line.startswith("tests:") for line in lines):
+                message = f"{path} holds policy tests that never run: no glob of pack {pack.name}'s `tests:` matches it"
+                hint = f"add a glob that matches it to `tests:` in {manifest}, or delete the file"
+            else:
+                message = f"{path} is not listed in pack {pack.name}'s `files:`: its rules are silently not loaded"
+                hint = f"add it to `files:` in {manifest} (in evaluation order), or delete the file"
+            problems.append(
+                Problem(
+                    PE509,
+                    message,
+                    where,
+                    hint=hint,
+                    severity=Severity.WARNING,
+                    source_line=lines[0] if lines else None,
+                )
+            )
+    return problems
+
+
 def lint(packs: Sequence[Pack], catalog: Mapping[str, Any] | None = None) -> list[Problem]:
     """Every lint warning for packs layered in order (loader warnings included), by file, line, column."""
     sources = _Sources()
@@ -400,9 +588,18 @@ def lint(packs: Sequence[Pack], catalog: Mapping[str, Any] | None = None) -> lis
     problems: list[Problem] = [w for pack in packs for w in pack.warnings]
     unreachable, hidden = _unreachable(rules, sources)
     problems += unreachable
+    problems += _dead(rules, hidden, sources)
     if catalog is not None:
-        problems += _catalog(rules, catalog, sources)
+        # Argument paths, types and templates against the catalog; its PE606 names each unknown tool
+        # entry where it is written (with a did-you-mean), so those rules skip the coarser PE505/PE502.
+        # (A catalog of bare names, as some callers pass, has no parameters to check against.)
+        typed = check_types(packs, catalog) if all(isinstance(d, ToolDefinition) for d in catalog.values()) else []
+        flagged = {p.rule_id for p in typed if p.code == PE606}
+        problems += typed
+        problems += _catalog([r for r in rules if r.id not in flagged], catalog, sources)
     problems += _display_only(rules, sources)
     problems += _duplicates(rules, hidden, sources)
     problems += _permissive_paths(rules, sources)
+    for pack in packs:
+        problems += _unlisted(pack, sources)
     return sorted(problems, key=Problem.sort_key)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policyengine.packs.compiler import FileCompiler, schema, schema_problems, unused_list_warnings
 from policyengine.packs.rules import Chain, Rule, RuleIndex
@@ -18,6 +18,9 @@ from policyengine.packs.yaml_source import SourceDoc, load_yaml
 from policyengine.values.decisions import Allow, Ask, Deny, PreDecision, Source, SourceKind
 from policyengine.values.problems import Location, Problem, ProblemSink
 from policyengine.values.results import RULE_STAGES, Stage
+
+if TYPE_CHECKING:
+    from policyengine.tools.definition import ToolDefinition
 
 MANIFEST = "pack.yaml"
 
@@ -39,6 +42,9 @@ class Pack:
     warnings: tuple[Problem, ...] = ()
     # Where calls that carry no cwd start (manifest `cwd:`); None: relative climbs are unknown.
     cwd: str | None = None
+    # The tool catalog the pack is written against (manifest `catalog:`, inside the pack folder):
+    # authoring metadata for check, test, explain and dry-run, outside the digest.
+    catalog: Path | None = None
     index: dict[Stage, RuleIndex] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -195,7 +201,11 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
                 )
             elif isinstance(values, list):
                 lists[list_name] = tuple(values)
-    digest = digest_of(manifest, [(doc.filename.rsplit("/", 1)[-1], doc.data) for doc in docs])
+    catalog = _catalog(folder, manifest_doc, manifest.get("catalog"), sink)
+    # The catalog is authoring metadata, not policy: pointing a pack at a catalog (or at another
+    # one) keeps its digest, and a pack without `catalog:` hashes exactly as before the key existed.
+    content = {k: v for k, v in manifest.items() if k != "catalog"}
+    digest = digest_of(content, [(doc.filename.rsplit("/", 1)[-1], doc.data) for doc in docs])
     rules: list[Rule] = []
     used: set[str] = set()
     compiled: dict[tuple[str, str], Any] = {}
@@ -225,7 +235,56 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
         tests=tuple(manifest.get("tests") or ()),
         warnings=tuple(warnings),
         cwd=manifest.get("cwd"),
+        catalog=catalog,
     )
+
+
+def _catalog(folder: Path, manifest_doc: SourceDoc, rel: str | None, sink: ProblemSink) -> Path | None:
+    """The manifest's `catalog:` as a path, once it names a readable file inside the pack folder (else PE403)."""
+    if rel is None:
+        return None
+    target = folder / rel
+    where = ("catalog",)
+    try:
+        outside = not target.resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError, RuntimeError) as error:  # RuntimeError: a symlink loop
+        sink.add(manifest_doc.problem("PE403", f"tool catalog {rel} cannot be opened: {error}", where))
+        return None
+    if outside:
+        # As for rule files: a pack is one folder, reviewed and shipped as a whole.
+        sink.add(
+            manifest_doc.problem(
+                "PE403",
+                f"tool catalog {rel} is outside the pack folder",
+                where,
+                hint="copy the catalog into the pack folder (two layers may hold identical copies)",
+            )
+        )
+        return None
+    if not target.is_file():
+        sink.add(
+            manifest_doc.problem(
+                "PE403",
+                f"tool catalog {rel} not found in {folder}",
+                where,
+                hint="the path is relative to the pack folder; remove `catalog:` if the pack has no catalog",
+            )
+        )
+        return None
+    try:
+        with target.open("rb"):
+            pass  # only readability: the verbs that use the catalog parse it and report its problems
+    except OSError as error:
+        sink.add(
+            manifest_doc.problem(
+                "PE403",
+                f"tool catalog {rel} cannot be read: {error.strerror or error}",
+                where,
+                hint="check the file's permissions",
+            )
+        )
+        return None
+    return target
 
 
 def _unique_raw_ids(docs: Sequence[SourceDoc], pack: str, sink: ProblemSink) -> None:
@@ -289,3 +348,58 @@ def load_packs(folders: Sequence[str | Path]) -> tuple[Pack, ...]:
         check_unique_ids([r for p in loaded for r in p.rules], sink)
     sink.raise_if_errors()
     return tuple(loaded)
+
+
+def catalog_for(packs: Sequence[Pack], tools: str | Path | None = None) -> dict[str, ToolDefinition] | None:
+    """The tools to check and evaluate against: the `tools` file, else the union of the layers' catalogs, else None."""
+    # Layers may name one file or hold identical copies; a tool two catalogs define differently is
+    # a CatalogError (PE703) at the later pack's `catalog:`: which one a call would meet is unknowable.
+    from policyengine.tools.catalog import DUPLICATE_TOOL, CatalogError, load_catalog
+
+    if tools is not None:
+        return load_catalog(tools)
+    merged: dict[str, ToolDefinition] = {}
+    owner: dict[str, Pack] = {}
+    read: set[Path] = set()
+    problems: list[Problem] = []
+    for pack in packs:
+        if pack.catalog is None or pack.catalog.resolve() in read:
+            continue
+        read.add(pack.catalog.resolve())
+        clashes: dict[int, tuple[Pack, list[str]]] = {}
+        for name, definition in load_catalog(pack.catalog).items():
+            first = owner.setdefault(name, pack)
+            if first is pack:
+                merged[name] = definition
+            elif _spec(merged[name]) != _spec(definition):
+                clashes.setdefault(id(first), (first, []))[1].append(name)
+        for first, names in clashes.values():
+            shown = ", ".join(repr(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            problems.append(
+                _manifest_problem(
+                    pack,
+                    DUPLICATE_TOOL,
+                    f"the catalogs of pack {first.name} ({first.catalog}) and pack {pack.name} ({pack.catalog}) "
+                    f"define {shown} differently",
+                    "a tool name has one definition: make the catalogs agree, drop one `catalog:`, or pass "
+                    "--tools FILE to use one catalog for every layer",
+                )
+            )
+    if problems:
+        raise CatalogError(problems)
+    return merged if read else None
+
+
+def _spec(definition: ToolDefinition) -> str:
+    """What a model and the rules see of a tool: its MCP spec (schemas, description), tags and roles."""
+    roles = sorted(definition.roles.items()) if definition.roles else None
+    return json.dumps([definition.to_mcp(), sorted(definition.tags), roles], sort_keys=True, default=str)
+
+
+def _manifest_problem(pack: Pack, code: str, message: str, hint: str) -> Problem:
+    """A problem at the pack manifest's `catalog:` (read again, for its position)."""
+    display = str(pack.path / MANIFEST)
+    doc = _read(pack.path / MANIFEST, display, ProblemSink())
+    if doc is None:  # pragma: no cover - the manifest loaded a moment ago
+        return Problem(code, message, Location.start_of(display), hint=hint)
+    return doc.problem(code, message, ("catalog",), hint=hint)

@@ -57,9 +57,22 @@ async def seek_approval(service: ApprovalService | None, request: ApprovalReques
     except TimeoutError:
         return ApprovalOutcome(False, f"approval required{asked}; no answer within {timeout:g}s")
     except Exception as exc:
-        return ApprovalOutcome(
-            False, f"approval required{asked}; the approval service failed: {type(exc).__name__}: {exc}"
-        )
+        failure = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return ApprovalOutcome(False, f"approval required{asked}; the approval service failed: {failure}")
     if answer is ApprovalAnswer.ALLOWED_ONCE:
         return ApprovalOutcome(True, "allowed once by a person")
-    return ApprovalOutcome(False, f"approval required{asked}; a person answered {answer!r}")
+    return ApprovalOutcome(False, f"approval required{asked}; {_refusal(answer)}")
+
+
+# What the model reads when a person's answer stops the call (never an enum's repr).
+_REFUSALS = {ApprovalAnswer.DENIED: "a person denied the call"}
+
+
+def _refusal(answer: object) -> str:
+    """Plain words for an answer that is not ALLOWED_ONCE."""
+    if isinstance(answer, ApprovalAnswer):
+        return _REFUSALS.get(answer, f"a person answered {answer.value}")
+    # A service bug (a bare string, True, None...): say so, and what came, so it can be found.
+    shown = repr(answer)
+    shown = shown if len(shown) <= 80 else shown[:79] + "…"
+    return f"the approval service gave no valid answer (it returned {shown}), so the call was not allowed"

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
-from policyengine.enforce.evaluate import Evaluation
+from policyengine.enforce.evaluate import Evaluation, evaluate
 from policyengine.enforce.explain import explain
 from policyengine.enforce.install import PolicyLayers
 from policyengine.packs.compiler import schema, schema_problems
@@ -441,15 +441,17 @@ def _check_threshold(threshold: float) -> None:
 # -- running ------------------------------------------------------------------------------------
 
 
-def run_tests(layers: PolicyLayers, files: Sequence[TestFile], *, require_tests: bool = False) -> TestReport:
+def run_tests(
+    layers: PolicyLayers, files: Sequence[TestFile], *, require_tests: bool = False, require_tool: bool = False
+) -> TestReport:
     """Run every test against the installed layers (use run_tests_async inside an event loop)."""
-    return asyncio.run(run_tests_async(layers, files, require_tests=require_tests))
+    return asyncio.run(run_tests_async(layers, files, require_tests=require_tests, require_tool=require_tool))
 
 
 async def run_tests_async(
-    layers: PolicyLayers, files: Sequence[TestFile], *, require_tests: bool = False
+    layers: PolicyLayers, files: Sequence[TestFile], *, require_tests: bool = False, require_tool: bool = False
 ) -> TestReport:
-    """Check rule ids first (PT001 stops the run), then run each test through explain()."""
+    """Check rule ids first (PT001 stops the run), then run each test through explain() (require_tool: see _run_one)."""
     started = time.perf_counter()
     rules = {rule.id: rule for pack in layers.packs for rule in pack.rules}
     run_failures = _missing_tests(layers.packs, files) if require_tests else []
@@ -475,7 +477,7 @@ async def run_tests_async(
     else:
         for test_file in files:
             for test in test_file.tests:
-                result = await _run_one(layers, test, test_file.pack)
+                result = await _run_one(layers, test, test_file.pack, require_tool)
                 exercised |= result.exercised
                 results.append(result)
     summaries = tuple(_summary(pack, results, exercised) for pack in layers.packs)
@@ -545,22 +547,28 @@ def _missing_tests(packs: Sequence[Pack], files: Sequence[TestFile]) -> list[Fai
     return failures
 
 
-async def _run_one(layers: PolicyLayers, test: PolicyTest, pack: str) -> TestResult:
+async def _run_one(layers: PolicyLayers, test: PolicyTest, pack: str, require_tool: bool) -> TestResult:
     started = time.perf_counter()
+    exercised: frozenset[str] = frozenset()
     try:
-        explanation = await explain(
-            layers,
-            test.tool,
-            test.arguments,
-            agent=test.agent,
-            call_id=test.call_id,
-            result=test.result,
-            cwd=test.cwd,
-        )
+        if require_tool and test.tool not in layers.registry.tools:
+            # The registry's tools are the catalog: a tool missing from it is `invalid` at `lookup`, as a
+            # registry of those tools (and a dry-run against the catalog) answers; no rule is exercised.
+            evaluation = await evaluate(layers.registry, test.tool, test.arguments, require_tool=True)
+        else:
+            explanation = await explain(
+                layers,
+                test.tool,
+                test.arguments,
+                agent=test.agent,
+                call_id=test.call_id,
+                result=test.result,
+                cwd=test.cwd,
+            )
+            evaluation, exercised = explanation.evaluation, frozenset(explanation.exercised())
     except Exception as error:
         failure = Failure(RUN_ERROR, f"the call could not be evaluated: {type(error).__name__}: {error}", test.location)
         return _result(test, pack, False, (failure,), duration=time.perf_counter() - started)
-    evaluation = explanation.evaluation
     failures = tuple(_compare(test, evaluation))
     return _result(
         test,
@@ -568,7 +576,7 @@ async def _run_one(layers: PolicyLayers, test: PolicyTest, pack: str) -> TestRes
         not failures,
         failures,
         duration=time.perf_counter() - started,
-        exercised=frozenset(explanation.exercised()),
+        exercised=exercised,
         actual=_actual(evaluation),
     )
 
