@@ -193,12 +193,14 @@ def test_the_packs_of_the_rule_cases_format_to_the_same_packs(path: Path, tmp_pa
     for folder in _case_packs(path, tmp_path / "before"):
         copy = tmp_path / "after" / folder.name
         shutil.copytree(folder, copy)
-        for file in pack_files(copy, ProblemSink()):
-            assert_formatted_well(file.path.read_bytes(), file.kind, file.display)
         try:
             load_pack(folder)
         except PackLoadError:
-            continue  # a case about a pack that does not load: its files were checked one by one
+            # A case about a pack that does not load: its files are checked one by one.
+            for file in pack_files(copy, ProblemSink()):
+                assert_formatted_well(file.path.read_bytes(), file.kind, file.display)
+            continue
+        # fmt itself refuses to write a file whose data, comments or second formatting would differ.
         assert cli("fmt", copy)[0] == 0
         assert_same_pack(folder, copy)
         assert cli("fmt", "--check", copy)[0] == 0
@@ -207,7 +209,7 @@ def test_the_packs_of_the_rule_cases_format_to_the_same_packs(path: Path, tmp_pa
 def test_the_fuzzers_mutants_are_formatted_or_refused_never_changed(tmp_path: Path) -> None:
     fuzz = _fuzz()
     formatted = refused = 0
-    for iteration in range(scaled(30)):
+    for iteration in range(scaled(12)):
         mutant = fuzz.make_mutant(20260707, iteration)
         for name, data in mutant.files.items():
             if not name.endswith((".yaml", ".yml")) or len(data) > 20_000:
