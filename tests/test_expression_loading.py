@@ -215,7 +215,7 @@ def test_an_internal_fault_splitting_a_template_is_a_located_problem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = write_pack(tmp_path / "pack", "arguments.x == 'y'", reason="denied for {agent}")
-    monkeypatch.setattr(expressions_module, "_placeholder_end", _boom)
+    monkeypatch.setattr(expressions_module, "placeholder_end", _boom)
     with pytest.raises(PackLoadError) as caught:
         load_pack(folder)
     (problem,) = caught.value.problems

@@ -332,7 +332,7 @@ def _compile_template(text: str, lists: Mapping[str, Any], report: Report) -> Te
             literal.append(char)
             i += 1
             continue
-        end = _placeholder_end(text, i)
+        end = placeholder_end(text, i)
         if end is None:
             report("PE305", "unclosed `{` in template", i, 1, "close the placeholder with }, or write {{ for a brace")
             return None
@@ -361,7 +361,7 @@ def _shift(report: Report, by: int) -> Report:
     return shifted
 
 
-def _placeholder_end(text: str, start: int) -> int | None:
+def placeholder_end(text: str, start: int) -> int | None:
     """Index of the `}` closing the placeholder at `start`, skipping quoted JMESPath."""
     depth, i, quote = 0, start, ""
     while i < len(text):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from jmespath.parser import Parser
 
-from policyengine.language.expressions import Expression, Template
+from policyengine.language.expressions import Expression, Template, placeholder_end
 from policyengine.language.functions import PolicyFunctions
 from policyengine.language.roles import Role, key_roles, role_named
 from policyengine.packs.yaml_source import NodeSite, ScalarSpan, SourceDoc
@@ -1295,7 +1295,7 @@ def _placeholders(text: str) -> list[tuple[int, int]]:
         if char in "{}" and text[i : i + 2] == char * 2:
             i += 2
         elif char == "{":
-            end = _closing(text, i)
+            end = placeholder_end(text, i)
             if end is None:
                 break
             found.append((i + 1, end))
@@ -1303,29 +1303,6 @@ def _placeholders(text: str) -> list[tuple[int, int]]:
         else:
             i += 1
     return found
-
-
-def _closing(text: str, start: int) -> int | None:
-    """Index of the `}` that closes the placeholder opened at `start`, skipping quoted JMESPath."""
-    depth, i, quote = 0, start, ""
-    while i < len(text):
-        char = text[i]
-        if quote:
-            if char == "\\":
-                i += 2
-                continue
-            if char == quote:
-                quote = ""
-        elif char in "'\"`":
-            quote = char
-        elif char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
 
 
 # -- the checker -------------------------------------------------------------------------------
