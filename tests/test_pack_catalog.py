@@ -290,3 +290,13 @@ def test_dry_run_against_gets_the_main_side_catalog(tmp_path: Path) -> None:
     assert code == 0, err  # the same catalog on both sides: only rule changes would show
     (record,) = (json.loads(line) for line in out.read_text("utf-8").splitlines())
     assert record["decision"] == record["against"]["decision"] == "invalid"
+
+
+def test_a_generic_layer_is_not_checked_against_a_specific_layers_catalog_unless_tools_says_so() -> None:
+    baseline, bfcl = BASELINE, BFCL
+    # baseline declares no catalog: it is written for any agent, so bfcl's tools do not judge its names.
+    assert cli("check", "--strict", baseline, bfcl)[0] == 0
+    # --tools applies to every layer: baseline's generic `cmd` list then looks like a typo of `cd`.
+    code, out, _err = cli("check", "--strict", "--format", "json", baseline, bfcl, "--tools", bfcl / "tools.jsonl")
+    assert code == 1
+    assert {p["rule"] for p in json.loads(out)["problems"]} <= {r.id for r in load_pack(baseline).rules}

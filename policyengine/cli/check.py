@@ -35,7 +35,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     tools = tools_for(args, packs)
     # The single entry for every static finding; checks that need the catalog (tool names, argument
     # types) take the same `tools` there.
-    problems = lint(packs, tools)
+    # --tools checks every layer; a pack's own `catalog:` checks the packs that declare one.
+    against = None if getattr(args, "tools", None) else [p for p in packs if p.catalog is not None]
+    problems = lint(packs, tools, against=against)
     warnings = [p for p in problems if p.severity is Severity.WARNING]
     failed = bool(warnings) and args.strict
     if args.format == "json":

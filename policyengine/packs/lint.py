@@ -581,7 +581,9 @@ def _unlisted(pack: Pack, sources: _Sources) -> list[Problem]:
     return problems
 
 
-def lint(packs: Sequence[Pack], catalog: Mapping[str, Any] | None = None) -> list[Problem]:
+def lint(
+    packs: Sequence[Pack], catalog: Mapping[str, Any] | None = None, *, against: Sequence[Pack] | None = None
+) -> list[Problem]:
     """Every lint warning for packs layered in order (loader warnings included), by file, line, column."""
     sources = _Sources()
     rules = [rule for pack in packs for rule in pack.rules]
@@ -590,13 +592,17 @@ def lint(packs: Sequence[Pack], catalog: Mapping[str, Any] | None = None) -> lis
     problems += unreachable
     problems += _dead(rules, hidden, sources)
     if catalog is not None:
+        # Only the packs written for this catalog (`against`, default all): a generic layer (a
+        # baseline for every agent) is not checked against a specific layer's tools.
+        checked = list(packs if against is None else against)
+        catalog_rules = [rule for pack in checked for rule in pack.rules]
         # Argument paths, types and templates against the catalog; its PE606 names each unknown tool
         # entry where it is written (with a did-you-mean), so those rules skip the coarser PE505/PE502.
         # (A catalog of bare names, as some callers pass, has no parameters to check against.)
-        typed = check_types(packs, catalog) if all(isinstance(d, ToolDefinition) for d in catalog.values()) else []
+        typed = check_types(checked, catalog) if all(isinstance(d, ToolDefinition) for d in catalog.values()) else []
         flagged = {p.rule_id for p in typed if p.code == PE606}
         problems += typed
-        problems += _catalog([r for r in rules if r.id not in flagged], catalog, sources)
+        problems += _catalog([r for r in catalog_rules if r.id not in flagged], catalog, sources)
     problems += _display_only(rules, sources)
     problems += _duplicates(rules, hidden, sources)
     problems += _permissive_paths(rules, sources)
