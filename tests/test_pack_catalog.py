@@ -234,6 +234,14 @@ def test_explain_validates_arguments_against_the_pack_catalog() -> None:
     assert "amount" in data["reason"]
 
 
+def test_explain_calls_a_tool_the_catalog_lacks_invalid_at_lookup_and_without_a_catalog_evaluates_it() -> None:
+    call = json.dumps({"name": "make_transaction", "arguments": {"amount": 5}})
+    code, out, _err = cli("explain", "--pack", BFCL, call, "--format", "json")
+    assert code == 0 and (json.loads(out)["decision"], json.loads(out)["stage"]) == ("invalid", "lookup")
+    code, out, _err = cli("explain", "--pack", BASELINE, call, "--format", "json")  # no catalog: rules decide
+    assert code == 0 and json.loads(out)["decision"] != "invalid"
+
+
 INVALID_TESTS = """\
 tests:
   - name: a string price is invalid

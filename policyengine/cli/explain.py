@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     from policyengine.enforce.explain import explain
 
     call = _read_call(args.call)
-    layers, _catalog = install_layers(args.pack, args.tools)
+    layers, catalog = install_layers(args.pack, args.tools)
     result = call.get("result")
     explanation = asyncio.run(
         explain(
@@ -48,6 +48,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             result=result if isinstance(result, dict) else None,
             cwd=call["cwd"] if isinstance(call.get("cwd"), str) else None,
             trace=args.trace,
+            # With a catalog, a tool it lacks is invalid at lookup, as in test and dry-run.
+            require_tool=catalog is not None,
         )
     )
     ev = explanation.evaluation

@@ -96,10 +96,12 @@ async def explain(
     result: Mapping[str, Any] | None = None,
     cwd: str | None = None,
     trace: bool = False,
+    require_tool: bool = False,
 ) -> Explanation:
     """Evaluate a call against the installed layers and record every rule considered.
 
-    With `trace`, each rule's condition is evaluated once more, node by node, into a Trace.
+    With `trace`, each rule's condition is evaluated once more, node by node, into a Trace. With
+    `require_tool` (a catalog applies), a tool the registry does not know is `invalid`, as in a call.
     """
     trail: list[Considered] = []
     heard: list[Rule] = []
@@ -108,7 +110,14 @@ async def explain(
     token = EXPLAIN.set(_record(trail, heard))
     try:
         evaluation = await evaluate(
-            layers.registry, name, arguments, agent=agent, call_id=call_id, result=result, cwd=cwd
+            layers.registry,
+            name,
+            arguments,
+            agent=agent,
+            call_id=call_id,
+            result=result,
+            cwd=cwd,
+            require_tool=require_tool,
         )
     finally:
         EXPLAIN.reset(token)
