@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 
+@cache
 def _modules() -> dict[str, Path]:
     return {
         ".".join(path.relative_to(ROOT).with_suffix("").parts): path

@@ -220,7 +220,7 @@ class Run:
             self.arguments = seal.arguments
         return seal
 
-    def _watch_call(self, _args: tuple[Any, ...], _returning: bool) -> str | None:
+    def watch_call(self, _args: tuple[Any, ...], _returning: bool) -> str | None:
         """Trace.watch for the policy stages: any change to the call since it was sealed."""
         return self.seal.changes() if self.seal is not None else None
 

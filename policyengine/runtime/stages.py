@@ -107,7 +107,7 @@ class ClosingDefault:
 
 
 async def _policy_chain(
-    run: Run, runner: Awaitable[ChainResult[Any]], trace: Trace, timeout: float
+    runner: Awaitable[ChainResult[Any]], trace: Trace, timeout: float
 ) -> ChainResult[Any] | tuple[Source, str]:
     """A policy waterfall under the policy deadline: its verdict, or who failed it and why (fail closed)."""
     try:
@@ -141,8 +141,8 @@ class PreExecuteChain:
     async def decide(self, run: Run) -> PreDecision:
         """The waterfall's decision, or a denial naming who failed it."""
         run.watch()  # listeners written in Python follow: record the call before any of them gets it
-        trace = Trace(watch=run._watch_call)
-        verdict = await _policy_chain(run, self.chain.run((run.call,), trace), trace, self.timeout)
+        trace = Trace(watch=run.watch_call)
+        verdict = await _policy_chain(self.chain.run((run.call,), trace), trace, self.timeout)
         if isinstance(verdict, tuple):
             return Deny(verdict[1], verdict[0])
         decision: PreDecision = verdict.value
@@ -252,7 +252,7 @@ class PostExecuteChain:
     async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
         """The result with every rewrite applied, or the block (a fault blocks, naming who)."""
         trace = Trace()
-        verdict = await _policy_chain(run, self.chain.run((run.call, pending), trace), trace, self.timeout)
+        verdict = await _policy_chain(self.chain.run((run.call, pending), trace), trace, self.timeout)
         if isinstance(verdict, tuple):
             return Block(verdict[1], verdict[0])
         decision = verdict.value
