@@ -19,7 +19,7 @@ import jmespath
 
 from policyengine.language.expression_compiler import compile_text
 from policyengine.language.functions import FUNCTIONS, OPTIONS
-from policyengine.tools.definition import ParameterValidator
+from policyengine.tools.cerberus_dialect import ParameterValidator
 from policyengine.tools.validator import compile_schema
 from policyengine.values.frozen import freeze
 

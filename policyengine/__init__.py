@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__
     from policyengine.packs.loader import Pack, load_pack, load_packs
     from policyengine.runtime.approval import ApprovalAnswer, ApprovalRequest, ApprovalService
     from policyengine.runtime.registry import Bundle, Handle, Registry
+    from policyengine.tools.catalog import load_catalog, tool_from_spec
     from policyengine.tools.definition import ToolDefinition, define_tool
     from policyengine.values.call import Dispatch, PendingResult, ToolCall
     from policyengine.values.cancellation import AbortKind, AbortReason, Signal
@@ -98,10 +99,12 @@ _LAZY = {
     "deny": "policyengine.values.decisions",
     "evaluate": "policyengine.enforce.evaluate",
     "freeze": "policyengine.values.frozen",
+    "load_catalog": "policyengine.tools.catalog",
     "load_pack": "policyengine.packs.loader",
     "load_packs": "policyengine.packs.loader",
     "pack_bundle": "policyengine.enforce.install",
     "thaw": "policyengine.values.frozen",
+    "tool_from_spec": "policyengine.tools.catalog",
 }
 
 
@@ -183,8 +186,10 @@ __all__ = [
     "deny",
     "evaluate",
     "freeze",
+    "load_catalog",
     "load_pack",
     "load_packs",
     "pack_bundle",
     "thaw",
+    "tool_from_spec",
 ]

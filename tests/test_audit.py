@@ -8,7 +8,6 @@ logged and never block a call; and its file replays through `dry-run` to the sam
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import errno
 import io
 import json
@@ -71,17 +70,12 @@ BODIES: dict[str, Any] = {
 }
 
 
-def with_body(definition: Any, body: Any) -> Any:
-    """A catalog definition (whose body refuses to run) with a real body."""
-    return dataclasses.replace(definition, execute=body, _execute_takes_ctx=False)
-
-
 def bfcl_registry(approve: frozenset[str] = frozenset()) -> Registry:
     """The BFCL definitions of a few tools, with bodies, and policies/bfcl installed."""
     catalog = load_catalog(BFCL_TOOLS)
     registry = Registry(approval=Approvals(set(approve)))
     for name, body in BODIES.items():
-        registry.register(with_body(catalog[name], body))
+        registry.register(catalog[name].with_execute(body))
     PolicyLayers.install(registry, [str(BFCL_PACK)])
     return registry
 
@@ -421,7 +415,7 @@ def test_a_value_that_cannot_be_encoded_is_a_counted_failure_not_a_broken_file(t
     path = tmp_path / "audit.jsonl"
     recorder = AuditRecorder(path)
     catalog = load_catalog(BFCL_TOOLS)
-    registry.register(with_body(catalog["cd"], BODIES["cd"]))
+    registry.register(catalog["cd"].with_execute(BODIES["cd"]))
     registry.on_result(recorder, name="audit")
     registry.call_sync("cd", {"folder": "ok"}, call_id="e1")
     with caplog.at_level(logging.ERROR, logger="policyengine.runtime.audit"):

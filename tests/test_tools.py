@@ -105,13 +105,18 @@ def test_call_execute_passes_ctx_only_to_two_parameter_bodies() -> None:
 
 @pytest.mark.parametrize(
     "bad_name",
-    ["", " ", "read file", "greet ", " greet", "1tool", "9", "x" * 65, "tool!", "a/b", "greet\n", "ツール"],
+    ["", " ", "read file", "greet ", " greet", "-tool", ".tool", "x" * 129, "tool!", "a/b", "greet\n", "ツール"],
 )
 def test_bad_tool_names_are_refused_naming_the_name(bad_name: str) -> None:
     with pytest.raises(DefinitionError) as info:
         make_tool(name=bad_name)
     assert repr(bad_name) in str(info.value)
     assert "not valid" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["1password_lookup", "9", "x" * 128, "mcp__github__create_issue", "get-weather.v2"])
+def test_mcp_style_tool_names_are_accepted(name: str) -> None:
+    assert make_tool(name=name).name == name
 
 
 @pytest.mark.parametrize("bad_name", [None, 42, b"greet"])

@@ -17,7 +17,8 @@ from cerberus.utils import mapping_hash
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from policyengine.tools.definition import ParameterValidator, ToolDefinition
+from policyengine.tools.cerberus_dialect import ParameterValidator
+from policyengine.tools.definition import ToolDefinition
 from policyengine.tools.validator import compile_schema
 from policyengine.values.frozen import freeze, thaw
 from support import scaled

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
 from policyengine import __version__
-from policyengine.cli import check, dry_run, explain, fmt, schema, test
+from policyengine.cli import check, dry_run, explain, fmt, hook, mcp_proxy, schema, test
 from policyengine.cli.common import EXIT_OK
 from policyengine.cli.report import problem_json, sarif, use_color
 from policyengine.errors import PolicyEngineError, UsageError
@@ -33,7 +33,7 @@ class Verb(Protocol):
         """Run the verb; return its exit code."""
 
 
-VERBS: tuple[Verb, ...] = (check, test, explain, schema, dry_run, fmt)
+VERBS: tuple[Verb, ...] = (check, test, explain, schema, dry_run, fmt, hook, mcp_proxy)
 
 
 class _Parser(argparse.ArgumentParser):

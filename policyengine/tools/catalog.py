@@ -1,46 +1,44 @@
-"""Tool catalogs: tool definitions read from JSON Lines or JSON, in BFCL, OpenAI or MCP shape.
+"""Tool catalogs: tool definitions in BFCL, OpenAI or MCP shape, from a file, a file object or memory.
 
 A catalog describes tools that run elsewhere, so that arguments can be validated and rules
-checked against real tool names; its definitions have bodies that refuse to run.
+checked against real tool names; its definitions have bodies that refuse to run until
+`ToolDefinition.with_execute` gives one (an MCP proxy, an agent framework's own tool).
 
 Shapes of one definition (extra keys such as BFCL's `suite` are ignored):
-- BFCL: `{name, description, parameters: {type: dict, properties, required}, response}`;
-- OpenAI: `{type: function, function: {name, description, parameters}}`;
-- MCP: `{name, description, inputSchema, outputSchema?}` (and Anthropic's `input_schema`).
+- MCP: `{name, description?, inputSchema, outputSchema?, annotations?}` (and Anthropic's `input_schema`);
+- OpenAI: `{type: function, function: {name, description?, parameters}}` (or the flat Responses form);
+- BFCL: `{name, description, parameters: {type: dict, properties, required}, response}`.
 
-Files: JSON Lines (one definition a line), or JSON holding an array of definitions, an object
-with a `tools` array (MCP's tools/list result, bare or inside a JSON-RPC `result`), or one
-definition.
+MCP and OpenAI specs are JSON Schema and are taken as they are (`define_tool(input_schema=...)`):
+arguments are validated against the schema itself, free-form objects included, and the schema
+is handed back unchanged by `to_mcp`/`to_openai`. BFCL specs, and specs whose schema is not JSON
+Schema (types such as `float` or `any`), are read through the Cerberus view
+(tools/json_schema.py: `parameters_view`), as the YAML and Python definitions are.
 
-JSON-Schema-ish types become the Cerberus dialect of `define_tool`: string, integer,
-float/number, boolean, array -> list (`items` -> `schema`), dict/object -> dict (`properties`
--> `schema`). A parameter with type `any`, or with no type, accepts every JSON value: its
-type is the list of all JSON types and it is nullable. Objects with properties refuse keys
-they do not declare unless `additionalProperties` says otherwise (the parameters object
-itself always refuses them), as every definition of the registry does. `enum`/`const` ->
-allowed, `default`, `minimum`/`maximum`, lengths and `pattern` carry over; `anyOf`/`oneOf`
-become a union (a null branch: nullable); local `$ref`s are resolved; keywords Cerberus
-cannot express (`format`, `multipleOf`, `exclusiveMinimum`, ...) are left out.
-
-A response or outputSchema becomes the output schema with every field nullable and not
-required, and its objects open: recorded results omit declared fields and add others.
+Sources: a path or file object holding JSON Lines (one definition a line) or JSON (an array of
+definitions, an object with a `tools` array, MCP's tools/list result bare or inside a JSON-RPC
+`result`, or one definition); or definitions in memory (an iterable of mappings or of objects
+with `model_dump`, such as the MCP SDK's `Tool`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from policyengine.errors import DefinitionError, UsageError
 from policyengine.tools.definition import ToolDefinition, define_tool
-from policyengine.tools.json_schema import regex_from_pattern
+from policyengine.tools.json_schema import output_view, parameters_view
 from policyengine.values.problems import Location, PackLoadError, Problem, ProblemSink, register_code
 
-__all__ = ["CatalogError", "load_catalog"]
+__all__ = ["CatalogError", "load_catalog", "tool_from_spec"]
+
+CatalogSource = str | os.PathLike[str] | IO[str] | IO[bytes] | Mapping[str, Any] | Iterable[Any]
 
 NOT_A_TOOL = register_code("PE701", "catalog entry is not a tool definition")
 BAD_JSON = register_code("PE702", "invalid JSON in a tool catalog")
@@ -49,26 +47,6 @@ REFUSED_TOOL = register_code("PE704", "tool definition refused")
 UNREADABLE = "PE108"  # the codes a pack file uses for the same trouble
 NOT_UTF8 = "PE109"
 
-# Every JSON type, for parameters declared `any` or without a type.
-ANY_TYPES: tuple[str, ...] = ("string", "integer", "number", "boolean", "list", "dict")
-
-_TYPES: dict[str, str | None] = {
-    "string": "string",
-    "str": "string",
-    "integer": "integer",
-    "int": "integer",
-    "float": "float",
-    "number": "number",
-    "boolean": "boolean",
-    "bool": "boolean",
-    "array": "list",
-    "list": "list",
-    "tuple": "list",
-    "dict": "dict",
-    "object": "dict",
-    "null": None,
-}
-_ANY_NAMES = frozenset({"any", "Any"})
 _LINES_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 _WS = re.compile(r"[ \t\n\r]*")
 
@@ -90,31 +68,70 @@ class _Entry:
     column: int
 
 
-def load_catalog(path: str | Path) -> dict[str, ToolDefinition]:
-    """Every tool of a catalog file by name; raise CatalogError listing all problems."""
-    path = Path(path)
-    display = str(path)
+def load_catalog(source: CatalogSource) -> dict[str, ToolDefinition]:
+    """Every tool of a catalog by name; raise CatalogError listing all problems.
+
+    `source`: a path; a file object (text or bytes; JSON Lines when its name ends in .jsonl or
+    .ndjson); a JSON document already parsed (a tools/list result); or definitions in memory.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        try:
+            raw = path.read_bytes()
+        except OSError as error:
+            problem = Problem(
+                UNREADABLE,
+                f"cannot read tool catalog {path}: {error.strerror or error}",
+                Location.start_of(str(path)),
+                hint="pass a JSON Lines or JSON file of tool definitions",
+            )
+            raise CatalogError([problem]) from None
+        return _from_text(str(path), raw, path.suffix.lower() in _LINES_SUFFIXES)
+    if hasattr(source, "read"):
+        display = getattr(source, "name", None)
+        display = display if isinstance(display, str) else "<catalog>"
+        return _from_text(display, source.read(), Path(display).suffix.lower() in _LINES_SUFFIXES)
+    if isinstance(source, Mapping) and not _looks_like_a_definition(source):
+        result = source.get("result")
+        tools = source.get("tools", result.get("tools") if isinstance(result, Mapping) else None)
+        if not isinstance(tools, (list, tuple)):
+            problem = Problem(
+                NOT_A_TOOL,
+                "a catalog object needs a `tools` array (an MCP tools/list result) or to be one definition",
+                Location.start_of("<specs>"),
+            )
+            raise CatalogError([problem])
+        source = tools
+    specs = [source] if isinstance(source, Mapping) else list(source)
     sink = ProblemSink()
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        problem = Problem(
-            UNREADABLE,
-            f"cannot read tool catalog {display}: {error.strerror or error}",
-            Location.start_of(display),
-            hint="pass a JSON Lines or JSON file of tool definitions",
-        )
-        raise CatalogError([problem]) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = raw.count(b"\n", 0, error.start) + 1
-        problem = Problem(NOT_UTF8, f"{display} is not UTF-8 text: {error.reason}", Location(display, line, 1))
-        raise CatalogError([problem]) from None
-    source = _Source(display, text, sink)
+    memory = _Source("<specs>", "", sink)
+    return _collect(memory, [_Entry(spec, number, 1) for number, spec in enumerate(specs, 1)])
+
+
+def _looks_like_a_definition(data: Mapping[str, Any]) -> bool:
+    return "name" in data or data.get("type") == "function"
+
+
+def _from_text(display: str, raw: str | bytes, json_lines: bool) -> dict[str, ToolDefinition]:
+    """The tools of one catalog text (bytes are decoded as UTF-8, a BOM allowed)."""
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            line = raw.count(b"\n", 0, error.start) + 1
+            problem = Problem(NOT_UTF8, f"{display} is not UTF-8 text: {error.reason}", Location(display, line, 1))
+            raise CatalogError([problem]) from None
+    else:
+        text = raw.removeprefix("\ufeff")
+    source = _Source(display, text, ProblemSink())
+    return _collect(source, source.entries(json_lines))
+
+
+def _collect(source: _Source, entries: Sequence[_Entry]) -> dict[str, ToolDefinition]:
+    """The definitions of `entries` by name; raise CatalogError with every problem found."""
     tools: dict[str, ToolDefinition] = {}
     first: dict[str, _Entry] = {}
-    for entry in source.entries(path.suffix.lower() in _LINES_SUFFIXES):
+    for entry in entries:
         definition = source.definition(entry)
         if definition is None:
             continue
@@ -122,14 +139,14 @@ def load_catalog(path: str | Path) -> dict[str, ToolDefinition]:
         if earlier is not entry:
             source.problem(
                 DUPLICATE_TOOL,
-                f"tool {definition.name!r} is defined twice (first at {display}:{earlier.line})",
+                f"tool {definition.name!r} is defined twice (first at {source.display}:{earlier.line})",
                 entry,
                 hint="tool names are the only identity a model sends back; keep one definition",
             )
             continue
         tools[definition.name] = definition
-    if sink.has_errors:
-        raise CatalogError(sink.sorted())
+    if source.sink.has_errors:
+        raise CatalogError(source.sink.sorted())
     return tools
 
 
@@ -244,42 +261,77 @@ class _Source:
 
     def definition(self, entry: _Entry) -> ToolDefinition | None:
         """The ToolDefinition of one entry, or None after recording why it has none."""
-        data = entry.data
-        function = isinstance(data, Mapping) and data.get("type") == "function"
-        if function and isinstance(data.get("function"), Mapping):
-            data = data["function"]  # OpenAI chat-completions wrapper
-        name = data.get("name") if isinstance(data, Mapping) else None
-        shape = _shape(data, function) if isinstance(data, Mapping) else None
-        if not isinstance(name, str) or shape is None:
-            what = f"tool {name!r} is" if isinstance(name, str) else "this is"
-            self.problem(
-                NOT_A_TOOL,
-                f"{what} not a tool definition: it needs `name` and `parameters` (BFCL, OpenAI) or `inputSchema` (MCP)",
-                entry,
-                hint='e.g. {"name": "cat", "description": "...", "parameters": {"type": "object", "properties": {}}}',
-            )
-            return None
-        assert isinstance(data, Mapping)
-        params_key, output_key, bfcl = shape
         try:
-            converter = _Converter(name, bfcl)
-            parameters = converter.parameters(data.get(params_key), params_key)
-            output = converter.output(data.get(output_key), output_key) if data.get(output_key) else None
-            annotations = data.get("annotations")
-            tags = data.get("x-policy-tags", data.get("tags", ()))
-            return define_tool(
-                name=name,
-                description=data.get("description", ""),
-                parameters=parameters,
-                output={"schema": output} if output else None,
-                execute=_refuse_to_run(name, self.display),
-                run_in_thread=False,  # the body only raises; no thread is worth starting for it
-                tags=tags if isinstance(tags, list) else (),
-                annotations=annotations if isinstance(annotations, Mapping) else None,
-            )
+            return tool_from_spec(entry.data, source=self.display)
+        except _NotATool as error:
+            self.problem(NOT_A_TOOL, error.message, entry, hint=error.hint)
         except DefinitionError as error:
             self.problem(REFUSED_TOOL, error.message, entry, hint=error.hint)
-            return None
+        return None
+
+
+class _NotATool(DefinitionError):
+    """The data has no shape of a tool definition."""
+
+
+def tool_from_spec(
+    spec: Mapping[str, Any] | Any,
+    *,
+    execute: Callable[..., Any] | None = None,
+    source: str = "a tool spec",
+) -> ToolDefinition:
+    """The definition of one MCP, OpenAI or BFCL tool spec, taken as it is; raise DefinitionError.
+
+    An object with `model_dump` (the MCP SDK's `Tool`) is read through it. Without `execute`
+    the body refuses to run (give one later with `ToolDefinition.with_execute`).
+    """
+    data = spec
+    if not isinstance(data, Mapping) and callable(getattr(data, "model_dump", None)):
+        data = data.model_dump(by_alias=True, exclude_none=True, mode="json")
+    function = isinstance(data, Mapping) and data.get("type") == "function"
+    if function and isinstance(data.get("function"), Mapping):
+        data = data["function"]  # OpenAI chat-completions wrapper
+    name = data.get("name") if isinstance(data, Mapping) else None
+    shape = _shape(data, function) if isinstance(data, Mapping) else None
+    if not isinstance(name, str) or shape is None:
+        what = f"tool {name!r} is" if isinstance(name, str) else "this is"
+        raise _NotATool(
+            f"{what} not a tool definition: it needs `name` and `parameters` (BFCL, OpenAI) or `inputSchema` (MCP)",
+            hint='e.g. {"name": "cat", "description": "...", "inputSchema": {"type": "object", "properties": {}}}',
+        )
+    assert isinstance(data, Mapping)
+    params_key, output_key, bfcl = shape
+    params, output = data.get(params_key), data.get(output_key)
+    annotations = data.get("annotations")
+    tags = data.get("x-policy-tags", data.get("tags", ()))
+    common: dict[str, Any] = {
+        "name": name,
+        "description": data.get("description") or "",
+        "execute": execute or _refuse_to_run(name, source),
+        # A body that only raises is not worth a thread; a real one runs in a thread when synchronous.
+        "run_in_thread": execute is not None,
+        "tags": tags if isinstance(tags, list) else (),
+        "annotations": annotations if isinstance(annotations, Mapping) else None,
+    }
+    if not bfcl:
+        try:
+            return define_tool(
+                **common,
+                input_schema=params if params is not None else {"type": "object", "properties": {}},
+                output_schema=output if output else None,
+            )
+        except DefinitionError as error:
+            as_json_schema = error  # not JSON Schema proper: try the Cerberus view, report this if that fails too
+    try:
+        return define_tool(
+            **common,
+            parameters=parameters_view(params, name, where=params_key, bfcl=bfcl),
+            output={"schema": output_view(output, name, where=output_key, bfcl=bfcl)} if output else None,
+        )
+    except DefinitionError:
+        if not bfcl:
+            raise as_json_schema from None
+        raise
 
 
 def _parses(line: str) -> bool:
@@ -314,236 +366,3 @@ def _refuse_to_run(name: str, catalog: str) -> Callable[[Mapping[str, Any]], Any
         )
 
     return execute
-
-
-class _Converter:
-    """JSON-Schema-ish schemas of one tool -> the Cerberus dialect of define_tool."""
-
-    def __init__(self, tool: str, bfcl: bool) -> None:
-        self.tool, self.bfcl = tool, bfcl
-        self.defs: Mapping[str, Any] = {}
-        self.resolving: list[str] = []
-
-    def fail(self, where: str, message: str, hint: str | None = None) -> DefinitionError:
-        """A DefinitionError naming the tool and the place in its schema."""
-        return DefinitionError(f"tool {self.tool!r}: {where}: {message}", hint=hint)
-
-    def parameters(self, node: Any, where: str) -> dict[str, Any]:
-        """The top-level parameters object -> a Cerberus document schema."""
-        if node is None:
-            return {}
-        if not isinstance(node, Mapping) or _types_of(node) not in ([], ["dict"], ["object"]):
-            raise self.fail(where, "must be an object schema", 'use {"type": "object", "properties": {...}}')
-        self.defs = _definitions(node)
-        return self.document(node, where, output=False)
-
-    def output(self, node: Any, where: str) -> dict[str, Any]:
-        """A response or outputSchema -> the Cerberus rules of the canonical value."""
-        if not isinstance(node, Mapping):
-            raise self.fail(where, "must be a schema object")
-        self.defs = _definitions(node)
-        rules = self.field(node, where, output=True)
-        if "null" not in _types_of(node) and rules["type"] != list(ANY_TYPES):
-            # The fields are nullable, the value itself is what the tool declared (MCP: an object).
-            del rules["nullable"]
-        return rules
-
-    def document(self, node: Mapping[str, Any], where: str, *, output: bool) -> dict[str, Any]:
-        """The `properties` of an object schema, with `required` folded into each field."""
-        properties = node.get("properties") or {}
-        required = node.get("required") or []
-        if not isinstance(properties, Mapping) or not isinstance(required, list):
-            raise self.fail(where, "`properties` must be an object and `required` an array")
-        fields = {}
-        for key, sub in properties.items():
-            rules = self.field(sub, f"{where}.{key}", output=output)
-            # Recorded responses omit fields, so nothing of an output is required.
-            if key in required and not output:
-                rules["required"] = True
-            fields[str(key)] = rules
-        missing = [key for key in required if key not in properties]
-        if missing:
-            raise self.fail(where, f"`required` names undeclared properties {missing}")
-        return fields
-
-    def field(self, node: Any, where: str, *, output: bool) -> dict[str, Any]:
-        """One JSON-Schema-ish node -> Cerberus rules."""
-        if not isinstance(node, Mapping):
-            raise self.fail(where, f"a schema must be an object, got {json.dumps(node)}")
-        if "$ref" in node:
-            return self.reference(node, where, output=output)
-        for key in ("allOf", "anyOf", "oneOf"):
-            if key in node:
-                return self.union(node, key, where, output=output)
-        rules: dict[str, Any] = {}
-        names = _types_of(node)
-        types: list[str] = []
-        nullable = output
-        for name in names or ["any"]:
-            if name in _ANY_NAMES:
-                types.extend(t for t in ANY_TYPES if t not in types)
-                nullable = True
-                continue
-            if name not in _TYPES:
-                raise self.fail(where, f"unknown type {name!r}", f"use one of: {', '.join(sorted(_TYPES))} or any")
-            mapped = _TYPES[name]
-            if mapped is None:
-                nullable = True
-            elif mapped not in types:
-                types.append(mapped)
-        if not types:
-            raise self.fail(where, "`null` is the only type; such a parameter carries nothing")
-        rules["type"] = types[0] if len(types) == 1 else types
-        containers = {"dict", "list"} & set(types)
-        description = node.get("description", node.get("title"))
-        if isinstance(description, str):
-            rules["description"] = description
-        role = _role_of(node)
-        if role is not None:
-            rules["role"] = role
-        # Cerberus checks `allowed` item by item on a list, JSON Schema compares the whole value:
-        # an enum of whole lists or objects has no Cerberus form and is left out.
-        if ("enum" in node or "const" in node) and not containers:
-            values = list(node["enum"]) if "enum" in node else [node["const"]]
-            nullable = nullable or None in values
-            rules["allowed"] = [v for v in values if v is not None]
-        if "default" in node:
-            default = node["default"]
-            # BFCL's docs are generated from Python signatures: `x: str = None` appears as the
-            # string "None". Kept, it would fill arguments with the text "None"; it means null.
-            if self.bfcl and default == "None" and "string" in types:
-                nullable = True
-            else:
-                rules["default"] = default
-        for theirs, ours in (("minimum", "min"), ("maximum", "max")):
-            if theirs in node:
-                rules[ours] = node[theirs]
-        for theirs, ours in (("minLength", "minlength"), ("maxLength", "maxlength")):
-            if theirs in node and "string" in types:
-                rules[ours] = node[theirs]
-        for theirs, ours in (("minItems", "minlength"), ("maxItems", "maxlength")):
-            if theirs in node and "list" in types:
-                rules[ours] = node[theirs]
-        if isinstance(node.get("pattern"), str):
-            rules["regex"] = regex_from_pattern(node["pattern"])
-        if containers == {"list"}:
-            items = node.get("items")
-            if isinstance(items, Mapping):
-                rules["schema"] = self.field(items, f"{where}[]", output=output)
-            else:
-                # No items schema (or tuple-style items): any JSON value per item.
-                rules["schema"] = {"type": list(ANY_TYPES), "nullable": True, "allow_unknown": True}
-        elif containers == {"dict"}:
-            rules.update(self.object(node, where, output=output))
-        elif containers:
-            # One Cerberus `schema` cannot describe both a list and a dict: both stay free-form.
-            rules["allow_unknown"] = True
-        if nullable:
-            rules["nullable"] = True
-        return rules
-
-    def object(self, node: Mapping[str, Any], where: str, *, output: bool) -> dict[str, Any]:
-        """The rules that describe an object's keys."""
-        extra = node.get("additionalProperties")
-        # Outputs of recorded tools carry undeclared keys (BFCL returns {"error": ...}); only a
-        # rewrite is validated against them, and a redaction must not fail over such a key.
-        allow: Any = True if output else extra is True or (extra is None and "properties" not in node)
-        if isinstance(extra, Mapping):
-            allow = self.field(extra, f"{where}.*", output=output)
-        rules: dict[str, Any] = {}
-        if "properties" in node or extra is False or isinstance(extra, Mapping):
-            rules["schema"] = self.document(node, where, output=output)
-        if allow:
-            # An object without properties is free-form: define_tool refuses a dict without a
-            # `schema` unless it says allow_unknown, so that is what it says.
-            rules["allow_unknown"] = allow
-        return rules
-
-    def union(self, node: Mapping[str, Any], key: str, where: str, *, output: bool) -> dict[str, Any]:
-        """allOf of one schema, or anyOf/oneOf: null branches make it nullable, the rest a union."""
-        branches = node[key]
-        if not isinstance(branches, list) or not branches:
-            raise self.fail(where, f"`{key}` must be a non-empty array of schemas")
-        rest = {k: v for k, v in node.items() if k != key}
-        if key == "allOf":
-            if len(branches) != 1 or not isinstance(branches[0], Mapping):
-                raise self.fail(where, "allOf is supported with exactly one schema", "merge the schemas into one")
-            return self.field({**branches[0], **rest}, where, output=output)
-        real = [b for b in branches if not (isinstance(b, Mapping) and _types_of(b) == ["null"])]
-        nullable = output or len(real) < len(branches)
-        if len(real) == 1:
-            rules = self.field({**real[0], **rest} if isinstance(real[0], Mapping) else real[0], where, output=output)
-        else:
-            options = [self.field(b, f"{where}|{i}", output=output) for i, b in enumerate(real)]
-            types: list[str] = []
-            for option in options:
-                kinds = option["type"]
-                types.extend(t for t in ([kinds] if isinstance(kinds, str) else kinds) if t not in types)
-            rules = {"type": types, "anyof": options}
-            if {"dict", "list"} & set(types):
-                rules["allow_unknown"] = True  # each branch of `anyof` keeps its own schema
-            description = rest.get("description")
-            if isinstance(description, str):
-                rules["description"] = description
-        if nullable:
-            rules["nullable"] = True
-        return rules
-
-    def reference(self, node: Mapping[str, Any], where: str, *, output: bool) -> dict[str, Any]:
-        """A local $ref (#/$defs/X or #/definitions/X), resolved in place."""
-        ref = node["$ref"]
-        match = re.fullmatch(r"#/(?:\$defs|definitions)/([^/]+)", ref) if isinstance(ref, str) else None
-        if match is None or match.group(1) not in self.defs:
-            raise self.fail(where, f"cannot resolve $ref {ref!r}", "only local #/$defs/NAME references are read")
-        target = match.group(1)
-        if target in self.resolving:
-            raise self.fail(where, f"recursive $ref {ref!r}", "a recursive schema has no Cerberus form; flatten it")
-        self.resolving.append(target)
-        try:
-            rest = {k: v for k, v in node.items() if k != "$ref"}
-            return self.field({**self.defs[target], **rest}, where, output=output)
-        finally:
-            self.resolving.pop()
-
-
-# JSON Schema formats that say what a string is for policy; `x-policy-role` says it outright.
-_FORMAT_ROLES = {
-    "uri": "url",
-    "url": "url",
-    "iri": "url",
-    "uri-reference": "url",
-    "iri-reference": "url",
-    "email": "email",
-    "idn-email": "email",
-    "path": "path",
-    "file-path": "path",
-    "password": "secret",
-}
-
-
-def _role_of(node: Mapping[str, Any]) -> str | None:
-    """The policy role a JSON Schema node declares: `x-policy-role`, else its `format`."""
-    role = node.get("x-policy-role")
-    if isinstance(role, str):
-        return role
-    fmt = node.get("format")
-    return _FORMAT_ROLES.get(fmt) if isinstance(fmt, str) else None
-
-
-def _types_of(node: Mapping[str, Any]) -> list[str]:
-    """The type names a JSON-Schema-ish node declares ([] when it declares none)."""
-    kinds = node.get("type")
-    if isinstance(kinds, str):
-        return [kinds]
-    if isinstance(kinds, list):
-        return [str(k) for k in kinds]
-    return []
-
-
-def _definitions(node: Mapping[str, Any]) -> dict[str, Any]:
-    """The named schemas a root schema declares for local $refs ($defs, or the older definitions)."""
-    out: dict[str, Any] = {}
-    for key in ("definitions", "$defs"):
-        if isinstance(node.get(key), Mapping):
-            out.update(node[key])
-    return out

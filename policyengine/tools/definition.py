@@ -1,114 +1,71 @@
-"""Tool definitions: parameters (Cerberus dialect), output schema and render, execute."""
+"""Tool definitions: parameters in one of two dialects, output schema and render, execute.
+
+Two dialects describe arguments: the Cerberus dialect (`parameters=`: YAML and Python definitions,
+BFCL catalogs; defaults fill in, undeclared keys are refused) and JSON Schema (`input_schema=`: MCP
+and OpenAI specs as they are, free-form objects included; arguments are validated, never changed).
+Either way policy sees the arguments frozen, and `parameters` holds the Cerberus view that lint,
+the type checker and argument roles read.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
-
-import cerberus
-import re2
+from typing import Any, Protocol
 
 from policyengine.errors import DefinitionError, FreezeError
-from policyengine.tools.json_schema import field_schema, object_schema
-from policyengine.tools.validator import FastValidator, compile_schema
+from policyengine.tools.json_schema import field_schema, object_schema, output_view, parameters_view
 from policyengine.values.frozen import FrozenDict, FrozenList, freeze, thaw
 
-NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+# MCP allows 1-128 of these characters; a leading digit is fine there too.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 
 
-class ParameterValidator(cerberus.Validator):  # type: ignore[misc]
-    """Cerberus with a `description` rule and booleans kept apart from numbers."""
+class ArgumentCheck(Protocol):
+    """A compiled schema: the document to hand on when `frozen` passes, else the problems."""
 
-    # Python's bool is an int; a model sending `true` for a count must not pass.
-    types_mapping: ClassVar[dict[str, cerberus.TypeDefinition]] = {
-        **cerberus.Validator.types_mapping,
-        "integer": cerberus.TypeDefinition("integer", (int,), (bool,)),
-        "float": cerberus.TypeDefinition("float", (float, int), (bool,)),
-        "number": cerberus.TypeDefinition("number", (int, float), (bool,)),
-    }
-
-    def _validate_regex(self, pattern: str, field: Any, value: Any) -> None:
-        """Match with RE2 (linear time): argument values are attacker-controlled.
-
-        The rule's arguments are validated against this schema:
-        {'type': 'string'}
-        """
-        if isinstance(value, str) and not re2.fullmatch(pattern, value):
-            self._error(field, cerberus.errors.REGEX_MISMATCH)
-
-    def _validate_description(self, description: Any, field: Any, value: Any) -> None:
-        """Documentation for the model; never constrains the value.
-
-        The rule's arguments are validated against this schema:
-        {'type': 'string'}
-        """
-
-    def _validate_role(self, role: Any, field: Any, value: Any) -> None:
-        """What the value is for policy (path, url, command, secret, email, amount, text); never constrains it.
-
-        The rule's arguments are validated against this schema:
-        {'type': 'string', 'allowed': ['path', 'url', 'command', 'secret', 'email', 'amount', 'text']}
-        """
+    def document(self, frozen: FrozenDict) -> tuple[FrozenDict | None, list[str]]:
+        """(document, []) when `frozen` passes, else (None, problems naming each place)."""
+        ...
 
 
-def _compile_schema(schema: Mapping[str, Any], what: str, tool: str) -> ParameterValidator:
-    try:
-        validator = ParameterValidator(thaw(schema))
-    except cerberus.SchemaError as exc:
-        raise DefinitionError(
-            f"tool {tool!r}: {what} is not a valid Cerberus schema: {exc}",
-            hint="each entry looks like {name: {type: string, required: true, description: ...}}",
-        ) from None
-    _refuse_free_objects(validator.schema, what, tool)
-    return validator
+# Keywords that let an object's keys come from elsewhere: with one of them the schema stays as written.
+_OPEN_KEYWORDS = frozenset(
+    {"additionalProperties", "patternProperties", "unevaluatedProperties", "allOf", "anyOf", "oneOf", "not", "$ref"}
+    | {"if", "then", "else", "dependentSchemas", "dependencies", "propertyNames"}
+)
 
 
-def _refuse_free_objects(schema: Mapping[str, Any], what: str, tool: str) -> None:
-    for key, rules in schema.items():
-        if not isinstance(rules, Mapping):
-            continue
-        types = rules.get("type")
-        types = [types] if isinstance(types, str) else list(types or [])
-        if not types:
-            raise DefinitionError(
-                f"tool {tool!r}: {what} entry {key!r} has no `type`",
-                hint="give every parameter a type: string, integer, float, number, boolean, list or dict",
-            )
-        if {"dict", "list"} & set(types) and "schema" not in rules and not rules.get("allow_unknown"):
-            raise DefinitionError(
-                f"tool {tool!r}: {what} entry {key!r} is a free-form {'object' if 'dict' in types else 'list'}",
-                hint="give it a `schema` (typed fields, or the type of its items); free-form data defeats validation",
-            )
-        if "regex" in rules:
-            try:
-                re2.compile(rules["regex"])
-            except re2.error as error:
-                raise DefinitionError(
-                    f"tool {tool!r}: {what} entry {key!r} has an invalid regex: {error}",
-                    hint="regexes use RE2 syntax (linear time; no backreferences or lookaround)",
-                ) from None
-        inner = rules.get("schema")
-        if isinstance(inner, Mapping):
-            if "dict" in types:
-                _refuse_free_objects(inner, what, tool)
-            elif "list" in types:
-                _refuse_free_objects({f"{key}[]": inner}, what, tool)
+def closed_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments schema with undeclared top-level keys refused unless it says otherwise.
+
+    A key the schema does not declare is a value the engine cannot place; JSON Schema lets it
+    through, so the top-level object is closed unless `additionalProperties` (or a keyword that
+    composes keys) is written. Nested objects keep JSON Schema's meaning: free-form stays free-form.
+    """
+    out = dict(schema)
+    if not (_OPEN_KEYWORDS & out.keys()):
+        out["additionalProperties"] = False
+    return out
 
 
-def describe_errors(errors: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """Flatten Cerberus's nested error tree into 'path: message' lines."""
-    lines: list[str] = []
-    for key, messages in sorted(errors.items(), key=lambda kv: str(kv[0])):
-        path = f"{prefix}.{key}" if prefix else str(key)
-        for message in messages:
-            if isinstance(message, Mapping):
-                lines.extend(describe_errors(message, path))
-            else:
-                lines.append(f"{path}: {message}")
-    return lines
+class _JsonSchemaCheck:
+    """A JSON Schema compiled to closures: it validates and never changes the arguments."""
+
+    __slots__ = ("_problems",)
+
+    def __init__(self, schema: Mapping[str, Any], where: str) -> None:
+        from policyengine.tools.json_schema_validator import compile_json_schema
+
+        self._problems = compile_json_schema(closed_arguments(thaw(schema)), where=where)
+
+    def document(self, frozen: FrozenDict) -> tuple[FrozenDict | None, list[str]]:
+        """(frozen, []) when it fits the schema, else (None, problems)."""
+        problems = self._problems(frozen)
+        return (None, problems) if problems else (frozen, [])
 
 
 def _arity(fn: Callable[..., Any]) -> int:
@@ -130,9 +87,6 @@ def render_text(_args: Mapping[str, Any], value: Any) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text}]
 
 
-_ABSENT = object()
-
-
 @dataclass(frozen=True, eq=False)
 class ToolDefinition:
     """One tool: what the model reads (name, description, parameters) and what runs."""
@@ -145,19 +99,19 @@ class ToolDefinition:
     render: Callable[[Mapping[str, Any], Any], Any]
     finalize_content: Callable[..., Any] | None
     run_in_thread: bool
-    _arguments: ParameterValidator
-    _output: ParameterValidator
-    # The same schemas compiled to closures (tools/validator.py; None where it cannot): Cerberus only
-    # runs to explain a refusal. Differential tests pin both to the same verdicts.
-    _fast_arguments: FastValidator | None
+    _arguments: ArgumentCheck
+    _output: ArgumentCheck | None  # over {"value": ...}; None when no output schema is declared
     _execute_takes_ctx: bool
-    _fast_output: FastValidator | None = None
     # Declared argument roles, {lower-cased key at any depth: role}, for `paths(@)` and friends;
     # None when the parameters declare none (roles are then inferred from names and values).
     roles: FrozenDict | None = None
     # Capabilities rules can select by (`tools: ["tag:destructive"]`): the tool's own tags and
     # its MCP annotations' hints that are set (readOnlyHint -> read-only, ...).
     tags: frozenset[str] = frozenset()
+    # The JSON Schemas of a tool described in that dialect, as given (to_mcp, to_openai hand them back).
+    input_schema: FrozenDict | None = None
+    output_json_schema: FrozenDict | None = None
+    annotations: FrozenDict | None = None
     _is_async: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -182,33 +136,26 @@ class ToolDefinition:
             frozen = freeze(arguments)
         except FreezeError as exc:
             return None, [str(exc)]
-        if self._fast_arguments is not None:
-            ok, document = self._fast_arguments(frozen)
-            if ok and document is not None:
-                if len(document) == len(frozen) and all(document.get(k, _ABSENT) is v for k, v in frozen.items()):
-                    return frozen, []  # normalisation changed nothing: keep the frozen arguments as they are
-                return freeze(document), []
-        validator = self._arguments
-        if not validator.validate(thaw(frozen)):
-            return None, describe_errors(validator.errors)
-        return freeze(validator.document), []
+        return self._arguments.document(frozen)
 
     def validate_value(self, value: Any) -> tuple[Any, list[str]]:
-        """Validate a canonical value against output.schema; return (frozen value, problems)."""
+        """Validate a canonical value against the output schema; return (frozen value, problems)."""
         try:
             frozen = freeze(value)
         except FreezeError as exc:
             return None, [str(exc)]
-        if not self.output_schema:
+        if self._output is None:
             return frozen, []
-        if self._fast_output is not None:
-            ok, document = self._fast_output({"value": frozen})
-            if ok and document is not None:
-                return freeze(document["value"]), []
-        validator = self._output
-        if not validator.validate({"value": thaw(frozen)}):
-            return None, describe_errors(validator.errors)
-        return freeze(validator.document["value"]), []
+        document, problems = self._output.document(FrozenDict({"value": frozen}))
+        return (None, problems) if document is None else (document["value"], [])
+
+    def with_execute(self, execute: Callable[..., Any], *, run_in_thread: bool = True) -> ToolDefinition:
+        """This definition with another body (a catalog tool gets one this way); the schemas stay as they are."""
+        if not callable(execute):
+            raise DefinitionError(f"tool {self.name!r}: execute must be callable, got {execute!r}")
+        return dataclasses.replace(
+            self, execute=execute, run_in_thread=run_in_thread, _execute_takes_ctx=_arity(execute) >= 2
+        )
 
     def call_execute(self, args: FrozenDict, ctx: Any) -> Any:
         """Invoke the body with (args) or (args, ctx), as it was declared."""
@@ -217,7 +164,9 @@ class ToolDefinition:
         return self.execute(args)
 
     def to_json_schema(self) -> dict[str, Any]:
-        """The parameters as a JSON Schema object."""
+        """The parameters as a JSON Schema object (a JSON-Schema tool's own, as given)."""
+        if self.input_schema is not None:
+            return dict(thaw(self.input_schema))
         schema = object_schema(self.parameters)
         schema.setdefault("required", [])  # tool specs list it even when empty
         return schema
@@ -234,59 +183,78 @@ class ToolDefinition:
         }
 
     def to_mcp(self) -> dict[str, Any]:
-        """The tool spec that MCP's tools/list returns."""
-        spec: dict[str, Any] = {
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.to_json_schema(),
-        }
-        # MCP's outputSchema must describe an object; scalar values travel as content only.
-        if self.output_schema.get("type") == "dict":
+        """The tool spec that MCP's tools/list returns (a JSON-Schema tool's own schemas and annotations)."""
+        spec: dict[str, Any] = {"name": self.name}
+        if self.description:
+            spec["description"] = self.description
+        spec["inputSchema"] = self.to_json_schema()
+        if self.output_json_schema is not None:
+            spec["outputSchema"] = thaw(self.output_json_schema)
+        elif self.output_schema.get("type") == "dict":
+            # MCP's outputSchema must describe an object; scalar values travel as content only.
             spec["outputSchema"] = field_schema(self.output_schema)
+        if self.annotations is not None:
+            spec["annotations"] = thaw(self.annotations)
         return spec
 
 
 def define_tool(
     *,
     name: str,
-    description: str,
-    parameters: Mapping[str, Any],
+    description: str = "",
+    parameters: Mapping[str, Any] | None = None,
     execute: Callable[..., Any] | Callable[..., Awaitable[Any]],
     output: Mapping[str, Any] | None = None,
     finalize_content: Callable[..., Any] | None = None,
     run_in_thread: bool = True,
     tags: Iterable[str] = (),
     annotations: Mapping[str, Any] | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> ToolDefinition:
     """Build a validated tool definition; raise DefinitionError naming what is wrong.
 
-    `output` holds `schema` (Cerberus rules for the canonical value, e.g.
-    `{type: string}`) and `render(args, value) -> [content blocks]`. `execute(args)`
-    or `execute(args, ctx)` (two required parameters) returns the canonical value;
-    `ctx.signal` fires on cancel or deadline. A synchronous
-    `execute` runs in a worker thread unless `run_in_thread=False`. `tags` and MCP
-    `annotations` (readOnlyHint, destructiveHint, idempotentHint, openWorldHint) give the
-    capabilities rules select by; a parameter's `role` tells rules what its value is.
+    Arguments are described by `parameters` (Cerberus rules, `{city: {type: string, required:
+    true}}`; a description is required) or by `input_schema` (a JSON Schema object, as MCP's
+    inputSchema and OpenAI's parameters; `output_schema` is then the JSON Schema of the value,
+    as MCP's outputSchema). `output` holds `schema` (Cerberus rules for the canonical value,
+    e.g. `{type: string}`) and `render(args, value) -> [content blocks]`. `execute(args)` or
+    `execute(args, ctx)` (two required parameters) returns the canonical value; `ctx.signal`
+    fires on cancel or deadline. A synchronous `execute` runs in a worker thread unless
+    `run_in_thread=False`. `tags` and MCP `annotations` (readOnlyHint, destructiveHint,
+    idempotentHint, openWorldHint) give the capabilities rules select by; a parameter's `role`
+    (`x-policy-role` in JSON Schema) tells rules what its value is.
     """
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise DefinitionError(
             f"tool name {name!r} is not valid",
-            hint="use 1-64 characters: a letter or _ first, then letters, digits, _ . or -",
+            hint="use 1-128 characters: letters, digits, _ . or -, not starting with . or -",
         )
-    if not isinstance(description, str) or not description.strip():
+    if not isinstance(description, str):
+        raise DefinitionError(f"tool {name!r}: description must be a string")
+    if (parameters is None) == (input_schema is None):
+        raise DefinitionError(
+            f"tool {name!r}: give exactly one of `parameters` (Cerberus rules) and `input_schema` (JSON Schema)",
+            hint="e.g. input_schema={'type': 'object', 'properties': {'path': {'type': 'string'}}}",
+        )
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise DefinitionError(f"tool {name!r}: parameters must be a mapping of name to rules")
+    if input_schema is None and not description.strip():
         raise DefinitionError(
             f"tool {name!r}: description is empty",
             hint="say what the tool does and when not to use it; the model chooses by it",
         )
-    if not isinstance(parameters, Mapping):
-        raise DefinitionError(f"tool {name!r}: parameters must be a mapping of name to rules")
     output = dict(output or {})
     unknown = set(output) - {"schema", "render"}
     if unknown:
         raise DefinitionError(f"tool {name!r}: unknown output key(s) {sorted(unknown)}", hint="use schema and render")
-    out_schema = output.get("schema") or {}
-    if not isinstance(out_schema, Mapping):
+    out_rules = output.get("schema") or {}
+    if not isinstance(out_rules, Mapping):
         raise DefinitionError(f"tool {name!r}: output.schema must be a mapping of Cerberus rules")
+    if output_schema is not None and out_rules:
+        raise DefinitionError(
+            f"tool {name!r}: give the value's schema once: output_schema (JSON Schema) or output.schema (Cerberus)"
+        )
     render = output.get("render") or render_text
     for label, fn in (("execute", execute), ("output.render", render)):
         if not callable(fn):
@@ -299,13 +267,40 @@ def define_tool(
                 f"tool {name!r}: finalize_content must be synchronous",
                 hint="it is the last content fix-up and may not introduce a scheduling point",
             )
+    if annotations is not None and not isinstance(annotations, Mapping):
+        raise DefinitionError(f"tool {name!r}: annotations must be an object (MCP ToolAnnotations)")
     try:
-        frozen_params = freeze(parameters)
-        frozen_out = freeze(out_schema)
+        frozen_in = None if input_schema is None else freeze(input_schema)
+        frozen_out_json = None if output_schema is None else freeze(output_schema)
+        frozen_annotations = None if annotations is None else freeze(annotations)
+        if input_schema is None:
+            frozen_params = freeze(parameters)
+            frozen_out = freeze(out_rules)
+        else:
+            if not isinstance(input_schema, Mapping) or input_schema.get("type", "object") != "object":
+                raise DefinitionError(
+                    f"tool {name!r}: input_schema must be a JSON Schema of an object",
+                    hint='use {"type": "object", "properties": {...}}',
+                )
+            # The view only informs lint, the type checker and roles: a part it cannot express reads as "any".
+            frozen_params = freeze(parameters_view(input_schema, name, where="input_schema", lenient=True))
+            frozen_out = freeze(
+                {} if output_schema is None else output_view(output_schema, name, where="output_schema", lenient=True)
+            )
     except FreezeError as exc:
         raise DefinitionError(f"tool {name!r}: schema is not plain data: {exc}") from None
-    arguments = _compile_schema(frozen_params, "parameters", name)
-    out_validator = _compile_schema({"value": frozen_out} if frozen_out else {}, "output.schema", name)
+    arguments: ArgumentCheck
+    if frozen_in is not None:
+        arguments = _JsonSchemaCheck(frozen_in, f"tool {name!r}: input_schema")
+    else:
+        from policyengine.tools.cerberus_dialect import CerberusCheck
+
+        arguments = CerberusCheck(frozen_params, "parameters", name)
+    out_check: ArgumentCheck | None = None
+    if frozen_out:
+        from policyengine.tools.cerberus_dialect import CerberusCheck
+
+        out_check = CerberusCheck({"value": frozen_out}, "output_schema" if frozen_out_json else "output.schema", name)
     return ToolDefinition(
         name=name,
         description=description,
@@ -316,12 +311,13 @@ def define_tool(
         finalize_content=finalize_content,
         run_in_thread=run_in_thread,
         _arguments=arguments,
-        _output=out_validator,
-        _fast_arguments=compile_schema(arguments.schema),
-        _fast_output=compile_schema(out_validator.schema) if frozen_out else None,
+        _output=out_check,
         _execute_takes_ctx=_arity(execute) >= 2,
         roles=_declared_roles(frozen_params),
         tags=_capabilities(name, tags, annotations),
+        input_schema=frozen_in,
+        output_json_schema=frozen_out_json,
+        annotations=frozen_annotations,
     )
 
 
