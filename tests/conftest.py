@@ -6,11 +6,17 @@ Session-scoped, so the expensive setup happens once per run:
                 definitions are frozen, so every module can share them.
   bfcl_calls    the vendored recorded BFCL calls (examples/bfcl-calls.jsonl), in file order; shared,
                 so copy a call's arguments before changing them.
+
+The suite, and every process it starts, keeps the compiled-pack cache in a folder of its own and
+starts no warm hook helper (tests of the helper turn it on for themselves): a test run leaves
+nothing in the user's cache and no process behind.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from typing import Any
 
 import pytest
@@ -18,6 +24,9 @@ import pytest
 from policyengine import ToolDefinition
 from policyengine.tools.catalog import load_catalog
 from support import BFCL_CALLS, BFCL_TOOLS
+
+os.environ["POLICYENGINE_CACHE"] = tempfile.mkdtemp(prefix="policyengine-test-cache-")
+os.environ["POLICYENGINE_HOOK_HELPER"] = "off"
 
 
 @pytest.fixture(scope="session")

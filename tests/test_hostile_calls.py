@@ -102,9 +102,11 @@ def run_calls(registry: Registry, calls: Sequence[Call]) -> list[tuple[ToolResul
     async def main() -> list[tuple[ToolResult, float]]:
         out = []
         for name, arguments in calls:
-            started = time.perf_counter()
+            # CPU time of this process, not wall time: what is bounded is the work a hostile call
+            # costs, which other processes on a loaded machine (or a second test worker) do not change.
+            started = time.process_time()
             result = await registry.call(name, arguments)
-            out.append((result, time.perf_counter() - started))
+            out.append((result, time.process_time() - started))
         return out
 
     return asyncio.run(main())
@@ -479,9 +481,9 @@ _TIMED_CHILD = textwrap.dedent(
     else:
         call = ("fs_read", {"path": recipe["prefix"] + body})
     print("ready", flush=True)
-    started = time.perf_counter()
+    started = time.process_time()
     result = asyncio.run(registry.call(*call))
-    print(result.outcome.value, time.perf_counter() - started, flush=True)
+    print(result.outcome.value, time.process_time() - started, flush=True)
     """
 )
 

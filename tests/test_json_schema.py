@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import cerberus
+import jsonschema
 import pytest
 import yaml
 
@@ -20,7 +21,6 @@ from policyengine.tools.json_schema import DIALECT, pattern_from_regex, regex_fr
 from policyengine.values.problems import ProblemSink
 from policyengine.values.results import RULE_STAGES, Outcome, Stage
 
-jsonschema = pytest.importorskip("jsonschema")
 Validator = jsonschema.Draft202012Validator
 
 REPO = Path(__file__).resolve().parents[1]

@@ -206,3 +206,27 @@ def test_nested_objects_keep_json_schema_meaning() -> None:
     schema = {"type": "object", "properties": {"o": {"type": "object", "properties": {"a": {"type": "string"}}}}}
     tool = define_tool(name="t", input_schema=schema, execute=print)
     assert tool.validate_arguments({"o": {"a": "x", "b": [1]}})[1] == []
+
+
+def test_an_untrusted_spec_cannot_declare_an_argument_plain_content() -> None:
+    spec = {
+        "name": "save",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "x-policy-role": "text"},
+                "to": {"type": "string", "format": "uri"},
+            },
+        },
+    }
+    assert tool_from_spec(spec).roles == {"path": "text", "to": "url"}
+    assert tool_from_spec(spec, trusted=False).roles == {"to": "url"}
+
+
+def test_with_execute_can_give_a_render_and_refuses_what_cannot_be_called() -> None:
+    tool = tool_from_spec(WRITE_FILE).with_execute(
+        lambda a: {"written": 1}, render=lambda a, v: [{"type": "text", "text": "1"}]
+    )
+    assert tool.render({}, None) == [{"type": "text", "text": "1"}]
+    with pytest.raises(DefinitionError, match="render must be callable"):
+        tool.with_execute(print, render=3)  # type: ignore[arg-type]

@@ -596,7 +596,8 @@ def test_nullable_list_and_dict_keep_items_and_properties_in_export() -> None:
 
 @pytest.mark.parametrize("value", ["abc", "abc1", "1abc", ""])
 def test_an_exported_regex_matches_the_whole_string_as_the_validator_does(value: str) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
+
     tool = make_tool(parameters={"user": {"type": "string", "regex": "[a-z]+", "required": True}})
     schema = tool.to_json_schema()
     assert schema["properties"]["user"]["pattern"] == "^(?:[a-z]+)$"
@@ -627,7 +628,8 @@ def test_nullable_enum_export_admits_null() -> None:
     ],
 )
 def test_exported_schema_agrees_with_the_validator(rich: ToolDefinition, arguments: dict[str, Any]) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
+
     schema = rich.to_json_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     exported_ok = jsonschema.Draft202012Validator(schema).is_valid(arguments)

@@ -12,12 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
-from policyengine import __version__
-from policyengine.cli import check, dry_run, explain, fmt, hook, mcp_proxy, schema, test
-from policyengine.cli.common import EXIT_OK
-from policyengine.cli.report import problem_json, sarif, use_color
+from policyengine.cli import hook
 from policyengine.errors import PolicyEngineError, UsageError
-from policyengine.values.problems import PackLoadError
 
 
 class Verb(Protocol):
@@ -33,7 +29,11 @@ class Verb(Protocol):
         """Run the verb; return its exit code."""
 
 
-VERBS: tuple[Verb, ...] = (check, test, explain, schema, dry_run, fmt, hook, mcp_proxy)
+def verb_modules() -> tuple[Verb, ...]:
+    """Every verb, in help order; imported here, not at the top, so that `hook` loads none of the others."""
+    from policyengine.cli import check, dry_run, explain, fmt, mcp_proxy, schema, test
+
+    return (check, test, explain, schema, dry_run, fmt, hook, mcp_proxy)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,6 +45,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every verb."""
+    from policyengine import __version__
+
     parser = _Parser(prog="policyengine", description="Security policy between an AI agent and the tools it calls.")
     parser.add_argument("--version", action="version", version=f"policyengine {__version__}")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto", help="colour output")
@@ -52,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     # --color is accepted before or after the verb; SUPPRESS keeps the top-level default.
     common = _Parser(add_help=False)
     common.add_argument("--color", choices=["auto", "always", "never"], default=argparse.SUPPRESS, help="colour output")
-    for verb in VERBS:
+    for verb in verb_modules():
         verb.add_arguments(verbs.add_parser(verb.NAME, parents=[common], help=verb.HELP))
     return parser
 
@@ -61,20 +63,30 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     """Run the CLI; return the exit code (0 clean, 1 findings, 2 usage or invalid input)."""
     out = out or sys.stdout
     err = err or sys.stderr
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == [hook.NAME]:
+        # An agent runs the hook on every tool call: it parses its own options and skips the other
+        # verbs' imports (~300 ms), which would make every call of the agent wait.
+        return hook.main(arguments[1:], out=out, err=err)
+    from policyengine import __version__
+    from policyengine.cli.common import EXIT_OK
+    from policyengine.cli.report import problem_json, sarif, use_color
+    from policyengine.values.problems import PackLoadError
+
     try:
         with contextlib.redirect_stdout(out):  # --help and --version print to the given stream
-            args = build_parser().parse_args(argv)
+            args = build_parser().parse_args(arguments)
     except SystemExit as exit_:
         return int(exit_.code or 0)
     except PolicyEngineError as error:
         print(f"error: {error}", file=err)
         return error.exit_code
     if args.verb is None:
-        names = ", ".join(verb.NAME for verb in VERBS)
+        names = ", ".join(verb.NAME for verb in verb_modules())
         print(f"policyengine {__version__}: use one of {names} (see --help)", file=out)
         return EXIT_OK
     color = use_color(out, args.color)
-    run = {verb.NAME: verb.run for verb in VERBS}[args.verb]
+    run = {verb.NAME: verb.run for verb in verb_modules()}[args.verb]
     try:
         return run(args, out, err, color)
     except PackLoadError as error:

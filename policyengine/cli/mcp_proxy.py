@@ -6,9 +6,10 @@ Its stdout is the MCP wire: nothing is ever printed there; problems go to stderr
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
-from typing import TextIO
+from typing import Any, TextIO
 
 from policyengine.errors import UsageError
 
@@ -35,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=CALL_TIMEOUT,
         metavar="SECONDS",
-        help=f"longest wait for the upstream's answer to one call (default {CALL_TIMEOUT:g}); packs may set shorter ones",
+        help=f"longest wait for the upstream's answer to a call (default {CALL_TIMEOUT:g}); packs may set shorter ones",
     )
     parser.add_argument(
         "--max-result-bytes",
@@ -52,7 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"longest wait for a person to answer an approval question (default {APPROVAL_TIMEOUT:g}); then deny",
     )
     parser.add_argument(
-        "--cwd", metavar="DIR", help="where the upstream runs and relative paths resolve (default: the current directory)"
+        "--cwd",
+        metavar="DIR",
+        help="where the upstream runs and relative paths resolve (default: the current directory)",
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG...]: the upstream MCP server")
 
@@ -79,7 +82,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         if path is not None:
             _writable(option, path, append=option == "--audit")
     try:
-        from policyengine.adapters import mcp_proxy
+        mcp_proxy: Any = importlib.import_module("policyengine.adapters.mcp_proxy")
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] not in {"mcp", "mcp_types", "anyio", "jsonschema", "pydantic"}:
             raise
@@ -101,7 +104,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     def warn(message: str) -> None:
         print(message, file=err, flush=True)
 
-    return mcp_proxy.run(options, warn=warn)
+    return int(mcp_proxy.run(options, warn=warn))
 
 
 def _positive(option: str, value: float) -> None:

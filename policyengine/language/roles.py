@@ -7,7 +7,10 @@ they ask for every value of a role, anywhere in the arguments (`paths(@)`, `comm
 Where a role comes from, in order:
 1. The tool's declared roles (`role: path` in the Cerberus dialect, `x-policy-role: path` or a
    `format` in a JSON Schema spec), carried by the call document under `roles` as
-   {lower-cased key: role}. `role: text` declares a key as plain content: no role.
+   {lower-cased key: role}. A declared role adds to what the name gives (a key `path` declared
+   `url` is both): a declaration can widen what a red line sees, never narrow it. The one
+   opt-out is `role: text`, a trusted catalog's word that a key is plain content: no role (the
+   MCP proxy drops it from an upstream's specs, which are not trusted to make that claim).
 2. Otherwise the key's name (case-insensitive, split at `_`, `-`, `.` and camelCase) by the
    table below, and the value's shape: a string that looks like a path (`/x`, `~/x`, `../x`,
    `C:\\x`, `\\\\host\\x`, `file:...`, `$HOME/x`, `%APPDATA%\\x`) or a URL (`scheme://...`) counts
@@ -260,7 +263,14 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
     roles: frozenset[Role]
     if named is not None:
         role = role_named(named)
-        roles = frozenset() if role is None or role is Role.TEXT else frozenset({role})
+        if role is None or role is Role.TEXT:
+            return frozenset()
+        # Added to what the name (or, naming none, the value's shape) gives: a declaration must
+        # not hide a path under a key named `path`, nor a rooted value under a key declared `url`.
+        by_name = key_roles(key) - {Role.TEXT}
+        if not by_name and isinstance(value, str):
+            by_name = _value_roles(value)
+        roles = by_name | {role}
     else:
         roles = key_roles(key) if key else frozenset()
         if Role.TEXT in roles:

@@ -12,14 +12,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policyengine.packs.compiler import FileCompiler, schema, schema_problems, unused_list_warnings
 from policyengine.packs.rules import Chain, Rule, RuleIndex
-from policyengine.packs.yaml_source import SourceDoc, load_yaml
 from policyengine.values.decisions import Allow, Ask, Deny, PreDecision, Source, SourceKind
 from policyengine.values.problems import Location, Problem, ProblemSink
 from policyengine.values.results import RULE_STAGES, Stage
 
 if TYPE_CHECKING:
+    from policyengine.packs.yaml_source import SourceDoc
     from policyengine.tools.definition import ToolDefinition
 
 MANIFEST = "pack.yaml"
@@ -72,6 +71,10 @@ def digest_of(manifest: Mapping[str, Any], documents: Sequence[tuple[str, Any]])
 
 
 def _read(path: Path, display: str, sink: ProblemSink) -> SourceDoc | None:
+    # The YAML reader and the rule compiler load on first use: a hook that rebuilds packs from
+    # its cache (packs/cache.py) needs neither (with cerberus and yaml, ~40 ms of imports).
+    from policyengine.packs.yaml_source import load_yaml
+
     try:
         raw = path.read_bytes()
     except OSError as error:
@@ -129,6 +132,8 @@ def load_pack(folder: str | Path, *, sink: ProblemSink | None = None) -> Pack:
 
 
 def _load(folder: Path, sink: ProblemSink) -> Pack | None:
+    from policyengine.packs.compiler import FileCompiler, schema, schema_problems, unused_list_warnings
+
     display = str(folder / MANIFEST)
     manifest_doc = _read(folder / MANIFEST, display, sink)
     if manifest_doc is None:

@@ -23,6 +23,7 @@ with `model_dump`, such as the MCP SDK's `Tool`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -34,6 +35,7 @@ from typing import IO, Any
 from policyengine.errors import DefinitionError, UsageError
 from policyengine.tools.definition import ToolDefinition, define_tool
 from policyengine.tools.json_schema import output_view, parameters_view
+from policyengine.values.frozen import freeze
 from policyengine.values.problems import Location, PackLoadError, Problem, ProblemSink, register_code
 
 __all__ = ["CatalogError", "load_catalog", "tool_from_spec"]
@@ -279,12 +281,24 @@ def tool_from_spec(
     *,
     execute: Callable[..., Any] | None = None,
     source: str = "a tool spec",
+    trusted: bool = True,
 ) -> ToolDefinition:
     """The definition of one MCP, OpenAI or BFCL tool spec, taken as it is; raise DefinitionError.
 
     An object with `model_dump` (the MCP SDK's `Tool`) is read through it. Without `execute`
-    the body refuses to run (give one later with `ToolDefinition.with_execute`).
+    the body refuses to run (give one later with `ToolDefinition.with_execute`). A spec that is
+    not `trusted` (an upstream server's own tools/list) cannot declare a key plain content
+    (`x-policy-role: text`): roles it declares may widen what red lines see, never narrow it.
     """
+    definition = _from_spec(spec, execute, source)
+    if not trusted and definition.roles is not None and "text" in definition.roles.values():
+        kept = {key: role for key, role in definition.roles.items() if role != "text"}
+        definition = dataclasses.replace(definition, roles=freeze(kept) if kept else None)
+    return definition
+
+
+def _from_spec(spec: Mapping[str, Any] | Any, execute: Callable[..., Any] | None, source: str) -> ToolDefinition:
+    """tool_from_spec, before the trust of its declared roles is weighed."""
     data = spec
     if not isinstance(data, Mapping) and callable(getattr(data, "model_dump", None)):
         data = data.model_dump(by_alias=True, exclude_none=True, mode="json")

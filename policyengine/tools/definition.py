@@ -149,12 +149,23 @@ class ToolDefinition:
         document, problems = self._output.document(FrozenDict({"value": frozen}))
         return (None, problems) if document is None else (document["value"], [])
 
-    def with_execute(self, execute: Callable[..., Any], *, run_in_thread: bool = True) -> ToolDefinition:
-        """This definition with another body (a catalog tool gets one this way); the schemas stay as they are."""
-        if not callable(execute):
-            raise DefinitionError(f"tool {self.name!r}: execute must be callable, got {execute!r}")
+    def with_execute(
+        self,
+        execute: Callable[..., Any],
+        *,
+        run_in_thread: bool = True,
+        render: Callable[[Mapping[str, Any], Any], Any] | None = None,
+    ) -> ToolDefinition:
+        """This definition with another body (and render); a catalog tool gets one this way. The schemas stay."""
+        for label, fn in (("execute", execute), ("render", render or self.render)):
+            if not callable(fn):
+                raise DefinitionError(f"tool {self.name!r}: {label} must be callable, got {fn!r}")
         return dataclasses.replace(
-            self, execute=execute, run_in_thread=run_in_thread, _execute_takes_ctx=_arity(execute) >= 2
+            self,
+            execute=execute,
+            render=render or self.render,
+            run_in_thread=run_in_thread,
+            _execute_takes_ctx=_arity(execute) >= 2,
         )
 
     def call_execute(self, args: FrozenDict, ctx: Any) -> Any:

@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from fractions import Fraction
+from json.encoder import encode_basestring_ascii as _quote
 from typing import Any, Final
 from urllib.parse import unquote
 
 import re2
 
 from policyengine.errors import DefinitionError
+from policyengine.values.frozen import FrozenDict, FrozenList
 
 __all__ = ["MAX_DEPTH", "MAX_MESSAGES", "JsonSchemaValidator", "compile_json_schema"]
 
@@ -60,15 +62,14 @@ _TYPE_WORDS: Final = {
     "object": "an object",
     "array": "an array",
 }
-_ANNOTATIONS: Final = frozenset({"$schema", "$id", "$comment", "$anchor", "$dynamicAnchor", "$vocabulary"})
 _SURE: Final[dict[str, tuple[type, ...]]] = {
     "string": (str,),
     "integer": (int,),
     "number": (int, float),
     "boolean": (bool,),
     "null": (type(None),),
-    "object": (dict,),
-    "array": (list, tuple),
+    "object": (dict, FrozenDict),
+    "array": (list, tuple, FrozenList),
 }
 _BOUND_TESTS: Final[dict[str, Callable[[Any, Any], bool]]] = {
     "min": lambda value, bound: value >= bound,
@@ -96,7 +97,7 @@ class _TooDeep(Exception):
 class _Node:
     """A compiled (sub-)schema: its predicate, what explains a refusal, and whether a value has its type."""
 
-    __slots__ = ("accepts", "check", "explain", "sure")
+    __slots__ = ("accepts", "check", "explain", "names", "sure")
 
     def __init__(self) -> None:
         self.check: Check = _true
@@ -105,27 +106,28 @@ class _Node:
         # Exact classes whose values always pass (a schema that only says `type`): the loops over
         # properties and items test `type(item) in sure` and skip the call.
         self.sure: frozenset[type] = frozenset()
+        self.names: tuple[str, ...] | None = None  # the types, for a schema that only says `type`
 
 
 class JsonSchemaValidator:
     """A compiled JSON Schema: `validator(instance)` is [] when valid, else messages naming JSON paths."""
 
-    __slots__ = ("_root",)
+    __slots__ = ("_check", "_root")
 
     def __init__(self, root: _Node) -> None:
-        self._root = root
+        self._root, self._check = root, root.check
 
     def is_valid(self, instance: Any) -> bool:
         """True when the instance is valid; never raises."""
         try:
-            return self._root.check(instance, 0)
+            return self._check(instance, 0)
         except Exception:
             return False  # too deep, or stack exhausted: a validation that cannot complete is a refusal
 
     def __call__(self, instance: Any) -> list[str]:
         """[] when the instance is valid, else up to MAX_MESSAGES messages `<JSON path>: <problem>`; never raises."""
         try:
-            if self._root.check(instance, 0):
+            if self._check(instance, 0):
                 return []
         except Exception:
             pass
@@ -151,8 +153,13 @@ class JsonSchemaValidator:
 def compile_json_schema(schema: Mapping[str, Any] | bool, *, where: str = "schema") -> JsonSchemaValidator:
     """Compile a JSON Schema once; raise DefinitionError (naming `where` and a JSON pointer) when it is unusable."""
     compiler = _Compiler(schema, where)
-    root = compiler.target("")
-    compiler.refuse_cycles()
+    try:
+        root = compiler.target("")
+        compiler.refuse_cycles()
+    except RecursionError:
+        raise DefinitionError(
+            f"{where}: the schema nests too deeply to compile", hint="flatten it, or name repeated parts in $defs"
+        ) from None
     return JsonSchemaValidator(root)
 
 
@@ -207,8 +214,8 @@ def _type_test(names: tuple[str, ...]) -> Check:
     def test(value: Any, _depth: int) -> bool:
         if isinstance(value, classes):
             return True
-        if numbers:
-            return _is_number(value)
+        if numbers and _is_number(value):
+            return True
         if integers and _is_integer(value):
             return True
         return mappings and _is_object(value)
@@ -216,13 +223,7 @@ def _type_test(names: tuple[str, ...]) -> Check:
     return test
 
 
-class _Other:
-    """The JSON equality key of a value that is no JSON (compared by identity)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
+_OTHER: Final = object()  # tags the key of a value that is no JSON: it equals itself only
 
 
 def _key(value: Any, limit: int) -> Any:
@@ -244,7 +245,7 @@ def _key(value: Any, limit: int) -> Any:
         return (dict, frozenset((name, _key(item, limit - 1)) for name, item in value.items()))
     if isinstance(value, (list, tuple)):
         return (list, tuple(_key(item, limit - 1) for item in value))
-    return _Other(value)
+    return (_OTHER, id(value))  # the caller holds the value, so its id stays unique meanwhile
 
 
 def _depth_of(value: Any) -> int:
@@ -259,15 +260,16 @@ def _depth_of(value: Any) -> int:
 def _show(value: Any) -> str:
     """A short, safe rendering of an (attacker-controlled) value for a message."""
     if isinstance(value, str):
-        text = json.dumps(value[:60])
+        text = _quote(value[:60])
         return text if len(value) <= 60 else f'{text[:-1]}..." ({len(value)} characters)'
     if value is None or isinstance(value, bool):
         return json.dumps(value)
     if isinstance(value, int):
         try:
-            return str(int(value))
+            digits = str(int(value))
         except ValueError:  # more digits than int-to-str converts
             return f"an integer of {value.bit_length()} bits"
+        return digits if len(digits) <= 40 else f"{digits[:20]}... ({len(digits)} digits)"
     if isinstance(value, float):
         return repr(float(value))
     if _is_object(value):
@@ -278,9 +280,9 @@ def _show(value: Any) -> str:
 
 
 def _child(path: str, key: str) -> str:
-    if key.isidentifier() and key.isascii():
+    if len(key) <= 60 and key.isidentifier() and key.isascii():
         return f"{path}.{key}"
-    return f"{path}[{json.dumps(key)}]"
+    return f"{path}[{_show(key)}]"
 
 
 def _scrub(text: str) -> str:
@@ -369,6 +371,7 @@ class _Compiler:
     def __init__(self, root: Any, where: str) -> None:
         self.root, self.where = root, where
         self.targets: dict[str, _Node] = {}
+        self.type_checks: dict[Check, tuple[str, ...]] = {}  # the predicates of bare type rules, and their types
         # Refs met in the in-place part of each target (before any descent into the instance).
         self.edges: dict[str, list[tuple[str, str]]] = {}
         self.region: str | None = None
@@ -419,8 +422,7 @@ class _Compiler:
         hint = 'only references inside this schema are read: "#", "#/$defs/Name" or another JSON pointer'
         if (document and document != self.base) or (fragment and not fragment.startswith("/")):
             raise self.fail(where, f"cannot resolve $ref {ref!r}", hint)
-        tokens = [unquote(token) for token in fragment.split("/")[1:]]
-        target = "".join(f"/{token}" for token in tokens)
+        target = unquote(fragment)  # RFC 6901: a URI fragment is percent-decoded, then read as a pointer
         try:
             self.resolve(target)
         except LookupError:
@@ -564,12 +566,14 @@ class _Compiler:
             only_strings = enum is not None and enum[1] and names == ("string",)
             if not fused and not only_strings:
                 rules.append((test, _type_explainer(test, names)))
+                self.type_checks[test] = names
         if enum is not None:
             rules.append(enum[0])
         rules.extend(family[0] for family in families if family is not None)
         rules.extend(self.applicator_rules(schema, pointer, node))
-        if names is not None and len(rules) == 1 and rules[0][0] is node.accepts:
-            node.sure = frozenset(cls for name in names for cls in _SURE[name])
+        only = self.type_checks.get(rules[0][0]) if len(rules) == 1 else None
+        if only is not None:
+            node.names, node.sure = only, frozenset(cls for name in only for cls in _SURE[name])
         node.check = _all([check for check, _ in rules])
         node.explain = _explainer(rules)
 
@@ -599,7 +603,7 @@ class _Compiler:
             members = schema[name] if name == "enum" else [schema[name]]
             if not isinstance(members, (list, tuple)):
                 raise self.fail(f"{pointer}/enum", "`enum` must be an array of values", 'e.g. ["read", "write"]')
-            texts.append(f"is not {_show(members[0])}" if name == "const" else f"is not one of {_show_list(members)}")
+            texts.append(f"is not {_literal(members[0])}" if name == "const" else f"is not one of {_literal(members)}")
             strings = strings and all(isinstance(member, str) for member in members)
             checks.append(_member_test(members))
         check = _all(checks)
@@ -614,7 +618,8 @@ class _Compiler:
 
     def string_rule(self, schema: Mapping[str, Any], pointer: str, names: tuple[str, ...] | None) -> Any:
         low, high = self.count(schema, "minLength", pointer), self.count(schema, "maxLength", pointer)
-        search = _matcher(self.pattern(schema["pattern"], f"{pointer}/pattern")) if "pattern" in schema else None
+        source = schema.get("pattern")
+        search = _matcher(self.pattern(source, f"{pointer}/pattern")) if "pattern" in schema else None
         if low is None and high is None and search is None:
             return None
         lo, hi, other = low or 0, math.inf if high is None else high, names is None
@@ -634,7 +639,7 @@ class _Compiler:
             if size > hi:
                 out.append(f"{path}: {_show(value)} is longer than the maximum length {hi}")
             if search is not None and not search(value):
-                out.append(f"{path}: {_show(value)} does not match the pattern {json.dumps(schema['pattern'])}")
+                out.append(f"{path}: {_show(value)} does not match the pattern {_literal(source)}")
 
         return (check, explain), not other
 
@@ -665,9 +670,14 @@ class _Compiler:
         multiple = _multiple_test(divisor) if divisor is not None else None
 
         def check(value: Any, _depth: int) -> bool:
-            if not entry(value):
+            if type(value) is not int and not entry(value):
                 return other
             return lo <= value <= hi and xlo < value < xhi and (multiple is None or multiple(value))
+
+        def check_range(value: Any, _depth: int) -> bool:
+            if type(value) is not int and not entry(value):
+                return other
+            return lo <= value <= hi  # type: ignore[no-any-return]
 
         def explain(value: Any, path: str, _depth: int, out: list[str]) -> None:
             if not entry(value):
@@ -679,7 +689,8 @@ class _Compiler:
             if multiple is not None and not multiple(value):
                 out.append(f"{path}: {_show(value)} is not a multiple of {_show(divisor)}")
 
-        return (check, explain), not other
+        simple = multiple is None and xlo == -math.inf and xhi == math.inf
+        return (check_range if simple else check, explain), not other
 
     def object_rule(self, schema: Mapping[str, Any], pointer: str, names: tuple[str, ...] | None) -> Any:
         has = schema.__contains__
@@ -726,6 +737,7 @@ class _Compiler:
         entry = {key: (item.sure, item.check) for key, item in properties.items()}.get
         closed = extra is not None and extra.check is _false
         extra_check = None if extra is None or closed else extra.check
+        extra_sure = extra.sure if extra is not None else frozenset()
         walk = bool(properties) or closed or extra_check is not None
         simple = not patterns and key_node is None and not dependent_required and not dependent_schemas
 
@@ -744,7 +756,9 @@ class _Compiler:
                 for key, item in value.items():
                     found = entry(key)
                     if found is None:
-                        if closed or (extra_check is not None and not extra_check(item, depth)):
+                        if closed:
+                            return False
+                        if extra_check is not None and type(item) not in extra_sure and not extra_check(item, depth):
                             return False
                     elif type(item) not in found[0] and not found[1](item, depth):
                         return False
@@ -787,19 +801,20 @@ class _Compiler:
             for key, item in value.items():
                 if len(out) >= MAX_MESSAGES:
                     return
-                where = _child(path, key) if isinstance(key, str) else f"{path}[{_show(key)}]"
                 found = properties.get(key)
-                matched = found is not None
-                _explain_if(found, item, where, inner, out)
-                for search, pattern_node in patterns:
-                    if isinstance(key, str) and search(key):
-                        matched = True
-                        _explain_if(pattern_node, item, where, inner, out)
-                if not matched and closed:
+                applied = [] if found is None else [found]
+                applied.extend(node for search, node in patterns if isinstance(key, str) and search(key))
+                if not applied and closed:
                     out.append(f"{path}: the property {_show(key)} is not allowed")
-                elif not matched:
-                    _explain_if(extra, item, where, inner, out)
-                _explain_if(key_node, key, f"{path}: the property name {_show(key)}", inner, out)
+                elif not applied and extra is not None:
+                    applied.append(extra)
+                failing = [node for node in applied if _fails(node.check, item, inner)]
+                if failing:  # the path is only built for a value that fails
+                    where = _child(path, key) if isinstance(key, str) else f"{path}[{_show(key)}]"
+                    for node in failing:
+                        node.explain(item, where, inner, out)
+                if key_node is not None and _fails(key_node.check, key, inner):
+                    key_node.explain(key, f"{path}: the property name {_show(key)}", inner, out)
             for key, needed in dependent_required:
                 for name in needed:
                     if key in value and name not in value:
@@ -913,24 +928,34 @@ class _Compiler:
         if "$ref" in schema:
             target = self.reference(schema["$ref"], pointer)
             rules.append(_ref_rule(target))
-            if "type" not in schema and len(schema) == 1:
+            if "type" not in schema:
                 node.accepts = lambda value, depth: target.accepts(value, depth)
         if "allOf" in schema:
             for item in self.schemas(schema, "allOf", pointer, descend=False):
                 rules.append((item.check, item.explain))
         if "anyOf" in schema:
-            rules.append(_any_rule(self.schemas(schema, "anyOf", pointer, descend=False)))
+            branches = self.schemas(schema, "anyOf", pointer, descend=False)
+            if all(branch.names is not None for branch in branches):
+                # anyOf of bare types (pydantic's Optional[str]) is one type test.
+                union = tuple(dict.fromkeys(name for branch in branches for name in branch.names or ()))
+                test = _type_test(union)
+                rules.append((test, _type_explainer(test, union)))
+                self.type_checks[test] = union
+                if "type" not in schema:
+                    node.accepts = test
+            else:
+                rules.append(_any_rule(branches))
         if "oneOf" in schema:
             rules.append(_one_rule(self.schemas(schema, "oneOf", pointer, descend=False)))
         if "not" in schema:
             rules.append(_not_rule(self.node(schema["not"], f"{pointer}/not", descend=False)))
-        branches = {
+        conditional = {
             name: self.node(schema[name], f"{pointer}/{name}", descend=False)
             for name in ("if", "then", "else")
             if name in schema
         }
-        if "if" in branches and ("then" in branches or "else" in branches):
-            rules.append(_if_rule(branches["if"], branches.get("then"), branches.get("else")))
+        if "if" in conditional and ("then" in conditional or "else" in conditional):
+            rules.append(_if_rule(conditional["if"], conditional.get("then"), conditional.get("else")))
         return rules
 
 
@@ -944,10 +969,10 @@ def _escape(key: str) -> str:
     return str(key).replace("~", "~0").replace("/", "~1")
 
 
-def _show_list(values: Iterable[Any]) -> str:
-    shown = [_show(value) for value in values]
-    text = ", ".join(shown[:10]) + (f", ... ({len(shown)} values)" if len(shown) > 10 else "")
-    return f"[{text}]"
+def _literal(value: Any) -> str:
+    """A value of the schema as JSON, shortened."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 100 else f"{text[:100]}..."
 
 
 def _type_message(value: Any, path: str, names: tuple[str, ...] | None, out: list[str]) -> None:
@@ -995,10 +1020,7 @@ def _first_duplicate(items: Any) -> tuple[int, int] | None:
     """The indexes of the first two JSON-equal items, or None; _TooDeep on a hostile nesting."""
     seen: dict[Any, int] = {}
     for index, item in enumerate(items):
-        key = _key(item, MAX_DEPTH)
-        if isinstance(key, _Other):
-            key = id(key.value)
-        earlier = seen.setdefault(key, index)
+        earlier = seen.setdefault(_key(item, MAX_DEPTH), index)
         if earlier != index:
             return earlier, index
     return None
@@ -1039,11 +1061,19 @@ def _any_rule(branches: list[_Node]) -> Rule:
 
 
 def _one_rule(branches: list[_Node]) -> Rule:
+    checks = tuple(branch.check for branch in branches)
+
     def valid(value: Any, depth: int) -> list[int]:
         return [index for index, branch in enumerate(branches) if branch.check(value, depth)]
 
     def check(value: Any, depth: int) -> bool:
-        return len(valid(value, depth)) == 1
+        found = 0
+        for test in checks:
+            if test(value, depth):
+                found += 1
+                if found > 1:
+                    return False
+        return found == 1
 
     def explain(value: Any, path: str, depth: int, out: list[str]) -> None:
         passed = valid(value, depth)
@@ -1063,7 +1093,12 @@ def _not_rule(inner: _Node) -> Rule:
     def check(value: Any, depth: int) -> bool:
         return not inner.check(value, depth)
 
-    def explain(value: Any, path: str, _depth: int, out: list[str]) -> None:
+    def explain(value: Any, path: str, depth: int, out: list[str]) -> None:
+        try:
+            inner.check(value, depth)
+        except _TooDeep:
+            inner.explain(value, path, depth, [])  # raises again, naming where
+            raise _TooDeep(path) from None
         out.append(f"{path}: {_show(value)} is valid against the schema of `not`, which forbids it")
 
     return check, explain

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import enum
 import logging
@@ -127,6 +126,8 @@ class Signal:
         """Wait until the signal fires and return its reason."""
         if self.aborted:
             return self._reason  # type: ignore[return-value]
+        import asyncio  # here, not at the top: a hook that never awaits must not pay ~20 ms for asyncio
+
         loop = asyncio.get_running_loop()
         future: asyncio.Future[AbortReason] = loop.create_future()
 
@@ -173,6 +174,8 @@ async def strict_timeout(seconds: float) -> AsyncIterator[None]:
     A listener or approval service that catches CancelledError and returns a value after
     its deadline must not have that late answer count.
     """
+    import asyncio
+
     async with asyncio.timeout(seconds) as scope:
         yield
     if scope.expired():

@@ -1,0 +1,272 @@
+"""The core the framework adapters share: packs loaded once, tools from their JSON Schemas, decide and review.
+
+A framework runs the tool itself; the gate only answers what policy would do. `decide` answers
+ALLOW, ASK or DENY for a call (anything else, an invalid call or a fault of the gate, is DENY
+with the reason); `review` answers what post-execute makes of a real result: ACCEPTED,
+REWRITTEN (redacted value and content) or BLOCKED (feedback in place of the result).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Awaitable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, is_dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict, evaluate, evaluate_now
+from policyengine.enforce.install import PolicyLayers
+from policyengine.errors import RegistrationError
+from policyengine.runtime.registry import Registry
+from policyengine.tools.catalog import tool_from_spec
+from policyengine.tools.definition import ToolDefinition
+from policyengine.values.decisions import Source, SourceKind
+from policyengine.values.frozen import thaw
+from policyengine.values.results import Stage
+
+__all__ = ["GATE", "PolicyGate", "plain", "text_of"]
+
+GATE = Source(SourceKind.REGISTRY, "policy gate")
+
+T = TypeVar("T")
+
+
+class PolicyGate:
+    """Packs installed once on a registry of the framework's tools; decides calls and reviews results."""
+
+    def __init__(
+        self,
+        packs: Sequence[str | Path],
+        *,
+        cwd: str | None = None,
+        agent: str = "agent",
+        registry: Registry | None = None,
+    ) -> None:
+        if isinstance(packs, (str, Path)):
+            packs = [packs]  # one folder given bare: a str is a Sequence, of letters
+        self.registry = registry if registry is not None else Registry(cwd=cwd)
+        self.layers = PolicyLayers.install(self.registry, packs)  # PackLoadError lists every problem
+        self.agent = agent
+        self._specs: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    # -- tools ---------------------------------------------------------------
+
+    def register(self, spec: Mapping[str, Any]) -> ToolDefinition:
+        """Register a tool from its MCP or OpenAI JSON Schema spec (once per name); raise DefinitionError."""
+        definition = tool_from_spec(spec, source="an agent framework's tool")
+        with self._lock:
+            known = self.registry.tools.get(definition.name)
+            if known is not None:
+                if self._specs.get(definition.name) != spec:
+                    raise RegistrationError(
+                        f"a different tool named {definition.name!r} is already registered on this policy gate",
+                        hint="tool names are the only identity a model sends back; give each tool set its own gate",
+                    )
+                return known
+            self.registry.register(definition)
+            self._specs[definition.name] = spec
+        return definition
+
+    def knows(self, name: str) -> bool:
+        """True once a tool of that name is registered."""
+        return name in self._specs
+
+    # -- decisions -------------------------------------------------------------
+
+    def decide(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        *,
+        call_id: str | None = None,
+        cwd: str | None = None,
+        agent: str | None = None,
+    ) -> Evaluation:
+        """What policy does with this call: ALLOW, ASK or DENY (an invalid call, or any fault, denies)."""
+        try:
+            parsed = _arguments(name, arguments)
+            if isinstance(parsed, Evaluation):
+                return parsed
+            kwargs = self._kwargs(call_id, cwd, agent)
+            answer = evaluate_now(self.registry, name, parsed, **kwargs)
+            if answer is None:  # a listener written in Python: the stages need an event loop
+                answer = _run(evaluate(self.registry, name, parsed, **kwargs))
+            return _closed(answer)
+        except Exception as error:  # fails closed: a gate that cannot answer denies
+            return _failed(name, "deciding", error)
+
+    async def adecide(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        *,
+        call_id: str | None = None,
+        cwd: str | None = None,
+        agent: str | None = None,
+    ) -> Evaluation:
+        """`decide` from a coroutine: the asynchronous stages, if any, run on the caller's loop."""
+        try:
+            parsed = _arguments(name, arguments)
+            if isinstance(parsed, Evaluation):
+                return parsed
+            kwargs = self._kwargs(call_id, cwd, agent)
+            answer = evaluate_now(self.registry, name, parsed, **kwargs)
+            if answer is None:
+                answer = await evaluate(self.registry, name, parsed, **kwargs)
+            return _closed(answer)
+        except Exception as error:
+            return _failed(name, "deciding", error)
+
+    def review(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        value: Any,
+        content: Any = None,
+        *,
+        call_id: str | None = None,
+        cwd: str | None = None,
+        agent: str | None = None,
+    ) -> Evaluation:
+        """What post-execute makes of a real result; `post` is always set (any fault blocks)."""
+        try:
+            parsed = _arguments(name, arguments)
+            if isinstance(parsed, Evaluation):
+                return _blocked(parsed)
+            kwargs = self._kwargs(call_id, cwd, agent)
+            result = {"value": plain(value), "content": content}
+            answer = evaluate_now(self.registry, name, parsed, result=result, **kwargs)
+            if answer is None:
+                answer = _run(evaluate(self.registry, name, parsed, result=result, **kwargs))
+            return _reviewed(answer)
+        except Exception as error:  # fails closed: a result the gate cannot review never reaches the model
+            return _blocked(_failed(name, "reviewing the result of", error))
+
+    async def areview(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        value: Any,
+        content: Any = None,
+        *,
+        call_id: str | None = None,
+        cwd: str | None = None,
+        agent: str | None = None,
+    ) -> Evaluation:
+        """`review` from a coroutine."""
+        try:
+            parsed = _arguments(name, arguments)
+            if isinstance(parsed, Evaluation):
+                return _blocked(parsed)
+            kwargs = self._kwargs(call_id, cwd, agent)
+            result = {"value": plain(value), "content": content}
+            answer = evaluate_now(self.registry, name, parsed, result=result, **kwargs)
+            if answer is None:
+                answer = await evaluate(self.registry, name, parsed, result=result, **kwargs)
+            return _reviewed(answer)
+        except Exception as error:
+            return _blocked(_failed(name, "reviewing the result of", error))
+
+    def _kwargs(self, call_id: str | None, cwd: str | None, agent: str | None) -> dict[str, Any]:
+        return {"call_id": call_id, "cwd": cwd, "agent": agent or self.agent}
+
+
+def _arguments(name: str, arguments: Mapping[str, Any] | str | None) -> Mapping[str, Any] | Evaluation:
+    """The arguments as an object: JSON text is parsed; anything but an object is invalid, so denied."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as error:
+            reason = f"invalid arguments for tool {name!r}: not JSON ({error.msg} at character {error.pos})"
+            return Evaluation(Verdict.DENY, Stage.VALIDATION, GATE, reason)
+    if not isinstance(arguments, Mapping):
+        reason = f"invalid arguments for tool {name!r}: expected a JSON object, got {type(arguments).__name__}"
+        return Evaluation(Verdict.DENY, Stage.VALIDATION, GATE, reason)
+    return arguments
+
+
+def _closed(answer: Evaluation) -> Evaluation:
+    """ALLOW and ASK as they are; INVALID and ERROR deny, with their reason."""
+    if answer.decision in (Verdict.ALLOW, Verdict.ASK, Verdict.DENY):
+        return answer
+    return replace(answer, decision=Verdict.DENY, reason=answer.reason or f"policy answered {answer.decision.value}")
+
+
+def _reviewed(answer: Evaluation) -> Evaluation:
+    """A reviewed result; a call policy would not admit now (packs reloaded since, say) is blocked."""
+    answer = _closed(answer)
+    if answer.post is None or answer.decision is Verdict.DENY:
+        return _blocked(answer)
+    return answer
+
+
+def _blocked(answer: Evaluation) -> Evaluation:
+    """The evaluation as a blocked result: the reason is the feedback the model reads."""
+    feedback = answer.feedback or answer.reason or "the result was withheld by policy"
+    return replace(
+        answer,
+        post=PostOutcome.BLOCKED,
+        value=None,
+        content=[{"type": "text", "text": feedback}],
+        feedback=feedback,
+    )
+
+
+def _failed(name: str, doing: str, error: Exception) -> Evaluation:
+    """The gate's own fault, as a denial that says what failed."""
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    reason = f"Denied: the policy gate failed while {doing} tool {name!r} ({what}); the call is refused."
+    return Evaluation(Verdict.DENY, None, GATE, reason)
+
+
+def _run(awaitable: Awaitable[T]) -> T:
+    """Run a coroutine to its end from synchronous code, whether or not this thread runs a loop."""
+
+    async def main() -> T:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    # This thread's loop is busy running the caller: the stages get a loop of their own on another thread.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="policy-gate") as pool:
+        return pool.submit(asyncio.run, main()).result()
+
+
+def plain(value: Any) -> Any:
+    """A tool's output as plain JSON data: models and dataclasses dumped, anything else not JSON as text."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return plain(dump(mode="json"))
+    if is_dataclass(value) and not isinstance(value, type):
+        return plain(asdict(value))
+    return str(value)
+
+
+def text_of(content: Any) -> str:
+    """The text of content blocks (a string as it is; other blocks as JSON), for a framework that takes text."""
+    content = thaw(content)
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return json.dumps(content, ensure_ascii=False, default=str)
+    parts = []
+    for block in content:
+        if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        else:
+            parts.append(block if isinstance(block, str) else json.dumps(block, ensure_ascii=False, default=str))
+    return "\n".join(parts)

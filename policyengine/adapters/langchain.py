@@ -1,0 +1,157 @@
+"""Packs in front of a LangChain agent's tools, as a tool-call middleware for `create_agent`.
+
+    agent = create_agent(model, tools, middleware=[PolicyMiddleware(packs=["policies/baseline"])],
+                         checkpointer=InMemorySaver())
+
+`deny` (and every red line) answers with an error ToolMessage holding the reason: the tool never
+runs. `ask` pauses the graph with langgraph's `interrupt()`, one per call, its value shaped as
+HumanInTheLoopMiddleware's per-call `ToolApprovalRequest`; resume with
+`Command(resume={interrupt_id: {"type": "approve"}})` or `{"type": "reject", "message": ...}`.
+Post-execute rewrites (redaction) and blocks replace the ToolMessage's content. Put the
+middleware last in the list: the innermost middleware sees the call exactly as the tool gets it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+from policyengine.adapters.gate import PolicyGate
+from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict
+from policyengine.errors import UsageError
+from policyengine.values.frozen import thaw
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, ToolCallRequest
+    from langchain.agents.middleware.human_in_the_loop import ApproveDecision, RejectDecision
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import BaseTool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langgraph.types import Command, interrupt
+    from pydantic import Discriminator
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        f"policyengine.adapters.langchain needs LangChain ({error}): pip install 'policyengine[langchain]'"
+    ) from error
+
+__all__ = ["PolicyMiddleware"]
+
+Result = ToolMessage | Command[Any]
+
+# What a person may answer: LangGraph checks the resume value against it, and an answer that
+# does not fit (an edit, a typo) is refused without being saved, so the call can be answered again.
+# Typed Any: a discriminated union is a type to LangGraph (it validates against it), not to mypy.
+APPROVAL_ANSWER: Any = Annotated[ApproveDecision | RejectDecision, Discriminator("type")]
+
+
+class PolicyMiddleware(AgentMiddleware):
+    """Packs in front of every tool call of a `create_agent` agent (see the module docstring)."""
+
+    def __init__(
+        self,
+        packs: Sequence[str | Path] = (),
+        *,
+        cwd: str | None = None,
+        gate: PolicyGate | None = None,
+        tools: Iterable[BaseTool] = (),
+    ) -> None:
+        super().__init__()
+        if gate is None and not packs:
+            raise UsageError("PolicyMiddleware needs packs", hint="e.g. PolicyMiddleware(packs=['policies/baseline'])")
+        self.gate = gate if gate is not None else PolicyGate(packs, cwd=cwd)
+        for tool in tools:  # registered now, so a schema the gate cannot read fails at start-up
+            self.gate.register(convert_to_openai_tool(tool))
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Result]) -> Result:
+        """Decide the call; deny, ask a person, or run it and review its result."""
+        refused = self._register(request)
+        if refused is not None:
+            return refused
+        call = request.tool_call
+        refused = self._admit(request, self.gate.decide(call["name"], call["args"], call_id=call.get("id")))
+        if refused is not None:
+            return refused
+        return self._reviewed(request, handler(request))
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
+    ) -> Result:
+        """`wrap_tool_call` for an agent run with `ainvoke` / `astream`."""
+        refused = self._register(request)
+        if refused is not None:
+            return refused
+        call = request.tool_call
+        refused = self._admit(request, await self.gate.adecide(call["name"], call["args"], call_id=call.get("id")))
+        if refused is not None:
+            return refused
+        return self._reviewed(request, await handler(request))
+
+    def _register(self, request: ToolCallRequest) -> ToolMessage | None:
+        """Register the call's tool from its JSON Schema on first sight; a schema the gate cannot read denies."""
+        tool = request.tool
+        if tool is None or self.gate.knows(tool.name):
+            return None  # a tool the agent does not have is decided by name; the tool node refuses it anyway
+        try:
+            self.gate.register(convert_to_openai_tool(tool))
+        except Exception as error:
+            reason = (
+                f"Denied: the policy gate cannot read the schema of tool {tool.name!r} ({error}); the call is refused."
+            )
+            return _message(request, reason, error=True)
+        return None
+
+    def _admit(self, request: ToolCallRequest, answer: Evaluation) -> ToolMessage | None:
+        """None to run the call; else the message the model gets instead of the result."""
+        if answer.decision is Verdict.ALLOW:
+            return None
+        if answer.decision is not Verdict.ASK:
+            return _message(request, answer.reason or "Denied by policy.", error=True)
+        call = request.tool_call
+        source = answer.source
+        question = {
+            "type": "tool_approval",
+            "tool_call_id": call.get("id"),
+            "name": call["name"],
+            "args": call["args"],
+            "description": answer.reason or f"Policy asks a person before {call['name']} runs.",
+            "rule": source.name if source is not None else None,
+            "pack": source.pack if source is not None else None,
+        }
+        # The node runs again from the start on resume; interrupt() then returns the answer.
+        decision = interrupt(question, response_schema=APPROVAL_ANSWER)
+        if isinstance(decision, dict) and decision.get("type") == "approve":
+            return None
+        said = decision.get("message") if isinstance(decision, dict) else None
+        why = f" with reason: {said}" if said else ""
+        text = f"A person rejected the call to `{call['name']}`{why}. The tool did not run; do not retry it unasked."
+        return _message(request, text, error=True)
+
+    def _reviewed(self, request: ToolCallRequest, result: Result) -> Result:
+        """The result with post-execute applied to the call's ToolMessage (also inside a Command)."""
+        if isinstance(result, ToolMessage):
+            return self._review(request, result)
+        if isinstance(result, Command) and isinstance(result.update, dict):
+            messages = result.update.get("messages")
+            if isinstance(messages, list):
+                reviewed = [self._review(request, m) if isinstance(m, ToolMessage) else m for m in messages]
+                return replace(result, update={**result.update, "messages": reviewed})
+        return result
+
+    def _review(self, request: ToolCallRequest, message: ToolMessage) -> ToolMessage:
+        call = request.tool_call
+        answer = self.gate.review(call["name"], call["args"], message.content, call_id=call.get("id"))
+        if answer.post is PostOutcome.ACCEPTED:
+            return message
+        if answer.post is PostOutcome.REWRITTEN:
+            return message.model_copy(update={"content": thaw(answer.value)})
+        return message.model_copy(update={"content": answer.feedback or "Blocked by policy.", "status": "error"})
+
+
+def _message(request: ToolCallRequest, text: str, *, error: bool) -> ToolMessage:
+    """A ToolMessage answering the request's call in place of the tool."""
+    call = request.tool_call
+    return ToolMessage(
+        content=text, name=call["name"], tool_call_id=call.get("id") or "", status="error" if error else "success"
+    )

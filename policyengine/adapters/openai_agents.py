@@ -1,0 +1,171 @@
+"""Packs in front of OpenAI Agents SDK function tools, through the SDK's own guardrails and approvals.
+
+    tools = protect([run_shell, read_file], packs=["policies/baseline"])
+    agent = Agent(name="ops", tools=tools)
+
+Each protected tool gets, first among its input guardrails, one that asks the packs: `deny` (and
+every red line) rejects the call, so the body never runs and the model reads the reason. `ask`
+sets `needs_approval`: the run stops with an interruption, and the call runs only once the
+person approves it through `RunState.approve`; `RunState.reject` sends the SDK's rejection. Last
+among the output guardrails, one applies post-execute: a redacted result, or a block's feedback,
+replaces what the model reads.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from policyengine.adapters.gate import PolicyGate, text_of
+from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict
+from policyengine.errors import UsageError
+
+try:
+    from agents import (
+        FunctionTool,
+        RunContextWrapper,
+        Tool,
+        ToolGuardrailFunctionOutput,
+        ToolInputGuardrail,
+        ToolInputGuardrailData,
+        ToolOutputGuardrail,
+        ToolOutputGuardrailData,
+    )
+    from agents.items import ToolApprovalItem
+    from agents.tool_context import ToolContext
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        f"policyengine.adapters.openai_agents needs the OpenAI Agents SDK ({error}): "
+        "pip install 'policyengine[openai-agents]'"
+    ) from error
+
+__all__ = ["PolicyGuard", "protect"]
+
+NeedsApproval = bool | Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]
+
+
+class PolicyGuard:
+    """Packs loaded once, for the function tools of one or more agents."""
+
+    def __init__(
+        self, packs: Sequence[str | Path] = (), *, cwd: str | None = None, gate: PolicyGate | None = None
+    ) -> None:
+        if gate is None and not packs:
+            raise UsageError("PolicyGuard needs packs", hint="e.g. PolicyGuard(packs=['policies/baseline'])")
+        self.gate = gate if gate is not None else PolicyGate(packs, cwd=cwd)
+        self._input: ToolInputGuardrail[Any] = ToolInputGuardrail(
+            guardrail_function=self._check_input, name="policyengine"
+        )
+        self._output: ToolOutputGuardrail[Any] = ToolOutputGuardrail(
+            guardrail_function=self._check_output, name="policyengine"
+        )
+
+    def protect(self, tools: Iterable[Any]) -> list[Tool]:
+        """Copies of `tools` with the policy's guardrails and approval; the originals stay as they were."""
+        # list[Tool], not list[FunctionTool]: Agent(tools=...) takes a list[Tool], and lists are invariant.
+        return [self.protect_one(tool) for tool in tools]
+
+    def protect_one(self, tool: Any) -> FunctionTool:
+        """A copy of one function tool with the policy's guardrails and approval."""
+        if not isinstance(tool, FunctionTool):
+            # Hosted and local shell/computer tools have no tool guardrails: policy could not stop them.
+            raise UsageError(
+                f"protect() takes function tools; {type(tool).__name__} {getattr(tool, 'name', '')!r} is not one",
+                hint="wrap the work in a @function_tool, or leave this tool out of the agent",
+            )
+        self.gate.register(_spec(tool))
+        guarded = copy.copy(tool)
+        guarded.tool_input_guardrails = [self._input, *(tool.tool_input_guardrails or [])]
+        guarded.tool_output_guardrails = [*(tool.tool_output_guardrails or []), self._output]
+        guarded.needs_approval = self._needs_approval(tool.name, tool.needs_approval)
+        return guarded
+
+    def reason(self, item: ToolApprovalItem) -> str | None:
+        """Why policy asks about an interruption (to show the person who approves), or None."""
+        name = item.tool_name or item.name
+        if name is None:
+            return None
+        return self.gate.decide(name, item.arguments, call_id=item.call_id).reason
+
+    def _needs_approval(self, name: str, declared: NeedsApproval) -> NeedsApproval:
+        gate = self.gate
+
+        async def needs_approval(context: RunContextWrapper[Any], arguments: dict[str, Any], call_id: str) -> bool:
+            answer = await gate.adecide(name, arguments, call_id=call_id)
+            if answer.decision is Verdict.ASK:
+                return True
+            if answer.decision is Verdict.DENY:
+                return False  # the input guardrail rejects it: a red line is never put to a person
+            if callable(declared):
+                return await declared(context, arguments, call_id)
+            return bool(declared)
+
+        return needs_approval
+
+    async def _check_input(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+        context = data.context
+        # No agent name here or in review: needs_approval is not told the agent, and each stage must see one call.
+        answer = await self.gate.adecide(context.tool_name, context.tool_arguments, call_id=context.tool_call_id)
+        info = _info(answer)
+        if answer.decision is Verdict.ALLOW:
+            return ToolGuardrailFunctionOutput.allow(info)
+        if answer.decision is Verdict.ASK:
+            approved = context.is_tool_approved(context.tool_name, context.tool_call_id)
+            if approved is True or (approved is None and _before_approval(context)):
+                return ToolGuardrailFunctionOutput.allow(info)
+            # needs_approval asked for this call; a body about to run without a yes is refused.
+            reason = f"{answer.reason or 'Policy asks a person first'} (no approval was given, so the call was refused)"
+            return ToolGuardrailFunctionOutput.reject_content(reason, info)
+        return ToolGuardrailFunctionOutput.reject_content(answer.reason or "Denied by policy.", info)
+
+    async def _check_output(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+        context = data.context
+        answer = await self.gate.areview(
+            context.tool_name, context.tool_arguments, data.output, call_id=context.tool_call_id
+        )
+        info = _info(answer)
+        if answer.post is PostOutcome.ACCEPTED:
+            return ToolGuardrailFunctionOutput.allow(info)
+        # Rewritten or blocked: the model reads policy's version instead of the tool's output.
+        return ToolGuardrailFunctionOutput.reject_content(text_of(answer.content), info)
+
+
+def protect(
+    tools: Iterable[Any],
+    *,
+    packs: Sequence[str | Path] = (),
+    cwd: str | None = None,
+    gate: PolicyGate | None = None,
+) -> list[Tool]:
+    """Copies of function tools with the packs in front of them (see the module docstring)."""
+    return PolicyGuard(packs, cwd=cwd, gate=gate).protect(tools)
+
+
+def _spec(tool: FunctionTool) -> dict[str, Any]:
+    """The tool as an MCP spec: its JSON Schema as the SDK sends it, and MCP annotations for tags."""
+    spec: dict[str, Any] = {"name": tool.name, "description": tool.description, "inputSchema": tool.params_json_schema}
+    annotations = tool.mcp_annotations
+    if annotations is not None:
+        spec["annotations"] = annotations.model_dump(exclude_none=True)
+    return spec
+
+
+def _before_approval(context: ToolContext[Any]) -> bool:
+    """True when the SDK runs input guardrails before it asks for approval (`pre_approval_tool_input_guardrails`)."""
+    execution = getattr(context.run_config, "tool_execution", None)
+    return bool(getattr(execution, "pre_approval_tool_input_guardrails", False))
+
+
+def _info(answer: Evaluation) -> dict[str, Any]:
+    """What the guardrail result records: the decision and who made it, never the tool's output."""
+    source = answer.source
+    return {
+        "decision": answer.decision.value,
+        "post": answer.post.value if answer.post is not None else None,
+        "rule": source.name if source is not None else None,
+        "pack": source.pack if source is not None else None,
+        "reason": answer.reason,
+        "rewrites": [s.name for s in answer.rewrites],
+    }
