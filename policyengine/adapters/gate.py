@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, is_dataclass, replace
 from pathlib import Path
@@ -88,14 +88,8 @@ class PolicyGate:
     ) -> Evaluation:
         """What policy does with this call: ALLOW, ASK or DENY (an invalid call, or any fault, denies)."""
         try:
-            parsed = _arguments(name, arguments)
-            if isinstance(parsed, Evaluation):
-                return parsed
-            kwargs = self._kwargs(call_id, cwd, agent)
-            answer = evaluate_now(self.registry, name, parsed, **kwargs)
-            if answer is None:  # a listener written in Python: the stages need an event loop
-                answer = _run(evaluate(self.registry, name, parsed, **kwargs))
-            return _closed(answer)
+            answer = self._attempt(name, arguments, None, call_id, cwd, agent)
+            return _closed(answer if isinstance(answer, Evaluation) else _run(answer()))
         except Exception as error:  # fails closed: a gate that cannot answer denies
             return _failed(name, "deciding", error)
 
@@ -110,14 +104,8 @@ class PolicyGate:
     ) -> Evaluation:
         """`decide` from a coroutine: the asynchronous stages, if any, run on the caller's loop."""
         try:
-            parsed = _arguments(name, arguments)
-            if isinstance(parsed, Evaluation):
-                return parsed
-            kwargs = self._kwargs(call_id, cwd, agent)
-            answer = evaluate_now(self.registry, name, parsed, **kwargs)
-            if answer is None:
-                answer = await evaluate(self.registry, name, parsed, **kwargs)
-            return _closed(answer)
+            answer = self._attempt(name, arguments, None, call_id, cwd, agent)
+            return _closed(answer if isinstance(answer, Evaluation) else await answer())
         except Exception as error:
             return _failed(name, "deciding", error)
 
@@ -134,15 +122,9 @@ class PolicyGate:
     ) -> Evaluation:
         """What post-execute makes of a real result; `post` is always set (any fault blocks)."""
         try:
-            parsed = _arguments(name, arguments)
-            if isinstance(parsed, Evaluation):
-                return _blocked(parsed)
-            kwargs = self._kwargs(call_id, cwd, agent)
             result = {"value": plain(value), "content": content}
-            answer = evaluate_now(self.registry, name, parsed, result=result, **kwargs)
-            if answer is None:
-                answer = _run(evaluate(self.registry, name, parsed, result=result, **kwargs))
-            return _reviewed(answer)
+            answer = self._attempt(name, arguments, result, call_id, cwd, agent)
+            return _reviewed(answer if isinstance(answer, Evaluation) else _run(answer()))
         except Exception as error:  # fails closed: a result the gate cannot review never reaches the model
             return _blocked(_failed(name, "reviewing the result of", error))
 
@@ -159,20 +141,31 @@ class PolicyGate:
     ) -> Evaluation:
         """`review` from a coroutine."""
         try:
-            parsed = _arguments(name, arguments)
-            if isinstance(parsed, Evaluation):
-                return _blocked(parsed)
-            kwargs = self._kwargs(call_id, cwd, agent)
             result = {"value": plain(value), "content": content}
-            answer = evaluate_now(self.registry, name, parsed, result=result, **kwargs)
-            if answer is None:
-                answer = await evaluate(self.registry, name, parsed, result=result, **kwargs)
-            return _reviewed(answer)
+            answer = self._attempt(name, arguments, result, call_id, cwd, agent)
+            return _reviewed(answer if isinstance(answer, Evaluation) else await answer())
         except Exception as error:
             return _blocked(_failed(name, "reviewing the result of", error))
 
-    def _kwargs(self, call_id: str | None, cwd: str | None, agent: str | None) -> dict[str, Any]:
-        return {"call_id": call_id, "cwd": cwd, "agent": agent or self.agent}
+    def _attempt(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        result: Mapping[str, Any] | None,
+        call_id: str | None,
+        cwd: str | None,
+        agent: str | None,
+    ) -> Evaluation | Callable[[], Awaitable[Evaluation]]:
+        """The evaluation when packs alone decide (no event loop needed), else the coroutine that evaluates."""
+        parsed = _arguments(name, arguments)
+        if isinstance(parsed, Evaluation):
+            return parsed
+        kwargs: dict[str, Any] = {"call_id": call_id, "cwd": cwd, "agent": agent or self.agent, "result": result}
+        answer = evaluate_now(self.registry, name, parsed, **kwargs)
+        if answer is not None:
+            return answer
+        # A listener written in Python: the stages need an event loop.
+        return lambda: evaluate(self.registry, name, parsed, **kwargs)
 
 
 def _arguments(name: str, arguments: Mapping[str, Any] | str | None) -> Mapping[str, Any] | Evaluation:
