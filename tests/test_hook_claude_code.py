@@ -188,6 +188,9 @@ def test_the_audit_log_replays_to_the_same_decisions(monkeypatch: pytest.MonkeyP
     expected = [r["decision"] for r in records if r["name"] in BUILTIN_TOOLS]
     assert "invalid" in expected
     assert replay(builtin, "--tools", str(claude_code.BUILTIN_CATALOG)) == expected
+    # The whole log in one run: the built-in catalog validates, tools outside it are decided as the hook did.
+    everything = replay(audit, "--tools", str(claude_code.BUILTIN_CATALOG), "--unknown-tools", "decide")
+    assert everything == [r["decision"] for r in records]
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:

@@ -38,6 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--tools", metavar="FILE", help="tool catalog: validate arguments against it (default: the packs')"
     )
     parser.add_argument(
+        "--unknown-tools",
+        choices=["invalid", "decide"],
+        default="invalid",
+        help="with a catalog, a tool it lacks is invalid (default), or decided without validation "
+        "(as the Claude Code hook decides MCP tools)",
+    )
+    parser.add_argument(
         "--cwd", metavar="DIR", help="working directory of calls that record none (default: the pack's `cwd:`)"
     )
     parser.add_argument("--format", choices=["table", "json"], default="table")
@@ -81,7 +88,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}", hint=f"use any of {', '.join(FAIL_ON)}")
     if "changed" in fail_on and not args.against:
         raise UsageError("--fail-on changed needs --against")
-    setup = Setup(tuple(args.pack), tuple(args.against or ()), args.tools, args.max_line_bytes, args.cwd)
+    setup = Setup(
+        tuple(args.pack), tuple(args.against or ()), args.tools, args.max_line_bytes, args.cwd, args.unknown_tools
+    )
     lines = read_lines(args.calls)
     engine = Engine(setup)  # loads (and checks) every pack once, before any work starts
     summary = Summary(engine.rule_ids, engine.stages)

@@ -33,6 +33,9 @@ class Setup:
     tools: str | None  # --tools FILE; None: the catalogs the packs declare (`catalog:`), if any
     max_line_bytes: int = MAX_LINE_BYTES
     cwd: str | None = None
+    # With a catalog, a tool it lacks is `invalid` (as `test` and `explain` say); `decide` evaluates
+    # it without validation, as the Claude Code hook decides tools outside its catalog.
+    unknown_tools: str = "invalid"
 
 
 def _with_tools(layers: PolicyLayers, catalog: Mapping[str, ToolDefinition] | None) -> PolicyLayers:
@@ -108,7 +111,7 @@ class Engine:
             "agent": str(call.get("agent", "agent")),
             "call_id": str(call.get("call_id", "")),
             "result": result if ran else None,
-            "require_tool": self.catalog is not None,
+            "require_tool": self.catalog is not None and self.setup.unknown_tools == "invalid",
             # A recorded cwd wins; else --cwd; else the registry's (the pack's `cwd:`).
             "cwd": call["cwd"] if isinstance(call.get("cwd"), str) else self.setup.cwd,
         }
