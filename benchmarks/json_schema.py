@@ -115,22 +115,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
 ]
 
 
-try:
-    from policyengine.tools.cerberus_dialect import ParameterValidator, describe_errors
-except ImportError:  # before the Cerberus dialect left tools/definition.py
-    from policyengine.tools.definition import ParameterValidator, describe_errors  # type: ignore[attr-defined,no-redef]
+from policyengine.tools.cerberus_dialect import ParameterValidator, describe_errors  # noqa: E402
+from policyengine.tools.json_schema import parameters_view  # noqa: E402
 
 
 def cerberus_path(name: str, schema: dict[str, Any]) -> tuple[Callable[[Any], tuple[bool, Any]], Any]:
     """(FastValidator, Cerberus validator) as define_tool builds them for this tool's Cerberus view."""
-    try:
-        from policyengine.tools.json_schema import parameters_view
-    except ImportError:  # before the catalog's converter moved to tools/json_schema.py
-        from policyengine.tools.catalog import _Converter  # type: ignore[attr-defined]
-
-        view = _Converter(name, False).parameters(schema, "inputSchema")
-    else:
-        view = parameters_view(schema, name, where="inputSchema")
+    view = parameters_view(schema, name, where="inputSchema")
     slow = ParameterValidator(view)
     fast = compile_schema(slow.schema)
     if fast is None:
