@@ -4,8 +4,10 @@ Two proxies start once for the module, side by side (tests/mcp_upstream_server.p
 policies/baseline layered with tests/data/mcp_proxy), and the SDK's stdio client drives them:
 
   proxy A  a client that answers elicitation as `ELICIT.answer` says; --audit and --save-tools on;
-  proxy B  a client without the elicitation capability; the crash test crashes its upstream (the
-           other test on B holds after the crash too, so the order of the tests does not matter).
+           it answers tools/call on its fast path (Proxy.claim) once the session is known;
+  proxy B  a client without the elicitation capability; every tools/call goes through the SDK's
+           dispatch (POLICYENGINE_MCP_FAST_PATH=off), the reference the fast path is compared
+           with; the crash test crashes its upstream (it runs after the comparison).
 
 Each upstream appends the name of every tool body it runs to its own log file, so a test proves
 that a denied call never reached it. The sessions live on one event loop in a background thread;
@@ -76,12 +78,11 @@ class Proxies:
         self.sessions: dict[str, ClientSession] = {}
         self.holders: list[Any] = []
 
-    def params(self, name: str, extra: list[str]) -> StdioServerParameters:
+    def params(self, name: str, extra: list[str], env: dict[str, str] | None = None) -> StdioServerParameters:
         upstream_cmd = ["--", sys.executable, str(ROOT / "tests" / "mcp_upstream_server.py")]
         args = ["-m", "policyengine", "mcp-proxy", *PACKS, "--call-timeout", str(CALL_TIMEOUT), *extra, *upstream_cmd]
-        return StdioServerParameters(
-            command=sys.executable, args=args, cwd=str(ROOT), env={"MCP_UPSTREAM_LOG": str(self.log(name))}
-        )
+        env = {"MCP_UPSTREAM_LOG": str(self.log(name)), **(env or {})}
+        return StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
 
     def log(self, name: str) -> Path:
         return self.tmp / f"upstream-{name}.log"
@@ -109,7 +110,8 @@ class Proxies:
             self.holders.append(
                 asyncio.ensure_future(self.hold("a", self.params("a", extra_a), ready_a, elicitation_callback=ELICIT))
             )
-            self.holders.append(asyncio.ensure_future(self.hold("b", self.params("b", []), ready_b)))
+            sdk_dispatch = self.params("b", [], {mcp_proxy.FAST_PATH_ENV: "off"})
+            self.holders.append(asyncio.ensure_future(self.hold("b", sdk_dispatch, ready_b)))
             ready = asyncio.gather(ready_a, ready_b)
             await asyncio.wait([ready, *self.holders], timeout=60, return_when=asyncio.FIRST_COMPLETED)
             for holder in self.holders:
@@ -201,6 +203,23 @@ def test_annotations_become_tags_and_schema_roles_become_roles() -> None:
 
 
 # -- pre-execute, guards, approval ---------------------------------------------------------------
+
+
+FAST_PATH_CASES: list[tuple[str, dict[str, Any]]] = [
+    ("echo", {"text": "hello"}),
+    ("read_file", {"path": ".env"}),
+    ("write_file", {"path": "/etc/passwd", "content": "x"}),
+    ("leak", {}),
+    ("echo", {"text": 3}),
+    ("no_such_tool", {}),
+]
+
+
+def test_the_fast_path_answers_exactly_as_the_sdk_dispatch(proxies: Proxies) -> None:
+    proxies.run(proxies.sessions["a"].list_tools())  # the session is known: A answers on its fast path
+    for tool, arguments in FAST_PATH_CASES:
+        fast, reference = a(proxies, tool, arguments), proxies.call("b", tool, arguments)
+        assert fast.model_dump(mode="json") == reference.model_dump(mode="json"), tool
 
 
 def test_an_allowed_call_reaches_the_upstream(proxies: Proxies) -> None:

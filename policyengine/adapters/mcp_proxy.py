@@ -65,6 +65,8 @@ STARTUP_TIMEOUT = 30.0
 EXIT_GRACE = 2.0
 # How much of an oversized line is kept to find the id of the request it answers.
 _HEAD = 512
+# `off`: every tools/call goes through the SDK's request dispatch (slower; the fast path's reference).
+FAST_PATH_ENV = "POLICYENGINE_MCP_FAST_PATH"
 # The JSON-RPC error code the proxy's own transport gives a reply it refused for its size.
 REPLY_TOO_LARGE = -32099
 # A reply's id, when it is the first or second key of the message (every SDK writes it there).
@@ -86,6 +88,9 @@ _SHOWN_ARGUMENTS = 2000  # characters of a call's arguments an approval question
 
 # The request being served, so the approval service elicits on the session that made the call.
 _REQUEST: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar("policyengine_mcp_request", default=None)
+# True while the proxy answers a tools/call itself (Proxy.claim): that request has no channel of its
+# own in the SDK, so questions to the person go on the connection's channel.
+_ON_CONNECTION: ContextVar[bool] = ContextVar("policyengine_mcp_on_connection", default=False)
 
 
 class UpstreamStartError(PolicyEngineError):
@@ -701,12 +706,14 @@ class ElicitationApproval:
                 "the MCP client does not support elicitation (it declared no `elicitation` capability), "
                 "so nobody could be asked"
             )
-        if not ctx.session.can_send_request:
+        on_connection = _ON_CONNECTION.get()
+        if not on_connection and not ctx.session.can_send_request:
             raise ApprovalUnavailable(
                 f"this connection (MCP {ctx.session.protocol_version}) cannot carry a request to the client, "
                 "so nobody could be asked; connect with the handshake (initialize) to get approvals"
             )
-        answer = await ctx.session.elicit_form(approval_question(request), APPROVAL_FORM, ctx.request_id)
+        related = None if on_connection else ctx.request_id  # None: the connection's channel
+        answer = await ctx.session.elicit_form(approval_question(request), APPROVAL_FORM, related)
         return ApprovalAnswer.ALLOWED_ONCE if answer.action == "accept" else ApprovalAnswer.DENIED
 
 
@@ -722,6 +729,10 @@ class Proxy:
     tools: dict[str, ProxiedTool] = field(default_factory=dict)
     listed: list[dict[str, Any]] = field(default_factory=list)
     recorder: AuditRecorder | None = None
+    # The client's session, once a request showed it; from then on tools/call takes the fast path.
+    session: Any = None
+    client: MessageWriter | None = None
+    in_flight: dict[Any, asyncio.Task[None]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, options: ProxyOptions) -> Proxy:
@@ -763,18 +774,86 @@ class Proxy:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> dict[str, Any]:
         """tools/list: the upstream's tools as it listed them (those policy can check)."""
+        self.adopt_session(ctx)
         return {"tools": self.listed}
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
         """tools/call: one call through the whole pipeline."""
+        self.adopt_session(ctx)
         token = _REQUEST.set(ctx)
         try:
             result = await self.registry.call(params.name, params.arguments or {}, agent=_agent(ctx))
         finally:
             _REQUEST.reset(token)
         return self.reply(result)
+
+    def adopt_session(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Keep the client's session from a request the SDK served: tools/call can take the fast path now.
+
+        Only a handshake connection (one whose requests can carry a question back to the client)
+        is kept: the fast path asks on the connection's channel, which only such a connection has.
+        """
+        if self.session is None and ctx.session.can_send_request:
+            self.session = ctx.session
+
+    def claim(self, message: SessionMessage | Exception) -> bool:
+        """Take a tools/call (or its cancellation) off the client's stream, to answer it here.
+
+        The SDK's request dispatch (a validated request model, a task group, middleware, a
+        response model serialised back) costs about as much as the rest of the proxy; a
+        tools/call needs none of it once the session is initialised. Anything else, and a
+        tools/call whose params the SDK should refuse, stays with the SDK.
+        """
+        if self.session is None or self.client is None or not isinstance(message, SessionMessage):
+            return False
+        root = message.message
+        if isinstance(root, types.JSONRPCRequest) and root.method == "tools/call":
+            params = root.params
+            if not (isinstance(params, dict) and isinstance(params.get("name"), str)):
+                return False
+            if not isinstance(params.get("arguments") or {}, dict):
+                return False
+            key = root.id
+            task = asyncio.get_running_loop().create_task(self._answer(key, params))
+            self.in_flight[key] = task
+            task.add_done_callback(lambda _done: self.in_flight.pop(key, None))
+            return True
+        if isinstance(root, types.JSONRPCNotification) and root.method == "notifications/cancelled":
+            running = self.in_flight.get((root.params or {}).get("requestId"))
+            if running is None:
+                return False
+            running.cancel()  # as the SDK does: a cancelled request gets no answer
+            return True
+        return False
+
+    async def _answer(self, request_id: Any, params: dict[str, Any]) -> None:
+        """One tools/call of the fast path: the pipeline, then the JSON-RPC answer written to the client."""
+        ctx: ServerRequestContext[Any, Any] = ServerRequestContext(
+            session=self.session,
+            lifespan_context=None,
+            protocol_version=self.session.protocol_version,
+            method="tools/call",
+            params=params,
+            request_id=request_id,
+        )
+        token, on_connection = _REQUEST.set(ctx), _ON_CONNECTION.set(True)
+        try:
+            result = await self.registry.call(params["name"], params.get("arguments") or {}, agent=_agent(ctx))
+            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": self.reply(result)}
+        except asyncio.CancelledError:
+            return
+        except Exception as error:  # never a silent client: a fault is an error reply
+            problem = {"code": types.INTERNAL_ERROR, "message": f"the proxy failed: {type(error).__name__}: {error}"}
+            answer = {"jsonrpc": "2.0", "id": request_id, "error": problem}
+        finally:
+            _REQUEST.reset(token)
+            _ON_CONNECTION.reset(on_connection)
+        assert self.client is not None
+        with contextlib.suppress(anyio.BrokenResourceError):
+            self.client.write_line(json.dumps(answer, ensure_ascii=False, default=str).encode("utf-8"))
+            await self.client.drain()
 
     def reply(self, result: ToolResult) -> dict[str, Any]:
         """The CallToolResult for a pipeline result: the (rewritten) upstream result, or an error saying why."""
@@ -854,7 +933,15 @@ async def serve(options: ProxyOptions, proxy: Proxy, warn: Callable[[str], None]
             proxy.save_tools(options.save_tools)
         server = build_server(proxy, upstream)
         async with client_stdio() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            fast = os.environ.get(FAST_PATH_ENV, "on") != "off"
+            if fast and isinstance(read_stream, MessageReader) and isinstance(write_stream, MessageWriter):
+                proxy.client = write_stream
+                read_stream.claim = proxy.claim
+            try:
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            finally:
+                for task in list(proxy.in_flight.values()):
+                    task.cancel()
 
 
 def run(options: ProxyOptions, *, warn: Callable[[str], None] | None = None) -> int:
