@@ -34,8 +34,9 @@ ALLOWED: dict[str, set[str]] = {
     "dryrun": BELOW_VALUES | {"values", "tools", "language", "packs", "runtime", "enforce"},
     "testing": BELOW_VALUES | {"values", "tools", "language", "packs", "runtime", "enforce"},
     "adapters": BELOW_VALUES | {"values", "tools", "language", "packs", "runtime", "enforce"},
+    "service": BELOW_VALUES | {"values", "tools", "language", "packs", "runtime", "enforce"},
     "cli": BELOW_VALUES
-    | {"values", "tools", "language", "packs", "runtime", "enforce", "adapters", "dryrun", "testing"},
+    | {"values", "tools", "language", "packs", "runtime", "enforce", "adapters", "service", "dryrun", "testing"},
     # The facade re-exports from every layer; `python -m policyengine` runs the CLI.
     "__init__": {"errors", "values", "tools", "packs", "runtime", "enforce"},
     "__main__": {"cli"},
@@ -125,7 +126,8 @@ def test_there_is_no_import_cycle() -> None:
 
 def test_the_layers_are_real_folders() -> None:
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    layers = {"values", "tools", "language", "packs", "runtime", "enforce", "adapters", "dryrun", "testing", "cli"}
+    layers = {"values", "tools", "language", "packs", "runtime", "enforce", "adapters", "service", "dryrun", "testing"}
+    layers |= {"cli"}
     assert folders >= layers
     assert {p.name for p in PACKAGE.glob("*.py")} == {"__init__.py", "__main__.py", "errors.py"}
 

@@ -16,7 +16,7 @@ import shlex
 import subprocess
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,9 +168,48 @@ def test_the_langchain_recipe_pauses_for_approval_then_runs_the_body(
     assert ran == ["make clean"] and after["state"]["messages"][-1].content == "done"
 
 
+@pytest.fixture
+def server(project: Path) -> Iterator[str]:
+    """`policyengine serve --pack policies/baseline --token-file token`, as the README starts it; its URL."""
+    (project / "token").write_text("readme-recipe-token\n", "utf-8")
+    command = command_line(["policyengine", "serve", "--pack", "policies/baseline", "--token-file", "token"])
+    process = subprocess.Popen([*command, "--port", "0"], cwd=project, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        url = None
+        for line in process.stderr:  # the server says where it listens once it does
+            found = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url is not None, "policyengine serve did not say where it listens"
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("curl-decide", {"decision": "ask", "rule": "ask-before-shell"}),
+        ("curl-review", {"post": "rewritten", "value": {"user": "ada", "api_token": "[REDACTED]"}}),
+    ],
+)
+def test_the_curl_recipes_answer_as_the_readme_says(
+    server: str, project: Path, name: str, expected: dict[str, Any]
+) -> None:
+    script = recipe(name).replace("http://127.0.0.1:8484", server)  # a free port, not the default one
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=project, timeout=30)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert {key: answer[key] for key in expected} == expected
+    assert answer["pack_digest"].startswith("sha256:")
+
+
 def test_every_recipe_of_the_readme_is_run_here() -> None:
     readme = (ROOT / "README.md").read_text("utf-8")
     names = re.findall(r"<!-- recipe: ([\w-]+) -->", readme)
-    tested = {"mcp", "claude-code", "openai-agents", "langchain"}
+    tested = {"mcp", "claude-code", "openai-agents", "langchain", "curl-decide", "curl-review"}
     assert sorted(names) == sorted(tested)
     assert textwrap.dedent(recipe("openai-agents")) == recipe("openai-agents")  # runnable as it stands

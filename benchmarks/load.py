@@ -1,0 +1,472 @@
+"""Decisions per second and p50/p99 latency of `policyengine serve`, side by side with a bare endpoint on its stack.
+
+    python benchmarks/load.py [--levels 1,16,64] [--duration 5] [--warmup 1] [--rounds 3]
+                              [--pack DIR] [--calls FILE] [--client auto|raw|httpx] [--no-audit]
+
+starts two servers as subprocesses, each on a free 127.0.0.1 port:
+
+- decide: the real CLI entry, `python -m policyengine serve --pack DIR --host 127.0.0.1 --port P
+  --audit FILE` (a decision log in a temporary folder, as a deployment would run it; `--no-audit`
+  leaves it out), answering `POST /v1/decide`;
+- bare: this file with `--bare-server`: a Starlette app with one POST route that reads the body
+  (without parsing it) and returns a constant JSON document shaped like a decision, run by Uvicorn
+  on a socket bound by serve's own `bind` with serve's `uvicorn.Config` settings. It is the
+  stack's own limit: whatever decide loses against it is the request's parsing, the decision,
+  the metrics and the decision log.
+
+The generator is one asyncio loop of N clients, each on its own keep-alive connection, sending
+the calls of `examples/bfcl-calls.jsonl` (to `policies/bfcl`) round-robin, each client starting at
+a different call. Per level: a warm-up, then a fixed window in which every completed request is
+counted and its latency kept; bare and decide run back to back at each level, `--rounds` times
+(the order alternates each round). The table shows req/s (median over rounds), p50/p99 (all rounds
+pooled), the ratio decide/bare (median of the back-to-back pairs: the machine is shared with other
+work, whose load moves between rounds) and the server's CPU microseconds per request on each side
+(read from /proc), whose ratio does not depend on what else runs. `--client auto` first drives
+the bare endpoint at the highest level with httpx.AsyncClient and with raw asyncio streams
+speaking HTTP/1.1, says which is faster, and uses it. The machine's cores are shared by the
+generator and the server (the CPU share of each is printed per run). Benchmarks print; they
+never assert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# benchmarks/secrets.py would shadow the standard library's `secrets`, which the web stack imports.
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+
+import httpx  # noqa: E402
+
+ROOT = HERE.parent
+HOST = "127.0.0.1"
+BARE_PATH = "/bare"
+DECIDE_PATH = "/v1/decide"
+# The shape and size of a decide answer, fixed.
+CONSTANT = {
+    "decision": "allow",
+    "stage": None,
+    "rule": None,
+    "pack": None,
+    "reason": None,
+    "call_id": "multi_turn_base_0:0:0",
+    "pack_digest": "sha256:" + "0" * 64,
+}
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+# -- the bare endpoint --------------------------------------------------------------------------------
+
+
+def run_bare_server(host: str, port: int) -> None:
+    """A Starlette app with one POST route returning a constant JSON document, on Uvicorn as `serve` runs it."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def bare(request: Request) -> JSONResponse:
+        await request.body()
+        return JSONResponse(CONSTANT)
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"ok": True})
+
+    app = Starlette(routes=[Route(BARE_PATH, bare, methods=["POST"]), Route("/healthz", healthz, methods=["GET"])])
+    # As policyengine/cli/serve.py runs its app: its socket, its uvicorn.Config, Server.serve under asyncio.run.
+    from policyengine.cli.serve import KEEP_ALIVE_TIMEOUT, bind
+
+    sock = bind(host, port)
+    config = uvicorn.Config(
+        app,
+        log_level="info",
+        timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+        lifespan="on",
+        server_header=False,
+        proxy_headers=False,
+        access_log=False,
+    )
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+# -- servers ------------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A port nobody listens on at 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    """One server subprocess: its name, port, path to POST to, extra request headers."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    port: int
+    path: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of the server process so far (from /proc)."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / TICK
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 10 s."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def start(name: str, command: list[str], port: int, path: str, headers: dict[str, str], log: Path) -> Server:
+    """Start a server and wait (at most 30 s) until GET /healthz answers 200."""
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
+    server = Server(name, process, port, path, headers)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"{name} server exited ({process.returncode}): {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"http://{HOST}:{port}/healthz", headers=headers, timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    server.stop()
+    raise SystemExit(f"{name} server not ready after 30 s: {log.read_text()[-2000:]}")
+
+
+# -- the generator ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """What one timed window saw."""
+
+    clients: int
+    seconds: float
+    latencies: list[float] = field(default_factory=list)
+    statuses: Counter[int] = field(default_factory=Counter)
+    failures: int = 0  # connection errors (the client reconnects)
+    server_cpu: float = 0.0
+    generator_cpu: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        return len(self.latencies) / self.seconds
+
+
+def request_bytes(server: Server, body: bytes) -> bytes:
+    """One complete HTTP/1.1 keep-alive request."""
+    head = [f"POST {server.path} HTTP/1.1", f"Host: {HOST}:{server.port}", "Content-Type: application/json"]
+    head += [f"{k}: {v}" for k, v in server.headers.items()]
+    head.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
+    """Read one response; its status, and whether the server closes the connection after it."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    length, chunked, close = 0, False, False
+    for line in lines[1:]:
+        key, _, value = line.partition(":")
+        key, value = key.strip().lower(), value.strip().lower()
+        if key == "content-length":
+            length = int(value)
+        elif key == "transfer-encoding":
+            chunked = "chunked" in value
+        elif key == "connection":
+            close = value == "close"
+    if chunked:
+        for _ in range(1_000_000):
+            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            await reader.readexactly(size + 2)
+            if size == 0:
+                break
+    elif length:
+        await reader.readexactly(length)
+    return status, close
+
+
+Client = Callable[[Server, list[bytes], int, float, float, Tally], Awaitable[None]]
+
+
+async def raw_client(server: Server, bodies: list[bytes], first: int, measure: float, end: float, tally: Tally) -> None:
+    """One keep-alive connection speaking HTTP/1.1 over asyncio streams, until `end`."""
+    requests = [request_bytes(server, body) for body in bodies]
+    clock, n, i = time.perf_counter, len(requests), first
+    writer: asyncio.StreamWriter | None = None
+    for _ in range(100):  # reconnections
+        try:
+            reader, writer = await asyncio.open_connection(HOST, server.port)
+            while (t0 := clock()) < end:
+                writer.write(requests[i % n])
+                i += 1
+                status, close = await read_response(reader)
+                t1 = clock()
+                if t0 >= measure:
+                    tally.latencies.append(t1 - t0)
+                    tally.statuses[status] += 1
+                if close:
+                    break
+            else:
+                return
+        except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+            if clock() >= measure:
+                tally.failures += 1
+            await asyncio.sleep(0.01)
+        finally:
+            if writer is not None:
+                writer.close()
+                writer = None
+
+
+def httpx_clients(client: httpx.AsyncClient) -> Client:
+    """Clients that share one httpx.AsyncClient, its pool sized to the client count."""
+
+    async def one(server: Server, bodies: list[bytes], first: int, measure: float, end: float, tally: Tally) -> None:
+        url = f"http://{HOST}:{server.port}{server.path}"
+        headers = {"Content-Type": "application/json", **server.headers}
+        clock, n, i = time.perf_counter, len(bodies), first
+        while (t0 := clock()) < end:
+            try:
+                response = await client.post(url, content=bodies[i % n], headers=headers)
+            except httpx.HTTPError:
+                if t0 >= measure:
+                    tally.failures += 1
+                await asyncio.sleep(0.01)
+                continue
+            finally:
+                i += 1
+            t1 = clock()
+            if t0 >= measure:
+                tally.latencies.append(t1 - t0)
+                tally.statuses[response.status_code] += 1
+
+    return one
+
+
+async def drive(server: Server, bodies: list[bytes], clients: int, warmup: float, duration: float, kind: str) -> Tally:
+    """N concurrent clients for warmup + duration seconds; the tally of the timed window."""
+    tally = Tally(clients, duration)
+    stride = max(1, len(bodies) // clients)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as pool:
+        one: Client = raw_client if kind == "raw" else httpx_clients(pool)
+        now = time.perf_counter()
+        measure, end = now + warmup, now + warmup + duration
+        cpu = []
+        tasks = [asyncio.create_task(one(server, bodies, c * stride, measure, end, tally)) for c in range(clients)]
+        await asyncio.sleep(max(0.0, measure - time.perf_counter()))
+        cpu.append((server.cpu_seconds(), time.process_time()))
+        await asyncio.sleep(max(0.0, end - time.perf_counter()))
+        cpu.append((server.cpu_seconds(), time.process_time()))
+        await asyncio.gather(*tasks)
+    tally.server_cpu = cpu[1][0] - cpu[0][0]
+    tally.generator_cpu = cpu[1][1] - cpu[0][1]
+    return tally
+
+
+# -- the run ------------------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) of values, nearest rank; 0 when there are none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def load_bodies(calls: Path, limit: int) -> list[bytes]:
+    """Request bodies of /v1/decide from a JSONL of recorded calls: name, arguments, call_id, agent."""
+    bodies = []
+    with calls.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                call = json.loads(line)
+                body: dict[str, Any] = {"name": call["name"], "arguments": call.get("arguments", {})}
+                body["call_id"] = str(call.get("call_id", f"load-{len(bodies)}"))
+                body["agent"] = "load-benchmark"
+                bodies.append(json.dumps(body, separators=(",", ":")).encode())
+            if len(bodies) >= limit:
+                break
+    return bodies
+
+
+def decision_mix(server: Server, bodies: list[bytes]) -> Counter[str]:
+    """Send every body once (also a warm-up); count the decisions and statuses."""
+    mix: Counter[str] = Counter()
+    url = f"http://{HOST}:{server.port}{server.path}"
+    with httpx.Client(timeout=30, headers={"Content-Type": "application/json", **server.headers}) as client:
+        for body in bodies:
+            response = client.post(url, content=body)
+            if response.status_code == 200:
+                mix[str(response.json().get("decision"))] += 1
+            else:
+                mix[f"HTTP {response.status_code}"] += 1
+    return mix
+
+
+def serve_command(args: argparse.Namespace, port: int, tmp: Path) -> list[str]:
+    """`python -m policyengine serve` as a deployment would run it."""
+    command = [sys.executable, "-m", "policyengine", "serve", "--pack", str(args.pack), "--host", HOST]
+    command += ["--port", str(port)]
+    if args.audit:
+        command += ["--audit", str(tmp / "decisions.jsonl")]
+    if args.token_file:
+        command += ["--token-file", str(args.token_file)]
+    return command + list(args.serve_arg)
+
+
+def main() -> None:
+    """Parse the options, start both servers, drive them, report."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--levels", default="1,16,64", help="concurrent clients, comma-separated")
+    parser.add_argument("--duration", type=float, default=5.0, help="timed seconds per level and endpoint")
+    parser.add_argument("--warmup", type=float, default=1.0, help="untimed seconds before each window")
+    parser.add_argument("--rounds", type=int, default=3, help="repeat every level; medians of the rates")
+    parser.add_argument("--pack", type=Path, default=ROOT / "policies" / "bfcl")
+    parser.add_argument("--calls", type=Path, default=ROOT / "examples" / "bfcl-calls.jsonl")
+    parser.add_argument("--max-calls", type=int, default=100_000, help="use at most this many calls")
+    parser.add_argument("--client", choices=["auto", "raw", "httpx"], default="auto")
+    parser.add_argument("--no-audit", dest="audit", action="store_false", help="serve without a decision log")
+    parser.add_argument("--token-file", type=Path, help="pass to serve and send as a bearer token")
+    parser.add_argument("--serve-arg", action="append", default=[], metavar="ARG", help="one more serve argument")
+    parser.add_argument("--bare-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.bare_server:
+        run_bare_server(HOST, args.bare_server)
+        return
+    levels = [int(x) for x in args.levels.split(",") if x.strip()]
+    bodies = load_bodies(args.calls, args.max_calls)
+    headers = {}
+    if args.token_file:
+        headers["Authorization"] = f"Bearer {args.token_file.read_text().strip()}"
+    cores = os.cpu_count() or 0
+    print(f"machine: {cores} cores, SHARED by the generator (one asyncio loop) and the server under test", flush=True)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    shown = args.calls.relative_to(ROOT) if args.calls.is_relative_to(ROOT) else args.calls
+    print(f"bodies: {len(bodies)} calls from {shown}, to {args.pack}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="pe-load-") as tmpdir:
+        tmp = Path(tmpdir)
+        servers: dict[str, Server] = {}
+        try:
+            port = free_port()
+            bare_cmd = [sys.executable, str(Path(__file__).resolve()), "--bare-server", str(port)]
+            servers["bare"] = start("bare", bare_cmd, port, BARE_PATH, {}, tmp / "bare.log")
+            port = free_port()
+            command = serve_command(args, port, tmp)
+            print(f"decide: {' '.join(Path(c).name if c == sys.executable else c for c in command)}", flush=True)
+            servers["decide"] = start("decide", command, port, DECIDE_PATH, headers, tmp / "serve.log")
+            mix = decision_mix(servers["decide"], bodies)
+            print(f"decisions of the bodies (each sent once, untimed): {dict(mix.most_common())}", flush=True)
+            print(asyncio.run(run(args, servers, bodies, levels)), end="")
+            if args.audit:
+                lines = (tmp / "decisions.jsonl").read_bytes().count(b"\n")
+                print(f"decision log: {lines:,} lines written during the run")
+            print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        finally:
+            for server in servers.values():
+                server.stop()
+
+
+async def run(args: argparse.Namespace, servers: dict[str, Server], bodies: list[bytes], levels: list[int]) -> str:
+    """Choose the client, run every level on both endpoints, return the report."""
+    out: list[str] = []
+    kind = args.client
+    if kind == "auto":
+        top = max(levels)
+        rates = {}
+        for candidate in ("httpx", "raw"):
+            tally = await drive(servers["bare"], bodies, top, 0.5, 2.0, candidate)
+            rates[candidate] = tally.rate
+        kind = max(rates, key=lambda k: rates[k])
+        print(
+            f"client check (bare endpoint, {top} clients, 2 s): httpx.AsyncClient {rates['httpx']:,.0f} req/s, "
+            f"raw asyncio streams {rates['raw']:,.0f} req/s -> using {kind}",
+            flush=True,
+        )
+    tallies: dict[tuple[str, int], list[Tally]] = {}
+    for round_ in range(args.rounds):
+        for level in levels:
+            order = ["bare", "decide"] if round_ % 2 == 0 else ["decide", "bare"]
+            for name in order:
+                tally = await drive(servers[name], bodies, level, args.warmup, args.duration, kind)
+                tallies.setdefault((name, level), []).append(tally)
+                bad = {k: v for k, v in tally.statuses.items() if k != 200}
+                print(
+                    f"  round {round_ + 1} {name:6} {level:3} clients: {tally.rate:8,.0f} req/s, "
+                    f"server CPU {tally.server_cpu / tally.seconds:4.0%}, generator CPU "
+                    f"{tally.generator_cpu / tally.seconds:4.0%}"
+                    + (f", non-200: {bad}" if bad else "")
+                    + (f", connection errors: {tally.failures}" if tally.failures else ""),
+                    flush=True,
+                )
+    ms = 1000
+    out.append(
+        f"\n{args.duration:g} s per level and endpoint after {args.warmup:g} s of warm-up, {args.rounds} round(s), "
+        f"client: {kind}; {os.cpu_count()} cores shared by generator and server\n"
+        "req/s: median over rounds; p50/p99: ms, all rounds pooled; ratio: median over rounds of decide/bare "
+        "measured back to back;\ncpu us: server CPU microseconds per request (median over rounds), and their ratio "
+        "(bare/decide): the throughput ratio once the server's core is the limit, whatever else the machine runs\n"
+    )
+    out.append(
+        f"{'clients':>7} | {'bare req/s':>10} {'p50':>6} {'p99':>6} | {'decide req/s':>12} {'p50':>6} {'p99':>6}"
+        f" | {'ratio':>6} | {'cpu us bare':>11} {'decide':>6} {'ratio':>6}\n"
+    )
+    ratios = {}
+    for level in levels:
+        row = f"{level:7} |"
+        cpu = {}
+        for name, width in (("bare", 10), ("decide", 12)):
+            runs = tallies[(name, level)]
+            rate = statistics.median(t.rate for t in runs)
+            cpu[name] = statistics.median(t.server_cpu / max(1, len(t.latencies)) for t in runs) * 1e6
+            pooled = [x for t in runs for x in t.latencies]
+            p50, p99 = percentile(pooled, 0.5) * ms, percentile(pooled, 0.99) * ms
+            row += f" {rate:{width},.0f} {p50:6.2f} {p99:6.2f} |"
+        pairs = zip(tallies[("bare", level)], tallies[("decide", level)], strict=True)
+        ratios[level] = statistics.median(d.rate / b.rate if b.rate else 0.0 for b, d in pairs)
+        cpu_ratio = cpu["bare"] / cpu["decide"] if cpu["decide"] else 0.0
+        out.append(f"{row} {ratios[level]:6.0%} | {cpu['bare']:11.0f} {cpu['decide']:6.0f} {cpu_ratio:6.0%}\n")
+    top = max(levels)
+    if 64 in ratios:
+        verdict = "met" if ratios[64] >= 0.7 else "NOT met"
+        out.append(f"target (issue 15): decide >= 70% of bare at 64 clients -> {ratios[64]:.0%}, {verdict}\n")
+    else:
+        out.append(f"target (issue 15) is at 64 clients; highest level run: {top} ({ratios[top]:.0%})\n")
+    return "".join(out)
+
+
+if __name__ == "__main__":
+    main()

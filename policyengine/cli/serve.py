@@ -1,0 +1,263 @@
+"""The serve verb: the packs as an HTTP decision service (Starlette on Uvicorn); docs/serve.md."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import math
+import os
+import shutil
+import socket
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from policyengine.errors import UsageError
+
+NAME = "serve"
+HELP = "serve the packs' decisions over HTTP (decide, review, metrics, hot reload)"
+
+# The defaults, repeated from policyengine/service/app.py so `--help` needs no Starlette.
+MAX_BODY_BYTES = 1 << 20
+BODY_TIMEOUT = 10.0
+KEEP_ALIVE_TIMEOUT = 5.0
+RELOAD_INTERVAL = 2.0
+MAX_CONNECTIONS = 1024
+PORT = 8484
+_SERVER_MODULES = {"starlette", "uvicorn", "prometheus_client", "anyio", "h11", "click"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The serve verb's options."""
+    parser.add_argument("--pack", action="append", default=[], metavar="DIR", help="a policy pack (repeatable)")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=int, default=PORT, help=f"the port to listen on (default {PORT}; 0: any free one)"
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="a file holding the bearer token every /v1/ request must carry (default: no authentication)",
+    )
+    logs = parser.add_mutually_exclusive_group()
+    logs.add_argument(
+        "--audit",
+        metavar="FILE",
+        dest="decision_log",
+        help="append every decision to FILE (JSON Lines, dry-run replays it)",
+    )
+    logs.add_argument(
+        "--decision-log",
+        metavar="TARGET",
+        dest="decision_log",
+        help="the decision log: FILE.jsonl (rotated), FILE.db or sqlite:PATH (SQLite)",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=MAX_BODY_BYTES,
+        metavar="N",
+        help=f"largest request body; a larger one is refused with 413 (default {MAX_BODY_BYTES:,})",
+    )
+    parser.add_argument(
+        "--body-timeout",
+        type=float,
+        default=BODY_TIMEOUT,
+        metavar="SECONDS",
+        help=f"longest a client may take to send a body; then 408 (default {BODY_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--keep-alive-timeout",
+        type=float,
+        default=KEEP_ALIVE_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long an idle connection stays open (default {KEEP_ALIVE_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=MAX_CONNECTIONS,
+        metavar="N",
+        help=f"connections and requests at once; more are answered 503 (default {MAX_CONNECTIONS})",
+    )
+    parser.add_argument(
+        "--reload-interval",
+        type=float,
+        default=RELOAD_INTERVAL,
+        metavar="SECONDS",
+        help=f"how often the pack folders are checked for changes (default {RELOAD_INTERVAL:g}; 0: only on SIGHUP)",
+    )
+    parser.add_argument("--cwd", metavar="DIR", help="where calls that carry no cwd start (default: the packs' cwd)")
+    parser.add_argument(
+        "--tools", metavar="FILE", help="tool catalog: validate arguments against it (default: the packs' `catalog:`)"
+    )
+    parser.add_argument(
+        "--unknown-tools",
+        choices=["invalid", "decide"],
+        default="invalid",
+        help="with a catalog, a tool it lacks is invalid (default, as dry-run), or decided without validation",
+    )
+    parser.add_argument(
+        "--bundle", metavar="URL|PATH", help="a signed pack bundle to serve (first layer) and poll for new versions"
+    )
+    parser.add_argument("--public-key", metavar="KEY", help="the Ed25519 public key --bundle is signed with")
+    parser.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="(default info)"
+    )
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
+    """`serve`: check the options, load the packs, then serve until interrupted (SIGINT, SIGTERM)."""
+    if not args.pack and not args.bundle:
+        raise UsageError("serve needs packs to decide with", hint="give --pack DIR (repeatable) or --bundle URL|PATH")
+    if bool(args.bundle) != bool(args.public_key):
+        raise UsageError("--bundle and --public-key go together", hint="give the bundle and the key it is signed with")
+    if args.max_body_bytes < 1024:
+        raise UsageError(
+            f"--max-body-bytes {args.max_body_bytes} is too small", hint="give at least 1024 (default 1 MiB)"
+        )
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is not a port", hint="give 1-65535, or 0 for any free port")
+    if args.max_connections < 1:
+        raise UsageError(f"--max-connections {args.max_connections} is not a count", hint="give 1 or more")
+    _positive("--body-timeout", args.body_timeout)
+    _positive("--keep-alive-timeout", args.keep_alive_timeout)
+    if not (math.isfinite(args.reload_interval) and args.reload_interval >= 0):
+        raise UsageError(f"--reload-interval {args.reload_interval:g} is not a number of seconds", hint="e.g. 2, or 0")
+    if args.cwd is not None and not os.path.isdir(args.cwd):
+        raise UsageError(f"--cwd {args.cwd} is not a directory", hint="give the directory relative paths start from")
+    token = read_token(args.token_file, err) if args.token_file else None
+    try:
+        service: Any = importlib.import_module("policyengine.service.app")
+        uvicorn: Any = importlib.import_module("uvicorn")
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] not in _SERVER_MODULES:
+            raise
+        raise UsageError(
+            f"serve needs Starlette, Uvicorn and prometheus-client, which are not installed ({error.name} is missing)",
+            hint="pip install 'policyengine[server]'",
+        ) from None
+    from policyengine.service.decision_log import open_decision_log
+    from policyengine.service.packs_state import PacksState
+
+    _log_to(err, args.log_level)
+    workdir: str | None = None
+    try:
+        folders = list(args.pack)
+        poll = None
+        if args.bundle:
+            workdir = tempfile.mkdtemp(prefix="policyengine-bundle-")
+            bundle_folders, poll = _bundle(args.bundle, args.public_key, workdir, folders)
+            folders = bundle_folders
+        state = PacksState(folders, cwd=args.cwd, tools=args.tools, unknown_tools=args.unknown_tools)
+        if poll is not None:
+            poll = poll(state)
+        decision_log = open_decision_log(args.decision_log) if args.decision_log else None
+        app = service.create_app(
+            state,
+            token=token,
+            decision_log=decision_log,
+            max_body_bytes=args.max_body_bytes,
+            body_timeout=args.body_timeout,
+            reload_interval=args.reload_interval or None,
+            poll=poll,
+        )
+        sock = bind(args.host, args.port)
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"policyengine serve: http://{shown}:{port} (packs {state.current.digest})", file=err, flush=True)
+        config = uvicorn.Config(
+            app,
+            log_level=args.log_level,
+            timeout_keep_alive=args.keep_alive_timeout,
+            limit_concurrency=args.max_connections,
+            lifespan="on",
+            server_header=False,
+            proxy_headers=False,
+            access_log=args.log_level == "debug",
+        )
+        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+    finally:
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port (port 0: a free one), bound before the server starts so the URL is known."""
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as error:
+        raise UsageError(
+            f"cannot listen on {host}:{port}: {error.strerror or error}",
+            hint="give another --port (0: any free one) or a --host this machine has",
+        ) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def read_token(path: str, err: TextIO) -> str:
+    """The bearer token in `path` (surrounding whitespace stripped); warns when others may read the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8").strip()
+        mode = os.stat(path).st_mode
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(
+            f"--token-file: cannot read {path}: {error}", hint="give a readable file holding the token"
+        ) from None
+    if not text or any(c.isspace() for c in text) or not text.isprintable():
+        raise UsageError(
+            f"--token-file {path} does not hold one token", hint="write one line of printable characters, no spaces"
+        )
+    if mode & (stat.S_IRGRP | stat.S_IROTH):
+        print(f"policyengine serve: warning: {path} is readable by others; chmod 600 {path}", file=err, flush=True)
+    return text
+
+
+def _bundle(source: str, public_key: str, workdir: str, packs: list[str]) -> tuple[list[str], Any]:
+    """The bundle's verified folder first, then `packs`; and the poll that reloads a new version of it."""
+    from policyengine.service.bundles import BundleError, BundleSource
+    from policyengine.service.packs_state import PacksState
+
+    try:
+        bundles = BundleSource(source, public_key, workdir)
+        first = bundles.poll()
+    except BundleError as error:
+        raise UsageError(f"--bundle {source}: {error}", hint="serve a bundle that verifies with --public-key") from None
+    assert first is not None  # the first poll of a source always fetches
+
+    def poller(state: PacksState) -> Any:
+        async def poll() -> None:
+            try:
+                folder = await asyncio.to_thread(bundles.poll)
+            except BundleError as error:
+                state.report_failure(f"bundle {source} refused: {error}")
+                return
+            if folder is not None:
+                await state.reload_async([str(folder), *packs])
+
+        return poll
+
+    return [str(first), *packs], poller
+
+
+def _log_to(err: TextIO, level: str) -> None:
+    """Reloads and their failures go to stderr beside Uvicorn's own lines."""
+    logger = logging.getLogger("policyengine.service")
+    if not logger.handlers:
+        handler = logging.StreamHandler(err)
+        handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(level.upper())
+
+
+def _positive(option: str, value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{option} {value:g} is not a positive number of seconds", hint=f"e.g. {option} 10")

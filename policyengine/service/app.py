@@ -1,0 +1,610 @@
+"""The decision service: packs over HTTP on Starlette (`create_app`), as `policyengine dry-run` decides.
+
+`POST /v1/decide` answers what pre-execute and the guards do with a call; `POST /v1/review`
+what post-execute makes of its result. Every answer carries `pack_digest`, the digest of the
+installation that decided it: a request takes the current snapshot once, when it starts, so a
+reload in the middle never mixes two policies. Anything that goes wrong while deciding denies
+(fails closed); nothing a client sends reaches a 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import signal
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict, evaluate, evaluate_now
+from policyengine.service.decision_log import DecisionLog, decision_record
+from policyengine.service.packs_state import PacksState, ReloadResult, Snapshot
+from policyengine.tools.definition import content_problems
+from policyengine.values.call import new_call_id
+from policyengine.values.decisions import Source, SourceKind
+from policyengine.values.frozen import thaw
+
+log = logging.getLogger("policyengine.service")
+
+__all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "OPENAPI", "ServiceMetrics", "create_app"]
+
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+DEFAULT_BODY_TIMEOUT = 10.0
+SERVICE = Source(SourceKind.REGISTRY, "policy service")
+
+_DECIDE_KEYS = frozenset({"name", "arguments", "cwd", "call_id", "agent"})
+_REVIEW_KEYS = _DECIDE_KEYS | {"result"}
+
+
+class BadRequest(Exception):
+    """A request the service refuses before deciding anything: status and reason for the client."""
+
+    def __init__(self, status: int, reason: str, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.headers = dict(headers or {})
+
+
+@dataclass
+class ServiceMetrics:
+    """The service's Prometheus metrics, on a registry of their own (one per app)."""
+
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self) -> None:
+        self.decisions = Counter(
+            "policyengine_decisions",
+            "Decisions answered, by endpoint, decision (post outcome for reviews) and deciding rule",
+            ["endpoint", "decision", "rule"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "policyengine_decision_seconds",
+            "Time to decide, from the parsed request to the answer",
+            ["endpoint"],
+            buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+            registry=self.registry,
+        )
+        self.rejected = Counter(
+            "policyengine_rejected_requests",
+            "Requests refused before deciding, by status",
+            ["status"],
+            registry=self.registry,
+        )
+        self.reloads = Counter("policyengine_reloads", "Pack reloads that swapped in new packs", registry=self.registry)
+        self.reload_failures = Counter(
+            "policyengine_reload_failures",
+            "Pack reloads that failed (the last good packs kept deciding)",
+            registry=self.registry,
+        )
+        self.log_failures = Counter(
+            "policyengine_decision_log_failures", "Decisions the decision log could not write", registry=self.registry
+        )
+
+    def reloaded(self, result: ReloadResult) -> None:
+        """Count a reload."""
+        (self.reloads if result.swapped else self.reload_failures).inc()
+
+
+# -- the OpenAPI document ---------------------------------------------------------------------------
+
+_NULLABLE_STRING: dict[str, Any] = {"type": ["string", "null"]}
+_CALL_PROPERTIES: dict[str, Any] = {
+    "name": {"type": "string", "minLength": 1, "description": "the tool's name"},
+    "arguments": {"type": "object", "description": "the call's arguments"},
+    "cwd": {**_NULLABLE_STRING, "description": "where the call's relative paths start (default: the packs' cwd)"},
+    "call_id": {**_NULLABLE_STRING, "description": "the call's id (default: a new one, echoed back)"},
+    "agent": {**_NULLABLE_STRING, "description": "who makes the call (default: agent)"},
+}
+_DECISION_PROPERTIES: dict[str, Any] = {
+    "decision": {"type": "string", "enum": ["allow", "deny", "ask", "invalid"]},
+    "stage": {**_NULLABLE_STRING, "description": "the pipeline stage that decided"},
+    "rule": {**_NULLABLE_STRING, "description": "the deciding rule (null: a pack's default)"},
+    "pack": _NULLABLE_STRING,
+    "reason": _NULLABLE_STRING,
+    "call_id": {"type": "string"},
+    "pack_digest": {"type": "string", "description": "the digest of the installation that decided"},
+}
+_ERROR = {
+    "description": "refused before deciding",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+}
+
+
+def _json_body(ref: str) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}}
+
+
+def _answer(ref: str, description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
+    }
+
+
+_V1_ERRORS = {"400": _ERROR, "401": _ERROR, "408": _ERROR, "413": _ERROR}
+
+OPENAPI: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "policyengine decision service", "version": "1"},
+    "components": {
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        "schemas": {
+            "Call": {
+                "type": "object",
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+                "properties": _CALL_PROPERTIES,
+            },
+            "CallWithResult": {
+                "type": "object",
+                "required": ["name", "arguments", "result"],
+                "additionalProperties": False,
+                "properties": {
+                    **_CALL_PROPERTIES,
+                    "result": {
+                        "type": "object",
+                        "required": ["value"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "value": {"description": "the tool's output"},
+                            "content": {"type": ["array", "null"], "description": "the content blocks the model sees"},
+                        },
+                    },
+                },
+            },
+            "Decision": {"type": "object", "required": list(_DECISION_PROPERTIES), "properties": _DECISION_PROPERTIES},
+            "Review": {
+                "type": "object",
+                "required": [*_DECISION_PROPERTIES, "post", "value", "content", "rewrites", "feedback"],
+                "properties": {
+                    **_DECISION_PROPERTIES,
+                    "post": {"type": "string", "enum": ["accepted", "rewritten", "blocked"]},
+                    "value": {"description": "the value as post-execute left it (null when blocked)"},
+                    "content": {"type": "array", "description": "the content the model may see"},
+                    "rewrites": {"type": "array", "items": {"type": "string"}},
+                    "feedback": _NULLABLE_STRING,
+                },
+            },
+            "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
+            "Packs": {
+                "type": "object",
+                "properties": {
+                    "pack_digest": {"type": "string"},
+                    "packs": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "name": {"type": "string"},
+                                "version": {"type": "string"},
+                                "digest": {"type": "string"},
+                                "path": {"type": "string"},
+                                "rules": {"type": "integer"},
+                            },
+                        },
+                    },
+                },
+            },
+            "Health": {
+                "type": "object",
+                "properties": {
+                    "ok": {"type": "boolean"},
+                    "pack_digest": {"type": "string"},
+                    "digests": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "loaded_at": {"type": "number"},
+                    "reload_error": _NULLABLE_STRING,
+                },
+            },
+        },
+    },
+    "paths": {
+        "/v1/decide": {
+            "post": {
+                "summary": "What pre-execute and the guards do with a call",
+                "security": [{"bearer": []}],
+                "requestBody": _json_body("Call"),
+                "responses": {"200": _answer("Decision", "the decision"), **_V1_ERRORS},
+            }
+        },
+        "/v1/review": {
+            "post": {
+                "summary": "What post-execute makes of a call's result (and the call's decision)",
+                "security": [{"bearer": []}],
+                "requestBody": _json_body("CallWithResult"),
+                "responses": {"200": _answer("Review", "the review"), **_V1_ERRORS},
+            }
+        },
+        "/v1/packs": {
+            "get": {
+                "summary": "The packs deciding now",
+                "security": [{"bearer": []}],
+                "responses": {"200": _answer("Packs", "the packs"), "401": _ERROR},
+            }
+        },
+        "/healthz": {
+            "get": {
+                "summary": "Liveness, the packs' digests, the last reload error",
+                "responses": {"200": _answer("Health", "health")},
+            }
+        },
+        "/metrics": {
+            "get": {
+                "summary": "Prometheus metrics",
+                "responses": {"200": {"description": "Prometheus text", "content": {"text/plain": {}}}},
+            }
+        },
+        "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
+    },
+}
+"""The service's OpenAPI document, hand-written (tests/test_serve.py checks it against the routes)."""
+
+
+# -- requests ---------------------------------------------------------------------------------------
+
+
+async def _read_body(request: Request, limit: int, timeout: float) -> bytes:
+    """The body, refused once it passes `limit` bytes (before parsing) or takes over `timeout` seconds."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not (declared.isascii() and declared.isdigit()):
+            raise BadRequest(400, f"Content-Length {declared[:40]!r} is not a number of bytes")
+        if int(declared) > limit:
+            raise BadRequest(413, f"the body is {int(declared):,} bytes, over the {limit:,}-byte limit")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise BadRequest(413, f"the body is over the {limit:,}-byte limit")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise BadRequest(408, f"the body took over {timeout:g}s to arrive; send it at once") from None
+    except ClientDisconnect:
+        raise BadRequest(400, "the client disconnected before sending the whole body") from None
+    return b"".join(chunks)
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse(raw: bytes, keys: frozenset[str], with_result: bool) -> dict[str, Any]:
+    """The request object, checked against its shape; BadRequest says what is wrong and where."""
+    try:
+        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+    except UnicodeDecodeError as error:
+        raise BadRequest(400, f"the body is not UTF-8 (byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise BadRequest(
+            400, f"the body is not JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        ) from None
+    except RecursionError:
+        raise BadRequest(400, "the body is not JSON this service reads: nested too deeply") from None
+    except ValueError as error:  # NaN, Infinity, an integer of too many digits
+        raise BadRequest(400, f"the body is not JSON this service reads: {error}") from None
+    if not isinstance(body, dict):
+        raise BadRequest(400, f"the body must be a JSON object, got {type(body).__name__}")
+    unknown = sorted(set(body) - keys)
+    if unknown:
+        # A misspelt key (`args`) silently evaluated as no arguments could allow what should be denied.
+        raise BadRequest(400, f"unknown field(s) {', '.join(map(repr, unknown))}; expected {', '.join(sorted(keys))}")
+    if not isinstance(body.get("name"), str) or not body["name"]:
+        raise BadRequest(400, "`name` must be the tool's name, a non-empty string")
+    if "arguments" not in body:
+        raise BadRequest(400, "`arguments` is missing; send {} for a call without arguments")
+    if not isinstance(body["arguments"], dict):
+        raise BadRequest(400, f"`arguments` must be an object, got {type(body['arguments']).__name__}")
+    for key in ("cwd", "call_id", "agent"):
+        if body.get(key) is not None and not isinstance(body[key], str):
+            raise BadRequest(400, f"`{key}` must be a string or null, got {type(body[key]).__name__}")
+    if with_result:
+        result = body.get("result")
+        if not isinstance(result, dict) or "value" not in result:
+            raise BadRequest(400, "`result` must be an object with the tool's `value` (and optionally `content`)")
+        extra = sorted(set(result) - {"value", "content"})
+        if extra:
+            raise BadRequest(
+                400, f"unknown field(s) {', '.join(map(repr, extra))} in `result`; expected value, content"
+            )
+        if result.get("content") is not None and content_problems(result["content"]):
+            raise BadRequest(400, f"`result.content` is malformed: {'; '.join(content_problems(result['content']))}")
+    return body
+
+
+# -- deciding ---------------------------------------------------------------------------------------
+
+
+async def _evaluate(
+    snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result: Mapping[str, Any] | None
+) -> Evaluation:
+    """The evaluation on this snapshot's registry; any fault denies (and blocks a result)."""
+    kwargs: dict[str, Any] = {
+        "agent": body.get("agent") or "agent",
+        "call_id": call_id,
+        "cwd": body.get("cwd"),
+        "result": result,
+        "require_tool": snapshot.require_tool,
+    }
+    try:
+        # Packs alone decide synchronously: nothing can swap the registry under a decision in progress.
+        answer = evaluate_now(snapshot.registry, body["name"], body["arguments"], **kwargs)
+        if answer is None:
+            answer = await evaluate(snapshot.registry, body["name"], body["arguments"], **kwargs)
+    except Exception as error:  # fails closed: a service that cannot decide denies
+        what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        log.exception("policyengine serve: evaluating %r failed", body["name"])
+        reason = (
+            f"Denied: the policy service failed while deciding tool {body['name']!r} ({what}); the call is refused."
+        )
+        answer = Evaluation(Verdict.DENY, None, SERVICE, reason)
+    return _closed(answer, result)
+
+
+def _closed(answer: Evaluation, result: Mapping[str, Any] | None) -> Evaluation:
+    """ERROR denies; a result of a call the policy would not admit (or could not review) is blocked."""
+    if answer.decision is Verdict.ERROR:
+        answer = replace(answer, decision=Verdict.DENY, reason=answer.reason or "the policy answered error")
+    if result is not None and (answer.post is None or answer.decision in (Verdict.DENY, Verdict.INVALID)):
+        # Never reaches the model, whatever it holds.
+        feedback = answer.feedback or answer.reason or "the result was withheld by policy"
+        answer = replace(
+            answer,
+            post=PostOutcome.BLOCKED,
+            value=None,
+            content=[{"type": "text", "text": feedback}],
+            feedback=feedback,
+        )
+    return answer
+
+
+def _fields(answer: Evaluation, snapshot: Snapshot, call_id: str, reviewed: bool) -> dict[str, Any]:
+    """The answer's JSON fields: the decision, and for a review what post-execute made of the result."""
+    fields = _decision_fields(answer, snapshot, call_id)
+    return fields | _review_fields(answer) if reviewed else fields
+
+
+def _decision_fields(answer: Evaluation, snapshot: Snapshot, call_id: str) -> dict[str, Any]:
+    source = answer.source
+    return {
+        "decision": answer.decision.value,
+        "stage": answer.stage.value if answer.stage else None,
+        "rule": source.rule_id if source else None,
+        "pack": source.pack if source else None,
+        "reason": answer.reason,
+        "call_id": call_id,
+        "pack_digest": snapshot.digest,
+    }
+
+
+def _review_fields(answer: Evaluation) -> dict[str, Any]:
+    assert answer.post is not None
+    return {
+        "post": answer.post.value,
+        "value": thaw(answer.value),
+        "content": thaw(answer.content),
+        "rewrites": [s.name for s in answer.rewrites],
+        "feedback": answer.feedback,
+    }
+
+
+# -- authentication ---------------------------------------------------------------------------------
+
+
+_OPEN_PATHS = frozenset({"/healthz", "/metrics", "/openapi.json"})
+
+
+class _BearerAuth:
+    """Every request but the probes and the schema needs `Authorization: Bearer <token>`, before its body is read."""
+
+    def __init__(self, app: ASGIApp, token: str, metrics: ServiceMetrics) -> None:
+        self.app = app
+        self.token = token.encode("utf-8")
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # An allowlist, not a prefix: a path spelt so that it slips past a check of `/v1/` still needs the token.
+        if scope["type"] != "http" or scope.get("path") in _OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"authorization", b"")
+        scheme, _, credential = given.partition(b" ")
+        if scheme.lower() == b"bearer" and hmac.compare_digest(credential.strip(), self.token):
+            await self.app(scope, receive, send)
+            return
+        error = "invalid_token" if given else "invalid_request"
+        reason = "the bearer token is wrong" if given else "this service needs `Authorization: Bearer <token>`"
+        self.metrics.rejected.labels("401").inc()
+        response = JSONResponse(
+            {"error": reason},
+            status_code=401,
+            headers={"WWW-Authenticate": f'Bearer realm="policyengine", error="{error}"'},
+        )
+        await response(scope, receive, send)
+
+
+# -- the app ----------------------------------------------------------------------------------------
+
+
+def create_app(
+    state: PacksState,
+    *,
+    token: str | None = None,
+    decision_log: DecisionLog | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    reload_interval: float | None = 2.0,
+    poll: Callable[[], Awaitable[None]] | None = None,
+    metrics: ServiceMetrics | None = None,
+    handle_sighup: bool = True,
+) -> ASGIApp:
+    """The decision service over `state`'s packs.
+
+    `reload_interval` (seconds; None: never) is how often the pack folders are polled for
+    changes, and `poll` is awaited on the same beat (a bundle source, say); SIGHUP reloads at
+    once when the app runs on the main thread. `decision_log` is closed at shutdown.
+    """
+    metrics = metrics or ServiceMetrics()
+    state.listeners.append(metrics.reloaded)
+
+    def refused(error: BadRequest) -> JSONResponse:
+        metrics.rejected.labels(str(error.status)).inc()
+        return JSONResponse({"error": error.reason}, status_code=error.status, headers=error.headers)
+
+    def record(answer: Evaluation, body: Mapping[str, Any], call_id: str, snapshot: Snapshot, result: Any) -> None:
+        if decision_log is None:
+            return
+        try:
+            entry = decision_record(
+                answer,
+                name=body["name"],
+                arguments=body["arguments"],
+                call_id=call_id,
+                agent=body.get("agent") or "agent",
+                cwd=body.get("cwd") if body.get("cwd") is not None else snapshot.registry.cwd,
+                result=result,
+            )
+            entry["pack_digest"] = snapshot.digest
+            before = decision_log.failures
+            decision_log.write(entry)
+            if decision_log.failures != before:
+                metrics.log_failures.inc()
+        except Exception:  # the decision stands; a log that cannot be written is counted and said
+            metrics.log_failures.inc()
+            log.exception("policyengine serve: could not log the decision on call %s", call_id)
+
+    async def decide(request: Request) -> Response:
+        return await answer(request, "decide")
+
+    async def review(request: Request) -> Response:
+        return await answer(request, "review")
+
+    async def answer(request: Request, endpoint: str) -> Response:
+        snapshot = state.current  # taken once: this request decides on it whatever reloads meanwhile
+        try:
+            raw = await _read_body(request, max_body_bytes, body_timeout)
+            body = _parse(raw, _REVIEW_KEYS if endpoint == "review" else _DECIDE_KEYS, endpoint == "review")
+        except BadRequest as error:
+            return refused(error)
+        started = time.perf_counter()
+        call_id = body.get("call_id") or new_call_id()
+        result = body.get("result") if endpoint == "review" else None
+        evaluation = await _evaluate(snapshot, body, call_id, result)
+        try:
+            fields = _fields(evaluation, snapshot, call_id, result is not None)
+            response = JSONResponse(fields)
+        except Exception as error:  # an answer json cannot write (a value _evaluate let through): deny, never a 500
+            log.exception("policyengine serve: the answer to call %s could not be written", call_id)
+            reason = (
+                f"Denied: the policy service could not write its answer ({type(error).__name__}); the call is refused."
+            )
+            evaluation = _closed(Evaluation(Verdict.DENY, None, SERVICE, reason), result)
+            fields = _fields(evaluation, snapshot, call_id, result is not None)
+            response = JSONResponse(fields)
+        metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
+        if endpoint == "review":
+            # The rule that shaped the result: the one that blocked or rewrote last, else the pre-execute rule.
+            rule = fields["rewrites"][-1] if fields["rewrites"] else fields["rule"]
+            metrics.decisions.labels(endpoint, fields["post"], rule or "").inc()
+        else:
+            metrics.decisions.labels(endpoint, fields["decision"], fields["rule"] or "").inc()
+        record(evaluation, body, call_id, snapshot, result)
+        return response
+
+    async def packs(_request: Request) -> Response:
+        snapshot = state.current
+        listed = [
+            {"name": p.name, "version": p.version, "digest": p.digest, "path": str(p.path), "rules": len(p.rules)}
+            for p in snapshot.packs
+        ]
+        return JSONResponse({"pack_digest": snapshot.digest, "packs": listed})
+
+    async def healthz(_request: Request) -> Response:
+        snapshot = state.current
+        return JSONResponse(
+            {
+                "ok": True,
+                "pack_digest": snapshot.digest,
+                "digests": {p.name: p.digest for p in snapshot.packs},
+                "loaded_at": snapshot.loaded_at,
+                "reloads": state.reloads,
+                "reload_failures": state.failures,
+                "reload_error": state.last_error,
+            }
+        )
+
+    async def metrics_text(_request: Request) -> Response:
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    async def openapi(_request: Request) -> Response:
+        return JSONResponse(OPENAPI)
+
+    async def watch(wake: asyncio.Event) -> None:
+        """Reload when a pack file changes, on the poll beat or at once on SIGHUP; never dies."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(reload_interval):
+                    await wake.wait()
+            hup = wake.is_set()
+            wake.clear()
+            try:
+                if poll is not None:
+                    await poll()
+                if hup or await asyncio.to_thread(state.changed):
+                    await state.reload_async()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("policyengine serve: the reload watcher failed; it tries again on the next beat")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        wake = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        hup = handle_sighup and hasattr(signal, "SIGHUP") and threading.current_thread() is threading.main_thread()
+        if hup:
+            loop.add_signal_handler(signal.SIGHUP, wake.set)
+        watcher = asyncio.create_task(watch(wake)) if reload_interval is not None or hup else None
+        try:
+            yield
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
+            if hup:
+                loop.remove_signal_handler(signal.SIGHUP)
+            if decision_log is not None:
+                decision_log.close()
+
+    app = Starlette(
+        routes=[
+            Route("/v1/decide", decide, methods=["POST"]),
+            Route("/v1/review", review, methods=["POST"]),
+            Route("/v1/packs", packs, methods=["GET"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", metrics_text, methods=["GET"]),
+            Route("/openapi.json", openapi, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.packs = state
+    app.state.metrics = metrics
+    if token is not None:
+        return _BearerAuth(app, token, metrics)
+    return app

@@ -1,0 +1,450 @@
+"""Decision logs: every decision the service makes, in the audit format `policyengine dry-run` replays.
+
+Two sinks behind one interface (`open_decision_log`): a JSON Lines file rotated by size, and a
+SQLite database (WAL) with one indexed row per decision. Both redact credentials in a record's
+arguments, result and reason before writing, and mark such a record `"redacted": true`: a
+replay of it may then decide differently from the live call (the decision recorded is the live
+one). docs/decision-logs.md describes the formats.
+
+Neither sink raises from `write`: a log that cannot be written must not take the decision
+service down. Failures are counted (`failures`, `last_error`) and said once on stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from policyengine.enforce.evaluate import Evaluation
+from policyengine.errors import UsageError
+from policyengine.language.redact import REDACTED
+from policyengine.language.secret_scanner import hide_secrets
+from policyengine.values.frozen import thaw
+
+__all__ = [
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "SQLITE_SUFFIXES",
+    "DecisionLog",
+    "JsonLinesLog",
+    "SqliteLog",
+    "decision_record",
+    "is_sqlite_target",
+    "open_decision_log",
+    "redact_record",
+    "rotated_files",
+    "sqlite_path",
+]
+
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY,
+    ts REAL,
+    call_id TEXT,
+    name TEXT,
+    agent TEXT,
+    decision TEXT,
+    stage TEXT,
+    rule TEXT,
+    pack TEXT,
+    digest TEXT,
+    reason TEXT,
+    record TEXT
+);
+CREATE INDEX IF NOT EXISTS decisions_ts ON decisions (ts);
+CREATE INDEX IF NOT EXISTS decisions_rule ON decisions (rule);
+CREATE INDEX IF NOT EXISTS decisions_decision ON decisions (decision);
+CREATE INDEX IF NOT EXISTS decisions_name ON decisions (name);
+"""
+"""The SQLite schema, version SCHEMA_VERSION (`PRAGMA user_version`); `record` is the whole JSON record."""
+
+# The fields scanned for credentials: what the agent sent, what the tool returned, and the
+# reason, which a rule may have filled in from the arguments.
+_REDACTED_FIELDS = ("arguments", "result", "reason")
+
+
+class DecisionLog(Protocol):
+    """A decision log sink: thread-safe; `write` never raises (see `failures` and `last_error`)."""
+
+    failures: int
+    written: int
+    last_error: str | None
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Write one record (redacted first, if the sink redacts)."""
+
+    def close(self) -> None:
+        """Flush and close; later writes are counted as failures."""
+
+
+def is_sqlite_target(target: str) -> bool:
+    """True when `target` names a SQLite log: `sqlite:PATH`, or a path ending in .db, .sqlite or .sqlite3."""
+    return target.startswith("sqlite:") or target.lower().endswith(SQLITE_SUFFIXES)
+
+
+def sqlite_path(target: str) -> str:
+    """The file path of a SQLite target (`sqlite:PATH` -> PATH)."""
+    return target[len("sqlite:") :] if target.startswith("sqlite:") else target
+
+
+def open_decision_log(
+    target: str, *, max_bytes: int = 64 << 20, backups: int = 5, redact_secrets: bool = True
+) -> DecisionLog:
+    """The sink for `target`: SQLite for `sqlite:PATH` or a .db/.sqlite/.sqlite3 path, else rotating JSON Lines.
+
+    Raises UsageError when the log cannot be opened (so a service refuses to start without it);
+    `max_bytes` and `backups` apply to JSON Lines only.
+    """
+    if not target:
+        raise UsageError("decision log: empty target", hint="give a FILE.jsonl, a FILE.db or sqlite:PATH")
+    if is_sqlite_target(target):
+        return SqliteLog(sqlite_path(target), redact_secrets=redact_secrets)
+    return JsonLinesLog(target, max_bytes=max_bytes, backups=backups, redact_secrets=redact_secrets)
+
+
+# -- records ---------------------------------------------------------------------------------------
+
+
+def decision_record(
+    evaluation: Evaluation,
+    *,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    call_id: str = "",
+    agent: str = "agent",
+    cwd: str | None = None,
+    result: Mapping[str, Any] | None = None,
+    timestamp: float | None = None,
+) -> dict[str, Any]:
+    """One audit-format record (runtime/audit.py's fields) of a decision, which `policyengine dry-run` replays.
+
+    The result is recorded as post-execute left it (what policy hid never reaches the log), and
+    only when post-execute judged it: `result` is accepted so a caller can pass what it has, but
+    a result the policy did not see (the call was denied first) is not logged.
+    """
+    source = evaluation.source
+    record: dict[str, Any] = {
+        "call_id": call_id,
+        "name": name,
+        "arguments": thaw(dict(arguments or {})),
+        "agent": agent,
+        "timestamp": time.time() if timestamp is None else timestamp,
+        "decision": evaluation.decision.value,
+        "stage": evaluation.stage.value if evaluation.stage else None,
+        "rule": source.rule_id if source else None,
+        "reason": evaluation.reason,
+        "pack": source.pack if source else None,
+        "digest": source.digest if source else None,
+        "rewrites": [s.name for s in evaluation.rewrites],
+    }
+    if cwd is not None:
+        record["cwd"] = cwd  # a dry-run resolves the replayed call's relative paths against it
+    if evaluation.post is not None and result is not None:
+        blocked = evaluation.post.value == "blocked"
+        record["post"] = evaluation.post.value
+        record["result"] = {
+            "outcome": "blocked" if blocked else "ok",
+            "value": None if blocked else thaw(evaluation.value),
+            "content": thaw(evaluation.content),
+        }
+    return record
+
+
+def redact_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy with every credential in arguments, result and reason replaced by [REDACTED], marked `redacted`."""
+    hidden = 0
+
+    def hide(_value: Any) -> str:
+        nonlocal hidden
+        hidden += 1
+        return REDACTED
+
+    out = dict(record)
+    for field in _REDACTED_FIELDS:
+        if field not in out:
+            continue
+        try:
+            out[field] = hide_secrets(thaw(out[field]), hide)
+        except (ValueError, RecursionError):
+            # Too deep to scan: nothing unscanned reaches the log.
+            out[field] = REDACTED
+            hidden += 1
+    if hidden:
+        out["redacted"] = True
+    return out
+
+
+def _line(record: Mapping[str, Any]) -> bytes:
+    """One JSON line, newline included; ASCII-escaped when the record holds text UTF-8 cannot carry."""
+    try:
+        text = json.dumps(record, ensure_ascii=False, default=str)
+    except ValueError:
+        # An integer too long for json to print must not hide a decision: write it as a string.
+        text = json.dumps(_printable(record), ensure_ascii=False, default=str)
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape in the call
+        return (json.dumps(json.loads(text), ensure_ascii=True) + "\n").encode("ascii")
+
+
+def _printable(value: Any) -> Any:
+    """A copy json can always write: integers it cannot print become strings."""
+    if isinstance(value, Mapping):
+        return {k: _printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_printable(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            str(value)
+        except ValueError:
+            return f"<integer of about {value.bit_length() * 30103 // 100000:,} digits>"
+    return value
+
+
+# -- the sinks -------------------------------------------------------------------------------------
+
+
+class _Sink:
+    """What both sinks share: a lock, redaction, failure counting and one stderr warning."""
+
+    def __init__(self, where: str, redact_secrets: bool, stderr: TextIO | None = None) -> None:
+        self.where = where
+        self.redact_secrets = redact_secrets
+        self.failures = 0
+        self.written = 0
+        self.last_error: str | None = None
+        self._lock = threading.Lock()
+        self._warned = False
+        self._closed = False
+        self._stderr = stderr
+
+    def _prepare(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        return redact_record(record) if self.redact_secrets else dict(record)
+
+    def _fail(self, error: BaseException) -> None:
+        self.failures += 1
+        self.last_error = f"{type(error).__name__}: {error}"
+        if not self._warned:
+            # Once: a full disk would otherwise print a line per decision.
+            self._warned = True
+            with contextlib.suppress(Exception):
+                print(
+                    f"policyengine: cannot write the decision log {self.where}: {self.last_error}; "
+                    "decisions go on unlogged (this is said once; check the path, its permissions and free space)",
+                    file=self._stderr or sys.stderr,
+                )
+
+
+class JsonLinesLog(_Sink):
+    """A JSON Lines decision log rotated by size: FILE, then FILE.1 (newest) ... FILE.N (oldest, dropped next).
+
+    Each record is one `os.write` of one whole line on an O_APPEND descriptor, under a lock;
+    rotation happens between writes, so no line is split or lost. The file is created 0600.
+    One process should own a log file: the lock is per sink, not per file.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        max_bytes: int = 64 << 20,
+        backups: int = 5,
+        redact_secrets: bool = True,
+        stderr: TextIO | None = None,
+    ) -> None:
+        if max_bytes < 1:
+            raise UsageError(f"decision log: max_bytes must be positive, got {max_bytes}")
+        if backups < 0:
+            raise UsageError(f"decision log: backups must be 0 or more, got {backups}")
+        super().__init__(str(path), redact_secrets, stderr)
+        self.path = Path(path)
+        self.max_bytes = max_bytes
+        self.backups = backups
+        self._fd: int | None = None
+        self._size = 0
+        self._torn = False  # the file may end mid-line
+        try:
+            self._open()
+        except OSError as error:
+            raise UsageError(
+                f"cannot open the decision log {self.path}: {error.strerror or error}",
+                hint="check that the folder exists and is writable",
+            ) from None
+
+    def _open(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._size = os.fstat(self._fd).st_size
+        return self._fd
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Append one record as one line, rotating first if it would take the file past max_bytes."""
+        try:
+            data = _line(self._prepare(record))
+        except Exception as error:
+            with self._lock:
+                self._fail(error)
+            return
+        with self._lock:
+            try:
+                if self._closed:
+                    raise ValueError("the decision log is closed")
+                fd = self._open()
+                # A record bigger than max_bytes still goes in whole, alone in a fresh file.
+                if self._size and self._size + len(data) > self.max_bytes:
+                    self._rotate()
+                    fd = self._open()
+                if self._torn:
+                    # A failed write left part of a line: start on a line of our own, so the torn
+                    # record is lost alone and every later record stays readable.
+                    data = b"\n" + data
+                view = memoryview(data)
+                while view:
+                    count = os.write(fd, view)
+                    self._size += count
+                    self._torn = True
+                    view = view[count:]
+                self._torn = False
+                self.written += 1
+            except Exception as error:
+                self._fail(error)
+                self._drop()  # reopen on the next record: the disk may recover
+
+    def _rotate(self) -> None:
+        """FILE.N-1 -> FILE.N ... FILE -> FILE.1 (FILE.N dropped); with no backups, FILE starts over."""
+        self._drop()
+        self._torn = False  # the next line starts a new file
+        if self.backups == 0:
+            os.truncate(self.path, 0)
+            return
+        for n in range(self.backups - 1, 0, -1):
+            older = self.path.with_name(f"{self.path.name}.{n}")
+            if older.exists():
+                os.replace(older, self.path.with_name(f"{self.path.name}.{n + 1}"))
+        with contextlib.suppress(FileNotFoundError):  # removed by someone else: nothing to keep
+            os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
+
+    def _drop(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
+    def close(self) -> None:
+        """Close the file; later writes count as failures."""
+        with self._lock:
+            self._closed = True
+            self._drop()
+
+
+class SqliteLog(_Sink):
+    """A SQLite decision log: one row per decision in `decisions` (see SCHEMA), WAL mode, one locked connection."""
+
+    def __init__(self, path: str | Path, *, redact_secrets: bool = True, stderr: TextIO | None = None) -> None:
+        super().__init__(str(path), redact_secrets, stderr)
+        self.path = Path(path)
+        try:
+            # Created 0600 before SQLite sees it: the journal files take the database's permissions.
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+            self._db: sqlite3.Connection | None = _connect(self.path)
+        except (OSError, sqlite3.Error) as error:
+            raise UsageError(
+                f"cannot open the decision log {self.path}: {_why(error)}",
+                hint="check that the folder exists and is writable, and that the file is a SQLite database",
+            ) from None
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Insert one record as one row (the whole record in `record`)."""
+        try:
+            prepared = self._prepare(record)
+            row = (
+                _number(prepared.get("timestamp")),
+                *(_text(prepared.get(k)) for k in ("call_id", "name", "agent", "decision", "stage", "rule", "pack")),
+                _text(prepared.get("digest")),
+                _text(prepared.get("reason")),
+                _line(prepared).decode("utf-8", "surrogatepass").rstrip("\n"),
+            )
+        except Exception as error:
+            with self._lock:
+                self._fail(error)
+            return
+        with self._lock:
+            try:
+                if self._db is None:
+                    raise ValueError("the decision log is closed")
+                with self._db:
+                    self._db.execute(
+                        "INSERT INTO decisions (ts, call_id, name, agent, decision, stage, rule, pack, digest, reason,"
+                        " record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        row,
+                    )
+                self.written += 1
+            except Exception as error:
+                self._fail(error)
+
+    def close(self) -> None:
+        """Close the connection; later writes count as failures."""
+        with self._lock:
+            if self._db is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.close()
+                self._db = None
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """A connection to a decision log with the schema in place (created if missing, refused if newer)."""
+    # Server threads share the connection; the sink's lock serialises them.
+    db = sqlite3.connect(path, check_same_thread=False, timeout=5.0)
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise sqlite3.DatabaseError(
+                f"schema version {version} is newer than this policyengine's ({SCHEMA_VERSION}); upgrade policyengine"
+            )
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across a crash of the process, fast
+        with db:
+            db.executescript(SCHEMA)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _why(error: BaseException) -> str:
+    return str(error.strerror or error) if isinstance(error, OSError) else str(error)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def rotated_files(path: str | Path) -> list[Path]:
+    """A JSON Lines log and its rotated files that exist, oldest first (FILE.N ... FILE.1, FILE)."""
+    path = Path(path)
+    older: list[tuple[int, Path]] = []
+    if path.parent.is_dir():
+        prefix = path.name + "."
+        for candidate in path.parent.iterdir():
+            suffix = candidate.name[len(prefix) :]
+            if candidate.name.startswith(prefix) and suffix.isdigit() and candidate.is_file():
+                older.append((int(suffix), candidate))
+    files = [p for _, p in sorted(older, reverse=True)]
+    if path.is_file():
+        files.append(path)
+    return files
