@@ -13,6 +13,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -88,7 +89,7 @@ class AuditRecorder:
         except ValueError:
             # An integer too long for json (over 4,300 digits) must not hide a call from audit:
             # write it as a string rather than dropping the record.
-            line = json.dumps(_printable(record), ensure_ascii=False, default=str)
+            line = json.dumps(printable(record), ensure_ascii=False, default=str)
         except Exception as error:  # a value json cannot write is still a visible failure
             self._fail(result, error)
             return
@@ -140,12 +141,12 @@ def _tell(stream: IO[str]) -> int | None:
         return None
 
 
-def _printable(value: Any) -> Any:
+def printable(value: Any) -> Any:
     """A copy json can always write: integers it cannot print become strings."""
-    if isinstance(value, dict):
-        return {k: _printable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_printable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
     if isinstance(value, int) and not isinstance(value, bool):
         try:
             str(value)

@@ -27,6 +27,7 @@ from policyengine.enforce.evaluate import Evaluation
 from policyengine.errors import UsageError
 from policyengine.language.redact import REDACTED
 from policyengine.language.secret_scanner import hide_secrets
+from policyengine.runtime.audit import printable
 from policyengine.values.frozen import thaw
 
 __all__ = [
@@ -190,25 +191,11 @@ def _line(record: Mapping[str, Any]) -> bytes:
         text = json.dumps(record, ensure_ascii=False, default=str)
     except ValueError:
         # An integer too long for json to print must not hide a decision: write it as a string.
-        text = json.dumps(_printable(record), ensure_ascii=False, default=str)
+        text = json.dumps(printable(record), ensure_ascii=False, default=str)
     try:
         return (text + "\n").encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape in the call
         return (json.dumps(json.loads(text), ensure_ascii=True) + "\n").encode("ascii")
-
-
-def _printable(value: Any) -> Any:
-    """A copy json can always write: integers it cannot print become strings."""
-    if isinstance(value, Mapping):
-        return {k: _printable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_printable(v) for v in value]
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            str(value)
-        except ValueError:
-            return f"<integer of about {value.bit_length() * 30103 // 100000:,} digits>"
-    return value
 
 
 # -- the sinks -------------------------------------------------------------------------------------
