@@ -8,11 +8,14 @@ starts two servers as subprocesses, each on a free 127.0.0.1 port:
 - decide: the real CLI entry, `python -m policyengine serve --pack DIR --host 127.0.0.1 --port P
   --audit FILE` (a decision log in a temporary folder, as a deployment would run it; `--no-audit`
   leaves it out), answering `POST /v1/decide`;
-- bare: this file with `--bare-server`: a Starlette app with one POST route that reads the body
-  (without parsing it) and returns a constant JSON document shaped like a decision, run by Uvicorn
-  on a socket bound by serve's own `bind` with serve's `uvicorn.Config` settings. It is the
-  stack's own limit: whatever decide loses against it is the request's parsing, the decision,
-  the metrics and the decision log.
+- bare: this file with `--bare-server`: the stack's own limit, an endpoint that reads the body
+  (without parsing it) and returns a constant JSON document shaped like a decision, dispatched
+  the way serve dispatches /v1/decide (a plain ASGI callable in front of a Starlette app), run by
+  Uvicorn on a socket bound by serve's own `bind` with serve's `uvicorn.Config` settings.
+  Whatever decide loses against it is the request's parsing, the decision, the metrics and the
+  decision log;
+- starlette: the same server's `/bare-starlette`, a Starlette route (`Request.body()` and a
+  `JSONResponse` of the same document): what a typical endpoint on the stack costs, for scale.
 
 The generator is one asyncio loop of N clients, each on its own keep-alive connection, sending
 the calls of `examples/bfcl-calls.jsonl` (to `policies/bfcl`) round-robin, each client starting at
@@ -42,7 +45,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +59,7 @@ import httpx  # noqa: E402
 ROOT = HERE.parent
 HOST = "127.0.0.1"
 BARE_PATH = "/bare"
+STARLETTE_PATH = "/bare-starlette"
 DECIDE_PATH = "/v1/decide"
 # The shape and size of a decide answer, fixed.
 CONSTANT = {
@@ -68,13 +72,14 @@ CONSTANT = {
     "pack_digest": "sha256:" + "0" * 64,
 }
 TICK = os.sysconf("SC_CLK_TCK")
+SIDES = ["bare", "starlette", "decide"]
 
 
 # -- the bare endpoint --------------------------------------------------------------------------------
 
 
 def run_bare_server(host: str, port: int) -> None:
-    """A Starlette app with one POST route returning a constant JSON document, on Uvicorn as `serve` runs it."""
+    """The constant JSON document on a plain ASGI path and on a Starlette route, on Uvicorn as `serve` runs it."""
     import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -88,7 +93,22 @@ def run_bare_server(host: str, port: int) -> None:
     async def healthz(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
-    app = Starlette(routes=[Route(BARE_PATH, bare, methods=["POST"]), Route("/healthz", healthz, methods=["GET"])])
+    starlette = Starlette(
+        routes=[Route(STARLETTE_PATH, bare, methods=["POST"]), Route("/healthz", healthz, methods=["GET"])]
+    )
+    document = json.dumps(CONSTANT, separators=(",", ":")).encode()
+    head = [(b"content-type", b"application/json"), (b"content-length", str(len(document)).encode())]
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        # As policyengine/service/app.py dispatches: its hot paths straight on ASGI, the rest to Starlette.
+        if scope["type"] != "http" or scope["path"] != BARE_PATH:
+            await starlette(scope, receive, send)
+            return
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        await send({"type": "http.response.body", "body": document})
+
     # As policyengine/cli/serve.py runs its app: its socket, its uvicorn.Config, Server.serve under asyncio.run.
     from policyengine.cli.serve import KEEP_ALIVE_TIMEOUT, bind
 
@@ -96,7 +116,7 @@ def run_bare_server(host: str, port: int) -> None:
     config = uvicorn.Config(
         app,
         log_level="info",
-        timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+        timeout_keep_alive=int(KEEP_ALIVE_TIMEOUT),  # serve's default, 5 s
         lifespan="on",
         server_header=False,
         proxy_headers=False,
@@ -217,7 +237,7 @@ async def read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
     return status, close
 
 
-Client = Callable[[Server, list[bytes], int, float, float, Tally], Awaitable[None]]
+Client = Callable[[Server, list[bytes], int, float, float, Tally], Coroutine[Any, Any, None]]
 
 
 async def raw_client(server: Server, bodies: list[bytes], first: int, measure: float, end: float, tally: Tally) -> None:
@@ -309,7 +329,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def load_bodies(calls: Path, limit: int) -> list[bytes]:
     """Request bodies of /v1/decide from a JSONL of recorded calls: name, arguments, call_id, agent."""
-    bodies = []
+    bodies: list[bytes] = []
     with calls.open(encoding="utf-8") as lines:
         for line in lines:
             if line.strip():
@@ -384,6 +404,7 @@ def main() -> None:
             port = free_port()
             bare_cmd = [sys.executable, str(Path(__file__).resolve()), "--bare-server", str(port)]
             servers["bare"] = start("bare", bare_cmd, port, BARE_PATH, {}, tmp / "bare.log")
+            servers["starlette"] = Server("starlette", servers["bare"].process, port, STARLETTE_PATH)
             port = free_port()
             command = serve_command(args, port, tmp)
             print(f"decide: {' '.join(Path(c).name if c == sys.executable else c for c in command)}", flush=True)
@@ -392,12 +413,16 @@ def main() -> None:
             print(f"decisions of the bodies (each sent once, untimed): {dict(mix.most_common())}", flush=True)
             print(asyncio.run(run(args, servers, bodies, levels)), end="")
             if args.audit:
-                lines = (tmp / "decisions.jsonl").read_bytes().count(b"\n")
-                print(f"decision log: {lines:,} lines written during the run")
+                from policyengine.service.decision_log import rotated_files
+
+                files = rotated_files(tmp / "decisions.jsonl")
+                lines = sum(f.read_bytes().count(b"\n") for f in files)
+                size = sum(f.stat().st_size for f in files) / 1e6
+                print(f"decision log: {lines:,} lines ({size:.0f} MB, {len(files)} file(s)) written during the run")
             print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         finally:
             for server in servers.values():
-                server.stop()
+                server.stop()  # starlette shares bare's process: stopping it twice is a no-op
 
 
 async def run(args: argparse.Namespace, servers: dict[str, Server], bodies: list[bytes], levels: list[int]) -> str:
@@ -419,13 +444,13 @@ async def run(args: argparse.Namespace, servers: dict[str, Server], bodies: list
     tallies: dict[tuple[str, int], list[Tally]] = {}
     for round_ in range(args.rounds):
         for level in levels:
-            order = ["bare", "decide"] if round_ % 2 == 0 else ["decide", "bare"]
+            order = SIDES if round_ % 2 == 0 else SIDES[::-1]
             for name in order:
                 tally = await drive(servers[name], bodies, level, args.warmup, args.duration, kind)
                 tallies.setdefault((name, level), []).append(tally)
                 bad = {k: v for k, v in tally.statuses.items() if k != 200}
                 print(
-                    f"  round {round_ + 1} {name:6} {level:3} clients: {tally.rate:8,.0f} req/s, "
+                    f"  round {round_ + 1} {name:9} {level:3} clients: {tally.rate:8,.0f} req/s, "
                     f"server CPU {tally.server_cpu / tally.seconds:4.0%}, generator CPU "
                     f"{tally.generator_cpu / tally.seconds:4.0%}"
                     + (f", non-200: {bad}" if bad else "")
@@ -436,29 +461,38 @@ async def run(args: argparse.Namespace, servers: dict[str, Server], bodies: list
     out.append(
         f"\n{args.duration:g} s per level and endpoint after {args.warmup:g} s of warm-up, {args.rounds} round(s), "
         f"client: {kind}; {os.cpu_count()} cores shared by generator and server\n"
-        "req/s: median over rounds; p50/p99: ms, all rounds pooled; ratio: median over rounds of decide/bare "
-        "measured back to back;\ncpu us: server CPU microseconds per request (median over rounds), and their ratio "
-        "(bare/decide): the throughput ratio once the server's core is the limit, whatever else the machine runs\n"
+        "req/s: median over rounds; p50/p99: ms, all rounds pooled; decide/bare and decide/starlette: median over "
+        "rounds of the ratio of rates measured back to back;\ncpu us: the server's CPU microseconds per request "
+        "(median over rounds): bare/decide is the throughput ratio once the server's core is the limit, whatever "
+        "else the machine runs\n"
     )
     out.append(
-        f"{'clients':>7} | {'bare req/s':>10} {'p50':>6} {'p99':>6} | {'decide req/s':>12} {'p50':>6} {'p99':>6}"
-        f" | {'ratio':>6} | {'cpu us bare':>11} {'decide':>6} {'ratio':>6}\n"
+        f"{'clients':>7} | {'bare req/s':>10} {'p99':>6} | {'starlette':>9} {'p99':>6} | "
+        f"{'decide req/s':>12} {'p50':>6} {'p99':>6} | {'decide/bare':>11} {'/starlette':>10} | "
+        f"{'cpu us bare':>11} {'decide':>6} {'ratio':>6}\n"
     )
     ratios = {}
     for level in levels:
         row = f"{level:7} |"
         cpu = {}
-        for name, width in (("bare", 10), ("decide", 12)):
+        for name, width in (("bare", 10), ("starlette", 9), ("decide", 12)):
             runs = tallies[(name, level)]
             rate = statistics.median(t.rate for t in runs)
             cpu[name] = statistics.median(t.server_cpu / max(1, len(t.latencies)) for t in runs) * 1e6
             pooled = [x for t in runs for x in t.latencies]
             p50, p99 = percentile(pooled, 0.5) * ms, percentile(pooled, 0.99) * ms
-            row += f" {rate:{width},.0f} {p50:6.2f} {p99:6.2f} |"
-        pairs = zip(tallies[("bare", level)], tallies[("decide", level)], strict=True)
-        ratios[level] = statistics.median(d.rate / b.rate if b.rate else 0.0 for b, d in pairs)
+            row += f" {rate:{width},.0f}" + (f" {p50:6.2f}" if name == "decide" else "") + f" {p99:6.2f} |"
+
+        def ratio(of: str, to: str, level: int = level) -> float:
+            pairs = zip(tallies[(to, level)], tallies[(of, level)], strict=True)
+            return statistics.median(d.rate / b.rate if b.rate else 0.0 for b, d in pairs)
+
+        ratios[level] = ratio("decide", "bare")
         cpu_ratio = cpu["bare"] / cpu["decide"] if cpu["decide"] else 0.0
-        out.append(f"{row} {ratios[level]:6.0%} | {cpu['bare']:11.0f} {cpu['decide']:6.0f} {cpu_ratio:6.0%}\n")
+        out.append(
+            f"{row} {ratios[level]:11.0%} {ratio('decide', 'starlette'):10.0%} | "
+            f"{cpu['bare']:11.0f} {cpu['decide']:6.0f} {cpu_ratio:6.0%}\n"
+        )
     top = max(levels)
     if 64 in ratios:
         verdict = "met" if ratios[64] >= 0.7 else "NOT met"

@@ -14,13 +14,15 @@ small pack written to a temp folder, and for `--minutes` minutes:
 
 Every answer is counted by status code and pack_digest. Invariants, checked at the end:
 
-- no 5xx, and the server never exits;
+- no 5xx, no malformed body answered below 400, and the server never exits;
 - every 200 answer names the digest of v1 or v2 and decides as that version does (no answer
-  mixes the two);
+  mixes the two), and serve ends on the version written last;
 - the decision log (JSON lines, rotated files included) has exactly one line per 200 answer, by
-  call_id, with the same decision and digest; and no line for a call that got no 200.
+  call_id, with the same decision and pack_digest (lines for calls that got no 200, say a
+  dropped connection, are reported, not counted as violations).
 
-Prints the counts; exits 1 on any violation.
+Prints the counts, the slowest answers (with the pack change before each); exits 1 on any
+violation.
 
 Usage::
 
@@ -33,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import heapq
 import json
 import os
 import random
@@ -120,11 +123,13 @@ class Reloader:
     flips: int = 0
     by_mode: Counter[str] = field(default_factory=Counter)
     signals: int = 0
+    changes: list[tuple[float, str]] = field(default_factory=list)  # (monotonic time, mode)
 
     def step(self) -> None:
         """One reload: the next mode in turn."""
         mode = ("replace+SIGHUP", "replace (watch)", "rewrite+SIGHUP", "touch+SIGHUP")[sum(self.by_mode.values()) % 4]
         self.by_mode[mode] += 1
+        self.changes.append((time.monotonic(), mode))
         if mode == "touch+SIGHUP":
             os.utime(self.folder / "pack.yaml")
         else:
@@ -163,6 +168,7 @@ class Tally:
     connection_errors: Counter[str] = field(default_factory=Counter)
     unparsable: int = 0
     latencies: list[float] = field(default_factory=list)
+    slowest: list[tuple[float, float, str]] = field(default_factory=list)  # (seconds, monotonic start, call_id)
     samples_5xx: list[str] = field(default_factory=list)
 
 
@@ -231,7 +237,12 @@ async def client(index: int, port: int, args: argparse.Namespace, end: float, ta
             t0 = time.perf_counter()
             writer.write(request_bytes(port, body, bool(fresh)))
             status, payload, close = await asyncio.wait_for(read_response(reader), timeout=30)
-            tally.latencies.append(time.perf_counter() - t0)
+            took = time.perf_counter() - t0
+            tally.latencies.append(took)
+            if len(tally.slowest) < 5 or took > tally.slowest[0][0]:
+                heapq.heappush(tally.slowest, (took, time.monotonic() - took, call_id))
+                if len(tally.slowest) > 5:
+                    heapq.heappop(tally.slowest)
             if close or fresh:
                 writer.close()
                 streams = None
@@ -411,6 +422,16 @@ def check(tally: Tally, digests: dict[str, str], log: Path) -> tuple[list[str], 
     return lines, violations
 
 
+def slow(tally: Tally, reloader: Reloader, start: float) -> list[str]:
+    """The slowest answers: when they started, and the pack change just before."""
+    out = []
+    for took, at, call_id in sorted(tally.slowest, reverse=True):
+        before = [(t, mode) for t, mode in reloader.changes if t <= at]
+        after = f", {at - before[-1][0]:.2f} s after a {before[-1][1]}" if before else ""
+        out.append(f"{took * 1000:.0f} ms at {at - start:.1f} s ({call_id}{after})")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the options, run serve and the soak, check, report."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
@@ -485,6 +506,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         p50, p99 = lat[len(lat) // 2], lat[min(len(lat) - 1, int(len(lat) * 0.99))]
         print(f"  latency p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, max {lat[-1] * 1000:.1f} ms")
+        print(f"  slowest: {'; '.join(slow(tally, reloader, t0))}")
         print(
             f"pack changes: {sum(reloader.by_mode.values())} ({dict(reloader.by_mode)}), {reloader.flips} version "
             f"flips, {reloader.signals} SIGHUPs"

@@ -269,6 +269,95 @@ def test_a_slow_body_times_out(service: tuple[httpx.Client, Path, Path]) -> None
     assert reply.startswith("HTTP/1.1 408") and time.monotonic() - started < 3
 
 
+def read_reply(sock: socket.socket) -> str:
+    """One whole HTTP/1.1 response with a Content-Length (head and body may come in separate packets)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(4096) or b"\r\n\r\n"
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        (int(v) for k, _, v in (h.partition(b":") for h in head.split(b"\r\n")) if k.lower() == b"content-length"), 0
+    )
+    while len(body) < length and (more := sock.recv(4096)):
+        body += more
+    return (head + b"\r\n\r\n" + body).decode()
+
+
+def test_slow_bodies_time_out_together_while_others_are_answered(service: tuple[httpx.Client, Path, Path]) -> None:
+    # One watcher cancels every late read (no timer per request): several at once, none holding up the rest.
+    client, _pack, _log = service
+    port = client.base_url.port
+    assert port is not None
+    head = f"POST /v1/decide HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: 50\r\n\r\n{{"
+    slow = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(5)]
+    try:
+        started = time.monotonic()
+        for sock in slow:
+            sock.sendall(head.encode())
+        # A body sent in pieces inside the deadline is read whole and decided.
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as steady:
+            body = json.dumps({"name": "rm", "arguments": {}}).encode()
+            steady.sendall(f"POST /v1/decide HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n".encode())
+            steady.sendall(f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:5])
+            time.sleep(0.05)
+            steady.sendall(body[5:])
+            assert '"rule":"deny-rm"' in read_reply(steady)
+        assert decide(client, "read", {})["decision"] == "allow"
+        replies = [read_reply(sock) for sock in slow]
+    finally:
+        for sock in slow:
+            sock.close()
+    assert all(reply.startswith("HTTP/1.1 408") for reply in replies), replies
+    assert time.monotonic() - started < 3
+    assert decide(client, "read", {})["decision"] == "allow"  # the cancelled reads left nothing behind
+
+
+def test_the_decision_endpoints_take_post_only(service: tuple[httpx.Client, Path, Path]) -> None:
+    client, _pack, _log = service
+    for path in ("/v1/decide", "/v1/review"):
+        reply = client.get(path)
+        assert reply.status_code == 405 and reply.headers["allow"] == "POST" and "POST" in reply.json()["error"]
+
+
+def test_decision_metrics_read_as_prometheus_client_would_write_them() -> None:
+    # The plain-dict tally replaces a labelled Counter and Histogram on the request path: same text, same numbers.
+    from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+    ours = service_app.ServiceMetrics()
+    registry = CollectorRegistry()
+    decisions = Counter(
+        "policyengine_decisions", ours.tally.collect.__doc__ or "", ["endpoint", "decision", "rule"], registry=registry
+    )
+    latency = Histogram(
+        "policyengine_decision_seconds", "", ["endpoint"], buckets=service_app.LATENCY_BUCKETS, registry=registry
+    )
+    import random
+
+    rng = random.Random(15)
+    for _ in range(2000):
+        endpoint = rng.choice(["decide", "review"])
+        decision = rng.choice(["allow", "deny", "ask", "accepted", "blocked"])
+        rule = rng.choice(["", "deny-rm", "no-shadow"])
+        seconds = rng.choice([0.0, *service_app.LATENCY_BUCKETS, 2.0]) * rng.choice([1.0, 0.5, 1.000001])
+        ours.tally.decided(endpoint, decision, rule, seconds)
+        decisions.labels(endpoint, decision, rule).inc()
+        latency.labels(endpoint).observe(seconds)
+
+    def samples(text: bytes) -> dict[str, float]:
+        lines = [line for line in text.decode().splitlines() if line and not line.startswith("#")]
+        pairs = (line.rsplit(" ", 1) for line in lines if "_created" not in line)
+        return {name: float(value) for name, value in pairs}
+
+    mine = {
+        k: v
+        for k, v in samples(generate_latest(ours.registry)).items()
+        if k.startswith(("policyengine_decisions", "policyengine_decision_seconds"))
+    }
+    theirs = samples(generate_latest(registry))
+    assert mine.keys() == theirs.keys() and len(mine) > 40
+    assert all(mine[k] == pytest.approx(theirs[k]) for k in mine)
+
+
 def test_an_engine_fault_denies_without_a_500(
     service: tuple[httpx.Client, Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
