@@ -211,8 +211,8 @@ def request_bytes(server: Server, body: bytes) -> bytes:
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 
-async def read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
-    """Read one response; its status, and whether the server closes the connection after it."""
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool]:
+    """One response: status, body, and whether the server closes the connection after it."""
     head = await reader.readuntil(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split(" ", 2)[1])
@@ -226,15 +226,16 @@ async def read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
             chunked = "chunked" in value
         elif key == "connection":
             close = value == "close"
+    body = b""
     if chunked:
-        for _ in range(1_000_000):
+        for _ in range(100_000):
             size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-            await reader.readexactly(size + 2)
+            body += (await reader.readexactly(size + 2))[:-2]
             if size == 0:
                 break
     elif length:
-        await reader.readexactly(length)
-    return status, close
+        body = await reader.readexactly(length)
+    return status, body, close
 
 
 Client = Callable[[Server, list[bytes], int, float, float, Tally], Coroutine[Any, Any, None]]
@@ -251,7 +252,7 @@ async def raw_client(server: Server, bodies: list[bytes], first: int, measure: f
             while (t0 := clock()) < end:
                 writer.write(requests[i % n])
                 i += 1
-                status, close = await read_response(reader)
+                status, _body, close = await read_response(reader)
                 t1 = clock()
                 if t0 >= measure:
                     tally.latencies.append(t1 - t0)

@@ -54,6 +54,21 @@ from policyengine import load_pack
 from policyengine.service.decision_log import rotated_files
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load_benchmark() -> Any:
+    """benchmarks/load.py, for its HTTP/1.1 response reader (one copy of it)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("policyengine_load_benchmark", ROOT / "benchmarks" / "load.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+read_response = _load_benchmark().read_response
 HOST = "127.0.0.1"
 PATH = "/v1/decide"
 
@@ -179,33 +194,6 @@ def request_bytes(port: int, body: bytes, close: bool) -> bytes:
         head.append("Connection: close")
     head.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
-
-
-async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool]:
-    """One response: status, body, and whether the server closes the connection after it."""
-    head = await reader.readuntil(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split(" ", 2)[1])
-    length, chunked, close = 0, False, False
-    for line in lines[1:]:
-        key, _, value = line.partition(":")
-        key, value = key.strip().lower(), value.strip().lower()
-        if key == "content-length":
-            length = int(value)
-        elif key == "transfer-encoding":
-            chunked = "chunked" in value
-        elif key == "connection":
-            close = value == "close"
-    body = b""
-    if chunked:
-        for _ in range(100_000):
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-            body += (await reader.readexactly(size + 2))[:-2]
-            if size == 0:
-                break
-    elif length:
-        body = await reader.readexactly(length)
-    return status, body, close
 
 
 async def client(index: int, port: int, args: argparse.Namespace, end: float, tally: Tally, rng: random.Random) -> None:
