@@ -543,6 +543,9 @@ def test_cli_refuses_bad_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     pack = str(ROOT / "policies" / "baseline")
     assert main(["serve", "--pack", pack, "--token-file", str(empty)], out=io.StringIO(), err=err) == 2
     assert "does not hold one token" in err.getvalue()
+    err = io.StringIO()
+    assert main(["serve", "--pack", pack, "--decision-timeout", "0"], out=io.StringIO(), err=err) == 2
+    assert "--decision-timeout 0 is not a positive number of seconds" in err.getvalue()
     monkeypatch.setitem(sys.modules, "uvicorn", None)
     parser_args = ["serve", "--pack", pack]
     err = io.StringIO()
@@ -600,6 +603,39 @@ def test_a_pack_catalog_validates_calls_as_dry_run_does(tmp_path: Path) -> None:
     finally:
         served.stop()
     assert PacksState([pack], unknown_tools="decide").current.require_tool is False
+
+
+def test_a_large_call_is_decided_beside_the_loop_and_denied_at_its_deadline() -> None:
+    # policies/bfcl takes seconds over 60,000 encoded tags (2.2 s here); decided on the event loop, such a call
+    # held every other client's answer that long. Decided in a thread, the others go on, and it is denied at
+    # --decision-timeout.
+    pack = ROOT / "policies" / "bfcl"
+    costly = {"name": "post_tweet", "arguments": {"content": "hi", "tags": ["/etc/%2e%2e/x"] * 60000, "mentions": []}}
+    app = create_app(PacksState([pack]), reload_interval=None, max_body_bytes=2 << 20, decision_timeout=0.3)
+    served = Served(app)
+    try:
+        with httpx.Client(base_url=served.url, timeout=60) as client:
+            # Large but quick: decided in the thread as on the loop (a real decision either way).
+            padding = "x" * 100_000
+            token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+            assert len(padding) > service_app.OFFLOAD_BYTES
+            quick = decide(client, "post_tweet", {"content": padding, "tags": [], "mentions": []})
+            assert quick["decision"] == "allow"
+            leak = decide(client, "post_tweet", {"content": padding + " " + token, "tags": [], "mentions": []})
+            assert (leak["decision"], leak["rule"]) == ("deny", "no-credentials-in-posts")
+            started = time.monotonic()
+            slow = decide(client, costly["name"], costly["arguments"])
+            assert slow["decision"] == "deny" and "within 0.3s" in slow["reason"], slow
+            assert slow["stage"] is None and slow["rule"] == "policy service"  # the service denied, no rule
+            # The thread is still checking the tags: small calls are answered meanwhile.
+            latencies = []
+            while time.monotonic() - started < 1.0:
+                t0 = time.monotonic()
+                assert decide(client, "ls", {})["decision"] == "allow"
+                latencies.append(time.monotonic() - t0)
+            assert len(latencies) >= 5 and max(latencies) < 0.5, latencies
+    finally:
+        served.stop()
 
 
 def test_the_bfcl_calls_are_decided_as_dry_run_decides_them(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ HELP = "serve the packs' decisions over HTTP (decide, review, metrics, hot reloa
 # The defaults, repeated from policyengine/service/app.py so `--help` needs no Starlette.
 MAX_BODY_BYTES = 1 << 20
 BODY_TIMEOUT = 10.0
+DECISION_TIMEOUT = 5.0
 KEEP_ALIVE_TIMEOUT = 5.0
 RELOAD_INTERVAL = 2.0
 MAX_CONNECTIONS = 1024
@@ -68,6 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=BODY_TIMEOUT,
         metavar="SECONDS",
         help=f"longest a client may take to send a body; then 408 (default {BODY_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--decision-timeout",
+        type=float,
+        default=DECISION_TIMEOUT,
+        metavar="SECONDS",
+        help=f"a large call (64 KiB or more, decided beside the event loop) not decided by then is denied "
+        f"(default {DECISION_TIMEOUT:g})",
     )
     parser.add_argument(
         "--keep-alive-timeout",
@@ -124,6 +133,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     if args.max_connections < 1:
         raise UsageError(f"--max-connections {args.max_connections} is not a count", hint="give 1 or more")
     _positive("--body-timeout", args.body_timeout)
+    _positive("--decision-timeout", args.decision_timeout)
     _positive("--keep-alive-timeout", args.keep_alive_timeout)
     if not (math.isfinite(args.reload_interval) and args.reload_interval >= 0):
         raise UsageError(f"--reload-interval {args.reload_interval:g} is not a number of seconds", hint="e.g. 2, or 0")
@@ -162,6 +172,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             decision_log=decision_log,
             max_body_bytes=args.max_body_bytes,
             body_timeout=args.body_timeout,
+            decision_timeout=args.decision_timeout,
             reload_interval=args.reload_interval or None,
             poll=poll,
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import concurrent.futures
 import contextlib
 import hmac
 import json
@@ -41,10 +42,24 @@ from policyengine.values.frozen import thaw
 
 log = logging.getLogger("policyengine.service")
 
-__all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "OPENAPI", "ServiceMetrics", "create_app"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_DECISION_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "OFFLOAD_BYTES",
+    "OPENAPI",
+    "ServiceMetrics",
+    "create_app",
+]
 
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 DEFAULT_BODY_TIMEOUT = 10.0
+DEFAULT_DECISION_TIMEOUT = 5.0
+# Calls this large are decided in a worker thread, the event loop answering the others meanwhile:
+# a 1 MB call can take seconds (60,000 encoded tags for policies/bfcl: 2.2 s), and on the loop
+# it held every other client for as long. Below it the thread hop (~50 us) would cost more than
+# most decisions take (~30 us).
+OFFLOAD_BYTES = 64 * 1024
 SERVICE = Source(SourceKind.REGISTRY, "policy service")
 
 _DECIDE_KEYS = frozenset({"name", "arguments", "cwd", "call_id", "agent"})
@@ -450,29 +465,70 @@ def _parse(raw: bytes, keys: frozenset[str], with_result: bool) -> dict[str, Any
 # -- deciding ---------------------------------------------------------------------------------------
 
 
-async def _evaluate(
-    snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result: Mapping[str, Any] | None
-) -> Evaluation:
-    """The evaluation on this snapshot's registry; any fault denies (and blocks a result)."""
-    kwargs: dict[str, Any] = {
+def _denied(name: str, error: BaseException) -> Evaluation:
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    log.error("policyengine serve: evaluating %r failed", name, exc_info=error)
+    reason = f"Denied: the policy service failed while deciding tool {name!r} ({what}); the call is refused."
+    return Evaluation(Verdict.DENY, None, SERVICE, reason)
+
+
+def _kwargs(snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result: Any) -> dict[str, Any]:
+    return {
         "agent": body.get("agent") or "agent",
         "call_id": call_id,
         "cwd": body.get("cwd"),
         "result": result,
         "require_tool": snapshot.require_tool,
     }
+
+
+def _evaluate_now(
+    snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result: Mapping[str, Any] | None
+) -> Evaluation | None:
+    """The evaluation when the packs decide synchronously (packs alone do), else None; any fault denies."""
     try:
-        # Packs alone decide synchronously: nothing can swap the registry under a decision in progress.
-        answer = evaluate_now(snapshot.registry, body["name"], body["arguments"], **kwargs)
-        if answer is None:
-            answer = await evaluate(snapshot.registry, body["name"], body["arguments"], **kwargs)
+        # Nothing can swap the registry under a decision in progress: the snapshot is immutable.
+        kwargs = _kwargs(snapshot, body, call_id, result)
+        return evaluate_now(snapshot.registry, body["name"], body["arguments"], **kwargs)
     except Exception as error:  # fails closed: a service that cannot decide denies
-        what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-        log.exception("policyengine serve: evaluating %r failed", body["name"])
-        reason = (
-            f"Denied: the policy service failed while deciding tool {body['name']!r} ({what}); the call is refused."
-        )
-        answer = Evaluation(Verdict.DENY, None, SERVICE, reason)
+        return _denied(body["name"], error)
+
+
+async def _evaluate(
+    snapshot: Snapshot,
+    body: Mapping[str, Any],
+    call_id: str,
+    result: Mapping[str, Any] | None,
+    aside: tuple[concurrent.futures.Executor, float] | None = None,
+) -> Evaluation:
+    """The evaluation on this snapshot's registry; any fault denies (and blocks a result).
+
+    With `aside` (an executor and a deadline in seconds), the synchronous evaluation runs on the
+    executor and a call it has not decided by the deadline is denied; the thread runs on to its
+    end (a thread cannot be stopped), the executor's size bounding how many do.
+    """
+    answer: Evaluation | None
+    if aside is None:
+        answer = _evaluate_now(snapshot, body, call_id, result)
+    else:
+        executor, timeout = aside
+        work = asyncio.get_running_loop().run_in_executor(executor, _evaluate_now, snapshot, body, call_id, result)
+        try:
+            answer = await asyncio.wait_for(work, timeout)
+        except TimeoutError:
+            log.warning("policyengine serve: tool %r not decided within %gs; denied", body["name"], timeout)
+            reason = (
+                f"Denied: the policy service could not decide tool {body['name']!r} within {timeout:g}s "
+                "(its arguments are too large or too costly to check); the call is refused."
+            )
+            answer = Evaluation(Verdict.DENY, None, SERVICE, reason)
+    if answer is None:
+        try:
+            answer = await evaluate(
+                snapshot.registry, body["name"], body["arguments"], **_kwargs(snapshot, body, call_id, result)
+            )
+        except Exception as error:  # fails closed: a service that cannot decide denies
+            answer = _denied(body["name"], error)
     return _closed(answer, result)
 
 
@@ -568,6 +624,8 @@ def create_app(
     decision_log: DecisionLog | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    decision_timeout: float = DEFAULT_DECISION_TIMEOUT,
+    offload_bytes: int = OFFLOAD_BYTES,
     reload_interval: float | None = 2.0,
     poll: Callable[[], Awaitable[None]] | None = None,
     metrics: ServiceMetrics | None = None,
@@ -577,12 +635,16 @@ def create_app(
 
     `reload_interval` (seconds; None: never) is how often the pack folders are polled for
     changes, and `poll` is awaited on the same beat (a bundle source, say); SIGHUP reloads at
-    once when the app runs on the main thread. `decision_log` is closed at shutdown.
+    once when the app runs on the main thread. `decision_log` is closed at shutdown. A call
+    whose body has `offload_bytes` or more is decided in a worker thread and denied when it is
+    not decided within `decision_timeout` seconds; smaller ones are decided on the event loop.
     """
     metrics = metrics or ServiceMetrics()
     state.listeners.append(metrics.reloaded)
 
     deadlines = _BodyDeadlines(body_timeout)
+    # Two threads: large calls decide beside the loop, not beside each other (the GIL shares one core).
+    deciders = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="policyengine-decide")
 
     async def refuse(send: Send, error: BadRequest) -> None:
         metrics.rejected.labels(str(error.status)).inc()
@@ -623,7 +685,8 @@ def create_app(
         started = time.perf_counter()
         call_id = body.get("call_id") or new_call_id()
         result = body.get("result") if reviewing else None
-        evaluation = await _evaluate(snapshot, body, call_id, result)
+        aside = (deciders, decision_timeout) if len(raw) >= offload_bytes else None
+        evaluation = await _evaluate(snapshot, body, call_id, result, aside)
         try:
             fields = _fields(evaluation, snapshot, call_id, reviewing)
             data = _encode(fields)
@@ -708,6 +771,7 @@ def create_app(
             if hup:
                 loop.remove_signal_handler(signal.SIGHUP)
             await deadlines.stop()
+            deciders.shutdown(wait=False, cancel_futures=True)
             if decision_log is not None:
                 decision_log.close()
 
