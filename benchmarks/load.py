@@ -2,6 +2,7 @@
 
     python benchmarks/load.py [--levels 1,16,64] [--duration 5] [--warmup 1] [--rounds 3]
                               [--pack DIR] [--calls FILE] [--client auto|raw|httpx] [--no-audit]
+                              [--http auto|httptools|h11]
 
 starts two servers as subprocesses, each on a free 127.0.0.1 port:
 
@@ -78,7 +79,7 @@ SIDES = ["bare", "starlette", "decide"]
 # -- the bare endpoint --------------------------------------------------------------------------------
 
 
-def run_bare_server(host: str, port: int) -> None:
+def run_bare_server(host: str, port: int, http: str) -> None:
     """The constant JSON document on a plain ASGI path and on a Starlette route, on Uvicorn as `serve` runs it."""
     import uvicorn
     from starlette.applications import Starlette
@@ -117,6 +118,7 @@ def run_bare_server(host: str, port: int) -> None:
         app,
         log_level="info",
         timeout_keep_alive=int(KEEP_ALIVE_TIMEOUT),  # serve's default, 5 s
+        http=http,
         lifespan="on",
         server_header=False,
         proxy_headers=False,
@@ -361,7 +363,7 @@ def decision_mix(server: Server, bodies: list[bytes]) -> Counter[str]:
 def serve_command(args: argparse.Namespace, port: int, tmp: Path) -> list[str]:
     """`python -m policyengine serve` as a deployment would run it."""
     command = [sys.executable, "-m", "policyengine", "serve", "--pack", str(args.pack), "--host", HOST]
-    command += ["--port", str(port)]
+    command += ["--port", str(port), "--http", args.http]
     if args.audit:
         command += ["--audit", str(tmp / "decisions.jsonl")]
     if args.token_file:
@@ -383,10 +385,13 @@ def main() -> None:
     parser.add_argument("--no-audit", dest="audit", action="store_false", help="serve without a decision log")
     parser.add_argument("--token-file", type=Path, help="pass to serve and send as a bearer token")
     parser.add_argument("--serve-arg", action="append", default=[], metavar="ARG", help="one more serve argument")
+    parser.add_argument(
+        "--http", choices=["auto", "httptools", "h11"], default="auto", help="the HTTP parser of both servers"
+    )
     parser.add_argument("--bare-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare_server:
-        run_bare_server(HOST, args.bare_server)
+        run_bare_server(HOST, args.bare_server, args.http)
         return
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
     bodies = load_bodies(args.calls, args.max_calls)
@@ -403,7 +408,7 @@ def main() -> None:
         servers: dict[str, Server] = {}
         try:
             port = free_port()
-            bare_cmd = [sys.executable, str(Path(__file__).resolve()), "--bare-server", str(port)]
+            bare_cmd = [sys.executable, str(Path(__file__).resolve()), "--bare-server", str(port), "--http", args.http]
             servers["bare"] = start("bare", bare_cmd, port, BARE_PATH, {}, tmp / "bare.log")
             servers["starlette"] = Server("starlette", servers["bare"].process, port, STARLETTE_PATH)
             port = free_port()

@@ -59,10 +59,10 @@ RULES: list[dict[str, Any]] = [
 class Served:
     """A Uvicorn server in a thread, on a socket bound to a free port before it starts."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, http: str = "auto") -> None:
         sock = serve_verb.bind("127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=2, lifespan="on")
+        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=2, lifespan="on", http=http)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=lambda: asyncio.run(self.server.serve(sockets=[sock])), name="test-serve", daemon=True
@@ -88,8 +88,11 @@ def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
         time.sleep(0.02)
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, Path, Path]]:
+# Both HTTP parsers serve mostly alike, but they refuse malformed requests each in its own way.
+@pytest.fixture(scope="module", params=["httptools", "h11"])
+def service(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[httpx.Client, Path, Path]]:
     root = tmp_path_factory.mktemp("serve")
     pack = rules_pack(root, "svc", RULES, default="deny", default_reason="nothing allowed this")
     log_path = root / "decisions.jsonl"
@@ -102,7 +105,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Cl
         body_timeout=0.3,
         reload_interval=None,
     )
-    served = Served(app)
+    served = Served(app, http=request.param)
     with httpx.Client(base_url=served.url, headers=AUTH, timeout=10) as client:
         yield client, pack, log_path
     served.stop()
@@ -499,6 +502,7 @@ def test_cli_serves_with_token_audit_and_sighup(tmp_path: Path) -> None:
     audit = tmp_path / "audit.jsonl"
     argv = [sys.executable, "-m", "policyengine", "serve", "--pack", str(pack), "--port", "0"]
     argv += ["--token-file", str(token_file), "--audit", str(audit), "--reload-interval", "0", "--log-level", "warning"]
+    argv += ["--http", "h11"]  # the fixture's tests run on both parsers; the option is passed through
     proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert proc.stderr is not None

@@ -114,6 +114,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--public-key", metavar="KEY", help="the Ed25519 public key --bundle is signed with")
     parser.add_argument(
+        "--http",
+        choices=["auto", "httptools", "h11"],
+        default="auto",
+        help="the HTTP/1.1 parser: httptools (C, installed with policyengine[server]) or h11 (pure Python); "
+        "auto: httptools when installed (default)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="(default info)"
     )
 
@@ -183,6 +190,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         config = uvicorn.Config(
             app,
             log_level=args.log_level,
+            http=args.http,
             timeout_keep_alive=args.keep_alive_timeout,
             limit_concurrency=args.max_connections,
             lifespan="on",
