@@ -111,14 +111,15 @@ def run_bare_server(host: str, port: int, http: str) -> None:
         await send({"type": "http.response.body", "body": document})
 
     # As policyengine/cli/serve.py runs its app: its socket, its uvicorn.Config, Server.serve under asyncio.run.
-    from policyengine.cli.serve import KEEP_ALIVE_TIMEOUT, bind
+    from policyengine.cli.serve import HEADER_TIMEOUT, KEEP_ALIVE_TIMEOUT, bind
+    from policyengine.service.http_protocol import protocol_class
 
     sock = bind(host, port)
     config = uvicorn.Config(
         app,
         log_level="info",
         timeout_keep_alive=int(KEEP_ALIVE_TIMEOUT),  # serve's default, 5 s
-        http=http,
+        http=protocol_class(http, HEADER_TIMEOUT),  # serve's protocol, its head deadline included
         lifespan="on",
         server_header=False,
         proxy_headers=False,

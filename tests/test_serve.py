@@ -27,6 +27,7 @@ from policyengine.errors import UsageError
 from policyengine.service import app as service_app
 from policyengine.service.app import OPENAPI, create_app
 from policyengine.service.decision_log import open_decision_log
+from policyengine.service.http_protocol import protocol_class
 from policyengine.service.packs_state import PacksState
 from support import ROOT, rules_pack
 
@@ -59,10 +60,11 @@ RULES: list[dict[str, Any]] = [
 class Served:
     """A Uvicorn server in a thread, on a socket bound to a free port before it starts."""
 
-    def __init__(self, app: Any, http: str = "auto") -> None:
+    def __init__(self, app: Any, http: str = "auto", header_timeout: float = 10.0) -> None:
         sock = serve_verb.bind("127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=2, lifespan="on", http=http)
+        protocol = protocol_class(http, header_timeout)  # as serve runs it
+        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=2, lifespan="on", http=protocol)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=lambda: asyncio.run(self.server.serve(sockets=[sock])), name="test-serve", daemon=True
@@ -313,6 +315,41 @@ def test_slow_bodies_time_out_together_while_others_are_answered(service: tuple[
     assert all(reply.startswith("HTTP/1.1 408") for reply in replies), replies
     assert time.monotonic() - started < 3
     assert decide(client, "read", {})["decision"] == "allow"  # the cancelled reads left nothing behind
+
+
+@pytest.mark.parametrize("http", ["httptools", "h11"])
+def test_a_connection_that_sends_no_request_head_is_closed(http: str) -> None:
+    # Without a head deadline such connections stayed open for good (24 s measured), and
+    # --max-connections of them answer 503 to everyone.
+    served = Served(create_app(PacksState([ROOT / "policies" / "baseline"]), reload_interval=None), http, 0.4)
+    port = int(served.url.rsplit(":", 1)[1])
+    body = json.dumps({"name": "read_file", "arguments": {"path": "README.md"}}).encode()
+    request = b"POST /v1/decide HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    try:
+        silent = socket.create_connection(("127.0.0.1", port), timeout=5)
+        halfway = socket.create_connection(("127.0.0.1", port), timeout=5)
+        halfway.sendall(b"POST /v1/decide HTTP/1.1\r\nHost: x\r\n")
+        # Kept alive after an answer, then half a second request: the deadline starts again.
+        again = socket.create_connection(("127.0.0.1", port), timeout=5)
+        again.sendall(request)
+        assert '"decision"' in read_reply(again)
+        again.sendall(b"POST /v1/decide HTTP/1.1\r\n")
+        # A connection sending whole requests, each within the deadline, is served throughout.
+        steady = socket.create_connection(("127.0.0.1", port), timeout=5)
+        started = time.monotonic()
+        for _ in range(4):
+            steady.sendall(request)
+            assert '"decision"' in read_reply(steady)
+            time.sleep(0.25)
+        for sock in (silent, halfway, again):
+            assert sock.recv(4096) == b""  # closed, with nothing to answer (recv would time out after 5 s)
+        assert time.monotonic() - started < 3
+        steady.sendall(request)
+        assert '"decision"' in read_reply(steady)
+    finally:
+        for sock in (silent, halfway, again, steady):
+            sock.close()
+        served.stop()
 
 
 def test_the_decision_endpoints_take_post_only(service: tuple[httpx.Client, Path, Path]) -> None:

@@ -24,6 +24,7 @@ HELP = "serve the packs' decisions over HTTP (decide, review, metrics, hot reloa
 MAX_BODY_BYTES = 1 << 20
 BODY_TIMEOUT = 10.0
 DECISION_TIMEOUT = 5.0
+HEADER_TIMEOUT = 10.0
 KEEP_ALIVE_TIMEOUT = 5.0
 RELOAD_INTERVAL = 2.0
 MAX_CONNECTIONS = 1024
@@ -77,6 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"a large call (64 KiB or more, decided beside the event loop) not decided by then is denied "
         f"(default {DECISION_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=float,
+        default=HEADER_TIMEOUT,
+        metavar="SECONDS",
+        help=f"a connection that sends no complete request head for this long is closed (default {HEADER_TIMEOUT:g})",
     )
     parser.add_argument(
         "--keep-alive-timeout",
@@ -141,6 +149,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         raise UsageError(f"--max-connections {args.max_connections} is not a count", hint="give 1 or more")
     _positive("--body-timeout", args.body_timeout)
     _positive("--decision-timeout", args.decision_timeout)
+    _positive("--header-timeout", args.header_timeout)
     _positive("--keep-alive-timeout", args.keep_alive_timeout)
     if not (math.isfinite(args.reload_interval) and args.reload_interval >= 0):
         raise UsageError(f"--reload-interval {args.reload_interval:g} is not a number of seconds", hint="e.g. 2, or 0")
@@ -158,6 +167,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             hint="pip install 'policyengine[server]'",
         ) from None
     from policyengine.service.decision_log import open_decision_log
+    from policyengine.service.http_protocol import protocol_class
     from policyengine.service.packs_state import PacksState
 
     _log_to(err, args.log_level)
@@ -183,6 +193,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             reload_interval=args.reload_interval or None,
             poll=poll,
         )
+        try:
+            protocol = protocol_class(args.http, args.header_timeout)
+        except ImportError:
+            raise UsageError(
+                "--http httptools: httptools is not installed", hint="pip install 'policyengine[server]', or --http h11"
+            ) from None
         sock = bind(args.host, args.port)
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
@@ -190,7 +206,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         config = uvicorn.Config(
             app,
             log_level=args.log_level,
-            http=args.http,
+            http=protocol,
             timeout_keep_alive=args.keep_alive_timeout,
             limit_concurrency=args.max_connections,
             lifespan="on",
