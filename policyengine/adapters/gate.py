@@ -17,7 +17,7 @@ from dataclasses import asdict, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict, evaluate, evaluate_now
+from policyengine.enforce.evaluate import Evaluation, Verdict, evaluate, evaluate_now, fault_denial
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import RegistrationError
 from policyengine.runtime.registry import Registry
@@ -126,7 +126,7 @@ class PolicyGate:
             answer = self._attempt(name, arguments, result, call_id, cwd, agent)
             return _reviewed(answer if isinstance(answer, Evaluation) else _run(answer()))
         except Exception as error:  # fails closed: a result the gate cannot review never reaches the model
-            return _blocked(_failed(name, "reviewing the result of", error))
+            return _failed(name, "reviewing the result of", error).blocked()
 
     async def areview(
         self,
@@ -145,7 +145,7 @@ class PolicyGate:
             answer = self._attempt(name, arguments, result, call_id, cwd, agent)
             return _reviewed(answer if isinstance(answer, Evaluation) else await answer())
         except Exception as error:
-            return _blocked(_failed(name, "reviewing the result of", error))
+            return _failed(name, "reviewing the result of", error).blocked()
 
     def _attempt(
         self,
@@ -195,27 +195,12 @@ def _reviewed(answer: Evaluation) -> Evaluation:
     """A reviewed result; a call policy would not admit now (packs reloaded since, say) is blocked."""
     answer = _closed(answer)
     if answer.post is None or answer.decision is Verdict.DENY:
-        return _blocked(answer)
+        return answer.blocked()
     return answer
 
 
-def _blocked(answer: Evaluation) -> Evaluation:
-    """The evaluation as a blocked result: the reason is the feedback the model reads."""
-    feedback = answer.feedback or answer.reason or "the result was withheld by policy"
-    return replace(
-        answer,
-        post=PostOutcome.BLOCKED,
-        value=None,
-        content=[{"type": "text", "text": feedback}],
-        feedback=feedback,
-    )
-
-
 def _failed(name: str, doing: str, error: Exception) -> Evaluation:
-    """The gate's own fault, as a denial that says what failed."""
-    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    reason = f"Denied: the policy gate failed while {doing} tool {name!r} ({what}); the call is refused."
-    return Evaluation(Verdict.DENY, None, GATE, reason)
+    return fault_denial(GATE, name, doing, error)
 
 
 def _run(awaitable: Awaitable[T]) -> T:

@@ -56,6 +56,20 @@ class Evaluation:
         """The id of the rule (or name of the listener or guard) that decided."""
         return self.source.name if self.source else None
 
+    def blocked(self) -> Evaluation:
+        """This evaluation with its result withheld: the feedback (else the reason) is all the model reads."""
+        feedback = self.feedback or self.reason or "the result was withheld by policy"
+        return replace(
+            self, post=PostOutcome.BLOCKED, value=None, content=[{"type": "text", "text": feedback}], feedback=feedback
+        )
+
+
+def fault_denial(source: Source, name: str, doing: str, error: BaseException) -> Evaluation:
+    """A denial for an enforcement point's own fault while `doing` tool `name`, saying what failed."""
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    reason = f"Denied: the {source.name} failed while {doing} tool {name!r} ({what}); the call is refused."
+    return Evaluation(Verdict.DENY, None, source, reason)
+
 
 @lru_cache(maxsize=1024)
 def _stub(name: str) -> ToolDefinition:

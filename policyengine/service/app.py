@@ -32,7 +32,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict, evaluate, evaluate_now
+from policyengine.enforce.evaluate import Evaluation, Verdict, evaluate, evaluate_now, fault_denial
+from policyengine.service.deadlines import Deadlines
 from policyengine.service.decision_log import DecisionLog, decision_record
 from policyengine.service.packs_state import PacksState, ReloadResult, Snapshot
 from policyengine.tools.definition import content_problems
@@ -314,44 +315,16 @@ OPENAPI: dict[str, Any] = {
 # -- requests ---------------------------------------------------------------------------------------
 
 
-class _BodyDeadlines:
-    """Body reads that must finish by a deadline, all watched by one task instead of a timer each.
-
-    `asyncio.timeout` costs 4.5 us a request (a timer handle made and cancelled); a dict entry
-    costs 0.3. The watcher wakes every quarter of the timeout and cancels the reads past it; the
-    reader turns that cancellation into 408 (`expired`). A read finishes, or is cancelled, before
-    its entry is removed: both run on the event loop's one thread.
-    """
+class _BodyDeadlines(Deadlines[asyncio.Task[Any]]):
+    """Body reads that must finish by a deadline: the late ones are cancelled, and their reader answers 408."""
 
     def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
-        self.reading: dict[asyncio.Task[Any], float] = {}
+        super().__init__(timeout, self._cancel)
         self.expired: set[asyncio.Task[Any]] = set()
-        self.watcher: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        """Start the watcher on this event loop (at the first request, so any ASGI server gets one)."""
-        if self.watcher is None or self.watcher.done():
-            self.watcher = asyncio.get_running_loop().create_task(self._watch())
-
-    async def _watch(self) -> None:
-        beat = min(1.0, self.timeout / 4)
-        while True:
-            await asyncio.sleep(beat)
-            now = time.monotonic()
-            late = [task for task, deadline in self.reading.items() if deadline <= now]
-            for task in late:
-                del self.reading[task]
-                self.expired.add(task)
-                task.cancel()
-
-    async def stop(self) -> None:
-        """Stop the watcher (at shutdown)."""
-        if self.watcher is not None:
-            self.watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.watcher
-            self.watcher = None
+    def _cancel(self, task: asyncio.Task[Any], _note: Any) -> None:
+        self.expired.add(task)
+        task.cancel()
 
 
 def _content_length(scope: Scope) -> bytes | None:
@@ -371,8 +344,8 @@ async def _read_body(scope: Scope, receive: Receive, limit: int, deadlines: _Bod
             raise BadRequest(413, f"the body is {int(declared):,} bytes, over the {limit:,}-byte limit")
     task = asyncio.current_task()
     assert task is not None
-    deadlines.start()
-    deadlines.reading[task] = time.monotonic() + deadlines.timeout
+    # A read finishes, or is cancelled, before its wait ends: both run on the event loop's one thread.
+    deadlines.start(task)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -394,7 +367,7 @@ async def _read_body(scope: Scope, receive: Receive, limit: int, deadlines: _Bod
         task.uncancel()
         raise BadRequest(408, f"the body took over {deadlines.timeout:g}s to arrive; send it at once") from None
     finally:
-        deadlines.reading.pop(task, None)
+        deadlines.end(task)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
@@ -466,10 +439,8 @@ def _parse(raw: bytes, keys: frozenset[str], with_result: bool) -> dict[str, Any
 
 
 def _denied(name: str, error: BaseException) -> Evaluation:
-    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     log.error("policyengine serve: evaluating %r failed", name, exc_info=error)
-    reason = f"Denied: the policy service failed while deciding tool {name!r} ({what}); the call is refused."
-    return Evaluation(Verdict.DENY, None, SERVICE, reason)
+    return fault_denial(SERVICE, name, "deciding", error)
 
 
 def _kwargs(snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result: Any) -> dict[str, Any]:
@@ -537,15 +508,7 @@ def _closed(answer: Evaluation, result: Mapping[str, Any] | None) -> Evaluation:
     if answer.decision is Verdict.ERROR:
         answer = replace(answer, decision=Verdict.DENY, reason=answer.reason or "the policy answered error")
     if result is not None and (answer.post is None or answer.decision in (Verdict.DENY, Verdict.INVALID)):
-        # Never reaches the model, whatever it holds.
-        feedback = answer.feedback or answer.reason or "the result was withheld by policy"
-        answer = replace(
-            answer,
-            post=PostOutcome.BLOCKED,
-            value=None,
-            content=[{"type": "text", "text": feedback}],
-            feedback=feedback,
-        )
+        answer = answer.blocked()  # never reaches the model, whatever it holds
     return answer
 
 

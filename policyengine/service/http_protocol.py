@@ -5,16 +5,16 @@ that never completes a request head stays open for good, and `--max-connections`
 service answer 503 to everyone: a denial of service any local process could mount (measured:
 a connection with half a head, or none, was still open after 24 s). Here every connection waiting
 for a head (just opened, or between two requests) must complete one within `header_timeout`
-seconds, or it is closed. One task per event loop sweeps the waiting connections every quarter of
-the timeout (at most 1 s), so a request pays a dict entry, not a timer.
+seconds, or it is closed; one sweeper (`deadlines.py`) watches them all.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from typing import Any
+
+from policyengine.service.deadlines import Deadlines
 
 __all__ = ["DEFAULT_HEADER_TIMEOUT", "HTTP_PARSERS", "protocol_class"]
 
@@ -22,33 +22,12 @@ DEFAULT_HEADER_TIMEOUT = 10.0
 HTTP_PARSERS = ("auto", "httptools", "h11")
 
 
-class _Waiting:
-    """The connections waiting for a request head, and when each must have one; swept by one task."""
-
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
-        self.since: dict[Any, tuple[float, Any]] = {}  # protocol -> (deadline, the cycle it waited after)
-        self.sweeper: asyncio.Task[None] | None = None
-
-    def wait(self, protocol: Any) -> None:
-        """`protocol` waits for a head from now on."""
-        self.since[protocol] = (time.monotonic() + self.timeout, protocol.cycle)
-        if self.sweeper is None or self.sweeper.done():
-            self.sweeper = asyncio.get_running_loop().create_task(self._sweep())
-
-    async def _sweep(self) -> None:
-        beat = min(1.0, self.timeout / 4)
-        while self.since:
-            await asyncio.sleep(beat)
-            now = time.monotonic()
-            late = [p for p, (deadline, _cycle) in self.since.items() if deadline <= now]
-            for protocol in late:
-                _deadline, cycle = self.since.pop(protocol)
-                current = protocol.cycle
-                # Close only a connection with no request in progress that has not begun a new one since.
-                if current is cycle and (current is None or current.response_complete):
-                    with contextlib.suppress(Exception):
-                        protocol.transport.close()
+def _close_if_idle(protocol: Any, cycle: Any) -> None:
+    """Close a connection with no request in progress that has not begun a new one since it began to wait."""
+    current = protocol.cycle
+    if current is cycle and (current is None or current.response_complete):
+        with contextlib.suppress(Exception):
+            protocol.transport.close()
 
 
 def _parser(http: str) -> type[asyncio.Protocol]:
@@ -71,28 +50,27 @@ def _parser(http: str) -> type[asyncio.Protocol]:
 def protocol_class(http: str = "auto", header_timeout: float = DEFAULT_HEADER_TIMEOUT) -> type[asyncio.Protocol]:
     """Uvicorn's protocol for `http`, closing connections that send no request head within `header_timeout`."""
     base: Any = _parser(http)
-    waiting = _Waiting(header_timeout)
+    waiting: Deadlines[Any] = Deadlines(header_timeout, _close_if_idle)
 
     class HeadDeadline(base):  # type: ignore[misc]
         """`base`, with the head deadline (uvicorn's `cycle` is the request whose head came last)."""
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            waiting.wait(self)
+            waiting.start(self, self.cycle)
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
-            entry = waiting.since.get(self)
-            if entry is not None and self.cycle is not entry[1]:
-                del waiting.since[self]  # a head came: the request's own limits take over
+            if waiting.waits(self) and self.cycle is not waiting.note(self):
+                waiting.end(self)  # a head came: the request's own limits take over
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
             if not self.transport.is_closing():
-                waiting.wait(self)
+                waiting.start(self, self.cycle)
 
         def connection_lost(self, exc: Exception | None) -> None:
-            waiting.since.pop(self, None)
+            waiting.end(self)
             super().connection_lost(exc)
 
     HeadDeadline.__name__ = HeadDeadline.__qualname__ = f"HeadDeadline{base.__name__}"
