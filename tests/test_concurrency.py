@@ -236,26 +236,92 @@ def _slow_registry(seconds: float) -> Registry:
     return registry
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: an inner execute wrapper's dispatch.with_signal(Signal.timeout(...)) replaces the outer "
-    "wrapper's deadline instead of adding to it; only the caller's signal is fused back in, so the "
-    "outer (shorter) deadline is silently dropped",
-)
-def test_an_inner_execute_wrapper_cannot_lift_an_outer_deadline() -> None:
+def _timing_out(seconds: float) -> Callable[[Dispatch], Dispatch]:
+    return lambda dispatch: dispatch.with_signal(Signal.timeout(seconds))
+
+
+def _rebuilt_timing_out(seconds: float) -> Callable[[Dispatch], Dispatch]:
+    # A wrapper that builds its Dispatch itself instead of with_signal(): it hands on no lineage.
+    return lambda dispatch: Dispatch(dispatch.call, Signal.timeout(seconds), dispatch.definition)
+
+
+@pytest.mark.parametrize("inner_hands", [_timing_out, _rebuilt_timing_out], ids=["with_signal", "rebuilt"])
+def test_an_inner_execute_wrapper_cannot_lift_an_outer_deadline(
+    inner_hands: Callable[[float], Callable[[Dispatch], Dispatch]],
+) -> None:
     registry = _slow_registry(0.5)
 
     async def outer(dispatch: Dispatch, next: Next) -> Any:
         return await next(dispatch.with_signal(Signal.timeout(0.05)))
 
     async def inner(dispatch: Dispatch, next: Next) -> Any:
-        return await next(dispatch.with_signal(Signal.timeout(10)))
+        return await next(inner_hands(10)(dispatch))
 
     registry.on_execute(outer, name="outer-50ms")
     registry.on_execute(inner, name="inner-10s")
 
+    started = time.monotonic()
     result = registry.call_sync("slow", {})
     assert result.outcome is Outcome.TIMED_OUT, f"{result.outcome.value} after the outer 50 ms deadline"
+    assert time.monotonic() - started < 0.4
+
+
+def test_an_inner_execute_wrapper_can_shorten_an_outer_deadline() -> None:
+    registry = _slow_registry(0.5)
+
+    async def outer(dispatch: Dispatch, next: Next) -> Any:
+        return await next(dispatch.with_signal(Signal.timeout(10)))
+
+    async def inner(dispatch: Dispatch, next: Next) -> Any:
+        return await next(dispatch.with_signal(Signal.timeout(0.05)))
+
+    registry.on_execute(outer, name="outer-10s")
+    registry.on_execute(inner, name="inner-50ms")
+
+    result = registry.call_sync("slow", {})
+    assert result.outcome is Outcome.TIMED_OUT, f"{result.outcome.value} after the inner 50 ms deadline"
+
+
+def test_nested_execute_deadlines_let_a_call_in_time_finish() -> None:
+    registry = _slow_registry(0.01)
+
+    async def outer(dispatch: Dispatch, next: Next) -> Any:
+        return await next(dispatch.with_signal(Signal.timeout(5)))
+
+    async def inner(dispatch: Dispatch, next: Next) -> Any:
+        return await next(dispatch.with_signal(Signal.timeout(10)))
+
+    registry.on_execute(outer, name="outer-5s")
+    registry.on_execute(inner, name="inner-10s")
+
+    result = registry.call_sync("slow", {})
+    assert result.outcome is Outcome.OK and result.value == "late"
+
+
+def test_an_outer_deadline_holds_through_an_inner_wrappers_retries() -> None:
+    registry = _slow_registry(0.5)
+    attempts: list[int] = []
+
+    async def outer(dispatch: Dispatch, next: Next) -> Any:
+        return await next(dispatch.with_signal(Signal.timeout(0.15)))
+
+    async def inner(dispatch: Dispatch, next: Next) -> Any:
+        for attempt in range(20):  # each attempt under a fresh, longer deadline of its own
+            attempts.append(attempt)
+            try:
+                return await next(dispatch.with_signal(Signal.timeout(10)))
+            except Exception:
+                if dispatch.signal.aborted:
+                    raise
+        raise AssertionError("unreachable")
+
+    registry.on_execute(outer, name="outer-150ms")
+    registry.on_execute(inner, name="inner-retries")
+
+    started = time.monotonic()
+    result = registry.call_sync("slow", {})
+    assert result.outcome is Outcome.TIMED_OUT and time.monotonic() - started < 0.45
+    assert attempts == [0]
 
 
 def test_two_execute_rules_the_shorter_timeout_still_applies(tmp_path: Path) -> None:

@@ -251,10 +251,15 @@ def _rebind_dispatch(args: tuple[Any, ...], extra: tuple[Any, ...], _source: Sou
     (dispatch,) = args
     if len(extra) != 1 or not isinstance(extra[0], Dispatch):
         raise TypeError("execute next() takes one Dispatch of the same call (dispatch.with_signal(...))")
-    what = swapped(extra[0], dispatch.call, dispatch.definition)
+    handed: Dispatch = extra[0]
+    what = swapped(handed, dispatch.call, dispatch.definition)
     if what is not None:
         raise Tampered(what)
-    return (extra[0],)
+    if handed.signal is dispatch.signal:
+        return (dispatch,)
+    # Rebuilt from what this wrapper was given, not from what it handed on: a replaced signal
+    # adds to the ones before it and can never remove one.
+    return (Dispatch(dispatch.call, handed.signal, dispatch.definition, (*dispatch.outer, dispatch.signal)),)
 
 
 def _rebind_result(args: tuple[Any, ...], extra: tuple[Any, ...], source: Source) -> tuple[Any, ...]:

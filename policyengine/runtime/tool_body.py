@@ -103,9 +103,10 @@ async def run_body(args: tuple[Any, ...], trace: Trace) -> ChainResult[Any]:
         except Exception as error:
             trace.blame(error, tool_source(call.name))
             raise
-    # The body gets its own signal with the caller's fused back in: a wrapper can add a
-    # deadline, never remove a cancel; and a cancelled calling task can fire it too.
-    signal = Signal.any(call.signal) if dispatch.signal is call.signal else Signal.any(call.signal, dispatch.signal)
+    # The body gets its own signal with the caller's and every outer wrapper's fused back in: a
+    # wrapper can add a deadline, never lift one or remove a cancel; a cancelled calling task can
+    # fire it too.
+    signal = Signal.any(*_distinct((call.signal, *dispatch.outer, dispatch.signal)))
     body = Dispatch(call, signal, definition)
     try:
         if definition.is_async:
@@ -125,3 +126,12 @@ async def run_body(args: tuple[Any, ...], trace: Trace) -> ChainResult[Any]:
         raise
     finally:
         signal.detach()
+
+
+def _distinct(signals: tuple[Signal, ...]) -> list[Signal]:
+    """The signals without repeats (by identity), in order."""
+    seen: list[Signal] = []
+    for signal in signals:
+        if not any(signal is other for other in seen):
+            seen.append(signal)
+    return seen

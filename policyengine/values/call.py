@@ -86,6 +86,9 @@ class Dispatch:
     call: ToolCall
     signal: Signal
     definition: ToolDefinition = field(repr=False)
+    # The signals outer wrappers handed on, kept by the engine (a wrapper cannot drop them): the
+    # body runs under all of them, so an inner wrapper's longer deadline never lifts an outer one.
+    outer: tuple[Signal, ...] = field(default=(), repr=False)
 
     @property
     def arguments(self) -> FrozenDict:
@@ -93,10 +96,10 @@ class Dispatch:
         return self.call.arguments
 
     def with_signal(self, signal: Signal) -> Dispatch:
-        """A dispatch whose body sees `signal`; the caller's signal is fused back in anyway."""
+        """A dispatch whose body sees `signal`; the caller's and every outer wrapper's signal are fused back in anyway."""
         if not isinstance(signal, Signal):
             raise TypeError(f"with_signal() needs a Signal, got {type(signal).__name__}")
-        return Dispatch(self.call, signal, self.definition)
+        return Dispatch(self.call, signal, self.definition, self.outer)
 
 
 @dataclass(frozen=True, slots=True)
