@@ -392,12 +392,9 @@ def test_bug_a_small_deeply_nested_file_is_refused_quickly(tmp_path: Path) -> No
     assert time.thread_time() - started < 0.5
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: PE109 (bad UTF-8) counts lines by LF only; CR line breaks put it past the line"
-)
 def test_bug_invalid_utf8_is_located_on_the_line_yaml_numbers(tmp_path: Path) -> None:
     folder = write(tmp_path, {"pack.yaml": b"name: p\rversion: 1.0.0\rfiles: [r.yaml]\r\xff\r"})
-    error = refused(folder)  # the location check inside refused() is what fails today
+    error = refused(folder)  # refused() also checks that the location lies in the file
     assert error.problems[0].location == Location(str(folder / "pack.yaml"), 4, 1)
 
 

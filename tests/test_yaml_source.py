@@ -442,6 +442,21 @@ def test_column_counts_characters_before_a_bad_byte():
     assert where(problem) == "1:5 PE109"
 
 
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"a: 1\r\nb: x\xff\r\n", "2:5"),  # CRLF is one break
+        (b"a: 1\rb: 2\rc: \xff\r", "3:4"),  # old Mac CR alone breaks a line for YAML
+        ("a: 1\u2028b: 2\u0085c: ".encode() + b"\xff\n", "3:4"),  # LS and NEL break lines too
+        (b"a: 1\n\r\nb: \xff", "3:4"),
+    ],
+)
+def test_a_bad_byte_is_located_on_the_line_yaml_numbers(data: bytes, expected: str):
+    problem = only(data)
+    assert where(problem) == f"{expected} PE109"
+    assert problem.source_line is not None and problem.source_line.endswith("\ufffd")
+
+
 @pytest.mark.parametrize("bom", ["utf-16", "utf-32"])
 def test_utf16_and_utf32_are_refused(bom: str):
     problem = only("a: 1\n".encode(bom))

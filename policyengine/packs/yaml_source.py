@@ -499,16 +499,15 @@ def _decode(text: str | bytes, filename: str, problems: list[Problem], max_bytes
 
 
 def _byte_problem(data: bytes, offset: int, filename: str, message: str) -> Problem:
-    """A PE109 at a byte offset: line counted in '\\n', column in decoded characters."""
-    line_start = data.rfind(b"\n", 0, offset) + 1
-    line_end = data.find(b"\n", offset)
-    line_end = len(data) if line_end < 0 else line_end
-    column = len(data[line_start:offset].decode("utf-8", "replace")) + 1
-    source = data[line_start:line_end].rstrip(b"\r").decode("utf-8", "replace")
+    """A PE109 at a byte offset: lines broken as PyYAML breaks them (CR too), column in decoded characters."""
+    before = data[:offset].decode("utf-8", "replace")
+    line, column = _offset_position(before, len(before))
+    lines = _split_lines(data.decode("utf-8", "replace"))
+    source = lines[line] if line < len(lines) else ""
     return Problem(
         "PE109",
         message,
-        Location(filename, data.count(b"\n", 0, offset) + 1, column),
+        Location(filename, line + 1, column + 1),
         hint="save the file as UTF-8 (it may be Latin-1 or Windows-1252), or remove the stray bytes",
         source_line=source,
     )
