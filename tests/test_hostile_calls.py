@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policyengine import Outcome, PolicyLayers, Registry, Stage, ToolDefinition, ToolResult, define_tool, thaw
+from policyengine.language import functions
 from policyengine.runtime.audit import AuditRecorder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -524,11 +525,11 @@ SLOW_CASES = [
     ),
     pytest.param(
         {"prefix": "%2fetc%2f", "unit": "%25", "times": 10, "items": 100_000},
-        id="100k-encoded-paths",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason=_SLOW + "list per rule and again per template: ~8.8 s for 100,000 encoded paths here",
-        ),
+        id="100k-encoded-paths",  # 8.8 s before paths(@) refused calls of over MAX_PATHS paths
+    ),
+    pytest.param(
+        {"prefix": "", "unit": "%25", "times": 10_900, "items": 100},
+        id="100-deeply-encoded-32k-paths",  # 2.1 s before the MAX_PATH_CHARACTERS budget
     ),
 ]
 
@@ -538,6 +539,37 @@ def test_adversarial_huge_arguments_are_evaluated_within_the_bound(recipe: dict[
     outcome, seconds = call_in_child(recipe, BOUND)
     print(f"{recipe}: {outcome} in {'>' + str(BOUND) if seconds is None else f'{seconds:.2f}'} s")
     assert seconds is not None and seconds < BOUND, f"still running after {BOUND}s"
+    if recipe["items"]:
+        assert outcome == "denied", "a call past the path budget is refused, not let through unread"
+
+
+def _many_paths(count: int, name: str = "a.txt") -> Call:
+    return ("read_many", {"paths": [f"notes{i}/{name}" for i in range(count)]})
+
+
+@pytest.mark.parametrize(
+    ("call", "what"),
+    [
+        (_many_paths(functions.MAX_PATHS + 1), "paths, more than"),
+        (("read_many", {"paths": ["a" * 32_000] * (functions.MAX_PATH_CHARACTERS // 32_000 + 1)}), "characters"),
+    ],
+    ids=["count", "characters"],
+)
+def test_a_call_past_the_path_budget_is_refused_by_the_path_red_lines(
+    baseline: Registry, call: Call, what: str
+) -> None:
+    [(result, seconds)] = run_calls(baseline, [call])
+    assert result.outcome is Outcome.DENIED and result.reason is not None
+    assert what in result.reason and "split the call" in result.reason
+    assert seconds < BOUND
+
+
+def test_a_call_at_the_path_budget_is_read_and_judged_on_its_paths(baseline: Registry) -> None:
+    [(benign, _)] = run_calls(baseline, [_many_paths(functions.MAX_PATHS)])
+    assert benign.outcome is Outcome.OK, benign.reason
+    [(forbidden, _)] = run_calls(baseline, [_many_paths(functions.MAX_PATHS, ".env")])
+    assert forbidden.outcome is Outcome.DENIED and forbidden.reason is not None
+    assert ".env" in forbidden.reason and "split the call" not in forbidden.reason
 
 
 # -- audit ---------------------------------------------------------------------------------------------------
