@@ -69,6 +69,15 @@ def remember(note: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Com
     return Command(update={"messages": [ToolMessage(f"stored: {note}", tool_call_id=tool_call_id)]})
 
 
+@tool(response_format="content_and_artifact")
+def fetch_account(name: str) -> tuple[str, dict[str, Any]]:
+    """Fetch an account: a summary for the model, the record for the application."""
+    CALLS.append(("fetch_account", {"name": name}))
+    if name == "internal":
+        return "one account", {"name": name, "notes": "INTERNAL ONLY: the on-call rota"}
+    return "one account", {"name": name, "api_token": TOKEN, "plan": "team"}
+
+
 class ScriptedChat(BaseChatModel):
     """Calls the tools a human message lists (`[[name, args], ...]` as JSON); after the results, answers "done"."""
 
@@ -97,7 +106,7 @@ class ScriptedChat(BaseChatModel):
 MIDDLEWARE = PolicyMiddleware(packs=[PACK], tools=[read_config])
 AGENT = create_agent(
     ScriptedChat(),
-    [run_shell, write_file, read_config, remember],
+    [run_shell, write_file, read_config, remember, fetch_account],
     middleware=[MIDDLEWARE],
     checkpointer=InMemorySaver(),
 )
@@ -193,6 +202,21 @@ def test_a_result_inside_a_command_is_redacted_too() -> None:
     state, _ = _start(("remember", {"note": note}))
     assert len(CALLS) == 1 and CALLS[0] == ("remember", {"note": note})
     assert _read(state)["call-0"].content == "stored: the token is [REDACTED]"
+
+
+def test_an_artifact_beside_the_content_is_redacted_too() -> None:
+    state, _ = _start(("fetch_account", {"name": "ci"}))
+    message = _read(state)["call-0"]
+    assert (message.content, message.status) == ("one account", "success")
+    assert message.artifact == {"name": "ci", "api_token": "[REDACTED]", "plan": "team"}
+    assert TOKEN not in repr(state["messages"])
+
+
+def test_a_blocked_artifact_withholds_the_whole_message() -> None:
+    state, _ = _start(("fetch_account", {"name": "internal"}))
+    message = _read(state)["call-0"]
+    assert (message.content, message.status) == ("The result of fetch_account is internal and was withheld.", "error")
+    assert message.artifact is None and "INTERNAL ONLY" not in repr(state["messages"])
 
 
 def test_a_blocked_result_is_replaced_by_the_feedback() -> None:

@@ -7,7 +7,8 @@
 runs. `ask` pauses the graph with langgraph's `interrupt()`, one per call, its value shaped as
 HumanInTheLoopMiddleware's per-call `ToolApprovalRequest`; resume with
 `Command(resume={interrupt_id: {"type": "approve"}})` or `{"type": "reject", "message": ...}`.
-Post-execute rewrites (redaction) and blocks replace the ToolMessage's content. Put the
+Post-execute rewrites (redaction) and blocks replace the ToolMessage's content, and its artifact
+(`response_format="content_and_artifact"`), reviewed as a result of its own. Put the
 middleware last in the list: the innermost middleware sees the call exactly as the tool gets it.
 """
 
@@ -140,13 +141,24 @@ class PolicyMiddleware(AgentMiddleware):
         return result
 
     def _review(self, request: ToolCallRequest, message: ToolMessage) -> ToolMessage:
+        """The message with post-execute applied to its content and to its artifact, each a result of the call.
+
+        A tool with `response_format="content_and_artifact"` hands the application an artifact
+        beside what the model reads: it is reviewed as a result of its own, and a block of
+        either withholds both.
+        """
         call = request.tool_call
-        answer = self.gate.review(call["name"], call["args"], message.content, call_id=call.get("id"))
-        if answer.post is PostOutcome.ACCEPTED:
-            return message
-        if answer.post is PostOutcome.REWRITTEN:
-            return message.model_copy(update={"content": thaw(answer.value)})
-        return message.model_copy(update={"content": answer.feedback or "Blocked by policy.", "status": "error"})
+        update: dict[str, Any] = {}
+        for field, value in (("content", message.content), ("artifact", message.artifact)):
+            if field == "artifact" and value is None:
+                continue
+            answer = self.gate.review(call["name"], call["args"], value, call_id=call.get("id"))
+            if answer.post is PostOutcome.REWRITTEN:
+                update[field] = thaw(answer.value)
+            elif answer.post is not PostOutcome.ACCEPTED:  # blocked, or anything else: withheld
+                feedback = answer.feedback or "Blocked by policy."
+                return message.model_copy(update={"content": feedback, "artifact": None, "status": "error"})
+        return message.model_copy(update=update) if update else message
 
 
 def _message(request: ToolCallRequest, text: str, *, error: bool) -> ToolMessage:
