@@ -262,6 +262,33 @@ def test_limits_and_malformed_bodies(service: tuple[httpx.Client, Path, Path]) -
     assert decide(client, "read", {})["decision"] == "allow"
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "raw"),
+    [
+        ("/v1/decide", b'{"name": "read", "name": "delete", "arguments": {}}'),
+        ("/v1/decide", b'{"name": "read", "arguments": {"path": "notes.txt", "path": "/etc/shadow"}}'),
+        ("/v1/decide", b'{"name": "read", "arguments": {"path": "notes.txt", "pa\\u0074h": "/etc/shadow"}}'),
+        ("/v1/decide", b'{"name": "read", "arguments": {"deep": [{"k": 1, "k": 2}]}}'),
+        ("/v1/decide", b'{"name": "read", "arguments": {}, "arguments": {"path": "/etc/shadow"}}'),
+        ("/v1/review", b'{"name": "read", "arguments": {}, "result": {"value": {"a": 1, "a": 2}}}'),
+    ],
+    ids=["name", "argument", "escaped-spelling", "nested", "arguments", "result"],
+)
+def test_a_key_given_twice_is_refused_not_resolved(
+    service: tuple[httpx.Client, Path, Path], endpoint: str, raw: bytes
+) -> None:
+    client, _pack, _log = service
+    reply = client.post(endpoint, content=raw, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 400 and "twice" in reply.json()["error"], reply.text
+
+
+def test_the_same_key_in_different_objects_is_not_a_repeat(service: tuple[httpx.Client, Path, Path]) -> None:
+    client, _pack, _log = service
+    raw = b'{"name": "read", "arguments": {"a": {"k": 1}, "b": {"k": 1}, "list": [{"k": 1}, {"k": 2}], "K": 3, "k": 4}}'
+    reply = client.post("/v1/decide", content=raw, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 200 and reply.json()["decision"] == "allow", reply.text
+
+
 def test_a_slow_body_times_out(service: tuple[httpx.Client, Path, Path]) -> None:
     client, _pack, _log = service
     port = client.base_url.port

@@ -392,10 +392,30 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+class _RepeatedKey(ValueError):
+    """An object of the body names one key twice."""
+
+
+def _one_of_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object from its pairs; a key given twice is refused, not resolved."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                # Parsers disagree on which copy wins (first, last, both): a decision on one copy
+                # while the tool runs on the other would be a bypass, so neither is chosen.
+                raise _RepeatedKey(f"an object names the key {key[:80]!r} twice; send each key once")
+            seen.add(key)
+    return found
+
+
 def _parse(raw: bytes, keys: frozenset[str], with_result: bool) -> dict[str, Any]:
     """The request object, checked against its shape; BadRequest says what is wrong and where."""
     try:
-        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constants, object_pairs_hook=_one_of_each)
+    except _RepeatedKey as error:
+        raise BadRequest(400, f"the body is not JSON this service reads: {error}") from None
     except UnicodeDecodeError as error:
         raise BadRequest(400, f"the body is not UTF-8 (byte {error.start})") from None
     except json.JSONDecodeError as error:
