@@ -245,56 +245,41 @@ def _rebuilt_timing_out(seconds: float) -> Callable[[Dispatch], Dispatch]:
     return lambda dispatch: Dispatch(dispatch.call, Signal.timeout(seconds), dispatch.definition)
 
 
+def _nested_deadlines(
+    body: float, outer_s: float, inner_s: float, inner_hands: Callable[[float], Callable[[Dispatch], Dispatch]]
+) -> tuple[ToolResult, float]:
+    """A call to a body taking `body` seconds under two execute wrappers' deadlines; its result and wall time."""
+    registry = _slow_registry(body)
+
+    async def outer(dispatch: Dispatch, next: Next) -> Any:
+        return await next(dispatch.with_signal(Signal.timeout(outer_s)))
+
+    async def inner(dispatch: Dispatch, next: Next) -> Any:
+        return await next(inner_hands(inner_s)(dispatch))
+
+    registry.on_execute(outer, name=f"outer-{outer_s}s")
+    registry.on_execute(inner, name=f"inner-{inner_s}s")
+    started = time.monotonic()
+    result = registry.call_sync("slow", {})
+    return result, time.monotonic() - started
+
+
 @pytest.mark.parametrize("inner_hands", [_timing_out, _rebuilt_timing_out], ids=["with_signal", "rebuilt"])
 def test_an_inner_execute_wrapper_cannot_lift_an_outer_deadline(
     inner_hands: Callable[[float], Callable[[Dispatch], Dispatch]],
 ) -> None:
-    registry = _slow_registry(0.5)
-
-    async def outer(dispatch: Dispatch, next: Next) -> Any:
-        return await next(dispatch.with_signal(Signal.timeout(0.05)))
-
-    async def inner(dispatch: Dispatch, next: Next) -> Any:
-        return await next(inner_hands(10)(dispatch))
-
-    registry.on_execute(outer, name="outer-50ms")
-    registry.on_execute(inner, name="inner-10s")
-
-    started = time.monotonic()
-    result = registry.call_sync("slow", {})
+    result, seconds = _nested_deadlines(0.5, 0.05, 10, inner_hands)
     assert result.outcome is Outcome.TIMED_OUT, f"{result.outcome.value} after the outer 50 ms deadline"
-    assert time.monotonic() - started < 0.4
+    assert seconds < 0.4
 
 
 def test_an_inner_execute_wrapper_can_shorten_an_outer_deadline() -> None:
-    registry = _slow_registry(0.5)
-
-    async def outer(dispatch: Dispatch, next: Next) -> Any:
-        return await next(dispatch.with_signal(Signal.timeout(10)))
-
-    async def inner(dispatch: Dispatch, next: Next) -> Any:
-        return await next(dispatch.with_signal(Signal.timeout(0.05)))
-
-    registry.on_execute(outer, name="outer-10s")
-    registry.on_execute(inner, name="inner-50ms")
-
-    result = registry.call_sync("slow", {})
+    result, _ = _nested_deadlines(0.5, 10, 0.05, _timing_out)
     assert result.outcome is Outcome.TIMED_OUT, f"{result.outcome.value} after the inner 50 ms deadline"
 
 
 def test_nested_execute_deadlines_let_a_call_in_time_finish() -> None:
-    registry = _slow_registry(0.01)
-
-    async def outer(dispatch: Dispatch, next: Next) -> Any:
-        return await next(dispatch.with_signal(Signal.timeout(5)))
-
-    async def inner(dispatch: Dispatch, next: Next) -> Any:
-        return await next(dispatch.with_signal(Signal.timeout(10)))
-
-    registry.on_execute(outer, name="outer-5s")
-    registry.on_execute(inner, name="inner-10s")
-
-    result = registry.call_sync("slow", {})
+    result, _ = _nested_deadlines(0.01, 5, 10, _timing_out)
     assert result.outcome is Outcome.OK and result.value == "late"
 
 
