@@ -451,7 +451,7 @@ def test_column_counts_characters_before_a_bad_byte():
         (b"a: 1\n\r\nb: \xff", "3:4"),
     ],
 )
-def test_a_bad_byte_is_located_on_the_line_yaml_numbers(data: bytes, expected: str):
+def test_a_bad_byte_is_located_on_the_line_yaml_numbers(data: bytes, expected: str) -> None:
     problem = only(data)
     assert where(problem) == f"{expected} PE109"
     assert problem.source_line is not None and problem.source_line.endswith("\ufffd")
