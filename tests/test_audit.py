@@ -19,7 +19,7 @@ from typing import Any
 import cerberus
 import pytest
 
-from policyengine import ApprovalAnswer, ApprovalRequest, Outcome, PolicyLayers, Registry, Stage
+from policyengine import ApprovalAnswer, ApprovalRequest, Outcome, PolicyLayers, Registry, Stage, ToolResult
 from policyengine.cli.main import main
 from policyengine.packs.compiler import schema
 from policyengine.runtime.audit import AuditRecorder, policy_decision, record_of
@@ -128,8 +128,11 @@ def dry_run(calls: Path, output: Path) -> tuple[int, dict[str, Any], list[dict[s
     return code, json.loads(out.getvalue()), read_jsonl(output)
 
 
+Recorded = tuple[Path, dict[str, Any], AuditRecorder]  # the audit file, the results by call id, the recorder
+
+
 @pytest.fixture
-def recorded(tmp_path) -> tuple[Path, dict[str, Any], AuditRecorder]:
+def recorded(tmp_path: Path) -> Recorded:
     """The TRAFFIC run through a BFCL registry with an audit recorder on a file."""
     registry = bfcl_registry(APPROVED)
     path = tmp_path / "audit.jsonl"
@@ -144,7 +147,7 @@ def recorded(tmp_path) -> tuple[Path, dict[str, Any], AuditRecorder]:
 # -- what the recorder writes -------------------------------------------------------------
 
 
-def test_the_live_calls_end_as_the_policy_says(recorded):
+def test_the_live_calls_end_as_the_policy_says(recorded: Recorded) -> None:
     _path, results, _recorder = recorded
     assert results["c02"].outcome is Outcome.OK and results["c08"].outcome is Outcome.OK
     assert results["c03"].outcome is Outcome.DENIED and results["c03"].stage is Stage.APPROVAL
@@ -157,7 +160,9 @@ def test_the_live_calls_end_as_the_policy_says(recorded):
         assert policy_decision(results[call_id]) == expected, call_id
 
 
-def test_one_record_per_call_with_identity_decision_and_pack(recorded):
+def test_one_record_per_call_with_identity_decision_and_pack(
+    recorded: Recorded,
+) -> None:
     path, results, _recorder = recorded
     records = read_jsonl(path)
     assert [r["call_id"] for r in records] == [t[0] for t in TRAFFIC]
@@ -180,7 +185,9 @@ def test_one_record_per_call_with_identity_decision_and_pack(recorded):
     assert "Delete draft.txt?" in by_id["c03"]["reason"]
 
 
-def test_recorder_writes_the_value_as_post_execute_left_it(recorded):
+def test_recorder_writes_the_value_as_post_execute_left_it(
+    recorded: Recorded,
+) -> None:
     path, results, _recorder = recorded
     assert BODIES["get_all_credit_cards"]({})["credit_card_list"]["card_6789"]["card_number"] == CARD
     text = path.read_text("utf-8")
@@ -196,7 +203,7 @@ def test_recorder_writes_the_value_as_post_execute_left_it(recorded):
     assert record["rewrites"] == ["mask-card-numbers", "redact-card-verification"]
 
 
-def test_audit_file_replays_through_dry_run_to_the_same_decisions(recorded, tmp_path):
+def test_audit_file_replays_through_dry_run_to_the_same_decisions(recorded: Recorded, tmp_path: Path) -> None:
     path, _results, _recorder = recorded
     audit = read_jsonl(path)
     _code, summary, replay = dry_run(path, tmp_path / "replay.jsonl")
@@ -210,7 +217,7 @@ def test_audit_file_replays_through_dry_run_to_the_same_decisions(recorded, tmp_
     assert summary["decisions"]["invalid"] == 2
 
 
-def test_an_invalid_call_is_recorded_as_sent_and_replays_as_invalid(tmp_path):
+def test_an_invalid_call_is_recorded_as_sent_and_replays_as_invalid(tmp_path: Path) -> None:
     """The recorded call keeps the arguments the model sent (calls.yaml: "as sent")."""
     registry = bfcl_registry()
     path = tmp_path / "audit.jsonl"
@@ -227,7 +234,9 @@ def test_an_invalid_call_is_recorded_as_sent_and_replays_as_invalid(tmp_path):
     assert replayed["decision"] == "invalid"
 
 
-def test_audit_file_validates_against_the_recorded_call_schema(recorded):
+def test_audit_file_validates_against_the_recorded_call_schema(
+    recorded: Recorded,
+) -> None:
     path, _results, _recorder = recorded
     validator = cerberus.Validator(schema("calls"))
     for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
@@ -235,7 +244,7 @@ def test_audit_file_validates_against_the_recorded_call_schema(recorded):
         assert validator.validate(record), (number, record["call_id"], validator.errors)
 
 
-def test_schema_rejects_what_is_not_a_recorded_call():
+def test_schema_rejects_what_is_not_a_recorded_call() -> None:
     """The schema check above can fail: it refuses a record without a name or with a bad decision."""
     validator = cerberus.Validator(schema("calls"))
     assert validator.validate({"call_id": "x", "name": "cd", "arguments": {}})
@@ -244,7 +253,7 @@ def test_schema_rejects_what_is_not_a_recorded_call():
     assert not validator.validate({"call_id": "x", "name": "cd", "arguments": [], "digest": "md5:1"})
 
 
-def test_records_are_plain_json_without_the_str_fallback(recorded):
+def test_records_are_plain_json_without_the_str_fallback(recorded: Recorded) -> None:
     """Nothing in a record relies on json's default=str (an enum or object would turn into a string)."""
     path, results, _recorder = recorded
     for written in read_jsonl(path):
@@ -256,7 +265,7 @@ def test_records_are_plain_json_without_the_str_fallback(recorded):
 # -- flushing ------------------------------------------------------------------------------
 
 
-def test_each_record_is_flushed_before_the_call_returns(tmp_path):
+def test_each_record_is_flushed_before_the_call_returns(tmp_path: Path) -> None:
     registry = bfcl_registry(APPROVED)
     path = tmp_path / "audit.jsonl"
     recorder = AuditRecorder(path)
@@ -272,7 +281,7 @@ def test_each_record_is_flushed_before_the_call_returns(tmp_path):
         recorder.close()
 
 
-def test_concurrent_calls_write_whole_lines(tmp_path):
+def test_concurrent_calls_write_whole_lines(tmp_path: Path) -> None:
     registry = bfcl_registry()
     path = tmp_path / "audit.jsonl"
     recorder = AuditRecorder(path)
@@ -294,7 +303,7 @@ def test_concurrent_calls_write_whole_lines(tmp_path):
 # -- failures are visible and never block ---------------------------------------------------
 
 
-def test_unwritable_path_never_blocks_and_recovers(tmp_path, caplog):
+def test_unwritable_path_never_blocks_and_recovers(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     registry = bfcl_registry()
     target = tmp_path / "audit.jsonl"
     target.mkdir()  # a directory where the file should be
@@ -337,7 +346,7 @@ class DiskFull(io.StringIO):
         return super().write(text)
 
 
-def test_disk_full_never_blocks_is_counted_logged_and_recovers(caplog):
+def test_disk_full_never_blocks_is_counted_logged_and_recovers(caplog: pytest.LogCaptureFixture) -> None:
     registry = bfcl_registry()
     stream = DiskFull()
     recorder = AuditRecorder(stream)
@@ -350,6 +359,7 @@ def test_disk_full_never_blocks_is_counted_logged_and_recovers(caplog):
     assert result.outcome is Outcome.OK
     assert result.value["credit_card_list"]["card_6789"]["card_number"] == "************1881"
     assert recorder.failures == 2
+    assert recorder.last_error is not None
     assert "No space left on device" in recorder.last_error
     assert "OSError" in recorder.last_error
     logged = [r for r in caplog.records if r.name == "policyengine.runtime.audit" and r.levelno == logging.ERROR]
@@ -362,7 +372,7 @@ def test_disk_full_never_blocks_is_counted_logged_and_recovers(caplog):
     assert not stream.closed  # a stream passed in stays open
 
 
-def test_a_partial_write_does_not_corrupt_the_records_written_after_recovery():
+def test_a_partial_write_does_not_corrupt_the_records_written_after_recovery() -> None:
     """A full disk can take half a line; the next record must still be a line of its own."""
     registry = bfcl_registry()
     stream = DiskFull(partial=True)
@@ -384,13 +394,13 @@ def test_a_partial_write_does_not_corrupt_the_records_written_after_recovery():
     assert parsed[0] == "p1"
 
 
-def test_another_observer_raising_does_not_affect_the_recorder(tmp_path):
+def test_another_observer_raising_does_not_affect_the_recorder(tmp_path: Path) -> None:
     registry = bfcl_registry()
 
-    def broken_before(_result):
+    def broken_before(_result: ToolResult) -> None:
         raise RuntimeError("observer bug")
 
-    def broken_after(_result):
+    def broken_after(_result: ToolResult) -> None:
         raise ValueError("another observer bug")
 
     path = tmp_path / "audit.jsonl"
@@ -409,7 +419,9 @@ def test_another_observer_raising_does_not_affect_the_recorder(tmp_path):
     assert records[3]["decision"] == "deny"
 
 
-def test_a_value_that_cannot_be_encoded_is_a_counted_failure_not_a_broken_file(tmp_path, caplog):
+def test_a_value_that_cannot_be_encoded_is_a_counted_failure_not_a_broken_file(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """A lone surrogate in a value cannot be written as UTF-8: counted, logged, the file stays whole."""
     registry = Registry()
     path = tmp_path / "audit.jsonl"
@@ -428,7 +440,7 @@ def test_a_value_that_cannot_be_encoded_is_a_counted_failure_not_a_broken_file(t
     assert [r["call_id"] for r in read_jsonl(path)] == ["e1", "e3"]
 
 
-def test_a_calls_working_directory_is_recorded_and_replayed(tmp_path):
+def test_a_calls_working_directory_is_recorded_and_replayed(tmp_path: Path) -> None:
     """`cd ..` is harmless from the workspace and a red line from /etc: the record keeps where it ran."""
     registry = bfcl_registry()
     path = tmp_path / "audit.jsonl"
@@ -437,6 +449,7 @@ def test_a_calls_working_directory_is_recorded_and_replayed(tmp_path):
     from_etc = registry.call_sync("cd", {"folder": "passwd"}, call_id="w-1", cwd="/etc")
     from_workspace = registry.call_sync("cd", {"folder": "passwd"}, call_id="w-2")
     recorder.close()
+    assert from_etc.source is not None
     assert (from_etc.outcome, from_etc.source.name) == (Outcome.DENIED, "fs-no-system-paths")
     assert from_etc.cwd == "/etc" and from_workspace.cwd == "/workspace"  # the pack's cwd: calls start there
     records = read_jsonl(path)

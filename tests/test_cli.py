@@ -17,9 +17,9 @@ import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # no stubs installed (types-jsonschema is not a dev dependency)
 import pytest
 import yaml
 
@@ -225,7 +225,7 @@ def assert_sarif(log: dict[str, Any], level: str) -> list[dict[str, Any]]:
     driver = run["tool"]["driver"]
     assert driver["name"] == "policyengine"
     declared = {r["id"] for r in driver["rules"]}
-    results = run["results"]
+    results: list[dict[str, Any]] = run["results"]
     assert results, "a pack with problems must produce SARIF results"
     for result in results:
         assert re.fullmatch(r"PE\d{3}", result["ruleId"])
@@ -409,7 +409,7 @@ def test_test_passes_each_shipped_pack_alone(pack: str) -> None:
     assert run.code == 0, run.out
     last = run.out.strip().splitlines()[-1]
     assert last.startswith("ok: ") and " 0 failed, 0 not run" in last
-    assert int(re.match(r"ok: (\d+) passed", last).group(1)) > 0
+    assert int(cast(re.Match[str], re.match(r"ok: (\d+) passed", last)).group(1)) > 0
 
 
 @pytest.mark.parametrize("pack", sorted(SHIPPED))
@@ -492,24 +492,25 @@ def test_test_junit_parses_and_its_failure_count_matches(tmp_path: Path) -> None
     root = ET.fromstring(run.out.strip().split("\n", 1)[1] if run.out.startswith("<?xml") else run.out)
     assert root.tag == "testsuites"
     failures = root.findall(".//testcase/failure")
-    assert int(root.get("failures")) == len(failures) == 1
-    assert int(root.get("tests")) == len(root.findall(".//testcase")) == 2
+    assert int(cast(str, root.get("failures"))) == len(failures) == 1
+    assert int(cast(str, root.get("tests"))) == len(root.findall(".//testcase")) == 2
     assert failures[0].get("type") == "PT003"
+    assert failures[0].text is not None
     assert 'expected "allow", got "deny"' in failures[0].text
 
     clean = cli("test", BASELINE, "--format", "junit")
     assert clean.code == 0
     root = ET.fromstring(clean.out.encode("utf-8"))
-    assert int(root.get("failures")) == len(root.findall(".//failure")) == 0
-    assert int(root.get("tests")) == len(root.findall(".//testcase")) > 0
+    assert int(cast(str, root.get("failures"))) == len(root.findall(".//failure")) == 0
+    assert int(cast(str, root.get("tests"))) == len(root.findall(".//testcase")) > 0
 
 
 def test_test_junit_counts_run_level_failures(tmp_path: Path) -> None:
     run = cli("test", mini_pack(tmp_path, "untested", None), "--require-tests", "--format", "junit")
     assert run.code == 1
     root = ET.fromstring(run.out.encode("utf-8"))
-    assert int(root.get("failures")) == len(root.findall(".//failure")) == 1
-    assert root.find(".//failure").get("type") == "PT002"
+    assert int(cast(str, root.get("failures"))) == len(root.findall(".//failure")) == 1
+    assert cast(ET.Element, root.find(".//failure")).get("type") == "PT002"
 
 
 def test_test_broken_pack_exits_2(broken_pack: BrokenPack) -> None:
@@ -665,7 +666,7 @@ def test_schema_unknown_name_is_exit_2() -> None:
 
 @pytest.fixture(scope="module")
 def schemas() -> dict[str, Any]:
-    return cli("schema").json()
+    return cast(dict[str, Any], cli("schema").json())
 
 
 @pytest.mark.parametrize("path", SHIPPED_RULE_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -881,7 +882,7 @@ def test_color_always_never_touches_machine_formats(warnings_pack: WarningsPack)
         ["test", BASELINE, "--format", "junit"],
         ["explain", "--pack", BASELINE, "--format", "json", json.dumps(FS_WRITE)],
     ):
-        assert ANSI not in cli("--color", "always", *argv).out, argv
+        assert ANSI not in cli("--color", "always", *cast(list[str | Path], argv)).out, argv
 
 
 def test_color_auto_follows_the_terminal_and_no_color(monkeypatch: pytest.MonkeyPatch) -> None:

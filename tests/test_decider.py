@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ LAYERINGS = [
 KIND = {Allow: "allow", Deny: "deny", Ask: "ask"}
 
 
-def _calls() -> list[dict]:
+def _calls() -> list[dict[str, Any]]:
     calls = [json.loads(line) for line in CALLS.read_text().splitlines()]
     # Calls that the red lines and path rules see, which the benchmark corpus never exercises.
     calls += [
@@ -87,7 +88,7 @@ def test_pack_fast_path_matches_the_waterfall_path(folders: list[str]) -> None:
     results = [None, {"value": card}, {"value": {"note": "x" * 30_000}}, {"value": {"api_token": "s3cr3t-value"}}]
 
     async def both() -> list[tuple[object, object]]:
-        pairs = []
+        pairs: list[tuple[object, object]] = []
         for i, call in enumerate(_calls()):
             result = results[i % len(results)]
             a = await evaluate(fast, call["name"], call["arguments"], call_id="c", result=result)

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +81,11 @@ def untyped_pack(tmp_path: Path) -> Path:
     return pack
 
 
+BfclRun = tuple[dict[str, Any], list[dict[str, Any]], Path]  # (summary, records, output file)
+
+
 @pytest.fixture(scope="module")
-def bfcl_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[dict[str, Any]], Path]:
+def bfcl_run(tmp_path_factory: pytest.TempPathFactory) -> BfclRun:
     """The BFCL corpus against policies/bfcl, on one process: (summary, records, output file)."""
     output = tmp_path_factory.mktemp("bfcl") / "records.jsonl"
     code, summary, records = dry_run(BFCL_CALLS, output)
@@ -92,7 +96,7 @@ def bfcl_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], 
 # -- the BFCL corpus ----------------------------------------------------------------------
 
 
-def test_bfcl_writes_one_aligned_record_per_line(bfcl_run):
+def test_bfcl_writes_one_aligned_record_per_line(bfcl_run: BfclRun) -> None:
     _summary, records, _output = bfcl_run
     calls = input_calls(BFCL_CALLS)
     assert len(calls) == 1161
@@ -108,7 +112,7 @@ def test_bfcl_writes_one_aligned_record_per_line(bfcl_run):
             assert key in record
 
 
-def test_bfcl_records_match_the_pack_policy_tests(bfcl_run):
+def test_bfcl_records_match_the_pack_policy_tests(bfcl_run: BfclRun) -> None:
     """A few calls the pack's own policy tests pin, found by call_id in the dry-run output."""
     _summary, records, _output = bfcl_run
     by_id = {r["call_id"]: r for r in records}
@@ -129,7 +133,7 @@ def test_bfcl_records_match_the_pack_policy_tests(bfcl_run):
     assert "100 GOOG at 2840.34" in by_id["multi_turn_base_141:2:1"]["reason"]
 
 
-def test_bfcl_summary_counts_denials_asks_hits_and_rules_never_hit(bfcl_run):
+def test_bfcl_summary_counts_denials_asks_hits_and_rules_never_hit(bfcl_run: BfclRun) -> None:
     summary, records, _output = bfcl_run
     decisions = Counter(r["decision"] for r in records)
     assert summary["calls"] == len(records)
@@ -163,7 +167,7 @@ def test_bfcl_summary_counts_denials_asks_hits_and_rules_never_hit(bfcl_run):
     assert top["Transfer 5000?"] == sum(1 for r in records if r["reason"] == "Transfer 5000?") == 2
 
 
-def test_bfcl_table_summary_on_screen(tmp_path):
+def test_bfcl_table_summary_on_screen(tmp_path: Path) -> None:
     code, out, err = run_cli("--color", "never", "dry-run", "--pack", BFCL_PACK, BFCL_CALLS, "--workers", "1")
     assert code == 0, err
     assert out.startswith("1,161 calls")
@@ -183,7 +187,7 @@ def test_bfcl_table_summary_on_screen(tmp_path):
         assert word in out
 
 
-def test_table_lists_post_execute_rules_never_hit_once_results_were_reviewed(tmp_path):
+def test_table_lists_post_execute_rules_never_hit_once_results_were_reviewed(tmp_path: Path) -> None:
     calls = tmp_path / "big.jsonl"
     calls.write_text(json.dumps({"name": "cat", "arguments": {"file_name": "a"}, "result": {"value": "y" * 20_001}}))
     code, out, err = run_cli("--color", "never", "dry-run", "--pack", BFCL_PACK, calls)
@@ -227,7 +231,7 @@ GOOD_DECISIONS = {
 }
 
 
-def test_corrupted_input_loses_nothing(tmp_path):
+def test_corrupted_input_loses_nothing(tmp_path: Path) -> None:
     calls = tmp_path / "corrupt.jsonl"
     # Windows line ends on one line and no newline after the last: both still count as lines.
     body = b"\n".join(raw for raw, _ in CORRUPT_LINES[:-1]) + b"\r\n" + CORRUPT_LINES[-1][0]
@@ -265,13 +269,14 @@ def test_corrupted_input_loses_nothing(tmp_path):
         (b"x" * 2001, "line is 2,001 bytes, over the 2,000-byte limit; not parsed"),
     ],
 )
-def test_parse_line_names_the_problem(raw, problem):
+def test_parse_line_names_the_problem(raw: bytes, problem: str) -> None:
     call, reason = dryrun.parse_line(raw, limit=2000)
     assert call is None
+    assert reason is not None
     assert reason.startswith(problem)
 
 
-def test_read_lines_counts_every_line_including_the_last_without_newline(tmp_path):
+def test_read_lines_counts_every_line_including_the_last_without_newline(tmp_path: Path) -> None:
     path = tmp_path / "calls.jsonl"
     path.write_bytes(b"a\r\n\nb\nc")
     assert dryrun.read_lines(str(path)) == [(1, b"a"), (2, b""), (3, b"b"), (4, b"c")]
@@ -288,7 +293,7 @@ def test_read_lines_counts_every_line_including_the_last_without_newline(tmp_pat
     ],
     ids=["5000-digit-integer", "lone-surrogate-in-argument", "lone-surrogate-in-name"],
 )
-def test_odd_but_legal_json_loses_nothing(tmp_path, raw, what):
+def test_odd_but_legal_json_loses_nothing(tmp_path: Path, raw: bytes, what: str | None) -> None:
     calls = tmp_path / "odd.jsonl"
     calls.write_bytes(good("cd", "before", folder="a") + b"\n" + raw + b"\n" + good("cd", "after", folder="b") + b"\n")
     output = tmp_path / "out.jsonl"
@@ -312,14 +317,14 @@ _WORK = dryrun._work
 _PID_LOG = "PE_TEST_DRYRUN_PID_LOG"
 
 
-def _logged_work(chunk):
+def _logged_work(chunk: Sequence[tuple[int, bytes]]) -> dryrun.Batch:
     """dryrun._work, noting which process evaluated each chunk (inherited by forked workers)."""
     with open(os.environ[_PID_LOG], "a", encoding="utf-8") as log:
         log.write(f"{os.getpid()} {chunk[0][0]} {len(chunk)}\n")
     return _WORK(chunk)
 
 
-def test_process_pool_output_is_byte_identical_to_one_process(tmp_path, monkeypatch):
+def test_process_pool_output_is_byte_identical_to_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = tmp_path / "bfcl-x3.jsonl"
     calls.write_bytes(BFCL_CALLS.read_bytes() * 3)
     assert dryrun.CHUNK < 3 * 1161
@@ -343,7 +348,7 @@ def test_process_pool_output_is_byte_identical_to_one_process(tmp_path, monkeypa
     assert [r["call_id"] for r in records] == [c["call_id"] for c in calls_in]
 
 
-def test_dask_local_cluster_yields_the_same_records_as_the_local_path(tmp_path):
+def test_dask_local_cluster_yields_the_same_records_as_the_local_path(tmp_path: Path) -> None:
     """Slow-ish (starts a two-process LocalCluster, about 2 s)."""
     pytest.importorskip("distributed")
     calls = tmp_path / "bfcl-x2.jsonl"
@@ -363,7 +368,7 @@ def test_dask_local_cluster_yields_the_same_records_as_the_local_path(tmp_path):
 
 ASK_TRANSFERS_WHEN = 'when: "amounts(@)[?@ > `2000`] | length(@) > `0`"'
 # One edit of the ask-transfers rule each: (replacement, (decision before, decision after), amount test).
-EDITS = {
+EDITS: dict[str, tuple[str, tuple[str, str], Callable[[Any], bool]]] = {
     # The threshold rises to 5,000: transfers of 2,000 < amount <= 5,000 are no longer asked.
     "threshold": (
         'when: "amounts(@)[?@ > `5000`] | length(@) > `0`"',
@@ -389,7 +394,9 @@ def edited_pack(tmp_path: Path, edit: str) -> Path:
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
 @pytest.mark.parametrize("direction", ["candidate-against-current", "current-against-candidate"])
-def test_against_reports_exactly_the_calls_whose_decision_changed(tmp_path, bfcl_run, direction, edit):
+def test_against_reports_exactly_the_calls_whose_decision_changed(
+    tmp_path: Path, bfcl_run: BfclRun, direction: str, edit: str
+) -> None:
     _, current, _ = bfcl_run
     candidate_pack = edited_pack(tmp_path, edit)
     _, _, candidate = dry_run(BFCL_CALLS, tmp_path / "edited.jsonl", pack=candidate_pack)
@@ -422,7 +429,7 @@ def test_against_reports_exactly_the_calls_whose_decision_changed(tmp_path, bfcl
     assert {changed["decision"], changed["against"]["decision"]} == set(transition)
 
 
-def test_against_an_identical_pack_changes_nothing(tmp_path):
+def test_against_an_identical_pack_changes_nothing(tmp_path: Path) -> None:
     copy = tmp_path / "bfcl-copy"
     shutil.copytree(BFCL_PACK, copy)
     code, summary, records = dry_run(BFCL_CALLS, tmp_path / "out.jsonl", "--against", copy, "--fail-on", "changed")
@@ -435,19 +442,19 @@ def test_against_an_identical_pack_changes_nothing(tmp_path):
 
 
 @pytest.fixture
-def allowed_calls(tmp_path) -> Path:
+def allowed_calls(tmp_path: Path) -> Path:
     path = tmp_path / "allowed.jsonl"
     path.write_bytes(good("cd", "c1", folder="document") + b"\n" + good("ls", "c2") + b"\n")
     return path
 
 
-def test_fail_on_deny_exits_1():
+def test_fail_on_deny_exits_1() -> None:
     code, out, _err = run_cli("dry-run", "--pack", BFCL_PACK, BFCL_CALLS, "--fail-on", "deny", "--workers", "1")
     assert code == 1
     assert "deny" in out
 
 
-def test_fail_on_says_why_on_the_err_stream_given_to_main(capsys):
+def test_fail_on_says_why_on_the_err_stream_given_to_main(capsys: pytest.CaptureFixture[str]) -> None:
     """main(..., err=...) owns the error stream: the failing line goes there, not to sys.stderr."""
     code, _out, err = run_cli("dry-run", "--pack", BFCL_PACK, BFCL_CALLS, "--fail-on", "deny,ask", "--workers", "1")
     assert code == 1
@@ -455,25 +462,25 @@ def test_fail_on_says_why_on_the_err_stream_given_to_main(capsys):
     assert "failing" not in capsys.readouterr().err
 
 
-def test_fail_on_with_no_findings_exits_0(allowed_calls):
+def test_fail_on_with_no_findings_exits_0(allowed_calls: Path) -> None:
     code, _out, err = run_cli(
         "dry-run", "--pack", BFCL_PACK, allowed_calls, "--fail-on", "deny,ask,invalid,error", "--workers", "1"
     )
     assert code == 0, err
 
 
-def test_without_fail_on_findings_exit_0():
+def test_without_fail_on_findings_exit_0() -> None:
     code, _out, _err = run_cli("dry-run", "--pack", BFCL_PACK, BFCL_CALLS, "--workers", "1")
     assert code == 0
 
 
-def test_fail_on_changed_without_against_is_a_usage_error(allowed_calls):
+def test_fail_on_changed_without_against_is_a_usage_error(allowed_calls: Path) -> None:
     code, _out, err = run_cli("dry-run", "--pack", BFCL_PACK, allowed_calls, "--fail-on", "changed")
     assert code == 2
     assert "--against" in err
 
 
-def test_fail_on_unknown_finding_is_a_usage_error(allowed_calls):
+def test_fail_on_unknown_finding_is_a_usage_error(allowed_calls: Path) -> None:
     code, _out, err = run_cli("dry-run", "--pack", BFCL_PACK, allowed_calls, "--fail-on", "denied")
     assert code == 2
     assert "denied" in err
@@ -482,7 +489,7 @@ def test_fail_on_unknown_finding_is_a_usage_error(allowed_calls):
 # -- --tools and recorded results ---------------------------------------------------------
 
 
-def test_tools_marks_the_calls_that_disagree_with_the_catalog_invalid(tmp_path, bfcl_run):
+def test_tools_marks_the_calls_that_disagree_with_the_catalog_invalid(tmp_path: Path, bfcl_run: BfclRun) -> None:
     untyped = untyped_pack(tmp_path)
     _, plain_summary, plain = dry_run(BFCL_CALLS, tmp_path / "plain.jsonl", pack=untyped)
     assert "invalid" not in plain_summary["decisions"]
@@ -501,7 +508,7 @@ def test_tools_marks_the_calls_that_disagree_with_the_catalog_invalid(tmp_path, 
     assert read_records(by_pack) == typed
 
 
-def test_tools_overrides_the_pack_catalog(tmp_path):
+def test_tools_overrides_the_pack_catalog(tmp_path: Path) -> None:
     """--tools replaces the pack's catalog: a tool the pack's catalog has and the given one lacks is unknown."""
     catalog = tmp_path / "two-tools.jsonl"
     lines = [line for line in BFCL_TOOLS.read_text("utf-8").splitlines() if json.loads(line)["name"] in ("cd", "ls")]
@@ -512,7 +519,7 @@ def test_tools_overrides_the_pack_catalog(tmp_path):
     assert [(r["decision"], r["stage"]) for r in records] == [("allow", "pre-execute"), ("invalid", "lookup")]
 
 
-def test_recorded_result_is_evaluated_by_post_execute(tmp_path):
+def test_recorded_result_is_evaluated_by_post_execute(tmp_path: Path) -> None:
     value = {
         "credit_card_list": {
             "card_6789": {"card_number": CARD, "expiration_date": "2028-12-01", "card_verification_value": 465}
@@ -547,7 +554,7 @@ def test_recorded_result_is_evaluated_by_post_execute(tmp_path):
     assert "mask-card-numbers" not in summary["never_hit"]
 
 
-def test_post_execute_only_runs_on_a_recorded_result_the_tool_produced(tmp_path):
+def test_post_execute_only_runs_on_a_recorded_result_the_tool_produced(tmp_path: Path) -> None:
     card = {"credit_card_list": {"card_number": "4111111111111111"}}
     lines = [
         {"call_id": "ran", "name": "get_all_credit_cards", "arguments": {}, "result": {"outcome": "ok", "value": card}},
@@ -568,7 +575,7 @@ def test_post_execute_only_runs_on_a_recorded_result_the_tool_produced(tmp_path)
     assert "post" not in denied
 
 
-def test_execute_rules_that_would_wrap_the_body_are_reported_and_counted(tmp_path):
+def test_execute_rules_that_would_wrap_the_body_are_reported_and_counted(tmp_path: Path) -> None:
     calls = tmp_path / "calls.jsonl"
     calls.write_text(json.dumps({"call_id": "t", "name": "get_stock_info", "arguments": {"symbol": "AAPL"}}) + "\n")
     out = tmp_path / "out.jsonl"

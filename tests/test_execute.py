@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn, cast
 
 import pytest
 
@@ -15,16 +17,20 @@ from policyengine import (
     FrozenError,
     FrozenList,
     Outcome,
+    Registry,
     Signal,
     Source,
     SourceKind,
     Stage,
     ToolCall,
+    ToolResult,
     block,
 )
 from support import Probe, make_registry, make_tool, wait_until
 
 HANG = 3.0  # how long a "hanging" body sleeps if nothing stops it
+
+Next = Callable[..., Awaitable[Any]]
 
 LIST_PARAMS = {
     "path": {"type": "string", "required": True},
@@ -32,11 +38,11 @@ LIST_PARAMS = {
 }
 
 
-def add_deadline(registry, seconds, name="deadline"):
+def add_deadline(registry: Registry, seconds: float, name: str = "deadline") -> Callable[..., Any]:
     """Install an execute wrapper that replaces the signal with Signal.timeout(seconds)."""
 
     @registry.on_execute(name=name)
-    async def wrapper(dispatch, next):
+    async def wrapper(dispatch: Dispatch, next: Next) -> Any:
         return await next(dispatch.with_signal(Signal.timeout(seconds)))
 
     return wrapper
@@ -45,19 +51,19 @@ def add_deadline(registry, seconds, name="deadline"):
 # -- arguments ------------------------------------------------------------------
 
 
-def test_body_receives_deep_frozen_arguments_that_the_caller_can_no_longer_change():
+def test_body_receives_deep_frozen_arguments_that_the_caller_can_no_longer_change() -> None:
     probe = Probe()
     release = asyncio.Event()
 
-    async def body(args):
+    async def body(args: Any) -> str:
         probe.seen(args)
         await release.wait()
         return f"{args['path']}:{','.join(args['tags'])}"
 
     registry, recorder = make_registry(make_tool("echo", body, parameters=LIST_PARAMS))
 
-    async def scenario():
-        original = {"path": "a.txt", "tags": ["x", "y"]}
+    async def scenario() -> ToolResult:
+        original: dict[str, Any] = {"path": "a.txt", "tags": ["x", "y"]}
         task = asyncio.create_task(registry.call("echo", original))
         await wait_until(lambda: probe.runs == 1)
         original["path"] = "/etc/shadow"  # the caller changes its own dict mid-call
@@ -87,12 +93,14 @@ MUTATIONS = {
 
 @pytest.mark.parametrize("mutation", MUTATIONS.values(), ids=MUTATIONS.keys())
 @pytest.mark.parametrize("kind", ["async", "thread", "inline"])
-def test_body_that_mutates_its_arguments_gets_an_error_result_not_a_crash(kind, mutation):
-    def sync_body(args):
+def test_body_that_mutates_its_arguments_gets_an_error_result_not_a_crash(
+    kind: str, mutation: Callable[[Any], Any]
+) -> None:
+    def sync_body(args: Any) -> str:
         mutation(args)
         return "mutated"
 
-    async def async_body(args):
+    async def async_body(args: Any) -> str:
         mutation(args)
         return "mutated"
 
@@ -105,6 +113,7 @@ def test_body_that_mutates_its_arguments_gets_an_error_result_not_a_crash(kind, 
     assert result.outcome is Outcome.ERROR
     assert result.stage is Stage.EXECUTE
     assert result.source == Source(SourceKind.TOOL, "echo")
+    assert result.reason is not None
     assert FrozenError.__name__ in result.reason
     assert result.value is None
     assert result.arguments == {"path": "a.txt", "tags": ["x"]}
@@ -114,10 +123,10 @@ def test_body_that_mutates_its_arguments_gets_an_error_result_not_a_crash(kind, 
 # -- async, threaded and inline bodies -------------------------------------------
 
 
-def test_async_body_with_two_parameters_gets_a_dispatch_whose_arguments_are_the_call_arguments():
+def test_async_body_with_two_parameters_gets_a_dispatch_whose_arguments_are_the_call_arguments() -> None:
     probe = Probe()
 
-    async def body(args, ctx):
+    async def body(args: Any, ctx: Dispatch) -> str:
         probe.seen(args, ctx)
         return "ok"
 
@@ -133,8 +142,8 @@ def test_async_body_with_two_parameters_gets_a_dispatch_whose_arguments_are_the_
     assert result.arguments == probe.arguments[0]
 
 
-def test_async_body_value_is_validated_rendered_and_returned():
-    async def body(args):
+def test_async_body_value_is_validated_rendered_and_returned() -> None:
+    async def body(args: Any) -> str:
         return "hi"
 
     registry, _ = make_registry(make_tool("echo", body))
@@ -144,10 +153,10 @@ def test_async_body_value_is_validated_rendered_and_returned():
     assert result.text == "rendered:hi"
 
 
-def test_sync_body_runs_in_a_worker_thread_by_default():
+def test_sync_body_runs_in_a_worker_thread_by_default() -> None:
     probe = Probe()
 
-    def body(args, ctx):
+    def body(args: Any, ctx: Dispatch) -> str:
         probe.seen(args, ctx)
         return "threaded"
 
@@ -160,10 +169,10 @@ def test_sync_body_runs_in_a_worker_thread_by_default():
     assert probe.threads[0] != recorder.threads[0], "the body ran on the event-loop thread"
 
 
-def test_sync_body_with_run_in_thread_false_runs_inline_on_the_loop_thread():
+def test_sync_body_with_run_in_thread_false_runs_inline_on_the_loop_thread() -> None:
     probe = Probe()
 
-    def body(args):
+    def body(args: Any) -> str:
         probe.seen(args)
         return "inline"
 
@@ -179,11 +188,11 @@ def test_sync_body_with_run_in_thread_false_runs_inline_on_the_loop_thread():
 
 
 @pytest.mark.parametrize("kind", ["async", "thread", "inline"])
-def test_raising_body_is_an_error_at_execute_naming_the_tool_and_the_exception(kind):
-    def sync_body(args):
+def test_raising_body_is_an_error_at_execute_naming_the_tool_and_the_exception(kind: str) -> None:
+    def sync_body(args: Any) -> NoReturn:
         raise ValueError("disk on fire")
 
-    async def async_body(args):
+    async def async_body(args: Any) -> NoReturn:
         raise ValueError("disk on fire")
 
     body = async_body if kind == "async" else sync_body
@@ -194,6 +203,7 @@ def test_raising_body_is_an_error_at_execute_naming_the_tool_and_the_exception(k
     assert result.outcome is Outcome.ERROR
     assert result.stage is Stage.EXECUTE
     assert result.source == Source(SourceKind.TOOL, "echo")
+    assert result.reason is not None
     assert "'echo'" in result.reason
     assert "ValueError" in result.reason
     assert "disk on fire" in result.reason
@@ -207,8 +217,8 @@ def test_raising_body_is_an_error_at_execute_naming_the_tool_and_the_exception(k
     [42, None, ["hello"], {"text": "hello"}],
     ids=["int", "none", "list", "dict"],
 )
-def test_body_value_that_fails_the_output_schema_is_an_error(returned):
-    async def body(args):
+def test_body_value_that_fails_the_output_schema_is_an_error(returned: Any) -> None:
+    async def body(args: Any) -> Any:
         return returned
 
     registry, recorder = make_registry(make_tool("echo", body))
@@ -217,13 +227,14 @@ def test_body_value_that_fails_the_output_schema_is_an_error(returned):
     assert result.outcome is Outcome.ERROR
     assert result.stage is Stage.EXECUTE
     assert result.source == Source(SourceKind.TOOL, "echo")
+    assert result.reason is not None
     assert "output schema" in result.reason
     assert result.value is None
     assert recorder.outcomes == [Outcome.ERROR]
 
 
-def test_body_value_that_is_not_json_data_is_an_error():
-    async def body(args):
+def test_body_value_that_is_not_json_data_is_an_error() -> None:
+    async def body(args: Any) -> object:
         return object()
 
     registry, _ = make_registry(make_tool("echo", body, schema={}))
@@ -236,10 +247,10 @@ def test_body_value_that_is_not_json_data_is_an_error():
 # -- deadlines and cancellation -------------------------------------------------------
 
 
-def test_hanging_async_body_is_stopped_by_a_wrapper_deadline_and_times_out():
-    seen: dict[str, object] = {}
+def test_hanging_async_body_is_stopped_by_a_wrapper_deadline_and_times_out() -> None:
+    seen: dict[str, Any] = {}
 
-    async def body(args, ctx):
+    async def body(args: Any, ctx: Dispatch) -> str:
         try:
             await asyncio.sleep(HANG)
         except asyncio.CancelledError:
@@ -264,10 +275,10 @@ def test_hanging_async_body_is_stopped_by_a_wrapper_deadline_and_times_out():
     assert recorder.outcomes == [Outcome.TIMED_OUT]
 
 
-def test_hanging_thread_body_sees_the_wrapper_deadline_on_its_signal_and_the_call_times_out():
+def test_hanging_thread_body_sees_the_wrapper_deadline_on_its_signal_and_the_call_times_out() -> None:
     noticed = threading.Event()
 
-    def body(args, ctx):
+    def body(args: Any, ctx: Dispatch) -> str:
         stop = time.monotonic() + HANG
         while time.monotonic() < stop:
             if ctx.signal.aborted:
@@ -290,11 +301,11 @@ def test_hanging_thread_body_sees_the_wrapper_deadline_on_its_signal_and_the_cal
     [Signal, lambda: Signal.timeout(30.0)],
     ids=["plain-signal", "long-deadline"],
 )
-def test_caller_cancel_reaches_the_body_after_a_wrapper_replaced_the_signal(replacement):
+def test_caller_cancel_reaches_the_body_after_a_wrapper_replaced_the_signal(replacement: Callable[[], Signal]) -> None:
     caller = Signal()
-    seen: dict[str, object] = {}
+    seen: dict[str, Any] = {}
 
-    async def body(args, ctx):
+    async def body(args: Any, ctx: Dispatch) -> str:
         seen["signal"] = ctx.signal
         try:
             await ctx.signal.wait()
@@ -309,12 +320,12 @@ def test_caller_cancel_reaches_the_body_after_a_wrapper_replaced_the_signal(repl
     wrapper_signals: list[Signal] = []
 
     @registry.on_execute(name="replace-signal")
-    async def replace(dispatch, next):
+    async def replace(dispatch: Dispatch, next: Next) -> Any:
         mine = replacement()
         wrapper_signals.append(mine)
         return await next(dispatch.with_signal(mine))
 
-    async def scenario():
+    async def scenario() -> ToolResult:
         task = asyncio.create_task(registry.call("echo", signal=caller))
         await wait_until(lambda: "signal" in seen)
         caller.abort("user pressed stop")
@@ -324,6 +335,7 @@ def test_caller_cancel_reaches_the_body_after_a_wrapper_replaced_the_signal(repl
 
     assert result.outcome is Outcome.CANCELLED
     assert result.stage is Stage.EXECUTE
+    assert result.reason is not None
     assert "user pressed stop" in result.reason
     body_signal = seen["signal"]
     assert body_signal.aborted
@@ -333,12 +345,12 @@ def test_caller_cancel_reaches_the_body_after_a_wrapper_replaced_the_signal(repl
     assert recorder.outcomes == [Outcome.CANCELLED]
 
 
-def test_caller_cancel_reaches_a_thread_body_after_a_wrapper_replaced_the_signal():
+def test_caller_cancel_reaches_a_thread_body_after_a_wrapper_replaced_the_signal() -> None:
     caller = Signal()
     started = threading.Event()
     noticed = threading.Event()
 
-    def body(args, ctx):
+    def body(args: Any, ctx: Dispatch) -> str:
         started.set()
         stop = time.monotonic() + HANG
         while time.monotonic() < stop:
@@ -351,7 +363,7 @@ def test_caller_cancel_reaches_a_thread_body_after_a_wrapper_replaced_the_signal
     registry, _ = make_registry(make_tool("echo", body))
     add_deadline(registry, 30.0)
 
-    async def scenario():
+    async def scenario() -> ToolResult:
         task = asyncio.create_task(registry.call("echo", signal=caller))
         await wait_until(started.is_set)
         caller.abort()
@@ -367,17 +379,19 @@ def test_caller_cancel_reaches_a_thread_body_after_a_wrapper_replaced_the_signal
     [(5.0, 0.01, Outcome.CANCELLED), (0.03, 5.0, Outcome.TIMED_OUT)],
     ids=["cancel-first", "deadline-first"],
 )
-def test_whichever_of_caller_cancel_and_wrapper_deadline_fires_first_wins(deadline, abort_after, expected):
+def test_whichever_of_caller_cancel_and_wrapper_deadline_fires_first_wins(
+    deadline: float, abort_after: float, expected: Outcome
+) -> None:
     caller = Signal()
 
-    async def body(args):
+    async def body(args: Any) -> str:
         await asyncio.sleep(HANG)
         return "never"
 
     registry, recorder = make_registry(make_tool("echo", body))
     add_deadline(registry, deadline)
 
-    async def scenario():
+    async def scenario() -> ToolResult:
         loop = asyncio.get_running_loop()
         timer = loop.call_later(abort_after, caller.abort)
         try:
@@ -393,18 +407,18 @@ def test_whichever_of_caller_cancel_and_wrapper_deadline_fires_first_wins(deadli
     assert recorder.outcomes == [expected]
 
 
-def test_caller_signal_aborted_before_the_call_cancels_it_and_the_body_never_runs():
+def test_caller_signal_aborted_before_the_call_cancels_it_and_the_body_never_runs() -> None:
     probe = Probe()
     wrapper_runs: list[str] = []
 
-    async def body(args):
+    async def body(args: Any) -> str:
         probe.seen(args)
         return "ran"
 
     registry, recorder = make_registry(make_tool("echo", body))
 
     @registry.on_execute(name="replace-signal")
-    async def replace(dispatch, next):
+    async def replace(dispatch: Dispatch, next: Next) -> Any:
         wrapper_runs.append("ran")
         return await next(dispatch.with_signal(Signal()))
 
@@ -418,17 +432,17 @@ def test_caller_signal_aborted_before_the_call_cancels_it_and_the_body_never_run
     assert recorder.outcomes == [Outcome.CANCELLED]
 
 
-def test_caller_signal_aborted_during_pre_execute_stops_the_call_before_the_body():
+def test_caller_signal_aborted_during_pre_execute_stops_the_call_before_the_body() -> None:
     probe = Probe()
 
-    async def body(args):
+    async def body(args: Any) -> str:
         probe.seen(args)
         return "ran"
 
     registry, recorder = make_registry(make_tool("echo", body))
 
     @registry.on_pre_execute(name="slow-policy")
-    async def slow_policy(call, next):
+    async def slow_policy(call: ToolCall, next: Next) -> Any:
         call.signal.abort("gave up while policy ran")
         return await next()
 
@@ -438,10 +452,10 @@ def test_caller_signal_aborted_during_pre_execute_stops_the_call_before_the_body
     assert recorder.outcomes == [Outcome.CANCELLED]
 
 
-def test_wrapper_signal_already_expired_stops_the_body_before_it_starts():
+def test_wrapper_signal_already_expired_stops_the_body_before_it_starts() -> None:
     probe = Probe()
 
-    async def body(args):
+    async def body(args: Any) -> str:
         probe.seen(args)
         return "ran"
 
@@ -453,11 +467,11 @@ def test_wrapper_signal_already_expired_stops_the_body_before_it_starts():
     assert probe.runs == 0
 
 
-def test_cancelling_the_calling_task_mid_body_notifies_observers_once_and_reraises():
+def test_cancelling_the_calling_task_mid_body_notifies_observers_once_and_reraises() -> None:
     seen: dict[str, bool] = {}
     started = asyncio.Event()
 
-    async def body(args):
+    async def body(args: Any) -> str:
         started.set()
         try:
             await asyncio.sleep(HANG)
@@ -469,7 +483,7 @@ def test_cancelling_the_calling_task_mid_body_notifies_observers_once_and_rerais
     registry, recorder = make_registry(make_tool("echo", body))
     add_deadline(registry, 30.0)
 
-    async def scenario():
+    async def scenario() -> None:
         task = asyncio.create_task(registry.call("echo"))
         await started.wait()
         task.cancel()
@@ -482,11 +496,11 @@ def test_cancelling_the_calling_task_mid_body_notifies_observers_once_and_rerais
     assert seen == {"body cancelled": True}
 
 
-def test_cancelling_the_calling_task_fires_the_signal_a_thread_body_sees():
+def test_cancelling_the_calling_task_fires_the_signal_a_thread_body_sees() -> None:
     started = threading.Event()
     noticed = threading.Event()
 
-    def body(args, ctx):
+    def body(args: Any, ctx: Dispatch) -> str:
         started.set()
         stop = time.monotonic() + 0.5
         while time.monotonic() < stop:
@@ -498,7 +512,7 @@ def test_cancelling_the_calling_task_fires_the_signal_a_thread_body_sees():
 
     registry, recorder = make_registry(make_tool("echo", body))
 
-    async def scenario():
+    async def scenario() -> None:
         task = asyncio.create_task(registry.call("echo"))
         await wait_until(started.is_set)
         task.cancel()
@@ -513,10 +527,10 @@ def test_cancelling_the_calling_task_fires_the_signal_a_thread_body_sees():
 # -- wrappers: retries, their own errors, misuse of next() --------------------------------
 
 
-def test_retry_wrapper_that_calls_next_again_after_a_body_error_gets_the_second_value():
+def test_retry_wrapper_that_calls_next_again_after_a_body_error_gets_the_second_value() -> None:
     probe = Probe()
 
-    async def body(args):
+    async def body(args: Any) -> str:
         probe.seen(args)
         if probe.runs == 1:
             raise ConnectionError("flaky backend")
@@ -525,7 +539,7 @@ def test_retry_wrapper_that_calls_next_again_after_a_body_error_gets_the_second_
     registry, recorder = make_registry(make_tool("echo", body))
 
     @registry.on_execute(name="retry-once")
-    async def retry(dispatch, next):
+    async def retry(dispatch: Dispatch, next: Next) -> Any:
         try:
             return await next()
         except ConnectionError:
@@ -540,17 +554,17 @@ def test_retry_wrapper_that_calls_next_again_after_a_body_error_gets_the_second_
     assert recorder.outcomes == [Outcome.OK]
 
 
-def test_retry_wrapper_that_gives_up_reports_the_body_error():
+def test_retry_wrapper_that_gives_up_reports_the_body_error() -> None:
     probe = Probe()
 
-    async def body(args):
+    async def body(args: Any) -> NoReturn:
         probe.seen(args)
         raise ConnectionError(f"attempt {probe.runs} failed")
 
     registry, _ = make_registry(make_tool("echo", body))
 
     @registry.on_execute(name="retry-twice")
-    async def retry(dispatch, next):
+    async def retry(dispatch: Dispatch, next: Next) -> Any:
         for _ in range(2):
             try:
                 return await next()
@@ -561,20 +575,21 @@ def test_retry_wrapper_that_gives_up_reports_the_body_error():
     result = registry.call_sync("echo")
     assert probe.runs == 3
     assert result.outcome is Outcome.ERROR
+    assert result.reason is not None
     assert "attempt 3 failed" in result.reason
 
 
-def test_execute_wrapper_that_raises_its_own_error_is_an_error_naming_the_wrapper():
+def test_execute_wrapper_that_raises_its_own_error_is_an_error_naming_the_wrapper() -> None:
     probe = Probe()
 
-    async def body(args):
+    async def body(args: Any) -> str:
         probe.seen(args)
         return "fine"
 
     registry, recorder = make_registry(make_tool("echo", body))
 
     @registry.on_execute(name="metrics")
-    async def metrics(dispatch, next):
+    async def metrics(dispatch: Dispatch, next: Next) -> Any:
         value = await next()
         raise RuntimeError("metrics backend down")
         return value  # pragma: no cover
@@ -584,13 +599,14 @@ def test_execute_wrapper_that_raises_its_own_error_is_an_error_naming_the_wrappe
     assert result.outcome is Outcome.ERROR
     assert result.stage is Stage.EXECUTE
     assert result.source == Source(SourceKind.LISTENER, "metrics")
+    assert result.reason is not None
     assert "metrics" in result.reason
     assert "metrics backend down" in result.reason
     assert result.value is None
     assert recorder.outcomes == [Outcome.ERROR]
 
 
-def _other_dispatch(dispatch):
+def _other_dispatch(dispatch: Dispatch) -> Dispatch:
     other = ToolCall(call_id="someone-else", name="echo", arguments=FrozenDict(), agent="mallory")
     return Dispatch(other, Signal(), dispatch.definition)
 
@@ -605,39 +621,42 @@ BAD_NEXT = {
 # wrapper (tests/test_integrity.py).
 
 
-def test_execute_next_with_another_call_is_denied_naming_the_wrapper_and_the_body_never_runs():
+def test_execute_next_with_another_call_is_denied_naming_the_wrapper_and_the_body_never_runs() -> None:
     probe = Probe()
 
-    async def body(args):
+    async def body(args: Any) -> str:
         probe.seen(args)
         return "ran"
 
     registry, _recorder = make_registry(make_tool("echo", body))
 
     @registry.on_execute(name="swapper")
-    async def swapper(dispatch, next):
+    async def swapper(dispatch: Dispatch, next: Next) -> Any:
         return await next(_other_dispatch(dispatch))
 
     result = registry.call_sync("echo")
 
     assert result.outcome is Outcome.DENIED
     assert result.stage is Stage.EXECUTE
+    assert result.reason is not None
     assert "swapper" in result.reason
     assert probe.runs == 0
 
 
 @pytest.mark.parametrize("make_args", BAD_NEXT.values(), ids=BAD_NEXT.keys())
-def test_execute_next_with_a_bad_argument_is_an_error_and_the_body_never_runs(make_args):
+def test_execute_next_with_a_bad_argument_is_an_error_and_the_body_never_runs(
+    make_args: Callable[[Dispatch], tuple[Any, ...]],
+) -> None:
     probe = Probe()
 
-    async def body(args):
+    async def body(args: Any) -> str:
         probe.seen(args)
         return "ran"
 
     registry, recorder = make_registry(make_tool("echo", body))
 
     @registry.on_execute(name="confused")
-    async def confused(dispatch, next):
+    async def confused(dispatch: Dispatch, next: Next) -> Any:
         return await next(*make_args(dispatch))
 
     result = registry.call_sync("echo")
@@ -649,18 +668,18 @@ def test_execute_next_with_a_bad_argument_is_an_error_and_the_body_never_runs(ma
     assert recorder.outcomes == [Outcome.ERROR]
 
 
-def test_with_signal_given_something_that_is_not_a_signal_is_an_error():
+def test_with_signal_given_something_that_is_not_a_signal_is_an_error() -> None:
     probe = Probe()
 
-    async def body(args):
+    async def body(args: Any) -> str:
         probe.seen(args)
         return "ran"
 
     registry, _ = make_registry(make_tool("echo", body))
 
     @registry.on_execute(name="no-signal")
-    async def no_signal(dispatch, next):
-        return await next(dispatch.with_signal(None))
+    async def no_signal(dispatch: Dispatch, next: Next) -> Any:
+        return await next(dispatch.with_signal(cast(Any, None)))  # deliberately not a Signal
 
     result = registry.call_sync("echo")
     assert result.outcome is Outcome.ERROR
@@ -671,7 +690,7 @@ def test_with_signal_given_something_that_is_not_a_signal_is_an_error():
 # -- timings ----------------------------------------------------------------------------
 
 
-def test_timings_cover_every_stage_an_accepted_call_went_through():
+def test_timings_cover_every_stage_an_accepted_call_went_through() -> None:
     registry, _ = make_registry(make_tool("echo", finalize_content=lambda a, v, c: c))
     result = registry.call_sync("echo")
 
@@ -689,8 +708,8 @@ def test_timings_cover_every_stage_an_accepted_call_went_through():
     assert all(isinstance(t, float) and t >= 0 for t in result.timings.values())
 
 
-def test_timings_stop_at_the_stage_where_a_body_error_ended_the_call():
-    async def body(args):
+def test_timings_stop_at_the_stage_where_a_body_error_ended_the_call() -> None:
+    async def body(args: Any) -> NoReturn:
         raise ValueError("boom")
 
     registry, _ = make_registry(make_tool("echo", body, finalize_content=lambda a, v, c: c))
@@ -701,8 +720,8 @@ def test_timings_stop_at_the_stage_where_a_body_error_ended_the_call():
     assert not {Stage.POST_EXECUTE.value, Stage.FINALIZE.value, Stage.RESULT.value} & set(result.timings)
 
 
-def test_timings_of_a_timed_out_body_charge_the_execute_stage():
-    async def body(args):
+def test_timings_of_a_timed_out_body_charge_the_execute_stage() -> None:
+    async def body(args: Any) -> None:
         await asyncio.sleep(HANG)
 
     registry, _ = make_registry(make_tool("echo", body))
@@ -713,7 +732,7 @@ def test_timings_of_a_timed_out_body_charge_the_execute_stage():
     assert result.timings[Stage.EXECUTE.value] >= 0.02
 
 
-def test_timings_of_invalid_arguments_record_validation_and_no_later_stage():
+def test_timings_of_invalid_arguments_record_validation_and_no_later_stage() -> None:
     registry, _ = make_registry(make_tool("echo", parameters={"n": {"type": "integer", "required": True}}))
     result = registry.call_sync("echo", {"n": "three"})
 
@@ -722,10 +741,10 @@ def test_timings_of_invalid_arguments_record_validation_and_no_later_stage():
 
 
 @pytest.mark.parametrize("stage", [Stage.PRE_EXECUTE, Stage.POST_EXECUTE])
-def test_timings_record_a_policy_stage_that_ran_and_failed_closed(stage):
+def test_timings_record_a_policy_stage_that_ran_and_failed_closed(stage: Stage) -> None:
     registry, _ = make_registry(make_tool("echo"))
 
-    async def broken(*args):
+    async def broken(*args: Any) -> NoReturn:
         raise RuntimeError("policy bug")
 
     if stage is Stage.PRE_EXECUTE:

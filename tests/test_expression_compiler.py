@@ -398,7 +398,7 @@ def test_rule_expressions_match_jmespath(call: dict[str, Any], frozen: bool) -> 
 
 def _pack_expressions() -> list[tuple[str, Any]]:
     """Every condition and template placeholder of the shipped packs, lists already folded in."""
-    found = []
+    found: list[tuple[str, Any]] = []
     for folder in sorted((ROOT / "policies").iterdir()):
         if not (folder / "pack.yaml").exists():
             continue

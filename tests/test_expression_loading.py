@@ -11,7 +11,7 @@ import asyncio
 import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jmespath
 import pytest
@@ -185,7 +185,7 @@ def test_an_internal_fault_in_the_jmespath_parser_is_a_located_problem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = write_pack(tmp_path / "pack", "arguments.x == 'y'")
-    monkeypatch.setattr(expressions_module.jmespath, "compile", _boom)
+    monkeypatch.setattr(cast(Any, expressions_module).jmespath, "compile", _boom)
     with pytest.raises(PackLoadError) as caught:
         load_pack(folder)
     assert {(p.code, p.rule_id) for p in caught.value.problems} == {("PE308", "r1")}
@@ -195,7 +195,7 @@ def test_an_internal_fault_in_a_template_placeholder_points_at_the_placeholder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = write_pack(tmp_path / "pack", "arguments.x == 'y'", reason="denied for {agent}")
-    real = expressions_module.compile_ast
+    real = cast(Any, expressions_module).compile_ast
 
     def fail_on_agent(ast: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         if ast.get("value") == "agent":

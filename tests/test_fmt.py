@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -500,7 +500,7 @@ def test_a_file_that_cannot_be_written_is_reported_and_left_whole(
     def refuse(source: Any, target: Any) -> None:
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(formatter.os, "replace", refuse)
+    monkeypatch.setattr(cast(Any, formatter).os, "replace", refuse)
     before = _files(golden)
     code, _, err = cli("fmt", golden)
     assert code == 2

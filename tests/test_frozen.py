@@ -8,7 +8,7 @@ import operator
 import pickle
 from collections.abc import Callable, Iterator
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import jmespath
 import pytest
@@ -40,11 +40,11 @@ def _containers(value: Any) -> Iterator[Any]:
 
 
 def _frozen_dicts() -> list[FrozenDict]:
-    return [c for c in _containers(freeze(NESTED)) if isinstance(c, dict)]
+    return cast(list[FrozenDict], [c for c in _containers(freeze(NESTED)) if isinstance(c, dict)])
 
 
 def _frozen_lists() -> list[FrozenList]:
-    return [c for c in _containers(freeze(NESTED)) if isinstance(c, list)]
+    return cast(list[FrozenList], [c for c in _containers(freeze(NESTED)) if isinstance(c, list)])
 
 
 # --------------------------------------------------------------------------- structure
@@ -66,7 +66,7 @@ def test_frozen_value_equals_the_plain_document() -> None:
 
 
 def test_freeze_is_a_snapshot_not_a_view_of_the_original() -> None:
-    original = {"paths": ["a"], "opts": {"n": 1}}
+    original: dict[str, Any] = {"paths": ["a"], "opts": {"n": 1}}
     frozen = freeze(original)
     original["paths"].append("b")
     original["opts"]["n"] = 2

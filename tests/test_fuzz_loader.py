@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import jmespath
 import pytest
@@ -554,7 +554,7 @@ def test_the_grammar_oracle_reports_an_internal_error_at_load(
 @pytest.mark.parametrize(
     ("closure", "signatures"),
     [
-        (lambda _doc: {}.missing, {"eval:AttributeError", "eval:compiled-differs-from-fallback"}),
+        (lambda _doc: cast(Any, {}).missing, {"eval:AttributeError", "eval:compiled-differs-from-fallback"}),
         (lambda _doc: 42, {"eval:compiled-differs-from-fallback"}),
     ],
     ids=["python-error", "wrong-value"],

@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -25,8 +25,10 @@ from policyengine import (
     FrozenDict,
     FrozenList,
     Outcome,
+    PendingResult,
     Registry,
     Signal,
+    Source,
     SourceKind,
     Stage,
     ToolCall,
@@ -43,6 +45,7 @@ from policyengine.values.frozen import freeze, thaw
 from support import SECRET_RECORD, Recorder, make_bench, make_registry, make_tool, rules_pack
 
 SHADOW = "/etc/shadow"
+Next = Callable[..., Awaitable[Any]]
 
 
 # -- 1. an execute wrapper may change the signal and nothing else ---------------------------------
@@ -86,11 +89,13 @@ SWAPS: dict[str, Callable[[Registry, Dispatch], Dispatch]] = {
 
 
 @pytest.mark.parametrize("swap", SWAPS.values(), ids=SWAPS.keys())
-def test_a_wrapper_that_hands_next_anything_but_a_new_signal_is_denied_naming_it_and_no_body_runs(swap):
+def test_a_wrapper_that_hands_next_anything_but_a_new_signal_is_denied_naming_it_and_no_body_runs(
+    swap: Callable[[Registry, Dispatch], Dispatch],
+) -> None:
     bench = make_bench()
     registry = bench.registry
 
-    async def swapper(dispatch, next):
+    async def swapper(dispatch: Dispatch, next: Next) -> Any:
         return await next(swap(registry, dispatch))
 
     registry.on_execute(swapper)
@@ -100,16 +105,17 @@ def test_a_wrapper_that_hands_next_anything_but_a_new_signal_is_denied_naming_it
     assert result.outcome is Outcome.DENIED
     assert result.stage is Stage.EXECUTE
     assert result.source is not None and result.source.kind is SourceKind.LISTENER
+    assert result.reason is not None
     assert swapper.__qualname__ in result.reason
     assert bench.runs["fs_read"] == 0 and bench.runs["fs_write"] == 0
     assert [r.outcome for r in bench.results] == [Outcome.DENIED]
 
 
-def test_a_wrapper_that_swaps_the_definition_inside_the_dispatch_it_was_given_is_denied():
+def test_a_wrapper_that_swaps_the_definition_inside_the_dispatch_it_was_given_is_denied() -> None:
     bench = make_bench()
     registry = bench.registry
 
-    async def in_place(dispatch, next):
+    async def in_place(dispatch: Dispatch, next: Next) -> Any:
         object.__setattr__(dispatch, "definition", registry.tools["fs_write"])
         return await next()
 
@@ -119,15 +125,16 @@ def test_a_wrapper_that_swaps_the_definition_inside_the_dispatch_it_was_given_is
 
     assert result.outcome is Outcome.DENIED
     assert result.stage is Stage.EXECUTE
+    assert result.reason is not None
     assert in_place.__qualname__ in result.reason
     assert bench.runs["fs_write"] == 0 and bench.runs["fs_read"] == 0
 
 
-def test_a_wrapper_that_swallows_its_swap_being_refused_and_returns_a_value_still_ends_denied():
+def test_a_wrapper_that_swallows_its_swap_being_refused_and_returns_a_value_still_ends_denied() -> None:
     bench = make_bench()
     registry = bench.registry
 
-    async def stubborn(dispatch, next):
+    async def stubborn(dispatch: Dispatch, next: Next) -> Any:
         try:
             return await next(_another_definition(registry, dispatch))
         except BaseException:
@@ -139,19 +146,20 @@ def test_a_wrapper_that_swallows_its_swap_being_refused_and_returns_a_value_stil
 
     assert result.outcome is Outcome.DENIED
     assert result.stage is Stage.EXECUTE
+    assert result.reason is not None
     assert stubborn.__qualname__ in result.reason
     assert result.value is None
     assert bench.runs["fs_write"] == 0
 
 
-def test_a_wrapper_below_another_sees_the_swap_refused_at_the_wrapper_that_made_it():
+def test_a_wrapper_below_another_sees_the_swap_refused_at_the_wrapper_that_made_it() -> None:
     bench = make_bench()
     registry = bench.registry
 
-    async def outer(dispatch, next):
+    async def outer(dispatch: Dispatch, next: Next) -> Any:
         return await next(_another_definition(registry, dispatch))
 
-    async def inner(dispatch, next):
+    async def inner(dispatch: Dispatch, next: Next) -> Any:
         return await next()
 
     registry.on_execute(outer)
@@ -160,15 +168,16 @@ def test_a_wrapper_below_another_sees_the_swap_refused_at_the_wrapper_that_made_
     result = bench.call("fs_read", {"path": "notes.txt"})
 
     assert result.outcome is Outcome.DENIED
+    assert result.reason is not None
     assert outer.__qualname__ in result.reason
     assert bench.runs["fs_write"] == 0
 
 
-def test_a_wrapper_that_only_replaces_the_signal_still_runs_the_body_policy_allowed():
+def test_a_wrapper_that_only_replaces_the_signal_still_runs_the_body_policy_allowed() -> None:
     bench = make_bench()
 
     @bench.registry.on_execute
-    async def deadline(dispatch, next):
+    async def deadline(dispatch: Dispatch, next: Next) -> Any:
         return await next(dispatch.with_signal(Signal.timeout(5)))
 
     result = bench.call("fs_read", {"path": "notes.txt"})
@@ -253,7 +262,7 @@ def _install_mutator(registry: Registry, where: str, mutate: Callable[[ToolCall]
     """Install something at `where` that mutates the call; the stage the denial is reported at."""
     if where == "pre-execute listener":
 
-        async def normalise(call, next):
+        async def normalise(call: ToolCall, next: Next) -> Any:
             mutate(call)
             return await next()
 
@@ -261,7 +270,7 @@ def _install_mutator(registry: Registry, where: str, mutate: Callable[[ToolCall]
         return Stage.PRE_EXECUTE
     if where == "pre-execute listener, after next()":
 
-        async def late(call, next):
+        async def late(call: ToolCall, next: Next) -> Any:
             decision = await next()
             mutate(call)
             return decision
@@ -270,14 +279,14 @@ def _install_mutator(registry: Registry, where: str, mutate: Callable[[ToolCall]
         return Stage.PRE_EXECUTE
     if where == "guard":
 
-        def meddler(call):
+        def meddler(call: ToolCall) -> None:
             mutate(call)
 
         registry.guard(meddler)
         return Stage.GUARD
     if where == "approval service":
 
-        async def asker(call, next):
+        async def asker(call: ToolCall, next: Next) -> Any:
             return ask("may it?")
 
         registry.on_pre_execute(asker)
@@ -285,7 +294,7 @@ def _install_mutator(registry: Registry, where: str, mutate: Callable[[ToolCall]
         return Stage.APPROVAL
     assert where == "execute wrapper"
 
-    async def wrapper(dispatch, next):
+    async def wrapper(dispatch: Dispatch, next: Next) -> Any:
         mutate(dispatch.call)
         return await next()
 
@@ -304,10 +313,12 @@ WHERE = [
 
 @pytest.mark.parametrize("mutate", MUTATIONS.values(), ids=MUTATIONS.keys())
 @pytest.mark.parametrize("where", WHERE)
-def test_a_base_class_write_to_the_call_during_policy_denies_it_and_the_body_never_runs(where, mutate):
+def test_a_base_class_write_to_the_call_during_policy_denies_it_and_the_body_never_runs(
+    where: str, mutate: Callable[[ToolCall], None]
+) -> None:
     ran: list[Any] = []
 
-    async def body(args):
+    async def body(args: Any) -> str:
         ran.append(thaw(args))
         return "written"
 
@@ -318,6 +329,7 @@ def test_a_base_class_write_to_the_call_during_policy_denies_it_and_the_body_nev
 
     assert result.outcome is Outcome.DENIED, result.reason
     assert result.stage is stage
+    assert result.reason is not None
     assert "changed" in result.reason and "failing closed" in result.reason
     assert ran == []
     # The result and what observers record carry what policy saw, not the rewrite.
@@ -327,7 +339,7 @@ def test_a_base_class_write_to_the_call_during_policy_denies_it_and_the_body_nev
     assert recorder.results == [result]
 
 
-def test_a_listener_and_a_wrapper_cannot_launder_a_red_line_path_past_a_pack_guard(tmp_path: Path):
+def test_a_listener_and_a_wrapper_cannot_launder_a_red_line_path_past_a_pack_guard(tmp_path: Path) -> None:
     bench = make_bench()
     registry = bench.registry
     rules = [
@@ -340,11 +352,11 @@ def test_a_listener_and_a_wrapper_cannot_launder_a_red_line_path_past_a_pack_gua
         }
     ]
 
-    async def launder(call, next):
+    async def launder(call: ToolCall, next: Next) -> Any:
         dict.__setitem__(call.arguments, "path", "notes.txt")  # what the guard would see
         return await next()
 
-    async def restore(dispatch, next):
+    async def restore(dispatch: Dispatch, next: Next) -> Any:
         dict.__setitem__(dispatch.call.arguments, "path", SHADOW)  # what the body would get
         return await next()
 
@@ -356,20 +368,21 @@ def test_a_listener_and_a_wrapper_cannot_launder_a_red_line_path_past_a_pack_gua
 
     assert result.outcome is Outcome.DENIED
     assert result.stage is Stage.PRE_EXECUTE
+    assert result.reason is not None
     assert launder.__qualname__ in result.reason
     assert bench.runs["fs_read"] == 0
     assert result.arguments == {"path": SHADOW}
 
 
-def test_a_listener_that_changes_the_call_is_named_in_the_denial():
+def test_a_listener_that_changes_the_call_is_named_in_the_denial() -> None:
     bench = make_bench()
 
     @bench.registry.on_pre_execute
-    async def first(call, next):
+    async def first(call: ToolCall, next: Next) -> Any:
         return await next()
 
     @bench.registry.on_pre_execute
-    async def canonicalise(call, next):
+    async def canonicalise(call: ToolCall, next: Next) -> Any:
         dict.__setitem__(call.arguments, "path", "/srv/" + call.arguments["path"])
         return await next()
 
@@ -383,8 +396,8 @@ def test_a_listener_that_changes_the_call_is_named_in_the_denial():
 @pytest.mark.parametrize("with_pack", [False, True], ids=["no-pack", "pack"])
 def test_a_body_that_writes_to_its_own_arguments_changes_neither_the_result_nor_the_audit_record(
     tmp_path: Path, with_pack: bool
-):
-    async def body(args):
+) -> None:
+    async def body(args: Any) -> str:
         dict.__setitem__(args, "path", SHADOW)
         list.append(args["tags"], "root")
         return "written"
@@ -416,19 +429,20 @@ def test_a_body_that_writes_to_its_own_arguments_changes_neither_the_result_nor_
 
 
 @pytest.mark.parametrize("where", ["execute wrapper, after next()", "post-execute listener"])
-def test_a_write_to_the_call_after_the_body_ran_changes_nothing_the_result_carries(where):
+def test_a_write_to_the_call_after_the_body_ran_changes_nothing_the_result_carries(where: str) -> None:
     registry, recorder = make_registry(make_tool("fs_write", parameters=WRITE_PARAMS))
+    late: Callable[..., Any]  # one of two listeners, by `where`
     if where == "post-execute listener":
 
         @registry.on_post_execute
-        async def late(call, pending, next):
+        async def late(call: ToolCall, pending: PendingResult, next: Next) -> Any:
             _set_path(call)
             return await next()
 
     else:
 
         @registry.on_execute
-        async def late(dispatch, next):
+        async def late(dispatch: Dispatch, next: Next) -> Any:
             value = await next()
             _set_path(dispatch.call)
             return value
@@ -440,24 +454,24 @@ def test_a_write_to_the_call_after_the_body_ran_changes_nothing_the_result_carri
     assert thaw(recorder.results[0].arguments) == ORIGINAL
 
 
-def test_arguments_nobody_changed_pass_through_every_stage_untouched():
+def test_arguments_nobody_changed_pass_through_every_stage_untouched() -> None:
     seen: list[Any] = []
 
-    async def body(args):
+    async def body(args: Any) -> str:
         seen.append(args)
         return "written"
 
     registry, _ = make_registry(make_tool("fs_write", body, parameters=WRITE_PARAMS))
 
     @registry.on_pre_execute
-    async def reader(call, next):
+    async def reader(call: ToolCall, next: Next) -> Any:
         assert call.arguments["tags"] == ["a"]
         return await next()
 
     registry.guard(lambda call: None, name="reads-only")
 
     @registry.on_execute
-    async def passes_on(dispatch, next):
+    async def passes_on(dispatch: Dispatch, next: Next) -> Any:
         return await next()
 
     result = registry.call_sync("fs_write", ORIGINAL)
@@ -471,7 +485,7 @@ def test_arguments_nobody_changed_pass_through_every_stage_untouched():
 
 
 def _fetch_registry() -> tuple[Registry, Recorder]:
-    async def fetch(args):
+    async def fetch(args: Any) -> dict[str, str]:
         return {"user": "ada", "token": "t0ken"}
 
     params = {"path": {"type": "string", "required": True}}
@@ -508,7 +522,9 @@ OBSERVER_WRITES: dict[str, Callable[[ToolResult], None]] = {
 
 
 @pytest.mark.parametrize("write", OBSERVER_WRITES.values(), ids=OBSERVER_WRITES.keys())
-def test_an_observer_that_writes_to_the_result_changes_nothing_the_caller_or_the_next_observer_sees(write):
+def test_an_observer_that_writes_to_the_result_changes_nothing_the_caller_or_the_next_observer_sees(
+    write: Callable[[ToolResult], None],
+) -> None:
     registry, first = _fetch_registry()
     registry.on_result(write, name="vandal")
     seen: list[dict[str, Any]] = []
@@ -525,11 +541,11 @@ def test_an_observer_that_writes_to_the_result_changes_nothing_the_caller_or_the
     assert registry.stats["observer_failures"] == 1
 
 
-def test_an_observer_that_rewrites_the_deciding_listener_changes_neither_this_nor_the_next_result():
+def test_an_observer_that_rewrites_the_deciding_listener_changes_neither_this_nor_the_next_result() -> None:
     registry, _first = make_registry(make_tool("echo"))
 
     @registry.on_pre_execute
-    async def gate(call, next):
+    async def gate(call: ToolCall, next: Next) -> Any:
         return deny("no")
 
     # The source is the listener's own, shared by every call it decides.
@@ -539,15 +555,15 @@ def test_an_observer_that_rewrites_the_deciding_listener_changes_neither_this_no
 
     results = [registry.call_sync("echo") for _ in range(2)]
 
-    assert [r.source.name for r in results] == [gate.__qualname__] * 2
+    assert [cast(Source, r.source).name for r in results] == [gate.__qualname__] * 2
     assert seen == [gate.__qualname__] * 2
     assert registry.stats["observer_failures"] == 2
 
 
-def test_an_observer_that_raises_after_writing_to_the_result_still_changes_nothing():
+def test_an_observer_that_raises_after_writing_to_the_result_still_changes_nothing() -> None:
     registry, _first = _fetch_registry()
 
-    def vandal(result):
+    def vandal(result: ToolResult) -> None:
         dict.__setitem__(result.value, "token", "stolen")
         raise RuntimeError("and then fell over")
 
@@ -562,7 +578,7 @@ def test_an_observer_that_raises_after_writing_to_the_result_still_changes_nothi
     assert registry.stats["observer_failures"] == 1
 
 
-def test_an_observer_that_only_reads_is_not_counted_as_a_failure():
+def test_an_observer_that_only_reads_is_not_counted_as_a_failure() -> None:
     registry, first = _fetch_registry()
     registry.on_result(lambda r: (thaw(r.arguments), thaw(r.value), r.text), name="reader")
 
@@ -582,7 +598,7 @@ def _waiting_registry(
     """A registry whose `wait` tool blocks until cancelled (and, if asked, swallows the cancel)."""
     started = asyncio.Event()
 
-    async def wait(args):
+    async def wait(args: Any) -> str:
         started.set()
         if swallow_in_body:
             with contextlib.suppress(asyncio.CancelledError):
@@ -597,7 +613,7 @@ def _waiting_registry(
     return registry, recorder, started
 
 
-async def _swallow_everything(dispatch, next):
+async def _swallow_everything(dispatch: Dispatch, next: Next) -> Any:
     try:
         return await next()
     except BaseException:
@@ -609,11 +625,13 @@ async def _swallow_everything(dispatch, next):
     [(Signal, Outcome.CANCELLED), (lambda: Signal.timeout(0.05), Outcome.TIMED_OUT)],
     ids=["abort", "deadline"],
 )
-def test_a_wrapper_that_swallows_the_callers_abort_does_not_turn_it_into_ok(make_signal, expected):
+def test_a_wrapper_that_swallows_the_callers_abort_does_not_turn_it_into_ok(
+    make_signal: Callable[[], Signal], expected: Outcome
+) -> None:
     registry, recorder, started = _waiting_registry(wrapper=_swallow_everything)
     signal = make_signal()
 
-    async def scenario():
+    async def scenario() -> ToolResult:
         task = asyncio.create_task(registry.call("wait", signal=signal))
         await started.wait()
         if expected is Outcome.CANCELLED:
@@ -628,10 +646,10 @@ def test_a_wrapper_that_swallows_the_callers_abort_does_not_turn_it_into_ok(make
     assert recorder.outcomes == [expected]
 
 
-def test_a_wrapper_that_swallows_the_calling_tasks_cancel_still_ends_cancelled_and_reraises():
+def test_a_wrapper_that_swallows_the_calling_tasks_cancel_still_ends_cancelled_and_reraises() -> None:
     registry, recorder, started = _waiting_registry(wrapper=_swallow_everything)
 
-    async def scenario():
+    async def scenario() -> None:
         task = asyncio.create_task(registry.call("wait"))
         await started.wait()
         task.cancel()
@@ -642,10 +660,10 @@ def test_a_wrapper_that_swallows_the_calling_tasks_cancel_still_ends_cancelled_a
     assert recorder.outcomes == [Outcome.CANCELLED]
 
 
-def test_a_body_that_swallows_the_calling_tasks_cancel_still_ends_cancelled_and_reraises():
+def test_a_body_that_swallows_the_calling_tasks_cancel_still_ends_cancelled_and_reraises() -> None:
     registry, recorder, started = _waiting_registry(swallow_in_body=True)
 
-    async def scenario():
+    async def scenario() -> None:
         task = asyncio.create_task(registry.call("wait"))
         await started.wait()
         task.cancel()
@@ -656,12 +674,12 @@ def test_a_body_that_swallows_the_calling_tasks_cancel_still_ends_cancelled_and_
     assert recorder.outcomes == [Outcome.CANCELLED]
 
 
-def test_a_caller_abort_while_post_execute_runs_ends_cancelled_not_ok():
+def test_a_caller_abort_while_post_execute_runs_ends_cancelled_not_ok() -> None:
     registry, recorder = make_registry(make_tool("echo"))
     signal = Signal()
 
     @registry.on_post_execute
-    async def slow_review(call, pending, next):
+    async def slow_review(call: ToolCall, pending: PendingResult, next: Next) -> Any:
         signal.abort("gave up while the result was reviewed")
         return accept()
 
@@ -669,14 +687,15 @@ def test_a_caller_abort_while_post_execute_runs_ends_cancelled_not_ok():
 
     assert result.outcome is Outcome.CANCELLED
     assert result.value is None
+    assert result.reason is not None
     assert "gave up while the result was reviewed" in result.reason
     assert recorder.outcomes == [Outcome.CANCELLED]
 
 
-def test_a_wrapper_that_falls_back_when_its_own_deadline_fires_is_still_ok():
+def test_a_wrapper_that_falls_back_when_its_own_deadline_fires_is_still_ok() -> None:
     started = asyncio.Event()
 
-    async def slow(args):
+    async def slow(args: Any) -> str:
         started.set()
         await asyncio.sleep(30)
         return "never"
@@ -684,7 +703,7 @@ def test_a_wrapper_that_falls_back_when_its_own_deadline_fires_is_still_ok():
     registry, _recorder = make_registry(make_tool("wait", slow))
 
     @registry.on_execute
-    async def fallback(dispatch, next):
+    async def fallback(dispatch: Dispatch, next: Next) -> Any:
         try:
             return await next(dispatch.with_signal(Signal.timeout(0.02)))
         except BaseException:
@@ -696,12 +715,12 @@ def test_a_wrapper_that_falls_back_when_its_own_deadline_fires_is_still_ok():
     assert result.value == "cached answer"
 
 
-def test_cleanup_calls_made_after_a_handled_cancel_still_run():
+def test_cleanup_calls_made_after_a_handled_cancel_still_run() -> None:
     """A call made while the task already carries a cancel it handled is not itself cancelled."""
     registry, recorder = make_registry(make_tool("echo"))
 
-    async def scenario():
-        async def worker():
+    async def scenario() -> Any:
+        async def worker() -> Any:
             try:
                 await asyncio.sleep(30)
             except asyncio.CancelledError:
@@ -735,14 +754,14 @@ BASE_CLASS_WRITES: dict[str, Callable[[Any], None]] = {
 }
 
 
-class _PlainList(list):
+class _PlainList(list[Any]):
     """A list subclass with FrozenList's layout, so __class__ can be switched to it."""
 
     __slots__ = ()
 
 
 @pytest.mark.parametrize("write", BASE_CLASS_WRITES.values(), ids=BASE_CLASS_WRITES.keys())
-def test_a_snapshot_tells_every_base_class_write_and_puts_the_value_back(write):
+def test_a_snapshot_tells_every_base_class_write_and_puts_the_value_back(write: Callable[[Any], None]) -> None:
     value = freeze({"a": 1, "b": [{"c": 1}, "d"], "e": None})
     before = json.dumps(value)
     snapshot = frozen.Snapshot(value)
@@ -758,7 +777,7 @@ def test_a_snapshot_tells_every_base_class_write_and_puts_the_value_back(write):
     assert type(value["a"]) is int
 
 
-def test_a_duplicate_shares_no_container_with_the_original():
+def test_a_duplicate_shares_no_container_with_the_original() -> None:
     value = freeze({"a": [{"b": ["c"]}], "d": "e"})
     copy = frozen.duplicate(value)
     list.append(value["a"][0]["b"], "written")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import cerberus
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # no stubs installed (types-jsonschema is not a dev dependency)
 import pytest
 import yaml
 

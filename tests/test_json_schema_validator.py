@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # no stubs installed (types-jsonschema is not a dev dependency)
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -505,6 +505,7 @@ def test_random_draft7_schemas_get_draft7_verdicts(schema: Any, instances: list[
 def test_a_recursive_schema_of_random_parts_gets_jsonschemas_verdict(part: Any) -> None:
     schema = {"$defs": {"part": part}, "anyOf": [{"$ref": "#/$defs/part"}, {"items": {"$ref": "#"}}]}
     ours, reference = compile_json_schema(schema), jsonschema.Draft202012Validator(schema)
+    instance: object
     for instance in ([1, [2, ["a"]]], [[{"a": 1}]], "ab", [[[]]]):
         assert ours.is_valid(instance) is reference.is_valid(instance), (schema, instance)
 

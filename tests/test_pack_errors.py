@@ -14,10 +14,11 @@ import asyncio
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import pytest
 
-from policyengine import PackLoadError, PolicyLayers, Problem, Registry, evaluate
+from policyengine import Location, PackLoadError, PolicyLayers, Problem, Registry, evaluate
 
 GOOD_PACK = {
     "pack.yaml": "name: previous\nversion: 1.0.0\nfiles: [rules.yaml]\n",
@@ -647,7 +648,15 @@ def test_a_duplicate_id_is_reported_even_when_the_first_rule_has_other_problems(
     )
     with pytest.raises(PackLoadError) as raised:
         PolicyLayers.install(Registry(), [folder])
-    got = [(Path(p.location.file).name, p.location.line, p.location.column, p.code) for p in raised.value.problems]
+    got = [
+        (
+            Path(cast(Location, p.location).file).name,
+            cast(Location, p.location).line,
+            cast(Location, p.location).column,
+            p.code,
+        )
+        for p in raised.value.problems
+    ]
     assert got == [("a.yaml", 6, 5, "PE202"), ("b.yaml", 2, 9, "PE401")], raised.value.render()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -19,6 +19,7 @@ from policyengine import (
     PackLoadError,
     PolicyLayers,
     Signal,
+    Source,
     SourceKind,
     Stage,
     accept,
@@ -33,7 +34,9 @@ from support import SECRET_TOKEN, RecordingApproval, make_kit, rules_pack, write
 BOOM = "length(arguments.count) > `1`"
 
 
-def rule(rule_id: str, stage: str = "pre-execute", tools: tuple[str, ...] = ("probe",), **fields: Any) -> dict:
+def rule(
+    rule_id: str, stage: str = "pre-execute", tools: tuple[str, ...] = ("probe",), **fields: Any
+) -> dict[str, Any]:
     return {"id": rule_id, "stage": stage, "tools": list(tools), **fields}
 
 
@@ -103,6 +106,7 @@ def test_ask_ends_the_chain_so_a_later_deny_never_applies(tmp_path: Path) -> Non
     assert result.outcome is Outcome.OK
     assert kit.runs["probe"] == 1
     assert [r.reason for r in approval.requests] == ["probe x?"]
+    assert approval.requests[0].source is not None
     assert approval.requests[0].source.name == "ask-probe"
 
 
@@ -119,8 +123,8 @@ def test_rules_apply_only_to_the_tools_they_name_by_name_glob_or_list(tmp_path: 
             lists={"talkers": ["send_message"]},
         )
     )
-    assert kit.call("fs_read", {"path": "x"}).source.name == "deny-fs-glob"
-    assert kit.call("send_message", {"message": "hi"}).source.name == "deny-listed"
+    assert cast(Source, kit.call("fs_read", {"path": "x"}).source).name == "deny-fs-glob"
+    assert cast(Source, kit.call("send_message", {"message": "hi"}).source).name == "deny-listed"
     assert kit.call("read", {"path": "x"}).outcome is Outcome.OK
     assert kit.runs == {"read": 1}
 
@@ -179,6 +183,7 @@ def test_default_deny_is_closed_by_a_matching_non_final_allow(tmp_path: Path) ->
     denied = kit.call("read", {"path": "src/a.py"})
     assert denied.outcome is Outcome.DENIED
     assert denied.reason == "Only docs/ may be read."
+    assert denied.source is not None
     assert denied.source.kind is SourceKind.DEFAULT
     assert denied.source.pack == "p"
     assert denied.source.digest == layers.packs[0].digest
@@ -209,6 +214,7 @@ def test_guard_denies_after_a_final_allow_of_the_same_pack(tmp_path: Path) -> No
     result = kit.call("read", {"path": "/etc/passwd"})
     assert result.outcome is Outcome.DENIED
     assert result.stage is Stage.GUARD
+    assert result.source is not None
     assert result.source.name == "red-line-etc"
     assert result.reason == "Red line: /etc/passwd"
     assert kit.runs["read"] == 0
@@ -243,6 +249,7 @@ def test_guard_denies_after_a_python_allow_installed_before_the_pack(tmp_path: P
     guarded = kit.call("read", {"path": "/etc/shadow"})
     assert guarded.outcome is Outcome.DENIED
     assert guarded.stage is Stage.GUARD
+    assert guarded.source is not None
     assert guarded.source.name == "red-line-etc"
     assert asked == ["read"]
     # The python allow did overturn the (negotiable) pre-execute deny, just not the guard.
@@ -406,6 +413,7 @@ def test_block_turns_the_result_into_the_rendered_feedback(tmp_path: Path) -> No
     assert result.text == "login returned a token for ada; use {the vault} instead."
     assert result.reason == result.text
     assert result.value is None
+    assert result.source is not None
     assert (result.source.name, result.source.pack, result.source.digest) == (
         "block-credentials",
         "p",
@@ -426,6 +434,7 @@ def test_yaml_timeout_stops_a_body_that_runs_too_long(tmp_path: Path) -> None:
     assert time.monotonic() - started < 2
     assert result.outcome is Outcome.TIMED_OUT
     assert result.stage is Stage.EXECUTE
+    assert result.reason is not None
     assert "'slow'" in result.reason
     assert "rule slow-deadline" in result.reason
     assert "0.05s" in result.reason
@@ -458,6 +467,7 @@ def test_yaml_retries_give_up_after_the_last_attempt(tmp_path: Path) -> None:
     kit.install(rules_pack(tmp_path, "p", [rule("retry-once", stage="execute", tools=("flaky",), retries=1)]))
     result = kit.call("flaky")
     assert result.outcome is Outcome.ERROR
+    assert result.reason is not None
     assert "transient failure #2" in result.reason
     assert kit.runs["flaky"] == 2
 
@@ -551,7 +561,9 @@ def test_post_execute_evaluation_error_blocks_naming_the_rule(tmp_path: Path) ->
     result = kit.call("number")
     assert result.outcome is Outcome.BLOCKED
     assert result.stage is Stage.POST_EXECUTE
+    assert result.reason is not None
     assert "size-check" in result.reason
+    assert result.source is not None
     assert result.source.name == "size-check"
     assert result.value is None
 
@@ -610,6 +622,7 @@ def test_project_guard_applies_after_an_org_final_allow(tmp_path: Path) -> None:
     result = kit.call("read", {"path": "secret.txt"})
     assert result.outcome is Outcome.DENIED
     assert result.stage is Stage.GUARD
+    assert result.source is not None
     assert (result.source.name, result.source.pack) == ("project-red-line", "project")
     assert kit.call("read", {"path": "notes.txt"}).outcome is Outcome.OK
 
@@ -621,7 +634,7 @@ def test_an_earlier_layer_is_consulted_before_a_later_one(tmp_path: Path) -> Non
     kit = make_kit(approval=approval)
     kit.install(org, project)
     assert probe(kit).outcome is Outcome.OK  # the org's ask ended the chain; a person allowed it
-    assert [r.source.name for r in approval.requests] == ["org-ask"]
+    assert [cast(Source, r.source).name for r in approval.requests] == ["org-ask"]
 
 
 @pytest.mark.parametrize(
@@ -646,6 +659,7 @@ def test_the_strictest_default_of_all_layers_closes_the_chain(
     result = kit.call("read", {"path": "x"})
     assert result.outcome is Outcome.DENIED
     assert result.stage is stage
+    assert result.source is not None
     assert result.source.kind is SourceKind.DEFAULT
     assert result.source.pack == strict_pack
     assert kit.runs["read"] == 0
@@ -703,6 +717,7 @@ def test_python_listeners_interleave_with_packs_in_installation_order(tmp_path: 
     assert seen == ["before", "after"]
     denied = kit.call("fs_read", {"path": "x"})
     assert denied.reason == "python says no"
+    assert denied.source is not None
     assert denied.source.name == "py-after"
 
 
@@ -757,7 +772,7 @@ DECIDING_PACK = [
     ],
 )
 def test_every_decision_records_rule_id_pack_and_digest(
-    tmp_path: Path, tool: str, arguments: dict, rule_id: str, outcome: Outcome
+    tmp_path: Path, tool: str, arguments: dict[str, Any], rule_id: str, outcome: Outcome
 ) -> None:
     kit = make_kit()
     layers = kit.install(rules_pack(tmp_path, "deciding", DECIDING_PACK))
@@ -765,6 +780,7 @@ def test_every_decision_records_rule_id_pack_and_digest(
     assert digest.startswith("sha256:") and len(digest) == len("sha256:") + 64
     result = kit.call(tool, arguments)
     assert result.outcome is outcome
+    assert result.source is not None
     assert result.source.kind is SourceKind.RULE
     assert (result.source.name, result.source.pack, result.source.digest) == (rule_id, "deciding", digest)
     assert kit.observed(result.call_id).source == result.source
@@ -866,7 +882,7 @@ def test_digest_changes_with_the_manifest_default(tmp_path: Path) -> None:
 # -- reload -----------------------------------------------------------------------------------------
 
 
-def _marker_pack(root: Path, marker: str, *, extra: list[dict] | None = None, version: str = "1.0.0") -> Path:
+def _marker_pack(root: Path, marker: str, *, extra: list[dict[str, Any]] | None = None, version: str = "1.0.0") -> Path:
     """A pack whose post-execute rewrite stamps `marker` into the token of `gated` and `login`."""
     return rules_pack(
         root,

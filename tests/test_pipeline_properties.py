@@ -8,12 +8,17 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, cast
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine import ApprovalAnswer, Outcome, SourceKind, Stage, allow, ask, deny
-from support import RecordingApproval, make_bench, scaled
+from policyengine import ApprovalAnswer, Dispatch, Outcome, SourceKind, Stage, ToolCall, ToolResult, allow, ask, deny
+from policyengine.values.decisions import PreDecision
+from support import Kit, RecordingApproval, make_bench, scaled
+
+Next = Callable[..., Awaitable[Any]]
 
 LISTENER_KINDS = ("pass", "allow", "deny", "ask", "override", "raise", "none", "tamper")
 GUARD_KINDS = ("abstain", "deny", "raise", "bogus")
@@ -25,8 +30,8 @@ guards_st = st.lists(st.tuples(st.sampled_from(GUARD_KINDS), st.booleans()), max
 paths_st = st.lists(st.text(max_size=12), min_size=1, max_size=5)
 
 
-def make_listener(kind: str):
-    async def listener(call, next):
+def make_listener(kind: str) -> Callable[[ToolCall, Next], Awaitable[Any]]:
+    async def listener(call: ToolCall, next: Next) -> Any:
         if kind == "pass":
             return await next()
         if kind == "allow":
@@ -45,6 +50,7 @@ def make_listener(kind: str):
         if kind == "none":
             return None
         # tamper: try to rewrite the arguments, swallow the refusal, pass through
+        attempt: Callable[[], object]
         for attempt in (
             lambda: call.arguments.__setitem__("paths", ["/etc/passwd"]),
             lambda: call.arguments["paths"].append("/etc/shadow"),
@@ -57,8 +63,8 @@ def make_listener(kind: str):
     return listener
 
 
-def make_guard(kind: str, is_async: bool, ran: list[str], label: str):
-    def decide(call):
+def make_guard(kind: str, is_async: bool, ran: list[str], label: str) -> Callable[[ToolCall], Any]:
+    def decide(call: ToolCall) -> str | bool | None:
         ran.append(label)
         if kind == "deny":
             return f"{label} red line"
@@ -70,14 +76,14 @@ def make_guard(kind: str, is_async: bool, ran: list[str], label: str):
 
     if is_async:
 
-        async def async_guard(call):
+        async def async_guard(call: ToolCall) -> str | bool | None:
             return decide(call)
 
         return async_guard
     return decide
 
 
-def approval_for(answer: str):
+def approval_for(answer: str) -> RecordingApproval | None:
     if answer == "no-service":
         return None
     return RecordingApproval(
@@ -90,8 +96,8 @@ def approval_for(answer: str):
     )
 
 
-def default_for(kind: str):
-    return {"allow": allow(), "deny": deny("default denies"), "ask": ask("default asks")}[kind]
+def default_for(kind: str) -> PreDecision:
+    return cast(PreDecision, {"allow": allow(), "deny": deny("default denies"), "ask": ask("default asks")}[kind])
 
 
 def model_chain(kinds: list[str], default: str, i: int = 0) -> tuple[str, int | None]:
@@ -109,7 +115,13 @@ def model_chain(kinds: list[str], default: str, i: int = 0) -> tuple[str, int | 
     return "fault", i  # raise, none
 
 
-def build(kinds, guards, answer, default, observers=()):
+def build(
+    kinds: list[str],
+    guards: list[tuple[str, bool]],
+    answer: str,
+    default: str,
+    observers: Iterable[tuple[str, Callable[[ToolResult], None]]] = (),
+) -> tuple[Kit, RecordingApproval | None, list[str]]:
     approval = approval_for(answer)
     bench = make_bench(approval=approval, default=default_for(default), observe=False)
     reg = bench.registry
@@ -131,7 +143,9 @@ def build(kinds, guards, answer, default, observers=()):
     answer=st.sampled_from(APPROVALS),
     default=st.sampled_from(DEFAULTS),
 )
-def test_no_chain_or_approval_turns_a_guard_denial_into_ok(kinds, guards, answer, default):
+def test_no_chain_or_approval_turns_a_guard_denial_into_ok(
+    kinds: list[str], guards: list[tuple[str, bool]], answer: str, default: str
+) -> None:
     guards = [*guards, ("deny", False)] if not any(k != "abstain" for k, _ in guards) else guards
     bench, approval, _ran = build(kinds, guards, answer, default)
     result = bench.call("fs_delete", {"paths": ["a.txt"]})
@@ -150,7 +164,9 @@ def test_no_chain_or_approval_turns_a_guard_denial_into_ok(kinds, guards, answer
     answer=st.sampled_from(APPROVALS),
     default=st.sampled_from(DEFAULTS),
 )
-def test_outcome_matches_the_waterfall_guard_and_approval_model(kinds, guards, answer, default):
+def test_outcome_matches_the_waterfall_guard_and_approval_model(
+    kinds: list[str], guards: list[tuple[str, bool]], answer: str, default: str
+) -> None:
     bench, approval, ran = build(kinds, guards, answer, default)
     result = bench.call("fs_delete", {"paths": ["a.txt", "b.txt"]})
     decision, decider = model_chain(kinds, default)
@@ -161,9 +177,11 @@ def test_outcome_matches_the_waterfall_guard_and_approval_model(kinds, guards, a
         assert result.outcome is Outcome.DENIED
         assert result.stage is Stage.PRE_EXECUTE
         if decider is not None:
+            assert result.source is not None
             assert result.source.kind is SourceKind.LISTENER
             assert result.source.name == f"L{decider}-{kinds[decider]}"
             if decision == "fault":
+                assert result.reason is not None
                 assert result.source.name in result.reason
         assert ran == []  # guards do not run after a pre-execute denial
         assert requests == []
@@ -171,6 +189,7 @@ def test_outcome_matches_the_waterfall_guard_and_approval_model(kinds, guards, a
         kind = guards[first_refusing_guard][0]
         assert result.outcome is Outcome.DENIED
         assert result.stage is Stage.GUARD
+        assert result.source is not None
         assert result.source.kind is SourceKind.GUARD
         assert result.source.name == f"G{first_refusing_guard}-{kind}"
         assert ran == [f"G{j}-{k}" for j, (k, _a) in enumerate(guards[: first_refusing_guard + 1])]
@@ -203,12 +222,14 @@ def test_outcome_matches_the_waterfall_guard_and_approval_model(kinds, guards, a
     default=st.sampled_from(DEFAULTS),
     paths=paths_st,
 )
-def test_arguments_are_never_mutated(kinds, guards, answer, default, paths):
-    seen_by_body = []
+def test_arguments_are_never_mutated(
+    kinds: list[str], guards: list[tuple[str, bool]], answer: str, default: str, paths: list[str]
+) -> None:
+    seen_by_body: list[Any] = []
     bench, _approval, _ran = build(kinds, guards, answer, default)
 
     @bench.registry.on_execute(name="witness")
-    async def witness(dispatch, next):
+    async def witness(dispatch: Dispatch, next: Next) -> Any:
         seen_by_body.append(dispatch.arguments)
         return await next()
 
@@ -232,16 +253,18 @@ def test_arguments_are_never_mutated(kinds, guards, answer, default, paths):
     valid=st.booleans(),
     calls=st.integers(min_value=1, max_value=3),
 )
-def test_every_call_yields_one_result_and_one_notification_per_observer(kinds, guards, answer, default, valid, calls):
-    seen: dict[str, list] = {"first": [], "second": []}
+def test_every_call_yields_one_result_and_one_notification_per_observer(
+    kinds: list[str], guards: list[tuple[str, bool]], answer: str, default: str, valid: bool, calls: int
+) -> None:
+    seen: dict[str, list[ToolResult]] = {"first": [], "second": []}
 
-    def first(result):
+    def first(result: ToolResult) -> None:
         seen["first"].append(result)
 
-    def broken(result):
+    def broken(result: ToolResult) -> None:
         raise RuntimeError("observer bug")
 
-    def second(result):
+    def second(result: ToolResult) -> None:
         seen["second"].append(result)
 
     bench, _approval, _ran = build(

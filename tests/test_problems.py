@@ -27,22 +27,22 @@ def make(code: str = "PE101", line: int = 1, column: int = 1, file: str = "a.yam
 # -- Location ------------------------------------------------------------------------------------
 
 
-def test_location_renders_file_line_column():
+def test_location_renders_file_line_column() -> None:
     assert str(Location("policies/base.yaml", 12, 9)) == "policies/base.yaml:12:9"
 
 
-def test_location_is_one_based():
+def test_location_is_one_based() -> None:
     with pytest.raises(ValueError, match="1-based"):
         Location("a.yaml", 0, 1)
     with pytest.raises(ValueError, match="1-based"):
         Location("a.yaml", 1, 0)
 
 
-def test_location_start_of_file():
+def test_location_start_of_file() -> None:
     assert Location.start_of("x.yaml") == Location("x.yaml", 1, 1)
 
 
-def test_location_is_frozen_and_hashable():
+def test_location_is_frozen_and_hashable() -> None:
     loc = Location("a.yaml", 2, 3)
     with pytest.raises(AttributeError):
         loc.line = 5  # type: ignore[misc]
@@ -52,7 +52,7 @@ def test_location_is_frozen_and_hashable():
 # -- codes ---------------------------------------------------------------------------------------
 
 
-def test_code_registry_groups():
+def test_code_registry_groups() -> None:
     for code in ("PE101", "PE102", "PE103", "PE104", "PE105", "PE106", "PE107", "PE108", "PE109"):
         assert code in CODES and code_group(code) == "yaml"
     for code in ("PE201", "PE202", "PE203", "PE204", "PE205"):
@@ -66,7 +66,7 @@ def test_code_registry_groups():
     assert code_group("nope") == "other"
 
 
-def test_register_code_adds_and_refuses_conflicts():
+def test_register_code_adds_and_refuses_conflicts() -> None:
     try:
         assert register_code("PE499", "test-only code") == "PE499"
         assert CODES["PE499"] == "test-only code"
@@ -79,14 +79,14 @@ def test_register_code_adds_and_refuses_conflicts():
         register_code("X1", "bad")
 
 
-def test_problem_refuses_malformed_code_and_width():
+def test_problem_refuses_malformed_code_and_width() -> None:
     with pytest.raises(ValueError):
         Problem("E1", "m", None)
     with pytest.raises(ValueError):
         Problem("PE101", "m", None, caret_width=0)
 
 
-def test_problem_title_and_defaults():
+def test_problem_title_and_defaults() -> None:
     p = make("PE102")
     assert p.title == "duplicate mapping key"
     assert p.severity is Severity.ERROR and p.is_error
@@ -96,7 +96,7 @@ def test_problem_title_and_defaults():
 # -- rendering -----------------------------------------------------------------------------------
 
 
-def test_render_header_snippet_caret_and_hint():
+def test_render_header_snippet_caret_and_hint() -> None:
     p = Problem(
         "PE301",
         "JMESPath syntax error: unexpected token",
@@ -115,7 +115,7 @@ def test_render_header_snippet_caret_and_hint():
     assert str(p) == p.render()
 
 
-def test_caret_sits_under_the_column():
+def test_caret_sits_under_the_column() -> None:
     source = "    tools: [fs_write, fs_edit]"
     p = make(line=7, column=source.index("fs_edit") + 1, source_line=source, caret_width=len("fs_edit"))
     _header, text, carets = p.render().splitlines()
@@ -124,12 +124,12 @@ def test_caret_sits_under_the_column():
     assert carets.count("^") == len("fs_edit")
 
 
-def test_render_without_location_source_or_hint():
+def test_render_without_location_source_or_hint() -> None:
     assert Problem("PE402", "manifest is missing", None).render() == "error PE402: manifest is missing"
     assert make(line=3, column=2).render() == "a.yaml:3:2: error PE101: boom"
 
 
-def test_render_warning_and_multiline_hint():
+def test_render_warning_and_multiline_hint() -> None:
     p = make("PE404", severity=Severity.WARNING, hint="remove it\nor use it")
     assert p.render().splitlines() == [
         "a.yaml:1:1: warning PE404: boom",
@@ -138,14 +138,14 @@ def test_render_warning_and_multiline_hint():
     ]
 
 
-def test_caret_is_clipped_to_the_line_end_and_at_least_one():
+def test_caret_is_clipped_to_the_line_end_and_at_least_one() -> None:
     p = make(column=4, source_line="ab: x", caret_width=50)
     assert p.render().splitlines()[2] == "    | " + "   " + "^^"
     past_end = make(column=6, source_line="ab: x", caret_width=3)
     assert past_end.render().splitlines()[2] == "    | " + " " * 5 + "^"
 
 
-def test_caret_accounts_for_tabs_and_wide_characters():
+def test_caret_accounts_for_tabs_and_wide_characters() -> None:
     # A tab is shown as four spaces and a CJK character takes two terminal columns.
     p = make(column=4, source_line="\t中x: y", caret_width=1)
     _header, text, carets = p.render().splitlines()
@@ -155,12 +155,12 @@ def test_caret_accounts_for_tabs_and_wide_characters():
     assert wide.render().splitlines()[2] == "    |  ^^"
 
 
-def test_control_characters_do_not_break_the_snippet():
+def test_control_characters_do_not_break_the_snippet() -> None:
     p = make(column=4, source_line="a: \x01b")
     assert p.render().splitlines()[1] == "  1 | a: \ufffdb"
 
 
-def test_long_lines_are_cut_around_the_column():
+def test_long_lines_are_cut_around_the_column() -> None:
     source = "x" * 300 + "TARGET" + "y" * 300
     p = make(column=301, source_line=source, caret_width=6)
     _header, text, carets = p.render().splitlines()
@@ -169,7 +169,7 @@ def test_long_lines_are_cut_around_the_column():
     assert text[carets.index("^") : carets.index("^") + 6] == "TARGET"
 
 
-def test_color_render_uses_ansi_styles():
+def test_color_render_uses_ansi_styles() -> None:
     p = make(source_line="a: b", hint="fix it", rule_id="r1")
     colored = p.render(color=True)
     assert "\x1b[31m" in colored and "\x1b[0m" in colored and "hint" in colored
@@ -179,7 +179,7 @@ def test_color_render_uses_ansi_styles():
 # -- the sink ------------------------------------------------------------------------------------
 
 
-def test_sink_collects_errors_and_warnings():
+def test_sink_collects_errors_and_warnings() -> None:
     sink = ProblemSink()
     e = sink.add(make("PE101"))
     w = sink.add(make("PE404", severity=Severity.WARNING))
@@ -191,7 +191,7 @@ def test_sink_collects_errors_and_warnings():
     assert list(sink) == list(sink.problems)
 
 
-def test_sink_ignores_exact_duplicates():
+def test_sink_ignores_exact_duplicates() -> None:
     sink = ProblemSink()
     sink.add(make())
     sink.add(make())
@@ -199,7 +199,7 @@ def test_sink_ignores_exact_duplicates():
     assert len(sink.problems) == 2
 
 
-def test_sink_without_errors_does_not_raise():
+def test_sink_without_errors_does_not_raise() -> None:
     sink = ProblemSink()
     sink.raise_if_errors()
     sink.add(make("PE404", severity=Severity.WARNING))
@@ -207,7 +207,7 @@ def test_sink_without_errors_does_not_raise():
     assert not sink.has_errors
 
 
-def test_raise_if_errors_sorts_by_file_line_column_and_keeps_warnings():
+def test_raise_if_errors_sorts_by_file_line_column_and_keeps_warnings() -> None:
     sink = ProblemSink()
     sink.add(make(file="b.yaml", line=1, column=1, message="b1"))
     sink.add(make(file="a.yaml", line=9, column=1, message="a9"))
@@ -222,7 +222,7 @@ def test_raise_if_errors_sorts_by_file_line_column_and_keeps_warnings():
     assert err.codes == ("PE402", "PE404", "PE101", "PE101", "PE101")
 
 
-def test_for_file_filters_problems():
+def test_for_file_filters_problems() -> None:
     sink = ProblemSink()
     sink.add(make(file="a.yaml"))
     sink.add(make(file="b.yaml"))
@@ -232,7 +232,7 @@ def test_for_file_filters_problems():
 # -- PackLoadError -------------------------------------------------------------------------------
 
 
-def test_pack_load_error_lists_every_problem_then_a_count():
+def test_pack_load_error_lists_every_problem_then_a_count() -> None:
     problems = [
         make("PE102", line=4, column=5, message="duplicate key 'id'", source_line="    id: b", caret_width=2),
         make("PE203", line=2, column=3, message="required field 'tools' is missing", rule_id="deny-x"),
@@ -250,13 +250,13 @@ def test_pack_load_error_lists_every_problem_then_a_count():
     assert err.problems == tuple(problems)
 
 
-def test_pack_load_error_count_line_names_warnings_and_singular():
+def test_pack_load_error_count_line_names_warnings_and_singular() -> None:
     assert str(PackLoadError([make()])).endswith("\n\n1 problem; nothing was installed")
     mixed = PackLoadError([make(), make("PE404", severity=Severity.WARNING)], summary="pack refused")
     assert str(mixed).endswith("2 problems (1 error, 1 warning); pack refused")
 
 
-def test_pack_load_error_survives_pickling():
+def test_pack_load_error_survives_pickling() -> None:
     err = PackLoadError([make(hint="h", source_line="x: 1")], summary="custom")
     again = pickle.loads(pickle.dumps(err))
     assert isinstance(again, PackLoadError)
@@ -264,6 +264,6 @@ def test_pack_load_error_survives_pickling():
     assert str(again) == str(err)
 
 
-def test_render_problems_and_colored_error():
+def test_render_problems_and_colored_error() -> None:
     assert render_problems([], summary="ok") == "0 problems; ok"
     assert "\x1b[" in PackLoadError([make(source_line="a: 1")]).render(color=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jmespath
 import pytest
@@ -19,6 +19,7 @@ from policyengine.language.roles import Role, key_roles
 from policyengine.packs.loader import load_pack
 from policyengine.tools.catalog import load_catalog
 from policyengine.values.call import call_document
+from policyengine.values.decisions import Deny
 from policyengine.values.frozen import freeze
 from support import write_pack
 
@@ -208,9 +209,9 @@ def test_the_packs_cwd_applies_to_calls_that_carry_none_and_a_calls_own_cwd_wins
     pack = load_pack(write_pack(tmp_path, "p", CWD_PACK, cwd="/srv/app"))
     decider = Decider([pack])
     assert decider.cwd == "/srv/app"
-    assert decider.decide("read", {"path": "../../etc/passwd"}).reason == "/etc/passwd"
+    assert cast(Deny, decider.decide("read", {"path": "../../etc/passwd"})).reason == "/etc/passwd"
     assert decider.decide("read", {"path": "../x"}).__class__.__name__ == "Allow"
-    assert decider.decide("read", {"path": "passwd"}, cwd="/etc").reason == "/etc/passwd"
+    assert cast(Deny, decider.decide("read", {"path": "passwd"}, cwd="/etc")).reason == "/etc/passwd"
 
 
 def test_registry_call_passes_its_cwd_to_policy(tmp_path: Path) -> None:

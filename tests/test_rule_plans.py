@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -19,7 +19,7 @@ from policyengine.enforce.decider import Decider
 from policyengine.packs.loader import Pack
 from policyengine.packs.rule_plans import Kind, Predicate, predicate_of
 from policyengine.packs.rules import Chain, check_guards, decide_pre
-from policyengine.values.decisions import Deny
+from policyengine.values.decisions import Deny, Source
 from policyengine.values.frozen import FrozenDict, freeze
 from policyengine.values.results import Stage
 from support import rules_pack, scaled
@@ -123,7 +123,7 @@ def documents(draw: st.DrawFn, plain: bool = False) -> FrozenDict:
     if draw(st.booleans()):
         arguments["meta"] = {"kind": draw(OWNERS)}
     name = draw(st.sampled_from(["read", "write"]))
-    return freeze({"name": name, "arguments": arguments, "agent": "agent", "call_id": "c1"})
+    return cast(FrozenDict, freeze({"name": name, "arguments": arguments, "agent": "agent", "call_id": "c1"}))
 
 
 @settings(max_examples=scaled(100), deadline=None)
@@ -175,6 +175,7 @@ def test_a_non_string_path_still_fails_closed_naming_the_rule() -> None:
     )
     decision = Decider([pack]).decide("read", {"path": 7, "owner": "y"})
     assert isinstance(decision, Deny)
+    assert decision.source is not None
     assert decision.source.rule_id == "keys"
     assert "could not be evaluated" in decision.reason
 
@@ -206,10 +207,10 @@ def test_first_matching_rule_wins_among_fused_rules() -> None:
         ]
     )
     decider = Decider([pack])
-    assert decider.decide("read", {"path": "docs/a.pem", "owner": "x"}).source.rule_id == "deny-pem"
-    assert decider.decide("read", {"path": "src/a.txt", "owner": "x"}).source.rule_id == "ask-x"
+    assert cast(Source, decider.decide("read", {"path": "docs/a.pem", "owner": "x"}).source).rule_id == "deny-pem"
+    assert cast(Source, decider.decide("read", {"path": "src/a.txt", "owner": "x"}).source).rule_id == "ask-x"
     # A non-final allow that matched names the decision when nothing later ends the chain.
-    assert decider.decide("read", {"path": "docs/a.txt", "owner": "y"}).source.rule_id == "allow-docs"
+    assert cast(Source, decider.decide("read", {"path": "docs/a.txt", "owner": "y"}).source).rule_id == "allow-docs"
 
 
 def test_names_that_meet_the_same_rules_share_one_chain_and_plan() -> None:

@@ -674,11 +674,14 @@ def test_a_pack_catalog_validates_calls_as_dry_run_does(tmp_path: Path) -> None:
 
 
 def test_a_large_call_is_decided_beside_the_loop_and_denied_at_its_deadline() -> None:
-    # policies/bfcl takes seconds over 60,000 encoded tags (2.2 s here); decided on the event loop, such a call
-    # held every other client's answer that long. Decided in a thread, the others go on, and it is denied at
-    # --decision-timeout.
+    # policies/bfcl takes over a second on 60,000 encoded tags (1.1 s here; 2.2 s before the path budget);
+    # decided on the event loop, such a call held every other client's answer that long. Decided in a thread,
+    # the others go on, and it is denied at --decision-timeout.
     pack = ROOT / "policies" / "bfcl"
-    costly = {"name": "post_tweet", "arguments": {"content": "hi", "tags": ["/etc/%2e%2e/x"] * 60000, "mentions": []}}
+    costly: dict[str, Any] = {
+        "name": "post_tweet",
+        "arguments": {"content": "hi", "tags": ["/etc/%2e%2e/x"] * 60000, "mentions": []},
+    }
     app = create_app(PacksState([pack]), reload_interval=None, max_body_bytes=2 << 20, decision_timeout=0.3)
     served = Served(app)
     try:

@@ -119,6 +119,7 @@ def test_baseline_shell_runs_once_a_person_allows_it_once() -> None:
     assert kit.runs["shell"] == 1
     assert len(approval.requests) == 1
     assert approval.requests[0].reason == "Run the shell command `ls -la`?"
+    assert approval.requests[0].source is not None
     assert approval.requests[0].source.name == "ask-before-shell"
 
 
@@ -175,8 +176,11 @@ def test_baseline_redacts_secret_looking_strings_inside_values(baseline_kit: Any
 # -- bfcl over the recorded corpus --------------------------------------------------------------
 
 
+Verdicts = dict[str, tuple[dict[str, Any], Any]]  # call_id -> (recorded call, Evaluation)
+
+
 @pytest.fixture(scope="module")
-def bfcl_verdicts(bfcl_calls: tuple[dict[str, Any], ...]) -> dict[str, tuple[dict[str, Any], Any]]:
+def bfcl_verdicts(bfcl_calls: tuple[dict[str, Any], ...]) -> Verdicts:
     """call_id -> (recorded call, Evaluation) for every recorded call, under the bfcl pack."""
     records = bfcl_calls
     registry = Registry()
@@ -196,7 +200,7 @@ def _notional(arguments: dict[str, Any]) -> float:
     return float(arguments["price"]) * float(arguments["amount"])
 
 
-def test_bfcl_denies_exactly_the_recorded_orders_over_the_notional_limit(bfcl_verdicts: dict) -> None:
+def test_bfcl_denies_exactly_the_recorded_orders_over_the_notional_limit(bfcl_verdicts: Verdicts) -> None:
     orders = {cid: (rec, v) for cid, (rec, v) in bfcl_verdicts.items() if rec["name"] == "place_order"}
     over = {cid for cid, (rec, _v) in orders.items() if _notional(rec["arguments"]) > 100_000}
     assert "multi_turn_base_141:2:1" in over  # 100 GOOG at 2840.34
@@ -208,13 +212,13 @@ def test_bfcl_denies_exactly_the_recorded_orders_over_the_notional_limit(bfcl_ve
         assert orders[cid][0]["arguments"]["symbol"] in verdict.reason
 
 
-def test_bfcl_asks_before_large_but_allowed_orders(bfcl_verdicts: dict) -> None:
+def test_bfcl_asks_before_large_but_allowed_orders(bfcl_verdicts: Verdicts) -> None:
     for rec, verdict in bfcl_verdicts.values():
         if rec["name"] == "place_order" and 25_000 < _notional(rec["arguments"]) <= 100_000:
             assert (verdict.decision, verdict.rule) == (Verdict.ASK, "ask-large-orders"), rec["call_id"]
 
 
-def test_bfcl_denies_the_recorded_transfer_over_the_limit(bfcl_verdicts: dict) -> None:
+def test_bfcl_denies_the_recorded_transfer_over_the_limit(bfcl_verdicts: Verdicts) -> None:
     transfers = {
         cid: (rec, v)
         for cid, (rec, v) in bfcl_verdicts.items()
@@ -227,7 +231,7 @@ def test_bfcl_denies_the_recorded_transfer_over_the_limit(bfcl_verdicts: dict) -
     assert transfers["multi_turn_base_116:4:0"][1].rule == "deny-transfers-over-limit"
 
 
-def test_bfcl_asks_before_every_recorded_rm_and_rmdir(bfcl_verdicts: dict) -> None:
+def test_bfcl_asks_before_every_recorded_rm_and_rmdir(bfcl_verdicts: Verdicts) -> None:
     deletes = [(rec, v) for rec, v in bfcl_verdicts.values() if rec["name"] in {"rm", "rmdir"}]
     assert len(deletes) == 4
     for rec, verdict in deletes:
@@ -236,7 +240,7 @@ def test_bfcl_asks_before_every_recorded_rm_and_rmdir(bfcl_verdicts: dict) -> No
         assert verdict.reason == f"Delete {name}?"
 
 
-def test_bfcl_denies_nothing_else_in_the_recorded_corpus(bfcl_verdicts: dict) -> None:
+def test_bfcl_denies_nothing_else_in_the_recorded_corpus(bfcl_verdicts: Verdicts) -> None:
     denied = {v.rule for _rec, v in bfcl_verdicts.values() if v.decision is Verdict.DENY}
     assert denied == {"deny-orders-over-limit", "deny-transfers-over-limit"}
     assert not any(v.decision in (Verdict.INVALID, Verdict.ERROR) for _rec, v in bfcl_verdicts.values())
@@ -278,7 +282,7 @@ def test_bfcl_masks_card_numbers_in_a_credit_card_listing() -> None:
     assert "mask-card-numbers" in [s.name for s in verdict.rewrites]
 
 
-def test_bfcl_red_line_denies_a_tweet_with_a_password(bfcl_verdicts: dict) -> None:
+def test_bfcl_red_line_denies_a_tweet_with_a_password(bfcl_verdicts: Verdicts) -> None:
     registry = Registry()
     PolicyLayers.install(registry, [BFCL])
     recorded = next(rec for rec, _v in bfcl_verdicts.values() if rec["name"] == "post_tweet")
@@ -288,4 +292,5 @@ def test_bfcl_red_line_denies_a_tweet_with_a_password(bfcl_verdicts: dict) -> No
     assert verdict.decision is Verdict.DENY
     assert verdict.stage is Stage.GUARD
     assert verdict.rule == "no-credentials-in-posts"
+    assert verdict.reason is not None
     assert "hunter2" not in verdict.reason

@@ -596,7 +596,7 @@ def test_nullable_list_and_dict_keep_items_and_properties_in_export() -> None:
 
 @pytest.mark.parametrize("value", ["abc", "abc1", "1abc", ""])
 def test_an_exported_regex_matches_the_whole_string_as_the_validator_does(value: str) -> None:
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped]  # no stubs installed (types-jsonschema is not a dev dependency)
 
     tool = make_tool(parameters={"user": {"type": "string", "regex": "[a-z]+", "required": True}})
     schema = tool.to_json_schema()

@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -318,6 +318,7 @@ def test_cerberus_parameters_become_types() -> None:
 
 
 def test_unknown_cerberus_rules_are_any() -> None:
+    rules: object  # rule sets of every shape, and None
     for rules in ({"type": "datetime"}, {"type": "string", "coerce": int}, {"anyof_schema": []}, None, {}):
         assert ANY in schema_type(rules).kinds
     assert schema_type({"anyof": [{"type": "string"}, {"type": "list"}]}).kinds == {STRING, ARRAY}
@@ -369,7 +370,7 @@ def _json_type(value: Any) -> str | None:
         return "boolean"
     if isinstance(value, int | float):
         return "number"
-    return {str: "string", list: "list", dict: "dict"}.get(type(value))
+    return cast(dict[type, str], {str: "string", list: "list", dict: "dict"}).get(type(value))
 
 
 def _catalog_from_calls(group: Mapping[str, Any]) -> dict[str, ToolDefinition]:
@@ -381,9 +382,9 @@ def _catalog_from_calls(group: Mapping[str, Any]) -> dict[str, ToolDefinition]:
         name = call.get("name")
         if not isinstance(name, str) or not _PLAIN.fullmatch(name):
             continue
-        kinds = seen.setdefault(name, {})
+        by_key = seen.setdefault(name, {})
         for key, value in (arguments if isinstance(arguments, dict) else {}).items():
-            kinds.setdefault(str(key), set()).add(_json_type(value) or "string")
+            by_key.setdefault(str(key), set()).add(_json_type(value) or "string")
     tools = {}
     for name, parameters in seen.items():
         rules: dict[str, Any] = {}

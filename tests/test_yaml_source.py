@@ -7,6 +7,7 @@ import os
 import pickle
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -62,7 +63,7 @@ rules:
 """
 
 
-def test_loads_plain_data_with_marks():
+def test_loads_plain_data_with_marks() -> None:
     doc, problems = load(RULES)
     assert problems == [] and doc is not None
     assert doc.data == {
@@ -90,7 +91,7 @@ def test_loads_plain_data_with_marks():
     assert doc.key_marks[("rules", 1, "final")] == Location("p.yaml", 10, 5)
 
 
-def test_yaml_1_2_core_schema_keeps_data_json_like():
+def test_yaml_1_2_core_schema_keeps_data_json_like() -> None:
     doc, problems = load(
         "a: yes\nb: no\nc: on\nd: 2024-01-01\ne: 0o17\nf: 0x1F\ng: 1e3\nh: ~\ni: 012\nj: True\n"
         "k: -.inf\nl: '1'\nm: !!str 12\nn: !!float 3\no: ! 7\np: !!bool false\nq: !!null null\nr:\n"
@@ -118,7 +119,7 @@ def test_yaml_1_2_core_schema_keeps_data_json_like():
     }
 
 
-def test_aliases_expand_to_independent_copies():
+def test_aliases_expand_to_independent_copies() -> None:
     doc, problems = load("base: &b {x: [1, 2]}\none: *b\ntwo: *b\n")
     assert problems == [] and doc is not None
     assert doc.data["one"] == doc.data["two"] == {"x": [1, 2]}
@@ -129,7 +130,7 @@ def test_aliases_expand_to_independent_copies():
     assert doc.marks[("one", "x")] == Location("p.yaml", 1, 14)
 
 
-def test_bytes_with_utf8_bom_and_crlf():
+def test_bytes_with_utf8_bom_and_crlf() -> None:
     doc, problems = load("\ufeffa: 1\r\nb: 'é'\r\n".encode())
     assert problems == [] and doc is not None
     assert doc.data == {"a": 1, "b": "é"}
@@ -137,7 +138,7 @@ def test_bytes_with_utf8_bom_and_crlf():
     assert doc.marks[("b",)] == Location("p.yaml", 2, 4)
 
 
-def test_empty_file_is_allowed_when_no_mapping_is_expected():
+def test_empty_file_is_allowed_when_no_mapping_is_expected() -> None:
     doc, problems = load("# only a comment\n", expect_mapping=False)
     assert problems == [] and doc is not None and doc.data is None
     assert doc.locate(("anything",)) == Location("p.yaml", 1, 1)
@@ -162,7 +163,7 @@ def test_empty_file_is_allowed_when_no_mapping_is_expected():
         max_leaves=20,
     )
 )
-def test_json_documents_load_to_the_same_data(value: object):
+def test_json_documents_load_to_the_same_data(value: object) -> None:
     doc, problems = load(json.dumps({"v": value}, ensure_ascii=False))
     assert problems == [] and doc is not None
     assert doc.data == {"v": value}
@@ -182,7 +183,7 @@ def test_json_documents_load_to_the_same_data(value: object):
         ('a: "C:\\dir"\n', "1:8 PE101", "unknown escape", "single quotes"),
     ],
 )
-def test_syntax_errors_at_the_problem_mark(text: str, expected: str, in_message: str, in_hint: str):
+def test_syntax_errors_at_the_problem_mark(text: str, expected: str, in_message: str, in_hint: str) -> None:
     problem = only(text)
     assert where(problem) == expected
     assert problem.message.startswith("YAML syntax error: ")
@@ -191,7 +192,7 @@ def test_syntax_errors_at_the_problem_mark(text: str, expected: str, in_message:
     assert problem.source_line == text.splitlines()[problem.location.line - 1]  # type: ignore[union-attr]
 
 
-def test_undefined_alias_and_duplicate_anchor_are_reported_together():
+def test_undefined_alias_and_duplicate_anchor_are_reported_together() -> None:
     doc, problems = load("a: &x 1\nb: &x 2\nc: *nope\n")
     assert doc is None
     assert [where(p) for p in problems] == ["2:4 PE101", "3:4 PE101"]
@@ -202,7 +203,7 @@ def test_undefined_alias_and_duplicate_anchor_are_reported_together():
 # -- PE102 duplicate keys ------------------------------------------------------------------------
 
 
-def test_duplicate_key_at_the_second_key_with_a_hint():
+def test_duplicate_key_at_the_second_key_with_a_hint() -> None:
     text = (
         "rules:\n"
         "  - id: allow-read\n"
@@ -221,13 +222,13 @@ def test_duplicate_key_at_the_second_key_with_a_hint():
     assert problem.source_line == "    action: {decision: allow}"
 
 
-def test_duplicate_keys_everywhere_are_all_reported():
+def test_duplicate_keys_everywhere_are_all_reported() -> None:
     doc, problems = load("a: 1\nb: {x: 1, x: 2}\na: 3\n'b': 4\n")
     assert doc is None
     assert [where(p) for p in problems] == ["2:11 PE102", "3:1 PE102", "4:1 PE102"]
 
 
-def test_duplicate_key_inside_an_aliased_mapping_is_reported_once():
+def test_duplicate_key_inside_an_aliased_mapping_is_reported_once() -> None:
     doc, problems = load("base: &b {k: 1, k: 2}\none: *b\ntwo: *b\n")
     assert doc is None
     assert [where(p) for p in problems] == ["1:17 PE102"]
@@ -246,9 +247,9 @@ def test_duplicate_key_inside_an_aliased_mapping_is_reported_once():
         "!!python/object/new:os.system [echo hi]",
     ],
 )
-def test_python_tags_are_refused_without_running_anything(tagged: str, monkeypatch: pytest.MonkeyPatch):
+def test_python_tags_are_refused_without_running_anything(tagged: str, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[object] = []
-    monkeypatch.setattr(os, "system", lambda *args: calls.append(args) or 0)
+    monkeypatch.setattr(os, "system", lambda *args: cast(Any, calls.append(args)) or 0)
     problem = only(f"ok: 1\nrun: {tagged}\n")
     assert where(problem) == "2:6 PE103"
     assert problem.message.startswith(f"tag {tagged.split()[0]} is not allowed")
@@ -270,19 +271,19 @@ def test_python_tags_are_refused_without_running_anything(tagged: str, monkeypat
         ("base: &b {x: 1}\nuse:\n  <<: *b\n", "3:3 PE103", "merge keys"),
     ],
 )
-def test_non_core_tags_are_refused(text: str, expected: str, hint: str):
+def test_non_core_tags_are_refused(text: str, expected: str, hint: str) -> None:
     problem = only(text)
     assert where(problem) == expected
     assert problem.hint is not None and hint in problem.hint
 
 
-def test_forbidden_tag_is_reported_even_when_a_syntax_error_follows():
+def test_forbidden_tag_is_reported_even_when_a_syntax_error_follows() -> None:
     doc, problems = load("a: !!python/name:os.system\nb: 'unclosed\n")
     assert doc is None
     assert [where(p) for p in problems] == ["1:4 PE103", "2:4 PE101"]
 
 
-def test_every_problem_of_a_file_is_reported_at_once():
+def test_every_problem_of_a_file_is_reported_at_once() -> None:
     text = "a: !!binary aGk=\nb: {k: 1, k: 2}\n3: x\nc: !!int nope\n"
     doc, problems = load(text)
     assert doc is None
@@ -292,7 +293,7 @@ def test_every_problem_of_a_file_is_reported_at_once():
 # -- PE104 / PE105 / PE106 limits ----------------------------------------------------------------
 
 
-def test_too_large_before_parsing():
+def test_too_large_before_parsing() -> None:
     problem = only("a: 1\n" + "#" * 2000 + "\n[[[unparsed", max_bytes=1000)
     assert where(problem) == "1:1 PE104"
     assert "the limit is 1,000 bytes" in problem.message
@@ -301,12 +302,12 @@ def test_too_large_before_parsing():
     assert only("a: " + "é" * 600, max_bytes=1000).code == "PE104"
 
 
-def test_too_many_values_is_too_large():
+def test_too_many_values_is_too_large() -> None:
     problem = only("a: [" + ", ".join(["1"] * 60) + "]\n", max_nodes=50)
     assert where(problem) == "1:" + str(5 + 3 * 47) + " PE104"
 
 
-def test_deep_flow_nesting():
+def test_deep_flow_nesting() -> None:
     ok_doc, problems = load("a: " + "[" * 63 + "]" * 63)
     assert problems == [] and ok_doc is not None
     problem = only("a: " + "[" * 100_000)
@@ -315,20 +316,20 @@ def test_deep_flow_nesting():
     assert "deeper than 64 levels" in problem.message
 
 
-def test_deep_block_nesting():
+def test_deep_block_nesting() -> None:
     text = "".join("  " * level + f"k{level}:\n" for level in range(70))
     problem = only(text)
     assert where(problem) == "65:129 PE105"
     assert where(only("a: [[[1]]]\n", max_depth=3)) == "1:6 PE105"
 
 
-def test_nesting_through_aliases():
+def test_nesting_through_aliases() -> None:
     problem = only("x: &x [[[1]]]\ny: [[*x]]\n", max_depth=5)
     assert where(problem) == "2:6 PE105"
     assert "*x nests values deeper than 5 levels" in problem.message
 
 
-def test_max_depth_must_be_reasonable():
+def test_max_depth_must_be_reasonable() -> None:
     with pytest.raises(ValueError):
         load_yaml("a: 1", "p.yaml", ProblemSink(), max_depth=10_000)
 
@@ -340,7 +341,7 @@ def billion_laughs() -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_billion_laughs_is_stopped_quickly():
+def test_billion_laughs_is_stopped_quickly() -> None:
     started = time.perf_counter()
     problem = only(billion_laughs())
     elapsed = time.perf_counter() - started
@@ -350,7 +351,7 @@ def test_billion_laughs_is_stopped_quickly():
     assert "alias bomb" in problem.message
 
 
-def test_billion_laughs_as_nested_mappings():
+def test_billion_laughs_as_nested_mappings() -> None:
     text = "l0: &l0 {a: lol, b: lol, c: lol, d: lol}\n" + "".join(
         f"l{i}: &l{i} {{a: *l{i - 1}, b: *l{i - 1}, c: *l{i - 1}, d: *l{i - 1}}}\n" for i in range(1, 12)
     )
@@ -360,7 +361,7 @@ def test_billion_laughs_as_nested_mappings():
     assert problem.code == "PE106"
 
 
-def test_too_many_aliases():
+def test_too_many_aliases() -> None:
     text = "a: &a [1]\nb: [" + ", ".join(["*a"] * 150) + "]\n"
     problem = only(text)
     # The 101st alias: "b: [" then "*a, " per alias.
@@ -369,7 +370,7 @@ def test_too_many_aliases():
     assert only("a: &a 1\nb: [*a, *a, *a]\n", max_aliases=2).code == "PE106"
 
 
-def test_recursive_alias_is_refused():
+def test_recursive_alias_is_refused() -> None:
     problem = only("a: &x\n  - 1\n  - *x\n")
     assert where(problem) == "3:5 PE106"
     assert "infinite" in problem.message
@@ -388,7 +389,7 @@ def test_recursive_alias_is_refused():
         ("---\n", "1:1 PE107", "empty"),
     ],
 )
-def test_top_level_must_be_a_mapping(text: str, expected: str, in_message: str):
+def test_top_level_must_be_a_mapping(text: str, expected: str, in_message: str) -> None:
     problem = only(text)
     assert where(problem) == expected
     assert in_message in problem.message
@@ -397,7 +398,7 @@ def test_top_level_must_be_a_mapping(text: str, expected: str, in_message: str):
 # -- PE108 files ---------------------------------------------------------------------------------
 
 
-def test_load_yaml_file_reads_and_names_the_file(tmp_path: Path):
+def test_load_yaml_file_reads_and_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "rules.yaml"
     path.write_text("a: 1\n", encoding="utf-8")
     sink = ProblemSink()
@@ -406,7 +407,7 @@ def test_load_yaml_file_reads_and_names_the_file(tmp_path: Path):
     assert doc.marks[("a",)] == Location("pack/rules.yaml", 1, 4)
 
 
-def test_missing_or_unreadable_files(tmp_path: Path):
+def test_missing_or_unreadable_files(tmp_path: Path) -> None:
     sink = ProblemSink()
     assert load_yaml_file(tmp_path / "missing.yaml", sink) is None
     assert load_yaml_file(tmp_path, sink) is None
@@ -417,7 +418,7 @@ def test_missing_or_unreadable_files(tmp_path: Path):
     assert "directory" in sink.problems[1].message
 
 
-def test_large_file_is_not_read_whole(tmp_path: Path):
+def test_large_file_is_not_read_whole(tmp_path: Path) -> None:
     path = tmp_path / "big.yaml"
     path.write_bytes(b"a: 1\n" * 1000)
     sink = ProblemSink()
@@ -429,7 +430,7 @@ def test_large_file_is_not_read_whole(tmp_path: Path):
 # -- PE109 encoding ------------------------------------------------------------------------------
 
 
-def test_invalid_utf8_bytes_are_each_located():
+def test_invalid_utf8_bytes_are_each_located() -> None:
     doc, problems = load(b"a: caf\xe9\nb: ok\nc: x\xff\xfey\n")
     assert doc is None
     assert [where(p) for p in problems] == ["1:7 PE109", "3:5 PE109", "3:6 PE109"]
@@ -437,7 +438,7 @@ def test_invalid_utf8_bytes_are_each_located():
     assert problems[0].source_line == "a: caf\ufffd"
 
 
-def test_column_counts_characters_before_a_bad_byte():
+def test_column_counts_characters_before_a_bad_byte() -> None:
     problem = only("é中: ".encode() + b"\xff\n")
     assert where(problem) == "1:5 PE109"
 
@@ -458,13 +459,13 @@ def test_a_bad_byte_is_located_on_the_line_yaml_numbers(data: bytes, expected: s
 
 
 @pytest.mark.parametrize("bom", ["utf-16", "utf-32"])
-def test_utf16_and_utf32_are_refused(bom: str):
+def test_utf16_and_utf32_are_refused(bom: str) -> None:
     problem = only("a: 1\n".encode(bom))
     assert where(problem) == "1:1 PE109"
     assert bom.upper() in problem.message
 
 
-def test_control_characters_are_each_located():
+def test_control_characters_are_each_located() -> None:
     doc, problems = load("a: x\x01\nb: \x00\n")
     assert doc is None
     assert [where(p) for p in problems] == ["1:5 PE109", "2:4 PE109"]
@@ -472,11 +473,11 @@ def test_control_characters_are_each_located():
     assert problems[1].hint is not None and "UTF-16" in problems[1].hint
 
 
-def test_lone_surrogates_in_text_are_refused():
+def test_lone_surrogates_in_text_are_refused() -> None:
     assert where(only("a: \udce9\n")) == "1:4 PE109"
 
 
-def test_many_bad_characters_are_capped():
+def test_many_bad_characters_are_capped() -> None:
     doc, problems = load("a: " + "\x01" * 50 + "\n")
     assert doc is None
     assert len(problems) == 11
@@ -486,7 +487,7 @@ def test_many_bad_characters_are_capped():
 # -- PE110 / PE111 / PE112 -----------------------------------------------------------------------
 
 
-def test_second_document_is_refused():
+def test_second_document_is_refused() -> None:
     problem = only("a: 1\n---\nb: 2\n")
     assert where(problem) == "2:1 PE110"
     assert problem.caret_width == 3
@@ -505,13 +506,13 @@ def test_second_document_is_refused():
         ("{a: 1}: x\n", "1:1 PE111", "mapping is used"),
     ],
 )
-def test_keys_must_be_strings(text: str, expected: str, in_message: str):
+def test_keys_must_be_strings(text: str, expected: str, in_message: str) -> None:
     problem = only(text)
     assert where(problem) == expected
     assert in_message in problem.message
 
 
-def test_quoted_number_key_is_a_string():
+def test_quoted_number_key_is_a_string() -> None:
     doc, problems = load("'1': x\n\"true\": y\n")
     assert problems == [] and doc is not None and doc.data == {"1": "x", "true": "y"}
 
@@ -527,7 +528,7 @@ def test_quoted_number_key_is_a_string():
         ("a: " + "9" * 5000 + "\n", "1:4 PE112"),
     ],
 )
-def test_values_that_do_not_fit_their_tag(text: str, expected: str):
+def test_values_that_do_not_fit_their_tag(text: str, expected: str) -> None:
     assert where(only(text)) == expected
 
 
@@ -573,7 +574,7 @@ def located() -> SourceDoc:
     return doc
 
 
-def test_locate_nested_paths_and_keys(located: SourceDoc):
+def test_locate_nested_paths_and_keys(located: SourceDoc) -> None:
     r = ("rules", 0)
     assert located.locate((*r, "nested", "deeper", 0, "k")) == Location("p.yaml", 27, 15)
     assert located.locate((*r, "nested", "deeper", 0, "k"), key=True) == Location("p.yaml", 27, 12)
@@ -612,7 +613,7 @@ def test_locate_nested_paths_and_keys(located: SourceDoc):
         ("pmulti", "delta", (29, 13)),
     ],
 )
-def test_position_inside_scalars(located: SourceDoc, key: str, needle: str, expected: tuple[int, int]):
+def test_position_inside_scalars(located: SourceDoc, key: str, needle: str, expected: tuple[int, int]) -> None:
     value = located.data["rules"][0][key]
     offset = value.index(needle)
     loc = located.position(("rules", 0, key), offset)
@@ -626,7 +627,7 @@ def test_position_inside_scalars(located: SourceDoc, key: str, needle: str, expe
     st.text(st.characters(codec="utf-8", categories=["L", "N", "P", "S", "Zs"]), min_size=1, max_size=30),
     st.sampled_from(["double", "single"]),
 )
-def test_position_finds_every_character_of_a_quoted_scalar(value: str, style: str):
+def test_position_finds_every_character_of_a_quoted_scalar(value: str, style: str) -> None:
     def written(text: str) -> str:
         return json.dumps(text, ensure_ascii=False)[1:-1] if style == "double" else text.replace("'", "''")
 
@@ -639,7 +640,7 @@ def test_position_finds_every_character_of_a_quoted_scalar(value: str, style: st
         assert doc.lines[0][loc.column - 1 :].startswith(written(ch))
 
 
-def test_position_past_the_end_and_in_folded_breaks(located: SourceDoc):
+def test_position_past_the_end_and_in_folded_breaks(located: SourceDoc) -> None:
     when = located.data["rules"][0]["when"]
     end = located.position(("rules", 0, "when"), len(when))
     assert (end.line, end.column) == (3, 53)  # the closing quote
@@ -650,11 +651,11 @@ def test_position_past_the_end_and_in_folded_breaks(located: SourceDoc):
     assert (fold.line, fold.column) == (7, 23)
 
 
-def test_position_on_a_non_scalar_counts_from_its_start(located: SourceDoc):
+def test_position_on_a_non_scalar_counts_from_its_start(located: SourceDoc) -> None:
     assert located.position(("rules", 0, "nested", "deeper"), 2) == Location("p.yaml", 27, 11)
 
 
-def test_problem_points_inside_a_quoted_scalar(located: SourceDoc):
+def test_problem_points_inside_a_quoted_scalar(located: SourceDoc) -> None:
     when = located.data["rules"][0]["when"]
     problem = located.problem(
         "PE301",
@@ -672,7 +673,7 @@ def test_problem_points_inside_a_quoted_scalar(located: SourceDoc):
     assert carets.count("^") == 2
 
 
-def test_problem_defaults_underline_the_whole_value_or_key(located: SourceDoc):
+def test_problem_defaults_underline_the_whole_value_or_key(located: SourceDoc) -> None:
     problem = located.problem("PE204", "wrong type", ("rules", 0, "single"))
     assert problem.location == Location("p.yaml", 5, 13)
     assert problem.caret_width == len("'it''s here'")
@@ -686,7 +687,7 @@ def test_problem_defaults_underline_the_whole_value_or_key(located: SourceDoc):
     assert warning.severity is Severity.WARNING and warning.rule_id == "explicit"
 
 
-def test_rule_id_at():
+def test_rule_id_at() -> None:
     doc, _ = load(RULES)
     assert doc is not None
     assert rule_id_at(doc, ("rules", 0, "action", "reason")) == "deny-env"
@@ -697,7 +698,7 @@ def test_rule_id_at():
     assert rule_id_at(doc, ("rules", True)) is None
 
 
-def test_problem_render_caret_under_the_reported_column():
+def test_problem_render_caret_under_the_reported_column() -> None:
     doc, problems = load("rules:\n  - id: x\n    id: y\n")
     assert doc is None
     rendered = problems[0].render().splitlines()
@@ -710,7 +711,7 @@ def test_problem_render_caret_under_the_reported_column():
 # -- the sink and PackLoadError across files -----------------------------------------------------
 
 
-def test_pack_load_error_lists_all_problems_of_all_files():
+def test_pack_load_error_lists_all_problems_of_all_files() -> None:
     sink = ProblemSink()
     assert load_yaml("b: {k: 1, k: 2}\n", "pack/b.yaml", sink) is None
     assert load_yaml("x: !!python/name:os.system\n", "pack/a.yaml", sink) is None
@@ -729,13 +730,13 @@ def test_pack_load_error_lists_all_problems_of_all_files():
     assert pickle.loads(pickle.dumps(err)).problems == err.problems
 
 
-def test_warnings_do_not_make_load_yaml_fail():
+def test_warnings_do_not_make_load_yaml_fail() -> None:
     sink = ProblemSink()
     sink.add(Problem("PE404", "earlier warning", Location("x.yaml", 1, 1), severity=Severity.WARNING))
     assert load_yaml("a: 1\n", "p.yaml", sink) is not None
 
 
-def test_a_file_loaded_twice_fails_twice():
+def test_a_file_loaded_twice_fails_twice() -> None:
     # The sink drops exact duplicates; load_yaml still knows its own file failed.
     sink = ProblemSink()
     assert load_yaml("a: 1\na: 2\n", "p.yaml", sink) is None

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from policyengine.errors import FreezeError, RegistrationError, UsageError
 from policyengine.runtime.approval import ApprovalService
@@ -117,23 +117,43 @@ class Registry:
 
     # -- listeners -----------------------------------------------------------
 
-    def on_pre_execute(self, fn: F | None = None, *, name: str | None = None) -> Any:
+    @overload
+    def on_pre_execute(self, fn: F, *, name: str | None = None) -> F: ...
+    @overload
+    def on_pre_execute(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
+    def on_pre_execute(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
         """Install `async fn(call, next) -> Allow | Deny | Ask` at the end of pre-execute."""
         return self._decorate(fn, name, Stage.PRE_EXECUTE)
 
-    def guard(self, fn: F | None = None, *, name: str | None = None) -> Any:
+    @overload
+    def guard(self, fn: F, *, name: str | None = None) -> F: ...
+    @overload
+    def guard(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
+    def guard(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
         """Install a monotonic guard `fn(call) -> reason | None` (sync or async)."""
         return self._decorate(fn, name, Stage.GUARD)
 
-    def on_execute(self, fn: F | None = None, *, name: str | None = None) -> Any:
+    @overload
+    def on_execute(self, fn: F, *, name: str | None = None) -> F: ...
+    @overload
+    def on_execute(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
+    def on_execute(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
         """Install an execute wrapper `async fn(dispatch, next) -> value`."""
         return self._decorate(fn, name, Stage.EXECUTE)
 
-    def on_post_execute(self, fn: F | None = None, *, name: str | None = None) -> Any:
+    @overload
+    def on_post_execute(self, fn: F, *, name: str | None = None) -> F: ...
+    @overload
+    def on_post_execute(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
+    def on_post_execute(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
         """Install `async fn(call, result, next) -> Accept | AcceptValue | Block`."""
         return self._decorate(fn, name, Stage.POST_EXECUTE)
 
-    def on_result(self, fn: F | None = None, *, name: str | None = None) -> Any:
+    @overload
+    def on_result(self, fn: F, *, name: str | None = None) -> F: ...
+    @overload
+    def on_result(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
+    def on_result(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
         """Install a synchronous, read-only observer `fn(result)`, notified once per call."""
         return self._decorate(fn, name, Stage.RESULT)
 
@@ -172,9 +192,14 @@ class Registry:
                 hint="rule ids must be unique across every loaded layer; rename one of them",
             )
 
-    def _decorate(self, fn: F | None, name: str | None, stage: Stage) -> Any:
+    def _decorate(self, fn: F | None, name: str | None, stage: Stage) -> F | Callable[[F], F]:
         if fn is None:
-            return lambda f: self._decorate(f, name, stage)
+
+            def decorator(f: F) -> F:
+                self._add(f, name, stage)
+                return f
+
+            return decorator
         self._add(fn, name, stage)
         return fn
 

@@ -96,7 +96,7 @@ class Dispatch:
         return self.call.arguments
 
     def with_signal(self, signal: Signal) -> Dispatch:
-        """A dispatch whose body sees `signal`; the caller's and every outer wrapper's signal are fused back in anyway."""
+        """A dispatch whose body sees `signal`; the caller's and every outer wrapper's signals are fused back in."""
         if not isinstance(signal, Signal):
             raise TypeError(f"with_signal() needs a Signal, got {type(signal).__name__}")
         return Dispatch(self.call, signal, self.definition, self.outer)
