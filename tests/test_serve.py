@@ -709,6 +709,46 @@ def test_a_large_call_is_decided_beside_the_loop_and_denied_at_its_deadline() ->
         served.stop()
 
 
+def test_a_large_call_is_logged_beside_the_loop_and_logged_before_its_answer(tmp_path: Path) -> None:
+    # Deciding this call is quick, but redacting its 1 MB of card numbers for the log took 1.2 s on the
+    # event loop, holding every other client's answer that long.
+    cards = "4111 1111 1111 1111 " * 50_000
+    log_path = tmp_path / "decisions.jsonl"
+    app = create_app(
+        PacksState([ROOT / "policies" / "bfcl"]),
+        decision_log=open_decision_log(str(log_path)),
+        reload_interval=None,
+        max_body_bytes=2 << 20,
+    )
+    served = Served(app)
+    try:
+        answered: list[dict[str, Any]] = []
+
+        def large() -> None:
+            with httpx.Client(base_url=served.url, timeout=60) as client:
+                answered.append(decide(client, "echo", {"content": cards, "file_name": "notes.txt"}, call_id="large"))
+                # Logged before answered: the line is in the file when the answer arrives.
+                answered.append({"logged": '"call_id": "large"' in log_path.read_text(encoding="utf-8")})
+
+        with httpx.Client(base_url=served.url, timeout=60) as client:
+            assert decide(client, "ls", {})["decision"] == "allow"  # warm
+            sender = threading.Thread(target=large)
+            sender.start()
+            latencies = []
+            while sender.is_alive():
+                t0 = time.monotonic()
+                assert decide(client, "ls", {})["decision"] == "allow"
+                latencies.append(time.monotonic() - t0)
+            sender.join()
+        assert answered[0]["decision"] == "allow" and answered[1] == {"logged": True}
+        assert len(latencies) >= 5 and max(latencies) < 0.5, latencies
+    finally:
+        served.stop()
+    lines = [json.loads(line) for line in log_path.read_text(encoding="utf-8").splitlines()]
+    [entry] = [line for line in lines if line["call_id"] == "large"]
+    assert entry["redacted"] is True and "4111 1111 1111 1111" not in json.dumps(entry)
+
+
 def test_the_bfcl_calls_are_decided_as_dry_run_decides_them(tmp_path: Path) -> None:
     pack = ROOT / "policies" / "bfcl"
     lines = (ROOT / "examples" / "bfcl-calls.jsonl").read_text().splitlines()[::8]  # ~145 calls, every session kind
