@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from policyengine.language.regex_cost import quadratic_risk
 from policyengine.packs.lint import PE501, PE502, PE503, PE504, PE505, covers, lint, normalise_when
 from policyengine.packs.loader import Pack, load_pack, load_packs
 from policyengine.packs.rules import ToolMatcher
@@ -745,3 +747,41 @@ def test_pe506_flags_a_path_test_that_reads_an_unknown_place_the_permissive_way(
     loaded = pack(tmp_path, f"rules:\n  - id: r\n    tools: ['*']\n    reason: x\n    {decision_and_when}\n")
     codes = [p.code for p in lint([loaded])]
     assert ("PE506" in codes) is flagged, codes
+
+
+# -- PE510: patterns whose every-match rewrite may take quadratic time ---------------------------------
+
+REGEX_COST_CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests" / "cases" / "regex_cost.yaml").read_text())
+
+
+@pytest.mark.parametrize("case", REGEX_COST_CASES, ids=[c["pattern"] for c in REGEX_COST_CASES])
+def test_a_pattern_that_reads_ahead_before_a_short_match_is_judged_quadratic(case: dict[str, Any]) -> None:
+    assert (quadratic_risk(case["pattern"]) is not None) is case["quadratic"], quadratic_risk(case["pattern"])
+
+
+def test_the_regex_cost_cases_hold_both_kinds() -> None:
+    kinds = [case["quadratic"] for case in REGEX_COST_CASES]
+    assert kinds.count(True) >= 5 and kinds.count(False) >= 5
+
+
+@pytest.mark.parametrize(
+    ("rule", "flagged"),
+    [
+        ("stage: post-execute\n    redact:\n      - pattern: 'a+b|a'", True),
+        ("stage: post-execute\n    redact:\n      - pattern: 'a{1,100}b|a'", False),
+        ("stage: guard\n    reason: x\n    when: \"regex_replace(arguments.text, 'b(?:b+c)?', '') == ''\"", True),
+        ("stage: guard\n    reason: x\n    when: \"regex_replace(arguments.text, '(?:x+y)?z', '') == ''\"", False),
+        ("stage: guard\n    reason: x\n    when: \"regex_match(arguments.text, 'a+b|a')\"", False),  # one search
+    ],
+    ids=["redact", "redact-bounded", "regex_replace", "regex_replace-linear", "regex_match"],
+)
+def test_pe510_warns_at_the_rule_that_rewrites_with_a_quadratic_pattern(
+    tmp_path: Path, rule: str, flagged: bool
+) -> None:
+    loaded = pack(tmp_path, f"rules:\n  - id: r\n    description: d\n    tools: ['*']\n    {rule}\n")
+    problems = [p for p in lint([loaded]) if p.code == "PE510"]
+    assert bool(problems) is flagged, [str(p) for p in lint([loaded])]
+    if flagged:
+        [problem] = problems
+        assert problem.rule_id == "r" and problem.severity is Severity.WARNING
+        assert problem.location == id_at(loaded.path, "r") and "quadratic" in problem.message

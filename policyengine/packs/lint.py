@@ -1,4 +1,5 @@
-"""Pack linter: rules that never apply or decide, miss the catalog, mistake display for secrecy; files never loaded."""
+"""Pack linter: rules that never apply or decide, miss the catalog, mistake display for secrecy, rewrite in
+quadratic time; files never loaded."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from policyengine.language.regex_cost import quadratic_risk
 from policyengine.packs.loader import MANIFEST, Pack
 from policyengine.packs.rules import Rule, ToolMatcher, Verb
 from policyengine.packs.type_check import PE606, check_types
@@ -27,6 +29,7 @@ __all__ = [
     "PE507",
     "PE508",
     "PE509",
+    "PE510",
     "covers",
     "lint",
     "normalise_when",
@@ -507,6 +510,7 @@ def _dead_warning(sources: _Sources, rule: Rule, earlier: Rule) -> Problem:
 # -- PE509: YAML files the manifest does not load ------------------------------------------------
 
 PE509 = register_code("PE509", "YAML file in the pack folder that the manifest does not load")
+PE510 = register_code("PE510", "pattern whose every-match rewrite may take quadratic time")
 
 _YAML = frozenset({".yaml", ".yml"})
 _GLOB_CHARS = frozenset("*?[")
@@ -581,6 +585,52 @@ def _unlisted(pack: Pack, sources: _Sources) -> list[Problem]:
     return problems
 
 
+# -- PE510: patterns whose every-match rewrite may take quadratic time -------------------------
+
+
+def _rewrite_patterns(rule: Rule) -> Iterator[tuple[str, str]]:
+    """(where, pattern) for each pattern the rule replaces every match of: redactions, literal regex_replace()."""
+    for redaction in rule.redactions:
+        if redaction.pattern is not None:
+            yield "in `redact: pattern:`", str(_pattern_text(redaction.pattern))
+    if rule.when is not None:
+        yield from (("in regex_replace() in `when`", p) for p in _replace_literals(rule.when.parsed.parsed))
+
+
+def _replace_literals(node: Any) -> Iterator[str]:
+    if not isinstance(node, dict):
+        return
+    children = node.get("children") or []
+    if node.get("type") == "function_expression" and node.get("value") == "regex_replace" and len(children) > 1:
+        pattern = children[1]
+        if isinstance(pattern, dict) and pattern.get("type") == "literal" and isinstance(pattern.get("value"), str):
+            yield pattern["value"]
+    for child in children:
+        yield from _replace_literals(child)
+
+
+def _slow_patterns(rules: Iterable[Rule], sources: _Sources) -> list[Problem]:
+    """PE510 where a rule replaces every match of a pattern that may read to the end of the text for each."""
+    problems = []
+    for rule in rules:
+        for where, pattern in _rewrite_patterns(rule):
+            why = quadratic_risk(pattern)
+            if why is None:
+                continue
+            problems.append(
+                _warn(
+                    sources,
+                    PE510,
+                    rule,
+                    f"rule {rule.id!r} replaces every match of {pattern[:80]!r} {where}, and {why}: on a long "
+                    "run of such text each search may read to its end, quadratic time (a 1 MB result: minutes)",
+                    "bound the repetition that reads ahead (e.g. 'a{1,100}b|a' for 'a+b|a'), or make the "
+                    "alternatives start with different characters",
+                )
+            )
+    return problems
+
+
 def lint(
     packs: Sequence[Pack], catalog: Mapping[str, Any] | None = None, *, against: Sequence[Pack] | None = None
 ) -> list[Problem]:
@@ -606,6 +656,7 @@ def lint(
     problems += _display_only(rules, sources)
     problems += _duplicates(rules, hidden, sources)
     problems += _permissive_paths(rules, sources)
+    problems += _slow_patterns(rules, sources)
     for pack in packs:
         problems += _unlisted(pack, sources)
     return sorted(problems, key=Problem.sort_key)
