@@ -2,7 +2,7 @@
 
     python benchmarks/regex_cost.py [--small 4096] [--large 32768]
 
-For each case of tests/cases/regex_cost.yaml that names the text to measure on (`measured`,
+For each case of tests/data/regex_cost.yaml that names the text to measure on (`measured`,
 repeated to the size), times re2's `sub` on the small and the large text (best of three) and
 prints the growth beside PE510's verdict: linear rewrites grow about as the text does (8x by
 default), quadratic ones about as its square (64x).
@@ -20,7 +20,7 @@ import yaml
 
 from policyengine.language.regex_cost import quadratic_risk
 
-CASES = Path(__file__).resolve().parent.parent / "tests" / "cases" / "regex_cost.yaml"
+CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "regex_cost.yaml"
 
 
 def best_of_three(pattern: Any, text: str) -> float:

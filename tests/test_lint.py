@@ -751,7 +751,7 @@ def test_pe506_flags_a_path_test_that_reads_an_unknown_place_the_permissive_way(
 
 # -- PE510: patterns whose every-match rewrite may take quadratic time ---------------------------------
 
-REGEX_COST_CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests" / "cases" / "regex_cost.yaml").read_text())
+REGEX_COST_CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests" / "data" / "regex_cost.yaml").read_text())
 
 
 @pytest.mark.parametrize("case", REGEX_COST_CASES, ids=[c["pattern"] for c in REGEX_COST_CASES])

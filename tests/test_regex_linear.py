@@ -160,7 +160,7 @@ def test_a_matching_catastrophic_pattern_meets_the_50ms_target(registry: Registr
     strict=True,
     reason="bug: redaction (and regex_replace) find every match by repeated RE2 searches; for a pattern whose "
     "preferred alternative scans ahead (a+b|a) each search reads to the end of the input, so the work is "
-    "quadratic: 8x the input costs ~35x the time here, and 1 MB would take many minutes",
+    "quadratic: 8x the input costs ~35x the time here, and 1 MB would take many minutes (check warns: PE510)",
 )
 def test_redaction_time_grows_linearly_with_the_input(registry: Registry) -> None:
     def redact(size: int) -> tuple[ToolResult, float]:
