@@ -46,6 +46,11 @@ class Role(enum.Enum):
     SECRET = "secret"
     TEXT = "text"  # declared plain content: no role, never a path by shape
 
+    # Enum's own __hash__ is Python code (hash of the name); a call's role walk hashes roles ~12
+    # times. Members are singletons compared by identity, so identity's C hash is the same
+    # contract: a bfcl decision 29.8-33.0 -> 27.9-29.3 us (best of five, five process pairs).
+    __hash__ = object.__hash__
+
 
 def role_named(name: str) -> Role | None:
     """The role a spec names (`path`, `url`, ...), or None for an unknown name."""
