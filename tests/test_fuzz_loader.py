@@ -384,6 +384,14 @@ def test_bug_a_file_name_too_long_is_refused(tmp_path: Path) -> None:
     assert refused(folder).codes == ("PE403",)
 
 
+def test_bug_a_catalog_name_too_long_is_refused(tmp_path: Path) -> None:
+    # Found by the 100,000-mutant run of 2026-12-03: pathlib's is_file() raised OSError(36) out of the loader.
+    manifest = f"name: p\nversion: 1.0.0\nfiles: [r.yaml]\ncatalog: {'x' * 5000}\n"
+    folder = write(tmp_path, {"pack.yaml": manifest, "r.yaml": RULE})
+    error = refused(folder)
+    assert error.codes == ("PE403",) and "cannot be opened" in error.problems[0].message
+
+
 def test_bug_a_small_deeply_nested_file_is_refused_quickly(tmp_path: Path) -> None:
     folder = write(tmp_path, {"pack.yaml": "{a:" + "[" * 2500})  # 2.5 KB: took ~1.5 s before the fix
     # CPU time of this thread, not wall time: a loaded machine (other tests, other workers) must not fail it.

@@ -266,7 +266,12 @@ def _catalog(folder: Path, manifest_doc: SourceDoc, rel: str | None, sink: Probl
             )
         )
         return None
-    if not target.is_file():
+    try:
+        found = target.is_file()
+    except OSError as error:  # a name too long for the file system, say: pathlib lets that one through
+        sink.add(manifest_doc.problem("PE403", f"tool catalog {rel[:80]} cannot be opened: {error.strerror}", where))
+        return None
+    if not found:
         sink.add(
             manifest_doc.problem(
                 "PE403",
