@@ -185,13 +185,17 @@ def redact_record(record: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Built once: json.dumps with options builds an encoder per call (~0.5 us of a ~5 us line).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def _line(record: Mapping[str, Any]) -> bytes:
     """One JSON line, newline included; ASCII-escaped when the record holds text UTF-8 cannot carry."""
     try:
-        text = json.dumps(record, ensure_ascii=False, default=str)
+        text = _ENCODER.encode(record)
     except ValueError:
         # An integer too long for json to print must not hide a decision: write it as a string.
-        text = json.dumps(printable(record), ensure_ascii=False, default=str)
+        text = _ENCODER.encode(printable(record))
     try:
         return (text + "\n").encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape in the call
