@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from policyengine.language.regex_cost import quadratic_risk
 from policyengine.packs.lint import PE501, PE502, PE503, PE504, PE505, covers, lint, normalise_when
@@ -785,3 +787,18 @@ def test_pe510_warns_at_the_rule_that_rewrites_with_a_quadratic_pattern(
         [problem] = problems
         assert problem.rule_id == "r" and problem.severity is Severity.WARNING
         assert problem.location == id_at(loaded.path, "r") and "quadratic" in problem.message
+
+
+# fmt: off
+_REGEX_TOKENS = [
+    "a", "b", "x", ".", r"\d", r"\w", r"\S", "[ab]", "[^a]", "(", ")", "(?:", "(?>", "(?=", "(?<=a)",
+    "|", "*", "+", "?", "{2,}", "{1,3}", "*?", "++", "^", "$", "(?i)", r"\b", r"\pL", "(?P<n>", r"\1",
+]
+# fmt: on
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(max_size=40), st.lists(st.sampled_from(_REGEX_TOKENS), max_size=14).map("".join)))
+def test_judging_a_pattern_never_raises(pattern: str) -> None:
+    verdict = quadratic_risk(pattern)
+    assert verdict is None or "unbounded repetition" in verdict

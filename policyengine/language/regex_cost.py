@@ -17,8 +17,8 @@ from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
-_REPEATS = frozenset({sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", sre.MAX_REPEAT)})
-_GROUPS = frozenset({sre.SUBPATTERN, getattr(sre, "ATOMIC_GROUP", sre.SUBPATTERN)})
+_REPEATS = frozenset({sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT})
+_GROUPS = frozenset({sre.SUBPATTERN, sre.ATOMIC_GROUP})
 _ZERO_WIDTH = frozenset({sre.AT, sre.ASSERT, sre.ASSERT_NOT})
 _WIDEST_CLASS = 4096  # a class wider than this counts as "any character"
 
@@ -71,10 +71,15 @@ def _risk(items: Items, fold: bool) -> str | None:
             if found:
                 return found
         elif op in _GROUPS:
-            found = _risk(list(av[-1]), fold)
+            found = _risk(_body(op, av), fold)
             if found:
                 return found
     return None
+
+
+def _body(op: Any, av: Any) -> Items:
+    """A group's items: (group, add flags, del flags, items) for a capture, the items themselves for an atomic one."""
+    return list(av) if op is sre.ATOMIC_GROUP else list(av[-1])
 
 
 def _unbounded(op: Any, av: Any) -> bool:
@@ -114,7 +119,7 @@ def _ends_unbounded(items: Items) -> bool:
 def _inner(op: Any, av: Any) -> list[Items] | None:
     """The sub-sequences of a group, a repetition or an alternation."""
     if op in _GROUPS:
-        return [list(av[-1])]
+        return [_body(op, av)]
     if op in _REPEATS:
         return [list(av[2])]
     if op is sre.BRANCH:
@@ -129,7 +134,7 @@ def _empty(op: Any, av: Any) -> bool:
     if op in _REPEATS:
         return bool(av[0] == 0) or all(_empty(o, a) for o, a in av[2])
     if op in _GROUPS:
-        return all(_empty(o, a) for o, a in av[-1])
+        return all(_empty(o, a) for o, a in _body(op, av))
     if op is sre.BRANCH:
         return any(all(_empty(o, a) for o, a in alternative) for alternative in av[1])
     return False
