@@ -583,3 +583,68 @@ def test_a_call_with_a_huge_integer_is_still_audited(bfcl_catalog: dict[str, Too
     [(result, _s)] = run_calls(registry, [("tail", {"file_name": "notes.txt", "lines": 10**5000})])
     assert result.outcome is Outcome.OK
     assert recorder.written == 1, f"not audited: {recorder.last_error}"
+
+
+DIRECT_RULES = """\
+rules:
+  - id: no-system-dirs
+    description: a red line that tests each path itself, not through paths(@)
+    stage: guard
+    tools: ["*"]
+    when: "arguments.paths[?path_within(@, '/etc')] | length(@) > `0`"
+    reason: "system directory"
+  - id: under-a-root
+    description: a path test whose second argument is computed (not a literal), so not specialised
+    stage: guard
+    tools: [read_under]
+    when: "arguments.paths[?!path_surely_within(@, join('', ['/', 'w']))] | length(@) > `0`"
+    reason: "outside the root"
+  - id: reads
+    description: reading is allowed; the red lines above still apply
+    stage: pre-execute
+    tools: [read_many, read_under]
+    decision: allow
+  - id: markdown-only
+    description: an allow rule that tests each path itself
+    stage: pre-execute
+    tools: [read_docs]
+    when: "length(arguments.paths[?path_surely_matches(@, '*.md')]) == length(arguments.paths)"
+    decision: allow
+"""
+
+
+@pytest.fixture(scope="module")
+def direct(tmp_path_factory: pytest.TempPathFactory) -> Registry:
+    folder = tmp_path_factory.mktemp("direct")
+    (folder / "pack.yaml").write_text("name: direct\nversion: 1.0.0\ndefault: deny\nfiles: [r.yaml]\n")
+    (folder / "r.yaml").write_text(DIRECT_RULES)
+    registry = Registry()
+    for name in ("read_many", "read_under", "read_docs"):
+        parameters = {"paths": {**STRINGS, "required": True}}
+        registry.register(define_tool(name=name, description=name, parameters=parameters, execute=_ok))
+    PolicyLayers.install(registry, [folder])
+    return registry
+
+
+@pytest.mark.parametrize(
+    ("tool", "template"),
+    [("read_many", "notes{i}/a.txt"), ("read_under", "/w/{i}.txt"), ("read_docs", "d{i}.md")],
+    ids=["literal-dirs", "computed-dirs", "allow-rule"],
+)
+def test_a_rule_testing_each_path_itself_is_bounded_and_fails_closed_past_the_budget(
+    direct: Registry, tool: str, template: str
+) -> None:
+    def call(count: int) -> Call:
+        return (tool, {"paths": [template.format(i=i) for i in range(count)]})
+
+    [(within, _)] = run_calls(direct, [call(functions.MAX_PATHS)])
+    assert within.outcome is Outcome.OK, within.reason  # at the budget: read and judged, benign
+    [(past, seconds)] = run_calls(direct, [call(10 * functions.MAX_PATHS)])
+    assert past.outcome is Outcome.DENIED and past.reason is not None and "split the call" in past.reason
+    assert seconds < BOUND, f"{seconds:.2f}s"
+
+
+def test_a_rule_testing_each_path_itself_still_finds_the_forbidden_one_at_the_budget(direct: Registry) -> None:
+    paths = [f"notes{i}/a.txt" for i in range(functions.MAX_PATHS - 1)] + ["/etc/passwd"]
+    [(result, _)] = run_calls(direct, [("read_many", {"paths": paths})])
+    assert result.outcome is Outcome.DENIED and result.reason == "system directory"

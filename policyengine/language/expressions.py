@@ -15,7 +15,15 @@ from jmespath.parser import ParsedResult
 
 from policyengine.errors import FreezeError
 from policyengine.language.expression_compiler import compile_ast, search
-from policyengine.language.functions import FUNCTIONS, OPTIONS, function_arity, pattern_problem
+from policyengine.language.functions import (
+    FUNCTIONS,
+    OPTIONS,
+    PATH_BUDGET,
+    PATH_TESTS,
+    PathBudget,
+    function_arity,
+    pattern_problem,
+)
 from policyengine.language.syntax import describe_syntax_error
 from policyengine.values.frozen import freeze
 from policyengine.values.problems import register_code
@@ -41,9 +49,20 @@ class Expression:
     # Python closures with jmespath's semantics (pinned by the compliance suite) except that
     # ordering non-numbers raises; None falls back to jmespath's interpreter with the same rule.
     compiled: Callable[[Any], Any] | None = None
+    # Whether it calls a path test itself (path_within, ...): each evaluation then gets a budget.
+    tests_paths: bool = False
 
     def search(self, document: Any) -> Any:
         """Evaluate against a (frozen) document with the policy functions."""
+        if self.tests_paths:
+            token = PATH_BUDGET.set(PathBudget())
+            try:
+                return self._search(document)
+            finally:
+                PATH_BUDGET.reset(token)
+        return self._search(document)
+
+    def _search(self, document: Any) -> Any:
         if self.compiled is not None:
             return self.compiled(document)
         return search(self.parsed.parsed, document, OPTIONS)
@@ -55,7 +74,7 @@ class Expression:
 
     def tester(self) -> Callable[[Any], bool]:
         """`test` as one closure over the compiled expression (rules call it on every call)."""
-        search = self.compiled or self.search
+        search = self.search if self.tests_paths or self.compiled is None else self.compiled
 
         def test(document: Any) -> bool:
             value = search(document)
@@ -92,6 +111,7 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
     try:
         ast = _resolve(parsed.parsed, text, lists, problems_before)
         compiled = compile_ast(ast, FUNCTIONS) if not problems_before.count else None
+        tests_paths = _calls(ast, PATH_TESTS)
     except RecursionError:
         report("PE301", "expression nested too deeply", 0, max(1, len(text)), "simplify the expression")
         return None
@@ -100,7 +120,16 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
         return None
     if problems_before.count:
         return None
-    return Expression(text, ParsedResult(text, ast), compiled)
+    return Expression(text, ParsedResult(text, ast), compiled, tests_paths)
+
+
+def _calls(node: Any, functions: frozenset[str]) -> bool:
+    """Whether the AST calls any of `functions`."""
+    if not isinstance(node, dict):
+        return False
+    if node.get("type") == "function_expression" and node.get("value") in functions:
+        return True
+    return any(_calls(child, functions) for child in node.get("children") or ())
 
 
 def _syntax_error(report: Report, text: str, error: jp_exceptions.JMESPathError) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Hashable, Sequence
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
 
@@ -85,6 +86,49 @@ def _glob(function: str, pattern: str) -> Any:
 def _patterns(value: str | Sequence[str]) -> Sequence[str]:
     """One pattern or an array of patterns (element types are checked by the signature)."""
     return (value,) if isinstance(value, str) else value
+
+
+# What one evaluation of a rule may spend on path tests it applies itself (paths(@) has its own
+# budget per call, MAX_PATHS below): `arguments.paths[?path_within(@, ...)]` over 100,000 paths
+# took ~1.6 s. Past it the rule fails closed. Expression.search opens a budget for the
+# expressions that call a path test (PATH_TESTS); elsewhere (a template, Python code) none applies.
+PATH_TESTS = frozenset(
+    {"normalize_path", "path_within", "path_surely_within", "path_matches", "path_surely_matches", "path_unknown",
+     "path_escapes"}
+)  # fmt: skip
+
+
+class PathBudget:
+    """The path tests one evaluation has made, and their characters."""
+
+    __slots__ = ("characters", "tests")
+
+    def __init__(self) -> None:
+        self.tests = 0
+        self.characters = 0
+
+
+PATH_BUDGET: ContextVar[PathBudget | None] = ContextVar("policyengine_path_budget", default=None)
+
+
+def _spend(function: str, path: Any) -> None:
+    """Count one path test against the open budget; JMESPathError (the rule fails closed) past it."""
+    budget = PATH_BUDGET.get()
+    if budget is None:
+        return
+    budget.tests += 1
+    budget.characters += len(path) if isinstance(path, str) else 0
+    if budget.tests > MAX_PATHS or budget.characters > MAX_PATH_CHARACTERS:
+        raise JMESPathError(
+            f"In function {function}(), the rule tests more than {MAX_PATHS:,} paths or {MAX_PATH_CHARACTERS:,} "
+            "characters of paths in one call; split the call"
+        )
+
+
+def _path_run(function: str, path: Any, action: Callable[[], Any]) -> Any:
+    """_run for a path test, counted against the evaluation's budget first."""
+    _spend(function, path)
+    return _run(function, action)
 
 
 def _run(function: str, action: Callable[[], Any]) -> Any:
@@ -206,32 +250,32 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     @_signature({"types": ["string"]})
     def _func_normalize_path(self, path: str) -> str:
         """The matching form of a path (see paths.normalize_path)."""
-        return str(_run("normalize_path", lambda: paths.normalize_path(path)))
+        return str(_path_run("normalize_path", path, lambda: paths.normalize_path(path)))
 
     @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
     def _func_path_within(self, path: str, dirs: str | Sequence[str]) -> bool:
         """Whether the path is one of the directories or below one of them."""
-        return bool(_run("path_within", lambda: paths.path_within(path, dirs)))
+        return bool(_path_run("path_within", path, lambda: paths.path_within(path, dirs)))
 
     @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
     def _func_path_surely_within(self, path: str, dirs: str | Sequence[str]) -> bool:
         """Whether the path is surely one of the directories or below one (unknown places are not)."""
-        return bool(_run("path_surely_within", lambda: paths.path_surely_within(path, dirs)))
+        return bool(_path_run("path_surely_within", path, lambda: paths.path_surely_within(path, dirs)))
 
     @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
     def _func_path_matches(self, path: str, patterns: str | Sequence[str]) -> bool:
         """Whether the path may match any gitignore-like path glob (unknown places may)."""
-        return bool(_run("path_matches", lambda: paths.path_matches(path, patterns)))
+        return bool(_path_run("path_matches", path, lambda: paths.path_matches(path, patterns)))
 
     @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
     def _func_path_surely_matches(self, path: str, patterns: str | Sequence[str]) -> bool:
         """Whether the path surely matches any gitignore-like path glob (unknown places do not)."""
-        return bool(_run("path_surely_matches", lambda: paths.path_surely_matches(path, patterns)))
+        return bool(_path_run("path_surely_matches", path, lambda: paths.path_surely_matches(path, patterns)))
 
     @_signature({"types": ["string"]})
     def _func_path_unknown(self, path: str) -> bool:
         """Whether the path names no place the engine can know (home, variable, climb, device...)."""
-        return bool(_run("path_unknown", lambda: paths.is_unknown(path)))
+        return bool(_path_run("path_unknown", path, lambda: paths.is_unknown(path)))
 
     @_signature({"types": []})
     def _func_paths(self, document: Any) -> list[str]:
@@ -271,7 +315,7 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     @_signature({"types": ["string"]})
     def _func_path_escapes(self, path: str) -> bool:
         """Whether the path leaves the workspace (absolute, "..", "~" or a variable)."""
-        return bool(_run("path_escapes", lambda: paths.path_escapes(path)))
+        return bool(_path_run("path_escapes", path, lambda: paths.path_escapes(path)))
 
     @_signature({"types": ["string"]})
     def _func_lower(self, subject: str) -> str:
@@ -557,9 +601,13 @@ def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | N
     except Exception:  # a pattern the general path will report (and fail closed on) at run time
         return None
 
+    counted = name in PATH_TESTS
+
     def run(subject: Any) -> Any:
         if type(subject) is not str:
             return FALLBACK
+        if counted:
+            _spend(name, subject)  # raises past the budget: the rule fails closed, no fallback
         try:
             return test(subject)
         except Exception:
