@@ -60,7 +60,7 @@ import tempfile
 import textwrap
 import time
 import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
 from pathlib import Path
 from types import ModuleType
@@ -74,13 +74,17 @@ from generate import Spec
 import policyengine
 from policyengine import Allow, Ask, Deny, FrozenDict, Registry, define_tool, freeze, load_pack, pack_bundle
 
+cedarpy: Any
+casbin: Any
 try:
     import cedarpy
 except ImportError:  # optional benchmark dependency
     cedarpy = None
 try:
-    import casbin
+    import casbin as _casbin  # type: ignore[import-untyped]  # no stubs or py.typed
     from casbin import model as casbin_model
+
+    casbin = _casbin
 except ImportError:  # optional benchmark dependency
     casbin = None
 
@@ -450,11 +454,11 @@ def bench_pipeline(pack: Any, calls: Sequence[Call], rounds: int, budget: float)
 
     asyncio.run(main())
     s = {k: stats(v) for k, v in samples.items()}
-    med = {k: v["median_us"] if v else None for k, v in s.items()}
+    med: dict[str, float] = {k: v["median_us"] for k, v in s.items() if v}
     return {
         **s,
-        "overhead_vs_body_us": round(med["with_pack"] - med["body"], 3),
-        "overhead_vs_no_pack_us": round(med["with_pack"] - med["no_pack"], 3),
+        "overhead_vs_body_us": _difference(med, "with_pack", "body"),
+        "overhead_vs_no_pack_us": _difference(med, "with_pack", "no_pack"),
         "calls": len(items),
     }
 
@@ -549,6 +553,18 @@ def bench_dry_run(data: Path, pack: Path, n: int, workers: int) -> dict[str, Any
 
 
 # -- main --------------------------------------------------------------------------------------
+
+
+def _arguments(call: Mapping[str, object]) -> Mapping[str, Any]:
+    """A generated call's arguments (an object, as generate.py writes them)."""
+    arguments = call["arguments"]
+    assert isinstance(arguments, Mapping)
+    return arguments
+
+
+def _difference(medians: dict[str, float], a: str, b: str) -> float | None:
+    """medians[a] - medians[b], rounded; None when either side has no samples."""
+    return round(medians[a] - medians[b], 3) if a in medians and b in medians else None
 
 
 def agreement(ours: Decider, engines: dict[str, Any], calls: Sequence[Call]) -> dict[str, Any]:
@@ -879,7 +895,7 @@ def main() -> None:
     say(f"  ratio 10,000 / 100: {scaling}")
 
     say("\ngoal 3: Registry.call of a no-op async tool, on the calls the pack allows")
-    allowed = [c for c in calls if isinstance(deciders[1000].decide(c["name"], c["arguments"]), Allow)]
+    allowed = [c for c in calls if isinstance(deciders[1000].decide(str(c["name"]), _arguments(c)), Allow)]
     pipe = bench_pipeline(loaded[1000], allowed[:2000], args.rounds, args.budget * 3)
     for k in ("with_pack", "no_pack", "body"):
         say(f"  {k:<10} median {fmt(pipe[k]['median_us'])}, p99 {fmt(pipe[k]['p99_us'])} (n={pipe[k]['n']:,})")

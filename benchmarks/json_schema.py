@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import fastjsonschema  # noqa: E402
-import jsonschema  # noqa: E402
+import jsonschema  # type: ignore[import-untyped]  # noqa: E402  (no stubs installed)
 
 from policyengine.tools.json_schema_validator import compile_json_schema  # noqa: E402
 from policyengine.tools.validator import compile_schema  # noqa: E402
@@ -123,16 +123,17 @@ def cerberus_path(name: str, schema: dict[str, Any]) -> tuple[Callable[[Any], tu
     """(FastValidator, Cerberus validator) as define_tool builds them for this tool's Cerberus view."""
     view = parameters_view(schema, name, where="inputSchema")
     slow = ParameterValidator(view)
-    fast = compile_schema(slow.schema)
-    if fast is None:
-        # A rule the closures cannot express (allow_unknown holding a schema, ...): today's path runs Cerberus.
-        print(f"note: {name}'s Cerberus view has no compiled form; the cerberus column is Cerberus itself")
+    compiled = compile_schema(slow.schema)
+    if compiled is not None:
+        return compiled, slow
+    # A rule the closures cannot express (allow_unknown holding a schema, ...): today's path runs Cerberus.
+    print(f"note: {name}'s Cerberus view has no compiled form; the cerberus column is Cerberus itself")
 
-        def fast(arguments: Any) -> tuple[bool, Any]:
-            valid = slow.validate(thaw(arguments))
-            return valid, slow.document if valid else None
+    def fallback(arguments: Any) -> tuple[bool, Any]:
+        valid = slow.validate(thaw(arguments))
+        return valid, slow.document if valid else None
 
-    return fast, slow
+    return fallback, slow
 
 
 def engines(name: str, schema: dict[str, Any]) -> dict[str, Callable[[Any], Any]]:
@@ -170,11 +171,11 @@ def engines(name: str, schema: dict[str, Any]) -> dict[str, Callable[[Any], Any]
 
 def verdict(engine: str, result: Any) -> bool:
     if engine == "ours":
-        return result == []
+        return bool(result == [])
     if engine == "cerberus":
         return bool(result[0])
     if engine == "jsonschema.iter_errors":
-        return result == []
+        return bool(result == [])
     return bool(result)
 
 

@@ -111,9 +111,12 @@ class PathBudget:
 PATH_BUDGET: ContextVar[PathBudget | None] = ContextVar("policyengine_path_budget", default=None)
 
 
+_open_budget = PATH_BUDGET.get
+
+
 def _spend(function: str, path: Any) -> None:
     """Count one path test against the open budget; JMESPathError (the rule fails closed) past it."""
-    budget = PATH_BUDGET.get()
+    budget = _open_budget()
     if budget is None:
         return
     budget.tests += 1
