@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from policyengine import Outcome, PolicyLayers, Registry, Stage, ToolDefinition, ToolResult, define_tool, thaw
 from policyengine.language import functions
+from policyengine.language.expressions import compile_expression
 from policyengine.runtime.audit import AuditRecorder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -648,3 +649,19 @@ def test_a_rule_testing_each_path_itself_still_finds_the_forbidden_one_at_the_bu
     paths = [f"notes{i}/a.txt" for i in range(functions.MAX_PATHS - 1)] + ["/etc/passwd"]
     [(result, _)] = run_calls(direct, [("read_many", {"paths": paths})])
     assert result.outcome is Outcome.DENIED and result.reason == "system directory"
+
+
+@pytest.mark.parametrize(
+    ("when", "budgeted"),
+    [
+        ("arguments.paths[?path_within(@, '/etc')]", True),
+        ("paths(@)[?path_matches(@, '*.pem')] | length(@) > `0`", True),
+        ("map(&path_within(@, '/etc'), arguments.paths)", True),
+        ("sort_by(arguments.files, &path_escapes(name))", True),
+        ("path_within(arguments.path, ['/etc'])", False),  # once per evaluation: bounded without a budget
+        ("arguments.items[?price > `10`]", False),
+    ],
+)
+def test_an_expression_that_may_test_paths_per_item_evaluates_under_a_budget(when: str, budgeted: bool) -> None:
+    expression = compile_expression(when, {}, lambda *problem, **_: pytest.fail(str(problem)))
+    assert expression is not None and expression.tests_paths is budgeted
