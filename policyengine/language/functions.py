@@ -90,8 +90,9 @@ def _patterns(value: str | Sequence[str]) -> Sequence[str]:
 
 # What one evaluation of a rule may spend on path tests it applies itself (paths(@) has its own
 # budget per call, MAX_PATHS below): `arguments.paths[?path_within(@, ...)]` over 100,000 paths
-# took ~1.6 s. Past it the rule fails closed. Expression.search opens a budget for the
-# expressions that call a path test (PATH_TESTS); elsewhere (a template, Python code) none applies.
+# took ~1.6 s. Past it the rule fails closed. Expression.search opens a budget for expressions
+# that may call a path test (PATH_TESTS) per item of a list, rules' and templates' alike; a path
+# test called from Python, outside an evaluation, has none.
 PATH_TESTS = frozenset(
     {"normalize_path", "path_within", "path_surely_within", "path_matches", "path_surely_matches", "path_unknown",
      "path_escapes"}
