@@ -591,7 +591,7 @@ rules:
   - id: no-system-dirs
     description: a red line that tests each path itself, not through paths(@)
     stage: guard
-    tools: ["*"]
+    tools: [read_many]
     when: "arguments.paths[?path_within(@, '/etc')] | length(@) > `0`"
     reason: "system directory"
   - id: under-a-root
@@ -603,8 +603,14 @@ rules:
   - id: reads
     description: reading is allowed; the red lines above still apply
     stage: pre-execute
-    tools: [read_many, read_under]
+    tools: [read_many, read_under, read_listed]
     decision: allow
+  - id: ask-for-many
+    description: a template that tests each path itself
+    stage: guard
+    tools: [read_listed]
+    when: "length(arguments.paths) > `50000`"
+    reason: "too many paths, of which in /etc: {arguments.paths[?path_within(@, '/etc')] | join(', ', @)}"
   - id: markdown-only
     description: an allow rule that tests each path itself
     stage: pre-execute
@@ -620,7 +626,7 @@ def direct(tmp_path_factory: pytest.TempPathFactory) -> Registry:
     (folder / "pack.yaml").write_text("name: direct\nversion: 1.0.0\ndefault: deny\nfiles: [r.yaml]\n")
     (folder / "r.yaml").write_text(DIRECT_RULES)
     registry = Registry()
-    for name in ("read_many", "read_under", "read_docs"):
+    for name in ("read_many", "read_under", "read_docs", "read_listed"):
         parameters = {"paths": {**STRINGS, "required": True}}
         registry.register(define_tool(name=name, description=name, parameters=parameters, execute=_ok))
     PolicyLayers.install(registry, [folder])
@@ -665,3 +671,10 @@ def test_a_rule_testing_each_path_itself_still_finds_the_forbidden_one_at_the_bu
 def test_an_expression_that_may_test_paths_per_item_evaluates_under_a_budget(when: str, budgeted: bool) -> None:
     expression = compile_expression(when, {}, lambda *problem, **_: pytest.fail(str(problem)))
     assert expression is not None and expression.tests_paths is budgeted
+
+
+def test_a_template_testing_each_path_itself_has_the_budget_and_the_decision_stands(direct: Registry) -> None:
+    [(result, seconds)] = run_calls(direct, [("read_listed", {"paths": [f"d{i}.md" for i in range(60_000)]})])
+    assert result.outcome is Outcome.DENIED and result.source is not None and result.source.name == "ask-for-many"
+    assert result.reason is not None and result.reason.startswith("too many paths, of which in /etc: <{")
+    assert "split the call" in result.reason and seconds < BOUND
