@@ -780,6 +780,16 @@ def test_the_bfcl_calls_are_decided_as_dry_run_decides_them(tmp_path: Path) -> N
         )
 
 
+def test_the_cli_repeats_the_services_defaults_exactly() -> None:
+    # Repeated so `serve --help` needs no Starlette: a drift would document one default and run another.
+    repeated = (serve_verb.MAX_BODY_BYTES, serve_verb.BODY_TIMEOUT, serve_verb.DECISION_TIMEOUT)
+    assert repeated == (
+        service_app.DEFAULT_MAX_BODY_BYTES,
+        service_app.DEFAULT_BODY_TIMEOUT,
+        service_app.DEFAULT_DECISION_TIMEOUT,
+    )
+
+
 def test_the_cli_loads_no_server_package_until_serve_runs() -> None:
     code = "import sys, policyengine.cli.main as m; m.verb_modules(); "
     code += "print(sorted(n for n in ('starlette', 'uvicorn', 'prometheus_client') if n in sys.modules))"

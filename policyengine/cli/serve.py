@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from policyengine.errors import UsageError
+from policyengine.service.http_protocol import DEFAULT_HEADER_TIMEOUT as HEADER_TIMEOUT
+from policyengine.service.http_protocol import HTTP_PARSERS
 
 NAME = "serve"
 HELP = "serve the packs' decisions over HTTP (decide, review, metrics, hot reload)"
 
-# The defaults, repeated from policyengine/service/app.py so `--help` needs no Starlette.
+# The defaults, repeated from policyengine/service/app.py so `--help` needs no Starlette (a test
+# holds them equal); the head deadline's comes from http_protocol.py, which imports none.
 MAX_BODY_BYTES = 1 << 20
 BODY_TIMEOUT = 10.0
 DECISION_TIMEOUT = 5.0
-HEADER_TIMEOUT = 10.0
 KEEP_ALIVE_TIMEOUT = 5.0
 RELOAD_INTERVAL = 2.0
 MAX_CONNECTIONS = 1024
@@ -123,7 +125,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--public-key", metavar="KEY", help="the Ed25519 public key --bundle is signed with")
     parser.add_argument(
         "--http",
-        choices=["auto", "httptools", "h11"],
+        choices=HTTP_PARSERS,
         default="auto",
         help="the HTTP/1.1 parser: httptools (C, installed with policyengine[server]) or h11 (pure Python); "
         "auto: httptools when installed (default)",

@@ -6,7 +6,7 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import jmespath
@@ -53,9 +53,15 @@ class Expression:
     # gets a budget (~0.4 us); a path test on one argument runs once and needs none.
     tests_paths: bool = False
 
+    # compiled (or the interpreter), inside a path budget when it tests paths: built once.
+    searcher: Callable[[Any], Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "searcher", self._searcher())
+
     def search(self, document: Any) -> Any:
         """Evaluate against a (frozen) document with the policy functions."""
-        return self._searcher()(document)
+        return self.searcher(document)
 
     def _searcher(self) -> Callable[[Any], Any]:
         """One closure: the compiled expression (or the interpreter), inside a path budget when it tests paths."""
@@ -87,7 +93,7 @@ class Expression:
 
     def tester(self) -> Callable[[Any], bool]:
         """`test` as one closure over the compiled expression (rules call it on every call)."""
-        search = self._searcher()
+        search = self.searcher
 
         def test(document: Any) -> bool:
             value = search(document)

@@ -115,13 +115,13 @@ PATH_BUDGET: ContextVar[PathBudget | None] = ContextVar("policyengine_path_budge
 _open_budget = PATH_BUDGET.get
 
 
-def _spend(function: str, path: Any) -> None:
+def _spend(function: str, path: str) -> None:
     """Count one path test against the open budget; JMESPathError (the rule fails closed) past it."""
     budget = _open_budget()
     if budget is None:
         return
     budget.tests += 1
-    budget.characters += len(path) if isinstance(path, str) else 0
+    budget.characters += len(path)
     if budget.tests > MAX_PATHS or budget.characters > MAX_PATH_CHARACTERS:
         raise JMESPathError(
             f"In function {function}(), the rule tests more than {MAX_PATHS:,} paths or {MAX_PATH_CHARACTERS:,} "
@@ -129,7 +129,7 @@ def _spend(function: str, path: Any) -> None:
         )
 
 
-def _path_run(function: str, path: Any, action: Callable[[], Any]) -> Any:
+def _path_run(function: str, path: str, action: Callable[[], Any]) -> Any:
     """_run for a path test, counted against the evaluation's budget first."""
     _spend(function, path)
     return _run(function, action)

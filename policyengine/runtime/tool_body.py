@@ -106,7 +106,8 @@ async def run_body(args: tuple[Any, ...], trace: Trace) -> ChainResult[Any]:
     # The body gets its own signal with the caller's and every outer wrapper's fused back in: a
     # wrapper can add a deadline, never lift one or remove a cancel; a cancelled calling task can
     # fire it too.
-    signal = Signal.any(*_distinct((call.signal, *dispatch.outer, dispatch.signal)))
+    # dict.fromkeys: each signal once, in order (a Signal compares by identity).
+    signal = Signal.any(*dict.fromkeys((call.signal, *dispatch.outer, dispatch.signal)))
     body = Dispatch(call, signal, definition)
     try:
         if definition.is_async:
@@ -126,12 +127,3 @@ async def run_body(args: tuple[Any, ...], trace: Trace) -> ChainResult[Any]:
         raise
     finally:
         signal.detach()
-
-
-def _distinct(signals: tuple[Signal, ...]) -> list[Signal]:
-    """The signals without repeats (by identity), in order."""
-    seen: list[Signal] = []
-    for signal in signals:
-        if not any(signal is other for other in seen):
-            seen.append(signal)
-    return seen

@@ -687,10 +687,10 @@ def create_app(
             data = _encode(fields)
         if reviewing:
             # The rule that shaped the result: the one that blocked or rewrote last, else the pre-execute rule.
-            rule = fields["rewrites"][-1] if fields["rewrites"] else fields["rule"]
-            metrics.tally.decided(endpoint, fields["post"], rule or "", time.perf_counter() - started)
+            outcome, rule = fields["post"], fields["rewrites"][-1] if fields["rewrites"] else fields["rule"]
         else:
-            metrics.tally.decided(endpoint, fields["decision"], fields["rule"] or "", time.perf_counter() - started)
+            outcome, rule = fields["decision"], fields["rule"]
+        metrics.tally.decided(endpoint, outcome, rule or "", time.perf_counter() - started)
         if aside is None:
             record(evaluation, body, call_id, snapshot, result)
         elif decision_log is not None:
