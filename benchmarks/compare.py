@@ -122,6 +122,9 @@ BENCH = Path(__file__).resolve().parent
 # Issue 11 compared with 5e0a289 (main before issue 11; decision within 10%): `--before 5e0a289`.
 BEFORE = "0909a31"
 AB_LIMIT = 1.05
+# Issue 22 (red lines round three: the shell words, patterns and operand tables) may cost a policies/bfcl
+# decision at most 15% more CPU than the code before it (`--before e335290`).
+BFCL_AB_LIMIT = 1.15
 
 
 def say(text: str = "") -> None:
@@ -602,6 +605,8 @@ def _child_figures(tree: Path, pack_dir: Path, n_calls: int, rounds: int, budget
         result = compare.bench_ours(decider, calls, {rounds}, {budget})
         allowed = [c for c in calls if isinstance(decider.decide(c["name"], c["arguments"]), compare.Allow)]
         result["pipeline"] = compare.bench_pipeline(pack, allowed[:2000], {rounds}, {budget} * 3)
+        # policies/bfcl of the child's own tree (its rules as they were then) on the BFCL calls.
+        result["bfcl"] = compare.bench_pack_on_bfcl(compare.Path.cwd() / "policies" / "bfcl", {rounds}, {budget})
         result["package"] = policyengine.__file__
         result["layered"] = compare.LAYERED
         print(json.dumps(result))
@@ -635,7 +640,8 @@ def before_and_now(ref: str, pack_dir: Path, n_calls: int, rounds: int, budget: 
                 say(
                     f"  pair {i + 1}, {side:<6} ({layout}): decide median {fmt(r['decide']['median_us'])}, "
                     f"Registry.call overhead {fmt(r['pipeline']['overhead_vs_body_us'])} "
-                    f"(no pack: {fmt(r['pipeline']['no_pack']['median_us'] - r['pipeline']['body']['median_us'])})"
+                    f"(no pack: {fmt(r['pipeline']['no_pack']['median_us'] - r['pipeline']['body']['median_us'])}), "
+                    f"policies/bfcl decide median {fmt(r['bfcl']['decide']['median_us'])}"
                 )
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
@@ -651,6 +657,9 @@ def before_and_now(ref: str, pack_dir: Path, n_calls: int, rounds: int, budget: 
                 round(r["pipeline"]["no_pack"]["median_us"] - r["pipeline"]["body"]["median_us"], 3) for r in results
             ],
             "layered": [r["layered"] for r in results],
+            "bfcl_decide_median_us": min(r["bfcl"]["decide"]["median_us"] for r in results),
+            "bfcl_decide_medians_us": [r["bfcl"]["decide"]["median_us"] for r in results],
+            "bfcl_verdicts": results[-1]["bfcl"]["verdicts"],
         }
         for side, results in runs.items()
     }
@@ -664,7 +673,12 @@ def bfcl_calls() -> list[Call]:
 
 def bench_baseline_on_bfcl(rounds: int, budget: float) -> dict[str, Any]:
     """The rewritten baseline pack deciding every BFCL call (plain arguments, frozen per call)."""
-    decider = Decider([load_pack(ROOT / "policies" / "baseline")])
+    return bench_pack_on_bfcl(ROOT / "policies" / "baseline", rounds, budget)
+
+
+def bench_pack_on_bfcl(pack_dir: Path, rounds: int, budget: float) -> dict[str, Any]:
+    """A shipped pack deciding every BFCL call (plain arguments, frozen per call)."""
+    decider = Decider([load_pack(pack_dir)])
     items = [(c["name"], c["arguments"]) for c in bfcl_calls()]
 
     def one(item: tuple[str, dict[str, Any]]) -> Any:
@@ -737,6 +751,8 @@ def run_before_and_now(ref: str, pack_dir: Path, args: argparse.Namespace) -> di
     n_med = ab["now"]["decide_median_us"] if ab else None
     b_pipe = ab["before"]["pipeline_overhead_us"] if ab else None
     n_pipe = ab["now"]["pipeline_overhead_us"] if ab else None
+    b_bfcl = ab["before"]["bfcl_decide_median_us"] if ab else None
+    n_bfcl = ab["now"]["bfcl_decide_median_us"] if ab else None
     if ab:
         say(
             f"  decide median: before {fmt(b_med)} {ab['before']['decide_medians_us']}, "
@@ -748,6 +764,12 @@ def run_before_and_now(ref: str, pack_dir: Path, args: argparse.Namespace) -> di
             f"now {fmt(n_pipe)} {ab['now']['pipeline_overheads_us']}; now / before: {ratio(n_pipe, b_pipe)} "
             f"(goal <= {AB_LIMIT})"
         )
+        say(
+            f"  policies/bfcl decide median on the BFCL calls: before {fmt(b_bfcl)} "
+            f"{ab['before']['bfcl_decide_medians_us']}, now {fmt(n_bfcl)} {ab['now']['bfcl_decide_medians_us']}; "
+            f"now / before: {ratio(n_bfcl, b_bfcl)} (goal <= {BFCL_AB_LIMIT}); verdicts before "
+            f"{ab['before']['bfcl_verdicts']}, now {ab['now']['bfcl_verdicts']}"
+        )
     return {
         "before_ref": ref,
         "pairs": args.pairs,
@@ -757,6 +779,9 @@ def run_before_and_now(ref: str, pack_dir: Path, args: argparse.Namespace) -> di
         "before_pipeline_overhead_us": b_pipe,
         "now_pipeline_overhead_us": n_pipe,
         "pipeline_now_over_before": ratio(n_pipe, b_pipe),
+        "before_bfcl_decide_median_us": b_bfcl,
+        "now_bfcl_decide_median_us": n_bfcl,
+        "bfcl_now_over_before": ratio(n_bfcl, b_bfcl),
         "runs": ab,
     }
 
@@ -796,6 +821,7 @@ def main() -> None:
         goals = {
             "ab_decision_now_over_before": goal(ab_only["now_over_before"], AB_LIMIT),
             "ab_pipeline_now_over_before": goal(ab_only["pipeline_now_over_before"], AB_LIMIT),
+            "ab_bfcl_now_over_before": goal(ab_only["bfcl_now_over_before"], BFCL_AB_LIMIT),
         }
         elapsed = time.perf_counter() - started
         say(f"\ntotal {elapsed:.0f} s")
