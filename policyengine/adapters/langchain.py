@@ -34,7 +34,8 @@ try:
     from pydantic import Discriminator
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        f"policyengine.adapters.langchain needs LangChain ({error}): pip install 'policyengine[langchain]'"
+        f"policyengine.adapters.langchain needs LangChain ({error}): "
+        "pip install '.[langchain]' (in a policyengine checkout)"
     ) from error
 
 __all__ = ["PolicyMiddleware"]

@@ -38,7 +38,7 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
         f"policyengine.adapters.openai_agents needs the OpenAI Agents SDK ({error}): "
-        "pip install 'policyengine[openai-agents]'"
+        "pip install '.[openai-agents]' (in a policyengine checkout)"
     ) from error
 
 __all__ = ["PolicyGuard", "protect"]

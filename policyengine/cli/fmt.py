@@ -12,7 +12,7 @@ from policyengine.errors import PolicyEngineError, UsageError
 NAME = "fmt"
 HELP = "format pack files (manifest, rule files, policy tests), comments kept"
 
-INSTALL_HINT = "pip install 'policyengine[fmt]'"
+INSTALL_HINT = "pip install '.[fmt]' (in a policyengine checkout)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             raise
         raise UsageError(
             f"mcp-proxy needs the official MCP SDK, which is not installed ({error.name} is missing)",
-            hint="pip install 'policyengine[mcp]'",
+            hint="pip install '.[mcp]' (in a policyengine checkout)",
         ) from None
     options = mcp_proxy.ProxyOptions(
         command=tuple(command),

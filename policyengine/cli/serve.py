@@ -166,7 +166,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             raise
         raise UsageError(
             f"serve needs Starlette, Uvicorn and prometheus-client, which are not installed ({error.name} is missing)",
-            hint="pip install 'policyengine[server]'",
+            hint="pip install '.[server]' (in a policyengine checkout)",
         ) from None
     from policyengine.service.decision_log import open_decision_log
     from policyengine.service.http_protocol import protocol_class
@@ -199,7 +199,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             protocol = protocol_class(args.http, args.header_timeout)
         except ImportError:
             raise UsageError(
-                "--http httptools: httptools is not installed", hint="pip install 'policyengine[server]', or --http h11"
+                "--http httptools: httptools is not installed",
+                hint="pip install '.[server]' (in a policyengine checkout), or --http h11",
             ) from None
         sock = bind(args.host, args.port)
         host, port = sock.getsockname()[:2]

@@ -29,7 +29,7 @@ def evaluate_on_dask(setup: Setup, lines: Sequence[tuple[int, bytes]], scheduler
         from distributed import Client, LocalCluster
     except ImportError:
         raise UsageError(
-            "--scheduler needs the distributed extra", hint="pip install 'policyengine[distributed]'"
+            "--scheduler needs the distributed extra", hint="pip install '.[distributed]' (in a policyengine checkout)"
         ) from None
     cluster = (
         LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)

@@ -219,7 +219,7 @@ def _ed25519() -> Any:
     except ImportError:  # pragma: no cover - the dev environment has it
         raise BundleError(
             "signing and verifying bundles needs the `cryptography` package",
-            hint="pip install 'policyengine[server]'",
+            hint="pip install '.[server]' (in a policyengine checkout)",
         ) from None
     return ed25519
 
