@@ -29,7 +29,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from policyengine.enforce.evaluate import Evaluation, evaluate, evaluate_now
 from policyengine.enforce.install import PolicyLayers
@@ -444,7 +444,8 @@ def spell_path(path: str, cwd: str | None = None) -> Iterator[tuple[str, str]]:
     yield "swap-case", path.swapcase()
     if "/" in path:
         yield "backslashes", path.replace("/", "\\")
-        yield "double-slashes", path.replace("/", "//")
+        # Past the first character: a leading "//" would name a UNC share, another place.
+        yield "double-slashes", path[:1] + path[1:].replace("/", "//")
     if head:
         yield "dot-segment", f"{head}./{name}"
         yield "climb-back", f"{head}x/../{name}"
@@ -570,7 +571,9 @@ def _operand_spellings(word: str) -> Iterator[tuple[str, str]]:
     yield "operand-ansi-c", f"{head}{_ansi_c(name)}"
     yield "operand-glob-question", f"{head}{name[:-1]}?"
     yield "operand-glob-star", f"{head}{name[:2]}*"
-    yield "operand-glob-class", f"{head}[{name[0]}]{name[1:]}"
+    # A leading dot must stay literal: bash globs match a dotfile only through an explicit dot.
+    at = 1 if name.startswith(".") else 0
+    yield "operand-glob-class", f"{head}{name[:at]}[{name[at]}]{name[at + 1 :]}"
     yield "operand-brace", f"{head}{{{name},x}}"
 
 
@@ -645,6 +648,7 @@ def spell_secret(secret: str) -> Iterator[tuple[str, str]]:
     yield "base64-url", base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
     yield "hex", binascii.hexlify(raw).decode("ascii")
     yield "url-encoded", "".join(f"%{b:02X}" for b in raw)
-    yield "url-encoded-first", quote(secret[:1], safe="") + secret[1:]
+    if secret[:1].isascii():
+        yield "url-encoded-first", f"%{ord(secret[0]):02X}{secret[1:]}"
     yield "zero-width-space", secret[:1] + "\u200b" + secret[1:]
     yield "full-width", "".join(_FULLWIDTH.get(c, c) for c in secret)
