@@ -530,3 +530,30 @@ def test_a_call_with_a_path_a_url_and_a_command_is_spelled_in_every_kind() -> No
 def test_a_spelling_records_its_value_and_call() -> None:
     spelling = next(iter(spell_call(Call("read", {"path": ".env"}), max_per_value=1)))
     assert isinstance(spelling, Spelling) and spelling.call.arguments["path"] == spelling.spelled
+
+
+# -- spellings that would change what is named are never drawn -------------------------------
+
+
+def test_words_of_an_argv_list_get_no_shell_spelling() -> None:
+    """No shell reads an argv: `\\rm` there is a program named `\\rm`, not rm."""
+    call = Call("run", {"command": ["xargs", "rm", "-rf", "build"]})
+    assert [s for s in spell_call(call, max_per_value=50) if s.kind == "command"] == []
+
+
+def test_a_command_is_not_moved_into_a_list_where_it_would_be_one_argv() -> None:
+    call = Call("run", {"command": "cat /etc/shadow", "path": "/etc/shadow"})
+    listed = [s.where for s in spell_call(call, max_per_value=1) if s.mutator == "in-a-list"]
+    assert listed == ["arguments.path"]
+
+
+def test_a_url_gets_no_case_spelling_of_its_path_and_query() -> None:
+    call = Call("fetch", {"link": "https://example.com/page?access_token=ya29.a0AfH6SMBx7dQzQ1xYz_12Ab"})
+    for spelling in spell_call(call, max_per_value=50):
+        if spelling.kind in ("path", "url"):
+            assert "ya29.a0AfH6SMBx7dQzQ1xYz_12Ab" in spelling.spelled, spelling
+
+
+def test_an_encoded_rooted_path_is_not_made_relative() -> None:
+    spelled = dict(spell_path("%2fetc%2fpasswd"))
+    assert "dot-slash" not in spelled and "climb-back" not in spelled

@@ -351,8 +351,10 @@ def spell_call(
         key = _key(at)
         where = _label("arguments", at)
         roles = _roles_of(key, value, declared)
+        if Role.COMMAND in roles and at and isinstance(at[-1], int) and _in_argv(call.arguments, at, key, declared):
+            roles.discard(Role.COMMAND)  # a word of an argv list: no shell reads it, so shell spellings change it
         generators: list[tuple[str, Iterable[tuple[str, str]]]] = []
-        if Role.PATH in roles:
+        if Role.PATH in roles and not _URL_SHAPE.match(value):  # a URL's path and query are case-sensitive
             generators.append(("path", spell_path(value, call.cwd)))
         if Role.URL in roles:
             generators.append(("url", spell_url(value)))
@@ -365,7 +367,7 @@ def spell_call(
                 yield Spelling(kind, mutator, where, value, spelled, new)
         yield from _spell_secrets(call, at, key, value, where, seed, max_per_value)
         if roles and len(at) == 1:
-            yield from _nestings(call, at, value, where)
+            yield from _nestings(call, at, value, where, in_list=Role.COMMAND not in roles)
     result = call.result
     if isinstance(result, Mapping) and "value" in result:
         for at, value in _leaves(result["value"]):
@@ -398,20 +400,30 @@ def _spell_secrets(call: Call, at: _Path, key: str, value: str, where: str, seed
                 yield Spelling("secret", "split-across-arguments", where, value, shown, new)
 
 
+def _in_argv(arguments: Any, at: _Path, key: str, declared: Mapping[str, str] | None) -> bool:
+    """Whether the list holding the value at `at` is one argv (as collect_all reads it)."""
+    holder = _get(arguments, at[:-1])
+    return bool(collect_all({key: holder}, declared).argv)
+
+
+_URL_SHAPE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]*://")
+
+
 def _get(value: Any, at: _Path) -> Any:
     for part in at:
         value = value[part]
     return value
 
 
-def _nestings(call: Call, at: _Path, value: str, where: str) -> Iterator[Spelling]:
-    """A top-level argument with a role moved into a list and under another object key."""
+def _nestings(call: Call, at: _Path, value: str, where: str, *, in_list: bool) -> Iterator[Spelling]:
+    """A top-level argument with a role moved into a list (not a command: a list is its argv) and under another key."""
     key = at[0]
     args = call.arguments
     if not isinstance(args, Mapping) or not isinstance(key, str):
         return
-    listed = {k: ([v] if k == key else v) for k, v in args.items()}
-    yield Spelling("nesting", "in-a-list", where, value, json.dumps([value]), replace(call, arguments=listed))
+    if in_list:
+        listed = {k: ([v] if k == key else v) for k, v in args.items()}
+        yield Spelling("nesting", "in-a-list", where, value, json.dumps([value]), replace(call, arguments=listed))
     nested = {k: v for k, v in args.items() if k != key} | {"options": {key: value}}
     yield Spelling(
         "nesting",
@@ -449,7 +461,8 @@ def spell_path(path: str, cwd: str | None = None) -> Iterator[tuple[str, str]]:
     if head:
         yield "dot-segment", f"{head}./{name}"
         yield "climb-back", f"{head}x/../{name}"
-    else:
+    elif not re.match(r"^(?:[~$%]|[A-Za-z]:)", path) and "%" not in path:
+        # Only for a plainly relative name: "%2fetc" decodes to a rooted path that "./" would make relative.
         yield "dot-slash", f"./{name}"
         yield "climb-back", f"x/../{name}"
     if name and name not in (".", ".."):
