@@ -548,7 +548,7 @@ def test_a_command_is_not_moved_into_a_list_where_it_would_be_one_argv() -> None
 
 
 def test_a_url_gets_no_case_spelling_of_its_path_and_query() -> None:
-    call = Call("fetch", {"link": "https://example.com/page?access_token=ya29.a0AfH6SMBx7dQzQ1xYz_12Ab"})
+    call = Call("fetch", {"target": "https://example.com/page?access_token=ya29.a0AfH6SMBx7dQzQ1xYz_12Ab"})
     for spelling in spell_call(call, max_per_value=50):
         if spelling.kind in ("path", "url"):
             assert "ya29.a0AfH6SMBx7dQzQ1xYz_12Ab" in spelling.spelled, spelling
