@@ -26,6 +26,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from policyengine.cli.main import main
 from policyengine.testing.spellings import (
@@ -557,3 +559,45 @@ def test_a_url_gets_no_case_spelling_of_its_path_and_query() -> None:
 def test_an_encoded_rooted_path_is_not_made_relative() -> None:
     spelled = dict(spell_path("%2fetc%2fpasswd"))
     assert "dot-slash" not in spelled and "climb-back" not in spelled
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+_NAMES = st.text(alphabet=st.sampled_from([*"abcXYZ019._-"]), min_size=1, max_size=8).filter(
+    lambda n: n not in (".", "..") and not n.endswith((".", " "))
+)
+_ROOTS = st.sampled_from(["", "/", "./", "../"])
+_GEN_PATHS = st.builds(lambda root, parts: root + "/".join(parts), _ROOTS, st.lists(_NAMES, min_size=1, max_size=4))
+
+
+@given(_GEN_PATHS)
+def test_every_path_spelling_of_any_path_names_the_same_file(path: str) -> None:
+    for mutator, spelled in spell_path(path, CWD):
+        assert _same_path(mutator, path, spelled, CWD), (mutator, spelled)
+
+
+@given(st.ip_addresses(v=4))
+def test_every_ip_spelling_reads_as_the_same_address(address: ipaddress.IPv4Address) -> None:
+    url = f"http://{address}/x"
+    for mutator, spelled in spell_url(url):
+        assert _same_address(_host(spelled), str(address)), (mutator, spelled)
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=40))
+def test_every_encoding_of_any_secret_decodes_to_it(secret: str) -> None:
+    spellings = dict(spell_secret(secret))
+    assert base64.b64decode(spellings["base64"]).decode() == secret
+    assert binascii.unhexlify(spellings["hex"]).decode() == secret
+    assert unquote(spellings["url-encoded"]) == secret
+    assert spellings["zero-width-space"].replace("\u200b", "", 1) == secret or "\u200b" in secret
+
+
+@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=1, max_value=6))
+def test_any_seed_draws_the_same_bounded_spellings_twice(seed: int, k: int) -> None:
+    first = _drawn(CALL, seed, k)
+    assert first == _drawn(CALL, seed, k)
+    per: dict[tuple[str, str], int] = {}
+    for spelling in spell_call(CALL, seed=seed, max_per_value=k):
+        if spelling.kind != "nesting":
+            per[(spelling.kind, spelling.where)] = per.get((spelling.kind, spelling.where), 0) + 1
+    assert max(per.values()) <= k
