@@ -230,6 +230,20 @@ def test_invalid_and_error_are_reported_as_not_compared_never_as_weaker(original
     assert found == 0 and not_compared > 0
 
 
+def test_a_decider_that_fails_on_a_spelling_is_an_error_not_compared_and_the_run_goes_on() -> None:
+    subjects = [Subject(str(i), Call("read_file", {"path": f"/x/{i}.env"})) for i in range(2)]
+
+    def decide(call: Call) -> Verdict:
+        if call in (s.call for s in subjects):
+            return Verdict("deny", "r")
+        raise RuntimeError("boom")
+
+    report = check(subjects, decide, max_per_value=2)
+    assert not report.weaker and report.spellings == len(report.not_compared) > 2
+    assert report.not_compared[0].spelled.decision == "error"
+    assert report.not_compared[-1].to_json()["spelled"]["reason"] == "RuntimeError: boom"
+
+
 def _result_findings(original: Verdict, spelled: Verdict) -> int:
     secret = "hunter2hunter2"
     call = Call("read_file", {"name": "x"}, CWD, {"value": f"password = {secret}"})

@@ -90,6 +90,7 @@ class Verdict:
     post: str | None = None
     value: Any = None
     rewrites: tuple[str, ...] = ()
+    reason: str | None = None
 
 
 Decider = Callable[[Call], Verdict]
@@ -152,7 +153,8 @@ class Finding:
 
 
 def _verdict_json(verdict: Verdict) -> dict[str, Any]:
-    return {"decision": verdict.decision, "rule": verdict.rule, "post": verdict.post}
+    shown = {"decision": verdict.decision, "rule": verdict.rule, "post": verdict.post}
+    return shown | ({"reason": verdict.reason} if verdict.reason else {})
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,14 @@ def _compare(original: Verdict, spelled: Verdict, spelling: Spelling) -> bool | 
     return False
 
 
+def _decided(decide: Decider, call: Call) -> Verdict:
+    """The decider's verdict; a fault is an `error` verdict (not compared), so one spelling cannot end the run."""
+    try:
+        return decide(call)
+    except Exception as error:
+        return Verdict("error", None, reason=f"{type(error).__name__}: {error}")
+
+
 def check(
     subjects: Iterable[Subject],
     decide: Decider,
@@ -240,13 +250,13 @@ def check(
         subjects_seen += 1
         if exhausted:
             continue
-        original = decide(subject.call)
+        original = _decided(decide, subject.call)
         for spelling in spell_call(subject.call, roles(subject.call.name), seed=seed, max_per_value=max_per_value):
             if count >= budget:
                 exhausted = True
                 break
             count += 1
-            spelled = decide(spelling.call)
+            spelled = _decided(decide, spelling.call)
             verdict = _compare(original, spelled, spelling)
             if verdict is None:
                 not_compared.append(Finding(subject, spelling, original, spelled, False))
@@ -299,8 +309,8 @@ def _replaced(value: Any, at: _Path, new: Any) -> Any:
     if isinstance(value, Mapping):
         return {k: (_replaced(v, rest, new) if k == head else v) for k, v in value.items()}
     items = list(value)
-    assert isinstance(head, int)
-    items[head] = _replaced(items[head], rest, new)
+    index = int(head)  # a list's place is always an index (see _leaves)
+    items[index] = _replaced(items[index], rest, new)
     return items
 
 
