@@ -564,10 +564,13 @@ def test_a_spelling_records_its_value_and_call() -> None:
 # -- spellings that would change what is named are never drawn -------------------------------
 
 
-def test_words_of_an_argv_list_get_no_shell_spelling() -> None:
-    """No shell reads an argv: `\\rm` there is a program named `\\rm`, not rm."""
-    call = Call("run", {"command": ["xargs", "rm", "-rf", "build"]})
-    assert [s for s in spell_call(call, max_per_value=50) if s.kind == "command"] == []
+def test_words_of_an_argv_list_get_no_shell_spelling_only_a_program_path_and_path_spellings() -> None:
+    """No shell reads an argv: `\\rm` there is a program named `\\rm`, not rm; `/bin/rm` is rm."""
+    call = Call("run", {"command": ["xargs", "rm", "-rf", "build/.env"]}, CWD)
+    drawn = {(s.where, s.spelled) for s in spell_call(call, max_per_value=50) if s.kind == "command"}
+    assert {("arguments.command[0]", "/usr/bin/xargs"), ("arguments.command[3]", "build/./.env")} <= drawn
+    assert not [s for _, s in drawn if "'" in s or '"' in s or "*" in s or "?" in s or "{" in s or "$" in s[:1]]
+    assert not [w for w, _ in drawn if w == "arguments.command[2]"]
 
 
 def test_a_command_is_not_moved_into_a_list_where_it_would_be_one_argv() -> None:

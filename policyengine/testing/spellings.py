@@ -51,6 +51,7 @@ __all__ = [
     "Verdict",
     "check",
     "layers_decider",
+    "spell_argv_word",
     "spell_call",
     "spell_command",
     "spell_path",
@@ -361,9 +362,11 @@ def spell_call(
         key = _key(at)
         where = _label("arguments", at)
         roles = _roles_of(key, value, declared)
-        if Role.COMMAND in roles and at and isinstance(at[-1], int) and _in_argv(call.arguments, at, key, declared):
-            roles.discard(Role.COMMAND)  # a word of an argv list: no shell reads it, so shell spellings change it
         generators: list[tuple[str, Iterable[tuple[str, str]]]] = []
+        if Role.COMMAND in roles and at and isinstance(at[-1], int) and _in_argv(call.arguments, at, key, declared):
+            # A word of an argv list: no shell reads it, so only spellings that need no shell.
+            roles.discard(Role.COMMAND)
+            generators.append(("command", spell_argv_word(at[-1], value, call.cwd)))
         if Role.PATH in roles and not _URL_SHAPE.match(value):  # a URL's path and query are case-sensitive
             generators.append(("path", spell_path(value, call.cwd)))
         if Role.URL in roles:
@@ -659,6 +662,19 @@ def _shell_word(path: str) -> str:
     if path.startswith("~/"):
         return "~/" + _quoted(path[2:])
     return _quoted(path)
+
+
+def spell_argv_word(index: int, word: str, cwd: str | None = None) -> Iterator[tuple[str, str]]:
+    """(mutator, spelling) pairs of one word of an argv list (exec'd without a shell), in a fixed order."""
+    if index == 0:
+        if word and "/" not in word and word not in _BUILTINS:
+            yield "program-as-path", f"/usr/bin/{word}"
+            yield "program-as-bin-path", f"/bin/{word}"
+        return
+    if word.startswith("-") or not ("/" in word or "." in word):
+        return  # an option or a word without a path's shape
+    for mutator, spelled in spell_path(word, cwd):
+        yield "operand-" + mutator, spelled
 
 
 # -- secrets ------------------------------------------------------------------------------------
