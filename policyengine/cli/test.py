@@ -75,11 +75,11 @@ def print_spellings(report: SpellingReport, form: str, out: TextIO) -> int:
     from policyengine.testing.reports import format_spellings, spellings_json, spellings_junit, spellings_sarif
 
     if form == "json":
-        print(json.dumps(spellings_json(report), indent=2, ensure_ascii=False), file=out)
+        print(json.dumps(spellings_json(report), indent=2), file=out)
     elif form == "junit":
         print(spellings_junit(report), file=out)
     elif form == "sarif":
-        print(json.dumps(spellings_sarif(report), indent=2, ensure_ascii=False), file=out)
+        print(json.dumps(spellings_sarif(report), indent=2), file=out)
     else:
         print(format_spellings(report), file=out)
     return EXIT_OK if report.ok else EXIT_FINDINGS
