@@ -143,7 +143,6 @@ def test_a_pack_reading_paths_by_role_has_no_weaker_spelling_the_engine_normalis
     _, out, _ = cli("test", pack, "--spellings", "--format", "json", "--max-spellings", "100")
     normalised = {
         "upper-case",
-        "swap-case",
         "dot-slash",
         "climb-back",
         "percent-encoded",
