@@ -31,6 +31,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from policyengine.cli.main import main
+from policyengine.testing import spellings
 from policyengine.testing.spellings import (
     Call,
     Spelling,
@@ -429,6 +430,24 @@ def test_a_secret_alone_under_its_key_is_also_split_across_two_arguments() -> No
     call = Call("post", {"password": "hunter2hunter2", "to": "x"})
     split = [s for s in spell_call(call, max_per_value=1) if s.mutator == "split-across-arguments"]
     assert [s.call.arguments for s in split] == [{"password": "hunter2", "password_2": "hunter2", "to": "x"}]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "split"),
+    [
+        ({"url": "https://deploy:hunter2pass@ci.example.com/job/1"}, False),
+        ({"text": "use api_key = 9f8e7d6c5b4a"}, False),
+        ({"password": "correct horse battery"}, True),
+        ({"note": "ghp_0123456789abcdefABCDEF0123456789abcd"}, True),
+    ],
+)
+def test_only_a_value_that_is_the_secret_alone_is_split_into_halves(
+    arguments: dict[str, str], split: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Halves of a URL or a sentence are no longer what they were, even when a scanner reports the whole value."""
+    monkeypatch.setattr(spellings, "_secrets_in", lambda key, value: [value])
+    drawn = [s for s in spell_call(Call("post", arguments), max_per_value=1) if s.mutator == "split-across-arguments"]
+    assert bool(drawn) is split
 
 
 def test_nesting_moves_an_argument_with_a_role_into_a_list_and_under_another_key() -> None:

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 from policyengine.enforce.evaluate import Evaluation, evaluate, evaluate_now
 from policyengine.enforce.install import PolicyLayers
 from policyengine.language.roles import Role, collect_all
-from policyengine.language.secret_scanner import hide_secrets
+from policyengine.language.secret_scanner import hide_secrets, is_credential_key
 from policyengine.values.decisions import SourceKind
 from policyengine.values.frozen import thaw
 from policyengine.values.problems import Location
@@ -400,8 +400,10 @@ def _spell_secrets(call: Call, at: _Path, key: str, value: str, where: str, seed
         for mutator, spelled in _draw(spell_secret(secret), secret, k, rng):
             new = replace(call, arguments=_replaced(call.arguments, at, value.replace(secret, spelled)))
             yield Spelling("secret", mutator, where, secret, spelled, new)
-        if secret == value and len(value) >= 2 and len(at) >= 1 and isinstance(at[-1], str):
-            # The receiver joins the halves: half under the key, half under a sibling key.
+        whole = secret == value and (is_credential_key(key) or _BARE_TOKEN.fullmatch(value) is not None)
+        if whole and len(at) >= 1 and isinstance(at[-1], str):
+            # The receiver joins the halves: half under the key, half under a sibling key. Only a value
+            # that is the secret alone: halves of a URL or a sentence are no longer what they were.
             half = len(value) // 2
             parent = at[:-1]
             holder = _get(call.arguments, parent)
@@ -419,6 +421,7 @@ def _in_argv(arguments: Any, at: _Path, key: str, declared: Mapping[str, str] | 
     return bool(collect_all({key: holder}, declared).argv)
 
 
+_BARE_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:-]{8,}")
 _URL_SHAPE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]*://")
 
 
