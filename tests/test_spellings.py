@@ -554,8 +554,27 @@ def _shown(findings: Iterable[dict[str, Any]]) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("kind", ["path", "command", "url", "secret", "nesting"])
-@pytest.mark.parametrize("pack", ["claude-code", "baseline", "bfcl"])
+# Known limits once the path, shell and secret layers of issue 22 are merged (checked on a merge of them all).
+_SHIPPED_LIMITS = {
+    ("bfcl", "secret"): "mask-card-numbers (hide_cards) does not decode a base64 or hex card number in a result",
+}
+
+
+@pytest.mark.parametrize(
+    ("pack", "kind"),
+    [
+        pytest.param(
+            pack,
+            kind,
+            id=f"{pack}-{kind}",
+            marks=[pytest.mark.xfail(strict=True, reason=_SHIPPED_LIMITS[pack, kind])]
+            if (pack, kind) in _SHIPPED_LIMITS
+            else [],
+        )
+        for pack in ("claude-code", "baseline", "bfcl")
+        for kind in ("path", "command", "url", "secret", "nesting")
+    ],
+)
 def test_shipped_packs_have_no_weaker_spelling(pack: str, kind: str) -> None:
     data = _shipped(pack)
     assert data["summary"]["spellings"] > 0 and not data["summary"]["budget_exhausted"]
