@@ -178,6 +178,8 @@ def test_the_tests_own_expectations_are_not_what_spellings_check(tmp_path: Path)
         ("test", "{pack}", "--format", "sarif"),
         ("test", "{pack}", "--spellings", "--max-spellings", "0"),
         ("test", "{pack}", "--spellings", "--spelling-budget", "0"),
+        ("test", "{pack}", "--spellings", "--coverage"),
+        ("test", "{pack}", "--spellings", "--require-tests"),
         ("dry-run", "--pack", "{pack}", "{calls}", "--format", "junit"),
         ("dry-run", "--pack", "{pack}", "{calls}", "--spellings", "--fail-on", "deny"),
     ],

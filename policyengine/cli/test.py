@@ -94,6 +94,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         raise UsageError(f"--threshold must be a percentage from 0 to 100, got {args.threshold:g}")
     if args.spellings:
         check_spelling_arguments(args)
+        if args.coverage or args.require_tests or args.threshold is not None:
+            raise UsageError("--spellings reports spellings only: drop --coverage, --threshold and --require-tests")
     elif args.format == "sarif":
         raise UsageError("--format sarif reports spellings: add --spellings")
     layers, catalog = install_layers(args.packs, args.tools)
