@@ -1,4 +1,8 @@
-"""The dry-run verb: options, progress, the summary printed, the exit code that gates CI."""
+"""The dry-run verb: options, progress, the summary printed, the exit code that gates CI.
+
+With `--spellings` it spells every recorded call instead (docs/spellings.md) and fails on any
+spelling decided more weakly than the call as recorded.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,12 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any, TextIO
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK
 from policyengine.cli.report import paint, table
+from policyengine.cli.test import add_spelling_arguments, check_spelling_arguments, print_spellings
 from policyengine.dryrun.engine import (
     HIT_STAGES,
     MAX_LINE_BYTES,
@@ -19,9 +24,14 @@ from policyengine.dryrun.engine import (
     Setup,
     Summary,
     evaluate_all,
+    parse_line,
     read_lines,
 )
 from policyengine.errors import UsageError
+from policyengine.values.problems import Location
+
+if TYPE_CHECKING:
+    from policyengine.testing.spellings import SpellingReport
 
 NAME = "dry-run"
 HELP = "evaluate recorded calls against packs"
@@ -47,11 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cwd", metavar="DIR", help="working directory of calls that record none (default: the pack's `cwd:`)"
     )
-    parser.add_argument("--format", choices=["table", "json"], default="table")
+    parser.add_argument(
+        "--format", choices=["table", "json", "junit", "sarif"], default="table", help="junit, sarif: with --spellings"
+    )
     parser.add_argument("--fail-on", default="", metavar="LIST", help=f"exit 1 on any of: {', '.join(FAIL_ON)}")
     parser.add_argument("--workers", type=int, default=0, metavar="N", help="processes (default: every core)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="run on a Dask cluster ('local' starts one)")
     parser.add_argument("--max-line-bytes", type=int, default=MAX_LINE_BYTES, help=argparse.SUPPRESS)
+    add_spelling_arguments(parser)
 
 
 class Progress:
@@ -88,11 +101,19 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}", hint=f"use any of {', '.join(FAIL_ON)}")
     if "changed" in fail_on and not args.against:
         raise UsageError("--fail-on changed needs --against")
+    if args.spellings:
+        check_spelling_arguments(args)
+        if args.against or args.output or fail_on:
+            raise UsageError("--spellings reports spellings only: drop --against, --output and --fail-on")
+    elif args.format in ("junit", "sarif"):
+        raise UsageError(f"--format {args.format} reports spellings: add --spellings")
     setup = Setup(
         tuple(args.pack), tuple(args.against or ()), args.tools, args.max_line_bytes, args.cwd, args.unknown_tools
     )
     lines = read_lines(args.calls)
     engine = Engine(setup)  # loads (and checks) every pack once, before any work starts
+    if args.spellings:
+        return print_spellings(_spell_calls(engine, lines, args), args.format, out)
     summary = Summary(engine.rule_ids, engine.stages)
     progress = Progress(len(lines), err, bool(getattr(err, "isatty", lambda: False)()))
     batches = _batches(engine, lines, args)
@@ -183,3 +204,49 @@ def _batches(engine: Engine, lines: Sequence[tuple[int, bytes]], args: argparse.
         yield from evaluate_on_dask(engine.setup, lines, args.scheduler)
         return
     yield from evaluate_all(engine, lines, args.workers or os.cpu_count() or 1)
+
+
+def _spell_calls(engine: Engine, lines: Sequence[tuple[int, bytes]], args: argparse.Namespace) -> SpellingReport:
+    """Every recorded call and its spellings, each decided as a line of the dry-run (in this process)."""
+    from policyengine.testing.spellings import Call, Subject, Verdict, check
+
+    subjects = []
+    for number, raw in lines:
+        call, _problem = parse_line(raw, engine.setup.max_line_bytes)
+        if call is None:
+            continue  # a line the dry-run cannot read has nothing to spell
+        cwd, result = call.get("cwd"), call.get("result")
+        subjects.append(
+            Subject(
+                f"{args.calls}:{number}" + (f" {call['call_id']}" if call.get("call_id") else ""),
+                Call(
+                    call["name"],
+                    call.get("arguments", {}),
+                    cwd if isinstance(cwd, str) else None,
+                    result if isinstance(result, dict) else None,
+                    str(call.get("agent", "agent")),
+                    str(call.get("call_id", "")),
+                ),
+                Location(args.calls, number, 1),
+            )
+        )
+
+    def decide(call: Call) -> Verdict:
+        line: dict[str, Any] = {"name": call.name, "arguments": call.arguments, "agent": call.agent}
+        line |= {"call_id": call.call_id} if call.call_id else {}
+        line |= {"cwd": call.cwd} if call.cwd is not None else {}
+        line |= {"result": call.result} if call.result is not None else {}
+        record = engine.record(0, json.dumps(line, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        rule = record.get("rule") or ("default" if record.get("default") else None)
+        rewrites = tuple(record.get("rewrites", ()))
+        return Verdict(record["decision"], rule, record.get("post"), record.get("value"), rewrites)
+
+    tools = engine.main.registry.tools
+
+    def roles(name: str) -> Mapping[str, str] | None:
+        definition = tools.get(name)
+        return definition.roles if definition is not None else None
+
+    return check(
+        subjects, decide, roles=roles, seed=args.seed, max_per_value=args.max_spellings, budget=args.spelling_budget
+    )

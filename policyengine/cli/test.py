@@ -1,13 +1,23 @@
-"""The test verb: run the packs' policy tests, report as text, JSON or JUnit, gate on failures and coverage."""
+"""The test verb: run the packs' policy tests, report as text, JSON or JUnit, gate on failures and coverage.
+
+With `--spellings` it spells every test's call instead (docs/spellings.md) and fails on any spelling
+decided more weakly than the test's call.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import TextIO
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TextIO
 
 from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, install_layers
 from policyengine.errors import UsageError
+
+if TYPE_CHECKING:
+    from policyengine.enforce.install import PolicyLayers
+    from policyengine.testing.runner import TestFile
+    from policyengine.testing.spellings import SpellingReport
 
 NAME = "test"
 HELP = "run the packs' policy tests"
@@ -22,7 +32,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tools", metavar="FILE", help="tool catalog: validate the tests' arguments (default: the packs' `catalog:`)"
     )
-    parser.add_argument("--format", choices=["text", "json", "junit"], default="text")
+    parser.add_argument(
+        "--format", choices=["text", "json", "junit", "sarif"], default="text", help="sarif: with --spellings"
+    )
+    add_spelling_arguments(parser)
+
+
+def add_spelling_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a spelling run, shared by test and dry-run."""
+    from policyengine.testing.spellings import DEFAULT_BUDGET, DEFAULT_MAX_PER_VALUE
+
+    parser.add_argument(
+        "--spellings",
+        action="store_true",
+        help="spell every path, URL, command and secret of each call; fail on a spelling decided more weakly",
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="which spellings are drawn (default 0)")
+    parser.add_argument(
+        "--max-spellings",
+        type=int,
+        default=DEFAULT_MAX_PER_VALUE,
+        metavar="K",
+        help=f"at most K spellings per value and kind (default {DEFAULT_MAX_PER_VALUE})",
+    )
+    parser.add_argument(
+        "--spelling-budget",
+        type=int,
+        default=DEFAULT_BUDGET,
+        metavar="N",
+        help=f"at most N spellings in a run (default {DEFAULT_BUDGET:,})",
+    )
+
+
+def check_spelling_arguments(args: argparse.Namespace) -> None:
+    """Refuse spelling options that cannot run."""
+    if args.max_spellings < 1 or args.spelling_budget < 1:
+        raise UsageError("--max-spellings and --spelling-budget must be at least 1")
+
+
+def print_spellings(report: SpellingReport, form: str, out: TextIO) -> int:
+    """Print a spelling run in a format; exit 1 on any weaker spelling."""
+    from policyengine.testing.reports import format_spellings, spellings_json, spellings_junit, spellings_sarif
+
+    if form == "json":
+        print(json.dumps(spellings_json(report), indent=2), file=out)
+    elif form == "junit":
+        print(spellings_junit(report), file=out)
+    elif form == "sarif":
+        print(json.dumps(spellings_sarif(report), indent=2), file=out)
+    else:
+        print(format_spellings(report), file=out)
+    return EXIT_OK if report.ok else EXIT_FINDINGS
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
@@ -32,8 +92,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
 
     if args.threshold is not None and not 0 <= args.threshold <= 100:
         raise UsageError(f"--threshold must be a percentage from 0 to 100, got {args.threshold:g}")
+    if args.spellings:
+        check_spelling_arguments(args)
+        if args.coverage or args.require_tests or args.threshold is not None:
+            raise UsageError("--spellings reports spellings only: drop --coverage, --threshold and --require-tests")
+    elif args.format == "sarif":
+        raise UsageError("--format sarif reports spellings: add --spellings")
     layers, catalog = install_layers(args.packs, args.tools)
     files = discover(layers.packs)
+    if args.spellings:
+        return print_spellings(_spell_tests(layers, files, catalog is not None, args), args.format, out)
     # With a catalog, tests see what a registry of those tools would do: invalid arguments and unknown tools.
     report = run_tests(layers, files, require_tests=args.require_tests, require_tool=catalog is not None)
     threshold = args.threshold if args.coverage else None
@@ -45,3 +113,34 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     else:
         print(format_report(report, threshold=threshold), file=out)
     return EXIT_OK if ok else EXIT_FINDINGS
+
+
+def _spell_tests(
+    layers: PolicyLayers, files: list[TestFile], require_tool: bool, args: argparse.Namespace
+) -> SpellingReport:
+    """Every test's call and its spellings, decided as the test run decides them."""
+    from policyengine.testing.spellings import Call, Subject, check, layers_decider
+
+    subjects = [
+        Subject(
+            f"{test.file}:{test.location.line} {test.name}",
+            Call(test.tool, test.arguments, test.cwd, test.result, test.agent, test.call_id),
+            test.location,
+        )
+        for test_file in files
+        for test in test_file.tests
+    ]
+    tools = layers.registry.tools
+
+    def roles(name: str) -> Mapping[str, str] | None:
+        definition = tools.get(name)
+        return definition.roles if definition is not None else None
+
+    return check(
+        subjects,
+        layers_decider(layers, require_tool=require_tool),
+        roles=roles,
+        seed=args.seed,
+        max_per_value=args.max_spellings,
+        budget=args.spelling_budget,
+    )
