@@ -11,7 +11,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-import regex
+import regex  # type: ignore[import-untyped,unused-ignore]
 
 TARGET = Path(__file__).resolve().parent.parent / "policyengine" / "language" / "_ignorables.py"
 
