@@ -82,7 +82,7 @@ def _drop_invisible(text: str) -> str:
 
 
 # A run of IIS-style "%uXXXX" escapes, or a run of "%XX" bytes (decoded together: one character may take several).
-_ESCAPES = re.compile(r"(?:%u[0-9a-f]{4})+|(?:%[0-9a-f]{2})+")
+_ESCAPES = re.compile(r"(?:%u[0-9a-f]{4})+|(?:%[0-9a-f]{2})+", re.IGNORECASE)
 
 
 def _unquote(text: str) -> str:
@@ -93,7 +93,7 @@ def _unquote(text: str) -> str:
 def _decode_escapes(match: re.Match[str]) -> str:
     """The text one run of escapes spells."""
     run = match.group()
-    if run[1] == "u":
+    if run[1] in "uU":
         units = "".join(chr(int(run[i + 2 : i + 6], 16)) for i in range(0, len(run), 6))
         # UTF-16 code units: a surrogate pair is one character, a lone surrogate becomes U+FFFD.
         return units.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
@@ -492,7 +492,9 @@ def path_surely_within(path: str, dirs: str | Iterable[str]) -> bool:
     if type(path) is PathPattern:
         # Every expansion is inside only when the components up to the directory's depth are literal.
         return all(
-            root != UNKNOWN and any(_within(root, _literal_prefix(parts), *directory) for directory in directories)
+            root != UNKNOWN
+            and not _too_large(parts)
+            and any(_within(root, _literal_prefix(parts), *directory) for directory in directories)
             for root, parts in _pattern_readings(path)
         )
     return all(
@@ -720,6 +722,7 @@ def path_surely_matches(path: str, patterns: str | Iterable[str]) -> bool:
         literal = [(root, _literal_prefix(parts), parts) for root, parts in _pattern_readings(path)]
         return all(
             root != UNKNOWN
+            and not _too_large(parts)
             and len(names) == len(parts)
             and any(regex.fullmatch(_join(root, names)) is not None for regex in compiled)
             for root, names, parts in literal
@@ -885,12 +888,11 @@ Automaton = list[list[tuple[Charset | None, int]]]
 class _Builder:
     """Builds a token automaton the way _path_glob_to_regex writes its regex, piece by piece."""
 
-    __slots__ = ("edges", "state", "wildcards")
+    __slots__ = ("edges", "state")
 
     def __init__(self) -> None:
         self.edges: Automaton = [[]]
         self.state = 0
-        self.wildcards = 0
 
     def _new(self) -> int:
         self.edges.append([])
@@ -913,7 +915,6 @@ class _Builder:
         self.edges[self.state].append((None, loop))
         self.edges[loop].append((charset, loop))
         self.state = loop
-        self.wildcards += 1
 
     def any_prefix(self) -> None:
         """`(?:.*/)?`: nothing, or any text ending in "/"."""
@@ -923,7 +924,6 @@ class _Builder:
         self.edges[loop].append((_ANY, loop))
         self.edges[loop].append((_literal("/"), after))
         self.state = after
-        self.wildcards += 1
 
     def any_suffix(self) -> None:
         """`(?:/.*)?`: nothing, or "/" and any text."""
@@ -933,7 +933,6 @@ class _Builder:
         self.edges[loop].append((_ANY, loop))
         self.edges[loop].append((None, after))
         self.state = after
-        self.wildcards += 1
 
     def component(self, part: str, subject: bool) -> None:
         """One component's glob, as _translate_glob reads it in path mode."""
@@ -947,10 +946,8 @@ class _Builder:
                 continue
             if ch == "?":
                 self.char(_NOT_SLASH)
-                self.wildcards += 1
             elif ch == "[" and (end := _class_end(part, i)) >= 0:
                 self.char(_class_charset(part, i, end, subject))
-                self.wildcards += 1
                 i = end + 1
                 continue
             else:
@@ -1004,16 +1001,25 @@ def _rule_automaton(pattern: str) -> Automaton:
     return builder.done()
 
 
+def _too_large(parts: tuple[str, ...]) -> bool:
+    """Whether a pattern is past the bounds of a search (then it may match anything and surely matches nothing)."""
+    text = "/".join(parts)
+    return (
+        len(text) > MAX_PATTERN_LENGTH
+        or text.count("*") + text.count("?") + text.count("[") > MAX_PATTERN_WILDCARDS
+    )
+
+
 def _subject_automaton(root: Root, parts: tuple[str, ...]) -> Automaton | None:
     """A pattern subject's rendered path as a token automaton; None past the size bounds."""
+    if _too_large(parts):
+        return None
     builder = _Builder()
     builder.text(root)
     if parts:
         builder.components(parts, subject=True)
     elif not root:
         builder.text(".")
-    if builder.wildcards > MAX_PATTERN_WILDCARDS or len(builder.edges) > MAX_PATTERN_LENGTH:
-        return None
     return builder.done()
 
 
@@ -1050,18 +1056,18 @@ def _text_automaton(text: str, below: bool) -> Automaton:
 
 def _is_pattern(part: str) -> bool:
     """Whether a component holds a wildcard or a bracket expression."""
-    return "*" in part or "?" in part or ("[" in part and _class_end(part, part.index("[")) >= 0)
+    return "*" in part or "?" in part or ("[" in part and "]" in part)
 
 
 def _component_literal(part: str) -> str | None:
     """The one name a component can match (`[e]nv` is "env"), or None when it is a pattern."""
-    if "*" in part or "?" in part:
-        return None
-    if "[" not in part:
+    if not _is_pattern(part):
         return part
     out: list[str] = []
     i = 0
     while i < len(part):
+        if part[i] in "*?":
+            return None
         end = _class_end(part, i) if part[i] == "[" else -1
         if end < 0:
             out.append(part[i])
@@ -1210,8 +1216,10 @@ def _resolve_pattern(path: PathPattern, cwd: str | None) -> str:
     root, parts = _pattern_readings(path)[0]
     if cwd is not None and root in ("", UNKNOWN):
         text = _simplify_classes(_decode(path))
-        # Relative as written (climbs and "."-like components included), but not a home or an expansion.
-        if not _parse(text, classify=False)[0] and not text.strip().startswith("~"):
+        # Resolved where resolve_path resolves the plain path (relative, or climbing), and also when a
+        # component that may be "." or ".." is what made the place unknown.
+        plain_root, plain_parts = _parse(text)
+        if not plain_root or (plain_root == UNKNOWN and plain_parts[:1] == ("..",)):
             base = escape_pattern(_join(*_parse_subject(cwd)))
             root, parts = _parse_pattern(PathPattern(base + "/" + text))
     return _as_pattern(_join(root, parts))
