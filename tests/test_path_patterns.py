@@ -267,10 +267,18 @@ SOUNDNESS_DIRS = [["/a"], ["a"], ["/a/b"], ["b/e"], ["/"], ["."], ["/a/.env"]]
 @st.composite
 def _path_and_pattern(draw: st.DrawFn) -> tuple[str, str]:
     """A literal path and a pattern made from it by turning characters into wildcards (so it expands to the path)."""
-    names = draw(st.lists(st.one_of(_NAME, st.sampled_from(["a", "b", ".env", "v"])), min_size=1, max_size=4))
+    names = draw(
+        st.lists(st.one_of(_NAME, st.sampled_from(["a", "b", ".env", "v", "..", "."])), min_size=1, max_size=5)
+    )
     rooted = draw(st.booleans())
     pattern_names = []
     for name in names:
+        if name in (".", ".."):
+            pattern_names.append(draw(st.sampled_from([name, ".[.x]" if name == ".." else "[.x]"])))
+            continue
+        if draw(st.integers(0, 9)) == 0:
+            pattern_names.append("*" if not name.startswith(".") else ".*")  # the whole name
+            continue
         out = []
         for index, ch in enumerate(name):
             kind = draw(st.sampled_from(["keep", "keep", "one", "class", "negated", "star"]))
@@ -286,6 +294,12 @@ def _path_and_pattern(draw: st.DrawFn) -> tuple[str, str]:
             else:
                 out.append(ch)
         pattern_names.append("".join(out))
+    if len(pattern_names) > 1 and draw(st.booleans()):
+        # "**" stands for any run of whole components, none included.
+        start = draw(st.integers(0, len(pattern_names) - 1))
+        stop = draw(st.integers(start, len(pattern_names) - 1))
+        if ".." not in names[start:]:  # a ".." after "**" is read as a climb of unknown height (tested apart)
+            pattern_names[start:stop] = ["**"]
     prefix = "/" if rooted else ""
     return prefix + "/".join(names), prefix + "/".join(pattern_names)
 

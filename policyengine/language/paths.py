@@ -8,6 +8,7 @@ only makes a rule stricter; under-matching would let a spelling slip past it.
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import re
 import socket
 import unicodedata
@@ -578,7 +579,7 @@ def path_escapes(path: str) -> bool:
     """Whether the path leaves a workspace: absolute, climbing above its start, or of unknown place."""
     # "~/x", "$HOME/x", "%USERPROFILE%/x" and "../x" parse with the root UNKNOWN.
     if type(path) is PathPattern:
-        return bool(_pattern_readings(path)[0][0])
+        return any(root for root, _parts in _pattern_readings(path, strip_nul=False))
     return bool(_parse_subject(path)[0])
 
 
@@ -1004,10 +1005,7 @@ def _rule_automaton(pattern: str) -> Automaton:
 def _too_large(parts: tuple[str, ...]) -> bool:
     """Whether a pattern is past the bounds of a search (then it may match anything and surely matches nothing)."""
     text = "/".join(parts)
-    return (
-        len(text) > MAX_PATTERN_LENGTH
-        or text.count("*") + text.count("?") + text.count("[") > MAX_PATTERN_WILDCARDS
-    )
+    return len(text) > MAX_PATTERN_LENGTH or text.count("*") + text.count("?") + text.count("[") > MAX_PATTERN_WILDCARDS
 
 
 def _subject_automaton(root: Root, parts: tuple[str, ...]) -> Automaton | None:
@@ -1081,59 +1079,102 @@ def _component_literal(part: str) -> str | None:
     return "".join(out)
 
 
-_DOT_NAMES = (_text_automaton(".", False), _text_automaton("..", False))
+_DOT_NAMES = {name: _text_automaton(name, False) for name in (".", "..")}
+
+# Past this many components that may be "." or "..", their readings are not spelled out (3 each).
+MAX_DOT_COMPONENTS = 4
+
+Reading = tuple[Root, tuple[str, ...]]
 
 
-def _may_be_dots(part: str) -> bool:
-    """Whether a pattern component may expand to "." or ".."."""
+def _dot_names(part: str) -> tuple[str, ...]:
+    """Which of "." and ".." a pattern component may expand to."""
     # No shell's `*` or `?` matches the leading dot of "." or "..", with or without dotglob.
     if not _is_pattern(part) or part[0] in "*?":
-        return False
+        return ()
     builder = _Builder()
     builder.component(part, subject=True)
     automaton = builder.done()
-    return any(_intersect(automaton, dots) for dots in _DOT_NAMES)
+    return tuple(name for name, dots in _DOT_NAMES.items() if _intersect(automaton, dots))
 
 
-def _parse_pattern(path: str) -> tuple[Root, tuple[str, ...]]:
-    """_parse for a PathPattern: a component that may be "." or "..", or ".." after "**", makes the place unknown."""
+# The device and object prefixes "\\\\?\\" and "\\??\\" spelled with wildcards.
+_DEVICE_GLOB = re.compile(r"[/\\](?:[/\\]\?|\?\?)(?=[/\\])")
+_STAND_IN = "\ue000"  # a private-use character: no normalisation step changes it
+# A first component with a wildcard, ending in ":": it may be a drive letter.
+_PATTERN_DRIVE = re.compile(r"[^/\\:]*[*?\[][^/\\:]*:(?=[/\\]|$)")
+
+
+def _parse_pattern(path: str) -> tuple[Reading, ...]:
+    """_parse for a PathPattern: the reading as written first, then those where a component is "." or ".."."""
     if len(path) > MAX_PATH_LENGTH:
         raise PathPatternError(f"path of {len(path):,} characters is longer than {MAX_PATH_LENGTH:,}")
     text = _simplify_classes(_decode(path))
-    root, parts = _parse(text)
-    if root == UNKNOWN:
-        return root, parts
-    raw = text.replace("\\", "/").split("/")
+    wildcards = ""
+    if device := _DEVICE_GLOB.match(text):
+        # As a glob, "/??/x" is a two-letter directory and "//?/x" a one-letter one: parsed with a
+        # stand-in name, so _parse does not read the device spelling (that reading is added apart).
+        wildcards = device.group().lstrip("/\\")
+        text = "/" + _STAND_IN * len(wildcards) + text[device.end() :]
+    elif drive := _PATTERN_DRIVE.match(text):
+        text = "?:" + text[drive.end() :]  # "[cd]:\\x", "*:/x": the root of some drive
+    raw = re.split(r"[/\\]", text)
     if "**" in raw and ".." in raw[raw.index("**") :]:
         # "**" may be no component at all, so the ".." after it may climb above what precedes it.
-        return UNKNOWN, ("..", *parts)
-    if any(_may_be_dots(part) for part in parts):
-        return UNKNOWN, (root[:-1], *parts) if root else parts
-    return root, parts
+        root, parts = _parse(text)
+        return ((UNKNOWN, ("..", *parts)),) if root != UNKNOWN else ((root, parts),)
+    # Components that may expand to "." or "..": each is read as a name (a stand-in, so that _parse
+    # resolves around it), as "." and as "..".
+    dots: dict[str, tuple[str, ...]] = {}
+
+    def stand_in(match: re.Match[str]) -> str:
+        names = _dot_names(_clean_component(match.group()))
+        if not names or len(dots) >= MAX_DOT_COMPONENTS:
+            if names:
+                dots[""] = ()  # past the bound: marked, see below
+            return match.group()
+        key = chr(_STAND_INS + len(dots))
+        dots[key] = (match.group(), *names)
+        return key
+
+    text = _DOT_CANDIDATE.sub(stand_in, text)
+    names_back = {_STAND_IN * len(wildcards): wildcards} if wildcards else {}
+    names_back.update((key, options[0]) for key, options in dots.items() if key)
+    readings: list[Reading] = []
+    keys = [key for key in dots if key]
+    for choice in itertools.product(*(dots[key] for key in keys)):
+        reading = text
+        for key, name in zip(keys, choice, strict=True):
+            reading = reading.replace(key, name if name in (".", "..") else key)
+        root, parts = _parse(reading)
+        readings.append((root, tuple(names_back.get(part, part) for part in parts)))
+    if "" in dots:
+        # "$*" is a last name of unknown place: the pattern may match and lie anywhere, and surely nowhere.
+        root, parts = readings[0]
+        readings.append((UNKNOWN, ((root[:-1],) if root and root != UNKNOWN else ()) + (*parts, "$*")))
+    return tuple(dict.fromkeys(readings))
+
+
+# A component holding a dot and a wildcard or bracket: it may be "." or "..".
+_DOT_CANDIDATE = re.compile(r"[^/\\]*[.\[][^/\\]*")
+_STAND_INS = 0xE001  # private-use characters, one per component read three ways
 
 
 _parse_pattern_cached = lru_cache(maxsize=256)(_parse_pattern)
 
 
-def _pattern_readings(path: str) -> list[tuple[Root, tuple[str, ...]]]:
+def _pattern_readings(path: str, strip_nul: bool = True) -> list[Reading]:
     """_readings for a PathPattern (its own cache: a pattern and the equal str parse differently)."""
-    return [
-        _parse_pattern_cached(reading) if len(reading) <= _CACHEABLE_LENGTH else _parse_pattern(reading)
-        for reading in nul_readings(path)
+    texts = nul_readings(path) if strip_nul else (path,)
+    readings = [
+        parsed
+        for text in texts
+        for parsed in (_parse_pattern_cached(text) if len(text) <= _CACHEABLE_LENGTH else _parse_pattern(text))
     ]
-
-
-def _pattern_known_tail(parts: tuple[str, ...]) -> tuple[str, ...] | None:
-    """_known_tail, counting a component that may be "." or ".." as unknown too."""
-    last = -1
-    for index, part in enumerate(parts):
-        if (
-            (index == 0 and (part.startswith("//") or part == "?:"))
-            or _unknown_name(part, index == 0, True)
-            or _may_be_dots(part)
-        ):
-            last = index
-    return parts[last + 1 :] if last + 1 < len(parts) else None
+    if _DEVICE_GLOB.match(path.lstrip()):
+        # When nothing matches, bash passes the pattern as written, and Windows reads "\\?\\" as a device prefix.
+        readings += [_parse_subject(str(text)) for text in texts]
+    return readings
 
 
 def _pattern_may_match(root: Root, parts: tuple[str, ...], rules: Iterable[tuple[Automaton, bool]]) -> bool:
@@ -1143,7 +1184,7 @@ def _pattern_may_match(root: Root, parts: tuple[str, ...], rules: Iterable[tuple
     elif root != UNKNOWN:
         readings = [(root, parts)]
     else:
-        tail = _pattern_known_tail(parts)
+        tail = _known_tail(parts)
         if tail is None:
             return True
         readings = [("", tail)]
@@ -1214,12 +1255,8 @@ def resolve_path(path: str, cwd: str | None) -> str:
 def _resolve_pattern(path: PathPattern, cwd: str | None) -> str:
     """resolve_path for a PathPattern."""
     root, parts = _pattern_readings(path)[0]
-    if cwd is not None and root in ("", UNKNOWN):
-        text = _simplify_classes(_decode(path))
-        # Resolved where resolve_path resolves the plain path (relative, or climbing), and also when a
-        # component that may be "." or ".." is what made the place unknown.
-        plain_root, plain_parts = _parse(text)
-        if not plain_root or (plain_root == UNKNOWN and plain_parts[:1] == ("..",)):
-            base = escape_pattern(_join(*_parse_subject(cwd)))
-            root, parts = _parse_pattern(PathPattern(base + "/" + text))
+    if cwd is not None and (root == "" or (root == UNKNOWN and parts[:1] == ("..",))):
+        # Where resolve_path resolves a plain path: relative, or climbing above its start.
+        base = escape_pattern(_join(*_parse_subject(cwd)))
+        root, parts = _parse_pattern(PathPattern(base + "/" + _join(root, parts)))[0]
     return _as_pattern(_join(root, parts))
