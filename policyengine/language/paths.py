@@ -745,7 +745,7 @@ class PathPattern(str):
 
 # Past these a pattern subject is not searched: it may match and may lie anywhere, and is surely nothing.
 MAX_PATTERN_LENGTH = 1024
-MAX_PATTERN_WILDCARDS = 32
+MAX_PATTERN_WILDCARDS = 16
 
 _METACHARACTERS = re.compile(r"[*?\[]")
 
@@ -784,9 +784,14 @@ def _covered(low: int, high: int, ranges: tuple[tuple[int, int], ...]) -> bool:
 
 def _meets(a: Charset, b: Charset) -> bool:
     """Whether two character sets share a character."""
-    if a[0] and b[0]:
+    negated_a, ranges_a = a
+    negated_b, ranges_b = b
+    if not negated_a and not negated_b and len(ranges_a) == 1 and len(ranges_b) == 1:
+        # Two literals or single ranges, the common case in a search: one comparison.
+        return ranges_a[0][0] <= ranges_b[0][1] and ranges_b[0][0] <= ranges_a[0][1]
+    if negated_a and negated_b:
         return True  # two complements of finite sets always do
-    if a[0]:
+    if negated_a:
         a, b = b, a
     if not b[0]:
         return any(low <= other_high and other_low <= high for low, high in a[1] for other_low, other_high in b[1])
@@ -882,8 +887,10 @@ def _simplify_classes(text: str) -> str:
     return "".join(out)
 
 
-# A token automaton: state -> [(charset or None for an epsilon move, next state)]; the last state accepts.
-Automaton = list[list[tuple[Charset | None, int]]]
+# While built: state -> [(charset or None for an epsilon move, next state)]; the last state accepts.
+Edges = list[list[tuple[Charset | None, int]]]
+# Built: each state's character moves and whether it accepts, both over its epsilon closure.
+Automaton = tuple[tuple[tuple[tuple[Charset, int], ...], ...], tuple[bool, ...]]
 
 
 class _Builder:
@@ -892,7 +899,7 @@ class _Builder:
     __slots__ = ("edges", "state")
 
     def __init__(self) -> None:
-        self.edges: Automaton = [[]]
+        self.edges: Edges = [[]]
         self.state = 0
 
     def _new(self) -> int:
@@ -978,10 +985,20 @@ class _Builder:
         return need_sep
 
     def done(self) -> Automaton:
-        """The automaton, its current state moved to the end so that the last state accepts."""
-        final = self._new()
-        self.edges[self.state].append((None, final))
-        return self.edges
+        """The automaton with epsilon moves folded in: the search then meets only character moves."""
+        edges, final = self.edges, self.state
+        moves: list[tuple[tuple[Charset, int], ...]] = []
+        accepts: list[bool] = []
+        for state in range(len(edges)):
+            closure, stack = {state}, [state]
+            while stack:
+                for charset, target in edges[stack.pop()]:
+                    if charset is None and target not in closure:
+                        closure.add(target)
+                        stack.append(target)
+            moves.append(tuple(move for member in sorted(closure) for move in edges[member] if move[0] is not None))
+            accepts.append(final in closure)
+        return tuple(moves), tuple(accepts)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
@@ -1023,23 +1040,21 @@ def _subject_automaton(root: Root, parts: tuple[str, ...]) -> Automaton | None:
 
 def _intersect(left: Automaton, right: Automaton) -> bool:
     """Whether some string is accepted by both automata: a search of the product, each pair of states once."""
-    accept = (len(left) - 1, len(right) - 1)
+    left_moves, left_accepts = left
+    right_moves, right_accepts = right
     seen = {(0, 0)}
     stack = [(0, 0)]
     while stack:
-        pair = stack.pop()
-        if pair == accept:
+        p, q = stack.pop()
+        if left_accepts[p] and right_accepts[q]:
             return True
-        p, q = pair
-        moves: list[tuple[int, int]] = [(t, q) for c, t in left[p] if c is None]
-        moves += [(p, t) for c, t in right[q] if c is None]
-        for a, p_next in left[p]:
-            if a is not None:
-                moves += [(p_next, q_next) for b, q_next in right[q] if b is not None and _meets(a, b)]
-        for move in moves:
-            if move not in seen:
-                seen.add(move)
-                stack.append(move)
+        right_q = right_moves[q]
+        for a, p_next in left_moves[p]:
+            for b, q_next in right_q:
+                pair = (p_next, q_next)
+                if pair not in seen and (a is b or _meets(a, b)):
+                    seen.add(pair)
+                    stack.append(pair)
     return False
 
 
@@ -1082,7 +1097,7 @@ def _component_literal(part: str) -> str | None:
 _DOT_NAMES = {name: _text_automaton(name, False) for name in (".", "..")}
 
 # Past this many components that may be "." or "..", their readings are not spelled out (3 each).
-MAX_DOT_COMPONENTS = 4
+MAX_DOT_COMPONENTS = 3
 
 Reading = tuple[Root, tuple[str, ...]]
 
