@@ -996,7 +996,14 @@ class _Builder:
                     if charset is None and target not in closure:
                         closure.add(target)
                         stack.append(target)
-            moves.append(tuple(move for member in sorted(closure) for move in edges[member] if move[0] is not None))
+            moves.append(
+                tuple(
+                    (charset, target)
+                    for member in sorted(closure)
+                    for charset, target in edges[member]
+                    if charset is not None
+                )
+            )
             accepts.append(final in closure)
         return tuple(moves), tuple(accepts)
 
