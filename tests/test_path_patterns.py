@@ -15,7 +15,7 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import _ignorables, paths
+from policyengine.language import _ignorables, functions, paths
 from policyengine.language.expressions import compile_expression
 from policyengine.language.functions import OPTIONS
 from policyengine.language.paths import (
@@ -200,6 +200,23 @@ def test_jmespath_functions_take_a_pattern_as_a_string(expression: str, expected
     compiled = compile_expression(expression, {}, lambda *problem: problems.append(problem))
     assert compiled is not None and not problems
     assert compiled.search(DOCUMENT) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "constant", "subject", "expected"),
+    [
+        ("path_matches", [".env", ".env.*"], ".en?", True),
+        ("path_matches", ".env", "*.md", False),
+        ("path_within", ["/etc"], "/et?/x", True),
+        ("path_within", "/etc", "/usr/*", False),
+    ],
+)
+def test_the_specialised_path_tests_answer_for_patterns(name: str, constant: Any, subject: str, expected: bool) -> None:
+    """A rule's literal globs or directories compile once; the compiled test answers a PathPattern itself."""
+    run = functions._specialize(name, [functions.DYNAMIC, constant])
+    assert run is not None
+    assert run(PathPattern(subject)) is expected
+    assert run(subject) is False  # the same text as a plain str is a literal name
 
 
 def test_normalize_path_keeps_the_pattern_type_through_jmespath() -> None:
