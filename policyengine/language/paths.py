@@ -12,7 +12,7 @@ import itertools
 import re
 import socket
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -1132,6 +1132,9 @@ def _parse_pattern(path: str) -> tuple[Reading, ...]:
     if len(path) > MAX_PATH_LENGTH:
         raise PathPatternError(f"path of {len(path):,} characters is longer than {MAX_PATH_LENGTH:,}")
     text = _simplify_classes(_decode(path))
+    if any(_STAND_IN <= ch <= chr(_STAND_INS + MAX_DOT_COMPONENTS) for ch in text if not ch.isascii()):
+        # The stand-ins below would be confused with the path's own characters: refuse (fail closed).
+        raise PathPatternError("path pattern holds private-use characters U+E000-U+E003")
     wildcards = ""
     if device := _DEVICE_GLOB.match(text):
         # As a glob, "/??/x" is a two-letter directory and "//?/x" a one-letter one: parsed with a
@@ -1140,10 +1143,12 @@ def _parse_pattern(path: str) -> tuple[Reading, ...]:
         text = "/" + _STAND_IN * len(wildcards) + text[device.end() :]
     elif drive := _PATTERN_DRIVE.match(text):
         text = "?:" + text[drive.end() :]  # "[cd]:\\x", "*:/x": the root of some drive
+    names_back = {_STAND_IN * len(wildcards): wildcards} if wildcards else {}
     raw = re.split(r"[/\\]", text)
     if "**" in raw and ".." in raw[raw.index("**") :]:
         # "**" may be no component at all, so the ".." after it may climb above what precedes it.
         root, parts = _parse(text)
+        parts = tuple(names_back.get(part, part) for part in parts)
         return ((UNKNOWN, ("..", *parts)),) if root != UNKNOWN else ((root, parts),)
     # Components that may expand to "." or "..": each is read as a name (a stand-in, so that _parse
     # resolves around it), as "." and as "..".
@@ -1160,7 +1165,6 @@ def _parse_pattern(path: str) -> tuple[Reading, ...]:
         return key
 
     text = _DOT_CANDIDATE.sub(stand_in, text)
-    names_back = {_STAND_IN * len(wildcards): wildcards} if wildcards else {}
     names_back.update((key, options[0]) for key, options in dots.items() if key)
     readings: list[Reading] = []
     keys = [key for key in dots if key]
@@ -1199,7 +1203,7 @@ def _pattern_readings(path: str, strip_nul: bool = True) -> list[Reading]:
     return readings
 
 
-def _pattern_may_match(root: Root, parts: tuple[str, ...], rules: Iterable[tuple[Automaton, bool]]) -> bool:
+def _pattern_may_match(root: Root, parts: tuple[str, ...], rules: Sequence[tuple[Automaton, bool]]) -> bool:
     """_may_match for a pattern reading: whether its expansions and one of the globs share a path."""
     if _drive_unknown(root, parts):
         readings = [("/", parts[1:]), ("c:/", parts[1:])]
@@ -1210,7 +1214,6 @@ def _pattern_may_match(root: Root, parts: tuple[str, ...], rules: Iterable[tuple
         if tail is None:
             return True
         readings = [("", tail)]
-        rules = list(rules)
         if any(straddles for _automaton, straddles in rules):
             return True
     subjects = [_subject_automaton(r, p) for r, p in readings]
