@@ -339,6 +339,17 @@ def test_what_one_expansion_may_do_its_pattern_may_do(pair: tuple[str, str], glo
         assert path_escapes(subject)
 
 
+@settings(max_examples=300, deadline=None)
+@given(_path_and_pattern(), st.lists(st.sampled_from(SOUNDNESS_GLOBS), min_size=1, max_size=3), st.sampled_from(DIRS))
+def test_the_compiled_matchers_agree_with_the_functions_on_patterns(
+    pair: tuple[str, str], globs: list[str], dirs: list[str]
+) -> None:
+    """globs_matcher and within_matcher (literal rule arguments) against path_matches and path_within."""
+    subject = PathPattern(pair[1])
+    assert globs_matcher(globs)(subject) is path_matches(subject, globs)
+    assert within_matcher(dirs)(subject) is path_within(subject, dirs)
+
+
 def test_a_pattern_past_the_bounds_may_match_and_is_surely_nothing() -> None:
     """Past MAX_PATTERN_WILDCARDS the search is skipped: may is true, surely is false, and it is quick."""
     huge = PathPattern("/srv/" + "[a]" * (paths.MAX_PATTERN_WILDCARDS + 1) + "x")
