@@ -52,7 +52,7 @@ ENV_BYPASSES = [
     "%u002eenv",  # IIS %u escape
     ".env\ufe0f",  # variation selector 16 (Mn, not Cf: dropped as default-ignorable)
     ".e\u3164nv",  # HANGUL FILLER (Lo)
-    ".e\U000e0020nv",  # TAG SPACE
+    ".e\U000e0100nv",  # VARIATION SELECTOR-17 (Mn, not Cf)
 ]
 
 # Spellings of a system path that must stay inside /etc.
