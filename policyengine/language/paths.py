@@ -20,6 +20,7 @@ import re2  # type: ignore[import-untyped,unused-ignore]
 
 __all__ = [
     "UNKNOWN",
+    "PathPattern",
     "PathPatternError",
     "decode",
     "glob_to_regex",
@@ -59,6 +60,12 @@ _RE2_OPTIONS.log_errors = False  # a bad pattern becomes an exception, not stder
 # start, a device or object path, a share of this machine, an 8.3 short name).
 Root = str
 UNKNOWN: Root = "?"
+
+
+class PathPattern(str):
+    """A path written as a glob: `*`, `?`, `[...]` select names, never `/` (bracketed, they are literal)."""
+
+    __slots__ = ()
 
 
 class PathPatternError(ValueError):
