@@ -59,6 +59,8 @@ from typing import NamedTuple
 import tree_sitter
 import tree_sitter_bash
 
+from policyengine.language import paths
+
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "Command", "CommandError", "parse_command"]
 
 MAX_BYTES = 64 * 1024  # bigger inputs are unknown (UTF-8 bytes)
@@ -173,12 +175,23 @@ class CommandError(ValueError):
     """The command cannot be placed; red lines must treat it as matching."""
 
 
+# How a piece of a word was written: what bash's brace expansion and globbing may still do to it.
+_BARE, _QUOTED, _EXPANDED = range(3)  # unquoted text, quoted or escaped text, an expansion as written
+_Parts = tuple[tuple[int, str], ...]
+
+
 class _Word(NamedTuple):  # a NamedTuple: built for every word, 3x cheaper than a frozen dataclass
     """One shell word after quote removal (expansions kept as written)."""
 
     value: str
     known: bool  # no expansion, pattern or brace: the shell passes exactly this text
     single: bool  # stays one word (no unquoted expansion, pattern or brace to split or multiply it)
+    parts: _Parts  # value's pieces by how they were written ("".join of the texts is value)
+
+
+def _literal(value: str) -> _Word:
+    """A word whose text is exactly value (quoted: nothing in it expands)."""
+    return _Word(value, True, True, ((_QUOTED, value),))
 
 
 @dataclass(frozen=True, slots=True)
@@ -591,7 +604,7 @@ class _Walk:
                         _check_heredoc_body(body, data)
                 for child in node.named_children:
                     if child.type in ("word", "concatenation", "string", "raw_string", "number"):
-                        self._operand(self._word(child, data).value)
+                        self._word_operand(self._word(child, data))
             elif action == _EXPANSION:
                 if data[node.end_byte - 3 : node.end_byte] == b"@P}":
                     # ${x@P} expands x as a prompt, which runs the $(...) in its value.
@@ -742,7 +755,7 @@ class _Walk:
                 option, equals, _ = value.partition("=")
                 if option in options.long_values:
                     if equals:
-                        self._option_value(option, options, value[len(option) + 1 :])
+                        self._option_value(option, options, word, len(option) + 1)
                     else:
                         index += 1
                         self._option_value(option, options, _value_word(name, option, words, index))
@@ -759,7 +772,7 @@ class _Walk:
                         return -(index + 2)
                     if letter in options.values:
                         if position + 1 < len(value):
-                            self._option_value(letter, options, value[position + 1 :])
+                            self._option_value(letter, options, word, position + 1)
                         else:
                             index += 1
                             self._option_value(letter, options, _value_word(name, "-" + letter, words, index))
@@ -778,16 +791,16 @@ class _Walk:
             if positionals > 0:
                 positionals -= 1
                 if options.positional_paths:
-                    self._operand(value)
+                    self._word_operand(word)
                 index += 1
                 continue
             return index
         return index
 
-    def _option_value(self, option: str, options: _Options, value: str | _Word) -> None:
-        """Record an option's value when it names a path."""
+    def _option_value(self, option: str, options: _Options, word: _Word, start: int = 0) -> None:
+        """Record an option's value (word from character `start`) when it names a path."""
         if option in options.paths:
-            self._operand(value.value if isinstance(value, _Word) else value)
+            self._word_operand(word, start)
 
     # -- programs that run code given as text --------------------------------------------------
 
@@ -808,7 +821,7 @@ class _Walk:
             if value.startswith("--"):
                 if value in ("--rcfile", "--init-file"):
                     index += 1
-                    self._operand(_value_word("shell", value, words, index).value)
+                    self._word_operand(_value_word("shell", value, words, index))
                 index += 1
                 continue
             if (value.startswith("-") or value.startswith("+")) and len(value) > 1:
@@ -935,12 +948,12 @@ class _Walk:
                     return
                 break
             if value.startswith("--command="):
-                self._code([_Word(value.partition("=")[2], True, True)], depth, name)
+                self._code([_literal(value.partition("=")[2])], depth, name)
                 return
             if value == "--command" or (value.startswith("-") and not value.startswith("--") and "c" in value):
                 if value != "--command" and not value.endswith("c"):
                     script = value[value.index("c") + 1 :]  # -cSTRING
-                    self._code([_Word(script, True, True)], depth, name)
+                    self._code([_literal(script)], depth, name)
                     return
                 self._code([_value_word(name, value, words, index)], depth, name)
                 return
@@ -971,7 +984,7 @@ class _Walk:
                 continue
             if value.startswith("-") or value in _FIND_TESTS_START:
                 break
-            self._operand(value)
+            self._word_operand(word)
             index += 1
         while index < count:
             word = words[index]
@@ -991,11 +1004,11 @@ class _Walk:
                 self.programs["rm"] = None
             elif value in _FIND_PATH_ARGS or value.startswith("-newer"):
                 if index < count:
-                    self._operand(words[index].value)
+                    self._word_operand(words[index])
                 index += 1
             elif value == "-fprintf":
                 if index < count:
-                    self._operand(words[index].value)
+                    self._word_operand(words[index])
                 index += 2
             elif value in _FIND_ARGS:
                 if index < count and not words[index].single:
@@ -1008,10 +1021,11 @@ class _Walk:
         """A redirection's target is an operand, unless it duplicates or closes a descriptor."""
         operator = "".join(_text(child, data) for child in node.children if not child.is_named)
         for target in node.children_by_field_name("destination"):  # the grammar may give several
-            value = self._word(target, data).value
+            word = self._word(target, data)
+            value = word.value
             if "&" in operator and operator not in ("&>", "&>>") and (value.isdigit() or value == "-"):
                 continue  # >&2, 2>&1, <&-: descriptors, not files
-            self._operand(value)
+            self._word_operand(word)
 
     def _operands(self, words: Iterable[_Word]) -> None:
         """Arguments of an ordinary program: the ones that may name a path."""
@@ -1019,26 +1033,34 @@ class _Walk:
         for word in words:
             value = word.value
             if options_done:
-                self._operand(value)
+                self._word_operand(word)
                 continue
             if value == "--":
                 options_done = True
                 continue
             if value.startswith("-") and len(value) > 1:
-                _, equals, attached = value.partition("=")
+                option, equals, _ = value.partition("=")
                 if equals:
-                    self._operand(attached)  # --output=FILE, -Dpath=FILE
+                    self._word_operand(word, len(option) + 1)  # --output=FILE, -Dpath=FILE
                 elif value[1] != "-" and len(value) > 2 and "/" in value:
-                    self._operand(value[2:])  # -oFILE: the value attached to the first letter
+                    self._word_operand(word, 2)  # -oFILE: the value attached to the first letter
                     slash = value.index("/")
                     start = slash
                     while start > 2 and value[start - 1] in ".~":
                         start -= 1
-                    self._operand(value[start:])  # -xf/etc/x: from the path-looking tail
+                    self._word_operand(word, start)  # -xf/etc/x: from the path-looking tail
                 continue
-            self._operand(value)
+            self._word_operand(word)
             if "=" in value and _KEY.match(value):
-                self._operand(value.partition("=")[2])  # dd of=/dev/sda, make DESTDIR=/x
+                self._word_operand(word, value.index("=") + 1)  # dd of=/dev/sda, make DESTDIR=/x
+
+    def _word_operand(self, word: _Word, start: int = 0) -> None:
+        """Keep what bash makes of a word (from character `start` of its value) as operands."""
+        parts = word.parts
+        if start:
+            parts = _after(parts, start)
+        for form in _forms(parts):
+            self._operand(form)
 
     def _operand(self, value: str) -> None:
         """Keep one operand (not empty, not find's {} placeholder)."""
@@ -1051,17 +1073,19 @@ class _Walk:
         """A word node after quote removal."""
         kind = node.type
         if node.named_child_count and kind in _PLAIN_WORDS:  # `10#$(cmd)` is a number
-            return _Word(_text(node, data), False, False)
+            text = _text(node, data)
+            return _Word(text, False, False, ((_EXPANDED, text),))
         if kind == "word":
             return _plain_word(_text(node, data))
         if kind == "number":
-            return _Word(_text(node, data), True, True)
+            text = _text(node, data)
+            return _Word(text, True, True, ((_BARE, text),))
         if kind == "raw_string":
-            return _Word(_text(node, data)[1:-1], True, True)
+            return _literal(_text(node, data)[1:-1])
         if kind == "string":
             return _double_quoted(node, data)
         if kind == "ansi_c_string":
-            return _Word(_ansi_c(_text(node, data)[2:-1]), True, True)
+            return _literal(_ansi_c(_text(node, data)[2:-1]))
         if kind == "translated_string":
             inner = node.named_child(0)
             if inner is not None and inner.type == "string":
@@ -1069,7 +1093,8 @@ class _Walk:
         if kind == "concatenation":
             return self._concatenation(node, data)
         # Expansions, brace expressions, patterns and anything else: as written, not literal.
-        return _Word(_text(node, data), False, False)
+        text = _text(node, data)
+        return _Word(text, False, False, ((_BARE if kind == "brace_expression" else _EXPANDED, text),))
 
     def _concatenation(self, node: tree_sitter.Node, data: bytes) -> _Word:
         """Adjacent pieces of one word; text between pieces (if any) is unquoted word text."""
@@ -1078,6 +1103,7 @@ class _Walk:
         single = True
         cursor = node.start_byte
         pieces: list[_Word] = []
+        written: list[tuple[int, str]] = []
         children = node.children
         for index, child in enumerate(children):
             if child.start_byte > cursor:
@@ -1093,12 +1119,13 @@ class _Walk:
             pieces.append(_unquoted(data[cursor : node.end_byte].decode("utf-8")))
         for piece in pieces:
             parts.append(piece.value)
+            written.extend(piece.parts)
             known = known and piece.known
             single = single and piece.single
         value = "".join(parts)
         if single and _brace_pattern(_text(node, data)):
             known = single = False  # a{b,c}: bash makes two words of it
-        return _Word(value, known, single)
+        return _Word(value, known, single, tuple(written))
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -1185,9 +1212,10 @@ def _unquoted(raw: str) -> _Word:
             # `] [`: the grammar joined what bash splits into two words.
             raise CommandError(f"the parser joined words that bash splits: {raw!r}")
         pattern = _glob(raw)
-        return _Word(raw, not pattern, not pattern)
+        return _Word(raw, not pattern, not pattern, ((_BARE, raw),))
     out: list[str] = []
     plain: list[str] = []  # the unescaped characters only, to look for patterns
+    written: list[tuple[int, str]] = []
     index = 0
     length = len(raw)
     while index < length:
@@ -1196,16 +1224,193 @@ def _unquoted(raw: str) -> _Word:
             following = raw[index + 1]
             if following != "\n":  # backslash-newline is removed (checked in _check_backslashes)
                 out.append(following)
+                written.append((_QUOTED, following))
             plain.append("_")  # an escaped character: neither a pattern nor a blank
             index += 2
             continue
         out.append(char)
         plain.append(char)
+        written.append((_BARE, char))
         index += 1
     if any(char in " \t\n" for char in plain):
         raise CommandError(f"the parser joined words that bash splits: {raw!r}")
     pattern = _glob("".join(plain))
-    return _Word("".join(out), not pattern, not pattern)
+    return _Word("".join(out), not pattern, not pattern, tuple(written))
+
+
+# Brace expansion as bash does it, before globbing: past this many words the word is unknown.
+MAX_BRACE_WORDS = 256
+# A sequence {1..N} of more terms than this stands for `*` (a name, never a `/`).
+MAX_SEQUENCE = 64
+# Operands standing for what the engine cannot place: the path layer reads `$?` as an unknown
+# name (an expansion), so path red lines say "may" and allow rules "not surely".
+UNKNOWN_BRACES = "$?braces"  # a brace expansion of more than MAX_BRACE_WORDS words
+_SEQUENCE = re.compile(r"(-?[0-9]+)\.\.(-?[0-9]+)(?:\.\.(-?[0-9]+))?|([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?[0-9]+))?")
+_SPECIAL_CHARS = frozenset("*?[{$~")
+_Tokens = list[tuple[int, str]]  # a word one character (or one expansion) at a time
+
+
+class _TooManyWords(Exception):
+    """A brace expansion past MAX_BRACE_WORDS."""
+
+
+def _after(parts: _Parts, start: int) -> _Parts:
+    """The pieces of a word from character `start` of its value on."""
+    out: list[tuple[int, str]] = []
+    for kind, text in parts:
+        if start >= len(text):
+            start -= len(text)
+            continue
+        out.append((kind, text[start:]))
+        start = 0
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _forms(parts: _Parts) -> tuple[str, ...]:
+    """The operands bash makes of a word: braces expanded, then a PathPattern for each glob.
+
+    A fully literal word stays a plain str. A word with an unquoted `*`, `?` or `[...]`, or a
+    literal `$`, leading `~` or glob character, becomes a `paths.PathPattern` in which the
+    literal ones are bracketed (`[*]`, `[$]`, `[~]`) and the unquoted ones select names.
+    Expansions (`$HOME`, `$(cmd)`) stay as written: the path layer reads them as unknown names.
+    """
+    if len(parts) == 1:
+        kind, text = parts[0]
+        if kind == _EXPANDED or not (_SPECIAL_CHARS.intersection(text)):
+            return (text,)
+    tokens: _Tokens = []
+    for kind, text in parts:
+        if kind == _EXPANDED:
+            tokens.append((kind, text))
+        else:
+            tokens.extend((kind, char) for char in text)
+    if any(kind == _BARE and char == "{" for kind, char in tokens):
+        try:
+            words = _braces(tokens, [0])
+        except _TooManyWords:
+            return (UNKNOWN_BRACES,)
+    else:
+        words = [tokens]
+    return tuple(dict.fromkeys(_render(word) for word in words))
+
+
+def _braces(tokens: _Tokens, count: list[int]) -> list[_Tokens]:
+    """Bash's brace expansion of one word: the words it becomes, in order."""
+    length = len(tokens)
+    for opening in range(length):
+        if tokens[opening] != (_BARE, "{") or (opening and tokens[opening - 1] == (_BARE, "$")):
+            continue
+        depth = 0
+        commas: list[int] = []
+        closing = -1
+        for index in range(opening + 1, length):
+            kind, char = tokens[index]
+            if kind != _BARE:
+                continue
+            if char == "{":
+                depth += 1
+            elif char == "}":
+                if depth == 0:
+                    closing = index
+                    break
+                depth -= 1
+            elif char == "," and depth == 0:
+                commas.append(index)
+        if closing < 0:
+            break  # no `}` closes this `{`, nor any later one
+        inner = tokens[opening + 1 : closing]
+        choices: list[_Tokens]
+        if commas:
+            bounds = [opening, *commas, closing]
+            choices = [tokens[bounds[i] + 1 : bounds[i + 1]] for i in range(len(bounds) - 1)]
+        else:
+            sequence = _sequence(inner)
+            if sequence is None:
+                continue  # `{x}`, `{}`: literal braces; look for a later expression
+            choices = sequence
+        head = tokens[:opening]
+        tails = _braces(tokens[closing + 1 :], count)
+        out: list[_Tokens] = []
+        for choice in choices:
+            for middle in _braces(choice, count):
+                for tail in tails:
+                    count[0] += 1
+                    if count[0] > MAX_BRACE_WORDS:
+                        raise _TooManyWords
+                    out.append(head + middle + tail)
+        return out
+    return [tokens]
+
+
+def _sequence(inner: _Tokens) -> list[_Tokens] | None:
+    """The words of a {1..3} or {a..e} sequence (`*` when long), or None when inner is not one."""
+    if any(kind != _BARE for kind, _ in inner):
+        return None
+    match = _SEQUENCE.fullmatch("".join(char for _, char in inner))
+    if match is None:
+        return None
+    if match.group(1) is not None:
+        first, last = int(match.group(1)), int(match.group(2))
+        texts = [match.group(1), match.group(2)]
+        width = (
+            max(map(len, texts)) if any(t.lstrip("-").startswith("0") and len(t.lstrip("-")) > 1 for t in texts) else 0
+        )
+        step = abs(int(match.group(3) or 1)) or 1
+        if abs(last - first) // step + 1 > MAX_SEQUENCE:
+            return [[(_BARE, "*")]]
+        numbers = range(first, last + (1 if last >= first else -1), step if last >= first else -step)
+        return [[(_BARE, char) for char in str(number).zfill(width)] for number in numbers]
+    first_char, last_char = ord(match.group(4)), ord(match.group(5))
+    step = abs(int(match.group(6) or 1)) or 1
+    codes = range(
+        first_char, last_char + (1 if last_char >= first_char else -1), step if last_char >= first_char else -step
+    )
+    return [[(_BARE, chr(code))] for code in codes]
+
+
+def _render(tokens: _Tokens) -> str:
+    """One expanded word as an operand: a plain str, or a PathPattern when it holds a glob or literal specials."""
+    out: list[str] = []
+    pattern = False
+    closing = -1  # the `]` that ends the bracket expression being copied
+    length = len(tokens)
+    for index, (kind, char) in enumerate(tokens):
+        if kind == _EXPANDED or index <= closing:
+            out.append(char)
+            continue
+        if kind == _BARE and char in "*?":
+            pattern = True
+            out.append(char)
+        elif kind == _BARE and char == "[" and (end := _bracket_end(tokens, index)) > 0:
+            pattern = True
+            closing = end
+            out.append(char)
+        elif char in "*?[$" or (char == "~" and index == 0 and kind == _QUOTED):
+            pattern = True
+            out.append(f"[{char}]")
+        else:
+            out.append(char)
+    if pattern:
+        return paths.PathPattern("".join(out))
+    return "".join(char for _, char in tokens) if length != 1 else tokens[0][1]
+
+
+def _bracket_end(tokens: _Tokens, opening: int) -> int:
+    """Where the unquoted `]` closing a bracket expression opened at `opening` is, or -1 (then `[` is literal)."""
+    index = opening + 1
+    if index < len(tokens) and tokens[index][1] in "!^":
+        index += 1
+    if index < len(tokens) and tokens[index][1] == "]":
+        index += 1  # `[]x]`: a leading `]` is a member
+    while index < len(tokens):
+        kind, char = tokens[index]
+        if kind == _BARE and char == "]":
+            return index
+        if char == "/":
+            return -1  # a bracket expression never holds a `/`
+        index += 1
+    return -1
 
 
 def _glob(text: str) -> bool:
@@ -1233,21 +1438,26 @@ def _double_quoted(node: tree_sitter.Node, data: bytes) -> _Word:
     start = node.start_byte + 1
     end = node.end_byte - 1
     parts: list[str] = []
+    written: list[tuple[int, str]] = []
     known = True
     cursor = start
     for child in node.named_children:
         if child.start_byte > cursor:
             parts.append(_dq(data[cursor : child.start_byte].decode("utf-8")))
+            written.append((_QUOTED, parts[-1]))
         if child.type == "string_content":
             _check_string_content(child, data)
             parts.append(_dq(_text(child, data)))
+            written.append((_QUOTED, parts[-1]))
         else:
             parts.append(_text(child, data))
+            written.append((_EXPANDED, parts[-1]))
             known = False
         cursor = child.end_byte
     if end > cursor:
         parts.append(_dq(data[cursor:end].decode("utf-8")))
-    return _Word("".join(parts), known, True)
+        written.append((_QUOTED, parts[-1]))
+    return _Word("".join(parts), known, True, tuple(written))
 
 
 def _dq(raw: str) -> str:
