@@ -248,7 +248,7 @@ def test_git_status_and_diff_is_git() -> None:
 def test_quoted_rm_in_grep_pattern_is_not_a_program() -> None:
     command = parse_command('grep -r "rm -rf" .')
     assert command.programs == ("grep",)
-    assert command.operands == ("rm -rf", ".")
+    assert command.operands == (".",)  # grep's first operand is its pattern, not a file
 
 
 def test_echo_argument_is_not_a_program_and_redirect_is_operand() -> None:
