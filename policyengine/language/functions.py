@@ -479,7 +479,18 @@ def _paths(call: _Call) -> list[str]:
         )
     found: list[str] = []
     for value in given:
-        found.extend(roles.resolve(value, call.cwd))
+        if isinstance(value, paths.PathPattern):
+            # A shell operand bash globs (`cat .en?`): resolved, it stays a pattern for the path tests.
+            found.extend(paths.PathPattern(place) for place in roles.resolve(value, call.cwd))
+        else:
+            found.extend(roles.resolve(value, call.cwd))
+    return found
+
+
+def _urls(call: _Call) -> list[str]:
+    """The URL arguments, then the URLs the call's commands name (`curl http://169.254.169.254/`)."""
+    found = [value for value in call.found.values[roles.Role.URL] if isinstance(value, str)]
+    found.extend(url for command in call.parsed for url in command.urls)
     return found
 
 
@@ -504,7 +515,7 @@ def _secrets(call: _Call) -> list[str]:
 _ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "secrets": _secrets,
     "paths": _paths,
-    "urls": _strings_of(roles.Role.URL),
+    "urls": _urls,
     "emails": _strings_of(roles.Role.EMAIL),
     "amounts": lambda call: call.found.values[roles.Role.AMOUNT],
     "commands": lambda call: call.commands,

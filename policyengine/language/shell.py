@@ -717,6 +717,8 @@ class _Walk:
                     if equals:
                         self._word_operand(word, len(option) + 1)  # an unknown --name=VALUE may be a path
                     continue
+                if option in grammar.pairs:
+                    index += 1  # the name comes first
                 if equals:
                     target, start = word, len(option) + 1
                 elif index < count:
@@ -833,7 +835,8 @@ class _Walk:
         host = operands[0].value
         if name == "nc":
             port = operands[1].value if len(operands) > 1 else ""
-            self._url(f"tcp://{host}:{port}" if port else f"tcp://{host}")
+            if port or not host.isdigit():  # `nc -l 8080`: a port to listen on, no host
+                self._url(f"tcp://{host}:{port}" if port else f"tcp://{host}")
             return
         self._url(host if _URL.match(host) else f"ssh://{host}")
         self._code(operands[1:], depth, "ssh")  # the remote command line: parsed as shell code
@@ -1606,6 +1609,7 @@ _SCRIPT_CHECKS = {"sed": _sed_runs, "awk": _awk_runs}
 
 # Brace expansion as bash does it, before globbing: past this many words the word is unknown.
 MAX_BRACE_WORDS = 256
+MAX_BRACE_CHARACTERS = 512  # a longer word with an unquoted `{` is an unknown name
 # A sequence {1..N} of more terms than this stands for `*` (a name, never a `/`).
 MAX_SEQUENCE = 64
 # Operands standing for what the engine cannot place: the path layer reads `$?` as an unknown
@@ -1663,6 +1667,8 @@ def _forms(parts: _Parts) -> tuple[str, ...]:
         else:
             tokens.extend((kind, char) for char in text)
     if any(kind == _BARE and char == "{" for kind, char in tokens):
+        if len(tokens) > MAX_BRACE_CHARACTERS:
+            return (UNKNOWN_BRACES,)  # reading braces costs a scan per `{`: long words are refused
         try:
             words = _braces(tokens, [0])
         except _TooManyWords:
@@ -1678,7 +1684,7 @@ def _braces(tokens: _Tokens, count: list[int]) -> list[_Tokens]:
     for opening in range(length):
         if tokens[opening] != (_BARE, "{") or (opening and tokens[opening - 1] == (_BARE, "$")):
             continue
-        depth = 0
+        depth = 1
         commas: list[int] = []
         closing = -1
         for index in range(opening + 1, length):
@@ -1688,14 +1694,16 @@ def _braces(tokens: _Tokens, count: list[int]) -> list[_Tokens]:
             if char == "{":
                 depth += 1
             elif char == "}":
-                if depth == 0:
-                    closing = index
-                    break
                 depth -= 1
-            elif char == "," and depth == 0:
+                if depth == 0:
+                    if commas or _sequence(tokens[opening + 1 : index]) is not None:
+                        closing = index
+                        break
+                    depth = 1  # bash reads a `}` that closes no list as a character and looks on
+            elif char == "," and depth == 1:
                 commas.append(index)
         if closing < 0:
-            break  # no `}` closes this `{`, nor any later one
+            continue  # this `{` opens nothing; a later one may
         inner = tokens[opening + 1 : closing]
         choices: list[_Tokens]
         if commas:

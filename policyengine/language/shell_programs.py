@@ -471,6 +471,7 @@ class Grammar:
     code: frozenset[str] = frozenset()  # options whose value is code for the program (`python -c`)
     runs: frozenset[str] = frozenset()  # options whose value is shell code (`rsync -e CMD`, `nc -c CMD`)
     optional: frozenset[str] = frozenset()  # short options whose value, if any, is attached (`sed -i.bak`)
+    pairs: frozenset[str] = frozenset()  # options followed by a name, then their value (`jq --arg NAME VALUE`)
     first_is_pattern: bool = False  # the first operand is a pattern or script, unless `scripts` gave one
     scripts: frozenset[str] = frozenset()  # options that give the pattern or script instead (`-e`, `-f`)
     url_operands: bool = False  # operands are URLs (a bare host gets http://)
@@ -571,6 +572,7 @@ GRAMMARS: dict[str, Grammar] = {
     "jq": Grammar(
         values=_set("--indent", "--arg", "--argjson", "L"),
         paths=_set("f", "--from-file", "--slurpfile", "--rawfile"),
+        pairs=_set("--arg", "--argjson", "--slurpfile", "--rawfile"),
         first_is_pattern=True,
         scripts=_set("f", "--from-file"),
     ),
