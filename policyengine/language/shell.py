@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 import threading
 import time
@@ -661,7 +662,8 @@ class _Walk:
                 continue
             if options.assignments and _ASSIGNMENT.match(value):
                 variable, _, assigned = value.partition("=")
-                self._assignment(variable.rstrip("+"), _after(word.parts, len(variable) + 1), assigned, depth)
+                if _special_variable(variable.rstrip("+")):
+                    self._assignment(variable.rstrip("+"), _after(word.parts, len(variable) + 1), assigned, depth)
                 index += 1
                 continue
             if positionals > 0:
@@ -705,8 +707,8 @@ class _Walk:
             index += 1
             if options_done or not value.startswith("-") or value == "-":
                 operands.append(word)
-                if grammar.interpreter and (code or scripted):
-                    options_done = True  # python -c CODE ARGS...: the rest are arguments
+                if grammar.interpreter or (name == "ssh" and len(operands) > 1):
+                    options_done = True  # `python x.py -c`, `ssh host ls -la`: the rest are arguments
                 continue
             if value == "--":
                 options_done = True
@@ -728,6 +730,7 @@ class _Walk:
                     continue
                 scripted |= option in grammar.scripts
                 code |= self._option(name, grammar, option, target, start, depth)
+                options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
                 continue
             taken = False
             for position in range(1, len(value)):
@@ -746,6 +749,7 @@ class _Walk:
                     break
                 scripted |= letter in grammar.scripts
                 code |= self._option(name, grammar, letter, target, start, depth)
+                options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
                 taken = True
                 break
             if not taken and len(value) > 2 and "/" in value:
@@ -798,7 +802,8 @@ class _Walk:
         at = value.find("@")
         if option in ("F", "--form") and (below := value.find("=<")) >= 0 and (at < 0 or below < at):
             at = below + 1
-        if at < 0 or (at and value[at - 1] != "=" and not (option == "--data-urlencode" and "=" not in value[:at])):
+        named = option in ("--data-urlencode", "--variable")  # NAME@FILE
+        if at < 0 or (at and value[at - 1] != "=" and not (named and "=" not in value[:at])):
             return
         end = value.find(";", at) if option in ("F", "--form") else -1
         path = _after(word.parts, start + at + 1)
@@ -907,12 +912,14 @@ class _Walk:
             self._code(rest, depth, "git submodule foreach")
             return True
         if subcommand == "config":
-            settings = [word for word in words if not word.value.startswith("-") and word.value != "set"]
-            key = settings[0].value.casefold() if settings else ""
-            if len(settings) >= 2 and (_git_key_kind(key) or key.startswith("alias.")):
-                if not settings[1].known:
-                    raise CommandError("git config sets a command that is not literal")
-                self._git_setting(f"{settings[0].value}={settings[1].value}", depth)
+            # `git config [--file F] KEY VALUE`, `git config set KEY VALUE`: every pair of words is tried.
+            plain = [word for word in words if not word.value.startswith("-")]
+            for key, setting in itertools.pairwise(plain):
+                folded = key.value.casefold()
+                if _git_key_kind(folded) or folded.startswith("alias."):
+                    if not setting.known:
+                        raise CommandError("git config sets a command that is not literal")
+                    self._git_setting(f"{key.value}={setting.value}", depth)
             return False
         for index, word in enumerate(words):
             value = word.value
@@ -938,19 +945,21 @@ class _Walk:
         if name_node is None or value_node is None:
             return
         name = _text(name_node, data)
-        if name not in table.CODE_VARIABLES and name not in table.PATH_VARIABLES:
+        if not _special_variable(name):
             return
         word = self._word(value_node, data)
         self._assignment(name, word.parts, word.value, depth, word.known)
 
     def _assignment(self, name: str, parts: _Parts, value: str, depth: int, known: bool = True) -> None:
         """The value of an assignment to a variable the table knows (code or paths)."""
-        if name in table.CODE_VARIABLES:
+        if name in table.UNKNOWN_VARIABLES:
+            raise CommandError(f"{name} sets what programs run in a syntax this engine does not read")
+        if name in table.CODE_VARIABLES or name.startswith(table.CODE_VARIABLE_PREFIXES):
             if not known:
                 raise CommandError(f"{name} is set to code that is not literal")
             if value:
                 self.parse(value.encode("utf-8"), depth + 1)
-        elif name in table.PATH_VARIABLES:
+        if name in table.PATH_VARIABLES:
             for form in _forms(parts):
                 for piece in _PATH_LIST.split(form):
                     self._operand(paths.PathPattern(piece) if isinstance(form, paths.PathPattern) else piece)
@@ -1473,6 +1482,16 @@ def _git_key_kind(key: str) -> str:
     return ""
 
 
+def _special_variable(name: str) -> bool:
+    """Whether a variable's value is code, paths or unknown to the table."""
+    return (
+        name in table.CODE_VARIABLES
+        or name in table.PATH_VARIABLES
+        or name in table.UNKNOWN_VARIABLES
+        or name.startswith(table.CODE_VARIABLE_PREFIXES)
+    )
+
+
 def _takes_value(grammar: table.Grammar, option: str) -> bool:
     """Whether a program's option takes a value (a path, data, a URL, a directory, code or text)."""
     return (
@@ -1681,11 +1700,16 @@ def _forms(parts: _Parts) -> tuple[str, ...]:
 def _braces(tokens: _Tokens, count: list[int]) -> list[_Tokens]:
     """Bash's brace expansion of one word: the words it becomes, in order."""
     length = len(tokens)
-    for opening in range(length):
+    opening = -1
+    while opening + 1 < length:
+        opening += 1
         if tokens[opening] != (_BARE, "{") or (opening and tokens[opening - 1] == (_BARE, "$")):
             continue
+        if opening == 0 and length > 1 and tokens[1] == (_BARE, "}"):
+            continue  # bash ignores a `{}` that starts a word (find's placeholder)
         depth = 1
         commas: list[int] = []
+        dots = False  # a `..` at the top level: the first `}` then ends the expression, valid or not
         closing = -1
         for index in range(opening + 1, length):
             kind, char = tokens[index]
@@ -1696,12 +1720,19 @@ def _braces(tokens: _Tokens, count: list[int]) -> list[_Tokens]:
             elif char == "}":
                 depth -= 1
                 if depth == 0:
-                    if commas or _sequence(tokens[opening + 1 : index]) is not None:
+                    if commas or dots:
                         closing = index
                         break
                     depth = 1  # bash reads a `}` that closes no list as a character and looks on
             elif char == "," and depth == 1:
                 commas.append(index)
+            elif (
+                char == "."
+                and depth == 1
+                and tokens[index + 1 : index + 2] == [(_BARE, ".")]
+                and tokens[index + 2 : index + 3] != [(_BARE, "}")]
+            ):
+                dots = True
         if closing < 0:
             continue  # this `{` opens nothing; a later one may
         inner = tokens[opening + 1 : closing]
@@ -1712,7 +1743,8 @@ def _braces(tokens: _Tokens, count: list[int]) -> list[_Tokens]:
         else:
             sequence = _sequence(inner)
             if sequence is None:
-                continue  # `{x}`, `{}`: literal braces; look for a later expression
+                opening = closing  # `{x..}`: literal braces; bash looks on after them
+                continue
             choices = sequence
         head = tokens[:opening]
         tails = _braces(tokens[closing + 1 :], count)

@@ -29,13 +29,16 @@ from dataclasses import dataclass
 __all__ = [
     "ALIASES",
     "CODE_VARIABLES",
+    "CODE_VARIABLE_PREFIXES",
     "GIT_CODE_KEYS",
     "GIT_PATH_KEYS",
     "GRAMMARS",
     "PATH_VARIABLES",
     "RUNS_COMMANDS",
+    "RUNS_SUBCOMMANDS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
+    "UNKNOWN_VARIABLES",
     "WRAPPERS",
     "Grammar",
     "Wrapper",
@@ -579,27 +582,23 @@ GRAMMARS: dict[str, Grammar] = {
     "curl": Grammar(
         values=_set(
             "X",
-            "H",
             "A",
             "e",
             "u",
             "m",
             "r",
-            "w",
             "U",
             "Y",
             "y",
             "z",
             "C",
             "--request",
-            "--header",
             "--user-agent",
             "--referer",
             "--user",
             "--max-time",
             "--connect-timeout",
             "--range",
-            "--write-out",
             "--proxy-user",
             "--retry",
             "--retry-delay",
@@ -620,7 +619,6 @@ GRAMMARS: dict[str, Grammar] = {
             "--json-kind",
             "--max-redirs",
             "--request-target",
-            "--variable",
         ),
         paths=_set(
             "o",
@@ -656,6 +654,11 @@ GRAMMARS: dict[str, Grammar] = {
             "--pinnedpubkey",
         ),
         data=_set(
+            "H",
+            "w",
+            "--header",
+            "--write-out",
+            "--variable",
             "d",
             "F",
             "b",
@@ -910,11 +913,28 @@ CODE_VARIABLES = frozenset(
         "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
         "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "BROWSER",
         "PROMPT_COMMAND", "BASH_ENV", "ENV", "LESSOPEN", "LESSCLOSE", "GIT_PROXY_COMMAND", "RSYNC_RSH",
-        "RSYNC_CONNECT_PROG", "SYSTEMD_PAGER", "PERL5OPT", "NODE_OPTIONS", "PYTHONSTARTUP",
+        "RSYNC_CONNECT_PROG", "SYSTEMD_PAGER",
     }
 )  # fmt: skip
-# Environment variables whose value is a list of paths a program loads (code, too, but in files).
-PATH_VARIABLES = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "PYTHONPATH"})
+# GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=CMD sets any git config key:
+# every GIT_CONFIG_VALUE_<n> is read as code.
+CODE_VARIABLE_PREFIXES = ("GIT_CONFIG_VALUE_",)
+# Variables whose value holds settings in a syntax of their own that may run code: unknown.
+UNKNOWN_VARIABLES = frozenset({"GIT_CONFIG_PARAMETERS"})
+# Environment variables whose value is a list of paths a program loads (code, too, but in files);
+# bash sources BASH_ENV and ENV (after expanding them, so they are code as well).
+PATH_VARIABLES = frozenset(
+    {
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "BASH_ENV",
+        "ENV",
+    }
+)
 # git config keys whose value is shell code (`git -c core.pager='sh -c ...' log`): exact keys,
 # and the last part of a section.*.key (alias.* values run code when they start with `!`).
 GIT_CODE_KEYS = frozenset(
