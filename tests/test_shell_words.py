@@ -13,12 +13,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import jmespath
 import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jmespath.exceptions import JMESPathError
 
 from policyengine.language import shell
+from policyengine.language.functions import OPTIONS
 from policyengine.language.paths import PathPattern
 from policyengine.language.shell import CommandError, parse_command
 from support import scaled
@@ -186,3 +189,34 @@ def test_after_cd_a_relative_operand_is_also_reported_under_the_directory(direct
 
 def test_operands_of_a_command_before_any_cd_are_not_moved() -> None:
     assert parse_command("cat id_rsa; cd .ssh").operands == ("id_rsa", ".ssh")
+
+
+# -- what the role views make of it (functions.py) -----------------------------------------------
+
+
+def _call(command: str) -> dict[str, Any]:
+    """A Claude Code Bash call running command."""
+    return {"name": "Bash", "cwd": "/home/dev/project", "arguments": {"command": command}}
+
+
+def test_urls_of_a_call_include_the_urls_its_commands_name() -> None:
+    assert jmespath.search("urls(@)", _call("curl http://169.254.169.254/"), options=OPTIONS) == [
+        "http://169.254.169.254/"
+    ]
+    assert jmespath.search("urls(@)", _call("ls -la"), options=OPTIONS) == []
+
+
+def test_urls_of_a_call_whose_command_cannot_be_placed_fail_closed() -> None:
+    with pytest.raises(JMESPathError):
+        jmespath.search("urls(@)", _call("$CMD http://169.254.169.254/"), options=OPTIONS)
+
+
+def test_paths_of_a_call_include_a_globbed_operand_resolved() -> None:
+    # That it stays a PathPattern through resolve_path is the path layer's part (tests/test_path_patterns.py).
+    found = jmespath.search("paths(@)", _call("cat .en? README.md"), options=OPTIONS)
+    assert found == ["/home/dev/project/.en?", "/home/dev/project/readme.md"]
+
+
+def test_paths_of_a_call_follow_cd() -> None:
+    found = jmespath.search("paths(@)", _call("cd .ssh && cat id_rsa"), options=OPTIONS)
+    assert "/home/dev/project/.ssh/id_rsa" in found

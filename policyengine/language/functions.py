@@ -479,11 +479,8 @@ def _paths(call: _Call) -> list[str]:
         )
     found: list[str] = []
     for value in given:
-        if isinstance(value, paths.PathPattern):
-            # A shell operand bash globs (`cat .en?`): resolved, it stays a pattern for the path tests.
-            found.extend(paths.PathPattern(place) for place in roles.resolve(value, call.cwd))
-        else:
-            found.extend(roles.resolve(value, call.cwd))
+        # A shell operand bash globs (`cat .en?`) is a paths.PathPattern: resolving keeps its type.
+        found.extend(roles.resolve(value, call.cwd))
     return found
 
 

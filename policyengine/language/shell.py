@@ -38,11 +38,19 @@ the program; `${x@P}`; nesting deeper than MAX_DEPTH; input over MAX_BYTES or th
 NUL bytes; anything the parser raises.
 
 `find ... -delete` reports program `rm` as well as `find`: it deletes files, and red lines on
-deletion are written against `rm`. Words are reported after quote removal but never expanded:
-`$HOME/x`, `~/x` and `*.py` stay as written, and the path layer treats `$` and `~` as unknown
-locations. Not looked into (only their own name is reported): interpreters and remote or
-scheduled commands (`python -c`, `perl -e`, `ssh host cmd`, `watch`, `parallel`, `at`), and
-code kept in a variable and run by a later expansion (an array subscript in arithmetic).
+deletion are written against `rm`.
+
+Operands are what bash makes of each word (`_forms`): braces expanded as bash does (capped at
+MAX_BRACE_WORDS; checked against bash itself by the tests), then a plain str for a literal word
+or a `paths.PathPattern` for a word bash globs, literal `* ? [ $` and a leading `~` bracketed;
+expansions (`$HOME/x`, `~/x`) stay as written and the path layer reads them as unknown places.
+After `cd DIR` relative operands are also reported under DIR (over-approximated across
+subshells). Programs are read by the data in `shell_programs.py`: wrappers, operand grammars
+(`git show REV:PATH`, `curl -d @FILE`, the pattern of `grep`), URLs (`Command.urls`), code in
+environment variables and git config; code for an interpreter (`python -c`) is the unknown
+operand CODE_OPERAND. Program names are casefolded basenames, with their other names
+(`rm.exe` is also `rm`). Not looked into: code kept in a variable and run by a later expansion
+(an array subscript in arithmetic), what an interpreter's code does (only that it is code).
 """
 
 from __future__ import annotations
@@ -63,7 +71,17 @@ import tree_sitter_bash
 from policyengine.language import paths
 from policyengine.language import shell_programs as table
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "Command", "CommandError", "parse_command"]
+__all__ = [
+    "CODE_OPERAND",
+    "MAX_BRACE_WORDS",
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "UNKNOWN_BRACES",
+    "UNKNOWN_CWD",
+    "Command",
+    "CommandError",
+    "parse_command",
+]
 
 MAX_BYTES = 64 * 1024  # bigger inputs are unknown (UTF-8 bytes)
 MAX_DEPTH = 16  # nested constructs and re-parsed strings (`sh -c`, `eval`, backticks)
