@@ -12,7 +12,9 @@ shared 2-core machine, medians of the per-command medians): tree-sitter-bash par
 unbalanced quote); bashlex takes 213 us (63-585 us, ~40x slower) and refuses 3/42 (a `case`
 item, a quoted heredoc delimiter: both common). `parse_command` without its cache (parse, walk,
 wrappers, re-parsed `sh -c` strings, the checks below): median 20 us, mean 24 us, 9-57 us; a
-cache hit is well under 1 us. Hence tree-sitter-bash, used fail-closed:
+cache hit is well under 1 us. Reading operands as bash does (braces, globs, cd, the programs
+table) added ~10%: the sum of per-command minima went from 885 to 977 us, 15 us of it `ssh`'s
+remote command now parsed too (medians 19.5 -> 21.5 us). Hence tree-sitter-bash, used fail-closed:
 
 - an ERROR or MISSING node anywhere means "unknown", never a best guess;
 - where the grammar reads differently from bash (found by differential fuzzing against bash),
@@ -116,6 +118,9 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash",
 _OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"})
 # Programs that are not plain argument-takers (checked after the wrappers).
 _SPECIAL = _SHELLS | _OTHER_SHELLS | {"eval", "source", ".", "trap", "alias", "find", "su", "runuser"}
+_SUBCOMMAND_PROGRAMS = frozenset(
+    {name for name, _ in table.SUBCOMMAND_WRAPPERS} | {name for name, _ in table.RUNS_SUBCOMMANDS}
+)
 # Names some table gives a meaning to: a program's dispatch name is the first of its names here.
 _KNOWN_NAMES = (
     _SPECIAL
@@ -123,8 +128,7 @@ _KNOWN_NAMES = (
     | table.GRAMMARS.keys()
     | table.RUNS_COMMANDS
     | table.TEXT_PROGRAMS
-    | {name for name, _ in table.SUBCOMMAND_WRAPPERS}
-    | {name for name, _ in table.RUNS_SUBCOMMANDS}
+    | _SUBCOMMAND_PROGRAMS
     | {"cd", "pushd"}
 )
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
@@ -557,21 +561,19 @@ class _Walk:
     def _argv(self, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """Run an argument vector: the program, then whatever it runs in turn."""
         local = len(self.local)  # directories this command's options name apply to it alone
-        try:
-            self._run(words, node, data, depth)
-        finally:
+        self._run(words, node, data, depth)  # a CommandError ends the whole walk: no finally needed
+        if len(self.local) > local:
             del self.local[local:]
 
     def _run(self, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """_argv's body: a wrapper hands on the words of the command it runs."""
         while words:
-            names = _program(words[0])
+            names, name = _program(words[0])
             for program in names:
                 self.programs[program] = None
-            name = _dispatch_name(names)
             rest = words[1:]
             options = table.WRAPPERS.get(name)
-            if options is None and rest and rest[0].known:
+            if options is None and name in _SUBCOMMAND_PROGRAMS and rest and rest[0].known:
                 subcommand = (name, rest[0].value)
                 if subcommand in table.RUNS_SUBCOMMANDS and len(rest) > 1:
                     raise CommandError(f"{name} {rest[0].value} runs a command this engine cannot place")
@@ -1240,7 +1242,7 @@ class _Walk:
         if start:
             parts = _after(parts, start)
         for form in _forms(parts):
-            if _URL.match(form):
+            if "://" in form and _URL.match(form):
                 self.urls[form] = None
             self._operand(form)
 
@@ -1362,16 +1364,16 @@ def _child(node: tree_sitter.Node, kind: str) -> tree_sitter.Node | None:
     return None
 
 
-def _program(word: _Word) -> tuple[str, ...]:
-    """A program's names (see _program_names); unknown when built from expansions or patterns."""
+def _program(word: _Word) -> tuple[tuple[str, ...], str]:
+    """A program's names and dispatch name (see _program_names); unknown when built from expansions or patterns."""
     if not word.known:
         raise CommandError(f"the program name {word.value!r} is built from an expansion or pattern")
     return _program_names(word.value)
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
-def _program_names(value: str) -> tuple[str, ...]:
-    """The names a literal command word runs: basename casefolded, then its other names (cached)."""
+def _program_names(value: str) -> tuple[tuple[str, ...], str]:
+    """A literal command word's names (basename casefolded, then its other names) and the one it is read by."""
     name = value.rsplit("/", 1)[-1].casefold()
     if not name:
         raise CommandError(f"the program name {value!r} is empty")
@@ -1379,15 +1381,9 @@ def _program_names(value: str) -> tuple[str, ...]:
     if name.startswith("=") and len(name) > 1:
         # zsh expands `=rm` to the path of rm; bash runs `=rm`: report both.
         names = (*names, *table.canonical_names(name[1:]))
-    return tuple(dict.fromkeys(names))
-
-
-def _dispatch_name(names: tuple[str, ...]) -> str:
-    """Which of a program's names says how it reads its words: the first one a table knows."""
-    for name in names:
-        if name in _KNOWN_NAMES:
-            return name
-    return names[-1]
+    names = tuple(dict.fromkeys(names))
+    # The first name a table knows says how the program reads its words (`rm.exe` reads as `rm`).
+    return names, next((known for known in names if known in _KNOWN_NAMES), names[-1])
 
 
 def _opens_shell(name: str, options: list[_Word]) -> bool:
