@@ -58,6 +58,7 @@ operand CODE_OPERAND. Program names are casefolded basenames, with their other n
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import itertools
 import re
@@ -118,6 +119,9 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash",
 _OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"})
 # Programs that are not plain argument-takers (checked after the wrappers).
 _SPECIAL = _SHELLS | _OTHER_SHELLS | {"eval", "source", ".", "trap", "alias", "find", "su", "runuser"}
+_GIT_WITHOUT_MESSAGE = dataclasses.replace(
+    table.GRAMMARS["git"], values=table.GRAMMARS["git"].values - {"m", "--message"}
+)
 _SUBCOMMAND_PROGRAMS = frozenset(
     {name for name, _ in table.SUBCOMMAND_WRAPPERS} | {name for name, _ in table.RUNS_SUBCOMMANDS}
 )
@@ -352,7 +356,7 @@ def _parser() -> tree_sitter.Parser:
 class _Walk:
     """One parse_command call: what was found so far and the budget left."""
 
-    __slots__ = ("checks", "deadline", "dirs", "local", "operands", "programs", "urls")
+    __slots__ = ("cdpath", "checks", "deadline", "dirs", "local", "operands", "programs", "urls")
 
     def __init__(self) -> None:
         """Start with nothing found and the whole budget."""
@@ -364,6 +368,7 @@ class _Walk:
         # their own command (`local`). Relative operands are reported as written and joined to each.
         self.dirs: list[str] = []
         self.local: list[str] = []
+        self.cdpath = False  # the line sets CDPATH: `cd rel` may go anywhere
         self.deadline = time.thread_time() + PARSE_SECONDS
         self.checks = 0
 
@@ -387,6 +392,8 @@ class _Walk:
         # A final newline: without it the grammar spends 50-100 us at the end of a 3-stage
         # pipeline (20x the whole parse); and a trailing backslash becomes a checked continuation.
         data += b"\n"
+        if b"CDPATH" in data:
+            self.cdpath = True  # set before the walk: `CDPATH=/etc cd ssh` is walked cd first
         root = self._tree(data).root_node
         if root.has_error:
             raise CommandError(_syntax_error(root, data))
@@ -714,6 +721,8 @@ class _Walk:
             words = self._git_globals(words, depth)
             if not words or self._git_subcommand(words[0].value, words[1:], node, data, depth):
                 return
+            if words[0].value not in table.GIT_MESSAGE_SUBCOMMANDS:
+                grammar = _GIT_WITHOUT_MESSAGE  # `git show -m HEAD:.env`: -m is a flag there
             words = words[1:]  # the subcommand names no file
         operands: list[_Word] = []
         scripted = False  # a pattern or script came from an option (`grep -e PAT`), not the first operand
@@ -751,6 +760,11 @@ class _Walk:
                 scripted |= option in grammar.scripts
                 code |= self._option(name, grammar, option, target, start, depth)
                 options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
+                continue
+            if len(value) > 2 and _takes_value(grammar, value[1:]) and index < count:
+                # A one-dash option of several letters (`zip -TT CMD`, `find`-style programs).
+                code |= self._option(name, grammar, value[1:], words[index], 0, depth)
+                index += 1
                 continue
             taken = False
             for position in range(1, len(value)):
@@ -810,6 +824,10 @@ class _Walk:
                 self._code([_literal(setting)] if word.known else [word], depth, "ssh -o")
         elif name == "sed" and option in ("e", "--expression") and (not word.known or _sed_runs(word.value[start:])):
             self._operand(CODE_OPERAND)
+        elif name == "tar" and option == "--checkpoint-action" and word.value[start:].startswith("exec="):
+            self._code(
+                [_Word(word.value[start + 5 :], word.known, word.single, _after(word.parts, start + 5))], depth, name
+            )
         return False
 
     def _data_file(self, option: str, word: _Word, start: int) -> None:
@@ -835,11 +853,18 @@ class _Walk:
     def _grammar_operand(self, name: str, grammar: table.Grammar, word: _Word) -> None:
         """One operand of a program the table describes."""
         value = word.value
+        if grammar.plus_code and value.startswith("+") and len(value) > 1:
+            self._operand(CODE_OPERAND)  # vim +CMD
+            return
         if grammar.url_operands:
             if _URL.match(value):
                 self._url(value)
                 if value[:5].casefold() == "file:":
-                    self._word_operand(word)  # a local file after all
+                    # A local file after all; curl expands {a,b} and [a-z] in it itself: unknown then.
+                    if "{" in value or "[" in value:
+                        self._operand(UNKNOWN_BRACES)
+                    else:
+                        self._word_operand(word)
             elif value and not value.startswith("-"):
                 self._url("http://" + value)  # curl and wget take a bare host for http
             return
@@ -1278,6 +1303,8 @@ class _Walk:
         if not directory:
             return
         joined = [_joined_path(place, directory) for place in self.dirs] if _relative(directory) else []
+        if self.cdpath and _relative(directory):
+            joined.append(_joined_path(UNKNOWN_CWD, directory))  # cd looks DIR up in CDPATH first
         self.dirs = list(dict.fromkeys([*self.dirs, *joined, directory]))
         if len(self.dirs) > MAX_DIRS:
             self.dirs = [UNKNOWN_CWD]

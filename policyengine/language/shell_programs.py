@@ -31,6 +31,7 @@ __all__ = [
     "CODE_VARIABLES",
     "CODE_VARIABLE_PREFIXES",
     "GIT_CODE_KEYS",
+    "GIT_MESSAGE_SUBCOMMANDS",
     "GIT_PATH_KEYS",
     "GRAMMARS",
     "PATH_VARIABLES",
@@ -442,6 +443,9 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("micromamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
 }
 
+# git's subcommands whose -m is a message (elsewhere -m is a flag: `git show -m HEAD:.env`).
+GIT_MESSAGE_SUBCOMMANDS = frozenset({"commit", "tag", "merge", "stash", "notes", "revert", "cherry-pick", "am"})
+
 # Programs known to run their arguments as a command, with options not described here: any
 # non-option word makes the command unknown (it may be the program).
 RUNS_COMMANDS = frozenset(
@@ -481,7 +485,11 @@ class Grammar:
     remote_operands: bool = False  # `[user@]host:path` operands are remote (scp, rsync)
     revisions: bool = False  # `REV:PATH` operands name PATH (git)
     interpreter: bool = False  # without a script operand it reads code from standard input
+    plus_code: bool = False  # an operand `+CMD` is code for the program (vim's +cmd)
 
+
+# vi and its kin: -c CMD, --cmd CMD, -S FILE and +CMD run Ex commands (`:!rm x` runs a shell).
+_VIM = Grammar(values=_set("T", "u", "U", "i", "w", "W", "s"), code=_set("c", "--cmd", "S"), plus_code=True)
 
 # Options shared by the grep family.
 _GREP = Grammar(
@@ -568,13 +576,13 @@ GRAMMARS: dict[str, Grammar] = {
     ),
     "awk": Grammar(
         values=_set("F", "v", "--field-separator", "--assign"),
-        paths=_set("f", "--file", "i", "--include", "l", "--load"),
+        paths=_set("f", "E", "--file", "--exec", "i", "--include", "l", "--load"),
         first_is_pattern=True,
-        scripts=_set("f", "--file"),
+        scripts=_set("f", "E", "--file", "--exec"),
     ),
     "jq": Grammar(
-        values=_set("--indent", "--arg", "--argjson", "L"),
-        paths=_set("f", "--from-file", "--slurpfile", "--rawfile"),
+        values=_set("--indent", "--arg", "--argjson"),
+        paths=_set("f", "L", "--from-file", "--slurpfile", "--rawfile"),
         pairs=_set("--arg", "--argjson", "--slurpfile", "--rawfile"),
         first_is_pattern=True,
         scripts=_set("f", "--from-file"),
@@ -590,7 +598,6 @@ GRAMMARS: dict[str, Grammar] = {
             "U",
             "Y",
             "y",
-            "z",
             "C",
             "--request",
             "--user-agent",
@@ -621,6 +628,7 @@ GRAMMARS: dict[str, Grammar] = {
             "--request-target",
         ),
         paths=_set(
+            "z",
             "o",
             "T",
             "K",
@@ -682,7 +690,6 @@ GRAMMARS: dict[str, Grammar] = {
             "T",
             "w",
             "U",
-            "e",
             "l",
             "A",
             "R",
@@ -692,7 +699,6 @@ GRAMMARS: dict[str, Grammar] = {
             "--timeout",
             "--wait",
             "--user-agent",
-            "--execute",
             "--level",
             "--accept",
             "--reject",
@@ -708,6 +714,8 @@ GRAMMARS: dict[str, Grammar] = {
             "--body-data",
         ),
         paths=_set(
+            "e",  # a wgetrc command: output_document=FILE and the like
+            "--execute",
             "O",
             "o",
             "a",
@@ -734,10 +742,6 @@ GRAMMARS: dict[str, Grammar] = {
     "git": Grammar(
         values=_set(
             "m",
-            "b",
-            "B",
-            "n",
-            "U",
             "--message",
             "--author",
             "--date",
@@ -760,20 +764,34 @@ GRAMMARS: dict[str, Grammar] = {
             "--decorate",
             "--committer",
         ),
+        runs=_set("--upload-pack", "--receive-pack", "--exec"),
         paths=_set("F", "--file", "--git-dir", "--work-tree", "--output", "--template", "--separate-git-dir"),
         revisions=True,
     ),
     "tar": Grammar(
-        values=_set("b", "H", "--format", "--exclude", "--transform", "--xform"),
+        values=_set("b", "H", "--format", "--exclude", "--transform", "--xform", "--checkpoint-action"),
         paths=_set("f", "--file", "T", "--files-from", "X", "--exclude-from"),
         dirs=_set("C", "--directory"),
+        # Commands tar runs (GTFOBins: --checkpoint-action=exec=CMD is read in shell.py).
+        runs=_set(
+            "I",
+            "F",
+            "--use-compress-program",
+            "--to-command",
+            "--rsh-command",
+            "--info-script",
+            "--new-volume-script",
+        ),
     ),
     "make": Grammar(
         values=_set("j", "l", "--jobs", "--load-average"),
         paths=_set("f", "--file", "--makefile", "I", "--include-dir", "o", "W"),
         dirs=_set("C", "--directory"),
+        code=_set("--eval"),  # a makefile line: $(shell ...) and recipes run commands
     ),
-    "scp": Grammar(values=_set("c", "J", "l", "o", "P", "S", "D", "X"), paths=_set("F", "i"), remote_operands=True),
+    "scp": Grammar(
+        values=_set("c", "J", "l", "o", "P", "D", "X"), paths=_set("F", "i"), runs=_set("S"), remote_operands=True
+    ),
     "rsync": Grammar(
         values=_set(
             "B",
@@ -820,27 +838,30 @@ GRAMMARS: dict[str, Grammar] = {
     ),
     "python": Grammar(values=_set("m", "W", "X", "Q"), code=_set("c"), scripts=_set("m"), interpreter=True),
     "perl": Grammar(
-        values=_set("M", "m", "I", "C"),
+        values=_set("M", "m", "C"),
+        paths=_set("I"),
         optional=_set("i", "l", "0", "x", "d", "D", "V"),
         code=_set("e", "E"),
         interpreter=True,
     ),
     "ruby": Grammar(
-        values=_set("r", "I", "E", "K"),
+        values=_set("E", "K"),
+        paths=_set("r", "I"),
         dirs=_set("C"),
         optional=_set("i", "x", "0", "W", "T"),
         code=_set("e"),
         interpreter=True,
     ),
     "node": Grammar(
-        values=_set("r", "--require", "--import", "--input-type", "--loader", "--conditions", "C"),
+        values=_set("--input-type", "--conditions", "C"),
+        paths=_set("r", "--require", "--import", "--loader"),  # modules loaded: files
         code=_set("e", "p", "--eval", "--print"),
         interpreter=True,
     ),
     "bun": Grammar(code=_set("e", "p", "--eval", "--print")),
     "deno": Grammar(code=_set("--eval")),
     "php": Grammar(values=_set("d", "z"), paths=_set("f", "c", "t"), code=_set("r", "B", "R", "E"), interpreter=True),
-    "lua": Grammar(values=_set("l"), code=_set("e"), interpreter=True),
+    "lua": Grammar(paths=_set("l"), code=_set("e"), interpreter=True),
     "rscript": Grammar(code=_set("e")),
     "osascript": Grammar(values=_set("l", "s"), code=_set("e"), interpreter=True),
     "tclsh": Grammar(interpreter=True),
@@ -851,6 +872,9 @@ GRAMMARS: dict[str, Grammar] = {
     "nc": Grammar(
         values=_set("I", "i", "M", "m", "O", "P", "p", "q", "s", "T", "V", "W", "w", "X", "x"), runs=_set("e", "c")
     ),
+    **{name: _VIM for name in ("vi", "vim", "nvim", "view", "ex", "rvim", "gvim", "vimdiff")},
+    "man": Grammar(values=_set("M", "S", "m", "L", "C", "E", "R"), runs=_set("P", "--pager", "H", "--html")),
+    "zip": Grammar(values=_set("n", "b", "t", "tt", "P", "O"), runs=_set("TT", "--unzip-command")),
     "sudoedit": Grammar(values=_set("u", "g", "C", "h", "p", "r", "t", "T", "U", "D", "R")),
 }
 
