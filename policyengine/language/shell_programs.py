@@ -736,7 +736,6 @@ GRAMMARS: dict[str, Grammar] = {
             "--ca-directory",
             "--config",
         ),
-        dirs=_set("P", "--directory-prefix"),
         url_operands=True,
     ),
     "git": Grammar(
