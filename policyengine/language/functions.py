@@ -489,7 +489,15 @@ def _paths(call: _Call) -> list[str]:
         )
     found: list[str] = []
     for value in given:
+        # A shell operand bash globs (`cat .en?`) is a paths.PathPattern: resolving keeps its type.
         found.extend(roles.resolve(value, call.cwd))
+    return found
+
+
+def _urls(call: _Call) -> list[str]:
+    """The URL arguments, then the URLs the call's commands name (`curl http://169.254.169.254/`)."""
+    found = [value for value in call.found.values[roles.Role.URL] if isinstance(value, str)]
+    found.extend(url for command in call.parsed for url in command.urls)
     return found
 
 
@@ -514,7 +522,7 @@ def _secrets(call: _Call) -> list[str]:
 _ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "secrets": _secrets,
     "paths": _paths,
-    "urls": _strings_of(roles.Role.URL),
+    "urls": _urls,
     "emails": _strings_of(roles.Role.EMAIL),
     "amounts": lambda call: call.found.values[roles.Role.AMOUNT],
     "commands": lambda call: call.commands,
