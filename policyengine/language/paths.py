@@ -70,12 +70,6 @@ Root = str
 UNKNOWN: Root = "?"
 
 
-class PathPattern(str):
-    """A path written as a glob: `*`, `?`, `[...]` select names, never `/` (bracketed, they are literal)."""
-
-    __slots__ = ()
-
-
 class PathPatternError(ValueError):
     """A path or glob pattern that cannot be normalised or compiled; callers fail closed."""
 
