@@ -21,7 +21,7 @@ from policyengine.tools.definition import ToolDefinition
 from policyengine.values.call import ToolCall, new_call_id
 from policyengine.values.cancellation import Signal
 from policyengine.values.decisions import ALLOW, PreDecision, Source, SourceKind, strictness
-from policyengine.values.frozen import FrozenDict, freeze
+from policyengine.values.frozen import FrozenDict, copy_in
 from policyengine.values.results import Outcome, Stage, ToolResult
 
 log = logging.getLogger("policyengine")
@@ -288,9 +288,17 @@ class Registry:
         inst = self._installation
         sent: FrozenDict | None
         try:  # the identity keeps the arguments as sent, so an invalid call is audited as it was
-            sent = freeze({} if arguments is None else arguments)
+            # A copy even of frozen arguments: the caller keeps what it handed in and could still write to it.
+            sent = copy_in({} if arguments is None else arguments)
         except FreezeError:
             sent = None
+        refused: str | None = None
+        if type(name) is not str:
+            name, refused = _plain_name(name)
+        try:
+            token = copy_in(token) if token is not None else None  # policy and the body see one snapshot
+        except FreezeError as error:
+            token, refused = None, refused or f"the call's token is not JSON data ({error})"
         call = ToolCall(
             call_id=call_id or new_call_id(),
             name=name,
@@ -302,11 +310,20 @@ class Registry:
         )
         run = Run(inst, call)
         result: ToolResult | None = None
+        task = asyncio.current_task()
+        cancels = task.cancelling() if task is not None else 0
         try:
-            result = await run_call(run, arguments if sent is None else sent)
-        except asyncio.CancelledError:
-            result = run.result(Outcome.CANCELLED, None, REGISTRY, "the calling task was cancelled")
-            raise
+            if refused is not None:
+                result = run.result(Outcome.INVALID, Stage.VALIDATION, REGISTRY, f"invalid call: {refused}")
+            else:
+                result = await run_call(run, arguments if sent is None else sent)
+        except asyncio.CancelledError as error:
+            if task is not None and task.cancelling() > cancels:
+                result = run.result(Outcome.CANCELLED, None, REGISTRY, "the calling task was cancelled")
+                raise
+            # Nobody cancelled the caller: a stray cancel from inside is a failure, never the caller's cancel.
+            log.error("policyengine: stray cancel in call %s", call.call_id)
+            result = run.result(Outcome.ERROR, None, REGISTRY, f"internal error: {error!r}")
         except BaseException as error:  # an engine bug must still produce a closed result
             log.exception("policyengine: internal error in call %s", call.call_id)
             result = run.result(Outcome.ERROR, None, REGISTRY, f"internal error: {error!r}")
@@ -325,3 +342,10 @@ class Registry:
             "call_sync() was called from inside a running event loop",
             hint="use `await registry.call(...)` in async code",
         )
+
+
+def _plain_name(name: object) -> tuple[str, str | None]:
+    """(the name as a plain str, None), or (a placeholder, why) when it is no string at all."""
+    if isinstance(name, str):
+        return str.__str__(name), None
+    return f"<{type(name).__name__}>", f"the tool name must be a string, got {type(name).__name__}"

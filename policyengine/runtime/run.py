@@ -58,6 +58,7 @@ def failed(who: Source, error: BaseException) -> str:
 
 
 _CALL_FIELDS = tuple(f.name for f in dataclasses.fields(ToolCall))
+_CONTAINERS = (FrozenDict, FrozenList)
 _call_fields = attrgetter(*_CALL_FIELDS)
 
 
@@ -71,7 +72,7 @@ class Seal:
     is written to the call.
     """
 
-    __slots__ = ("_call", "_fields", "_frozen", "agent", "arguments", "call_id", "cwd", "name")
+    __slots__ = ("_call", "_fields", "_frozen", "_token", "agent", "arguments", "call_id", "cwd", "name")
 
     def __init__(self, call: ToolCall) -> None:
         self._call = call
@@ -81,18 +82,22 @@ class Seal:
         document = call.document
         inside = type(document) is FrozenDict and dict.get(document, "arguments") is call.arguments
         self._frozen = Snapshot(document) if inside else Snapshot(document, call.arguments)
+        # The token too: a guard may read it, so it is held to what policy saw like the arguments.
+        self._token = Snapshot(call.token) if type(call.token) in _CONTAINERS else None
 
     def changed(self) -> str | None:
         """What of the call changed since it was sealed ("the call's arguments", "call.name"...); None if nothing."""
         now = _call_fields(self._call)
         if not all(map(is_, now, self._fields)):
             return ", ".join(f"call.{n}" for n, a, b in zip(_CALL_FIELDS, now, self._fields, strict=True) if a is not b)
-        if self._frozen.intact():
-            return None
-        # Only to say what changed: the arguments, unless they still hold exactly what the copy holds.
-        if identical(self._call.arguments, self.arguments):
-            return "the call document rules read"
-        return "the call's arguments"
+        if not self._frozen.intact():
+            # Only to say what changed: the arguments, unless they still hold exactly what the copy holds.
+            if identical(self._call.arguments, self.arguments):
+                return "the call document rules read"
+            return "the call's arguments"
+        if self._token is not None and not self._token.intact():
+            return "the call's token"
+        return None
 
     def changes(self) -> str | None:
         """changed(), said as what the writer did (for a reason naming the writer); None if nothing."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from policyengine.values.cancellation import Signal
-from policyengine.values.frozen import FrozenDict, freeze
+from policyengine.values.frozen import FrozenDict, duplicate, freeze
 
 if TYPE_CHECKING:
     from policyengine.tools.definition import ToolDefinition
@@ -33,10 +33,26 @@ class ToolCall:
     document: FrozenDict = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if type(self.name) is not str:
+            # A `(str, Enum)` name must be the tool that runs and the name conditions read alike.
+            object.__setattr__(self, "name", plain_name(self.name))
         object.__setattr__(self, "arguments", freeze(self.arguments))
+        if self.token is not None:
+            object.__setattr__(self, "token", freeze(self.token, path="token"))
+        roles = self.roles
+        if roles is not None:
+            # Each call gets its own roles: a write to one call's never reaches the tool's, nor any later call.
+            object.__setattr__(self, "roles", duplicate(roles) if type(roles) is FrozenDict else freeze(roles))
         # The JMESPath view is built once per call, never per rule.
         document = call_document(self.name, self.arguments, self.agent, self.call_id, self.cwd, self.roles)
         object.__setattr__(self, "document", document)
+
+
+def plain_name(name: object) -> str:
+    """A tool name as the exact str it holds; anything but a string is refused."""
+    if not isinstance(name, str):
+        raise TypeError(f"a tool name must be a string, got {type(name).__name__}")
+    return str.__str__(name)
 
 
 def call_document(

@@ -45,12 +45,23 @@ class Allow:
     source: Source | None = None
 
 
+def _text(value: object, what: str) -> str:
+    """A reason as the exact str it holds (a str subclass could change what it says after the decision)."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    raise TypeError(f"a {what} must be a string, got {type(value).__name__}")
+
+
 @dataclass(frozen=True, slots=True)
 class Deny:
     """Refuse the call; the reason goes back to the model as an error result."""
 
     reason: str
     source: Source | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.reason) is not str:
+            object.__setattr__(self, "reason", _text(self.reason, "deny reason"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +70,10 @@ class Ask:
 
     reason: str | None = None
     source: Source | None = None
+
+    def __post_init__(self) -> None:
+        if self.reason is not None and type(self.reason) is not str:
+            object.__setattr__(self, "reason", _text(self.reason, "ask reason"))
 
 
 PreDecision = Allow | Deny | Ask
@@ -86,6 +101,10 @@ class Block:
 
     feedback: str
     source: Source | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.feedback) is not str:
+            object.__setattr__(self, "feedback", _text(self.feedback, "block feedback"))
 
 
 PostDecision = Accept | AcceptValue | Block
