@@ -29,7 +29,7 @@ from policyengine.runtime.stages import (
     Wrappers,
 )
 from policyengine.runtime.tool_body import run_body
-from policyengine.runtime.waterfall import ChainResult, Listener, Tampered, Trace, Waterfall
+from policyengine.runtime.waterfall import ChainResult, Listener, Tampered, Trace, Waterfall, credit
 from policyengine.tools.definition import ToolDefinition
 from policyengine.values.call import Dispatch
 from policyengine.values.decisions import (
@@ -217,7 +217,13 @@ def build_installation(
         post=compiled.post
         or (
             PostExecuteChain(
-                Waterfall(post, post_terminal, lambda d: isinstance(d, (Accept, AcceptValue, Block)), _rebind_result),
+                Waterfall(
+                    post,
+                    post_terminal,
+                    lambda d: isinstance(d, (Accept, AcceptValue, Block)),
+                    _rebind_result,
+                    _settle_result,
+                ),
                 policy_timeout,
             )
             if post
@@ -267,5 +273,21 @@ def _rebind_result(args: tuple[Any, ...], extra: tuple[Any, ...], source: Source
     if not all(isinstance(rewrite, (Accept, AcceptValue)) for rewrite in extra):
         raise TypeError("post-execute next() takes only accept(...) and accept_value(...) rewrites")
     for rewrite in extra:  # several rules of one pack hand their rewrites on together, in order
-        pending = apply_rewrite(call, pending, rewrite, source)
+        pending = apply_rewrite(call, pending, rewrite, credit(rewrite.source, source))
     return (call, pending)
+
+
+def _settle_result(downstream: ChainResult[Any], value: Any, source: Source) -> ChainResult[Any]:
+    """A post-execute listener's own decision after next(): on top of what came back, which it cannot undo.
+
+    A block from further down the chain (a pack's, say) is final whatever the listener returns; a
+    rewrite from further down is applied first, so the listener's own decision adds to it (an
+    accept() after next() keeps a pack's redaction) rather than replacing the result it was handed.
+    """
+    decision = downstream.value
+    if isinstance(decision, Block):
+        return downstream
+    call, pending = downstream.seen
+    if not (isinstance(decision, Accept) and decision.content is None):
+        pending = apply_rewrite(call, pending, decision, downstream.source or source)
+    return ChainResult(value, credit(getattr(value, "source", None), source), (call, pending))

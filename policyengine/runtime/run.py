@@ -124,9 +124,8 @@ def _stopped_by(reason: AbortReason, what: str) -> tuple[Outcome, str]:
     return Outcome.TIMED_OUT if timed_out else Outcome.CANCELLED, f"{what}: {reason.message}"
 
 
-def apply_rewrite(call: ToolCall, pending: PendingResult, rewrite: PostDecision, source: Source) -> PendingResult:
-    """Apply accept(content) or accept(value) to a pending result, validating what changes."""
-    by = rewrite.source or source
+def apply_rewrite(call: ToolCall, pending: PendingResult, rewrite: PostDecision, by: Source) -> PendingResult:
+    """Apply accept(content) or accept(value) to a pending result, validating what changes; `by` made it."""
     definition = pending.definition
     if isinstance(rewrite, AcceptValue):
         value, problems = definition.validate_value(rewrite.value)
@@ -267,7 +266,7 @@ class Run:
             self.arguments = duplicate(call.arguments)
         # Else the call was checked as the last code that got it returned (a listener, guard or the
         # approval service), and nothing has run since: the body runs on what policy saw.
-        task = asyncio.current_task() if not direct else None
+        task = asyncio.current_task()
         cancels = task.cancelling() if task is not None else 0
         try:
             if direct:
@@ -279,7 +278,11 @@ class Run:
             self.refuse_tampering(trace)
             outcome, reason = _stopped_by(aborted.reason, f"tool {call.name!r} stopped")
             raise self.stop(outcome, Stage.EXECUTE, tool_source(call.name), reason) from None
-        except Exception as error:
+        except GeneratorExit:
+            raise  # the call's coroutine is being closed
+        except BaseException as error:
+            if isinstance(error, asyncio.CancelledError) and (task is None or task.cancelling() > cancels):
+                raise  # the caller's own cancel; a cancel nobody sent is the failure of whoever raised it
             self.lap(Stage.EXECUTE)
             self.refuse_tampering(trace)
             who = trace.culprit(error) or tool_source(call.name)
@@ -305,7 +308,7 @@ class Run:
             )
         try:
             return value, render(self.call, definition, value)
-        except Exception as error:
+        except BaseException as error:  # the tool's own code: whatever it raises is an error result
             raise self.stop(
                 Outcome.ERROR,
                 Stage.EXECUTE,
@@ -329,7 +332,7 @@ class Run:
             if problems:
                 raise ValueError("; ".join(problems))
             return freeze(content)  # type: ignore[no-any-return]
-        except Exception as error:
+        except BaseException as error:  # synchronous: even a CancelledError here is a stray one
             raise self.stop(
                 Outcome.ERROR,
                 Stage.FINALIZE,

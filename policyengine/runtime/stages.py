@@ -20,6 +20,7 @@ coroutine per call (packs alone decide in microseconds; an await per stage would
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
@@ -27,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
 
 from policyengine.runtime.run import REGISTRY, Run, apply_rewrite, describe, failed
-from policyengine.runtime.waterfall import ChainResult, Trace, Waterfall
+from policyengine.runtime.waterfall import ChainResult, Trace, Waterfall, credit
 from policyengine.values.call import PendingResult, ToolCall
 from policyengine.values.cancellation import strict_timeout
 from policyengine.values.decisions import Block, Deny, PostDecision, PreDecision, Source
@@ -110,13 +111,21 @@ async def _policy_chain(
     runner: Awaitable[ChainResult[Any]], trace: Trace, timeout: float
 ) -> ChainResult[Any] | tuple[Source, str]:
     """A policy waterfall under the policy deadline: its verdict, or who failed it and why (fail closed)."""
+    cancels = cancelling()
     try:
         async with strict_timeout(timeout):
             verdict = await runner
     except TimeoutError:
         who = trace.stuck or REGISTRY
         return who, f"{who} did not decide within {timeout:g}s; failing closed"
-    except Exception as error:
+    except asyncio.CancelledError as error:
+        if cancelling() > cancels:
+            raise  # the caller's own cancel
+        who = trace.culprit(error) or REGISTRY
+        return who, failed(who, error)
+    except GeneratorExit:
+        raise  # the call's coroutine is being closed: nothing is left to decide
+    except BaseException as error:  # policy code raising KeyboardInterrupt or SystemExit fails closed too
         who = trace.culprit(error) or REGISTRY
         return who, failed(who, error)
     if trace.faults:
@@ -124,6 +133,12 @@ async def _policy_chain(
         fault = trace.faults[0]
         return fault.source, failed(fault.source, fault.error)
     return verdict
+
+
+def cancelling() -> int:
+    """How many cancels of the running task are pending: one more after an await means the caller cancelled."""
+    task = asyncio.current_task()
+    return task.cancelling() if task is not None else 0
 
 
 class PreExecuteChain:
@@ -184,26 +199,33 @@ class GuardFunctions:
         # Sync guards run straight through (a timer cannot interrupt them anyway); only an
         # awaitable answer is put under the stage's deadline.
         deadline = time.monotonic() + self.timeout
+        cancels = cancelling()
         try:
             for entry in self.entries:
                 reason = entry.fn(run.call)
                 if inspect.isawaitable(reason):
                     async with strict_timeout(max(0.0, deadline - time.monotonic())):
                         reason = await reason
+                if time.monotonic() > deadline:
+                    raise TimeoutError  # a sync guard that overran: its late answer never counts
                 changes = seal.changes()
                 if changes is not None:  # whatever it answered: it may only read the call
                     return Deny(f"{entry.source} {changes}; failing closed", entry.source)
                 if reason is None:
                     continue
                 if isinstance(reason, Deny):  # compiled packs name the rule that fired
-                    return Deny(reason.reason, reason.source or entry.source)
+                    return Deny(reason.reason, credit(reason.source, entry.source))
                 if isinstance(reason, str):
                     return Deny(reason or f"{entry.source} denied", entry.source)
                 raise TypeError(f"returned {type(reason).__name__}, not a reason string or None")
         except TimeoutError:
             who = entry.source if entry else REGISTRY
             return Deny(f"{who} did not decide within {self.timeout:g}s; failing closed", who)
-        except Exception as error:
+        except GeneratorExit:
+            raise  # the call's coroutine is being closed
+        except BaseException as error:
+            if isinstance(error, asyncio.CancelledError) and cancelling() > cancels:
+                raise  # the caller's own cancel; any other is the guard's failure
             who = entry.source if entry else REGISTRY
             return Deny(f"{who} failed ({describe(error)}); failing closed", who)
         return None
@@ -264,5 +286,5 @@ class PostExecuteChain:
             # decision it returned applies on top of that.
             seen = verdict.seen[1] if verdict.seen else pending
             return apply_rewrite(run.call, seen, decision, who)
-        except Exception as error:
+        except BaseException as error:  # render is the tool's code: whatever it raises blocks
             return Block(f"{who} failed ({describe(error)}); failing closed", who)

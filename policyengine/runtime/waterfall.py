@@ -15,6 +15,9 @@ Terminal = Callable[[tuple[Any, ...], "Trace"], Awaitable["ChainResult[Any]"]]
 Step = Callable[[tuple[Any, ...], "Trace"], Awaitable["ChainResult[Any]"]]
 Rebind = Callable[[tuple[Any, ...], tuple[Any, ...], Source], tuple[Any, ...]]
 Watch = Callable[[tuple[Any, ...], bool], str | None]
+# settle(downstream, value, source): what a listener that returned `value` of its own, after next()
+# returned `downstream`, decided (a stage where what came back may not be undone, say).
+Settle = Callable[["ChainResult[Any]", Any, Source], "ChainResult[Any]"]
 
 
 class NotADecision(Exception):
@@ -79,6 +82,19 @@ class Trace:
         return self.origin.get(id(error))
 
 
+def credit(claimed: object, listener: Source) -> Source:
+    """Who a listener's own decision is credited to: a rule of the listener's own pack, else the listener.
+
+    A decision object can carry any Source; only the engine knows which listener returned it. A pack's
+    listener names the rule that fired; a listener written in Python cannot borrow a pack rule's name.
+    """
+    if claimed is listener or not isinstance(claimed, Source):
+        return listener
+    if listener.pack is not None and claimed.pack == listener.pack and claimed.digest == listener.digest:
+        return claimed
+    return listener
+
+
 def _no_rebind(args: tuple[Any, ...], extra: tuple[Any, ...], source: Source) -> tuple[Any, ...]:
     raise TypeError(f"next() takes no arguments in this stage (got {len(extra)})")
 
@@ -89,7 +105,8 @@ class Waterfall(Generic[T]):
     `check` says whether a listener's return value is a decision of this stage;
     `rebind(args, extra, source)` turns `next(*extra)`, called by the listener
     `source`, into the arguments the rest of the chain sees (a replaced signal,
-    a rewritten result).
+    a rewritten result); `settle`, when given, decides what a listener that returned a
+    decision of its own after next() returned another one decided (see Settle).
     """
 
     __slots__ = ("_entry", "listeners")
@@ -100,11 +117,12 @@ class Waterfall(Generic[T]):
         terminal: Terminal,
         check: Callable[[Any], bool],
         rebind: Rebind = _no_rebind,
+        settle: Settle | None = None,
     ) -> None:
         self.listeners = tuple(listeners)
         step: Step = terminal
         for listener in reversed(self.listeners):
-            step = _link(listener, step, check, rebind)
+            step = _link(listener, step, check, rebind, settle)
         self._entry = step
 
     async def run(self, args: tuple[Any, ...], trace: Trace) -> ChainResult[T]:
@@ -112,7 +130,9 @@ class Waterfall(Generic[T]):
         return await self._entry(args, trace)
 
 
-def _link(listener: Listener, downstream: Step, check: Callable[[Any], bool], rebind: Rebind) -> Step:
+def _link(
+    listener: Listener, downstream: Step, check: Callable[[Any], bool], rebind: Rebind, settle: Settle | None
+) -> Step:
     fn, source = listener.fn, listener.source
 
     async def step(args: tuple[Any, ...], trace: Trace) -> ChainResult[Any]:
@@ -144,21 +164,30 @@ def _link(listener: Listener, downstream: Step, check: Callable[[Any], bool], re
                     f"{source} returned {type(value).__name__} {value!r:.80}, not a decision"
                     + (" (did it forget `return await next()`?)" if value is None else "")
                 )
-        except Exception as error:
+        except asyncio.CancelledError as error:
+            # The innermost listener sees a stage deadline first: that is the one that hung,
+            # even if an outer listener swallows the cancel. Blamed too: a cancel nobody sent
+            # (a stray one) is this listener's failure, and the stage decides which it was.
+            trace.stuck = trace.stuck or source
             trace.blame(error, source)
             raise
-        except asyncio.CancelledError:
-            # The innermost listener sees a stage deadline first: that is the one that hung,
-            # even if an outer listener swallows the cancel.
-            trace.stuck = trace.stuck or source
+        except BaseException as error:  # KeyboardInterrupt, SystemExit and the like are faults like any other
+            trace.blame(error, source)
             raise
         finally:
             trace.running.pop()
-        if passed and value is passed[-1].value:
-            return passed[-1]
+        if passed:
+            if value is passed[-1].value:
+                return passed[-1]
+            if settle is not None:
+                try:
+                    return settle(passed[-1], value, source)
+                except Exception as error:
+                    trace.blame(error, passed[-1].source or source)
+                    raise
         # A listener that rewrote through next() and then decided itself decided on top of
         # its own rewrite, never on what it was first handed.
-        return ChainResult(value, getattr(value, "source", None) or source, handed[-1])
+        return ChainResult(value, credit(getattr(value, "source", None), source), handed[-1])
 
     return step
 

@@ -158,7 +158,7 @@ class Signal:
         for callback in callbacks:
             try:
                 callback(reason)
-            except Exception:  # one broken listener must not keep a cancel from the others
+            except BaseException:  # one broken listener, whatever it raises, must not keep a cancel from the others
                 log.exception("policyengine: signal callback %r failed", callback)
         self.detach()
 
