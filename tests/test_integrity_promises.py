@@ -35,11 +35,13 @@ from policyengine import (
     SourceKind,
     Stage,
     ToolCall,
+    ToolDefinition,
     accept,
     accept_value,
     allow,
     ask,
     block,
+    define_tool,
     deny,
 )
 from policyengine.enforce.install import pack_bundle
@@ -957,3 +959,194 @@ def test_whatever_a_listener_writes_the_body_runs_on_what_the_guards_saw(doc: An
 def test_allow_and_accept_stay_shared_singletons() -> None:
     assert allow() is allow()
     assert accept() is accept()
+
+
+# -- 12. the rest of the identity is plain str too -------------------------------------------------------
+
+
+class Agent(str):
+    def __str__(self) -> str:
+        return "root"
+
+
+def test_agent_call_id_and_cwd_subclasses_become_the_plain_str_they_hold() -> None:
+    seen: list[Any] = []
+    registry, _ = make_registry(make_tool("fs_write", parameters=WRITE_PARAMS))
+
+    @registry.guard
+    def look(call: ToolCall) -> None:
+        seen.append((call.agent, call.call_id, call.cwd, call.document["agent"]))
+        seen.append(tuple(type(x) for x in (call.agent, call.call_id, call.cwd)))
+
+    result = registry.call_sync(
+        "fs_write", {"path": "x"}, agent=Agent("ada"), call_id=Agent("c-1"), cwd=Agent("/home/ada")
+    )
+
+    assert result.outcome is Outcome.OK
+    assert seen == [("ada", "c-1", "/home/ada", "ada"), (str, str, str)]
+
+
+@pytest.mark.parametrize("field", ["agent", "call_id", "cwd"])
+def test_an_identity_field_that_is_not_a_string_is_invalid(field: str) -> None:
+    registry, recorder = make_registry(make_tool("fs_write", parameters=WRITE_PARAMS))
+
+    result = registry.call_sync("fs_write", {"path": "x"}, **{field: 42})
+
+    assert result.outcome is Outcome.INVALID
+    assert result.reason is not None and field in result.reason
+    assert recorder.results == [result]
+
+
+# -- 13. an answer that came after the deadline never counts, even when the loop was blocked ------------
+
+
+def test_a_pre_execute_listener_that_blocks_past_the_policy_timeout_and_allows_is_denied() -> None:
+    registry, _ = make_registry(make_tool("fs_write", parameters=WRITE_PARAMS), policy_timeout=0.05)
+
+    @registry.on_pre_execute
+    async def blocking(call: ToolCall, next: Next) -> Any:
+        time.sleep(0.1)  # never yields: the deadline's timer cannot fire
+        return allow()
+
+    result = registry.call_sync("fs_write", {"path": "x"})
+
+    assert result.outcome is Outcome.DENIED
+    assert result.reason is not None and "within" in result.reason
+
+
+def test_a_post_execute_listener_that_blocks_past_the_policy_timeout_and_accepts_is_blocked() -> None:
+    registry, _ = make_registry(make_tool("fetch"), policy_timeout=0.05)
+
+    @registry.on_post_execute
+    async def blocking(call: ToolCall, pending: PendingResult, next: Next) -> Any:
+        time.sleep(0.1)
+        return accept()
+
+    result = registry.call_sync("fetch")
+
+    assert result.outcome is Outcome.BLOCKED
+
+
+def test_an_approval_that_blocks_past_its_timeout_and_allows_is_denied() -> None:
+    class Blocking:
+        async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
+            time.sleep(0.1)
+            return ApprovalAnswer.ALLOWED_ONCE
+
+    registry, _ = make_registry(make_tool("fs_write", parameters=WRITE_PARAMS), approval_timeout=0.05)
+    registry.set_approval(Blocking())
+
+    @registry.on_pre_execute
+    async def asker(call: ToolCall, next: Next) -> Any:
+        return ask("may it?")
+
+    result = registry.call_sync("fs_write", {"path": "x"})
+
+    assert result.outcome is Outcome.DENIED
+    assert result.stage is Stage.APPROVAL
+
+
+# -- 14. post-execute: what rules further down read is what was handed on ----------------------------------
+
+
+def _secret_block_pack(tmp_path: Path) -> Path:
+    rules = [
+        {
+            "id": "block-secrets",
+            "stage": "post-execute",
+            "tools": ["*"],
+            "when": "result.value.token != null || starts_with(arguments.path || '', '/etc')",
+            "block": "secret",
+        }
+    ]
+    return rules_pack(tmp_path, "secrets", rules)
+
+
+def _hide_token(call: ToolCall, pending: PendingResult) -> Callable[[], None]:
+    token = pending.value["token"]
+    dict.__delitem__(pending.value, "token")
+    return lambda: dict.__setitem__(pending.value, "token", token)
+
+
+def _swap_value(call: ToolCall, pending: PendingResult) -> Callable[[], None]:
+    value = pending.value
+    object.__setattr__(pending, "value", FrozenDict(user="ada"))
+    return lambda: object.__setattr__(pending, "value", value)
+
+
+def _hide_path(call: ToolCall, pending: PendingResult) -> Callable[[], None]:
+    dict.__setitem__(call.arguments, "path", "notes.txt")
+    return lambda: dict.__setitem__(call.arguments, "path", "/etc/shadow")
+
+
+HIDES: dict[str, Callable[[ToolCall, PendingResult], Callable[[], None]]] = {
+    "the token": _hide_token,
+    "the whole value": _swap_value,
+    "the path": _hide_path,
+}
+
+
+@pytest.mark.parametrize("hide", HIDES.values(), ids=HIDES.keys())
+def test_a_post_listener_that_hides_something_from_a_pack_rule_and_puts_it_back_is_blocked(
+    tmp_path: Path, hide: Callable[[ToolCall, PendingResult], Callable[[], None]]
+) -> None:
+    async def fetch(_args: Any) -> dict[str, str]:
+        # With the path hidden the result holds no token: the path alone would block.
+        return {"user": "ada"} if hide is _hide_path else {"user": "ada", "token": "s3cr3t"}
+
+    params = {"path": {"type": "string"}}
+    registry, recorder = make_registry(make_tool("fetch", fetch, schema=SECRET_RECORD, parameters=params))
+
+    @registry.on_post_execute(name="hider")
+    async def hider(call: ToolCall, pending: PendingResult, next: Next) -> Any:
+        put_back = hide(call, pending)
+        decision = await next()
+        put_back()
+        return decision
+
+    registry.install(pack_bundle(load_pack(_secret_block_pack(tmp_path))))
+
+    result = registry.call_sync("fetch", {"path": "/etc/shadow" if hide is _hide_path else "notes.txt"})
+
+    assert result.outcome is Outcome.BLOCKED, result.reason
+    assert result.source is not None and result.source.name == "hider"
+    assert "s3cr3t" not in repr(recorder.results)
+
+
+def _unchecked(name: str, body: Callable[..., Any]) -> ToolDefinition:
+    """A tool that declares no output schema: no validator copies its value on the way."""
+    return define_tool(name=name, description="d", parameters={}, execute=body)
+
+
+def test_a_value_a_listener_handed_on_is_copied_so_its_later_write_never_reaches_the_result(tmp_path: Path) -> None:
+    registry, _ = make_registry(_unchecked("fetch", _fetch_record))
+    kept = FrozenDict(user="ada")
+
+    @registry.on_post_execute(name="keeper")
+    async def keeper(call: ToolCall, pending: PendingResult, next: Next) -> Any:
+        decision = await next(accept_value(kept))
+        dict.__setitem__(kept, "token", "s3cr3t")  # after the pack saw it
+        return decision
+
+    registry.install(pack_bundle(load_pack(_secret_block_pack(tmp_path))))
+
+    result = registry.call_sync("fetch")
+
+    assert result.outcome is Outcome.OK, result.reason
+    assert result.value == {"user": "ada"}
+
+
+def test_a_value_the_body_returned_is_copied_so_its_later_write_never_reaches_the_result() -> None:
+    kept = FrozenDict(user="ada")
+
+    async def body(_args: Any) -> Any:
+        return kept
+
+    registry, recorder = make_registry(_unchecked("fetch", body))
+
+    result = registry.call_sync("fetch")
+    dict.__setitem__(kept, "token", "s3cr3t")
+
+    assert result.outcome is Outcome.OK
+    assert result.value == {"user": "ada"}
+    assert recorder.results[0].value == {"user": "ada"}

@@ -293,20 +293,22 @@ class Registry:
         except FreezeError:
             sent = None
         refused: str | None = None
-        if type(name) is not str:
-            name, refused = _plain_name(name)
+        call_id = call_id or new_call_id()
+        cwd = cwd if cwd is not None else self.cwd
+        if type(name) is not str or type(agent) is not str or type(call_id) is not str or type(cwd) not in _TEXT:
+            name, agent, call_id, cwd, refused = _plain_identity(name, agent, call_id, cwd)
         try:
             token = copy_in(token) if token is not None else None  # policy and the body see one snapshot
         except FreezeError as error:
             token, refused = None, refused or f"the call's token is not JSON data ({error})"
         call = ToolCall(
-            call_id=call_id or new_call_id(),
+            call_id=call_id,
             name=name,
             arguments=sent if isinstance(sent, FrozenDict) else FrozenDict(),
             agent=agent,
             token=token,
             signal=signal or Signal(),
-            cwd=cwd if cwd is not None else self.cwd,
+            cwd=cwd,
         )
         run = Run(inst, call)
         result: ToolResult | None = None
@@ -344,8 +346,21 @@ class Registry:
         )
 
 
-def _plain_name(name: object) -> tuple[str, str | None]:
-    """(the name as a plain str, None), or (a placeholder, why) when it is no string at all."""
-    if isinstance(name, str):
-        return str.__str__(name), None
-    return f"<{type(name).__name__}>", f"the tool name must be a string, got {type(name).__name__}"
+_TEXT = (str, type(None))
+
+
+def _plain_identity(
+    name: object, agent: object, call_id: object, cwd: object
+) -> tuple[str, str, str, str | None, str | None]:
+    """The call's name, agent, id and cwd as plain str (a subclass's own __str__ never read), and why not, if not."""
+    texts: list[str] = []
+    refused: str | None = None
+    for label, value in (("tool name", name), ("agent", agent), ("call_id", call_id)):
+        if isinstance(value, str):
+            texts.append(str.__str__(value))
+        else:
+            texts.append(f"<{type(value).__name__}>")
+            refused = refused or f"the {label} must be a string, got {type(value).__name__}"
+    if cwd is not None and not isinstance(cwd, str):
+        refused, cwd = refused or f"the cwd must be a string, got {type(cwd).__name__}", None
+    return texts[0], texts[1], texts[2], None if cwd is None else str.__str__(cwd), refused

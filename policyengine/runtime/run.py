@@ -24,7 +24,7 @@ from policyengine.values.decisions import (
     Source,
     SourceKind,
 )
-from policyengine.values.frozen import FrozenDict, FrozenList, Snapshot, duplicate, freeze, identical
+from policyengine.values.frozen import FrozenDict, FrozenList, Snapshot, copy_in, duplicate, identical, unfrozen
 from policyengine.values.results import Outcome, Stage, ToolResult
 
 if TYPE_CHECKING:  # the installation holds the stages, which run a Run: only its type is needed here
@@ -128,16 +128,18 @@ def apply_rewrite(call: ToolCall, pending: PendingResult, rewrite: PostDecision,
     """Apply accept(content) or accept(value) to a pending result, validating what changes; `by` made it."""
     definition = pending.definition
     if isinstance(rewrite, AcceptValue):
-        value, problems = definition.validate_value(rewrite.value)
+        # Copied in: the listener keeps what it handed over and could write to it after rules checked it.
+        value, problems = definition.validate_value(unfrozen(rewrite.value))
         if problems:
             raise ValueError(f"replaced value fails the output schema: {'; '.join(problems)}")
         content = render(call, definition, value)
         return PendingResult(value, content, definition, (*pending.rewrites, by))
     if isinstance(rewrite, Accept) and rewrite.content is not None:
-        problems = content_problems(rewrite.content)
+        replaced = copy_in(rewrite.content)
+        problems = content_problems(replaced)
         if problems:
             raise ValueError(f"replaced content is malformed: {'; '.join(problems)}")
-        return PendingResult(pending.value, freeze(rewrite.content), definition, (*pending.rewrites, by))
+        return PendingResult(pending.value, replaced, definition, (*pending.rewrites, by))
     return pending
 
 
@@ -145,11 +147,11 @@ def render(call: ToolCall, definition: ToolDefinition, value: Any) -> FrozenList
     if definition.render is render_text and type(value) is str:
         # What render_text, the check and freeze() make of a string, built directly (most tools return text).
         return FrozenList._of([FrozenDict._of({"type": "text", "text": value})])
-    content = definition.render(call.arguments, value)
+    content = copy_in(definition.render(call.arguments, value))  # the tool's code keeps no handle on it
     problems = content_problems(content)
     if problems:
         raise ValueError(f"render of tool {definition.name!r} returned bad content: {'; '.join(problems)}")
-    return freeze(content)  # type: ignore[no-any-return]
+    return content  # type: ignore[no-any-return]
 
 
 class Run:
@@ -298,7 +300,8 @@ class Run:
             if call.signal.aborted:
                 outcome, reason = _stopped_by(call.signal.reason, f"tool {call.name!r} stopped")  # type: ignore[arg-type]
                 raise self.stop(outcome, Stage.EXECUTE, tool_source(call.name), reason)
-        value, problems = definition.validate_value(verdict.value)
+        # Copied in: a body (in a thread, say) keeps what it returned and could write to it while rules read it.
+        value, problems = definition.validate_value(unfrozen(verdict.value))
         if problems:
             raise self.stop(
                 Outcome.ERROR,
@@ -327,11 +330,11 @@ class Run:
         if definition.finalize_content is None:
             return pending.content  # type: ignore[no-any-return]
         try:
-            content = definition.finalize_content(self.call.arguments, pending.value, pending.content)
+            content = copy_in(definition.finalize_content(self.call.arguments, pending.value, pending.content))
             problems = content_problems(content)
             if problems:
                 raise ValueError("; ".join(problems))
-            return freeze(content)  # type: ignore[no-any-return]
+            return content  # type: ignore[no-any-return]
         except BaseException as error:  # synchronous: even a CancelledError here is a stray one
             raise self.stop(
                 Outcome.ERROR,

@@ -24,14 +24,16 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from operator import attrgetter, is_
 from typing import Any, ClassVar, Protocol
 
-from policyengine.runtime.run import REGISTRY, Run, apply_rewrite, describe, failed
+from policyengine.runtime.run import REGISTRY, Run, Seal, apply_rewrite, describe, failed
 from policyengine.runtime.waterfall import ChainResult, Trace, Waterfall, credit
 from policyengine.values.call import PendingResult, ToolCall
 from policyengine.values.cancellation import strict_timeout
 from policyengine.values.decisions import Block, Deny, PostDecision, PreDecision, Source
+from policyengine.values.frozen import Snapshot
 
 Guard = Callable[[ToolCall], "str | Deny | Awaitable[str | Deny | None] | None"]
 
@@ -259,6 +261,38 @@ class NoPostExecute:
         return pending
 
 
+class _Reviewed:
+    """The call and every result handed through post-execute, as first handed: tells any later write.
+
+    Rules further down the chain (a pack's) read the call and the result; a listener written in
+    Python that wrote to either through the base classes, then put it back after next(), would
+    steer them. Rewrites go through next(rewrite) or a returned decision, never a write.
+    """
+
+    __slots__ = ("_results", "_seal")
+
+    def __init__(self, run: Run) -> None:
+        # The call as it is now (the body ran: what the result carries was copied already).
+        self._seal = run.seal or Seal(run.call)
+        self._results: list[tuple[PendingResult, tuple[Any, ...], Snapshot]] = []
+
+    def changes(self, args: tuple[Any, ...], _returning: bool) -> str | None:
+        """Trace.watch: what was written to the call or to a result under review; None if nothing."""
+        pending = args[1]
+        if not any(seen is pending for seen, _fields, _snapshot in self._results):
+            self._results.append((pending, _pending_fields(pending), Snapshot(pending.value, pending.content)))
+        changes = self._seal.changes()
+        if changes is not None:
+            return changes
+        for seen, handed, snapshot in self._results:
+            if not all(map(is_, _pending_fields(seen), handed)) or not snapshot.intact():
+                return "wrote to the result under review"
+        return None
+
+
+_pending_fields = attrgetter(*(f.name for f in fields(PendingResult)))
+
+
 class PostExecuteChain:
     """Post-execute listeners written in Python: a waterfall under the policy deadline."""
 
@@ -273,7 +307,7 @@ class PostExecuteChain:
 
     async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
         """The result with every rewrite applied, or the block (a fault blocks, naming who)."""
-        trace = Trace()
+        trace = Trace(watch=_Reviewed(run).changes)
         verdict = await _policy_chain(self.chain.run((run.call, pending), trace), trace, self.timeout)
         if isinstance(verdict, tuple):
             return Block(verdict[1], verdict[0])

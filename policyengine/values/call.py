@@ -33,9 +33,12 @@ class ToolCall:
     document: FrozenDict = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if type(self.name) is not str:
+        if type(self.name) is not str or type(self.agent) is not str or type(self.call_id) is not str:
             # A `(str, Enum)` name must be the tool that runs and the name conditions read alike.
-            object.__setattr__(self, "name", plain_name(self.name))
+            for label in ("name", "agent", "call_id"):
+                object.__setattr__(self, label, plain_text(getattr(self, label), label))
+        if self.cwd is not None and type(self.cwd) is not str:
+            object.__setattr__(self, "cwd", plain_text(self.cwd, "cwd"))
         object.__setattr__(self, "arguments", freeze(self.arguments))
         if self.token is not None:
             object.__setattr__(self, "token", freeze(self.token, path="token"))
@@ -48,11 +51,11 @@ class ToolCall:
         object.__setattr__(self, "document", document)
 
 
-def plain_name(name: object) -> str:
-    """A tool name as the exact str it holds; anything but a string is refused."""
-    if not isinstance(name, str):
-        raise TypeError(f"a tool name must be a string, got {type(name).__name__}")
-    return str.__str__(name)
+def plain_text(value: object, label: str) -> str:
+    """A name, agent, call id or cwd as the exact str it holds (never a subclass's __str__); else TypeError."""
+    if not isinstance(value, str):
+        raise TypeError(f"a call's {label} must be a string, got {type(value).__name__}")
+    return str.__str__(value)
 
 
 def call_document(

@@ -167,18 +167,18 @@ def copy_in(value: Any) -> Any:
     caller still holds what it handed in and can write to it through the base class while the
     call runs; a copy is the only snapshot nobody else can reach.
     """
-    return freeze(_unfrozen(value, 0))
+    return freeze(unfrozen(value))
 
 
-def _unfrozen(value: Any, depth: int) -> Any:
-    """Plain containers for every container in `value` (leaves as they are; freeze() checks them)."""
+def unfrozen(value: Any, depth: int = 0) -> Any:
+    """Plain containers for every container in `value`, leaves as they are: for freeze() or a validator to copy in."""
     kind = type(value)
     if kind in _EXACT_SCALARS or depth > MAX_DEPTH:  # too deep: left for freeze() to refuse
         return value
     if isinstance(value, Mapping):
-        return {key: _unfrozen(item, depth + 1) for key, item in value.items()}
+        return {key: unfrozen(item, depth + 1) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_unfrozen(item, depth + 1) for item in value]
+        return [unfrozen(item, depth + 1) for item in value]
     return value
 
 
