@@ -1150,3 +1150,41 @@ def test_a_value_the_body_returned_is_copied_so_its_later_write_never_reaches_th
     assert result.outcome is Outcome.OK
     assert result.value == {"user": "ada"}
     assert recorder.results[0].value == {"user": "ada"}
+
+
+def test_a_body_that_writes_to_its_own_arguments_is_not_blamed_on_a_post_listener() -> None:
+    async def body(args: Any) -> str:
+        dict.__setitem__(args, "path", "/etc/shadow")  # its own copy: the result carries what policy saw
+        return "written"
+
+    registry, _ = make_registry(make_tool("fs_write", body, parameters=WRITE_PARAMS))
+
+    @registry.on_pre_execute
+    async def reader(call: ToolCall, next: Next) -> Any:
+        return await next()
+
+    @registry.on_post_execute
+    async def reviewer(call: ToolCall, pending: PendingResult, next: Next) -> Any:
+        return await next()
+
+    result = registry.call_sync("fs_write", {"path": "notes.txt"})
+
+    assert result.outcome is Outcome.OK, result.reason
+    assert result.arguments == {"path": "notes.txt"}
+
+
+def test_a_stray_cancel_anywhere_in_the_engine_ends_the_call_as_an_error_not_the_callers_cancel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import policyengine.runtime.registry as registry_module
+
+    async def stray(*_args: Any) -> Any:
+        raise asyncio.CancelledError("from nowhere")
+
+    monkeypatch.setattr(registry_module, "run_call", stray)
+    registry, recorder = make_registry(make_tool("fs_write", parameters=WRITE_PARAMS))
+
+    result = asyncio.run(registry.call("fs_write", {"path": "x"}))
+
+    assert result.outcome is Outcome.ERROR
+    assert recorder.results == [result]

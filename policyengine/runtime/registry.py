@@ -320,7 +320,7 @@ class Registry:
             else:
                 result = await run_call(run, arguments if sent is None else sent)
         except asyncio.CancelledError as error:
-            if task is not None and task.cancelling() > cancels:
+            if task is None or task.cancelling() > cancels:
                 result = run.result(Outcome.CANCELLED, None, REGISTRY, "the calling task was cancelled")
                 raise
             # Nobody cancelled the caller: a stray cancel from inside is a failure, never the caller's cancel.

@@ -272,8 +272,9 @@ class _Reviewed:
     __slots__ = ("_results", "_seal")
 
     def __init__(self, run: Run) -> None:
-        # The call as it is now (the body ran: what the result carries was copied already).
-        self._seal = run.seal or Seal(run.call)
+        # The call as it is now, not as pre-execute sealed it: the body may have written to its own
+        # arguments (the result carries a copy made before it ran), and no listener here did that.
+        self._seal = Seal(run.call)
         self._results: list[tuple[PendingResult, tuple[Any, ...], Snapshot]] = []
 
     def changes(self, args: tuple[Any, ...], _returning: bool) -> str | None:
