@@ -182,7 +182,7 @@ def _link(
             if settle is not None:
                 try:
                     return settle(passed[-1], value, source)
-                except Exception as error:
+                except BaseException as error:  # a rewrite from further down failed to apply: its maker's fault
                     trace.blame(error, passed[-1].source or source)
                     raise
         # A listener that rewrote through next() and then decided itself decided on top of
