@@ -1188,3 +1188,13 @@ def test_a_stray_cancel_anywhere_in_the_engine_ends_the_call_as_an_error_not_the
 
     assert result.outcome is Outcome.ERROR
     assert recorder.results == [result]
+
+
+@pytest.mark.parametrize("number", [float("nan"), Float64("inf"), Float64("-inf")], ids=["nan", "inf", "-inf"])
+def test_a_json_schema_number_is_finite_even_when_the_validator_is_called_directly(number: float) -> None:
+    from policyengine.tools.json_schema_validator import compile_json_schema
+
+    validator = compile_json_schema({"type": "object", "properties": {"amount": {"type": "number"}}})
+
+    assert validator({"amount": number}) != []
+    assert validator({"amount": Float64(2.5)}) == []
