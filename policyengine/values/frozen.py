@@ -167,6 +167,12 @@ def copy_in(value: Any) -> Any:
     caller still holds what it handed in and can write to it through the base class while the
     call runs; a copy is the only snapshot nobody else can reach.
     """
+    if type(value) is dict:
+        for item in dict.values(value):
+            if type(item) not in _EXACT_SCALARS:
+                break
+        else:
+            return freeze(value)  # flat and plain, as most arguments are: freeze() builds new containers anyway
     return freeze(unfrozen(value))
 
 
