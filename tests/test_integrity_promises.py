@@ -924,9 +924,56 @@ def _writes(value: Any) -> list[Callable[[], None]]:
     return found
 
 
-@settings(max_examples=scaled(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(doc=st.dictionaries(st.text(max_size=4), documents, max_size=4), token=documents, pick=st.integers(0, 1000))
-def test_whatever_a_listener_writes_the_body_runs_on_what_the_guards_saw(doc: Any, token: Any, pick: int) -> None:
+MEDDLERS = ["pre-execute listener", "pre-execute listener, after next()", "later guard", "approval", "execute wrapper"]
+
+
+def _install_meddler(registry: Registry, where: str, meddle: Callable[[ToolCall], None]) -> None:
+    """Something at `where` that makes one base-class write to the call it gets."""
+    if where.startswith("pre-execute listener"):
+        after = where.endswith("after next()")
+
+        async def listener(call: ToolCall, next: Next) -> Any:
+            if not after:
+                meddle(call)
+            decision = await next()
+            if after:
+                meddle(call)
+            return decision
+
+        registry.on_pre_execute(listener)
+    elif where == "later guard":
+        registry.guard(lambda call: meddle(call))
+    elif where == "approval":
+
+        class Meddling:
+            async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
+                meddle(request.call)
+                return ApprovalAnswer.ALLOWED_ONCE
+
+        async def asker(call: ToolCall, next: Next) -> Any:
+            return ask("may it?")
+
+        registry.on_pre_execute(asker)
+        registry.set_approval(Meddling())
+    else:
+
+        async def wrapper(dispatch: Dispatch, next: Next) -> Any:
+            meddle(dispatch.call)
+            return await next()
+
+        registry.on_execute(wrapper)
+
+
+@settings(max_examples=scaled(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    doc=st.dictionaries(st.text(max_size=4), documents, max_size=4),
+    token=documents,
+    pick=st.integers(0, 1000),
+    where=st.sampled_from(MEDDLERS),
+)
+def test_whatever_policy_code_writes_the_body_runs_on_what_the_guards_saw(
+    doc: Any, token: Any, pick: int, where: str
+) -> None:
     guarded: list[Any] = []
     ran: list[Any] = []
 
@@ -942,16 +989,16 @@ def test_whatever_a_listener_writes_the_body_runs_on_what_the_guards_saw(doc: An
     def look(call: ToolCall) -> None:
         guarded.append((thaw(call.arguments), thaw(call.token)))
 
-    async def meddle(dispatch: Dispatch, next: Next) -> Any:
-        writes = _writes(dispatch.call.arguments) + _writes(dispatch.call.token)
+    def meddle(call: ToolCall) -> None:
+        writes = _writes(call.arguments) + _writes(call.token)
         writes[pick % len(writes)]()
-        return await next()
 
-    registry.on_execute(meddle)
+    _install_meddler(registry, where, meddle)
 
     result = registry.call_sync("tool", {"doc": doc}, token=token)
 
-    assert ran == [] or ran == guarded
+    assert all(seen == ({"doc": doc}, token) for seen in guarded)  # no guard ever saw a write
+    assert ran == []  # every write is told, wherever it was made
     assert result.outcome is Outcome.DENIED
     assert thaw(result.arguments) == {"doc": doc}
 
