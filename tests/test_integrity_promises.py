@@ -1047,18 +1047,32 @@ def test_an_identity_field_that_is_not_a_string_is_invalid(field: str) -> None:
 # -- 13. an answer that came after the deadline never counts, even when the loop was blocked ------------
 
 
-def test_a_pre_execute_listener_that_blocks_past_the_policy_timeout_and_allows_is_denied() -> None:
+@pytest.mark.parametrize("when", ["before next()", "after next()"])
+def test_a_pre_execute_listener_that_blocks_past_the_policy_timeout_is_denied_and_named(when: str) -> None:
     registry, _ = make_registry(make_tool("fs_write", parameters=WRITE_PARAMS), policy_timeout=0.05)
 
     @registry.on_pre_execute
+    async def before(call: ToolCall, next: Next) -> Any:
+        return await next()
+
+    @registry.on_pre_execute
     async def blocking(call: ToolCall, next: Next) -> Any:
-        time.sleep(0.1)  # never yields: the deadline's timer cannot fire
+        if when == "before next()":
+            time.sleep(0.1)  # never yields: the deadline's timer cannot fire
+        await next()
+        if when == "after next()":
+            time.sleep(0.1)
         return allow()
+
+    @registry.on_pre_execute
+    async def after(call: ToolCall, next: Next) -> Any:
+        return await next()
 
     result = registry.call_sync("fs_write", {"path": "x"})
 
     assert result.outcome is Outcome.DENIED
     assert result.reason is not None and "within" in result.reason
+    assert result.source is not None and result.source.name.endswith("blocking")
 
 
 def test_a_post_execute_listener_that_blocks_past_the_policy_timeout_and_accepts_is_blocked() -> None:
@@ -1072,6 +1086,7 @@ def test_a_post_execute_listener_that_blocks_past_the_policy_timeout_and_accepts
     result = registry.call_sync("fetch")
 
     assert result.outcome is Outcome.BLOCKED
+    assert result.source is not None and result.source.name.endswith("blocking")
 
 
 def test_an_approval_that_blocks_past_its_timeout_and_allows_is_denied() -> None:

@@ -114,6 +114,7 @@ async def _policy_chain(
 ) -> ChainResult[Any] | tuple[Source, str]:
     """A policy waterfall under the policy deadline: its verdict, or who failed it and why (fail closed)."""
     cancels = cancelling()
+    trace.deadline = asyncio.get_running_loop().time() + timeout
     try:
         async with strict_timeout(timeout):
             verdict = await runner

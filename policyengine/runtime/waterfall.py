@@ -61,7 +61,7 @@ class Trace:
     returns (`returning`), so a change is pinned on the listener that made it.
     """
 
-    __slots__ = ("faults", "origin", "running", "stuck", "watch")
+    __slots__ = ("deadline", "faults", "origin", "running", "stuck", "watch")
 
     def __init__(self, watch: Watch | None = None) -> None:
         # Written out, not a dataclass: one is built per stage of every call, and this is ~40% cheaper.
@@ -70,6 +70,10 @@ class Trace:
         self.faults: list[Fault] = []
         self.origin: dict[int, Source] = {}
         self.watch = watch
+        # The event-loop time by which the stage must answer, when it has a deadline: the innermost
+        # listener that returns after it is the one that overran (it may have blocked the loop, so
+        # no cancel ever reached it to mark it stuck).
+        self.deadline: float | None = None
 
     def blame(self, error: BaseException, source: Source) -> None:
         """Record that `error` surfaced first in `source` (innermost frame wins)."""
@@ -148,6 +152,8 @@ def _link(
                     # refusal of its own next() argument must not get away with it.
                     trace.blame(error, source)
                     raise
+            if trace.deadline is not None and trace.stuck is None and _now() > trace.deadline:
+                trace.stuck = source  # it overran before it handed on: not the listeners after it
             if trace.watch is not None:
                 _refuse_change(trace.watch(handed[-1], False), trace, source)
             verdict = await downstream(handed[-1], trace)
@@ -157,6 +163,8 @@ def _link(
         trace.running.append(source)
         try:
             value = await fn(*args, next_)
+            if trace.deadline is not None and trace.stuck is None and _now() > trace.deadline:
+                trace.stuck = source
             if trace.watch is not None:
                 _refuse_change(trace.watch(args, True), trace, source)
             if not check(value):
@@ -190,6 +198,10 @@ def _link(
         return ChainResult(value, credit(getattr(value, "source", None), source), handed[-1])
 
     return step
+
+
+def _now() -> float:
+    return asyncio.get_running_loop().time()
 
 
 def _refuse_change(changed: str | None, trace: Trace, source: Source) -> None:
