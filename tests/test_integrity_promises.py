@@ -23,6 +23,7 @@ from policyengine import (
     Accept,
     ApprovalAnswer,
     ApprovalRequest,
+    Block,
     Deny,
     Dispatch,
     FrozenDict,
@@ -541,18 +542,28 @@ def test_a_python_guard_cannot_credit_its_red_line_to_a_pack_rule() -> None:
     assert result.source is not None and result.source.name == "forging-guard"
 
 
-def test_a_python_post_listener_cannot_credit_its_block_or_rewrite_to_a_pack_rule() -> None:
+@pytest.mark.parametrize("how", ["returned rewrite", "rewrite through next()", "returned block"])
+def test_a_python_post_listener_cannot_credit_its_block_or_rewrite_to_a_pack_rule(how: str) -> None:
     forged = Source(SourceKind.RULE, "redact", "strict", "sha256:0")
     registry, _ = make_registry(make_tool("fetch"))
+    content = [{"type": "text", "text": "x"}]
 
     @registry.on_post_execute(name="forging-post")
     async def forging(call: ToolCall, pending: PendingResult, next: Next) -> Any:
-        return Accept(content=[{"type": "text", "text": "x"}], source=forged)
+        if how == "returned block":
+            return Block("blamed on the pack", forged)
+        if how == "rewrite through next()":
+            return await next(Accept(content=content, source=forged))
+        return Accept(content=content, source=forged)
 
     result = registry.call_sync("fetch")
 
-    assert result.outcome is Outcome.OK
-    assert [s.name for s in result.rewrites] == ["forging-post"]
+    if how == "returned block":
+        assert result.outcome is Outcome.BLOCKED
+        assert result.source is not None and result.source.name == "forging-post"
+    else:
+        assert result.outcome is Outcome.OK
+        assert [s.name for s in result.rewrites] == ["forging-post"]
 
 
 def test_a_pack_still_names_its_own_rules(tmp_path: Path) -> None:
