@@ -1271,3 +1271,72 @@ def test_a_json_schema_number_is_finite_even_when_the_validator_is_called_direct
 
     assert validator({"amount": number}) != []
     assert validator({"amount": Float64(2.5)}) == []
+
+
+# -- 15. the tool's definition outlives the call: no write to it through a call survives ---------------
+
+
+def _unrole_definition(definition: ToolDefinition) -> None:
+    assert definition.roles is not None
+    dict.__setitem__(definition.roles, "target", "text")
+
+
+def _drop_definition_roles(definition: ToolDefinition) -> None:
+    object.__setattr__(definition, "roles", None)
+
+
+def _swap_definition_body(definition: ToolDefinition) -> None:
+    object.__setattr__(definition, "execute", _fetch_record)
+
+
+DEFINITION_WRITES: dict[str, Callable[[ToolDefinition], None]] = {
+    "a base-class write to its roles": _unrole_definition,
+    "its roles dropped": _drop_definition_roles,
+    "its body swapped": _swap_definition_body,
+}
+
+
+@pytest.mark.parametrize("write", DEFINITION_WRITES.values(), ids=DEFINITION_WRITES.keys())
+@pytest.mark.parametrize("where", ["execute wrapper", "execute wrapper, after next()", "post-execute listener"])
+def test_a_write_to_the_tools_definition_through_a_call_fails_it_and_is_put_back_for_later_calls(
+    tmp_path: Path, where: str, write: Callable[[ToolDefinition], None]
+) -> None:
+    runs: list[Any] = []
+
+    async def body(args: Any) -> str:
+        runs.append(thaw(args))
+        return "done"
+
+    tool = make_tool("fs_write", body, parameters=ROLE_PARAMS)
+    roles, execute = tool.roles, tool.execute
+    meddling, clean = Registry(), Registry()
+    for registry in (meddling, clean):
+        registry.register(tool)
+        registry.install(pack_bundle(load_pack(_roles_pack(tmp_path))))
+    if where == "post-execute listener":
+
+        @meddling.on_post_execute
+        async def post(call: ToolCall, pending: PendingResult, next: Next) -> Any:
+            write(pending.definition)
+            return await next()
+
+    else:
+        after = where.endswith("after next()")
+
+        @meddling.on_execute
+        async def wrapper(dispatch: Dispatch, next: Next) -> Any:
+            if not after:
+                write(dispatch.definition)
+            value = await next()
+            if after:
+                write(dispatch.definition)
+            return value
+
+    first = meddling.call_sync("fs_write", {"target": "notes.txt"})
+    later = clean.call_sync("fs_write", {"target": "/etc/passwd"})
+
+    assert first.outcome in (Outcome.DENIED, Outcome.BLOCKED), first.reason
+    assert first.reason is not None and "definition" in first.reason
+    assert later.outcome is Outcome.DENIED and later.stage is Stage.GUARD
+    assert tool.roles is roles and thaw(tool.roles) == {"target": "path"}
+    assert tool.execute is execute

@@ -105,6 +105,39 @@ class Seal:
         return None if what is None else f"changed {what} after policy saw it"
 
 
+class DefinitionSeal:
+    """A tool's definition as a call found it: tells, and undoes, any write to it made through the call.
+
+    Wrappers and post-execute listeners get the definition (`dispatch.definition`,
+    `result.definition`); it is shared by every later call of the tool, in every registry that
+    holds it, so a write to it (`object.__setattr__(definition, "roles", None)`, a base-class
+    write to its roles) would outlive the call. It is put back, and the call fails closed.
+    """
+
+    __slots__ = ("_attributes", "_definition", "_frozen", "_kind")
+
+    def __init__(self, definition: ToolDefinition) -> None:
+        self._definition, self._kind = definition, type(definition)
+        self._attributes = dict(vars(definition))
+        self._frozen = Snapshot(*(v for v in self._attributes.values() if type(v) in _CONTAINERS))
+
+    def changes(self) -> str | None:
+        """What was written to the definition since it was sealed (and now undone); None if nothing."""
+        definition, attributes = self._definition, self._attributes
+        now = vars(definition)
+        same = type(definition) is self._kind and len(now) == len(attributes)
+        if same and all(now.get(k, _MISSING) is v for k, v in attributes.items()) and self._frozen.intact():
+            return None
+        object.__setattr__(definition, "__class__", self._kind)
+        now.clear()
+        now.update(attributes)
+        self._frozen.restore()
+        return f"changed the definition of tool {attributes.get('name')!r} (put back)"
+
+
+_MISSING = object()
+
+
 def swapped(dispatch: Any, call: ToolCall, definition: ToolDefinition) -> str | None:
     """What a dispatch handed to next() carries besides a new signal; None if nothing."""
     if type(dispatch) is not Dispatch:
@@ -256,10 +289,14 @@ class Run:
         if not direct and not stage.trusted:
             # Wrappers written in Python may change the signal and nothing else: every hand-off is checked.
             seal = self.watch()
+            tool = DefinitionSeal(definition)
 
             def watch(args: tuple[Any, ...], returning: bool) -> str | None:
-                # Once next() returned, the body ran (or never will): later writes change nothing that ran.
-                return None if returning else swapped(args[0], call, definition) or seal.changes()
+                # Once next() returned, the body ran (or never will): later writes to the call change
+                # nothing that ran; the definition outlives the call, so a write to it is told then too.
+                if returning:
+                    return tool.changes()
+                return swapped(args[0], call, definition) or seal.changes() or tool.changes()
 
             trace.watch = watch
         elif self.seal is None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields, replace
 from operator import attrgetter, is_
 from typing import Any, ClassVar, Protocol
 
-from policyengine.runtime.run import REGISTRY, Run, Seal, apply_rewrite, describe, failed
+from policyengine.runtime.run import REGISTRY, DefinitionSeal, Run, Seal, apply_rewrite, describe, failed
 from policyengine.runtime.waterfall import ChainResult, Trace, Waterfall, credit
 from policyengine.values.call import PendingResult, ToolCall
 from policyengine.values.cancellation import strict_timeout
@@ -270,12 +270,13 @@ class _Reviewed:
     steer them. Rewrites go through next(rewrite) or a returned decision, never a write.
     """
 
-    __slots__ = ("_results", "_seal")
+    __slots__ = ("_results", "_seal", "_tool")
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Run, pending: PendingResult) -> None:
         # The call as it is now, not as pre-execute sealed it: the body may have written to its own
         # arguments (the result carries a copy made before it ran), and no listener here did that.
         self._seal = Seal(run.call)
+        self._tool = DefinitionSeal(pending.definition)  # listeners get it as result.definition
         self._results: list[tuple[PendingResult, tuple[Any, ...], Snapshot]] = []
 
     def changes(self, args: tuple[Any, ...], _returning: bool) -> str | None:
@@ -283,7 +284,7 @@ class _Reviewed:
         pending = args[1]
         if not any(seen is pending for seen, _fields, _snapshot in self._results):
             self._results.append((pending, _pending_fields(pending), Snapshot(pending.value, pending.content)))
-        changes = self._seal.changes()
+        changes = self._seal.changes() or self._tool.changes()
         if changes is not None:
             return changes
         for seen, handed, snapshot in self._results:
@@ -309,7 +310,7 @@ class PostExecuteChain:
 
     async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
         """The result with every rewrite applied, or the block (a fault blocks, naming who)."""
-        trace = Trace(watch=_Reviewed(run).changes)
+        trace = Trace(watch=_Reviewed(run, pending).changes)
         verdict = await _policy_chain(self.chain.run((run.call, pending), trace), trace, self.timeout)
         if isinstance(verdict, tuple):
             return Block(verdict[1], verdict[0])
