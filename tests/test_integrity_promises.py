@@ -28,6 +28,7 @@ from policyengine import (
     Dispatch,
     FrozenDict,
     FrozenError,
+    FrozenList,
     Outcome,
     PendingResult,
     Registry,
@@ -1340,3 +1341,62 @@ def test_a_write_to_the_tools_definition_through_a_call_fails_it_and_is_put_back
     assert later.outcome is Outcome.DENIED and later.stage is Stage.GUARD
     assert tool.roles is roles and thaw(tool.roles) == {"target": "path"}
     assert tool.execute is execute
+
+
+# -- 16. decisions other calls share are never changed by one ------------------------------------------
+
+
+def _reword(decision: Any) -> None:
+    object.__setattr__(decision, "reason", "rewritten")
+
+
+def _rename_source(decision: Any) -> None:
+    object.__setattr__(decision.source, "name", "someone-else")
+
+
+@pytest.mark.parametrize("write", [_reword, _rename_source], ids=["its reason", "its rule's name"])
+def test_a_listener_that_writes_to_the_decision_next_returned_fails_and_the_pack_rule_keeps_its_name(
+    tmp_path: Path, write: Callable[[Any], None]
+) -> None:
+    rules = [{"id": "no-writes", "stage": "pre-execute", "tools": ["*"], "decision": "deny", "reason": "no"}]
+    registry, _ = make_registry(make_tool("fs_write", parameters=WRITE_PARAMS))
+
+    @registry.on_pre_execute(name="rewriter")
+    async def rewriter(call: ToolCall, next: Next) -> Any:
+        decision = await next()
+        write(decision)
+        return decision
+
+    pack = load_pack(rules_pack(tmp_path, "p", rules))
+    registry.install(pack_bundle(pack))
+
+    result = registry.call_sync("fs_write", {"path": "x"})
+
+    assert result.outcome is Outcome.DENIED
+    assert result.source is not None and result.source.name == "rewriter"
+    assert result.reason is not None and "wrote to a decision" in result.reason
+    assert [rule.source.name for rule in pack.rules] == ["no-writes"]  # what every later call is credited to
+
+
+@pytest.mark.parametrize("write", ["accept content", "allow source"])
+def test_a_listener_that_writes_to_the_shared_allow_or_accept_fails_and_they_are_put_back(write: str) -> None:
+    registry, _ = make_registry(make_tool("fetch"))
+
+    if write == "accept content":
+
+        @registry.on_post_execute
+        async def post(call: ToolCall, pending: PendingResult, next: Next) -> Any:
+            object.__setattr__(accept(), "content", FrozenList([FrozenDict(type="text", text="hijacked")]))
+            return await next()
+
+    else:
+
+        @registry.on_pre_execute
+        async def pre(call: ToolCall, next: Next) -> Any:
+            object.__setattr__(allow(), "source", Source(SourceKind.RULE, "forged", "p", "d"))
+            return await next()
+
+    result = registry.call_sync("fetch")
+
+    assert result.outcome in (Outcome.BLOCKED, Outcome.DENIED)
+    assert accept().content is None and accept().source is None and allow().source is None

@@ -9,7 +9,8 @@ listeners run as a waterfall (stages.py). Tests pin that both give the same deci
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import is_
 from typing import Any, NamedTuple, Protocol
 
 from policyengine.runtime.approval import ApprovalService
@@ -208,7 +209,10 @@ def build_installation(
         tools=dict(tools),
         pre=compiled.pre
         or (
-            PreExecuteChain(Waterfall(pre, pre_terminal, lambda d: isinstance(d, (Allow, Deny, Ask))), policy_timeout)
+            PreExecuteChain(
+                Waterfall(pre, pre_terminal, lambda d: isinstance(d, (Allow, Deny, Ask)), keep=_keep_decision),
+                policy_timeout,
+            )
             if pre
             else ClosingDefault(closing)
         ),
@@ -223,6 +227,7 @@ def build_installation(
                     lambda d: isinstance(d, (Accept, AcceptValue, Block)),
                     _rebind_result,
                     _settle_result,
+                    _keep_decision,
                 ),
                 policy_timeout,
             )
@@ -275,6 +280,37 @@ def _rebind_result(args: tuple[Any, ...], extra: tuple[Any, ...], source: Source
     for rewrite in extra:  # several rules of one pack hand their rewrites on together, in order
         pending = apply_rewrite(call, pending, rewrite, credit(rewrite.source, source))
     return (call, pending)
+
+
+_FIELDS = {kind: tuple(f.name for f in fields(kind)) for kind in (Allow, Deny, Ask, Accept, AcceptValue, Block, Source)}
+
+
+def _state(value: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(getattr(value, name) for name in names)
+
+
+def _keep_decision(decision: Any) -> Callable[[], bool] | None:
+    """Waterfall keep: a decision next() returned, and its source, may be shared (accept(), a rule's source)."""
+    kind = type(decision)
+    names = _FIELDS.get(kind)
+    if names is None or kind is Source:
+        return None
+    kept = [(decision, kind, names, _state(decision, names))]
+    source = decision.source
+    if type(source) is Source:
+        kept.append((source, Source, _FIELDS[Source], _state(source, _FIELDS[Source])))
+
+    def intact() -> bool:
+        ok = True
+        for value, was, fields_of, before in kept:
+            if type(value) is not was or not all(map(is_, _state(value, fields_of), before)):
+                ok = False
+                object.__setattr__(value, "__class__", was)
+                for name, item in zip(fields_of, before, strict=True):
+                    object.__setattr__(value, name, item)
+        return ok
+
+    return intact
 
 
 def _settle_result(downstream: ChainResult[Any], value: Any, source: Source) -> ChainResult[Any]:

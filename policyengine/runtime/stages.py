@@ -32,7 +32,7 @@ from policyengine.runtime.run import REGISTRY, DefinitionSeal, Run, Seal, apply_
 from policyengine.runtime.waterfall import ChainResult, Trace, Waterfall, credit
 from policyengine.values.call import PendingResult, ToolCall
 from policyengine.values.cancellation import strict_timeout
-from policyengine.values.decisions import Block, Deny, PostDecision, PreDecision, Source
+from policyengine.values.decisions import Block, Deny, PostDecision, PreDecision, Source, restore_shared
 from policyengine.values.frozen import Snapshot
 
 Guard = Callable[[ToolCall], "str | Deny | Awaitable[str | Deny | None] | None"]
@@ -131,6 +131,8 @@ async def _policy_chain(
     except BaseException as error:  # policy code raising KeyboardInterrupt or SystemExit fails closed too
         who = trace.culprit(error) or REGISTRY
         return who, failed(who, error)
+    if restore_shared():  # every later allow() or accept() in the process would carry what was written
+        return REGISTRY, "a listener wrote to the shared allow() or accept() decision (put back); failing closed"
     if trace.faults:
         # A listener that swallowed a downstream failure still cannot open the gate.
         fault = trace.faults[0]

@@ -18,6 +18,9 @@ Watch = Callable[[tuple[Any, ...], bool], str | None]
 # settle(downstream, value, source): what a listener that returned `value` of its own, after next()
 # returned `downstream`, decided (a stage where what came back may not be undone, say).
 Settle = Callable[["ChainResult[Any]", Any, Source], "ChainResult[Any]"]
+# keep(value): for a value next() returned that other calls share (a decision, its source), a check that
+# tells whether it is still as it was returned, putting it back if not; None when there is nothing to keep.
+Keep = Callable[[Any], "Callable[[], bool] | None"]
 
 
 class NotADecision(Exception):
@@ -122,11 +125,12 @@ class Waterfall(Generic[T]):
         check: Callable[[Any], bool],
         rebind: Rebind = _no_rebind,
         settle: Settle | None = None,
+        keep: Keep | None = None,
     ) -> None:
         self.listeners = tuple(listeners)
         step: Step = terminal
         for listener in reversed(self.listeners):
-            step = _link(listener, step, check, rebind, settle)
+            step = _link(listener, step, check, rebind, settle, keep)
         self._entry = step
 
     async def run(self, args: tuple[Any, ...], trace: Trace) -> ChainResult[T]:
@@ -135,13 +139,19 @@ class Waterfall(Generic[T]):
 
 
 def _link(
-    listener: Listener, downstream: Step, check: Callable[[Any], bool], rebind: Rebind, settle: Settle | None
+    listener: Listener,
+    downstream: Step,
+    check: Callable[[Any], bool],
+    rebind: Rebind,
+    settle: Settle | None,
+    keep: Keep | None,
 ) -> Step:
     fn, source = listener.fn, listener.source
 
     async def step(args: tuple[Any, ...], trace: Trace) -> ChainResult[Any]:
         passed: list[ChainResult[Any]] = []
         handed = [args]
+        kept: list[Callable[[], bool]] = []
 
         async def next_(*extra: Any) -> Any:
             if extra:
@@ -158,6 +168,10 @@ def _link(
                 _refuse_change(trace.watch(handed[-1], False), trace, source)
             verdict = await downstream(handed[-1], trace)
             passed.append(verdict)
+            if keep is not None:
+                intact = keep(verdict.value)
+                if intact is not None:
+                    kept.append(intact)
             return verdict.value
 
         trace.running.append(source)
@@ -165,6 +179,8 @@ def _link(
             value = await fn(*args, next_)
             if trace.deadline is not None and trace.stuck is None and _now() > trace.deadline:
                 trace.stuck = source
+            if kept and not all([intact() for intact in kept]):  # every one put back, not just the first
+                raise Tampered("wrote to a decision next() returned (put back)")
             if trace.watch is not None:
                 _refuse_change(trace.watch(args, True), trace, source)
             if not check(value):

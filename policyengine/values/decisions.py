@@ -113,6 +113,18 @@ ALLOW = Allow()
 ACCEPT = Accept()
 
 
+def restore_shared() -> bool:
+    """Put allow()'s and accept()'s shared decisions back if anything wrote to them; True when it had to."""
+    intact = type(ALLOW) is Allow and type(ACCEPT) is Accept
+    if intact and ALLOW.source is None and ACCEPT.content is None and ACCEPT.source is None:
+        return False
+    for decision, kind in ((ALLOW, Allow), (ACCEPT, Accept)):
+        object.__setattr__(decision, "__class__", kind)
+        for name in ("content", "source") if kind is Accept else ("source",):
+            object.__setattr__(decision, name, None)
+    return True
+
+
 def allow() -> Allow:
     """An allow decision."""
     return ALLOW
