@@ -350,3 +350,50 @@ def test_listen_and_unlisten_pair_like_add_callback_and_its_remover() -> None:
     late: list[str] = []
     signal.listen(lambda _reason: late.append("called at once"))  # already fired: called now
     assert late == ["called at once"]
+
+
+# --------------------------------------------------------------------------- what a callback raises
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit, asyncio.CancelledError, GeneratorExit])
+def test_a_callback_raising_any_base_exception_does_not_keep_the_abort_from_later_callbacks(
+    error: type[BaseException],
+) -> None:
+    signal = Signal()
+    heard: list[str] = []
+
+    def bad(_reason: AbortReason) -> None:
+        raise error()
+
+    signal.add_callback(bad)
+    signal.add_callback(lambda reason: heard.append(reason.message))
+
+    signal.abort("stop")
+
+    assert heard == ["stop"]
+    assert signal.aborted
+
+
+# --------------------------------------------------------------------------- strict_timeout
+
+
+def test_strict_timeout_refuses_an_answer_from_code_that_blocked_the_loop_past_the_deadline() -> None:
+    from policyengine.values.cancellation import strict_timeout
+
+    async def scenario() -> None:
+        with pytest.raises(TimeoutError):
+            async with strict_timeout(TINY):
+                time.sleep(TINY * 3)  # the deadline's timer never gets to fire
+
+    asyncio.run(scenario())
+
+
+def test_strict_timeout_lets_an_answer_within_the_deadline_through() -> None:
+    from policyengine.values.cancellation import strict_timeout
+
+    async def scenario() -> str:
+        async with strict_timeout(5):
+            await asyncio.sleep(0)
+        return "answered"
+
+    assert asyncio.run(scenario()) == "answered"

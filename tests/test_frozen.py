@@ -500,3 +500,73 @@ def test_nan_and_infinity_are_not_json_and_are_refused(number: float) -> None:
     """Every comparison with NaN is false, so a limit rule would silently never fire."""
     with pytest.raises(FreezeError, match="not a JSON number"):
         freeze({"amount": number})
+
+
+# --------------------------------------------------------------------------- copying data in
+
+
+def _frozen_here_and_there(doc: Any, mask: int) -> Any:
+    """`doc` with some of its containers (chosen by the bits of `mask`) already frozen, as a caller may hand it."""
+    counter = iter(range(10_000))
+
+    def build(value: Any) -> Any:
+        if isinstance(value, dict):
+            built: Any = {k: build(v) for k, v in value.items()}
+        elif isinstance(value, list):
+            built = [build(v) for v in value]
+        else:
+            return value
+        return freeze(built) if mask >> (next(counter) % 30) & 1 else built
+
+    return build(doc)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_documents, st.integers(0, 2**30))
+def test_copy_in_equals_freeze_and_shares_no_container_with_what_was_handed_in(doc: Any, mask: int) -> None:
+    from policyengine.values.frozen import copy_in
+
+    handed = _frozen_here_and_there(doc, mask)
+    copied = copy_in(handed)
+
+    assert copied == freeze(doc) == doc
+    _assert_deeply_frozen(copied)
+    handed_ids = {id(c) for c in _containers(handed)}
+    assert not any(id(c) in handed_ids for c in _containers(copied))
+
+
+class _Numpyish(float):
+    """A float subclass, as numpy.float64 is."""
+
+
+@pytest.mark.parametrize("number", [_Numpyish("nan"), _Numpyish("inf"), _Numpyish("-inf")])
+def test_a_non_finite_float_subclass_is_refused_like_a_plain_one(number: float) -> None:
+    with pytest.raises(FreezeError, match="not a JSON number"):
+        freeze({"amount": number})
+    with pytest.raises(FreezeError, match="not a JSON number"):
+        freeze([number])
+
+
+def test_scalar_subclasses_become_the_exact_builtin_they_hold_whatever_their_dunders_say() -> None:
+    class Lying(float):
+        def __float__(self) -> float:
+            return 0.0
+
+    class Shout(str):
+        def __str__(self) -> str:
+            return "LOUD"
+
+    frozen = freeze({"f": Lying(5.0), "s": Shout("quiet")})
+
+    assert frozen == {"f": 5.0, "s": "quiet"}
+    assert type(frozen["f"]) is float and type(frozen["s"]) is str
+
+
+def test_copy_in_refuses_nesting_deeper_than_freeze_allows_without_recursing_forever() -> None:
+    from policyengine.values.frozen import MAX_DEPTH, copy_in
+
+    deep: Any = "leaf"
+    for _ in range(MAX_DEPTH * 50):
+        deep = [deep]
+    with pytest.raises(FreezeError, match="deeper"):
+        copy_in({"a": deep})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -51,12 +52,18 @@ async def seek_approval(service: ApprovalService | None, request: ApprovalReques
     asked = f" ({request.reason})" if request.reason else ""
     if service is None:
         return ApprovalOutcome(False, f"approval required{asked} but no approval service is configured")
+    task = asyncio.current_task()
+    cancels = task.cancelling() if task is not None else 0
     try:
         async with strict_timeout(timeout):
             answer = await service.request(request)
     except TimeoutError:
         return ApprovalOutcome(False, f"approval required{asked}; no answer within {timeout:g}s")
-    except Exception as exc:
+    except GeneratorExit:
+        raise  # the call's coroutine is being closed
+    except BaseException as exc:  # whatever the service raises denies, KeyboardInterrupt included
+        if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling() > cancels:
+            raise  # the caller's own cancel (or its signal's, which until_aborted turns into an abort)
         failure = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return ApprovalOutcome(False, f"approval required{asked}; the approval service failed: {failure}")
     if answer is ApprovalAnswer.ALLOWED_ONCE:

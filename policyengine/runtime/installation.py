@@ -9,7 +9,8 @@ listeners run as a waterfall (stages.py). Tests pin that both give the same deci
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import is_
 from typing import Any, NamedTuple, Protocol
 
 from policyengine.runtime.approval import ApprovalService
@@ -29,7 +30,7 @@ from policyengine.runtime.stages import (
     Wrappers,
 )
 from policyengine.runtime.tool_body import run_body
-from policyengine.runtime.waterfall import ChainResult, Listener, Tampered, Trace, Waterfall
+from policyengine.runtime.waterfall import ChainResult, Listener, Tampered, Trace, Waterfall, credit
 from policyengine.tools.definition import ToolDefinition
 from policyengine.values.call import Dispatch
 from policyengine.values.decisions import (
@@ -208,7 +209,10 @@ def build_installation(
         tools=dict(tools),
         pre=compiled.pre
         or (
-            PreExecuteChain(Waterfall(pre, pre_terminal, lambda d: isinstance(d, (Allow, Deny, Ask))), policy_timeout)
+            PreExecuteChain(
+                Waterfall(pre, pre_terminal, lambda d: isinstance(d, (Allow, Deny, Ask)), keep=_keep_decision),
+                policy_timeout,
+            )
             if pre
             else ClosingDefault(closing)
         ),
@@ -217,7 +221,14 @@ def build_installation(
         post=compiled.post
         or (
             PostExecuteChain(
-                Waterfall(post, post_terminal, lambda d: isinstance(d, (Accept, AcceptValue, Block)), _rebind_result),
+                Waterfall(
+                    post,
+                    post_terminal,
+                    lambda d: isinstance(d, (Accept, AcceptValue, Block)),
+                    _rebind_result,
+                    _settle_result,
+                    _keep_decision,
+                ),
                 policy_timeout,
             )
             if post
@@ -267,5 +278,52 @@ def _rebind_result(args: tuple[Any, ...], extra: tuple[Any, ...], source: Source
     if not all(isinstance(rewrite, (Accept, AcceptValue)) for rewrite in extra):
         raise TypeError("post-execute next() takes only accept(...) and accept_value(...) rewrites")
     for rewrite in extra:  # several rules of one pack hand their rewrites on together, in order
-        pending = apply_rewrite(call, pending, rewrite, source)
+        pending = apply_rewrite(call, pending, rewrite, credit(rewrite.source, source))
     return (call, pending)
+
+
+_FIELDS = {kind: tuple(f.name for f in fields(kind)) for kind in (Allow, Deny, Ask, Accept, AcceptValue, Block, Source)}
+
+
+def _state(value: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(getattr(value, name) for name in names)
+
+
+def _keep_decision(decision: Any) -> Callable[[], bool] | None:
+    """Waterfall keep: a decision next() returned, and its source, may be shared (accept(), a rule's source)."""
+    kind = type(decision)
+    names = _FIELDS.get(kind)
+    if names is None or kind is Source:
+        return None
+    kept = [(decision, kind, names, _state(decision, names))]
+    source = decision.source
+    if type(source) is Source:
+        kept.append((source, Source, _FIELDS[Source], _state(source, _FIELDS[Source])))
+
+    def intact() -> bool:
+        ok = True
+        for value, was, fields_of, before in kept:
+            if type(value) is not was or not all(map(is_, _state(value, fields_of), before)):
+                ok = False
+                object.__setattr__(value, "__class__", was)
+                for name, item in zip(fields_of, before, strict=True):
+                    object.__setattr__(value, name, item)
+        return ok
+
+    return intact
+
+
+def _settle_result(downstream: ChainResult[Any], value: Any, source: Source) -> ChainResult[Any]:
+    """A post-execute listener's own decision after next(): on top of what came back, which it cannot undo.
+
+    A block from further down the chain (a pack's, say) is final whatever the listener returns; a
+    rewrite from further down is applied first, so the listener's own decision adds to it (an
+    accept() after next() keeps a pack's redaction) rather than replacing the result it was handed.
+    """
+    decision = downstream.value
+    if isinstance(decision, Block):
+        return downstream
+    call, pending = downstream.seen
+    if not (isinstance(decision, Accept) and decision.content is None):
+        pending = apply_rewrite(call, pending, decision, downstream.source or source)
+    return ChainResult(value, credit(getattr(value, "source", None), source), (call, pending))

@@ -111,6 +111,6 @@ def notify(inst: Installation, result: ToolResult) -> None:
                 if inspect.iscoroutine(returned):
                     returned.close()
                 raise TypeError("returned an awaitable; observers are synchronous")
-        except Exception:
+        except BaseException:  # whatever an observer raises, the later ones (audit among them) still hear
             inst.stats["observer_failures"] = inst.stats.get("observer_failures", 0) + 1
             log.exception("policyengine: result observer %s failed on call %s", entry.source, result.call_id)

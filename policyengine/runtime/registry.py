@@ -21,7 +21,7 @@ from policyengine.tools.definition import ToolDefinition
 from policyengine.values.call import ToolCall, new_call_id
 from policyengine.values.cancellation import Signal
 from policyengine.values.decisions import ALLOW, PreDecision, Source, SourceKind, strictness
-from policyengine.values.frozen import FrozenDict, freeze
+from policyengine.values.frozen import FrozenDict, copy_in
 from policyengine.values.results import Outcome, Stage, ToolResult
 
 log = logging.getLogger("policyengine")
@@ -288,25 +288,44 @@ class Registry:
         inst = self._installation
         sent: FrozenDict | None
         try:  # the identity keeps the arguments as sent, so an invalid call is audited as it was
-            sent = freeze({} if arguments is None else arguments)
+            # A copy even of frozen arguments: the caller keeps what it handed in and could still write to it.
+            sent = copy_in({} if arguments is None else arguments)
         except FreezeError:
             sent = None
+        refused: str | None = None
+        call_id = call_id or new_call_id()
+        cwd = cwd if cwd is not None else self.cwd
+        if type(name) is not str or type(agent) is not str or type(call_id) is not str or type(cwd) not in _TEXT:
+            name, agent, call_id, cwd, refused = _plain_identity(name, agent, call_id, cwd)
+        try:
+            token = copy_in(token) if token is not None else None  # policy and the body see one snapshot
+        except FreezeError as error:
+            token, refused = None, refused or f"the call's token is not JSON data ({error})"
         call = ToolCall(
-            call_id=call_id or new_call_id(),
+            call_id=call_id,
             name=name,
             arguments=sent if isinstance(sent, FrozenDict) else FrozenDict(),
             agent=agent,
             token=token,
             signal=signal or Signal(),
-            cwd=cwd if cwd is not None else self.cwd,
+            cwd=cwd,
         )
         run = Run(inst, call)
         result: ToolResult | None = None
+        task = asyncio.current_task()
+        cancels = task.cancelling() if task is not None else 0
         try:
-            result = await run_call(run, arguments if sent is None else sent)
-        except asyncio.CancelledError:
-            result = run.result(Outcome.CANCELLED, None, REGISTRY, "the calling task was cancelled")
-            raise
+            if refused is not None:
+                result = run.result(Outcome.INVALID, Stage.VALIDATION, REGISTRY, f"invalid call: {refused}")
+            else:
+                result = await run_call(run, arguments if sent is None else sent)
+        except asyncio.CancelledError as error:
+            if task is None or task.cancelling() > cancels:
+                result = run.result(Outcome.CANCELLED, None, REGISTRY, "the calling task was cancelled")
+                raise
+            # Nobody cancelled the caller: a stray cancel from inside is a failure, never the caller's cancel.
+            log.error("policyengine: stray cancel in call %s", call.call_id)
+            result = run.result(Outcome.ERROR, None, REGISTRY, f"internal error: {error!r}")
         except BaseException as error:  # an engine bug must still produce a closed result
             log.exception("policyengine: internal error in call %s", call.call_id)
             result = run.result(Outcome.ERROR, None, REGISTRY, f"internal error: {error!r}")
@@ -325,3 +344,23 @@ class Registry:
             "call_sync() was called from inside a running event loop",
             hint="use `await registry.call(...)` in async code",
         )
+
+
+_TEXT = (str, type(None))
+
+
+def _plain_identity(
+    name: object, agent: object, call_id: object, cwd: object
+) -> tuple[str, str, str, str | None, str | None]:
+    """The call's name, agent, id and cwd as plain str (a subclass's own __str__ never read), and why not, if not."""
+    texts: list[str] = []
+    refused: str | None = None
+    for label, value in (("tool name", name), ("agent", agent), ("call_id", call_id)):
+        if isinstance(value, str):
+            texts.append(str.__str__(value))
+        else:
+            texts.append(f"<{type(value).__name__}>")
+            refused = refused or f"the {label} must be a string, got {type(value).__name__}"
+    if cwd is not None and not isinstance(cwd, str):
+        refused, cwd = refused or f"the cwd must be a string, got {type(cwd).__name__}", None
+    return texts[0], texts[1], texts[2], None if cwd is None else str.__str__(cwd), refused

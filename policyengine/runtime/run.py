@@ -24,7 +24,7 @@ from policyengine.values.decisions import (
     Source,
     SourceKind,
 )
-from policyengine.values.frozen import FrozenDict, FrozenList, Snapshot, duplicate, freeze, identical
+from policyengine.values.frozen import FrozenDict, FrozenList, Snapshot, copy_in, duplicate, identical, unfrozen
 from policyengine.values.results import Outcome, Stage, ToolResult
 
 if TYPE_CHECKING:  # the installation holds the stages, which run a Run: only its type is needed here
@@ -58,6 +58,7 @@ def failed(who: Source, error: BaseException) -> str:
 
 
 _CALL_FIELDS = tuple(f.name for f in dataclasses.fields(ToolCall))
+_CONTAINERS = (FrozenDict, FrozenList)
 _call_fields = attrgetter(*_CALL_FIELDS)
 
 
@@ -71,7 +72,7 @@ class Seal:
     is written to the call.
     """
 
-    __slots__ = ("_call", "_fields", "_frozen", "agent", "arguments", "call_id", "cwd", "name")
+    __slots__ = ("_call", "_fields", "_frozen", "_token", "agent", "arguments", "call_id", "cwd", "name")
 
     def __init__(self, call: ToolCall) -> None:
         self._call = call
@@ -81,23 +82,60 @@ class Seal:
         document = call.document
         inside = type(document) is FrozenDict and dict.get(document, "arguments") is call.arguments
         self._frozen = Snapshot(document) if inside else Snapshot(document, call.arguments)
+        # The token too: a guard may read it, so it is held to what policy saw like the arguments.
+        self._token = Snapshot(call.token) if type(call.token) in _CONTAINERS else None
 
     def changed(self) -> str | None:
         """What of the call changed since it was sealed ("the call's arguments", "call.name"...); None if nothing."""
         now = _call_fields(self._call)
         if not all(map(is_, now, self._fields)):
             return ", ".join(f"call.{n}" for n, a, b in zip(_CALL_FIELDS, now, self._fields, strict=True) if a is not b)
-        if self._frozen.intact():
-            return None
-        # Only to say what changed: the arguments, unless they still hold exactly what the copy holds.
-        if identical(self._call.arguments, self.arguments):
-            return "the call document rules read"
-        return "the call's arguments"
+        if not self._frozen.intact():
+            # Only to say what changed: the arguments, unless they still hold exactly what the copy holds.
+            if identical(self._call.arguments, self.arguments):
+                return "the call document rules read"
+            return "the call's arguments"
+        if self._token is not None and not self._token.intact():
+            return "the call's token"
+        return None
 
     def changes(self) -> str | None:
         """changed(), said as what the writer did (for a reason naming the writer); None if nothing."""
         what = self.changed()
         return None if what is None else f"changed {what} after policy saw it"
+
+
+class DefinitionSeal:
+    """A tool's definition as a call found it: tells, and undoes, any write to it made through the call.
+
+    Wrappers and post-execute listeners get the definition (`dispatch.definition`,
+    `result.definition`); it is shared by every later call of the tool, in every registry that
+    holds it, so a write to it (`object.__setattr__(definition, "roles", None)`, a base-class
+    write to its roles) would outlive the call. It is put back, and the call fails closed.
+    """
+
+    __slots__ = ("_attributes", "_definition", "_frozen", "_kind")
+
+    def __init__(self, definition: ToolDefinition) -> None:
+        self._definition, self._kind = definition, type(definition)
+        self._attributes = dict(vars(definition))
+        self._frozen = Snapshot(*(v for v in self._attributes.values() if type(v) in _CONTAINERS))
+
+    def changes(self) -> str | None:
+        """What was written to the definition since it was sealed (and now undone); None if nothing."""
+        definition, attributes = self._definition, self._attributes
+        now = vars(definition)
+        same = type(definition) is self._kind and len(now) == len(attributes)
+        if same and all(now.get(k, _MISSING) is v for k, v in attributes.items()) and self._frozen.intact():
+            return None
+        object.__setattr__(definition, "__class__", self._kind)
+        now.clear()
+        now.update(attributes)
+        self._frozen.restore()
+        return f"changed the definition of tool {attributes.get('name')!r} (put back)"
+
+
+_MISSING = object()
 
 
 def swapped(dispatch: Any, call: ToolCall, definition: ToolDefinition) -> str | None:
@@ -119,21 +157,22 @@ def _stopped_by(reason: AbortReason, what: str) -> tuple[Outcome, str]:
     return Outcome.TIMED_OUT if timed_out else Outcome.CANCELLED, f"{what}: {reason.message}"
 
 
-def apply_rewrite(call: ToolCall, pending: PendingResult, rewrite: PostDecision, source: Source) -> PendingResult:
-    """Apply accept(content) or accept(value) to a pending result, validating what changes."""
-    by = rewrite.source or source
+def apply_rewrite(call: ToolCall, pending: PendingResult, rewrite: PostDecision, by: Source) -> PendingResult:
+    """Apply accept(content) or accept(value) to a pending result, validating what changes; `by` made it."""
     definition = pending.definition
     if isinstance(rewrite, AcceptValue):
-        value, problems = definition.validate_value(rewrite.value)
+        # Copied in: the listener keeps what it handed over and could write to it after rules checked it.
+        value, problems = definition.validate_value(unfrozen(rewrite.value))
         if problems:
             raise ValueError(f"replaced value fails the output schema: {'; '.join(problems)}")
         content = render(call, definition, value)
         return PendingResult(value, content, definition, (*pending.rewrites, by))
     if isinstance(rewrite, Accept) and rewrite.content is not None:
-        problems = content_problems(rewrite.content)
+        replaced = copy_in(rewrite.content)
+        problems = content_problems(replaced)
         if problems:
             raise ValueError(f"replaced content is malformed: {'; '.join(problems)}")
-        return PendingResult(pending.value, freeze(rewrite.content), definition, (*pending.rewrites, by))
+        return PendingResult(pending.value, replaced, definition, (*pending.rewrites, by))
     return pending
 
 
@@ -141,11 +180,11 @@ def render(call: ToolCall, definition: ToolDefinition, value: Any) -> FrozenList
     if definition.render is render_text and type(value) is str:
         # What render_text, the check and freeze() make of a string, built directly (most tools return text).
         return FrozenList._of([FrozenDict._of({"type": "text", "text": value})])
-    content = definition.render(call.arguments, value)
+    content = copy_in(definition.render(call.arguments, value))  # the tool's code keeps no handle on it
     problems = content_problems(content)
     if problems:
         raise ValueError(f"render of tool {definition.name!r} returned bad content: {'; '.join(problems)}")
-    return freeze(content)  # type: ignore[no-any-return]
+    return content  # type: ignore[no-any-return]
 
 
 class Run:
@@ -250,10 +289,14 @@ class Run:
         if not direct and not stage.trusted:
             # Wrappers written in Python may change the signal and nothing else: every hand-off is checked.
             seal = self.watch()
+            tool = DefinitionSeal(definition)
 
             def watch(args: tuple[Any, ...], returning: bool) -> str | None:
-                # Once next() returned, the body ran (or never will): later writes change nothing that ran.
-                return None if returning else swapped(args[0], call, definition) or seal.changes()
+                # Once next() returned, the body ran (or never will): later writes to the call change
+                # nothing that ran; the definition outlives the call, so a write to it is told then too.
+                if returning:
+                    return tool.changes()
+                return swapped(args[0], call, definition) or seal.changes() or tool.changes()
 
             trace.watch = watch
         elif self.seal is None:
@@ -262,7 +305,7 @@ class Run:
             self.arguments = duplicate(call.arguments)
         # Else the call was checked as the last code that got it returned (a listener, guard or the
         # approval service), and nothing has run since: the body runs on what policy saw.
-        task = asyncio.current_task() if not direct else None
+        task = asyncio.current_task()
         cancels = task.cancelling() if task is not None else 0
         try:
             if direct:
@@ -274,7 +317,11 @@ class Run:
             self.refuse_tampering(trace)
             outcome, reason = _stopped_by(aborted.reason, f"tool {call.name!r} stopped")
             raise self.stop(outcome, Stage.EXECUTE, tool_source(call.name), reason) from None
-        except Exception as error:
+        except GeneratorExit:
+            raise  # the call's coroutine is being closed
+        except BaseException as error:
+            if isinstance(error, asyncio.CancelledError) and (task is None or task.cancelling() > cancels):
+                raise  # the caller's own cancel; a cancel nobody sent is the failure of whoever raised it
             self.lap(Stage.EXECUTE)
             self.refuse_tampering(trace)
             who = trace.culprit(error) or tool_source(call.name)
@@ -290,7 +337,8 @@ class Run:
             if call.signal.aborted:
                 outcome, reason = _stopped_by(call.signal.reason, f"tool {call.name!r} stopped")  # type: ignore[arg-type]
                 raise self.stop(outcome, Stage.EXECUTE, tool_source(call.name), reason)
-        value, problems = definition.validate_value(verdict.value)
+        # Copied in: a body (in a thread, say) keeps what it returned and could write to it while rules read it.
+        value, problems = definition.validate_value(unfrozen(verdict.value))
         if problems:
             raise self.stop(
                 Outcome.ERROR,
@@ -300,7 +348,7 @@ class Run:
             )
         try:
             return value, render(self.call, definition, value)
-        except Exception as error:
+        except BaseException as error:  # the tool's own code: whatever it raises is an error result
             raise self.stop(
                 Outcome.ERROR,
                 Stage.EXECUTE,
@@ -319,12 +367,12 @@ class Run:
         if definition.finalize_content is None:
             return pending.content  # type: ignore[no-any-return]
         try:
-            content = definition.finalize_content(self.call.arguments, pending.value, pending.content)
+            content = copy_in(definition.finalize_content(self.call.arguments, pending.value, pending.content))
             problems = content_problems(content)
             if problems:
                 raise ValueError("; ".join(problems))
-            return freeze(content)  # type: ignore[no-any-return]
-        except Exception as error:
+            return content  # type: ignore[no-any-return]
+        except BaseException as error:  # synchronous: even a CancelledError here is a stray one
             raise self.stop(
                 Outcome.ERROR,
                 Stage.FINALIZE,

@@ -20,17 +20,20 @@ coroutine per call (packs alone decide in microseconds; an await per stage would
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from operator import attrgetter, is_
 from typing import Any, ClassVar, Protocol
 
-from policyengine.runtime.run import REGISTRY, Run, apply_rewrite, describe, failed
-from policyengine.runtime.waterfall import ChainResult, Trace, Waterfall
+from policyengine.runtime.run import REGISTRY, DefinitionSeal, Run, Seal, apply_rewrite, describe, failed
+from policyengine.runtime.waterfall import ChainResult, Trace, Waterfall, credit
 from policyengine.values.call import PendingResult, ToolCall
 from policyengine.values.cancellation import strict_timeout
-from policyengine.values.decisions import Block, Deny, PostDecision, PreDecision, Source
+from policyengine.values.decisions import Block, Deny, PostDecision, PreDecision, Source, restore_shared
+from policyengine.values.frozen import Snapshot
 
 Guard = Callable[[ToolCall], "str | Deny | Awaitable[str | Deny | None] | None"]
 
@@ -110,20 +113,37 @@ async def _policy_chain(
     runner: Awaitable[ChainResult[Any]], trace: Trace, timeout: float
 ) -> ChainResult[Any] | tuple[Source, str]:
     """A policy waterfall under the policy deadline: its verdict, or who failed it and why (fail closed)."""
+    cancels = cancelling()
+    trace.deadline = asyncio.get_running_loop().time() + timeout
     try:
         async with strict_timeout(timeout):
             verdict = await runner
     except TimeoutError:
         who = trace.stuck or REGISTRY
         return who, f"{who} did not decide within {timeout:g}s; failing closed"
-    except Exception as error:
+    except asyncio.CancelledError as error:
+        if cancelling() > cancels:
+            raise  # the caller's own cancel
         who = trace.culprit(error) or REGISTRY
         return who, failed(who, error)
+    except GeneratorExit:
+        raise  # the call's coroutine is being closed: nothing is left to decide
+    except BaseException as error:  # policy code raising KeyboardInterrupt or SystemExit fails closed too
+        who = trace.culprit(error) or REGISTRY
+        return who, failed(who, error)
+    if restore_shared():  # every later allow() or accept() in the process would carry what was written
+        return REGISTRY, "a listener wrote to the shared allow() or accept() decision (put back); failing closed"
     if trace.faults:
         # A listener that swallowed a downstream failure still cannot open the gate.
         fault = trace.faults[0]
         return fault.source, failed(fault.source, fault.error)
     return verdict
+
+
+def cancelling() -> int:
+    """How many cancels of the running task are pending: one more after an await means the caller cancelled."""
+    task = asyncio.current_task()
+    return task.cancelling() if task is not None else 0
 
 
 class PreExecuteChain:
@@ -184,26 +204,33 @@ class GuardFunctions:
         # Sync guards run straight through (a timer cannot interrupt them anyway); only an
         # awaitable answer is put under the stage's deadline.
         deadline = time.monotonic() + self.timeout
+        cancels = cancelling()
         try:
             for entry in self.entries:
                 reason = entry.fn(run.call)
                 if inspect.isawaitable(reason):
                     async with strict_timeout(max(0.0, deadline - time.monotonic())):
                         reason = await reason
+                if time.monotonic() > deadline:
+                    raise TimeoutError  # a sync guard that overran: its late answer never counts
                 changes = seal.changes()
                 if changes is not None:  # whatever it answered: it may only read the call
                     return Deny(f"{entry.source} {changes}; failing closed", entry.source)
                 if reason is None:
                     continue
                 if isinstance(reason, Deny):  # compiled packs name the rule that fired
-                    return Deny(reason.reason, reason.source or entry.source)
+                    return Deny(reason.reason, credit(reason.source, entry.source))
                 if isinstance(reason, str):
                     return Deny(reason or f"{entry.source} denied", entry.source)
                 raise TypeError(f"returned {type(reason).__name__}, not a reason string or None")
         except TimeoutError:
             who = entry.source if entry else REGISTRY
             return Deny(f"{who} did not decide within {self.timeout:g}s; failing closed", who)
-        except Exception as error:
+        except GeneratorExit:
+            raise  # the call's coroutine is being closed
+        except BaseException as error:
+            if isinstance(error, asyncio.CancelledError) and cancelling() > cancels:
+                raise  # the caller's own cancel; any other is the guard's failure
             who = entry.source if entry else REGISTRY
             return Deny(f"{who} failed ({describe(error)}); failing closed", who)
         return None
@@ -237,6 +264,40 @@ class NoPostExecute:
         return pending
 
 
+class _Reviewed:
+    """The call and every result handed through post-execute, as first handed: tells any later write.
+
+    Rules further down the chain (a pack's) read the call and the result; a listener written in
+    Python that wrote to either through the base classes, then put it back after next(), would
+    steer them. Rewrites go through next(rewrite) or a returned decision, never a write.
+    """
+
+    __slots__ = ("_results", "_seal", "_tool")
+
+    def __init__(self, run: Run, pending: PendingResult) -> None:
+        # The call as it is now, not as pre-execute sealed it: the body may have written to its own
+        # arguments (the result carries a copy made before it ran), and no listener here did that.
+        self._seal = Seal(run.call)
+        self._tool = DefinitionSeal(pending.definition)  # listeners get it as result.definition
+        self._results: list[tuple[PendingResult, tuple[Any, ...], Snapshot]] = []
+
+    def changes(self, args: tuple[Any, ...], _returning: bool) -> str | None:
+        """Trace.watch: what was written to the call or to a result under review; None if nothing."""
+        pending = args[1]
+        if not any(seen is pending for seen, _fields, _snapshot in self._results):
+            self._results.append((pending, _pending_fields(pending), Snapshot(pending.value, pending.content)))
+        changes = self._seal.changes() or self._tool.changes()
+        if changes is not None:
+            return changes
+        for seen, handed, snapshot in self._results:
+            if not all(map(is_, _pending_fields(seen), handed)) or not snapshot.intact():
+                return "wrote to the result under review"
+        return None
+
+
+_pending_fields = attrgetter(*(f.name for f in fields(PendingResult)))
+
+
 class PostExecuteChain:
     """Post-execute listeners written in Python: a waterfall under the policy deadline."""
 
@@ -251,7 +312,7 @@ class PostExecuteChain:
 
     async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
         """The result with every rewrite applied, or the block (a fault blocks, naming who)."""
-        trace = Trace()
+        trace = Trace(watch=_Reviewed(run, pending).changes)
         verdict = await _policy_chain(self.chain.run((run.call, pending), trace), trace, self.timeout)
         if isinstance(verdict, tuple):
             return Block(verdict[1], verdict[0])
@@ -264,5 +325,5 @@ class PostExecuteChain:
             # decision it returned applies on top of that.
             seen = verdict.seen[1] if verdict.seen else pending
             return apply_rewrite(run.call, seen, decision, who)
-        except Exception as error:
+        except BaseException as error:  # render is the tool's code: whatever it raises blocks
             return Block(f"{who} failed ({describe(error)}); failing closed", who)

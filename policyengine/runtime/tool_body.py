@@ -100,7 +100,9 @@ async def run_body(args: tuple[Any, ...], trace: Trace) -> ChainResult[Any]:
         # all there is to watch, and the calling task's cancel reaches the body directly.
         try:
             return ChainResult(await until_aborted(definition.execute(call.arguments), call.signal), None)
-        except Exception as error:
+        except (Aborted, asyncio.CancelledError):
+            raise
+        except BaseException as error:
             trace.blame(error, tool_source(call.name))
             raise
     # The body gets its own signal with the caller's and every outer wrapper's fused back in: a
@@ -122,7 +124,9 @@ async def run_body(args: tuple[Any, ...], trace: Trace) -> ChainResult[Any]:
     except asyncio.CancelledError:
         signal.abort("the calling task was cancelled")  # reaches a body running in a thread
         raise
-    except Exception as error:
+    except Aborted:
+        raise
+    except BaseException as error:
         trace.blame(error, tool_source(call.name))
         raise
     finally:

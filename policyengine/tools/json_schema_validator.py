@@ -65,7 +65,7 @@ _TYPE_WORDS: Final = {
 _SURE: Final[dict[str, tuple[type, ...]]] = {
     "string": (str,),
     "integer": (int,),
-    "number": (int, float),
+    "number": (int,),  # not float: a float is a number only when finite, which its type cannot tell
     "boolean": (bool,),
     "null": (type(None),),
     "object": (dict, FrozenDict),
@@ -185,7 +185,10 @@ def _is_object(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    # NaN and infinity are no JSON numbers (from a float subclass too): every comparison with NaN is false.
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_integer(value: Any) -> bool:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from policyengine.values.cancellation import Signal
-from policyengine.values.frozen import FrozenDict, freeze
+from policyengine.values.frozen import FrozenDict, duplicate, freeze
 
 if TYPE_CHECKING:
     from policyengine.tools.definition import ToolDefinition
@@ -33,10 +33,29 @@ class ToolCall:
     document: FrozenDict = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if type(self.name) is not str or type(self.agent) is not str or type(self.call_id) is not str:
+            # A `(str, Enum)` name must be the tool that runs and the name conditions read alike.
+            for label in ("name", "agent", "call_id"):
+                object.__setattr__(self, label, plain_text(getattr(self, label), label))
+        if self.cwd is not None and type(self.cwd) is not str:
+            object.__setattr__(self, "cwd", plain_text(self.cwd, "cwd"))
         object.__setattr__(self, "arguments", freeze(self.arguments))
+        if self.token is not None:
+            object.__setattr__(self, "token", freeze(self.token, path="token"))
+        roles = self.roles
+        if roles is not None:
+            # Each call gets its own roles: a write to one call's never reaches the tool's, nor any later call.
+            object.__setattr__(self, "roles", duplicate(roles) if type(roles) is FrozenDict else freeze(roles))
         # The JMESPath view is built once per call, never per rule.
         document = call_document(self.name, self.arguments, self.agent, self.call_id, self.cwd, self.roles)
         object.__setattr__(self, "document", document)
+
+
+def plain_text(value: object, label: str) -> str:
+    """A name, agent, call id or cwd as the exact str it holds (never a subclass's __str__); else TypeError."""
+    if not isinstance(value, str):
+        raise TypeError(f"a call's {label} must be a string, got {type(value).__name__}")
+    return str.__str__(value)
 
 
 def call_document(

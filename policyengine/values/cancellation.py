@@ -158,7 +158,7 @@ class Signal:
         for callback in callbacks:
             try:
                 callback(reason)
-            except Exception:  # one broken listener must not keep a cancel from the others
+            except BaseException:  # one broken listener, whatever it raises, must not keep a cancel from the others
                 log.exception("policyengine: signal callback %r failed", callback)
         self.detach()
 
@@ -172,11 +172,13 @@ async def strict_timeout(seconds: float) -> AsyncIterator[None]:
     """asyncio.timeout that also fails when the code inside swallowed the cancellation.
 
     A listener or approval service that catches CancelledError and returns a value after
-    its deadline must not have that late answer count.
+    its deadline must not have that late answer count; nor one that blocked the event loop
+    past it (the timer never got to fire, so nothing was cancelled).
     """
     import asyncio
 
     async with asyncio.timeout(seconds) as scope:
         yield
-    if scope.expired():
+    when = scope.when()
+    if scope.expired() or (when is not None and asyncio.get_running_loop().time() >= when):
         raise TimeoutError

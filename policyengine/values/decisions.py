@@ -45,12 +45,23 @@ class Allow:
     source: Source | None = None
 
 
+def _text(value: object, what: str) -> str:
+    """A reason as the exact str it holds (a str subclass could change what it says after the decision)."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    raise TypeError(f"a {what} must be a string, got {type(value).__name__}")
+
+
 @dataclass(frozen=True, slots=True)
 class Deny:
     """Refuse the call; the reason goes back to the model as an error result."""
 
     reason: str
     source: Source | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.reason) is not str:
+            object.__setattr__(self, "reason", _text(self.reason, "deny reason"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +70,10 @@ class Ask:
 
     reason: str | None = None
     source: Source | None = None
+
+    def __post_init__(self) -> None:
+        if self.reason is not None and type(self.reason) is not str:
+            object.__setattr__(self, "reason", _text(self.reason, "ask reason"))
 
 
 PreDecision = Allow | Deny | Ask
@@ -87,11 +102,27 @@ class Block:
     feedback: str
     source: Source | None = None
 
+    def __post_init__(self) -> None:
+        if type(self.feedback) is not str:
+            object.__setattr__(self, "feedback", _text(self.feedback, "block feedback"))
+
 
 PostDecision = Accept | AcceptValue | Block
 
 ALLOW = Allow()
 ACCEPT = Accept()
+
+
+def restore_shared() -> bool:
+    """Put allow()'s and accept()'s shared decisions back if anything wrote to them; True when it had to."""
+    intact = type(ALLOW) is Allow and type(ACCEPT) is Accept
+    if intact and ALLOW.source is None and ACCEPT.content is None and ACCEPT.source is None:
+        return False
+    for decision, kind in ((ALLOW, Allow), (ACCEPT, Accept)):
+        object.__setattr__(decision, "__class__", kind)
+        for name in ("content", "source") if kind is Accept else ("source",):
+            object.__setattr__(decision, name, None)
+    return True
 
 
 def allow() -> Allow:

@@ -135,14 +135,57 @@ def freeze(value: Any, *, path: str = "$", _depth: int = 0) -> Any:
         return FrozenDict._of(_freeze_items(value, path, _depth))
     if isinstance(value, (list, tuple)):
         return FrozenList._of([freeze(item, path=f"{path}[{i}]", _depth=_depth + 1) for i, item in enumerate(value)])
-    # Subclasses of str, int and float (enums, numpy scalars) become the plain JSON type.
-    for plain in (bool, str, int, float):
-        if isinstance(value, plain):
-            return plain(value)
+    return plain_scalar(value, path)
+
+
+def plain_scalar(value: Any, path: str = "$") -> str | int | float:
+    """A str, int or float subclass (enums, numpy scalars) as the exact built-in value it holds; refuse the rest.
+
+    Read through the base class, never the subclass's own __str__, __int__ or __float__: a `(str,
+    Enum)` member is its value, not 'Tool.WRITE', and a float that lies about itself is what it holds.
+    """
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):  # bool cannot be subclassed: an exact bool never gets here
+        return int.__int__(value)
+    if isinstance(value, float):
+        number = float.__float__(value)
+        if not math.isfinite(number):
+            # A subclass's NaN (numpy.float64('nan')) fails every comparison just as a plain one does.
+            raise FreezeError(f"{path}: {number} is not a JSON number", hint="send a finite number")
+        return number
     raise FreezeError(
         f"{path}: {type(value).__name__} is not JSON data",
         hint="arguments and values hold only objects, arrays, strings, numbers, booleans and null",
     )
+
+
+def copy_in(value: Any) -> Any:
+    """freeze() for data handed in from outside: frozen containers in it are copied too, never shared.
+
+    freeze() trusts a FrozenDict or FrozenList it is given (they are deep by construction), but a
+    caller still holds what it handed in and can write to it through the base class while the
+    call runs; a copy is the only snapshot nobody else can reach.
+    """
+    if type(value) is dict:
+        for item in dict.values(value):
+            if type(item) not in _EXACT_SCALARS:
+                break
+        else:
+            return freeze(value)  # flat and plain, as most arguments are: freeze() builds new containers anyway
+    return freeze(unfrozen(value))
+
+
+def unfrozen(value: Any, depth: int = 0) -> Any:
+    """Plain containers for every container in `value`, leaves as they are: for freeze() or a validator to copy in."""
+    kind = type(value)
+    if kind in _EXACT_SCALARS or depth > MAX_DEPTH:  # too deep: left for freeze() to refuse
+        return value
+    if isinstance(value, Mapping):
+        return {key: unfrozen(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [unfrozen(item, depth + 1) for item in value]
+    return value
 
 
 def _freeze_items(value: Mapping[Any, Any], path: str, depth: int) -> dict[str, Any]:
