@@ -241,8 +241,11 @@ _STOPWORDS = _NULL_WORDS | frozenset(
         "expired", "missing", "empty", "reset", "changed", "updated", "set", "unset", "ok",
         "enabled", "disabled", "read", "write", "admin", "all", "any", "string", "str", "text",
         "int", "integer", "bool", "boolean", "number", "object", "type", "field", "value",
+        "enter", "click", "see", "below", "above", "here", "there", "must", "should", "will",
+        "can", "cannot", "please", "needed", "needs", "protected", "sent", "stored", "saved",
     }
 )  # fmt: skip
+_URL_VALUE = re.compile(r"(?i)[a-z][a-z0-9+.\-]*://|www\.")
 
 # Strings that stand for a secret without being one. A template reference may carry a secret
 # inside it ("${hunter2}"); the adversary who knows that can as well drop the key name, so the
@@ -448,6 +451,26 @@ _ASSIGNMENT = (
     rf"({_KEY})[\"'\]]{{0,2}}(\s*(?::=|=>|==?|:)\s*|[ \t]+(?i:is|was)[ \t]+)({_VALUE})"
     rf"|--({_KEY})[ \t]+({_VALUE})"
     rf"|<({_KEY})(?:\s[^<>]*)?>([^<\n]+)</"
+    # Prose naming whose credential it is: "the password for dr_smith is x", "token of the bot was x".
+    rf"|({_KEY})[ \t]+(?i:for|of|to|on)[ \t]+(?:[^\s]{{1,64}}[ \t]+){{1,3}}?(?i:is|was)[ \t]+({_VALUE})"
+    # .netrc: "machine host login user password x", on one line or several.
+    r"|(?:\bmachine[ \t]+\S+|\bdefault)(?:\s+(?:login|account|port|protocol)[ \t]+\S+)*\s+(password)[ \t]+(\S+)"
+    # A name/value pair in YAML or JSON-ish text (Kubernetes env: "- name: DB_PASSWORD\n  value: x").
+    rf"|\b(?:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z0-9_.\-]+)[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?(?:-[ \t]+)?"
+    rf"[\"']?value[\"']?[ \t]*[:=][ \t]*({_VALUE})"
+    # .pgpass: "host:port:database:user:password", one entry a line.
+    r"|(?m:^(?:[A-Za-z*][\w.\-]*|[0-9]{1,3}(?:\.[0-9]{1,3}){3}):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(\S+)$)"
+)
+# Where each alternative of _ASSIGNMENT puts its key, its separator and its value (group numbers;
+# a string is a fixed key or separator for the alternatives that imply one).
+_ALTERNATIVES: Final[tuple[tuple[int | str, int | str, int], ...]] = (
+    (1, 2, 3),
+    (4, " ", 5),
+    (6, ":", 7),
+    (8, " is ", 9),
+    (10, " ", 11),
+    (12, ":", 13),
+    ("password", ":", 14),
 )
 _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
 
@@ -808,6 +831,10 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     # Under three characters a bare word in text is a count or a flag ("session: 3"), rarely a secret.
     if len(first) < 3 or _is_placeholder(first) or first.lower() in _STOPWORDS:
         return None
+    # A link is where to set a password ("Reset your password: https://..."), not one; a URL's own
+    # password is the basic-auth shape's.
+    if _URL_VALUE.match(first):
+        return None
     if sep.strip() in ("=", "==", ":=", "=>") and _is_code_reference(first):
         return None
     # Prose: "is"/"was", or a colon followed by more words ("password: click the link").
@@ -819,16 +846,14 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
 def _assignments(text: str, taken: _Taken) -> Iterable[_Hit]:
     """Credential assignments in text whose value is not already inside a shape match."""
     for spans in _matches(_ASSIGNMENT_RE, text):
-        # Which alternative matched: key = value (groups 1-3), --flag value (4-5), <key>value</ (6-7).
-        key_at = 1 if spans[1][0] >= 0 else 4 if spans[4][0] >= 0 else 6
-        value_at = key_at + 2 if key_at == 1 else key_at + 1
-        key = text[spans[key_at][0] : spans[key_at][1]]
+        # Which alternative matched: the first whose value group is set.
+        key_at, sep_at, value_at = next(alt for alt in _ALTERNATIVES if spans[alt[2]][0] >= 0)
+        key = key_at if isinstance(key_at, str) else text[spans[key_at][0] : spans[key_at][1]]
+        sep = sep_at if isinstance(sep_at, str) else text[spans[sep_at][0] : spans[sep_at][1]]
         value_start, value_end = spans[value_at]
         raw = text[value_start:value_end]
-        if key_at == 1:
-            sep = text[spans[2][0] : spans[2][1]]
-        else:
-            sep, raw = (" ", raw) if key_at == 4 else (":", raw.strip())
+        if value_at == 7:
+            raw = raw.strip()  # <password> x </password>
         secret = _assignment_secret(key, sep, raw)
         if secret is None:
             continue
