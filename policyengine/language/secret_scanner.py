@@ -494,6 +494,11 @@ def _unicode_card_re() -> Any:
 _TOKEN_RUN = r"[A-Za-z0-9+/_\-]{32,}={0,2}"
 _TOKEN_RE = re2.compile(_TOKEN_RUN, _MATCH_ONLY)
 
+# Encoded candidates: runs of the base64 alphabet (hex is a subset) long enough to hide a short
+# token (16 characters: 12 bytes), decoded and scanned again (see _decoded_hits for the budget).
+_ENCODED_RUN = r"[A-Za-z0-9+/_\-]{16,}={0,2}"
+_ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
+
 # Everything above in one pass, plus what makes a plain ASCII string need decoding first. No
 # match here (on all the strings of a document at once) means no finding in any of them.
 _NEEDS_DECODING = r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
@@ -502,7 +507,7 @@ _JSON_START = r"(?m:^\s*[\[{])"
 _PREFILTER = re2.compile(
     "|".join(
         f"(?:{p})"
-        for p in (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN, _NEEDS_DECODING, _JSON_START)
+        for p in (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _ENCODED_RUN, _NEEDS_DECODING, _JSON_START)
     ),
     _MATCH_ONLY,
 )
@@ -577,9 +582,11 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 
 
 # Which analyses a string needs, in one pass: RE2's Set reports which patterns match anywhere.
-_SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT = range(4)
-_ALL_CATEGORIES = frozenset(range(4))
-_categories_set = _set_matcher(["|".join(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN])
+_SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT = range(5)
+_ALL_CATEGORIES = frozenset(range(5))
+_categories_set = _set_matcher(
+    ["|".join(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN, _ENCODED_RUN]
+)
 
 
 def _categories(text: str) -> frozenset[int]:
@@ -656,6 +663,29 @@ def _entropy_floor(n: int) -> float:
 
 
 _WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
+_INTEGRITY = re.compile(r"(?i)(?:sha1|sha256|sha384|sha512|md5)-")
+_DIGEST_BEFORE = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b|blake3)[:=]$")
+_PUBLIC_KEY_BEFORE = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp(?:256|384|521)|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com"
+    r"|[a-z0-9-]+-cert-v01@openssh\.com)[ \t]+$"
+)
+# Armored public material: a public key, a certificate, a signature. Its base64 lines are not secrets.
+_PUBLIC_HEADER = re.compile(
+    r"-----BEGIN (?:(?:RSA |EC |DSA |SSH2 )?PUBLIC KEY|(?:TRUSTED |X509 )?CERTIFICATE(?: REQUEST)?|NEW CERTIFICATE REQUEST"
+    r"|X509 CRL|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|PKCS7|SSH SIGNATURE)-----"
+)
+
+
+def _public_blocks(text: str) -> list[tuple[int, int]]:
+    """Spans of armored public blocks, from the BEGIN line to the next -----END (or the end of the text)."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (match := _PUBLIC_HEADER.search(text, pos)) is not None:
+        end = text.find("-----END", match.end())
+        end = len(text) if end < 0 else end
+        spans.append((match.start(), end))
+        pos = max(end, match.end())  # one pass: each header searches past the last END only
+    return spans
 
 
 def _high_entropy(text: str, start: int, token: str) -> bool:
@@ -665,6 +695,12 @@ def _high_entropy(text: str, start: int, token: str) -> bool:
         return False
     if text[max(0, start - 7) : start].lower() == "base64,":
         return False  # a data: URI carries content, not a credential
+    # Integrity hashes (SRI "sha512-...", digests "sha256:...") and public keys ("ssh-ed25519 AAAA...")
+    # are published on purpose: lock files and authorized_keys must come back whole.
+    if _INTEGRITY.match(body) or _DIGEST_BEFORE.search(text, max(0, start - 8), start):
+        return False
+    if body.startswith("AAAA") and _PUBLIC_KEY_BEFORE.search(text, max(0, start - 48), start):
+        return False
     if body.count("/") > len(body) // 8:
         return False  # a path: random base64 has one '/' in 64 characters
     # Inside a URL: document ids and signatures; a URL's secrets are caught by the basic-auth,
@@ -902,8 +938,82 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
     return start, end
 
 
-def _analyse(text: str) -> list[_Hit]:
-    """Every secret in one (normalised) string, with the span to hide."""
+# Decoding budget, per string and per level: candidates past the first DECODE_BUDGET characters of
+# runs, or past MAX_DECODED runs, are scanned raw only (never decoded). The first MiB of any string
+# is decoded in full; a longer encoded payload is a file, not a hidden credential, and a token hidden
+# past the budget is still scanned as it stands (its raw shape, its entropy).
+MAX_DECODE_LEVELS: Final = 2
+DECODE_BUDGET: Final = 1 << 20
+MAX_DECODED: Final = 4096
+_MIN_ENCODED = 16
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
+_NOT_TEXT_BYTES = bytes(b for b in range(256) if b not in _PRINTABLE_BYTES and b < 128)
+
+
+def _as_text(data: bytes) -> str | None:
+    """Decoded bytes as text when they read as text (UTF-8, at most 10% control bytes), else None."""
+    if len(data.translate(None, _NOT_TEXT_BYTES)) < len(data) * 0.9:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _b64(run: str) -> str | None:
+    """A run decoded as base64 (standard or URL-safe, padded or not) when it gives text, else None."""
+    body = run.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(body) % 4 == 1:
+        return None
+    try:
+        return _as_text(base64.b64decode(body + "=" * (-len(body) % 4), validate=True))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _decodings(run: str) -> Iterator[tuple[str, str]]:
+    """(encoding, text) for each way a run decodes to text: hex, base64, or base64 pieces between - and _."""
+    body = run.rstrip("=")
+    if len(body) % 2 == 0 and _HEX.fullmatch(body):
+        text = _as_text(bytes.fromhex(body))
+        if text is not None:
+            yield "hex", text
+            return
+    text = _b64(run)
+    if text is not None:
+        yield "base64", text
+        return
+    # "prefix_QUtJ..." or "x-QUtJ...": a word glued to the payload shifts its alignment.
+    for piece in _SEPARATED.split(body):
+        if len(piece) >= _MIN_ENCODED and piece != body and (text := _b64(piece)) is not None:
+            yield "base64", text
+
+
+_SEPARATED = re.compile(r"[-_]")
+
+
+def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
+    """Secrets inside the encoded runs of a text, each reported at its run (kind names the encoding)."""
+    hits: list[_Hit] = []
+    budget = DECODE_BUDGET
+    for n, spans in enumerate(_matches(_ENCODED_RE, text)):
+        start, end = spans[0]
+        budget -= end - start
+        if n >= MAX_DECODED or budget < 0:
+            break
+        if taken.overlaps(start, end):
+            continue  # the run is a finding as it stands
+        for encoding, decoded in _decodings(text[start:end]):
+            if not decoded.isascii() or _NEEDS_DECODING_RE.search(decoded):
+                decoded = _normalise(decoded)
+            for kind, _, _, secret in _analyse(decoded, level + 1):
+                base, _, inner = kind.partition(" (")
+                hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+    return hits
+
+
+def _analyse(text: str, level: int = 0) -> list[_Hit]:
+    """Every secret in one (normalised) string, with the span to hide; `level`: decodings already done."""
     categories = _categories(text)
     if not categories:
         return []
@@ -935,11 +1045,16 @@ def _analyse(text: str) -> list[_Hit]:
     if _CARDS_AT in categories:
         hits.extend(("card-number", start, end, digits) for start, end, digits in _card_spans(text))
     if _TOKENS_AT in categories:
-        taken = _Taken((start, end) for _, start, end, _ in hits)
+        spans = [(start, end) for _, start, end, _ in hits]
+        if "-----BEGIN " in text:
+            spans.extend(_public_blocks(text))
+        taken = _Taken(spans)
         for spans in _matches(_TOKEN_RE, text):
             start, end = spans[0]
             if not taken.overlaps(start, end) and _high_entropy(text, start, text[start:end]):
                 hits.append(("high-entropy", start, end, text[start:end]))
+    if _ENCODED_AT in categories and level < MAX_DECODE_LEVELS:
+        hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
 
 
