@@ -499,6 +499,46 @@ _TOKEN_RE = re2.compile(_TOKEN_RUN, _MATCH_ONLY)
 _ENCODED_RUN = r"[A-Za-z0-9+/_\-]{16,}={0,2}"
 _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 
+# Split tokens: a shape with a strong prefix written in pieces ("AKIA" "IOSF...", "AKIA""IOSF...",
+# sibling values {"a": "ghp_16C7", "b": "e42F..."}), matched with gaps of quotes, spaces, '+' and
+# ',' between any two characters. Sibling values are joined with SIBLING, a gap of its own.
+SIBLING: Final = "\x1f"
+_SPLIT_GAP = r"[\s\"'`+,\x1f]{1,8}"
+_SPLIT_SHAPES: Final = (
+    ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), "0-9A-Z", 16),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "A-Za-z0-9_", 36),
+    ("github-token", ("github_pat_",), "A-Za-z0-9_", 22),
+    ("gitlab-token", ("glpat-",), "A-Za-z0-9_\\-", 20),
+    ("slack-token", ("xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxe-"), "A-Za-z0-9\\-", 10),
+    ("stripe-key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_"), "0-9A-Za-z", 16),
+    ("anthropic-key", ("sk-ant-",), "A-Za-z0-9_\\-", 20),
+    ("openai-key", ("sk-",), "A-Za-z0-9_\\-", 20),
+    ("google-api-key", ("AIza",), "0-9A-Za-z_\\-", 35),
+    ("npm-token", ("npm_",), "A-Za-z0-9", 36),
+    ("huggingface-token", ("hf_",), "A-Za-z0-9", 34),
+)
+
+
+def _gappy(prefixes: tuple[str, ...], chars: str, count: int) -> str:
+    """A prefix and `count` characters of a class, with an optional gap between any two."""
+    gap = f"(?:{_SPLIT_GAP})?"
+    heads = "|".join(gap.join(re.escape(c) for c in prefix) for prefix in prefixes)
+    return rf"\b(?:{heads})(?:{gap}[{chars}]){{{count}}}" if count else rf"\b(?:{heads})"
+
+
+_SPLIT = "|".join(f"({_gappy(prefixes, chars, count)})" for _, prefixes, chars, count in _SPLIT_SHAPES)
+_SPLIT_RE = re2.compile(_SPLIT, _OPTIONS)
+# The prefilter's part: the prefixes alone (gaps allowed), a superset that keeps its DFA small (the
+# whole gappy program in it costs 10x on long texts).
+_SPLIT_HEADS = "|".join(_gappy(prefixes, "", 0) for _, prefixes, _, _ in _SPLIT_SHAPES)
+# The same shapes without gaps, anchored: what the pieces glued back together must be.
+_SPLIT_WHOLE: Final = tuple(
+    re.compile(rf"(?:{'|'.join(map(re.escape, prefixes))})[{chars}]{{{count},}}") for _, prefixes, chars, count in _SPLIT_SHAPES
+)
+_SPLIT_CHARS: Final = tuple(re.compile(rf"[{chars}]*") for _, _, chars, _ in _SPLIT_SHAPES)
+_GAP_RUN = re.compile(_SPLIT_GAP)
+_STRONG_GAP = re.compile(r"[\"'`\x1f]")
+
 # Everything above in one pass, plus what makes a plain ASCII string need decoding first. No
 # match here (on all the strings of a document at once) means no finding in any of them.
 _NEEDS_DECODING = r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
@@ -507,7 +547,7 @@ _JSON_START = r"(?m:^\s*[\[{])"
 _PREFILTER = re2.compile(
     "|".join(
         f"(?:{p})"
-        for p in (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _ENCODED_RUN, _NEEDS_DECODING, _JSON_START)
+        for p in (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _ENCODED_RUN, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)
     ),
     _MATCH_ONLY,
 )
@@ -582,11 +622,12 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 
 
 # Which analyses a string needs, in one pass: RE2's Set reports which patterns match anywhere.
-_SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT = range(5)
-_ALL_CATEGORIES = frozenset(range(5))
+_SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = range(6)
+_ALL_CATEGORIES = frozenset(range(6))
 _categories_set = _set_matcher(
-    ["|".join(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN, _ENCODED_RUN]
+    ["|".join(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN, _ENCODED_RUN, _SPLIT_HEADS]
 )
+_split_search = _raw_search(_SPLIT_RE)
 
 
 def _categories(text: str) -> frozenset[int]:
@@ -938,6 +979,73 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
     return start, end
 
 
+def _glued(text: str, start: int, end: int, index: int) -> tuple[str, int, bool] | None:
+    """The pieces of a gappy match glued back (with the run that continues the last one), its end, and
+    whether a sibling boundary was crossed; None when the pieces cannot be one token."""
+    end += _SPLIT_CHARS[index].match(text, end).end() - end  # the token goes on past the shape's minimum
+    pieces: list[str] = []
+    crossed = False
+    pos = start
+    for gap in _GAP_RUN.finditer(text, start, end):
+        pieces.append(text[pos : gap.start()])
+        pieces.append(gap.group())
+        pos = gap.end()
+    pieces.append(text[pos:end])
+    if len(pieces) == 1:
+        return None  # no gap: the raw shape reports it
+    words = pieces[::2]
+    glued = words[0]
+    for gap, word in zip(pieces[1::2], words[1:], strict=True):
+        if _STRONG_GAP.search(gap):
+            crossed = crossed or SIBLING in gap
+        elif len(glued) < 4 or len(word) < 4:
+            # Spaces alone join only pieces of four characters or more: prose ("AKIA KEYS ARE ...") has
+            # short words, a token cut in two does not.
+            break
+        glued += word
+    whole = _SPLIT_WHOLE[index]
+    if not whole.fullmatch(glued) or whole.fullmatch(words[0]):
+        return None  # too short once glued, or the first piece is a token as it stands
+    kind = _SPLIT_SHAPES[index][0]
+    if kind in ("openai-key", "anthropic-key", "github-token", "google-api-key") and not _random_looking(glued):
+        return None  # "sk-" "learn-compatible-estimators": words, not a key
+    if kind == "aws-access-key" and not any(c.isdigit() for c in glued):
+        return None
+    return glued, end, crossed
+
+
+def _split_hits(text: str, taken: _Taken, *, siblings: bool = False) -> list[_Hit]:
+    """Tokens with a strong prefix written in pieces; with `siblings`, only those crossing a SIBLING mark."""
+    hits: list[_Hit] = []
+    for spans in _matches(_SPLIT_RE, text):
+        start, end = spans[0]
+        index = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
+        if taken.overlaps(start, end):
+            continue
+        glued = _glued(text, start, end, index)
+        if glued is not None and (glued[2] or not siblings):
+            hits.append((f"{_SPLIT_SHAPES[index][0]} (split)", start, glued[1], glued[0]))
+    return hits
+
+
+def _split_pieces(pieces: Sequence[str]) -> tuple[list[_Hit], list[int]]:
+    """Tokens split across sibling strings, and the indexes of the pieces they take."""
+    joined = SIBLING.join(pieces)
+    if not joined.isascii() or _NEEDS_DECODING_RE.search(joined):
+        pieces = [_normalise(piece) for piece in pieces]
+        joined = SIBLING.join(pieces)
+    if not _split_search(joined.encode("utf-8", "surrogatepass")):
+        return [], []
+    hits = _split_hits(joined, _Taken(()), siblings=True)
+    if not hits:
+        return [], []
+    starts = list(itertools.accumulate((len(p) + 1 for p in pieces[:-1]), initial=0))
+    taken: set[int] = set()
+    for _, start, end, _ in hits:
+        taken.update(range(bisect.bisect_right(starts, start) - 1, bisect.bisect_right(starts, end - 1)))
+    return hits, sorted(taken)
+
+
 # Decoding budget, per string and per level: candidates past the first DECODE_BUDGET characters of
 # runs, or past MAX_DECODED runs, are scanned raw only (never decoded). The first MiB of any string
 # is decoded in full; a longer encoded payload is a file, not a hidden credential, and a token hidden
@@ -1053,6 +1161,8 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
             start, end = spans[0]
             if not taken.overlaps(start, end) and _high_entropy(text, start, text[start:end]):
                 hits.append(("high-entropy", start, end, text[start:end]))
+    if _SPLIT_AT in categories:
+        hits.extend(_split_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
     if _ENCODED_AT in categories and level < MAX_DECODE_LEVELS:
         hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
@@ -1168,16 +1278,31 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     places: list[tuple[_Path, str | int | None]] = []
     credentials: dict[_Path, _Raw] = {}
     numbers: list[_Raw] = []
-    _walk(value, at, depth, texts, places, credentials, numbers)
+    groups: list[tuple[_Path, list[int]]] = []
+    _walk(value, at, depth, texts, places, credentials, numbers, groups)
+    split = _split_groups(texts, groups) if groups else []
     joined = "\n".join(texts)
     # The fast path: one prefilter pass over every string (keys included) finds no candidate.
     # Non-ASCII text is looked at once normalised.
     if joined.isascii() and not _prefilter(joined):
-        return [*credentials.values(), *numbers]
-    found = _scan_texts(texts, places, depth)
+        return [*credentials.values(), *numbers, *split]
+    found = [*_scan_texts(texts, places, depth), *split]
     # A credential's value that also matched a shape is reported once, by its shape.
     shaped = {where for where, _, _ in found}
     return [*(raw for where, raw in credentials.items() if where not in shaped), *found, *numbers]
+
+
+def _split_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> list[_Raw]:
+    """Tokens split across the sibling strings of one object or list, reported at the container."""
+    # One search over every group first: most documents have no strong prefix anywhere.
+    everything = "\n".join(SIBLING.join(texts[i] for i in indexes) for _, indexes in groups)
+    if everything.isascii() and not _split_search(everything.encode("ascii")):
+        return []
+    found: list[_Raw] = []
+    for where, indexes in groups:
+        hits, _ = _split_pieces([texts[i] for i in indexes])
+        found.extend((where, kind, _mask(secret)) for kind, _, _, secret in hits)
+    return found
 
 
 def _walk(
@@ -1188,6 +1313,7 @@ def _walk(
     places: list[tuple[_Path, str | int | None]],
     credentials: dict[_Path, _Raw],
     numbers: list[_Raw],
+    groups: list[tuple[_Path, list[int]]],
 ) -> None:
     """Collect the strings to scan (with where they are) and the credential and number findings."""
     # Strings are the common leaf: their place is kept as (parent path, key) so no path tuple
@@ -1196,6 +1322,7 @@ def _walk(
         raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
         pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        siblings: list[int] = []
         for key, item in value.items():
             if not isinstance(key, str):
                 key = str(key)
@@ -1205,19 +1332,26 @@ def _walk(
             if known or (known is None and is_credential_key(key)) or key == pair:
                 _credential(item, (*at, key), credentials)
             if isinstance(item, str):
+                siblings.append(len(texts))
                 texts.append(item)
                 places.append((at, key))
             elif item is not None and item is not True and item is not False:
-                _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers)
+                _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups)
+        if len(siblings) > 1:
+            groups.append((at, siblings))
     elif isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
             _credential(value[1], (*at, 1), credentials)
+        items: list[int] = []
         for i, item in enumerate(value):
             if isinstance(item, str):
+                items.append(len(texts))
                 texts.append(item)
                 places.append((at, i))
             elif item is not None and item is not True and item is not False:
-                _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers)
+                _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups)
+        if len(items) > 1:
+            groups.append((at, items))
     elif isinstance(value, str):
         texts.append(value)
         places.append((at, None))
