@@ -114,10 +114,15 @@ def test_secrets_hides_a_private_key_block_from_its_header_to_its_end_line() -> 
     assert SECRETS.apply("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl") == REDACTED
 
 
-def test_secrets_hides_a_whole_string_when_only_decoding_or_parsing_reveals_the_secret() -> None:
+def test_secrets_hides_a_whole_string_when_only_decoding_reveals_the_secret() -> None:
     assert SECRETS.apply({"t": "gh\u200bp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 ok"}) == {"t": REDACTED}
     assert SECRETS.apply({"t": "%67hp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"}) == {"t": REDACTED}
-    assert SECRETS.apply({"t": '[{"name": "DB_PASSWORD", "value": "pg"}]'}) == {"t": REDACTED}
+
+
+def test_secrets_hides_a_secret_found_by_parsing_json_text_inside_the_text() -> None:
+    assert SECRETS.apply({"t": '[{"name": "DB_PASSWORD", "value": "pg"}]'}) == {
+        "t": '[{"name": "DB_PASSWORD", "value": "[REDACTED]"}]'
+    }
 
 
 def test_secrets_hides_card_numbers_as_json_numbers_and_in_text() -> None:

@@ -245,6 +245,7 @@ _STOPWORDS = _NULL_WORDS | frozenset(
         "can", "cannot", "please", "needed", "needs", "protected", "sent", "stored", "saved",
     }
 )  # fmt: skip
+_CLOSING = {"[": "]", "<": ">", "(": ")", "{": "}"}
 _URL_VALUE = re.compile(r"(?i)[a-z][a-z0-9+.\-]*://|www\.")
 
 # Strings that stand for a secret without being one. A template reference may carry a secret
@@ -908,6 +909,9 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     # Under three characters a bare word in text is a count or a flag ("session: 3"), rarely a secret.
     if len(first) < 3 or _is_placeholder(first) or first.lower() in _STOPWORDS:
         return None
+    # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED".
+    if first[0] in _CLOSING and _is_placeholder(first + _CLOSING[first[0]]):
+        return None
     # A link is where to set a password ("Reset your password: https://..."), not one; a URL's own
     # password is the basic-auth shape's.
     if _URL_VALUE.match(first):
@@ -1450,11 +1454,14 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         return _hide_in_text(value, hide)
     if isinstance(value, dict):
         pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        pieces = _split_keys(list(value.items()))
         out: dict[Any, Any] = {}
         for key, item in value.items():
             hidden = (
                 _hide_credential(item, hide, depth + 1)
                 if key == pair or is_credential_key(str(key))
+                else hide(item)
+                if key in pieces
                 else hide_secrets(item, hide, depth + 1)
             )
             if isinstance(key, str) and text_has_secret(key):
@@ -1470,28 +1477,170 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
             return [hide_secrets(value[0], hide, depth + 1), _hide_credential(value[1], hide, depth + 1)]
-        return [hide_secrets(item, hide, depth + 1) for item in value]
+        pieces = _split_keys(list(enumerate(value)))
+        return [hide(item) if i in pieces else hide_secrets(item, hide, depth + 1) for i, item in enumerate(value)]
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
     return value
 
 
+def _split_keys(items: list[tuple[Any, Any]]) -> set[Any]:
+    """The keys (or indexes) of sibling strings that hold pieces of one split token."""
+    strings = [(key, item) for key, item in items if isinstance(item, str)]
+    if len(strings) < 2:
+        return set()
+    _, taken = _split_pieces([item for _, item in strings])
+    return {strings[i][0] for i in taken}
+
+
 def _hide_in_text(text: str, hide: Callable[[Any], Any]) -> Any:
-    """A string with each secret's characters replaced by hide(them), or hide(string) when spans are unknown."""
-    if text.isascii() and not _NEEDS_DECODING_RE.search(text):
-        if not _prefilter(text):
-            return text
-        if _json_findings(text, 0):
-            return hide(text)  # found by parsing the JSON: no span in the text
+    """A string with each secret replaced inside it (JSON text stays JSON), or hide(string) when that cannot be done."""
+    plain = text.isascii() and not _NEEDS_DECODING_RE.search(text)
+    if plain and not _prefilter(text):
+        return text
+    if not _text_hits(text, 0):
+        return text
+    rewritten = _hide_in_json(text, hide) if _json_text(text) else None
+    if rewritten is None and not plain:
+        # Found only once decoded ("%67hp_...", a zero-width space inside): no span in the raw text.
+        return hide(text)
+    if rewritten is None:
         spans: list[tuple[int, int]] = []
         for start, end in sorted((start, end) for _, start, end, _ in _analyse(text)):
             if spans and start <= spans[-1][1]:
                 spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
             else:
                 spans.append((start, end))
-        return _replace(text, spans, hide) if spans else text
-    # Found only once decoded ("%67hp_...", a zero-width space inside): no span in the raw text.
-    return hide(text) if _text_hits(text, 0) else text
+        rewritten = _replace(text, spans, hide)
+    # Fail closed: what is returned is scanned again; a secret left (one only decoding shows, one
+    # the spans missed) hides the whole string.
+    if rewritten != text and not _text_hits(rewritten, 0):
+        return rewritten
+    return hide(text)
+
+
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_LITERALS = {"true": True, "false": False, "null": None}
+
+
+class _JsonSpans:
+    """The span of every value and key of a JSON text, by path (None on duplicate keys or bad JSON)."""
+
+    __slots__ = ("keys", "text", "values")
+
+    def __init__(self, text: str) -> None:
+        """Record the spans of text (a JSON object or array)."""
+        self.text = text
+        self.values: dict[_Path, tuple[int, int]] = {}
+        self.keys: dict[_Path, tuple[int, int]] = {}
+
+    def parse(self) -> bool:
+        """True when the whole text is one JSON value without duplicate keys."""
+        try:
+            end = self._value(_JSON_SPACE.match(self.text, 0).end(), (), 0)  # type: ignore[union-attr]
+        except (ValueError, IndexError):
+            return False
+        return _JSON_SPACE.match(self.text, end).end() == len(self.text)  # type: ignore[union-attr]
+
+    def _value(self, pos: int, at: _Path, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise ValueError("too deep")
+        text = self.text
+        ch = text[pos]
+        if ch == "{":
+            end = self._object(pos + 1, at, depth)
+        elif ch == "[":
+            end = self._array(pos + 1, at, depth)
+        elif ch == '"':
+            end = json.decoder.scanstring(text, pos + 1)[1]  # type: ignore[attr-defined]
+        else:
+            literal = next((w for w in _JSON_LITERALS if text.startswith(w, pos)), None)
+            match = None if literal else _JSON_NUMBER.match(text, pos)
+            if literal is None and match is None:
+                raise ValueError("not JSON")
+            end = pos + len(literal) if literal else match.end()  # type: ignore[union-attr]
+        self.values[at] = (pos, end)
+        return end
+
+    def _object(self, pos: int, at: _Path, depth: int) -> int:
+        text = self.text
+        pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos] == "}":
+            return pos + 1
+        while True:
+            if text[pos] != '"':
+                raise ValueError("not JSON")
+            key, end = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
+            where = (*at, key)
+            if where in self.keys:
+                raise ValueError("duplicate key")  # json.loads keeps the last: spans would miss the first
+            self.keys[where] = (pos, end)
+            pos = _JSON_SPACE.match(text, end).end()  # type: ignore[union-attr]
+            if text[pos] != ":":
+                raise ValueError("not JSON")
+            pos = self._value(_JSON_SPACE.match(text, pos + 1).end(), where, depth + 1)  # type: ignore[union-attr]
+            pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if text[pos] == "}":
+                return pos + 1
+            if text[pos] != ",":
+                raise ValueError("not JSON")
+            pos = _JSON_SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+
+    def _array(self, pos: int, at: _Path, depth: int) -> int:
+        text = self.text
+        pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos] == "]":
+            return pos + 1
+        index = 0
+        while True:
+            pos = self._value(pos, (*at, index), depth + 1)
+            pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if text[pos] == "]":
+                return pos + 1
+            if text[pos] != ",":
+                raise ValueError("not JSON")
+            pos = _JSON_SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+            index += 1
+
+
+def _hide_in_json(text: str, hide: Callable[[Any], Any]) -> str | None:
+    """JSON text with only its secret values (and keys) replaced, still valid JSON; None when not JSON."""
+    try:
+        parsed = json.loads(text)
+    except RecursionError as error:
+        raise ValueError("JSON text nested too deeply to scan") from error
+    except ValueError:
+        return None
+    spans = _JsonSpans(text)
+    if not isinstance(parsed, dict | list) or not spans.parse():
+        return None
+    edits: list[tuple[int, int, str]] = []
+    _json_edits(parsed, hide_secrets(parsed, hide, 1), (), spans, edits)
+    out: list[str] = []
+    last = 0
+    for start, end, replacement in sorted(edits):
+        out.append(text[last:start])
+        out.append(replacement)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _json_edits(before: Any, after: Any, at: _Path, spans: _JsonSpans, edits: list[tuple[int, int, str]]) -> None:
+    """The text edits that turn the JSON of `before` into that of `after` (same shape, some leaves hidden)."""
+    if isinstance(before, dict) and isinstance(after, dict) and len(before) == len(after):
+        for (key, item), (new_key, new_item) in zip(before.items(), after.items(), strict=True):
+            if new_key != key:
+                start, end = spans.keys[(*at, key)]
+                edits.append((start, end, json.dumps(new_key, ensure_ascii=False)))
+            _json_edits(item, new_item, (*at, key), spans, edits)
+    elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        for i, (item, new_item) in enumerate(zip(before, after, strict=True)):
+            _json_edits(item, new_item, (*at, i), spans, edits)
+    elif before != after or type(before) is not type(after):
+        start, end = spans.values[at]
+        edits.append((start, end, json.dumps(after, ensure_ascii=False)))
 
 
 def _replace(text: str, spans: Iterable[tuple[int, int]], hide: Callable[[Any], Any]) -> str:
