@@ -527,8 +527,8 @@ def _gappy(prefixes: tuple[str, ...], chars: str, count: int) -> str:
     return rf"\b(?:{heads})(?:{gap}[{chars}]){{{count}}}" if count else rf"\b(?:{heads})"
 
 
-_SPLIT = "|".join(f"({_gappy(prefixes, chars, count)})" for _, prefixes, chars, count in _SPLIT_SHAPES)
-_SPLIT_RE = re2.compile(_SPLIT, _OPTIONS)
+_SPLIT = "|".join(_gappy(prefixes, chars, count) for _, prefixes, chars, count in _SPLIT_SHAPES)
+_SPLIT_RE = re2.compile(_SPLIT, _MATCH_ONLY)
 # The prefilter's part: the prefixes alone (gaps allowed), a superset that keeps its DFA small (the
 # whole gappy program in it costs 10x on long texts).
 _SPLIT_HEADS = "|".join(_gappy(prefixes, "", 0) for _, prefixes, _, _ in _SPLIT_SHAPES)
@@ -536,8 +536,15 @@ _SPLIT_HEADS = "|".join(_gappy(prefixes, "", 0) for _, prefixes, _, _ in _SPLIT_
 _SPLIT_WHOLE: Final = tuple(
     re.compile(rf"(?:{'|'.join(map(re.escape, prefixes))})[{chars}]{{{count},}}") for _, prefixes, chars, count in _SPLIT_SHAPES
 )
-_SPLIT_CHARS: Final = tuple(re.compile(rf"[{chars}]*") for _, _, chars, _ in _SPLIT_SHAPES)
+# Bounded: a run of token characters is read past the shape's minimum once per match, so an
+# unbounded read would make "xoxb-xoxb-xoxb-..." quadratic.
+_SPLIT_CHARS: Final = tuple(re.compile(rf"[{chars}]{{0,256}}") for _, _, chars, _ in _SPLIT_SHAPES)
 _GAP_RUN = re.compile(_SPLIT_GAP)
+# Pieces with a gap that are glued and checked, per string (and four times as many candidates in
+# all: each costs an RE2 search); past it, as for decoding, the rest is reported unchecked
+# (PAST_SPLIT_BUDGET) rather than passed: ordinary text has a handful.
+MAX_SPLIT: Final = 1024
+PAST_SPLIT_BUDGET: Final = "unchecked pieces (past the split budget)"
 _STRONG_GAP = re.compile(r"[\"'`\x1f]")
 
 # Everything above in one pass, plus what makes a plain ASCII string need decoding first. No
@@ -1021,11 +1028,18 @@ def _glued(text: str, start: int, end: int, index: int) -> tuple[str, int, bool]
 def _split_hits(text: str, taken: _Taken, *, siblings: bool = False) -> list[_Hit]:
     """Tokens with a strong prefix written in pieces; with `siblings`, only those crossing a SIBLING mark."""
     hits: list[_Hit] = []
-    for spans in _matches(_SPLIT_RE, text):
+    examined = 0
+    for n, spans in enumerate(_matches(_SPLIT_RE, text)):
         start, end = spans[0]
-        index = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
-        if taken.overlaps(start, end):
-            continue
+        if n >= 4 * MAX_SPLIT or examined >= MAX_SPLIT:
+            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
+            break
+        if not _GAP_RUN.search(text, start, end) or taken.overlaps(start, end):
+            continue  # in one piece: the raw shape's
+        examined += 1
+        # Which shape: the first (in _SPLIT_SHAPES order, as the alternation) whose prefix starts the pieces.
+        compact = _GAP_RUN.sub("", text[start:end])
+        index = next(i for i, (_, prefixes, _, _) in enumerate(_SPLIT_SHAPES) if compact.startswith(prefixes))
         glued = _glued(text, start, end, index)
         if glued is not None and (glued[2] or not siblings):
             hits.append((f"{_SPLIT_SHAPES[index][0]} (split)", start, glued[1], glued[0]))
@@ -1050,13 +1064,15 @@ def _split_pieces(pieces: Sequence[str]) -> tuple[list[_Hit], list[int]]:
     return hits, sorted(taken)
 
 
-# Decoding budget, per string and per level: candidates past the first DECODE_BUDGET characters of
-# runs, or past MAX_DECODED runs, are scanned raw only (never decoded). The first MiB of any string
-# is decoded in full; a longer encoded payload is a file, not a hidden credential, and a token hidden
-# past the budget is still scanned as it stands (its raw shape, its entropy).
+# Decoding budget, per string and per level: DECODE_BUDGET characters of decoded text and
+# MAX_DECODED runs that decode to text (runs that decode to binary, such as images, cost one
+# linear decode and count for nothing). Every run before the budget runs out is decoded; past it
+# the rest is scanned raw and one finding, PAST_DECODING_BUDGET, says that it was not decoded (a
+# guard fails closed on it, a redaction hides the rest of the string).
 MAX_DECODE_LEVELS: Final = 2
 DECODE_BUDGET: Final = 1 << 20
 MAX_DECODED: Final = 4096
+PAST_DECODING_BUDGET: Final = "undecoded (past the decoding budget)"
 _MIN_ENCODED = 16
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
 _NOT_TEXT_BYTES = bytes(b for b in range(256) if b not in _PRINTABLE_BYTES and b < 128)
@@ -1108,14 +1124,20 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
     """Secrets inside the encoded runs of a text, each reported at its run (kind names the encoding)."""
     hits: list[_Hit] = []
     budget = DECODE_BUDGET
-    for n, spans in enumerate(_matches(_ENCODED_RE, text)):
+    decoded_runs = 0
+    for spans in _matches(_ENCODED_RE, text):
         start, end = spans[0]
-        budget -= end - start
-        if n >= MAX_DECODED or budget < 0:
-            break
         if taken.overlaps(start, end):
             continue  # the run is a finding as it stands
-        for encoding, decoded in _decodings(text[start:end]):
+        if decoded_runs >= MAX_DECODED or budget <= 0:
+            # Fail closed: what the budget leaves undecoded is reported, from here to the end.
+            hits.append((PAST_DECODING_BUDGET, start, len(text), text[start:]))
+            break
+        # A run longer than the budget is decoded up to it (a multiple of 4: base64 and hex stay aligned).
+        stop = end if end - start <= budget * 2 else start + budget * 2 // 4 * 4
+        for encoding, decoded in _decodings(text[start:stop]):
+            decoded_runs += 1
+            budget -= len(decoded)
             if not decoded.isascii() or _NEEDS_DECODING_RE.search(decoded):
                 decoded = _normalise(decoded)
             for kind, _, _, secret in _analyse(decoded, level + 1):
