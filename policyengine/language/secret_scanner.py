@@ -453,7 +453,7 @@ _ASSIGNMENT = (
     rf"|--({_KEY})[ \t]+({_VALUE})"
     rf"|<({_KEY})(?:\s[^<>]*)?>([^<\n]+)</"
     # Prose naming whose credential it is: "the password for dr_smith is x", "token of the bot was x".
-    rf"|({_KEY})[ \t]+(?i:for|of|to|on)[ \t]+(?:[^\s]{{1,64}}[ \t]+){{1,3}}?(?i:is|was)[ \t]+({_VALUE})"
+    rf"|({_KEY})[ \t]+(?i:for|of|to|on)[ \t]+(?:[^\s]{{1,64}}[ \t]+){{1,4}}?(?i:is|was)[ \t]+({_VALUE})"
     # .netrc: "machine host login user password x", on one line or several.
     r"|(?:\bmachine[ \t]+\S+|\bdefault)(?:\s+(?:login|account|port|protocol)[ \t]+\S+)*\s+(password)[ \t]+(\S+)"
     # A name/value pair in YAML or JSON-ish text (Kubernetes env: "- name: DB_PASSWORD\n  value: x").
