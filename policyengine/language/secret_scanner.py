@@ -536,14 +536,15 @@ _SPLIT_HEADS = "|".join(_gappy(prefixes, "", 0) for _, prefixes, _, _ in _SPLIT_
 _SPLIT_WHOLE: Final = tuple(
     re.compile(rf"(?:{'|'.join(map(re.escape, prefixes))})[{chars}]{{{count},}}") for _, prefixes, chars, count in _SPLIT_SHAPES
 )
-# Bounded: a run of token characters is read past the shape's minimum once per match, so an
-# unbounded read would make "xoxb-xoxb-xoxb-..." quadratic.
-_SPLIT_CHARS: Final = tuple(re.compile(rf"[{chars}]{{0,256}}") for _, _, chars, _ in _SPLIT_SHAPES)
+# Pieces are runs of token characters; a glued token is read up to _MAX_GLUED characters from
+# its start (tokens are shorter), so each match costs a bounded read.
+_PIECE = re.compile(r"[A-Za-z0-9_\-]*")
+_MAX_GLUED = 512
 _GAP_RUN = re.compile(_SPLIT_GAP)
-# Pieces with a gap that are glued and checked, per string (and four times as many candidates in
-# all: each costs an RE2 search); past it, as for decoding, the rest is reported unchecked
-# (PAST_SPLIT_BUDGET) rather than passed: ordinary text has a handful.
-MAX_SPLIT: Final = 1024
+# Candidates glued and checked per string (each costs an RE2 search and a bounded read); past it,
+# as for decoding, the rest is reported unchecked (PAST_SPLIT_BUDGET) rather than passed: ordinary
+# text has a handful.
+MAX_SPLIT: Final = 4096
 PAST_SPLIT_BUDGET: Final = "unchecked pieces (past the split budget)"
 _STRONG_GAP = re.compile(r"[\"'`\x1f]")
 
@@ -914,7 +915,8 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     if prose or more:
         first = first.rstrip(".!?:")  # the end of a sentence is no part of the value
     # Under three characters a bare word in text is a count or a flag ("session: 3"), rarely a secret.
-    if len(first) < 3 or _is_placeholder(first) or first.lower() in _STOPWORDS:
+    bare = first.rstrip(".!?:")
+    if len(bare) < 3 or _is_placeholder(first) or bare.lower() in _STOPWORDS:
         return None
     # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED".
     if first[0] in _CLOSING and _is_placeholder(first + _CLOSING[first[0]]):
@@ -968,6 +970,11 @@ class _Taken:
                 self.starts.append(start)
                 self.ends.append(end)
 
+    def covers(self, start: int, end: int) -> bool:
+        """True when [start, end) lies inside one taken span."""
+        i = bisect.bisect_right(self.starts, start) - 1
+        return i >= 0 and self.ends[i] >= end
+
     def overlaps(self, start: int, end: int) -> bool:
         """True when [start, end) meets a taken span."""
         i = bisect.bisect_right(self.starts, start)
@@ -990,57 +997,64 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
     return start, end
 
 
-def _glued(text: str, start: int, end: int, index: int) -> tuple[str, int, bool] | None:
-    """The pieces of a gappy match glued back (with the run that continues the last one), its end, and
-    whether a sibling boundary was crossed; None when the pieces cannot be one token."""
-    end += _SPLIT_CHARS[index].match(text, end).end() - end  # the token goes on past the shape's minimum
-    pieces: list[str] = []
-    crossed = False
-    pos = start
-    for gap in _GAP_RUN.finditer(text, start, end):
-        pieces.append(text[pos : gap.start()])
-        pieces.append(gap.group())
-        pos = gap.end()
-    pieces.append(text[pos:end])
-    if len(pieces) == 1:
-        return None  # no gap: the raw shape reports it
-    words = pieces[::2]
-    glued = words[0]
-    for gap, word in zip(pieces[1::2], words[1:], strict=True):
-        if _STRONG_GAP.search(gap):
-            crossed = crossed or SIBLING in gap
-        elif len(glued) < 4 or len(word) < 4:
-            # Spaces alone join only pieces of four characters or more: prose ("AKIA KEYS ARE ...") has
-            # short words, a token cut in two does not.
-            break
-        glued += word
-    whole = _SPLIT_WHOLE[index]
-    if not whole.fullmatch(glued) or whole.fullmatch(words[0]):
-        return None  # too short once glued, or the first piece is a token as it stands
+def _token_ok(index: int, token: str) -> bool:
+    """True when a glued token reads as one of its shape: random keys mix cases and digits, AWS ids hold a digit."""
     kind = _SPLIT_SHAPES[index][0]
-    if kind in ("openai-key", "anthropic-key", "github-token", "google-api-key") and not _random_looking(glued):
-        return None  # "sk-" "learn-compatible-estimators": words, not a key
-    if kind == "aws-access-key" and not any(c.isdigit() for c in glued):
+    if kind in ("openai-key", "anthropic-key", "github-token", "google-api-key"):
+        return _random_looking(token)  # "sk-" "learn-compatible-estimators": words, not a key
+    return kind != "aws-access-key" or any(c.isdigit() for c in token)
+
+
+def _glued(text: str, start: int, index: int) -> tuple[str, int, bool] | None:
+    """The token whose pieces start at `start`, glued back; its end in the text, and whether a sibling
+    boundary was crossed. None when the pieces are no token, or the first alone is one (the raw shape's)."""
+    limit = min(len(text), start + _MAX_GLUED)
+    words: list[str] = []
+    ends: list[int] = []
+    gaps: list[str] = []
+    pos = start
+    while True:
+        word_end = _PIECE.match(text, pos, limit).end()  # type: ignore[union-attr]
+        words.append(text[pos:word_end])
+        ends.append(word_end)
+        gap = _GAP_RUN.match(text, word_end, limit)
+        if gap is None:
+            break
+        after = _PIECE.match(text, gap.end(), limit).end()  # type: ignore[union-attr]
+        if after == gap.end():
+            break
+        # Spaces alone join only pieces of four characters or more: prose ("AKIA KEYS ARE ...") has
+        # short words, a token cut in two does not. Quotes and sibling values join any pieces.
+        if not _STRONG_GAP.search(gap.group()) and (len(words[-1]) < 4 or after - gap.end() < 4):
+            break
+        gaps.append(gap.group())
+        pos = gap.end()
+    match = _SPLIT_WHOLE[index].match("".join(words))
+    if match is None or len(match.group()) <= len(words[0]) or not _token_ok(index, match.group()):
         return None
-    return glued, end, crossed
+    first = _SPLIT_WHOLE[index].match(words[0])
+    if first is not None and _token_ok(index, first.group()):
+        return None  # the first piece is a token as it stands
+    token = match.group()
+    used = next(k for k, total in enumerate(itertools.accumulate(map(len, words))) if total >= len(token))
+    end = ends[used] - (sum(map(len, words[: used + 1])) - len(token))
+    return token, end, any(SIBLING in gap for gap in gaps[:used])
 
 
 def _split_hits(text: str, taken: _Taken, *, siblings: bool = False) -> list[_Hit]:
     """Tokens with a strong prefix written in pieces; with `siblings`, only those crossing a SIBLING mark."""
     hits: list[_Hit] = []
-    examined = 0
     for n, spans in enumerate(_matches(_SPLIT_RE, text)):
         start, end = spans[0]
-        if n >= 4 * MAX_SPLIT or examined >= MAX_SPLIT:
+        if n >= MAX_SPLIT:
             hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
             break
-        if not _GAP_RUN.search(text, start, end) or taken.overlaps(start, end):
-            continue  # in one piece: the raw shape's
-        examined += 1
+        if taken.covers(start, end):
+            continue
         # Which shape: the first (in _SPLIT_SHAPES order, as the alternation) whose prefix starts the pieces.
         compact = _GAP_RUN.sub("", text[start:end])
         index = next(i for i, (_, prefixes, _, _) in enumerate(_SPLIT_SHAPES) if compact.startswith(prefixes))
-        glued = _glued(text, start, end, index)
+        glued = _glued(text, start, index)
         if glued is not None and (glued[2] or not siblings):
             hits.append((f"{_SPLIT_SHAPES[index][0]} (split)", start, glued[1], glued[0]))
     return hits
@@ -1127,8 +1141,8 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
     decoded_runs = 0
     for spans in _matches(_ENCODED_RE, text):
         start, end = spans[0]
-        if taken.overlaps(start, end):
-            continue  # the run is a finding as it stands
+        if taken.covers(start, end):
+            continue  # the run is a finding as it stands (a part of it may be one by chance: digits in hex)
         if decoded_runs >= MAX_DECODED or budget <= 0:
             # Fail closed: what the budget leaves undecoded is reported, from here to the end.
             hits.append((PAST_DECODING_BUDGET, start, len(text), text[start:]))
