@@ -540,6 +540,7 @@ _SPLIT_WHOLE: Final = tuple(
 # its start (tokens are shorter), so each match costs a bounded read.
 _PIECE = re.compile(r"[A-Za-z0-9_\-]*")
 _MAX_GLUED = 512
+_SPLIT_MINIMUM: Final = tuple(min(map(len, prefixes)) + count for _, prefixes, _, count in _SPLIT_SHAPES)
 _GAP_RUN = re.compile(_SPLIT_GAP)
 # Candidates glued and checked per string (each costs an RE2 search and a bounded read); past it,
 # as for decoding, the rest is reported unchecked (PAST_SPLIT_BUDGET) rather than passed: ordinary
@@ -1026,6 +1027,11 @@ def _glued(text: str, start: int, index: int) -> tuple[str, int, bool] | None:
         # Spaces alone join only pieces of four characters or more: prose ("AKIA KEYS ARE ...") has
         # short words, a token cut in two does not. Quotes and sibling values join any pieces.
         if not _STRONG_GAP.search(gap.group()) and (len(words[-1]) < 4 or after - gap.end() < 4):
+            break
+        # Past the shape's minimum a token may go on ("github_pat_" keys are 93 characters), but
+        # once it reads as a key a short piece is a neighbour's ("ok"), not the token's end.
+        so_far = "".join(words)
+        if len(so_far) >= _SPLIT_MINIMUM[index] and after - gap.end() < 8 and _token_ok(index, so_far):
             break
         gaps.append(gap.group())
         pos = gap.end()
