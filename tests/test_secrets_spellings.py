@@ -128,13 +128,18 @@ def test_a_decoded_finding_names_the_encodings_outermost_first() -> None:
 @pytest.mark.parametrize("kind", sorted(SECRETS))
 def test_the_excerpt_of_a_decoded_secret_does_not_show_it(kind: str) -> None:
     secret = SECRETS[kind]
-    for finding in find_secrets({"body": _b64(secret)}):
+    findings = find_secrets({"body": _b64(secret)})
+    assert findings
+    for finding in findings:
         assert secret not in finding.excerpt and _b64(secret) not in finding.excerpt
 
 
-def test_three_levels_of_encoding_are_past_the_two_levels_decoded() -> None:
-    # Documented bound (MAX_DECODE_LEVELS): each level decoded multiplies the work on hostile text.
-    assert find_secrets({"b": _b64(_b64(_b64(TOKENS["aws-access-key"])))}) == []
+@pytest.mark.xfail(
+    strict=True,
+    reason="two levels of encoding are decoded (MAX_DECODE_LEVELS): each level multiplies the work on hostile text",
+)
+def test_three_levels_of_encoding_are_decoded() -> None:
+    assert find_secrets({"b": _b64(_b64(_b64(TOKENS["aws-access-key"])))})
 
 
 # --- budgets ------------------------------------------------------------------------------------------

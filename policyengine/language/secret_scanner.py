@@ -916,7 +916,7 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     if prose or more:
         first = first.rstrip(".!?:")  # the end of a sentence is no part of the value
     # Under three characters a bare word in text is a count or a flag ("session: 3"), rarely a secret.
-    bare = first.rstrip(".!?:")
+    bare = first.rstrip(".!?:").lstrip("[({")  # "password: [true]": a list of a status word
     if len(bare) < 3 or _is_placeholder(first) or bare.lower() in _STOPWORDS:
         return None
     # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED".
@@ -1517,8 +1517,12 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             out[key] = hidden
         return out
     if isinstance(value, list | tuple):
-        if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
-            return [hide_secrets(value[0], hide, depth + 1), _hide_credential(value[1], hide, depth + 1)]
+        if len(value) == 2 and isinstance(value[0], str):
+            # A pair by its name as given, or as rewritten: '{"client_secret": "***"}' reads as a name
+            # ending in "secret" once its value is masked, and what follows it must not stay bare.
+            name = hide_secrets(value[0], hide, depth + 1)
+            if is_credential_key(value[0]) or (isinstance(name, str) and is_credential_key(name)):
+                return [name, _hide_credential(value[1], hide, depth + 1)]
         pieces = _split_keys(list(enumerate(value)))
         return [hide(item) if i in pieces else hide_secrets(item, hide, depth + 1) for i, item in enumerate(value)]
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
