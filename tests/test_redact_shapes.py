@@ -156,7 +156,10 @@ def test_json_text_with_escapes_is_redacted_inside_too() -> None:
 
 def test_a_docker_config_json_keeps_its_registries_and_loses_its_auth() -> None:
     text = '{"auths": {"registry.example.com": {"auth": "YWxpY2U6czNjcjN0UGE1NQ=="}}, "credsStore": "desktop"}'
-    assert json.loads(SECRETS.apply(text)) == {"auths": {"registry.example.com": {"auth": REDACTED}}, "credsStore": "desktop"}
+    assert json.loads(SECRETS.apply(text)) == {
+        "auths": {"registry.example.com": {"auth": REDACTED}},
+        "credsStore": "desktop",
+    }
 
 
 def test_a_json_number_under_a_credential_key_becomes_a_json_string() -> None:
@@ -172,7 +175,8 @@ def test_json_text_with_duplicate_keys_is_redacted_everywhere_the_key_appears() 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("app:\n  client_secret: 8f2d9c7e6b5a4f3e2d1c0b9a\n  region: eu\n", f"app:\n  client_secret: {REDACTED}\n  region: eu\n"),
+        ("app:\n  client_secret: 8f2d9c7e6b5a4f3e2d1c0b9a\n  region: eu\n",
+         f"app:\n  client_secret: {REDACTED}\n  region: eu\n"),
         ("[default]\nregion = eu\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ1x2y3z4w\n",
          f"[default]\nregion = eu\naws_secret_access_key = {REDACTED}\n"),
         ("DEBUG=1\nDB_PASSWORD=pg-Pa55w0rd\nPORT=8080\n", f"DEBUG=1\nDB_PASSWORD={REDACTED}\nPORT=8080\n"),
@@ -200,9 +204,11 @@ def test_a_yaml_document_stays_parseable_after_redaction() -> None:
     [
         '{"packages": {"node_modules/a": {"version": "1.0.0", "integrity": '
         '"sha512-9UwS3F1vH3a4zfWqSR3nyQrTn1JYmKlcdjDPgWsXxvOMp7GTKjQ7q0S1lNzP+Z/E1H6hCUzp2Ap27fBwDH1n6w=="}}}',
-        "left-pad@^1.3.0:\n  version \"1.3.0\"\n  integrity sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQ9fWlNX1Wk3ThjkE0nRGLYc2cKbHoNr3SoyUoK8AlMuKcAg==\n",
+        'left-pad@^1.3.0:\n  version "1.3.0"\n  integrity '
+        "sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQ9fWlNX1Wk3ThjkE0nRGLYc2cKbHoNr3SoyUoK8AlMuKcAg==\n",
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@laptop\n",
-        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n-----END PUBLIC KEY-----\n",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
+        "-----END PUBLIC KEY-----\n",
         "FROM python@sha256:4c1a7b0b8e6f5d3c2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f\n",
         "commit e83c5163316f89bfbde7d9ab23ca2e25604af290\nAuthor: A <a@example.com>\n",
     ],
@@ -213,7 +219,12 @@ def test_published_hashes_and_public_keys_come_back_untouched(text: str) -> None
 
 
 def test_the_pieces_of_a_split_token_are_hidden_and_other_siblings_kept() -> None:
-    value = {"a": "ghp_16C7e42F292c", "b": "6912E7710c838347Ae178B4a", "c": "ok", "items": ["AKIA", "IOSFODNN7EXAMPLE", "x"]}
+    value = {
+        "a": "ghp_16C7e42F292c",
+        "b": "6912E7710c838347Ae178B4a",
+        "c": "ok",
+        "items": ["AKIA", "IOSFODNN7EXAMPLE", "x"],
+    }
     assert SECRETS.apply(value) == {"a": REDACTED, "b": REDACTED, "c": "ok", "items": [REDACTED, REDACTED, "x"]}
 
 
@@ -235,8 +246,10 @@ def test_a_redaction_that_leaves_a_secret_behind_hides_the_whole_string() -> Non
     assert find_secrets(out) == [] and "YWxpY2U6" not in out
 
 
-JSON_LEAVES = st.sampled_from(["app", "eu-west-1", 5432, 3.5, True, None, "hunter2hunter2", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
-                               "AKIAIOSFODNN7EXAMPLE", "s\u00e9same", "line\nbreak", 4111111111111111])  # fmt: skip
+JSON_LEAVES = st.sampled_from(
+    ["app", "eu-west-1", 5432, 3.5, True, None, "hunter2hunter2", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+     "AKIAIOSFODNN7EXAMPLE", "s\u00e9same", "line\nbreak", 4111111111111111]
+)  # fmt: skip
 JSON_KEYS = st.sampled_from(["name", "password", "api_key", "host", "token", "note", "caf\u00e9", "x-api-key", "port"])
 json_documents = st.recursive(
     JSON_LEAVES,
@@ -274,12 +287,14 @@ def _credential_over_container(value: Any) -> bool:
 def _same_shape(before: Any, after: Any) -> bool:
     """True when after has before's containers and keys, each leaf equal or REDACTED."""
     if isinstance(before, dict):
-        return isinstance(after, dict) and list(after) == [k if k in after else k for k in before] and all(
-            _same_shape(before[k], after[k]) for k in before
+        return (
+            isinstance(after, dict)
+            and list(after) == list(before)
+            and all(_same_shape(before[k], after[k]) for k in before)
         )
     if isinstance(before, list):
         return isinstance(after, list) and len(after) == len(before) and all(map(_same_shape, before, after))
-    return after == before or after == REDACTED
+    return after in (before, REDACTED)
 
 
 def test_secrets_hides_card_numbers_as_json_numbers_and_in_text() -> None:

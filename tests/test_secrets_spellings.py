@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -40,7 +41,8 @@ TOKENS = {
 }
 # Found raw but not split: no strong prefix to glue pieces to.
 OTHER_SECRETS = {
-    "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
     "private-key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA",
     "basic-auth": "https://alice:S3cretPass@db.example.com/",
     "keyword": "password=hunter2hunter2",
@@ -58,7 +60,7 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-ENCODINGS = {
+ENCODINGS: dict[str, Callable[[str], str]] = {
     "base64": _b64,
     "base64 without padding": lambda text: _b64(text).rstrip("="),
     "url-safe base64": lambda text: base64.urlsafe_b64encode(text.encode()).decode(),
@@ -189,7 +191,9 @@ WHO = ["dr_smith", "alice", "the admin account", "our staging db", "bob@example.
 
 
 @settings(max_examples=scaled(150), deadline=None)
-@given(st.sampled_from(STATEMENTS), st.sampled_from(WHO), st.sampled_from(VALUES), st.sampled_from(["", ".", " thanks"]))
+@given(
+    st.sampled_from(STATEMENTS), st.sampled_from(WHO), st.sampled_from(VALUES), st.sampled_from(["", ".", " thanks"])
+)
 def test_a_credential_stated_in_prose_is_found(statement: str, who: str, value: str, end: str) -> None:
     text = statement.format(who=who, value=value) + end
     assert "keyword" in _kinds({"message": text}), text

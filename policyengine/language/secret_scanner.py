@@ -534,7 +534,8 @@ _SPLIT_RE = re2.compile(_SPLIT, _MATCH_ONLY)
 _SPLIT_HEADS = "|".join(_gappy(prefixes, "", 0) for _, prefixes, _, _ in _SPLIT_SHAPES)
 # The same shapes without gaps, anchored: what the pieces glued back together must be.
 _SPLIT_WHOLE: Final = tuple(
-    re.compile(rf"(?:{'|'.join(map(re.escape, prefixes))})[{chars}]{{{count},}}") for _, prefixes, chars, count in _SPLIT_SHAPES
+    re.compile(rf"(?:{'|'.join(map(re.escape, prefixes))})[{chars}]{{{count},}}")
+    for _, prefixes, chars, count in _SPLIT_SHAPES
 )
 # Pieces are runs of token characters; a glued token is read up to _MAX_GLUED characters from
 # its start (tokens are shorter), so each match costs a bounded read.
@@ -557,7 +558,15 @@ _JSON_START = r"(?m:^\s*[\[{])"
 _PREFILTER = re2.compile(
     "|".join(
         f"(?:{p})"
-        for p in (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _ENCODED_RUN, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)
+        for p in (
+            *(p for _, p in _SHAPES),
+            _ASSIGNMENT,
+            _ASCII_CARD_RUN,
+            _ENCODED_RUN,
+            _SPLIT_HEADS,
+            _NEEDS_DECODING,
+            _JSON_START,
+        )
     ),
     _MATCH_ONLY,
 )
@@ -722,8 +731,8 @@ _PUBLIC_KEY_BEFORE = re.compile(
 )
 # Armored public material: a public key, a certificate, a signature. Its base64 lines are not secrets.
 _PUBLIC_HEADER = re.compile(
-    r"-----BEGIN (?:(?:RSA |EC |DSA |SSH2 )?PUBLIC KEY|(?:TRUSTED |X509 )?CERTIFICATE(?: REQUEST)?|NEW CERTIFICATE REQUEST"
-    r"|X509 CRL|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|PKCS7|SSH SIGNATURE)-----"
+    r"-----BEGIN (?:(?:RSA |EC |DSA |SSH2 )?PUBLIC KEY|(?:TRUSTED |X509 )?CERTIFICATE(?: REQUEST)?"
+    r"|NEW CERTIFICATE REQUEST|X509 CRL|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|PKCS7|SSH SIGNATURE)-----"
 )
 
 
