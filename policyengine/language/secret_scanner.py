@@ -13,15 +13,30 @@ What counts as a secret, in order of how it is found:
    PyPI, SendGrid and Hugging Face tokens, JWTs, `user:password@` in URLs.
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
-   `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>` and prose
-   `my password is Hunter2!`. Values that read as prose ("password: click the link"), status
-   words, placeholders and code references (`password = get_password()`) are not secrets.
+   `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
+   (`my password is Hunter2!`, `the password for dr_smith is x`, `token: x`), and credential
+   files: `.netrc` (`machine h login u password x`), `.pgpass` (`host:port:db:user:x`) and
+   name/value lines (Kubernetes `- name: DB_PASSWORD` / `value: x`). Values that read as prose
+   ("password: click the link"), links ("Reset your password: https://..."), status words,
+   placeholders and code references (`password = get_password()`) are not secrets.
 4. **Card numbers**: 13 to 19 digits in any grouping (spaces, dashes, dots, none, Unicode
    digits), passing the Luhn check and starting with 2-6 (the payment-card industries; a
    13-digit millisecond timestamp starts with 1), in text and as JSON numbers.
 5. **High entropy**, narrowly: a run of 32-512 base64-alphabet characters mixing upper case,
    lower case and digits, above the entropy 99% of random keys of its length reach, and not
    words, a path, part of a URL, a data: URI or base64 of text. Hex is never enough (hashes).
+   Published values are not secrets: integrity hashes (`sha512-...`, `sha256:...`), SSH public
+   keys (`ssh-ed25519 AAAA...`) and armored public blocks (public keys, certificates).
+6. **Encoded**: runs of 16+ base64-alphabet characters are decoded (base64 standard or URL-safe,
+   padded or not; hex) and, when they decode to text, scanned again, two levels deep; the kind
+   names the encodings, outermost first (`aws-access-key (base64, hex)`). Percent-encoding and
+   `\\xNN`/`\\uNNNN` escapes are decoded by normalisation (below). A budget bounds the work per
+   string (DECODE_BUDGET, MAX_DECODED); past it one finding, PAST_DECODING_BUDGET, says so.
+7. **Split**: a token with a strong prefix (AKIA, ghp_, github_pat_, glpat-, xox?-, sk_live_,
+   sk-, AIza, npm_, hf_) written in pieces, glued back: quoted words (`"AKIA" "IOSF..."`,
+   `"AKIA""IOSF..."`, `"a" + "b"`), words of four characters or more, and the sibling string
+   values of one object or list (`{"a": "ghp_16C7", "b": "e42F..."}`, reported at the
+   container). Bounded by MAX_SPLIT per string (past it, PAST_SPLIT_BUDGET).
 
 Strings are scanned after normalisation: NFKD, invisible and combining characters dropped,
 Unicode digits, dashes and Latin look-alikes folded to ASCII, percent-encoding, `\\uXXXX` and
@@ -33,7 +48,13 @@ default password.
 Speed: one walk records credential keys and long numbers and collects every string (keys
 too); the strings are joined and searched once by one RE2 program (the prefilter), and when it
 finds no candidate no string is analysed. Otherwise only the strings it picks are, each by the
-few patterns an RE2 Set says can match.
+few patterns an RE2 Set says can match. Sibling strings are joined and searched once more, for
+split tokens only.
+
+Rewrites (hide_secrets) replace the secret inside the string: JSON text is parsed with the span
+of every value, and only the secret values (or keys) are replaced, so the document stays valid
+JSON; other text has the spans of its findings replaced. What comes out is scanned again: a
+secret left (found only once decoded, or by a view the spans miss) hides the whole string.
 
 Token shapes, the private key headers, the AWS secret-key context and the keyword stems are
 ported from detect-secrets 1.5.0 (Yelp, Apache License 2.0, https://github.com/Yelp/detect-secrets;
@@ -64,8 +85,14 @@ __all__ = [
     "CREDENTIAL_ENDINGS",
     "CREDENTIAL_SUFFIXES",
     "CREDENTIAL_WORDS",
+    "DECODE_BUDGET",
+    "MAX_DECODED",
+    "MAX_DECODE_LEVELS",
     "MAX_DECODE_ROUNDS",
     "MAX_DEPTH",
+    "MAX_SPLIT",
+    "PAST_DECODING_BUDGET",
+    "PAST_SPLIT_BUDGET",
     "Finding",
     "card_numbers",
     "find_secrets",
