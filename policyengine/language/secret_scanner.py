@@ -576,6 +576,9 @@ _SPLIT_WHOLE: Final = tuple(
 _PIECE = re.compile(r"[A-Za-z0-9_\-]*")
 _MAX_GLUED = 512
 _SPLIT_MINIMUM: Final = tuple(min(map(len, prefixes)) + count for _, prefixes, _, count in _SPLIT_SHAPES)
+# The longest each token is (AWS ids, classic GitHub, Google and npm tokens have one length): pieces
+# are not glued past it, so a page of "AKIA AKIA ..." costs a few pieces per candidate, not 512.
+_SPLIT_MAXIMUM: Final = (20, 40, 128, 64, 160, 128, 160, 200, 39, 40, 64)
 _GAP_RUN = re.compile(_SPLIT_GAP)
 # Candidates glued and checked per string (each costs an RE2 search and a bounded read); past it,
 # as for decoding, the rest is reported unchecked (PAST_SPLIT_BUDGET) rather than passed: ordinary
@@ -1085,17 +1088,19 @@ def _glued(text: str, start: int, index: int) -> tuple[str, int, bool] | None:
         # Past the shape's minimum a token may go on ("github_pat_" keys are 93 characters), but
         # once it reads as a key a short piece is a neighbour's ("ok"), not the token's end.
         so_far = "".join(words)
-        if len(so_far) >= _SPLIT_MINIMUM[index] and after - gap.end() < 8 and _token_ok(index, so_far):
+        if len(so_far) >= _SPLIT_MAXIMUM[index] or (
+            len(so_far) >= _SPLIT_MINIMUM[index] and after - gap.end() < 8 and _token_ok(index, so_far)
+        ):
             break
         gaps.append(gap.group())
         pos = gap.end()
     match = _SPLIT_WHOLE[index].match("".join(words))
-    if match is None or len(match.group()) <= len(words[0]) or not _token_ok(index, match.group()):
+    token = match.group()[: _SPLIT_MAXIMUM[index]] if match else ""
+    if len(token) < _SPLIT_MINIMUM[index] or len(token) <= len(words[0]) or not _token_ok(index, token):
         return None
     first = _SPLIT_WHOLE[index].match(words[0])
     if first is not None and _token_ok(index, first.group()):
         return None  # the first piece is a token as it stands
-    token = match.group()
     used = next(k for k, total in enumerate(itertools.accumulate(map(len, words))) if total >= len(token))
     end = ends[used] - (sum(map(len, words[: used + 1])) - len(token))
     return token, end, any(SIBLING in gap for gap in gaps[:used])
@@ -1164,7 +1169,7 @@ def _split_pieces(pieces: Sequence[str]) -> tuple[list[_Hit], list[int]]:
 # guard fails closed on it, a redaction hides the rest of the string).
 MAX_DECODE_LEVELS: Final = 2
 DECODE_BUDGET: Final = 1 << 20
-MAX_DECODED: Final = 4096
+MAX_DECODED: Final = 1024
 PAST_DECODING_BUDGET: Final = "undecoded (past the decoding budget)"
 _MIN_ENCODED = 16
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
