@@ -17,7 +17,8 @@ What is timed (medians of 5 passes, GC off, after a warm-up; the machine is shar
 - 1 MB text: a megabyte of ordinary text (words, file names, ids), and the same with a
   base64, a hex and a split credential every ~4 KB (issue 22: decoding and gluing pieces);
 - with --before REV, the scanner of commit REV (its secret_scanner.py, loaded on its own) on the
-  BFCL calls and the 1 MB texts, alternated with this one, and the ratio now/before.
+  BFCL calls (one by one and batched) and the 1 MB texts, alternated with this one, and the
+  ratio now/before.
 
 detect-secrets 1.5.0's plugins are called as a caller would use them on argument strings:
 `plugin.analyze_line(filename="arguments.yaml", line=string)` on every string value (one line
@@ -241,7 +242,12 @@ def before_scanner(rev: str) -> Any:
 def compare_before(rev: str, calls: list[Any], texts: dict[str, str], json_out: bool) -> dict[str, Any]:
     """Now and before on the BFCL calls and the 1 MB texts, alternated three times (best of each)."""
     before = before_scanner(rev).find_secrets
-    loads: dict[str, list[Any]] = {"bfcl-calls": calls, **{name: [text] for name, text in texts.items()}}
+    batches = [calls[i : i + 80] for i in range(0, len(calls), 80)]
+    loads: dict[str, list[Any]] = {
+        "bfcl-calls": calls,
+        "bfcl-batched": batches,
+        **{name: [text] for name, text in texts.items()},
+    }
     out: dict[str, Any] = {"rev": rev}
     for name, values in loads.items():
         now_s, before_s = [], []

@@ -113,6 +113,24 @@ def test_a_token_with_a_strong_prefix_is_found_in_quoted_pieces_of_one_string(ki
     assert kind in _kinds(text), text
 
 
+@settings(max_examples=scaled(200), deadline=None)
+@given(st.text(st.characters(min_codepoint=0, max_codepoint=127), min_size=12, max_size=80), st.booleans())
+def test_base64_of_any_ascii_text_passes_the_gate_that_picks_runs_to_decode(text: str, url_safe: bool) -> None:
+    # The gate (_ENCODED_GATE) skips runs that cannot be base64 of text: it must never skip one that is.
+    from policyengine.language.secret_scanner import _ENCODED_GATE_RE
+
+    encoded = (base64.urlsafe_b64encode if url_safe else base64.b64encode)(text.encode()).decode()
+    assert _ENCODED_GATE_RE.search(encoded), encoded
+
+
+@settings(max_examples=scaled(200), deadline=None)
+@given(st.binary(min_size=8, max_size=60))
+def test_hex_of_any_bytes_passes_the_gate(data: bytes) -> None:
+    from policyengine.language.secret_scanner import _ENCODED_GATE_RE
+
+    assert _ENCODED_GATE_RE.search(data.hex()) and _ENCODED_GATE_RE.search(data.hex().upper())
+
+
 def test_a_split_token_is_reported_at_the_container_that_holds_its_pieces() -> None:
     findings = find_secrets({"headers": {"a": "ghp_16C7e42F292c", "b": "6912E7710c838347Ae178B4a"}}, path="arguments")
     assert [(f.kind, f.where) for f in findings] == [("github-token (split)", "arguments.headers")]
