@@ -1427,13 +1427,13 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     numbers: list[_Raw] = []
     groups: list[tuple[_Path, list[int]]] = []
     _walk(value, at, depth, texts, places, credentials, numbers, groups)
-    split = _split_groups(texts, groups) if groups else []
     joined = "\n".join(texts)
     # The fast path: one prefilter pass over every string (keys included) finds no candidate.
-    # Non-ASCII text is looked at once normalised.
+    # Non-ASCII text is looked at once normalised. A split token has its prefix in the joined
+    # text too (the walk puts sibling values side by side; see _walk).
     if joined.isascii() and not _prefilter(joined):
-        return [*credentials.values(), *numbers, *split]
-    found = [*_scan_texts(texts, places, depth), *split]
+        return [*credentials.values(), *numbers]
+    found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
     # A credential's value that also matched a shape is reported once, by its shape.
     shaped = {where for where, _, _ in found}
     return [*(raw for where, raw in credentials.items() if where not in shaped), *found, *numbers]
@@ -1467,9 +1467,14 @@ def _walk(
     # is built for a leaf unless a finding needs it.
     if depth > MAX_DEPTH:
         raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    # An object's keys, then its string values, then its containers: the string values of one
+    # container sit side by side in the joined text, so the prefilter's split prefixes (gaps allowed,
+    # newline among them) see a prefix cut across two values, and no split check runs without one.
     if isinstance(value, dict):
         pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
-        siblings: list[int] = []
+        strings: list[str] = []
+        string_places: list[tuple[_Path, str | int | None]] = []
+        nested: list[tuple[str, Any]] | None = None
         for key, item in value.items():
             if not isinstance(key, str):
                 key = str(key)
@@ -1479,26 +1484,31 @@ def _walk(
             if known or (known is None and is_credential_key(key)) or key == pair:
                 _credential(item, (*at, key), credentials)
             if isinstance(item, str):
-                siblings.append(len(texts))
-                texts.append(item)
-                places.append((at, key))
+                strings.append(item)
+                string_places.append((at, key))
             elif item is not None and item is not True and item is not False:
-                _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups)
-        if len(siblings) > 1:
-            groups.append((at, siblings))
+                if nested is None:
+                    nested = []
+                nested.append((key, item))
+        if len(strings) > 1:
+            groups.append((at, list(range(len(texts), len(texts) + len(strings)))))
+        texts.extend(strings)
+        places.extend(string_places)
+        for key, item in nested or ():
+            _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups)
     elif isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
             _credential(value[1], (*at, 1), credentials)
-        items: list[int] = []
+        first = len(texts)
         for i, item in enumerate(value):
             if isinstance(item, str):
-                items.append(len(texts))
                 texts.append(item)
                 places.append((at, i))
-            elif item is not None and item is not True and item is not False:
+        if len(texts) - first > 1:
+            groups.append((at, list(range(first, len(texts)))))
+        for i, item in enumerate(value):
+            if not isinstance(item, str) and item is not None and item is not True and item is not False:
                 _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups)
-        if len(items) > 1:
-            groups.append((at, items))
     elif isinstance(value, str):
         texts.append(value)
         places.append((at, None))
