@@ -1344,9 +1344,35 @@ def _json_findings(text: str, depth: int) -> list[_Raw]:
     return _find(parsed, (), depth + 1) if isinstance(parsed, dict | list) else []
 
 
+# JSON inside other text ("curl -d '{...}'", a log line): where an object or array may start.
+_EMBEDDED_JSON = re.compile(r"[\[{]\s*[\"\[{]")
+_MAX_EMBEDDED = 16  # tries per string: each may read to the end of the text before it fails
+_DECODER = json.JSONDecoder()
+
+
+def _embedded_json_findings(text: str, depth: int) -> list[_Raw]:
+    """Findings in the JSON objects and arrays inside a text that is not JSON itself."""
+    found: list[_Raw] = []
+    pos = tries = 0
+    while tries < _MAX_EMBEDDED and (start := _EMBEDDED_JSON.search(text, pos)) is not None:
+        tries += 1
+        try:
+            value, end = _DECODER.raw_decode(text, start.start())
+        except RecursionError as error:
+            raise ValueError("JSON text nested too deeply to scan") from error
+        except ValueError:
+            pos = start.start() + 1
+            continue
+        # The structural rules (sibling values, name/value entries, credential keys) apply inside.
+        found.extend(_find(value, (), depth + 1))
+        pos = end
+    return found
+
+
 def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
     """(kind, excerpt) of every secret in a string, raw and normalised, JSON text included."""
     seen: dict[tuple[str, str], None] = {}
+    normal = text
     if text.isascii() and not _needs_decoding(text):
         hits = _analyse(text)
     else:
@@ -1357,7 +1383,8 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
             hits = _analyse(text)
     for kind, _, _, secret in hits:
         seen[(kind, _excerpt(kind, secret))] = None
-    for _, kind, excerpt in _json_findings(text, depth):
+    json_hits = _json_findings(text, depth) if _json_text(text) else _embedded_json_findings(normal, depth)
+    for _, kind, excerpt in json_hits:
         seen[(kind, excerpt)] = None
     return list(seen)
 
