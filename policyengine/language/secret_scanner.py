@@ -36,7 +36,8 @@ What counts as a secret, in order of how it is found:
    sk-, AIza, npm_, hf_) written in pieces, glued back: quoted words (`"AKIA" "IOSF..."`,
    `"AKIA""IOSF..."`, `"a" + "b"`), words of four characters or more, and the sibling string
    values of one object or list (`{"a": "ghp_16C7", "b": "e42F..."}`, reported at the
-   container). Bounded by MAX_SPLIT per string (past it, PAST_SPLIT_BUDGET).
+   container), also in JSON text or JSON inside other text (`curl -d '{"a": ...}'`, parsed).
+   Bounded by MAX_SPLIT per string (past it, PAST_SPLIT_BUDGET).
 
 Strings are scanned after normalisation: NFKD, invisible and combining characters dropped,
 Unicode digits, dashes and Latin look-alikes folded to ASCII, percent-encoding, `\\uXXXX` and
