@@ -1085,8 +1085,8 @@ def _token_ok(index: int, token: str) -> bool:
 
 
 def _glued(text: str, start: int, index: int) -> tuple[str, int, bool] | None:
-    """The token whose pieces start at `start`, glued back; its end in the text, and whether a sibling
-    boundary was crossed. None when the pieces are no token, or the first alone is one (the raw shape's)."""
+    """(token glued back from the pieces at `start`, its end, whether it crossed a sibling), or None."""
+    # None when the pieces make no token, or when the first piece alone is one (the raw shape's).
     limit = min(len(text), start + _MAX_GLUED)
     words: list[str] = []
     ends: list[int] = []
@@ -1159,6 +1159,7 @@ def _split_anchored(text: str) -> Callable[[int], int]:
         return lambda pos: int(raw.Match(_ANCHOR_START, data, pos, min(n, pos + _MAX_GLUED))[0][1])
 
     def match(pos: int) -> int:
+        """The end of the shape at pos in non-ASCII text (character offsets), or -1."""
         found = _SPLIT_RE.match(text, pos, min(len(text), pos + _MAX_GLUED))
         return -1 if found is None else int(found.end())
 
@@ -1730,6 +1731,7 @@ class _JsonSpans:
         return _JSON_SPACE.match(self.text, end).end() == len(self.text)  # type: ignore[union-attr]
 
     def _value(self, pos: int, at: _Path, depth: int) -> int:
+        """Record the value at pos (and what it holds); return where it ends."""
         if depth > MAX_DEPTH:
             raise ValueError("too deep")
         text = self.text
@@ -1750,6 +1752,7 @@ class _JsonSpans:
         return end
 
     def _object(self, pos: int, at: _Path, depth: int) -> int:
+        """Record the members of the object whose "{" is before pos; return where it ends."""
         text = self.text
         pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
         if text[pos] == "}":
@@ -1774,6 +1777,7 @@ class _JsonSpans:
             pos = _JSON_SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
 
     def _array(self, pos: int, at: _Path, depth: int) -> int:
+        """Record the items of the array whose "[" is before pos; return where it ends."""
         text = self.text
         pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
         if text[pos] == "]":
