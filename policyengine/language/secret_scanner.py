@@ -1232,9 +1232,13 @@ def _decodings(run: str) -> Iterator[tuple[str, str]]:
     if text is not None:
         yield "base64", text
         return
-    # "prefix_QUtJ..." or "x-QUtJ...": a word glued to the payload shifts its alignment.
-    for piece in _SEPARATED.split(body):
-        if len(piece) >= _MIN_ENCODED and piece != body and (text := _b64(piece)) is not None:
+    # "prefix_QUtJ..." or "x-QUtJ...": a word glued to the payload shifts its alignment. Split at
+    # - and _, or, glued without one ("xQUtJ..."), dropped one to three characters at a time.
+    pieces = [piece for piece in _SEPARATED.split(body) if len(piece) >= _MIN_ENCODED and piece != body]
+    if not pieces:
+        pieces = [body[k:] for k in (1, 2, 3) if len(body) - k >= _MIN_ENCODED]
+    for piece in pieces:
+        if (text := _b64(piece)) is not None:
             yield "base64", text
 
 
