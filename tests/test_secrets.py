@@ -448,6 +448,8 @@ PIECES = [
     "eyJhbGciOiJIUzI1NiJ9", "-----BEGIN RSA PRIVATE KEY-----", "https://", "u:p4ss@", "4111 ", "1111-", "sk-",
     "xoxb-1234567890-", " is ", "\\u0041", "%41", "&#65;", "K7xQ9vZ2mK8pL4nR7tY1wE6uI3oA5sD0", "hunter2",
     "Bearer ", "\u200b", "\uff14",
+    "QUtJQUlPU0ZPRE5ON0VYQU1QTEU=", '"AKIA" "', "IOSFODNN7EXAMPLE", "414b4941494f53464f444e4e", "gh", "p_16C7e42F",
+    "machine h login u password ", "- name: DB_PASSWORD\n  value: ", "db:5432:app:u:", "sha512-", "ssh-ed25519 ",
 ]  # fmt: skip
 texts_of_pieces = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
 

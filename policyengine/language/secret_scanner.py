@@ -13,15 +13,31 @@ What counts as a secret, in order of how it is found:
    PyPI, SendGrid and Hugging Face tokens, JWTs, `user:password@` in URLs.
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
-   `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>` and prose
-   `my password is Hunter2!`. Values that read as prose ("password: click the link"), status
-   words, placeholders and code references (`password = get_password()`) are not secrets.
+   `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
+   (`my password is Hunter2!`, `the password for dr_smith is x`, `token: x`), and credential
+   files: `.netrc` (`machine h login u password x`), `.pgpass` (`host:port:db:user:x`) and
+   name/value lines (Kubernetes `- name: DB_PASSWORD` / `value: x`). Values that read as prose
+   ("password: click the link"), links ("Reset your password: https://..."), status words,
+   placeholders and code references (`password = get_password()`) are not secrets.
 4. **Card numbers**: 13 to 19 digits in any grouping (spaces, dashes, dots, none, Unicode
    digits), passing the Luhn check and starting with 2-6 (the payment-card industries; a
    13-digit millisecond timestamp starts with 1), in text and as JSON numbers.
 5. **High entropy**, narrowly: a run of 32-512 base64-alphabet characters mixing upper case,
    lower case and digits, above the entropy 99% of random keys of its length reach, and not
    words, a path, part of a URL, a data: URI or base64 of text. Hex is never enough (hashes).
+   Published values are not secrets: integrity hashes (`sha512-...`, `sha256:...`), SSH public
+   keys (`ssh-ed25519 AAAA...`) and armored public blocks (public keys, certificates).
+6. **Encoded**: runs of 16+ base64-alphabet characters are decoded (base64 standard or URL-safe,
+   padded or not; hex) and, when they decode to text, scanned again, two levels deep; the kind
+   names the encodings, outermost first (`aws-access-key (base64, hex)`). Percent-encoding and
+   `\\xNN`/`\\uNNNN` escapes are decoded by normalisation (below). A budget bounds the work per
+   string (DECODE_BUDGET, MAX_DECODED); past it one finding, PAST_DECODING_BUDGET, says so.
+7. **Split**: a token with a strong prefix (AKIA, ghp_, github_pat_, glpat-, xox?-, sk_live_,
+   sk-, AIza, npm_, hf_) written in pieces, glued back: quoted words (`"AKIA" "IOSF..."`,
+   `"AKIA""IOSF..."`, `"a" + "b"`), words of four characters or more, and the sibling string
+   values of one object or list (`{"a": "ghp_16C7", "b": "e42F..."}`, reported at the
+   container), also in JSON text or JSON inside other text (`curl -d '{"a": ...}'`, parsed).
+   Bounded by MAX_SPLIT per string (past it, PAST_SPLIT_BUDGET).
 
 Strings are scanned after normalisation: NFKD, invisible and combining characters dropped,
 Unicode digits, dashes and Latin look-alikes folded to ASCII, percent-encoding, `\\uXXXX` and
@@ -33,7 +49,13 @@ default password.
 Speed: one walk records credential keys and long numbers and collects every string (keys
 too); the strings are joined and searched once by one RE2 program (the prefilter), and when it
 finds no candidate no string is analysed. Otherwise only the strings it picks are, each by the
-few patterns an RE2 Set says can match.
+few patterns an RE2 Set says can match. Sibling strings are joined and searched once more, for
+split tokens only.
+
+Rewrites (hide_secrets) replace the secret inside the string: JSON text is parsed with the span
+of every value, and only the secret values (or keys) are replaced, so the document stays valid
+JSON; other text has the spans of its findings replaced. What comes out is scanned again: a
+secret left (found only once decoded, or by a view the spans miss) hides the whole string.
 
 Token shapes, the private key headers, the AWS secret-key context and the keyword stems are
 ported from detect-secrets 1.5.0 (Yelp, Apache License 2.0, https://github.com/Yelp/detect-secrets;
@@ -64,8 +86,14 @@ __all__ = [
     "CREDENTIAL_ENDINGS",
     "CREDENTIAL_SUFFIXES",
     "CREDENTIAL_WORDS",
+    "DECODE_BUDGET",
+    "MAX_DECODED",
+    "MAX_DECODE_LEVELS",
     "MAX_DECODE_ROUNDS",
     "MAX_DEPTH",
+    "MAX_SPLIT",
+    "PAST_DECODING_BUDGET",
+    "PAST_SPLIT_BUDGET",
     "Finding",
     "card_numbers",
     "find_secrets",
@@ -241,8 +269,12 @@ _STOPWORDS = _NULL_WORDS | frozenset(
         "expired", "missing", "empty", "reset", "changed", "updated", "set", "unset", "ok",
         "enabled", "disabled", "read", "write", "admin", "all", "any", "string", "str", "text",
         "int", "integer", "bool", "boolean", "number", "object", "type", "field", "value",
+        "enter", "click", "see", "below", "above", "here", "there", "must", "should", "will",
+        "can", "cannot", "please", "needed", "needs", "protected", "sent", "stored", "saved",
     }
 )  # fmt: skip
+_CLOSING = {"[": "]", "<": ">", "(": ")", "{": "}"}
+_URL_VALUE = re.compile(r"(?i)[a-z][a-z0-9+.\-]*://|www\.")
 
 # Strings that stand for a secret without being one. A template reference may carry a secret
 # inside it ("${hunter2}"); the adversary who knows that can as well drop the key name, so the
@@ -448,6 +480,26 @@ _ASSIGNMENT = (
     rf"({_KEY})[\"'\]]{{0,2}}(\s*(?::=|=>|==?|:)\s*|[ \t]+(?i:is|was)[ \t]+)({_VALUE})"
     rf"|--({_KEY})[ \t]+({_VALUE})"
     rf"|<({_KEY})(?:\s[^<>]*)?>([^<\n]+)</"
+    # Prose naming whose credential it is: "the password for dr_smith is x", "token of the bot was x".
+    rf"|({_KEY})[ \t]+(?i:for|of|to|on)[ \t]+(?:[^\s]{{1,64}}[ \t]+){{1,4}}?(?i:is|was)[ \t]+({_VALUE})"
+    # .netrc: "machine host login user password x", on one line or several.
+    r"|(?:\bmachine[ \t]+\S+|\bdefault)(?:\s+(?:login|account|port|protocol)[ \t]+\S+)*\s+(password)[ \t]+(\S+)"
+    # A name/value pair in YAML or JSON-ish text (Kubernetes env: "- name: DB_PASSWORD\n  value: x").
+    rf"|\b(?:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z0-9_.\-]+)[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?(?:-[ \t]+)?"
+    rf"[\"']?value[\"']?[ \t]*[:=][ \t]*({_VALUE})"
+    # .pgpass: "host:port:database:user:password", one entry a line.
+    r"|(?m:^(?:[A-Za-z*][\w.\-]*|[0-9]{1,3}(?:\.[0-9]{1,3}){3}):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(\S+)$)"
+)
+# Where each alternative of _ASSIGNMENT puts its key, its separator and its value (group numbers;
+# a string is a fixed key or separator for the alternatives that imply one).
+_ALTERNATIVES: Final[tuple[tuple[int | str, int | str, int], ...]] = (
+    (1, 2, 3),
+    (4, " ", 5),
+    (6, ":", 7),
+    (8, " is ", 9),
+    (10, " ", 11),
+    (12, ":", 13),
+    ("password", ":", 14),
 )
 _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
 
@@ -471,6 +523,71 @@ def _unicode_card_re() -> Any:
 _TOKEN_RUN = r"[A-Za-z0-9+/_\-]{32,}={0,2}"
 _TOKEN_RE = re2.compile(_TOKEN_RUN, _MATCH_ONLY)
 
+# Encoded candidates: runs of the base64 alphabet (hex is a subset) long enough to hide a short
+# token (16 characters: 12 bytes), decoded and scanned again (see _decoded_hits for the budget).
+_ENCODED_RUN = r"[A-Za-z0-9+/_\-]{16,}={0,2}"
+_ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
+# Only runs that can be text once decoded are decoded: hex, or base64 with 16 characters in a row
+# shaped like base64 of ASCII (each 4-character group starts with one of the 32 values an ASCII
+# byte's top six bits give, A-Z or a-f). Identifiers and file names rarely are (none of ~10,000 in
+# a megabyte of them; "distanceToNextVehicle", "final_report_2024" are not), so ordinary text keeps
+# its fast path. Non-ASCII text encoded whole still passes where 12 ASCII bytes follow each other.
+_ENCODED_GATE = r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}"
+_ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
+
+# Split tokens: a shape with a strong prefix written in pieces ("AKIA" "IOSF...", "AKIA""IOSF...",
+# sibling values {"a": "ghp_16C7", "b": "e42F..."}), matched with gaps of quotes, spaces, '+' and
+# ',' between any two characters. Sibling values are joined with SIBLING, a gap of its own.
+SIBLING: Final = "\x1f"
+_SPLIT_GAP = r"[\s\"'`+,\x1f]{1,8}"
+_SPLIT_SHAPES: Final = (
+    ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), "0-9A-Z", 16),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "A-Za-z0-9_", 36),
+    ("github-token", ("github_pat_",), "A-Za-z0-9_", 22),
+    ("gitlab-token", ("glpat-",), "A-Za-z0-9_\\-", 20),
+    ("slack-token", ("xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxe-"), "A-Za-z0-9\\-", 10),
+    ("stripe-key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_"), "0-9A-Za-z", 16),
+    ("anthropic-key", ("sk-ant-",), "A-Za-z0-9_\\-", 20),
+    ("openai-key", ("sk-",), "A-Za-z0-9_\\-", 20),
+    ("google-api-key", ("AIza",), "0-9A-Za-z_\\-", 35),
+    ("npm-token", ("npm_",), "A-Za-z0-9", 36),
+    ("huggingface-token", ("hf_",), "A-Za-z0-9", 34),
+)
+
+
+def _gappy(prefixes: tuple[str, ...], chars: str, count: int) -> str:
+    """A prefix and `count` characters of a class, with an optional gap between any two."""
+    gap = f"(?:{_SPLIT_GAP})?"
+    heads = "|".join(gap.join(re.escape(c) for c in prefix) for prefix in prefixes)
+    return rf"\b(?:{heads})(?:{gap}[{chars}]){{{count}}}" if count else rf"\b(?:{heads})"
+
+
+_SPLIT = "|".join(_gappy(prefixes, chars, count) for _, prefixes, chars, count in _SPLIT_SHAPES)
+_SPLIT_RE = re2.compile(_SPLIT, _MATCH_ONLY)
+# The prefilter's part: the prefixes alone (gaps allowed), a superset that keeps its DFA small (the
+# whole gappy program in it costs 10x on long texts).
+_SPLIT_HEADS = "|".join(_gappy(prefixes, "", 0) for _, prefixes, _, _ in _SPLIT_SHAPES)
+# The same shapes without gaps, anchored: what the pieces glued back together must be.
+_SPLIT_WHOLE: Final = tuple(
+    re.compile(rf"(?:{'|'.join(map(re.escape, prefixes))})[{chars}]{{{count},}}")
+    for _, prefixes, chars, count in _SPLIT_SHAPES
+)
+# Pieces are runs of token characters; a glued token is read up to _MAX_GLUED characters from
+# its start (tokens are shorter), so each match costs a bounded read.
+_PIECE = re.compile(r"[A-Za-z0-9_\-]*")
+_MAX_GLUED = 512
+_SPLIT_MINIMUM: Final = tuple(min(map(len, prefixes)) + count for _, prefixes, _, count in _SPLIT_SHAPES)
+# The longest each token is (AWS ids, classic GitHub, Google and npm tokens have one length): pieces
+# are not glued past it, so a page of "AKIA AKIA ..." costs a few pieces per candidate, not 512.
+_SPLIT_MAXIMUM: Final = (20, 40, 128, 64, 160, 128, 160, 200, 39, 40, 64)
+_GAP_RUN = re.compile(_SPLIT_GAP)
+# Candidates glued and checked per string (each costs an RE2 search and a bounded read); past it,
+# as for decoding, the rest is reported unchecked (PAST_SPLIT_BUDGET) rather than passed: ordinary
+# text has a handful.
+MAX_SPLIT: Final = 4096
+PAST_SPLIT_BUDGET: Final = "unchecked pieces (past the split budget)"
+_STRONG_GAP = re.compile(r"[\"'`\x1f]")
+
 # Everything above in one pass, plus what makes a plain ASCII string need decoding first. No
 # match here (on all the strings of a document at once) means no finding in any of them.
 _NEEDS_DECODING = r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
@@ -479,11 +596,39 @@ _JSON_START = r"(?m:^\s*[\[{])"
 _PREFILTER = re2.compile(
     "|".join(
         f"(?:{p})"
-        for p in (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN, _NEEDS_DECODING, _JSON_START)
+        for p in (
+            *(p for _, p in _SHAPES),
+            _ASSIGNMENT,
+            _ASCII_CARD_RUN,
+            _TOKEN_RUN,
+            _ENCODED_GATE,
+            _SPLIT_HEADS,
+            _NEEDS_DECODING,
+            _JSON_START,
+        )
     ),
     _MATCH_ONLY,
 )
-_NEEDS_DECODING_RE = re.compile(_NEEDS_DECODING)
+# The same alternatives in two programs, for finding where matches are (_candidates): RE2 finds a
+# match's start with a reverse DFA, and the reverse of the whole alternation outgrows its memory
+# (the NFA then costs 70x on a 4 KB batch); the parts alone stay small.
+_PREFILTER_PARTS: Final = (
+    re2.compile(
+        "|".join(
+            f"(?:{p})"
+            for p in (
+                *(p for _, p in _SHAPES),
+                _ASSIGNMENT,
+                _ASCII_CARD_RUN,
+                _TOKEN_RUN,
+                _NEEDS_DECODING,
+                _JSON_START,
+            )
+        ),
+        _MATCH_ONLY,
+    ),
+    re2.compile(f"{_ENCODED_GATE}|{_SPLIT_HEADS}", _MATCH_ONLY),
+)
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
 
@@ -495,6 +640,14 @@ def _raw_search(pattern: Any) -> Callable[[bytes], bool]:
         unanchored = _UNANCHORED
         return lambda data: bool(match(unanchored, data, 0, len(data))[0][0] >= 0)
     return lambda data: pattern.search(data.decode("utf-8", "surrogatepass")) is not None
+
+
+_needs_decoding_raw = _raw_search(re2.compile(_NEEDS_DECODING, _MATCH_ONLY))
+
+
+def _needs_decoding(text: str) -> bool:
+    """True when a string holds an escape, an entity or a control character (RE2: ~20x re on a megabyte)."""
+    return _needs_decoding_raw(text.encode("utf-8", "surrogatepass"))
 
 
 # A Set answers from its DFA alone (see _SET_LIMIT); memory is taken only as states are built.
@@ -554,9 +707,15 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 
 
 # Which analyses a string needs, in one pass: RE2's Set reports which patterns match anywhere.
-_SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT = range(4)
-_ALL_CATEGORIES = frozenset(range(4))
-_categories_set = _set_matcher(["|".join(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN])
+_SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = range(6)
+_ALL_CATEGORIES = frozenset(range(6))
+_categories_set = _set_matcher(
+    ["|".join(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN, _ENCODED_GATE, _SPLIT_HEADS]
+)
+_split_search = _raw_search(_SPLIT_RE)
+_SPLIT_HEADS_RE = re2.compile(_SPLIT_HEADS, _MATCH_ONLY)
+_ANCHOR_START = getattr(getattr(re2, "_Anchor", None), "ANCHOR_START", None)
+_encoded_gate = _raw_search(re2.compile(_ENCODED_GATE, _MATCH_ONLY))
 
 
 def _categories(text: str) -> frozenset[int]:
@@ -633,6 +792,29 @@ def _entropy_floor(n: int) -> float:
 
 
 _WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
+_INTEGRITY = re.compile(r"(?i)(?:sha1|sha256|sha384|sha512|md5)-")
+_DIGEST_BEFORE = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b|blake3)[:=]$")
+_PUBLIC_KEY_BEFORE = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp(?:256|384|521)|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com"
+    r"|[a-z0-9-]+-cert-v01@openssh\.com)[ \t]+$"
+)
+# Armored public material: a public key, a certificate, a signature. Its base64 lines are not secrets.
+_PUBLIC_HEADER = re.compile(
+    r"-----BEGIN (?:(?:RSA |EC |DSA |SSH2 )?PUBLIC KEY|(?:TRUSTED |X509 )?CERTIFICATE(?: REQUEST)?"
+    r"|NEW CERTIFICATE REQUEST|X509 CRL|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|PKCS7|SSH SIGNATURE)-----"
+)
+
+
+def _public_blocks(text: str) -> list[tuple[int, int]]:
+    """Spans of armored public blocks, from the BEGIN line to the next -----END (or the end of the text)."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (match := _PUBLIC_HEADER.search(text, pos)) is not None:
+        end = text.find("-----END", match.end())
+        end = len(text) if end < 0 else end
+        spans.append((match.start(), end))
+        pos = max(end, match.end())  # one pass: each header searches past the last END only
+    return spans
 
 
 def _high_entropy(text: str, start: int, token: str) -> bool:
@@ -642,6 +824,12 @@ def _high_entropy(text: str, start: int, token: str) -> bool:
         return False
     if text[max(0, start - 7) : start].lower() == "base64,":
         return False  # a data: URI carries content, not a credential
+    # Integrity hashes (SRI "sha512-...", digests "sha256:...") and public keys ("ssh-ed25519 AAAA...")
+    # are published on purpose: lock files and authorized_keys must come back whole.
+    if _INTEGRITY.match(body) or _DIGEST_BEFORE.search(text, max(0, start - 8), start):
+        return False
+    if body.startswith("AAAA") and _PUBLIC_KEY_BEFORE.search(text, max(0, start - 48), start):
+        return False
     if body.count("/") > len(body) // 8:
         return False  # a path: random base64 has one '/' in 64 characters
     # Inside a URL: document ids and signatures; a URL's secrets are caught by the basic-auth,
@@ -806,7 +994,15 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     if prose or more:
         first = first.rstrip(".!?:")  # the end of a sentence is no part of the value
     # Under three characters a bare word in text is a count or a flag ("session: 3"), rarely a secret.
-    if len(first) < 3 or _is_placeholder(first) or first.lower() in _STOPWORDS:
+    bare = first.rstrip(".!?:").lstrip("[({")  # "password: [true]": a list of a status word
+    if len(bare) < 3 or _is_placeholder(first) or bare.lower() in _STOPWORDS:
+        return None
+    # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED".
+    if first[0] in _CLOSING and _is_placeholder(first + _CLOSING[first[0]]):
+        return None
+    # A link is where to set a password ("Reset your password: https://..."), not one; a URL's own
+    # password is the basic-auth shape's.
+    if _URL_VALUE.match(first):
         return None
     if sep.strip() in ("=", "==", ":=", "=>") and _is_code_reference(first):
         return None
@@ -819,16 +1015,14 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
 def _assignments(text: str, taken: _Taken) -> Iterable[_Hit]:
     """Credential assignments in text whose value is not already inside a shape match."""
     for spans in _matches(_ASSIGNMENT_RE, text):
-        # Which alternative matched: key = value (groups 1-3), --flag value (4-5), <key>value</ (6-7).
-        key_at = 1 if spans[1][0] >= 0 else 4 if spans[4][0] >= 0 else 6
-        value_at = key_at + 2 if key_at == 1 else key_at + 1
-        key = text[spans[key_at][0] : spans[key_at][1]]
+        # Which alternative matched: the first whose value group is set.
+        key_at, sep_at, value_at = next(alt for alt in _ALTERNATIVES if spans[alt[2]][0] >= 0)
+        key = key_at if isinstance(key_at, str) else text[spans[key_at][0] : spans[key_at][1]]
+        sep = sep_at if isinstance(sep_at, str) else text[spans[sep_at][0] : spans[sep_at][1]]
         value_start, value_end = spans[value_at]
         raw = text[value_start:value_end]
-        if key_at == 1:
-            sep = text[spans[2][0] : spans[2][1]]
-        else:
-            sep, raw = (" ", raw) if key_at == 4 else (":", raw.strip())
+        if value_at == 7:
+            raw = raw.strip()  # <password> x </password>
         secret = _assignment_secret(key, sep, raw)
         if secret is None:
             continue
@@ -855,6 +1049,11 @@ class _Taken:
                 self.starts.append(start)
                 self.ends.append(end)
 
+    def covers(self, start: int, end: int) -> bool:
+        """True when [start, end) lies inside one taken span."""
+        i = bisect.bisect_right(self.starts, start) - 1
+        return i >= 0 and self.ends[i] >= end
+
     def overlaps(self, start: int, end: int) -> bool:
         """True when [start, end) meets a taken span."""
         i = bisect.bisect_right(self.starts, start)
@@ -877,8 +1076,205 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
     return start, end
 
 
-def _analyse(text: str) -> list[_Hit]:
-    """Every secret in one (normalised) string, with the span to hide."""
+def _token_ok(index: int, token: str) -> bool:
+    """True when a glued token reads as one of its shape: random keys mix cases and digits, AWS ids hold a digit."""
+    kind = _SPLIT_SHAPES[index][0]
+    if kind in ("openai-key", "anthropic-key", "github-token", "google-api-key"):
+        return _random_looking(token)  # "sk-" "learn-compatible-estimators": words, not a key
+    return kind != "aws-access-key" or any(c.isdigit() for c in token)
+
+
+def _glued(text: str, start: int, index: int) -> tuple[str, int, bool] | None:
+    """(token glued back from the pieces at `start`, its end, whether it crossed a sibling), or None."""
+    # None when the pieces make no token, or when the first piece alone is one (the raw shape's).
+    limit = min(len(text), start + _MAX_GLUED)
+    words: list[str] = []
+    ends: list[int] = []
+    gaps: list[str] = []
+    pos = start
+    while True:
+        word_end = _PIECE.match(text, pos, limit).end()  # type: ignore[union-attr]
+        words.append(text[pos:word_end])
+        ends.append(word_end)
+        gap = _GAP_RUN.match(text, word_end, limit)
+        if gap is None:
+            break
+        after = _PIECE.match(text, gap.end(), limit).end()  # type: ignore[union-attr]
+        if after == gap.end():
+            break
+        # Spaces alone join only pieces of four characters or more: prose ("AKIA KEYS ARE ...") has
+        # short words, a token cut in two does not. Quotes and sibling values join any pieces.
+        if not _STRONG_GAP.search(gap.group()) and (len(words[-1]) < 4 or after - gap.end() < 4):
+            break
+        # Past the shape's minimum a token may go on ("github_pat_" keys are 93 characters), but
+        # once it reads as a key a short piece is a neighbour's ("ok"), not the token's end.
+        so_far = "".join(words)
+        if len(so_far) >= _SPLIT_MAXIMUM[index] or (
+            len(so_far) >= _SPLIT_MINIMUM[index] and after - gap.end() < 8 and _token_ok(index, so_far)
+        ):
+            break
+        gaps.append(gap.group())
+        pos = gap.end()
+    match = _SPLIT_WHOLE[index].match("".join(words))
+    token = match.group()[: _SPLIT_MAXIMUM[index]] if match else ""
+    if len(token) < _SPLIT_MINIMUM[index] or len(token) <= len(words[0]) or not _token_ok(index, token):
+        return None
+    first = _SPLIT_WHOLE[index].match(words[0])
+    if first is not None and _token_ok(index, first.group()):
+        return None  # the first piece is a token as it stands
+    used = next(k for k, total in enumerate(itertools.accumulate(map(len, words))) if total >= len(token))
+    end = ends[used] - (sum(map(len, words[: used + 1])) - len(token))
+    return token, end, any(SIBLING in gap for gap in gaps[:used])
+
+
+def _split_hits(text: str, taken: _Taken, *, siblings: bool = False) -> list[_Hit]:
+    """Tokens with a strong prefix written in pieces; with `siblings`, only those crossing a SIBLING mark."""
+    hits: list[_Hit] = []
+    # The prefixes are searched first and the whole gappy shape is matched only where one starts:
+    # searched through a text, the gappy program takes ~0.7 ms per match (its DFA gives up).
+    anchored = _split_anchored(text)
+    for n, spans in enumerate(_matches(_SPLIT_HEADS_RE, text)):
+        start = spans[0][0]
+        if n >= MAX_SPLIT:
+            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
+            break
+        end = anchored(start)
+        if end < 0 or taken.covers(start, end):
+            continue
+        # Which shape: the first (in _SPLIT_SHAPES order, as the alternation) whose prefix starts the pieces.
+        compact = _GAP_RUN.sub("", text[start:end])
+        index = next(i for i, (_, prefixes, _, _) in enumerate(_SPLIT_SHAPES) if compact.startswith(prefixes))
+        glued = _glued(text, start, index)
+        if glued is not None and (glued[2] or not siblings):
+            hits.append((f"{_SPLIT_SHAPES[index][0]} (split)", start, glued[1], glued[0]))
+    return hits
+
+
+def _split_anchored(text: str) -> Callable[[int], int]:
+    """The end of the gappy shape that starts at a position of the text (-1: none), read in a bounded window."""
+    raw = getattr(_SPLIT_RE, "_regexp", None)
+    if text.isascii() and raw is not None and _ANCHOR_START is not None:
+        data = text.encode("ascii")
+        n = len(data)
+        return lambda pos: int(raw.Match(_ANCHOR_START, data, pos, min(n, pos + _MAX_GLUED))[0][1])
+
+    def match(pos: int) -> int:
+        """The end of the shape at pos in non-ASCII text (character offsets), or -1."""
+        found = _SPLIT_RE.match(text, pos, min(len(text), pos + _MAX_GLUED))
+        return -1 if found is None else int(found.end())
+
+    return match
+
+
+def _split_pieces(pieces: Sequence[str]) -> tuple[list[_Hit], list[int]]:
+    """Tokens split across sibling strings, and the indexes of the pieces they take."""
+    joined = SIBLING.join(pieces)
+    if not joined.isascii() or _needs_decoding(joined):
+        pieces = [_normalise(piece) for piece in pieces]
+        joined = SIBLING.join(pieces)
+    if not _split_search(joined.encode("utf-8", "surrogatepass")):
+        return [], []
+    hits = _split_hits(joined, _Taken(()), siblings=True)
+    if not hits:
+        return [], []
+    starts = list(itertools.accumulate((len(p) + 1 for p in pieces[:-1]), initial=0))
+    taken: set[int] = set()
+    for _, start, end, _ in hits:
+        taken.update(range(bisect.bisect_right(starts, start) - 1, bisect.bisect_right(starts, end - 1)))
+    return hits, sorted(taken)
+
+
+# Decoding budget, per string and per level: DECODE_BUDGET characters of decoded text and
+# MAX_DECODED runs that decode to text (runs that decode to binary, such as images, cost one
+# linear decode and count for nothing). Every run before the budget runs out is decoded; past it
+# the rest is scanned raw and one finding, PAST_DECODING_BUDGET, says that it was not decoded (a
+# guard fails closed on it, a redaction hides the rest of the string).
+MAX_DECODE_LEVELS: Final = 2
+DECODE_BUDGET: Final = 1 << 20
+MAX_DECODED: Final = 1024
+PAST_DECODING_BUDGET: Final = "undecoded (past the decoding budget)"
+_MIN_ENCODED = 16
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
+_NOT_TEXT_BYTES = bytes(b for b in range(256) if b not in _PRINTABLE_BYTES and b < 128)
+
+
+def _as_text(data: bytes) -> str | None:
+    """Decoded bytes as text when they read as text (UTF-8, at most 10% control bytes), else None."""
+    if len(data.translate(None, _NOT_TEXT_BYTES)) < len(data) * 0.9:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _b64(run: str) -> str | None:
+    """A run decoded as base64 (standard or URL-safe, padded or not) when it gives text, else None."""
+    body = run.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(body) % 4 == 1:
+        return None
+    try:
+        # binascii directly: b64decode(validate=True) runs a regexp over the run first.
+        return _as_text(binascii.a2b_base64(body + "=" * (-len(body) % 4), strict_mode=True))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _decodings(run: str) -> Iterator[tuple[str, str]]:
+    """(encoding, text) for each way a run decodes to text: hex, base64, or base64 pieces between - and _."""
+    body = run.rstrip("=")
+    if not len(body) % 2 and _HEX.fullmatch(body):
+        text = _as_text(bytes.fromhex(body))
+        if text is not None:
+            yield "hex", text
+            return
+    text = _b64(run)
+    if text is not None:
+        yield "base64", text
+        return
+    # "prefix_QUtJ..." or "x-QUtJ...": a word glued to the payload shifts its alignment. Split at
+    # - and _, or, glued without one ("xQUtJ..."), dropped one to three characters at a time.
+    pieces = [piece for piece in _SEPARATED.split(body) if len(piece) >= _MIN_ENCODED and piece != body]
+    if not pieces:
+        pieces = [body[k:] for k in (1, 2, 3) if len(body) - k >= _MIN_ENCODED]
+    for piece in pieces:
+        if (text := _b64(piece)) is not None:
+            yield "base64", text
+
+
+_SEPARATED = re.compile(r"[-_]")
+
+
+def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
+    """Secrets inside the encoded runs of a text, each reported at its run (kind names the encoding)."""
+    hits: list[_Hit] = []
+    if len(text) > _SET_LIMIT and not _encoded_gate(text.encode("utf-8", "surrogatepass")):
+        return hits  # one RE2 pass: a long text without a candidate (_categories answers "all" for it)
+    budget = DECODE_BUDGET
+    decoded_runs = 0
+    for spans in _matches(_ENCODED_RE, text):
+        start, end = spans[0]
+        if taken.covers(start, end) or not _ENCODED_GATE_RE.search(text, start, end):
+            continue  # a finding as it stands (a part may be one by chance: digits in hex), or no text inside
+        if decoded_runs >= MAX_DECODED or budget <= 0:
+            # Fail closed: what the budget leaves undecoded is reported, from here to the end.
+            hits.append((PAST_DECODING_BUDGET, start, len(text), text[start:]))
+            break
+        # A run longer than the budget is decoded up to it (a multiple of 4: base64 and hex stay aligned).
+        stop = end if end - start <= budget * 2 else start + budget * 2 // 4 * 4
+        for encoding, decoded in _decodings(text[start:stop]):
+            decoded_runs += 1
+            budget -= len(decoded)
+            if not decoded.isascii() or _needs_decoding(decoded):
+                decoded = _normalise(decoded)
+            for kind, _, _, secret in _analyse(decoded, level + 1):
+                base, _, inner = kind.partition(" (")
+                hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+    return hits
+
+
+def _analyse(text: str, level: int = 0) -> list[_Hit]:
+    """Every secret in one (normalised) string, with the span to hide; `level`: decodings already done."""
     categories = _categories(text)
     if not categories:
         return []
@@ -910,11 +1306,18 @@ def _analyse(text: str) -> list[_Hit]:
     if _CARDS_AT in categories:
         hits.extend(("card-number", start, end, digits) for start, end, digits in _card_spans(text))
     if _TOKENS_AT in categories:
-        taken = _Taken((start, end) for _, start, end, _ in hits)
+        spans = [(start, end) for _, start, end, _ in hits]
+        if "-----BEGIN " in text:
+            spans.extend(_public_blocks(text))
+        taken = _Taken(spans)
         for spans in _matches(_TOKEN_RE, text):
             start, end = spans[0]
             if not taken.overlaps(start, end) and _high_entropy(text, start, text[start:end]):
                 hits.append(("high-entropy", start, end, text[start:end]))
+    if _SPLIT_AT in categories:
+        hits.extend(_split_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
+    if _ENCODED_AT in categories and level < MAX_DECODE_LEVELS:
+        hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
 
 
@@ -947,10 +1350,36 @@ def _json_findings(text: str, depth: int) -> list[_Raw]:
     return _find(parsed, (), depth + 1) if isinstance(parsed, dict | list) else []
 
 
+# JSON inside other text ("curl -d '{...}'", a log line): where an object or array may start.
+_EMBEDDED_JSON = re.compile(r"[\[{]\s*[\"\[{]")
+_MAX_EMBEDDED = 16  # tries per string: each may read to the end of the text before it fails
+_DECODER = json.JSONDecoder()
+
+
+def _embedded_json_findings(text: str, depth: int) -> list[_Raw]:
+    """Findings in the JSON objects and arrays inside a text that is not JSON itself."""
+    found: list[_Raw] = []
+    pos = tries = 0
+    while tries < _MAX_EMBEDDED and (start := _EMBEDDED_JSON.search(text, pos)) is not None:
+        tries += 1
+        try:
+            value, end = _DECODER.raw_decode(text, start.start())
+        except RecursionError as error:
+            raise ValueError("JSON text nested too deeply to scan") from error
+        except ValueError:
+            pos = start.start() + 1
+            continue
+        # The structural rules (sibling values, name/value entries, credential keys) apply inside.
+        found.extend(_find(value, (), depth + 1))
+        pos = end
+    return found
+
+
 def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
     """(kind, excerpt) of every secret in a string, raw and normalised, JSON text included."""
     seen: dict[tuple[str, str], None] = {}
-    if text.isascii() and not _NEEDS_DECODING_RE.search(text):
+    normal = text
+    if text.isascii() and not _needs_decoding(text):
         hits = _analyse(text)
     else:
         normal = _normalise(text)
@@ -960,7 +1389,8 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
             hits = _analyse(text)
     for kind, _, _, secret in hits:
         seen[(kind, _excerpt(kind, secret))] = None
-    for _, kind, excerpt in _json_findings(text, depth):
+    json_hits = _json_findings(text, depth) if _json_text(text) else _embedded_json_findings(normal, depth)
+    for _, kind, excerpt in json_hits:
         seen[(kind, excerpt)] = None
     return list(seen)
 
@@ -1028,16 +1458,31 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     places: list[tuple[_Path, str | int | None]] = []
     credentials: dict[_Path, _Raw] = {}
     numbers: list[_Raw] = []
-    _walk(value, at, depth, texts, places, credentials, numbers)
+    groups: list[tuple[_Path, list[int]]] = []
+    _walk(value, at, depth, texts, places, credentials, numbers, groups)
     joined = "\n".join(texts)
     # The fast path: one prefilter pass over every string (keys included) finds no candidate.
-    # Non-ASCII text is looked at once normalised.
+    # Non-ASCII text is looked at once normalised. A split token has its prefix in the joined
+    # text too (the walk puts sibling values side by side; see _walk).
     if joined.isascii() and not _prefilter(joined):
         return [*credentials.values(), *numbers]
-    found = _scan_texts(texts, places, depth)
+    found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
     # A credential's value that also matched a shape is reported once, by its shape.
     shaped = {where for where, _, _ in found}
     return [*(raw for where, raw in credentials.items() if where not in shaped), *found, *numbers]
+
+
+def _split_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> list[_Raw]:
+    """Tokens split across the sibling strings of one object or list, reported at the container."""
+    # One search over every group first: most documents have no strong prefix anywhere.
+    everything = "\n".join(SIBLING.join(texts[i] for i in indexes) for _, indexes in groups)
+    if everything.isascii() and not _split_search(everything.encode("ascii")):
+        return []
+    found: list[_Raw] = []
+    for where, indexes in groups:
+        hits, _ = _split_pieces([texts[i] for i in indexes])
+        found.extend((where, kind, _mask(secret)) for kind, _, _, secret in hits)
+    return found
 
 
 def _walk(
@@ -1048,14 +1493,21 @@ def _walk(
     places: list[tuple[_Path, str | int | None]],
     credentials: dict[_Path, _Raw],
     numbers: list[_Raw],
+    groups: list[tuple[_Path, list[int]]],
 ) -> None:
     """Collect the strings to scan (with where they are) and the credential and number findings."""
     # Strings are the common leaf: their place is kept as (parent path, key) so no path tuple
     # is built for a leaf unless a finding needs it.
     if depth > MAX_DEPTH:
         raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    # An object's keys, then its string values, then its containers: the string values of one
+    # container sit side by side in the joined text, so the prefilter's split prefixes (gaps allowed,
+    # newline among them) see a prefix cut across two values, and no split check runs without one.
     if isinstance(value, dict):
         pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        strings: list[str] = []
+        string_places: list[tuple[_Path, str | int | None]] = []
+        nested: list[tuple[str, Any]] | None = None
         for key, item in value.items():
             if not isinstance(key, str):
                 key = str(key)
@@ -1065,19 +1517,31 @@ def _walk(
             if known or (known is None and is_credential_key(key)) or key == pair:
                 _credential(item, (*at, key), credentials)
             if isinstance(item, str):
-                texts.append(item)
-                places.append((at, key))
+                strings.append(item)
+                string_places.append((at, key))
             elif item is not None and item is not True and item is not False:
-                _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers)
+                if nested is None:
+                    nested = []
+                nested.append((key, item))
+        if len(strings) > 1:
+            groups.append((at, list(range(len(texts), len(texts) + len(strings)))))
+        texts.extend(strings)
+        places.extend(string_places)
+        for key, item in nested or ():
+            _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups)
     elif isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
             _credential(value[1], (*at, 1), credentials)
+        first = len(texts)
         for i, item in enumerate(value):
             if isinstance(item, str):
                 texts.append(item)
                 places.append((at, i))
-            elif item is not None and item is not True and item is not False:
-                _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers)
+        if len(texts) - first > 1:
+            groups.append((at, list(range(first, len(texts)))))
+        for i, item in enumerate(value):
+            if not isinstance(item, str) and item is not None and item is not True and item is not False:
+                _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups)
     elif isinstance(value, str):
         texts.append(value)
         places.append((at, None))
@@ -1128,7 +1592,8 @@ def _candidates(texts: list[str]) -> set[int]:
     # it consumed part of is then analysed whole), so no string with a match is left out.
     starts = list(itertools.accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
     picked: set[int] = set()
-    for spans in _matches(_PREFILTER, "\n".join(texts)):
+    joined = "\n".join(texts)
+    for spans in itertools.chain.from_iterable(_matches(part, joined) for part in _PREFILTER_PARTS):
         start, end = spans[0]
         first = bisect.bisect_right(starts, start) - 1
         last = bisect.bisect_right(starts, max(start, end - 1)) - 1
@@ -1149,7 +1614,7 @@ def card_numbers(text_or_number: str | int | float) -> list[str]:
         digits = _card_number_value(text_or_number)
         return [digits] if digits is not None else []
     text = text_or_number
-    if not text.isascii() or _NEEDS_DECODING_RE.search(text):
+    if not text.isascii() or _needs_decoding(text):
         text = _normalise(text)
     return [digits for _, _, digits in _card_spans(text)]
 
@@ -1176,11 +1641,14 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         return _hide_in_text(value, hide)
     if isinstance(value, dict):
         pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        pieces = _split_keys(list(value.items()))
         out: dict[Any, Any] = {}
         for key, item in value.items():
             hidden = (
                 _hide_credential(item, hide, depth + 1)
                 if key == pair or is_credential_key(str(key))
+                else hide(item)
+                if key in pieces
                 else hide_secrets(item, hide, depth + 1)
             )
             if isinstance(key, str) and text_has_secret(key):
@@ -1194,30 +1662,179 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             out[key] = hidden
         return out
     if isinstance(value, list | tuple):
-        if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
-            return [hide_secrets(value[0], hide, depth + 1), _hide_credential(value[1], hide, depth + 1)]
-        return [hide_secrets(item, hide, depth + 1) for item in value]
+        if len(value) == 2 and isinstance(value[0], str):
+            # A pair by its name as given, or as rewritten: '{"client_secret": "***"}' reads as a name
+            # ending in "secret" once its value is masked, and what follows it must not stay bare.
+            name = hide_secrets(value[0], hide, depth + 1)
+            if is_credential_key(value[0]) or (isinstance(name, str) and is_credential_key(name)):
+                return [name, _hide_credential(value[1], hide, depth + 1)]
+        pieces = _split_keys(list(enumerate(value)))
+        return [hide(item) if i in pieces else hide_secrets(item, hide, depth + 1) for i, item in enumerate(value)]
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
     return value
 
 
+def _split_keys(items: list[tuple[Any, Any]]) -> set[Any]:
+    """The keys (or indexes) of sibling strings that hold pieces of one split token."""
+    strings = [(key, item) for key, item in items if isinstance(item, str)]
+    if len(strings) < 2:
+        return set()
+    _, taken = _split_pieces([item for _, item in strings])
+    return {strings[i][0] for i in taken}
+
+
 def _hide_in_text(text: str, hide: Callable[[Any], Any]) -> Any:
-    """A string with each secret's characters replaced by hide(them), or hide(string) when spans are unknown."""
-    if text.isascii() and not _NEEDS_DECODING_RE.search(text):
-        if not _prefilter(text):
-            return text
-        if _json_findings(text, 0):
-            return hide(text)  # found by parsing the JSON: no span in the text
+    """A string with each secret replaced inside it (JSON text stays JSON), or hide(string) when that cannot be done."""
+    plain = text.isascii() and not _needs_decoding(text)
+    if plain and not _prefilter(text):
+        return text
+    if not _text_hits(text, 0):
+        return text
+    rewritten = _hide_in_json(text, hide) if _json_text(text) else None
+    if rewritten is None and not plain:
+        # Found only once decoded ("%67hp_...", a zero-width space inside): no span in the raw text.
+        return hide(text)
+    if rewritten is None:
         spans: list[tuple[int, int]] = []
         for start, end in sorted((start, end) for _, start, end, _ in _analyse(text)):
             if spans and start <= spans[-1][1]:
                 spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
             else:
                 spans.append((start, end))
-        return _replace(text, spans, hide) if spans else text
-    # Found only once decoded ("%67hp_...", a zero-width space inside): no span in the raw text.
-    return hide(text) if _text_hits(text, 0) else text
+        rewritten = _replace(text, spans, hide)
+    # Fail closed: what is returned is scanned again; a secret left (one only decoding shows, one
+    # the spans missed) hides the whole string.
+    if rewritten != text and not _text_hits(rewritten, 0):
+        return rewritten
+    return hide(text)
+
+
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_LITERALS = {"true": True, "false": False, "null": None}
+
+
+class _JsonSpans:
+    """The span of every value and key of a JSON text, by path (None on duplicate keys or bad JSON)."""
+
+    __slots__ = ("keys", "text", "values")
+
+    def __init__(self, text: str) -> None:
+        """Record the spans of text (a JSON object or array)."""
+        self.text = text
+        self.values: dict[_Path, tuple[int, int]] = {}
+        self.keys: dict[_Path, tuple[int, int]] = {}
+
+    def parse(self) -> bool:
+        """True when the whole text is one JSON value without duplicate keys."""
+        try:
+            end = self._value(_JSON_SPACE.match(self.text, 0).end(), (), 0)  # type: ignore[union-attr]
+        except (ValueError, IndexError):
+            return False
+        return _JSON_SPACE.match(self.text, end).end() == len(self.text)  # type: ignore[union-attr]
+
+    def _value(self, pos: int, at: _Path, depth: int) -> int:
+        """Record the value at pos (and what it holds); return where it ends."""
+        if depth > MAX_DEPTH:
+            raise ValueError("too deep")
+        text = self.text
+        ch = text[pos]
+        if ch == "{":
+            end = self._object(pos + 1, at, depth)
+        elif ch == "[":
+            end = self._array(pos + 1, at, depth)
+        elif ch == '"':
+            end = json.decoder.scanstring(text, pos + 1)[1]  # type: ignore[attr-defined]
+        else:
+            literal = next((w for w in _JSON_LITERALS if text.startswith(w, pos)), None)
+            match = None if literal else _JSON_NUMBER.match(text, pos)
+            if literal is None and match is None:
+                raise ValueError("not JSON")
+            end = pos + len(literal) if literal else match.end()  # type: ignore[union-attr]
+        self.values[at] = (pos, end)
+        return end
+
+    def _object(self, pos: int, at: _Path, depth: int) -> int:
+        """Record the members of the object whose "{" is before pos; return where it ends."""
+        text = self.text
+        pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos] == "}":
+            return pos + 1
+        while True:
+            if text[pos] != '"':
+                raise ValueError("not JSON")
+            key, end = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
+            where = (*at, key)
+            if where in self.keys:
+                raise ValueError("duplicate key")  # json.loads keeps the last: spans would miss the first
+            self.keys[where] = (pos, end)
+            pos = _JSON_SPACE.match(text, end).end()  # type: ignore[union-attr]
+            if text[pos] != ":":
+                raise ValueError("not JSON")
+            pos = self._value(_JSON_SPACE.match(text, pos + 1).end(), where, depth + 1)  # type: ignore[union-attr]
+            pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if text[pos] == "}":
+                return pos + 1
+            if text[pos] != ",":
+                raise ValueError("not JSON")
+            pos = _JSON_SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+
+    def _array(self, pos: int, at: _Path, depth: int) -> int:
+        """Record the items of the array whose "[" is before pos; return where it ends."""
+        text = self.text
+        pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos] == "]":
+            return pos + 1
+        index = 0
+        while True:
+            pos = self._value(pos, (*at, index), depth + 1)
+            pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if text[pos] == "]":
+                return pos + 1
+            if text[pos] != ",":
+                raise ValueError("not JSON")
+            pos = _JSON_SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+            index += 1
+
+
+def _hide_in_json(text: str, hide: Callable[[Any], Any]) -> str | None:
+    """JSON text with only its secret values (and keys) replaced, still valid JSON; None when not JSON."""
+    try:
+        parsed = json.loads(text)
+    except RecursionError as error:
+        raise ValueError("JSON text nested too deeply to scan") from error
+    except ValueError:
+        return None
+    spans = _JsonSpans(text)
+    if not isinstance(parsed, dict | list) or not spans.parse():
+        return None
+    edits: list[tuple[int, int, str]] = []
+    _json_edits(parsed, hide_secrets(parsed, hide, 1), (), spans, edits)
+    out: list[str] = []
+    last = 0
+    for start, end, replacement in sorted(edits):
+        out.append(text[last:start])
+        out.append(replacement)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _json_edits(before: Any, after: Any, at: _Path, spans: _JsonSpans, edits: list[tuple[int, int, str]]) -> None:
+    """The text edits that turn the JSON of `before` into that of `after` (same shape, some leaves hidden)."""
+    if isinstance(before, dict) and isinstance(after, dict) and len(before) == len(after):
+        for (key, item), (new_key, new_item) in zip(before.items(), after.items(), strict=True):
+            if new_key != key:
+                start, end = spans.keys[(*at, key)]
+                edits.append((start, end, json.dumps(new_key, ensure_ascii=False)))
+            _json_edits(item, new_item, (*at, key), spans, edits)
+    elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        for i, (item, new_item) in enumerate(zip(before, after, strict=True)):
+            _json_edits(item, new_item, (*at, i), spans, edits)
+    elif before != after or type(before) is not type(after):
+        start, end = spans.values[at]
+        edits.append((start, end, json.dumps(after, ensure_ascii=False)))
 
 
 def _replace(text: str, spans: Iterable[tuple[int, int]], hide: Callable[[Any], Any]) -> str:
@@ -1268,7 +1885,7 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
     """A string with each card's characters replaced; the whole string when only decoding shows a card."""
     if len(text) < 13:
         return text
-    encoded = not text.isascii() or _NEEDS_DECODING_RE.search(text) is not None
+    encoded = not text.isascii() or _needs_decoding(text)
     if not encoded and not _has_card_run(text):
         return text
     spans = _card_spans(text)
