@@ -764,6 +764,32 @@ def _as_pattern(text: str) -> str:
 Charset = tuple[bool, tuple[tuple[int, int], ...]]
 _ANY: Charset = (True, ())
 _NOT_SLASH: Charset = (True, ((0x2F, 0x2F),))
+_NOT_DOT_OR_SLASH: Charset = (True, ((0x2E, 0x2F),))
+
+
+def _without_dot(charset: Charset) -> Charset:
+    """The set less ".": what a bracket expression may match at the start of a name."""
+    negated, ranges = charset
+    if negated:
+        return True, _merged_ranges([*ranges, (0x2E, 0x2E)])
+    kept: list[tuple[int, int]] = []
+    for low, high in ranges:
+        if low <= 0x2E <= high:
+            kept.extend(r for r in ((low, 0x2D), (0x2F, high)) if r[0] <= r[1])
+        else:
+            kept.append((low, high))
+    return False, tuple(kept)
+
+
+def _merged_ranges(ranges: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Sorted ranges with overlapping and adjacent ones joined."""
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return tuple(merged)
 
 
 def _literal(ch: str) -> Charset:
@@ -943,29 +969,70 @@ class _Builder:
         self.state = after
 
     def component(self, part: str, subject: bool) -> None:
-        """One component's glob, as _translate_glob reads it in path mode."""
+        """One component's glob, as _translate_glob reads it in path mode.
+
+        In a subject (a shell word, a tool's glob) no wildcard matches a name's leading dot, as in bash
+        without dotglob, Python's glob and ripgrep: `*.md` never names `.env.md`, `[.]env` never `.env`.
+        """
         i = 0
         while i < len(part):
             ch = part[i]
+            leading = subject and i == 0
             if ch == "*":
                 while i < len(part) and part[i] == "*":
                     i += 1
-                self.star(_NOT_SLASH)
+                if leading:
+                    # Empty, it would put what follows first: `*.env` never names ".env".
+                    self.visible_name(empty=i < len(part) and part[i] != ".")
+                else:
+                    self.star(_NOT_SLASH)
                 continue
             if ch == "?":
-                self.char(_NOT_SLASH)
+                self.char(_NOT_DOT_OR_SLASH if leading else _NOT_SLASH)
             elif ch == "[" and (end := _class_end(part, i)) >= 0:
-                self.char(_class_charset(part, i, end, subject))
+                charset = _class_charset(part, i, end, subject)
+                self.char(_without_dot(charset) if leading else charset)
                 i = end + 1
                 continue
             else:
                 self.char(_literal(ch))
             i += 1
 
+    def visible_name(self, empty: bool) -> None:
+        """A leading `*`: a run that does not start with a dot, or (when allowed) nothing."""
+        inside, after = self._new(), self._new()
+        if empty:
+            self.edges[self.state].append((None, after))
+        self.edges[self.state].append((_NOT_DOT_OR_SLASH, inside))
+        self.edges[inside].append((_NOT_SLASH, inside))
+        self.edges[inside].append((None, after))
+        self.state = after
+
+    def visible_components(self, leading_sep: bool, trailing_sep: bool) -> None:
+        """A subject's whole-component `**`: no components, or names that do not start with a dot (bash's globstar)."""
+        start, inside, begin, after = self.state, self._new(), self._new(), self._new()
+        self.edges[start].append((None, after))
+        if leading_sep:
+            self.edges[start].append((_literal("/"), begin))
+        else:
+            self.edges[start].append((None, begin))
+        self.edges[begin].append((_NOT_DOT_OR_SLASH, inside))
+        self.edges[inside].append((_NOT_SLASH, inside))
+        self.edges[inside].append((_literal("/"), begin))
+        self.edges[inside].append((_literal("/"), after) if trailing_sep else (None, after))
+        self.state = after
+
     def components(self, parts: tuple[str, ...], subject: bool) -> bool:
         """The components joined by "/" (a whole-component "**" spans any number); whether one is still open."""
         need_sep = False
         for index, part in enumerate(parts):
+            if part == "**" and subject:
+                last = index == len(parts) - 1
+                if need_sep and not last:
+                    self.char(_literal("/"))
+                self.visible_components(leading_sep=need_sep and last, trailing_sep=not last)
+                need_sep = False
+                continue
             if part == "**":
                 if index == len(parts) - 1:
                     if need_sep:
@@ -1096,6 +1163,8 @@ def _component_literal(part: str) -> str | None:
         negate, ranges = _class_charset(part, i, end, subject=True)
         if negate or len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
             return None
+        if i == 0 and ranges[0][0] == 0x2E:
+            return None  # `[.]env` matches no name (a leading dot must be literal): bash passes it on as written
         out.append(chr(ranges[0][0]))
         i = end + 1
     return "".join(out)
@@ -1211,8 +1280,8 @@ def _pattern_may_match(root: Root, parts: tuple[str, ...], rules: Sequence[tuple
         readings = [(root, parts)]
     else:
         tail = _known_tail(parts)
-        if tail is None:
-            return True
+        if tail is None or all(part == "**" for part in tail):
+            return True  # the last name is the unknown one (a "**" after it may be no name at all)
         readings = [("", tail)]
         if any(straddles for _automaton, straddles in rules):
             return True
