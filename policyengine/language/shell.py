@@ -812,6 +812,8 @@ class _Walk:
             self._local_dir(_after(word.parts, start))
         elif option in grammar.data:
             self._data_file(option, word, start)
+        elif option in grammar.globs:
+            self._file_glob(word, start)
         elif option in grammar.urls:
             self._url(word.value[start:])
         elif option in grammar.runs:
@@ -829,6 +831,14 @@ class _Walk:
                 [_Word(word.value[start + 5 :], word.known, word.single, _after(word.parts, start + 5))], depth, name
             )
         return False
+
+    def _file_glob(self, word: _Word, start: int) -> None:
+        """`grep --include=GLOB`, `rg -g GLOB`: the program reads the files the glob selects (`!GLOB` excludes)."""
+        value = word.value[start:]
+        if not word.known and ("$" in value or "`" in value):
+            self._operand(value)  # an expansion as written: a name of unknown place
+        elif value and not value.startswith("!"):
+            self._operand(paths.PathPattern(value))
 
     def _data_file(self, option: str, word: _Word, start: int) -> None:
         """curl's `-d @FILE`, `-F name=@FILE;type=...`, `-F name=<FILE`, `--data-urlencode name@FILE`, `-b FILE`."""
@@ -1541,6 +1551,7 @@ def _takes_value(grammar: table.Grammar, option: str) -> bool:
         or option in grammar.data
         or option in grammar.urls
         or option in grammar.dirs
+        or option in grammar.globs
         or option in grammar.code
         or option in grammar.runs
     )

@@ -475,6 +475,7 @@ class Grammar:
     data: frozenset[str] = frozenset()  # options whose value names a file after `@` or `<` (`-d @FILE`)
     urls: frozenset[str] = frozenset()  # options whose value is a URL
     dirs: frozenset[str] = frozenset()  # options whose value is the directory later operands are in
+    globs: frozenset[str] = frozenset()  # options whose value is a glob of the files read (`grep --include=GLOB`)
     code: frozenset[str] = frozenset()  # options whose value is code for the program (`python -c`)
     runs: frozenset[str] = frozenset()  # options whose value is shell code (`rsync -e CMD`, `nc -c CMD`)
     optional: frozenset[str] = frozenset()  # short options whose value, if any, is attached (`sed -i.bak`)
@@ -508,7 +509,6 @@ _GREP = Grammar(
         "--context",
         "--directories",
         "--devices",
-        "--include",
         "--exclude",
         "--exclude-dir",
         "--label",
@@ -518,6 +518,7 @@ _GREP = Grammar(
         "--group-separator",
     ),
     paths=_set("f", "--file", "--exclude-from"),
+    globs=_set("--include"),
     first_is_pattern=True,
     scripts=_set("e", "f", "--regexp", "--file"),
 )
@@ -529,7 +530,6 @@ GRAMMARS: dict[str, Grammar] = {
     "rg": Grammar(
         values=_set(
             "e",
-            "g",
             "t",
             "T",
             "m",
@@ -541,8 +541,6 @@ GRAMMARS: dict[str, Grammar] = {
             "M",
             "E",
             "--regexp",
-            "--glob",
-            "--iglob",
             "--type",
             "--type-not",
             "--max-count",
@@ -564,6 +562,7 @@ GRAMMARS: dict[str, Grammar] = {
             "--context-separator",
         ),
         paths=_set("f", "--file", "--ignore-file"),
+        globs=_set("g", "--glob", "--iglob"),
         first_is_pattern=True,
         scripts=_set("e", "f", "--regexp", "--file"),
     ),
