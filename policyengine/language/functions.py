@@ -476,7 +476,7 @@ def _paths(call: _Call) -> list[str]:
         if not isinstance(value, str):
             # A number or a flag where a path belongs cannot be placed: the rule fails closed.
             raise ValueError(f"a path argument is {_json_type(value)}, not a string")
-    given: list[str] = [*values, *(operand for command in call.parsed for operand in command.operands)]
+    given: list[str] = [*values, *_globs(call), *(operand for command in call.parsed for operand in command.operands)]
     if len(given) > MAX_PATHS:
         raise ValueError(
             f"the call names {len(given):,} paths, more than the {MAX_PATHS:,} one call may carry; split the call"
@@ -491,6 +491,21 @@ def _paths(call: _Call) -> list[str]:
     for value in given:
         # A shell operand bash globs (`cat .en?`) is a paths.PathPattern: resolving keeps its type.
         found.extend(roles.resolve(value, call.cwd))
+    return found
+
+
+def _globs(call: _Call) -> list[str]:
+    """The files a tool's glob arguments select (`Glob {pattern: "**/.e*"}`), as path patterns."""
+    globs = call.found.values[roles.Role.GLOB]
+    if not globs:
+        return []
+    from policyengine.language import shell  # brace expansion lives with the shell's
+
+    found: list[str] = []
+    for value in globs:
+        if not isinstance(value, str):
+            raise ValueError(f"a glob argument is {_json_type(value)}, not a string")
+        found.extend(shell.glob_operands(value))
     return found
 
 

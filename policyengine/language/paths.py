@@ -560,7 +560,7 @@ def globs_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
     def matches(path: str) -> bool:
         if type(path) is PathPattern:
             if not automata:  # built on the first pattern subject: plain paths never need them
-                automata.extend((_rule_automaton(p), _straddles(p)) for p in patterns)
+                automata.extend((_name_rule_automaton(p), _straddles(p)) for p in patterns)
             return any(_pattern_may_match(root, parts, automata) for root, parts in _pattern_readings(path))
         return any(_may_match(root, parts, regex, straddles) for root, parts in _readings(path))
 
@@ -707,7 +707,7 @@ def path_matches(path: str, patterns: str | Iterable[str]) -> bool:
     For a PathPattern: whether some expansion may match (the two globs' languages meet).
     """
     if type(path) is PathPattern:
-        rules = [(_rule_automaton(p), _straddles(p)) for p in _as_list(patterns)]
+        rules = [(_name_rule_automaton(p), _straddles(p)) for p in _as_list(patterns)]
         return any(_pattern_may_match(root, parts, rules) for root, parts in _pattern_readings(path))
     compiled = [(_compiled_path_glob(p), _straddles(p)) for p in _as_list(patterns)]
     return any(
@@ -1090,6 +1090,28 @@ def _rule_automaton(pattern: str) -> Automaton:
         builder.any_prefix()  # a relative pattern floats
     if parts and builder.components(parts, subject=False):
         builder.any_suffix()  # a match on a directory covers everything below it
+    return builder.done()
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _name_rule_automaton(pattern: str) -> Automaton:
+    """A rule's glob as a pattern subject meets it: a last name with a wildcard names files, not folders.
+
+    `*.pem` covers what lies below a folder named `x.pem` for a path that spells the folder out, but
+    a pattern's wildcards would otherwise meet it in every folder they pass (`src/**/*.ts` "may" be
+    `src/x.pem/a.ts`, `*/notes.md` "may" be `k.key/notes.md`), and every Glob call and `cat src/*/x`
+    would be a secret read. A pattern meets such a rule only with the name it ends in; a literal
+    folder name (`certs.pem/*`) is still matched, as a plain path would be. Deliberate (docs/functions.md).
+    """
+    root, parts = _parse(pattern, classify=False)
+    if not parts or parts[-1] == "**" or not _is_pattern(parts[-1]):
+        return _rule_automaton(pattern)
+    builder = _Builder()
+    if root:
+        builder.text(root)
+    else:
+        builder.any_prefix()
+    builder.components(parts, subject=False)
     return builder.done()
 
 

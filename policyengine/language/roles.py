@@ -44,6 +44,7 @@ class Role(enum.Enum):
     EMAIL = "email"
     AMOUNT = "amount"
     SECRET = "secret"
+    GLOB = "glob"  # a glob of the files a tool reads or lists (`Glob`'s pattern, Grep's glob): a path pattern
     TEXT = "text"  # declared plain content: no role, never a path by shape
 
     # Enum's own __hash__ is Python code (hash of the name); a call's role walk hashes roles ~12

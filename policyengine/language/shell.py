@@ -83,6 +83,7 @@ __all__ = [
     "UNKNOWN_CWD",
     "Command",
     "CommandError",
+    "glob_operands",
     "parse_command",
 ]
 
@@ -303,6 +304,15 @@ _ANSI_SIMPLE = {
     "?": "?",
 }
 _HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def glob_operands(pattern: str) -> tuple[str, ...]:
+    """What a tool's file glob (`Glob`'s pattern, Grep's glob) selects: its braces expanded, each a PathPattern.
+
+    The text is a glob as written, no shell around it: `*`, `?`, `[...]` and `{a,b}` select, a `$`
+    is a character. A pattern with no wildcard left is a plain str (one path).
+    """
+    return _forms(((_BARE, pattern),))
 
 
 def parse_command(text: str) -> Command:
