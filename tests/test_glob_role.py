@@ -1,4 +1,4 @@
-"""A tool's glob argument (`role: glob`: Claude Code's Glob pattern, Grep's glob) selects files: paths(@) reads it as path patterns."""
+"""A tool's glob argument (`role: glob`: Glob's pattern, Grep's glob) selects files: paths(@) reads path patterns."""
 
 from __future__ import annotations
 
