@@ -16,7 +16,6 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ from jmespath.parser import Parser
 from policyengine.language.expressions import Expression, Template, placeholder_end
 from policyengine.language.functions import PolicyFunctions
 from policyengine.language.roles import Role, key_roles, role_named
+from policyengine.language.tool_names import fold_tool_name, tool_matches
 from policyengine.packs.yaml_source import NodeSite, ScalarSpan, SourceDoc
 from policyengine.values.problems import Location, Problem, Severity, register_code
 from policyengine.values.results import Stage
@@ -371,6 +371,7 @@ _RETURNS: dict[str, JType] = {
             "path_escapes",
             "contains_any",
             "is_string",
+            "tool_matches",
         ],
         BOOL_T,
     ),
@@ -1337,11 +1338,12 @@ class _Checker:
     def select(self, rule: Rule) -> list[str]:
         """The catalog tools the rule applies to, in catalog order."""
         matcher = rule.tools
-        found = {name for name in matcher.names if name in self.tools}
+        # Folded as at run time (ToolMatcher.matches): `bash` selects the catalog's `Bash`.
+        found = {name for name in self.tools if fold_tool_name(name) in matcher.folded}
         for glob in matcher.globs:
             hit = self.globs.get(glob)
             if hit is None:
-                hit = self.globs[glob] = {name for name in self.tools if fnmatchcase(name, glob)}
+                hit = self.globs[glob] = {name for name in self.tools if tool_matches(name, (glob,))}
             found |= hit
         for tag in matcher.tags:
             found |= self.by_tag.get(tag, set())
