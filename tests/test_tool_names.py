@@ -1,0 +1,136 @@
+"""Tool names are folded before `tools:` selectors and tool_matches() compare them (docs/rules.md)."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import jmespath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policyengine.language.functions import OPTIONS
+from policyengine.language.tool_names import fold_tool_name, fold_tool_pattern, tool_matches
+from policyengine.packs.loader import load_pack
+from policyengine.packs.rules import ToolMatcher
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SPELLINGS = [
+    ("deleteFile", "delete_file"),
+    ("DeleteFile", "delete_file"),
+    ("Delete-File", "delete_file"),
+    ("delete.file", "delete_file"),
+    ("delete file", "delete_file"),
+    ("DELETE__FILE", "delete_file"),
+    ("Bash", "bash"),
+    (" Bash ", "bash"),
+    ("\uff22\uff41\uff53\uff48", "bash"),  # full-width
+    ("Ba\u200bsh", "bash"),  # a zero-width space spells nothing
+    ("HTTPRequest", "http_request"),
+    ("s3Bucket", "s3_bucket"),
+    ("mcp__fs__deleteFile", "mcp_fs_delete_file"),
+    ("mcp__x__Delete-File", "mcp_x_delete_file"),
+    ("MultiEdit", "multi_edit"),
+]
+
+
+@pytest.mark.parametrize(("name", "folded"), SPELLINGS)
+def test_every_spelling_of_a_name_folds_to_one(name: str, folded: str) -> None:
+    assert fold_tool_name(name) == folded
+
+
+# (name, patterns) a rule's selector must reach, however either is spelled.
+REACHED = [
+    ("mcp__fs__deleteFile", ["mcp__*__delete_*"]),
+    ("mcp__x__Delete-File", ["mcp__*__delete_*"]),
+    ("mcp__db__dropTable", ["mcp__*__drop_*"]),
+    ("mcp__db__Execute-SQL", ["mcp__*__execute_sql"]),
+    ("bash", ["Bash"]),
+    ("BASH", ["Bash"]),
+    ("Bash", ["bash"]),
+    ("multi_edit", ["MultiEdit"]),
+    ("writeFile", ["write[A-Z]*"]),
+    ("fileWriteAll", ["*Write[A-Z]*"]),
+    ("runX", ["run_?"]),
+]
+
+# Look-alikes that are other tools: folding joins spellings, it does not widen words.
+NOT_REACHED = [
+    ("mcp__fs__list_files", ["mcp__*__delete_*"]),
+    ("mcp__fs__undeleteFile", ["mcp__*__delete_*"]),
+    ("bashful", ["Bash"]),
+    ("Bash2", ["Bash"]),
+    ("rewrite_text", ["write[A-Z]*"]),
+    ("writer", ["write[A-Z]*"]),
+    ("mcp__fs__read_file", ["mcp__*__write_*"]),
+]
+
+
+@pytest.mark.parametrize(("name", "patterns"), REACHED)
+def test_a_selector_reaches_the_tool_in_any_spelling(name: str, patterns: list[str]) -> None:
+    assert tool_matches(name, patterns)
+    assert ToolMatcher(frozenset(p for p in patterns if "*" not in p and "?" not in p and "[" not in p),
+                       tuple(p for p in patterns if any(c in p for c in "*?["))).matches(name)  # fmt: skip
+    assert jmespath.search("tool_matches(name, patterns)", {"name": name, "patterns": patterns}, options=OPTIONS)
+
+
+@pytest.mark.parametrize(("name", "patterns"), NOT_REACHED)
+def test_a_selector_does_not_reach_another_word(name: str, patterns: list[str]) -> None:
+    assert not tool_matches(name, patterns)
+    assert not ToolMatcher(frozenset(), tuple(patterns)).matches(name)
+    assert not jmespath.search("tool_matches(name, patterns)", {"name": name, "patterns": patterns}, options=OPTIONS)
+
+
+def test_tool_matches_takes_one_pattern_as_a_string() -> None:
+    assert jmespath.search("tool_matches(name, 'Bash')", {"name": "bash"}, options=OPTIONS)
+
+
+_PACKS = {name: load_pack(ROOT / "policies" / name) for name in ("baseline", "bfcl", "claude-code")}
+
+
+@pytest.mark.parametrize(("pack", "name", "rule"), [
+    ("claude-code", "bash", "no-system-dirs-in-shell"),
+    ("claude-code", "BASH", "deny-blocked-programs"),
+    ("claude-code", "multi_edit", "allow-project-edits"),
+    ("claude-code", "mcp__fs__deleteFile", "deny-blocked-tools"),
+    ("baseline", "Shell", "shell-deadline"),
+    ("baseline", "RunCommand", "shell-deadline"),
+    ("bfcl", "RM", "ask-before-delete"),
+    ("bfcl", "placeOrder", "deny-orders-over-limit"),
+])  # fmt: skip
+def test_the_rule_index_selects_a_rule_for_another_spelling_of_its_tool(pack: str, name: str, rule: str) -> None:
+    rules = [r for index in _PACKS[pack].index.values() for r in index.for_tool(name)]
+    assert rule in {r.id for r in rules}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(_PACKS)), st.text(alphabet="aAbBeEhHlLmMrRsStT_-. ", max_size=10))
+def test_the_rule_index_is_the_linear_scan_it_replaces(pack: str, name: str) -> None:
+    for index in _PACKS[pack].index.values():
+        assert list(index.for_tool(name)) == [r for r in index.rules if r.tools.matches(name)]
+
+
+_NAMES = st.text(alphabet="aAbBzZ09-_. \u200b\uff41", max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_NAMES)
+def test_folding_is_idempotent(name: str) -> None:
+    assert fold_tool_name(fold_tool_name(name)) == fold_tool_name(name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_NAMES)
+def test_a_name_matches_itself_as_a_pattern(name: str) -> None:
+    assert tool_matches(name, [name])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="abz09_", min_size=1, max_size=10), st.text(alphabet="abz09_*?", min_size=1, max_size=8))
+def test_on_folded_spellings_matching_is_the_glob_it_replaces(name: str, pattern: str) -> None:
+    # On names already in folded form (lower case, single `_` inside), folding changes nothing:
+    # matching is exactly fnmatchcase, the comparison it replaces.
+    name, pattern = fold_tool_name(name), fold_tool_pattern(pattern)
+    assert tool_matches(name, [pattern]) == fnmatchcase(name, pattern)
