@@ -24,7 +24,11 @@ from policyengine.values.frozen import thaw
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "adversarial"
-PACKS = {"baseline": ROOT / "policies" / "baseline", "bfcl": ROOT / "policies" / "bfcl"}
+PACKS = {
+    "baseline": ROOT / "policies" / "baseline",
+    "bfcl": ROOT / "policies" / "bfcl",
+    "claude-code": ROOT / "policies" / "claude-code",
+}
 DECISIONS = {"allow", "deny", "ask", "invalid"}
 CASE_KEYS = {"name", "pack", "call", "tools", "result", "expect", "rule", "value", "why"}
 
