@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from policyengine import PolicyLayers, Registry
+from policyengine.adapters.claude_code import BUILTIN_CATALOG
 from policyengine.enforce.evaluate import evaluate_now
 from policyengine.tools.catalog import load_catalog
 from policyengine.values.frozen import thaw
@@ -56,8 +57,15 @@ CASES = _cases()
 
 @cache
 def _layers(pack: str, tools: str) -> PolicyLayers:
-    """The shipped pack installed on a registry, with the case's inline catalog (JSON text) if any."""
+    """The shipped pack installed on a registry, with the case's inline catalog (JSON text) if any.
+
+    claude-code's calls meet Claude Code's built-in tools as the hook registers them (its catalog
+    declares roles: Glob's pattern is a glob, Read's file_path a path).
+    """
     registry = Registry()
+    if pack == "claude-code":
+        for definition in load_catalog(BUILTIN_CATALOG).values():
+            registry.register(definition)
     if tools:
         path = Path(_scratch()) / f"catalog-{abs(hash(tools))}.json"
         path.write_text(tools, encoding="utf-8")
