@@ -83,7 +83,9 @@ def _scratch() -> str:
 
 def test_the_corpus_is_large_and_goes_both_ways() -> None:
     decisions = [case.values[1]["expect"] for case in CASES]
-    assert len(CASES) >= 400, f"only {len(CASES)} adversarial cases"
+    packs = {case.values[1].get("pack", "baseline") for case in CASES}
+    assert packs == set(PACKS), f"every shipped pack meets the corpus; missing {sorted(set(PACKS) - packs)}"
+    assert len(CASES) >= 900, f"only {len(CASES)} adversarial cases"
     assert decisions.count("allow") >= 100, "benign look-alikes that must stay allowed are under-represented"
     assert len(CASES) - decisions.count("allow") >= 200, "refusals are under-represented"
 
@@ -91,6 +93,16 @@ def test_the_corpus_is_large_and_goes_both_ways() -> None:
 def test_every_category_of_the_issue_has_cases() -> None:
     categories = {case.values[0] for case in CASES}
     wanted = {"roles", "paths", "commands", "secrets", "redaction", "selection", "types"}
+    # Issue 22, round three: the red team's classes (secrets are calls-secrets.yaml's).
+    wanted |= {
+        "tool-names",
+        "allow-rules",
+        "lists",
+        "false-positives",
+        "shell-expansion",
+        "program-operands",
+        "wrappers",
+    }
     assert wanted <= categories, f"missing categories: {sorted(wanted - categories)}"
 
 
