@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Any
 
 import jmespath
 import pytest
@@ -12,8 +13,10 @@ from hypothesis import strategies as st
 
 from policyengine.language.functions import OPTIONS
 from policyengine.language.tool_names import fold_tool_name, fold_tool_pattern, tool_matches
+from policyengine.packs.lint import PE505, lint
 from policyengine.packs.loader import load_pack
 from policyengine.packs.rules import ToolMatcher
+from support import write_pack
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -134,3 +137,20 @@ def test_on_folded_spellings_matching_is_the_glob_it_replaces(name: str, pattern
     # matching is exactly fnmatchcase, the comparison it replaces.
     name, pattern = fold_tool_name(name), fold_tool_pattern(pattern)
     assert tool_matches(name, [pattern]) == fnmatchcase(name, pattern)
+
+
+_GATE = """
+rules:
+  - id: gate-shell
+    stage: pre-execute
+    tools: [%s]
+    decision: ask
+"""
+
+
+def test_a_folded_spelling_of_a_catalog_tool_is_no_typo_and_selects_it(tmp_path: Path) -> None:
+    catalog: dict[str, Any] = {"Bash": None, "place_order": None}
+    folded = load_pack(write_pack(tmp_path, "folded", {"rules.yaml": _GATE % "bash"}))
+    assert lint([folded], catalog) == []
+    typo = load_pack(write_pack(tmp_path, "typo", {"rules.yaml": _GATE % "Bashh"}))
+    assert [p.code for p in lint([typo], catalog)] == [PE505]

@@ -1323,6 +1323,7 @@ class _Checker:
         self.unknown = len({n for pack in packs for rule in pack.rules for n in rule.tools.names if n not in tools})
         self.suggest = self.unknown <= _MAX_SUGGESTIONS
         self.order = {name: i for i, name in enumerate(tools)}
+        self.folded = {fold_tool_name(name) for name in tools}
         self.by_tag: dict[str, set[str]] = {}
         for name, definition in tools.items():
             for tag in definition.tags:
@@ -1458,7 +1459,7 @@ class _Checker:
 
     def tool_entries(self, rule: Rule, selected: Sequence[str], exact: bool) -> list[Problem]:
         """PE606: names written in `tools:` that the catalog lacks; or the whole list, when it selects nothing."""
-        missing = [n for n in rule.tools.names if n not in self.tools]
+        missing = [n for n in rule.tools.names if fold_tool_name(n) not in self.folded]
         if not missing and selected:
             return []
         located = self.sources.node(rule, "tools")
@@ -1469,7 +1470,8 @@ class _Checker:
         # only a rule that selects nothing is reported then, at its id.
         problems = []
         for entry, node in entries:
-            if entry.startswith(("@", "tag:")) or any(c in entry for c in "*?[") or entry in self.tools:
+            listed = fold_tool_name(entry) in self.folded
+            if entry.startswith(("@", "tag:")) or any(c in entry for c in "*?[") or listed:
                 continue
             hint = self.tool_hint(entry)
             problems.append(
@@ -1497,7 +1499,7 @@ class _Checker:
             if self.suggest:
                 close = difflib.get_close_matches(entry, list(self.tools), n=1, cutoff=0.75)
             hint = self.hints[entry] = (
-                f"did you mean {close[0]!r}? (tool names are exact and case-sensitive)"
+                f"did you mean {close[0]!r}? (tool names are compared folded: case, -, _ and camelCase aside)"
                 if close
                 else "name a tool of the catalog, or a glob or tag:NAME for tools it may not describe"
                 + (
