@@ -102,6 +102,7 @@ def test_every_category_of_the_issue_has_cases() -> None:
         "shell-expansion",
         "program-operands",
         "wrappers",
+        "urls",
     }
     assert wanted <= categories, f"missing categories: {sorted(wanted - categories)}"
 
