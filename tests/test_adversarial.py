@@ -103,6 +103,7 @@ def test_every_category_of_the_issue_has_cases() -> None:
         "program-operands",
         "wrappers",
         "urls",
+        "asks",
     }
     assert wanted <= categories, f"missing categories: {sorted(wanted - categories)}"
 
