@@ -154,3 +154,11 @@ def test_a_folded_spelling_of_a_catalog_tool_is_no_typo_and_selects_it(tmp_path:
     assert lint([folded], catalog) == []
     typo = load_pack(write_pack(tmp_path, "typo", {"rules.yaml": _GATE % "Bashh"}))
     assert [p.code for p in lint([typo], catalog)] == [PE505]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_NAMES, st.lists(st.text(alphabet="aAbB_-.*?", min_size=1, max_size=6), max_size=4))
+def test_the_selector_and_the_function_agree(name: str, patterns: list[str]) -> None:
+    globs = tuple(p for p in patterns if any(c in p for c in "*?["))
+    names = frozenset(p for p in patterns if p not in globs)
+    assert ToolMatcher(names, globs).matches(name) == tool_matches(name, patterns)
