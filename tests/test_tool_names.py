@@ -8,6 +8,7 @@ from typing import Any
 
 import jmespath
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,23 +21,21 @@ from support import write_pack
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SPELLINGS = [
-    ("deleteFile", "delete_file"),
-    ("DeleteFile", "delete_file"),
-    ("Delete-File", "delete_file"),
-    ("delete.file", "delete_file"),
-    ("delete file", "delete_file"),
-    ("DELETE__FILE", "delete_file"),
-    ("Bash", "bash"),
-    (" Bash ", "bash"),
-    ("\uff22\uff41\uff53\uff48", "bash"),  # full-width
-    ("Ba\u200bsh", "bash"),  # a zero-width space spells nothing
-    ("HTTPRequest", "http_request"),
-    ("s3Bucket", "s3_bucket"),
-    ("mcp__fs__deleteFile", "mcp_fs_delete_file"),
-    ("mcp__x__Delete-File", "mcp_x_delete_file"),
-    ("MultiEdit", "multi_edit"),
-]
+DATA = ROOT / "tests" / "data" / "tool_names.yaml"
+
+
+def _cases(section: str, *keys: str) -> list[Any]:
+    """One section of the data file as parameters (missing data fails, it never skips)."""
+    assert DATA.is_file(), f"missing test data {DATA}"
+    rows = yaml.safe_load(DATA.read_text(encoding="utf-8"))[section]
+    assert rows, f"{DATA.name}: no {section}"
+    return [pytest.param(*(row[k] for k in keys), id=str(row[keys[0]])) for row in rows]
+
+
+SPELLINGS = _cases("folds", "name", "folded")
+PATTERNS = _cases("patterns", "pattern", "folded")
+REACHED = _cases("reached", "name", "patterns")
+NOT_REACHED = _cases("not_reached", "name", "patterns")
 
 
 @pytest.mark.parametrize(("name", "folded"), SPELLINGS)
@@ -44,31 +43,9 @@ def test_every_spelling_of_a_name_folds_to_one(name: str, folded: str) -> None:
     assert fold_tool_name(name) == folded
 
 
-# (name, patterns) a rule's selector must reach, however either is spelled.
-REACHED = [
-    ("mcp__fs__deleteFile", ["mcp__*__delete_*"]),
-    ("mcp__x__Delete-File", ["mcp__*__delete_*"]),
-    ("mcp__db__dropTable", ["mcp__*__drop_*"]),
-    ("mcp__db__Execute-SQL", ["mcp__*__execute_sql"]),
-    ("bash", ["Bash"]),
-    ("BASH", ["Bash"]),
-    ("Bash", ["bash"]),
-    ("multi_edit", ["MultiEdit"]),
-    ("writeFile", ["write[A-Z]*"]),
-    ("fileWriteAll", ["*Write[A-Z]*"]),
-    ("runX", ["run_?"]),
-]
-
-# Look-alikes that are other tools: folding joins spellings, it does not widen words.
-NOT_REACHED = [
-    ("mcp__fs__list_files", ["mcp__*__delete_*"]),
-    ("mcp__fs__undeleteFile", ["mcp__*__delete_*"]),
-    ("bashful", ["Bash"]),
-    ("Bash2", ["Bash"]),
-    ("rewrite_text", ["write[A-Z]*"]),
-    ("writer", ["write[A-Z]*"]),
-    ("mcp__fs__read_file", ["mcp__*__write_*"]),
-]
+@pytest.mark.parametrize(("pattern", "folded"), PATTERNS)
+def test_a_pattern_folds_as_names_do_and_keeps_its_wildcards(pattern: str, folded: str) -> None:
+    assert fold_tool_pattern(pattern) == folded
 
 
 @pytest.mark.parametrize(("name", "patterns"), REACHED)
