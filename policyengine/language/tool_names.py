@@ -11,6 +11,7 @@ from functools import lru_cache
 # Separators that only spell a word boundary: `delete-file`, `delete.file`, `delete file`.
 _SEPARATORS = frozenset("-_. \t\n\r\f\v")
 _CACHE_SIZE = 4096
+_RUNS = re.compile("_+")
 
 
 def _fold(text: str, pattern: bool) -> str:
@@ -41,8 +42,7 @@ def _fold(text: str, pattern: bool) -> str:
                 out.append("_")
             out.append(c)
         i += 1
-    folded = re.sub("_+", "_", "".join(out).casefold())
-    return folded.strip("_")
+    return _RUNS.sub("_", "".join(out).casefold()).strip("_")
 
 
 def _class_end(text: str, start: int) -> int:
