@@ -127,7 +127,7 @@ rules:
 
 def test_a_folded_spelling_of_a_catalog_tool_is_no_typo_and_selects_it(tmp_path: Path) -> None:
     catalog: dict[str, Any] = {"Bash": None, "place_order": None}
-    folded = load_pack(write_pack(tmp_path, "folded", {"rules.yaml": _GATE % "bash"}))
+    folded = load_pack(write_pack(tmp_path, "folded", {"rules.yaml": _GATE % "placeOrder"}))
     assert lint([folded], catalog) == []
     typo = load_pack(write_pack(tmp_path, "typo", {"rules.yaml": _GATE % "Bashh"}))
     assert [p.code for p in lint([typo], catalog)] == [PE505]
