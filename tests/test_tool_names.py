@@ -139,3 +139,15 @@ def test_the_selector_and_the_function_agree(name: str, patterns: list[str]) -> 
     globs = tuple(p for p in patterns if any(c in p for c in "*?["))
     names = frozenset(p for p in patterns if p not in globs)
     assert ToolMatcher(names, globs).matches(name) == tool_matches(name, patterns)
+
+
+def test_the_type_check_selects_the_catalog_tool_a_folded_spelling_names(tmp_path: Path) -> None:
+    from policyengine.packs.type_check import PE606, check_types
+    from policyengine.tools.catalog import load_catalog
+
+    catalog = load_catalog(ROOT / "policies" / "bfcl" / "tools.jsonl")
+    rules = _GATE.replace("decision: ask", "when: arguments.amount > `0`\n    decision: ask")
+    folded = load_pack(write_pack(tmp_path, "folded", {"rules.yaml": rules % "placeOrder"}))
+    assert [p.code for p in check_types([folded], catalog) if p.code == PE606] == []
+    typo = load_pack(write_pack(tmp_path, "typo", {"rules.yaml": rules % "placeOrdr"}))
+    assert [p.code for p in check_types([typo], catalog) if p.code == PE606] == [PE606]
