@@ -47,6 +47,12 @@ ENV_BYPASSES = [
     ".env/nested/file",  # inside a directory named .env
     "%2e%65%6e%76",
     "%2E%45%4E%56",
+    "%c0%ae%65nv",  # overlong UTF-8 for "."
+    "%e0%80%ae%65nv",
+    "%u002eenv",  # IIS %u escape
+    ".env\ufe0f",  # variation selector 16 (Mn, not Cf: dropped as default-ignorable)
+    ".e\u3164nv",  # HANGUL FILLER (Lo)
+    ".e\U000e0100nv",  # VARIATION SELECTOR-17 (Mn, not Cf)
 ]
 
 # Spellings of a system path that must stay inside /etc.

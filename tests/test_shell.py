@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine.language import shell as shell
+from policyengine.language import shell_programs as table
 from policyengine.language.shell import MAX_BYTES, MAX_DEPTH, Command, CommandError, parse_command
 from support import scaled
 
@@ -248,7 +249,7 @@ def test_git_status_and_diff_is_git() -> None:
 def test_quoted_rm_in_grep_pattern_is_not_a_program() -> None:
     command = parse_command('grep -r "rm -rf" .')
     assert command.programs == ("grep",)
-    assert command.operands == ("rm -rf", ".")
+    assert command.operands == (".",)  # grep's first operand is its pattern, not a file
 
 
 def test_echo_argument_is_not_a_program_and_redirect_is_operand() -> None:
@@ -516,3 +517,54 @@ def test_echo_and_printf_arguments_are_text_not_path_operands_but_their_redirect
     assert parse_command("echo $HOME ~/x /etc/shadow").operands == ()
     assert parse_command("printf '%s' ~/x > out.txt").operands == ("out.txt",)
     assert parse_command("echo $(cat /etc/shadow)").operands == ("/etc/shadow",)
+
+
+# -- the programs table (policyengine/language/shell_programs.py) -------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(table.WRAPPERS))
+def test_every_wrapper_in_the_table_runs_the_command_after_it(name: str) -> None:
+    positionals = " ".join(["1"] * table.WRAPPERS[name].positionals)
+    assert "rm" in _programs(f"{name} {positionals} rm x")
+
+
+@pytest.mark.parametrize("pair", sorted(table.SUBCOMMAND_WRAPPERS), ids=" ".join)
+def test_every_subcommand_wrapper_runs_the_command_after_it(pair: tuple[str, str]) -> None:
+    assert "rm" in _programs(f"{pair[0]} {pair[1]} rm x")
+
+
+@pytest.mark.parametrize("name", sorted(table.RUNS_COMMANDS))
+def test_a_program_that_runs_a_command_the_table_cannot_read_is_unknown(name: str) -> None:
+    with pytest.raises(CommandError):
+        parse_command(f"{name} rm x")
+    assert parse_command(f"{name} --help").programs == (name,)
+
+
+@pytest.mark.parametrize("name", sorted(table.GRAMMARS))
+def test_a_grammar_gives_each_option_one_meaning(name: str) -> None:
+    grammar = table.GRAMMARS[name]
+    sets = [grammar.values, grammar.paths, grammar.data, grammar.urls, grammar.dirs, grammar.code, grammar.runs]
+    seen: set[str] = set()
+    for options in sets:
+        assert not seen & options, (name, seen & options)  # the first set would hide the second
+        seen |= options
+    assert grammar.scripts <= seen and grammar.pairs <= seen
+
+
+@pytest.mark.parametrize(
+    ("written", "names"),
+    [
+        ("rm", ("rm",)),
+        ("/usr/bin/RM.EXE", ("rm.exe", "rm")),
+        ("Curl.cmd", ("curl.cmd", "curl")),
+        ("nc.openbsd", ("nc.openbsd", "nc")),
+        ("python3.12", ("python3.12", "python")),
+        ("python3", ("python3", "python")),
+        ("mkfs.ext4", ("mkfs.ext4", "mkfs")),
+        ("sudoedit", ("sudoedit", "sudo")),
+        ("vim", ("vim",)),
+        ("=rm", ("=rm", "rm")),
+    ],
+)
+def test_a_program_is_reported_under_its_written_and_canonical_names(written: str, names: tuple[str, ...]) -> None:
+    assert parse_command(f"{written} x").programs == names

@@ -19,6 +19,15 @@ from policyengine.language import paths, roles, tool_names
 # without which every signature check below would reject frozen call documents.
 from policyengine.values import frozen  # noqa: F401
 
+# jmespath checks types by class name: a PathPattern (a shell operand bash expands as a glob) is a
+# string to every function, `join`, `contains` and comparisons included.
+jmespath.functions.TYPES_MAP.setdefault(paths.PathPattern.__name__, "string")
+if paths.PathPattern.__name__ not in jmespath.functions.REVERSE_TYPES_MAP["string"]:
+    jmespath.functions.REVERSE_TYPES_MAP["string"] = (
+        *jmespath.functions.REVERSE_TYPES_MAP["string"],
+        paths.PathPattern.__name__,
+    )
+
 __all__ = ["FUNCTIONS", "OPTIONS", "PolicyFunctions", "function_arity"]
 
 # Compiled patterns are reused across calls; the bound keeps distinct patterns from leaking memory.
@@ -253,8 +262,9 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
 
     @_signature({"types": ["string"]})
     def _func_normalize_path(self, path: str) -> str:
-        """The matching form of a path (see paths.normalize_path)."""
-        return str(_path_run("normalize_path", path, lambda: paths.normalize_path(path)))
+        """The matching form of a path (see paths.normalize_path); a pattern stays a PathPattern."""
+        normalized: str = _path_run("normalize_path", path, lambda: paths.normalize_path(path))
+        return normalized
 
     @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
     def _func_path_within(self, path: str, dirs: str | Sequence[str]) -> bool:
@@ -484,7 +494,15 @@ def _paths(call: _Call) -> list[str]:
         )
     found: list[str] = []
     for value in given:
+        # A shell operand bash globs (`cat .en?`) is a paths.PathPattern: resolving keeps its type.
         found.extend(roles.resolve(value, call.cwd))
+    return found
+
+
+def _urls(call: _Call) -> list[str]:
+    """The URL arguments, then the URLs the call's commands name (`curl http://169.254.169.254/`)."""
+    found = [value for value in call.found.values[roles.Role.URL] if isinstance(value, str)]
+    found.extend(url for command in call.parsed for url in command.urls)
     return found
 
 
@@ -509,7 +527,7 @@ def _secrets(call: _Call) -> list[str]:
 _ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "secrets": _secrets,
     "paths": _paths,
-    "urls": _strings_of(roles.Role.URL),
+    "urls": _urls,
     "emails": _strings_of(roles.Role.EMAIL),
     "amounts": lambda call: call.found.values[roles.Role.AMOUNT],
     "commands": lambda call: call.commands,
@@ -613,7 +631,7 @@ def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | N
     counted = name in PATH_TESTS
 
     def run(subject: Any) -> Any:
-        if type(subject) is not str:
+        if type(subject) is not str and type(subject) is not paths.PathPattern:
             return FALLBACK
         if counted:
             _spend(name, subject)  # raises past the budget: the rule fails closed, no fallback

@@ -8,20 +8,24 @@ only makes a rule stricter; under-matching would let a spelling slip past it.
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import re
 import socket
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
-from urllib.parse import unquote
 
 import re2  # type: ignore[import-untyped,unused-ignore]
 
+from policyengine.language import _ignorables
+
 __all__ = [
     "UNKNOWN",
+    "PathPattern",
     "PathPatternError",
     "decode",
+    "escape_pattern",
     "glob_to_regex",
     "is_unknown",
     "normalize_path",
@@ -50,6 +54,11 @@ _CACHEABLE_LENGTH = 4096
 # displays, and often resolves, like the name without them.
 _DROPPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
 _ASCII_CONTROLS = {code: None for code in (*range(0x20), 0x7F)}
+# Default-ignorable code points (variation selectors, tags, U+034F...) and the Hangul fillers render
+# as nothing, like the format characters above, but many are not in Cf (U+FE0F is Mn, U+3164 Lo).
+_IGNORABLES: dict[int, None] = dict.fromkeys(
+    code for first, last in _ignorables.RANGES for code in range(first, last + 1)
+)
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a bad pattern becomes an exception, not stderr noise
@@ -61,15 +70,76 @@ Root = str
 UNKNOWN: Root = "?"
 
 
+class PathPattern(str):
+    """A path written as a glob: `*`, `?`, `[...]` select names, never `/` (bracketed, they are literal)."""
+
+    __slots__ = ()
+
+
 class PathPatternError(ValueError):
     """A path or glob pattern that cannot be normalised or compiled; callers fail closed."""
 
 
 def _drop_invisible(text: str) -> str:
-    """Remove control, format and surrogate code points."""
+    """Remove control, format, surrogate and default-ignorable code points."""
     if text.isascii():
         return text.translate(_ASCII_CONTROLS)
+    text = text.translate(_IGNORABLES)
     return "".join(ch for ch in text if unicodedata.category(ch) not in _DROPPED_CATEGORIES)
+
+
+# A run of IIS-style "%uXXXX" escapes, or a run of "%XX" bytes (decoded together: one character may take several).
+_ESCAPES = re.compile(r"(?:%u[0-9a-f]{4})+|(?:%[0-9a-f]{2})+", re.IGNORECASE)
+
+
+def _unquote(text: str) -> str:
+    """Percent-decode, reading "%uXXXX" escapes and overlong UTF-8 as lenient servers do."""
+    return _ESCAPES.sub(_decode_escapes, text) if "%" in text else text
+
+
+def _decode_escapes(match: re.Match[str]) -> str:
+    """The text one run of escapes spells."""
+    run = match.group()
+    if run[1] in "uU":
+        units = "".join(chr(int(run[i + 2 : i + 6], 16)) for i in range(0, len(run), 6))
+        # UTF-16 code units: a surrogate pair is one character, a lone surrogate becomes U+FFFD.
+        return units.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return _lenient_utf8(bytes.fromhex(run.replace("%", "")))
+
+
+def _continuations(lead: int) -> int:
+    """How many continuation bytes a UTF-8 lead byte announces; -1 for a byte that cannot lead."""
+    if lead < 0x80:
+        return 0
+    # 5- and 6-byte forms (0xf8-0xfd) are not UTF-8 any more, but old decoders read them (overlong only).
+    for more, (low, high) in enumerate(((0xC0, 0xDF), (0xE0, 0xEF), (0xF0, 0xF7), (0xF8, 0xFB), (0xFC, 0xFD)), 1):
+        if low <= lead <= high:
+            return more
+    return -1
+
+
+def _lenient_utf8(data: bytes) -> str:
+    """Decode UTF-8 accepting overlong forms ("%c0%ae" is "."), as old and lenient decoders do."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    out: list[str] = []
+    i = 0
+    while i < len(data):
+        lead = data[i]
+        more = _continuations(lead)
+        tail = data[i + 1 : i + 1 + more] if more > 0 else b""
+        if more < 0 or len(tail) < more or any(byte & 0xC0 != 0x80 for byte in tail):
+            out.append("\ufffd")
+            i += 1
+            continue
+        code = lead & (0x7F >> (more + 1)) if more else lead
+        for byte in tail:
+            code = code << 6 | byte & 0x3F
+        out.append(chr(code) if code <= 0x10FFFF else "\ufffd")
+        i += 1 + more
+    return "".join(out)
 
 
 def _cut_at_nul(text: str) -> str:
@@ -105,7 +175,7 @@ def _decode_rounds(text: str) -> str:
         # ends the path: a C API opens what stands before it (".env\0/../notes.txt" opens .env).
         text = _drop_invisible(_cut_at_nul(text))
         # Decode until stable: a tool or proxy may decode more than once (%252e -> %2e -> .).
-        text = _cut_at_nul(unquote(text, errors="replace"))
+        text = _cut_at_nul(_unquote(text))
         if text == before:
             return text
     raise PathPatternError(f"path is percent-encoded more than {MAX_DECODE_ROUNDS} levels deep")
@@ -349,7 +419,12 @@ def _join(root: Root, parts: tuple[str, ...]) -> str:
 
 
 def normalize_path(path: str) -> str:
-    """Return the matching form of a path: decoded, lexically resolved, slash-separated, casefolded."""
+    """Return the matching form of a path: decoded, lexically resolved, slash-separated, casefolded.
+
+    A PathPattern stays one while a wildcard or bracket is left in it.
+    """
+    if type(path) is PathPattern:
+        return _as_pattern(_join(*_pattern_readings(path)[0]))
     return _join(*_parse_subject(path))
 
 
@@ -360,7 +435,8 @@ def _as_list(values: str | Iterable[str]) -> list[str]:
 
 def is_unknown(path: str) -> bool:
     """Whether the path names no place the engine can know (home, variable, climb, device...)."""
-    return any(root == UNKNOWN for root, _parts in _readings(path))
+    readings = _pattern_readings(path) if type(path) is PathPattern else _readings(path)
+    return any(root == UNKNOWN for root, _parts in readings)
 
 
 def _readings(path: str) -> list[tuple[Root, tuple[str, ...]]]:
@@ -376,7 +452,8 @@ def nul_readings(path: str) -> tuple[str, ...]:
     """The path, and when it holds a NUL (raw or %00) also the path with its NULs stripped."""
     if "\x00" not in path and "%00" not in path:
         return (path,)
-    return (path, path.replace("\x00", "").replace("%00", ""))
+    stripped = path.replace("\x00", "").replace("%00", "")
+    return (path, PathPattern(stripped) if type(path) is PathPattern else stripped)
 
 
 def _drive_unknown(root: Root, parts: tuple[str, ...]) -> bool:
@@ -411,12 +488,22 @@ def _may_within(root: Root, parts: tuple[str, ...], directories: Iterable[tuple[
 def path_within(path: str, dirs: str | Iterable[str]) -> bool:
     """Whether the path may be one of the directories or below one: a path of unknown place may be."""
     directories = [_parse_any(directory) for directory in _as_list(dirs)]
+    if type(path) is PathPattern:
+        return any(_pattern_may_within(root, parts, directories) for root, parts in _pattern_readings(path))
     return any(_may_within(root, parts, directories) for root, parts in _readings(path))
 
 
 def path_surely_within(path: str, dirs: str | Iterable[str]) -> bool:
     """Whether the path is surely one of the directories or below one: a path of unknown place is not."""
     directories = [_parse_any(directory) for directory in _as_list(dirs)]
+    if type(path) is PathPattern:
+        # Every expansion is inside only when the components up to the directory's depth are literal.
+        return all(
+            root != UNKNOWN
+            and not _too_large(parts)
+            and any(_within(root, _literal_prefix(parts), *directory) for directory in directories)
+            for root, parts in _pattern_readings(path)
+        )
     return all(
         root != UNKNOWN and any(_within(root, parts, *directory) for directory in directories)
         for root, parts in _readings(path)
@@ -428,6 +515,8 @@ def within_matcher(dirs: Iterable[str]) -> Callable[[str], bool]:
     parsed = [_parse_any(directory) for directory in dirs]
 
     def within(path: str) -> bool:
+        if type(path) is PathPattern:
+            return any(_pattern_may_within(root, parts, parsed) for root, parts in _pattern_readings(path))
         return any(_may_within(root, parts, parsed) for root, parts in _readings(path))
 
     return within
@@ -472,8 +561,13 @@ def globs_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
     patterns = list(patterns)
     regex = re2.compile("|".join(f"(?:{_path_glob_to_regex(p)})" for p in patterns), _RE2_OPTIONS)
     straddles = any(_straddles(p) for p in patterns)
+    automata: list[tuple[Automaton, bool]] = []
 
     def matches(path: str) -> bool:
+        if type(path) is PathPattern:
+            if not automata:  # built on the first pattern subject: plain paths never need them
+                automata.extend((_rule_automaton(p), _straddles(p)) for p in patterns)
+            return any(_pattern_may_match(root, parts, automata) for root, parts in _pattern_readings(path))
         return any(_may_match(root, parts, regex, straddles) for root, parts in _readings(path))
 
     return matches
@@ -490,6 +584,8 @@ def _climbs(parts: tuple[str, ...]) -> int:
 def path_escapes(path: str) -> bool:
     """Whether the path leaves a workspace: absolute, climbing above its start, or of unknown place."""
     # "~/x", "$HOME/x", "%USERPROFILE%/x" and "../x" parse with the root UNKNOWN.
+    if type(path) is PathPattern:
+        return any(root for root, _parts in _pattern_readings(path, strip_nul=False))
     return bool(_parse_subject(path)[0])
 
 
@@ -612,7 +708,13 @@ def _compiled_path_glob(pattern: str) -> re2._Regexp:
 
 
 def path_matches(path: str, patterns: str | Iterable[str]) -> bool:
-    """Whether the path may match any gitignore-like glob: a path of unknown place may."""
+    """Whether the path may match any gitignore-like glob: a path of unknown place may.
+
+    For a PathPattern: whether some expansion may match (the two globs' languages meet).
+    """
+    if type(path) is PathPattern:
+        rules = [(_rule_automaton(p), _straddles(p)) for p in _as_list(patterns)]
+        return any(_pattern_may_match(root, parts, rules) for root, parts in _pattern_readings(path))
     compiled = [(_compiled_path_glob(p), _straddles(p)) for p in _as_list(patterns)]
     return any(
         _may_match(root, parts, regex, straddles) for root, parts in _readings(path) for regex, straddles in compiled
@@ -622,16 +724,570 @@ def path_matches(path: str, patterns: str | Iterable[str]) -> bool:
 def path_surely_matches(path: str, patterns: str | Iterable[str]) -> bool:
     """Whether the path surely matches any gitignore-like glob: a path of unknown place does not."""
     compiled = [_compiled_path_glob(pattern) for pattern in _as_list(patterns)]
+    if type(path) is PathPattern:
+        # Only a pattern that names one path (its brackets hold one character each) surely matches.
+        literal = [(root, _literal_prefix(parts), parts) for root, parts in _pattern_readings(path)]
+        return all(
+            root != UNKNOWN
+            and not _too_large(parts)
+            and len(names) == len(parts)
+            and any(regex.fullmatch(_join(root, names)) is not None for regex in compiled)
+            for root, names, parts in literal
+        )
     return all(
         root != UNKNOWN and any(regex.fullmatch(_join(root, parts)) is not None for regex in compiled)
         for root, parts in _readings(path)
     )
 
 
+# -- path patterns -----------------------------------------------------------------------------
+
+
+class PathPattern(str):
+    """A glob path: `*`, `?`, `[...]` select names (never `/`); `[*]` `[?]` `[[]` `[$]` `[~]` are literal characters."""
+
+    __slots__ = ()
+
+
+# Past these a pattern subject is not searched: it may match and may lie anywhere, and is surely nothing.
+MAX_PATTERN_LENGTH = 1024
+MAX_PATTERN_WILDCARDS = 16
+
+_METACHARACTERS = re.compile(r"[*?\[]")
+
+
+def escape_pattern(text: str) -> PathPattern:
+    """A PathPattern naming exactly the literal text: `*`, `?` and `[` become `[*]`, `[?]` and `[[]`."""
+    return PathPattern(_METACHARACTERS.sub(lambda match: f"[{match.group()}]", text))
+
+
+def _as_pattern(text: str) -> str:
+    """A normalised pattern's text as a PathPattern, or a plain str once no metacharacter is left."""
+    return PathPattern(text) if _METACHARACTERS.search(text) else text
+
+
+# A character set: (complemented, sorted inclusive code point ranges). Both sides of a match use it.
+Charset = tuple[bool, tuple[tuple[int, int], ...]]
+_ANY: Charset = (True, ())
+_NOT_SLASH: Charset = (True, ((0x2F, 0x2F),))
+
+
+def _literal(ch: str) -> Charset:
+    """The set of one character."""
+    return (False, ((ord(ch), ord(ch)),))
+
+
+def _covered(low: int, high: int, ranges: tuple[tuple[int, int], ...]) -> bool:
+    """Whether sorted ranges cover every code point from low to high."""
+    for first, last in ranges:
+        if first > low:
+            return False
+        low = max(low, last + 1)
+        if low > high:
+            return True
+    return False
+
+
+def _meets(a: Charset, b: Charset) -> bool:
+    """Whether two character sets share a character."""
+    negated_a, ranges_a = a
+    negated_b, ranges_b = b
+    if not negated_a and not negated_b and len(ranges_a) == 1 and len(ranges_b) == 1:
+        # Two literals or single ranges, the common case in a search: one comparison.
+        return ranges_a[0][0] <= ranges_b[0][1] and ranges_b[0][0] <= ranges_a[0][1]
+    if negated_a and negated_b:
+        return True  # two complements of finite sets always do
+    if negated_a:
+        a, b = b, a
+    if not b[0]:
+        return any(low <= other_high and other_low <= high for low, high in a[1] for other_low, other_high in b[1])
+    return any(not _covered(low, high, b[1]) for low, high in a[1])
+
+
+def _class_end(text: str, start: int) -> int:
+    """The index of the "]" closing the bracket expression at text[start], or -1 (then "[" is literal)."""
+    i = start + 1
+    if i < len(text) and text[i] in "!^":
+        i += 1
+    # A "]" right after "[" or "[!" is a member, as in fnmatch and POSIX.
+    if i < len(text) and text[i] == "]":
+        i += 1
+    return text.find("]", i)
+
+
+def _class_charset(text: str, start: int, end: int, subject: bool) -> Charset:
+    """The set a bracket expression text[start:end + 1] matches within a component, as _translate_class reads it."""
+    i = start + 1
+    negate = text[i] in "!^"
+    body = text[i + negate : end]
+    ranges: list[tuple[int, int]] = []
+    k = 0
+    while k < len(body):
+        if k + 2 < len(body) and body[k + 1] == "-":
+            low, high = body[k], body[k + 2]
+            if low > high and not subject:
+                raise PathPatternError(f"glob range {low}-{high} is reversed in {text!r}")
+            ranges.extend(_subject_range(low, high) if subject else [(ord(low), ord(high))])
+            k += 3
+        else:
+            ranges.append((ord(body[k]), ord(body[k])))
+            k += 1
+    if negate:
+        # In a path, a complemented class still never matches the separator.
+        ranges.append((0x2F, 0x2F))
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(ranges):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return (negate, tuple(merged))
+
+
+def _subject_range(low: str, high: str) -> list[tuple[int, int]]:
+    """A subject's range, widened for the case folding it went through: `[a-z]` may have been `[A-z]`."""
+    first = min(ord(v) for v in (low, low.upper(), low.lower()) if len(v) == 1)
+    last = max(ord(v) for v in (high, high.upper(), high.lower()) if len(v) == 1)
+    if first > last:
+        return []  # a reversed range matches nothing, as in bash
+    widened = [(first, last)]
+    if first <= ord("Z") and last >= ord("A"):
+        # Names are matched casefolded, so an upper-case member stands for its lower-case letter.
+        widened.append((max(first, ord("A")) + 32, min(last, ord("Z")) + 32))
+    if last > 0x7F:
+        widened.append((0x80, 0x10FFFF))  # non-ASCII case mappings are not worth precision here
+    return widened
+
+
+def _simplify_classes(text: str) -> str:
+    """A subject's bracket expressions with POSIX classes (`[[:alpha:]]`) or a ":" become `?` (any one character)."""
+    if "[" not in text:
+        return text
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] != "[":
+            out.append(text[i])
+            i += 1
+            continue
+        j = i + 1
+        if j < len(text) and text[j] in "!^":
+            j += 1
+        if j < len(text) and text[j] == "]":
+            j += 1
+        odd = False
+        while j < len(text) and text[j] not in "]/\\":
+            if text[j] == "[" and text[j + 1 : j + 2] in (":", "=", "."):
+                close = text.find(text[j + 1] + "]", j + 2)
+                if close >= 0:
+                    odd, j = True, close + 2
+                    continue
+            odd = odd or text[j] == ":"
+            j += 1
+        if odd and j < len(text) and text[j] == "]":
+            out.append("?")  # over-matching: a class of unknown members may be any character
+            i = j + 1
+        else:
+            out.append("[")
+            i += 1
+    return "".join(out)
+
+
+# While built: state -> [(charset or None for an epsilon move, next state)]; the last state accepts.
+Edges = list[list[tuple[Charset | None, int]]]
+# Built: each state's character moves and whether it accepts, both over its epsilon closure.
+Automaton = tuple[tuple[tuple[tuple[Charset, int], ...], ...], tuple[bool, ...]]
+
+
+class _Builder:
+    """Builds a token automaton the way _path_glob_to_regex writes its regex, piece by piece."""
+
+    __slots__ = ("edges", "state")
+
+    def __init__(self) -> None:
+        self.edges: Edges = [[]]
+        self.state = 0
+
+    def _new(self) -> int:
+        self.edges.append([])
+        return len(self.edges) - 1
+
+    def char(self, charset: Charset) -> None:
+        """One character of the set."""
+        target = self._new()
+        self.edges[self.state].append((charset, target))
+        self.state = target
+
+    def text(self, text: str) -> None:
+        """Literal text."""
+        for ch in text:
+            self.char(_literal(ch))
+
+    def star(self, charset: Charset) -> None:
+        """Any run of characters of the set (a fresh state, so its loop joins nothing before it)."""
+        loop = self._new()
+        self.edges[self.state].append((None, loop))
+        self.edges[loop].append((charset, loop))
+        self.state = loop
+
+    def any_prefix(self) -> None:
+        """`(?:.*/)?`: nothing, or any text ending in "/"."""
+        loop, after = self._new(), self._new()
+        self.edges[self.state].append((None, after))
+        self.edges[self.state].append((None, loop))
+        self.edges[loop].append((_ANY, loop))
+        self.edges[loop].append((_literal("/"), after))
+        self.state = after
+
+    def any_suffix(self) -> None:
+        """`(?:/.*)?`: nothing, or "/" and any text."""
+        loop, after = self._new(), self._new()
+        self.edges[self.state].append((None, after))
+        self.edges[self.state].append((_literal("/"), loop))
+        self.edges[loop].append((_ANY, loop))
+        self.edges[loop].append((None, after))
+        self.state = after
+
+    def component(self, part: str, subject: bool) -> None:
+        """One component's glob, as _translate_glob reads it in path mode."""
+        i = 0
+        while i < len(part):
+            ch = part[i]
+            if ch == "*":
+                while i < len(part) and part[i] == "*":
+                    i += 1
+                self.star(_NOT_SLASH)
+                continue
+            if ch == "?":
+                self.char(_NOT_SLASH)
+            elif ch == "[" and (end := _class_end(part, i)) >= 0:
+                self.char(_class_charset(part, i, end, subject))
+                i = end + 1
+                continue
+            else:
+                self.char(_literal(ch))
+            i += 1
+
+    def components(self, parts: tuple[str, ...], subject: bool) -> bool:
+        """The components joined by "/" (a whole-component "**" spans any number); whether one is still open."""
+        need_sep = False
+        for index, part in enumerate(parts):
+            if part == "**":
+                if index == len(parts) - 1:
+                    if need_sep:
+                        self.any_suffix()
+                    else:
+                        self.star(_ANY)
+                else:
+                    if need_sep:
+                        self.char(_literal("/"))
+                    self.any_prefix()
+                need_sep = False
+                continue
+            if need_sep:
+                self.char(_literal("/"))
+            self.component(part, subject)
+            need_sep = True
+        return need_sep
+
+    def done(self) -> Automaton:
+        """The automaton with epsilon moves folded in: the search then meets only character moves."""
+        edges, final = self.edges, self.state
+        moves: list[tuple[tuple[Charset, int], ...]] = []
+        accepts: list[bool] = []
+        for state in range(len(edges)):
+            closure, stack = {state}, [state]
+            while stack:
+                for charset, target in edges[stack.pop()]:
+                    if charset is None and target not in closure:
+                        closure.add(target)
+                        stack.append(target)
+            moves.append(
+                tuple(
+                    (charset, target)
+                    for member in sorted(closure)
+                    for charset, target in edges[member]
+                    if charset is not None
+                )
+            )
+            accepts.append(final in closure)
+        return tuple(moves), tuple(accepts)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _rule_automaton(pattern: str) -> Automaton:
+    """A rule's path glob as a token automaton, piece for piece what _path_glob_to_regex compiles."""
+    root, parts = _parse(pattern, classify=False)
+    builder = _Builder()
+    if root:
+        builder.text(root)
+        if not parts:
+            builder.star(_ANY)
+    elif not parts:
+        builder.star(_ANY)
+    else:
+        builder.any_prefix()  # a relative pattern floats
+    if parts and builder.components(parts, subject=False):
+        builder.any_suffix()  # a match on a directory covers everything below it
+    return builder.done()
+
+
+def _too_large(parts: tuple[str, ...]) -> bool:
+    """Whether a pattern is past the bounds of a search (then it may match anything and surely matches nothing)."""
+    text = "/".join(parts)
+    return len(text) > MAX_PATTERN_LENGTH or text.count("*") + text.count("?") + text.count("[") > MAX_PATTERN_WILDCARDS
+
+
+def _subject_automaton(root: Root, parts: tuple[str, ...]) -> Automaton | None:
+    """A pattern subject's rendered path as a token automaton; None past the size bounds."""
+    if _too_large(parts):
+        return None
+    builder = _Builder()
+    builder.text(root)
+    if parts:
+        builder.components(parts, subject=True)
+    elif not root:
+        builder.text(".")
+    return builder.done()
+
+
+def _intersect(left: Automaton, right: Automaton) -> bool:
+    """Whether some string is accepted by both automata: a search of the product, each pair of states once."""
+    left_moves, left_accepts = left
+    right_moves, right_accepts = right
+    seen = {(0, 0)}
+    stack = [(0, 0)]
+    while stack:
+        p, q = stack.pop()
+        if left_accepts[p] and right_accepts[q]:
+            return True
+        right_q = right_moves[q]
+        for a, p_next in left_moves[p]:
+            for b, q_next in right_q:
+                pair = (p_next, q_next)
+                if pair not in seen and (a is b or _meets(a, b)):
+                    seen.add(pair)
+                    stack.append(pair)
+    return False
+
+
+def _text_automaton(text: str, below: bool) -> Automaton:
+    """Literal text, with `below` also anything under it."""
+    builder = _Builder()
+    builder.text(text)
+    if below:
+        builder.any_suffix()
+    return builder.done()
+
+
+def _is_pattern(part: str) -> bool:
+    """Whether a component holds a wildcard or a bracket expression."""
+    return "*" in part or "?" in part or ("[" in part and "]" in part)
+
+
+def _component_literal(part: str) -> str | None:
+    """The one name a component can match (`[e]nv` is "env"), or None when it is a pattern."""
+    if not _is_pattern(part):
+        return part
+    out: list[str] = []
+    i = 0
+    while i < len(part):
+        if part[i] in "*?":
+            return None
+        end = _class_end(part, i) if part[i] == "[" else -1
+        if end < 0:
+            out.append(part[i])
+            i += 1
+            continue
+        negate, ranges = _class_charset(part, i, end, subject=True)
+        if negate or len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
+            return None
+        out.append(chr(ranges[0][0]))
+        i = end + 1
+    return "".join(out)
+
+
+_DOT_NAMES = {name: _text_automaton(name, False) for name in (".", "..")}
+
+# Past this many components that may be "." or "..", their readings are not spelled out (3 each).
+MAX_DOT_COMPONENTS = 3
+
+Reading = tuple[Root, tuple[str, ...]]
+
+
+def _dot_names(part: str) -> tuple[str, ...]:
+    """Which of "." and ".." a pattern component may expand to."""
+    # No shell's `*` or `?` matches the leading dot of "." or "..", with or without dotglob.
+    if not _is_pattern(part) or part[0] in "*?":
+        return ()
+    builder = _Builder()
+    builder.component(part, subject=True)
+    automaton = builder.done()
+    return tuple(name for name, dots in _DOT_NAMES.items() if _intersect(automaton, dots))
+
+
+# The device and object prefixes "\\\\?\\" and "\\??\\" spelled with wildcards.
+_DEVICE_GLOB = re.compile(r"[/\\](?:[/\\]\?|\?\?)(?=[/\\])")
+_STAND_IN = "\ue000"  # a private-use character: no normalisation step changes it
+# A first component with a wildcard, ending in ":": it may be a drive letter.
+_PATTERN_DRIVE = re.compile(r"[^/\\:]*[*?\[][^/\\:]*:(?=[/\\]|$)")
+
+
+def _parse_pattern(path: str) -> tuple[Reading, ...]:
+    """_parse for a PathPattern: the reading as written first, then those where a component is "." or ".."."""
+    if len(path) > MAX_PATH_LENGTH:
+        raise PathPatternError(f"path of {len(path):,} characters is longer than {MAX_PATH_LENGTH:,}")
+    text = _simplify_classes(_decode(path))
+    if any(_STAND_IN <= ch <= chr(_STAND_INS + MAX_DOT_COMPONENTS) for ch in text if not ch.isascii()):
+        # The stand-ins below would be confused with the path's own characters: refuse (fail closed).
+        raise PathPatternError("path pattern holds private-use characters U+E000-U+E003")
+    wildcards = ""
+    if device := _DEVICE_GLOB.match(text):
+        # As a glob, "/??/x" is a two-letter directory and "//?/x" a one-letter one: parsed with a
+        # stand-in name, so _parse does not read the device spelling (that reading is added apart).
+        wildcards = device.group().lstrip("/\\")
+        text = "/" + _STAND_IN * len(wildcards) + text[device.end() :]
+    elif drive := _PATTERN_DRIVE.match(text):
+        text = "?:" + text[drive.end() :]  # "[cd]:\\x", "*:/x": the root of some drive
+    names_back = {_STAND_IN * len(wildcards): wildcards} if wildcards else {}
+    raw = re.split(r"[/\\]", text)
+    if "**" in raw and ".." in raw[raw.index("**") :]:
+        # "**" may be no component at all, so the ".." after it may climb above what precedes it.
+        root, parts = _parse(text)
+        parts = tuple(names_back.get(part, part) for part in parts)
+        return ((UNKNOWN, ("..", *parts)),) if root != UNKNOWN else ((root, parts),)
+    # Components that may expand to "." or "..": each is read as a name (a stand-in, so that _parse
+    # resolves around it), as "." and as "..".
+    dots: dict[str, tuple[str, ...]] = {}
+
+    def stand_in(match: re.Match[str]) -> str:
+        names = _dot_names(_clean_component(match.group()))
+        if not names or len(dots) >= MAX_DOT_COMPONENTS:
+            if names:
+                dots[""] = ()  # past the bound: marked, see below
+            return match.group()
+        key = chr(_STAND_INS + len(dots))
+        dots[key] = (match.group(), *names)
+        return key
+
+    text = _DOT_CANDIDATE.sub(stand_in, text)
+    names_back.update((key, options[0]) for key, options in dots.items() if key)
+    readings: list[Reading] = []
+    keys = [key for key in dots if key]
+    for choice in itertools.product(*(dots[key] for key in keys)):
+        reading = text
+        for key, name in zip(keys, choice, strict=True):
+            reading = reading.replace(key, name if name in (".", "..") else key)
+        root, parts = _parse(reading)
+        readings.append((root, tuple(names_back.get(part, part) for part in parts)))
+    if "" in dots:
+        # "$*" is a last name of unknown place: the pattern may match and lie anywhere, and surely nowhere.
+        root, parts = readings[0]
+        readings.append((UNKNOWN, ((root[:-1],) if root and root != UNKNOWN else ()) + (*parts, "$*")))
+    return tuple(dict.fromkeys(readings))
+
+
+# A component holding a dot and a wildcard or bracket: it may be "." or "..".
+_DOT_CANDIDATE = re.compile(r"[^/\\]*[.\[][^/\\]*")
+_STAND_INS = 0xE001  # private-use characters, one per component read three ways
+
+
+_parse_pattern_cached = lru_cache(maxsize=256)(_parse_pattern)
+
+
+def _pattern_readings(path: str, strip_nul: bool = True) -> list[Reading]:
+    """_readings for a PathPattern (its own cache: a pattern and the equal str parse differently)."""
+    texts = nul_readings(path) if strip_nul else (path,)
+    readings = [
+        parsed
+        for text in texts
+        for parsed in (_parse_pattern_cached(text) if len(text) <= _CACHEABLE_LENGTH else _parse_pattern(text))
+    ]
+    if _DEVICE_GLOB.match(path.lstrip()):
+        # When nothing matches, bash passes the pattern as written, and Windows reads "\\?\\" as a device prefix.
+        readings += [_parse_subject(str(text)) for text in texts]
+    return readings
+
+
+def _pattern_may_match(root: Root, parts: tuple[str, ...], rules: Sequence[tuple[Automaton, bool]]) -> bool:
+    """_may_match for a pattern reading: whether its expansions and one of the globs share a path."""
+    if _drive_unknown(root, parts):
+        readings = [("/", parts[1:]), ("c:/", parts[1:])]
+    elif root != UNKNOWN:
+        readings = [(root, parts)]
+    else:
+        tail = _known_tail(parts)
+        if tail is None:
+            return True
+        readings = [("", tail)]
+        if any(straddles for _automaton, straddles in rules):
+            return True
+    subjects = [_subject_automaton(r, p) for r, p in readings]
+    if any(subject is None for subject in subjects):
+        return True  # too large to search: it may match
+    return any(_intersect(subject, rule) for subject in subjects if subject for rule, _straddles in rules)
+
+
+def _may_start_with(parts: tuple[str, ...], dir_parts: tuple[str, ...]) -> bool:
+    """Whether some expansion of pattern components is the directory's components or below them."""
+    if not dir_parts:
+        return True
+    if not parts:
+        return False
+    subject = _subject_automaton("", parts)
+    return subject is None or _intersect(subject, _text_automaton("/".join(dir_parts), below=True))
+
+
+def _pattern_may_within(
+    root: Root, parts: tuple[str, ...], directories: Iterable[tuple[Root, tuple[str, ...]]]
+) -> bool:
+    """_may_within for a pattern reading."""
+    if _drive_unknown(root, parts):
+        return any(
+            _may_start_with(parts, d_parts)
+            if d_root == UNKNOWN
+            else bool(d_root) and _may_start_with(parts[1:], d_parts)
+            for d_root, d_parts in directories
+        )
+    if root == UNKNOWN:
+        return True
+    # A known pattern place holds no "..", so a relative directory must not climb either.
+    return any(
+        d_root == root and (bool(root) or not _climbs(d_parts)) and _may_start_with(parts, d_parts)
+        for d_root, d_parts in directories
+    )
+
+
+def _literal_prefix(parts: tuple[str, ...]) -> tuple[str, ...]:
+    """The names of the leading components that can match one name only."""
+    names: list[str] = []
+    for part in parts:
+        name = _component_literal(part)
+        if name is None:
+            break
+        names.append(name)
+    return tuple(names)
+
+
 def resolve_path(path: str, cwd: str | None) -> str:
-    """The normalised path, relative ones (and climbs) resolved against the working directory."""
+    """The normalised path, relative ones (and climbs) resolved against the working directory.
+
+    A PathPattern stays one while a wildcard or bracket is left in it (the directory's own are escaped).
+    """
+    if type(path) is PathPattern:
+        return _resolve_pattern(path, cwd)
     root, parts = _parse_subject(path)
     climbs = root == UNKNOWN and bool(parts) and parts[0] == ".."
     if cwd is None or not (root == "" or climbs):
         return _join(root, parts)
     return _join(*_parse(_join(*_parse_subject(cwd)) + "/" + "/".join(parts)))
+
+
+def _resolve_pattern(path: PathPattern, cwd: str | None) -> str:
+    """resolve_path for a PathPattern."""
+    root, parts = _pattern_readings(path)[0]
+    if cwd is not None and (root == "" or (root == UNKNOWN and parts[:1] == ("..",))):
+        # Where resolve_path resolves a plain path: relative, or climbing above its start.
+        base = escape_pattern(_join(*_parse_subject(cwd)))
+        root, parts = _parse_pattern(PathPattern(base + "/" + _join(root, parts)))[0]
+    return _as_pattern(_join(root, parts))

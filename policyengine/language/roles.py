@@ -353,7 +353,7 @@ def _is_argv(key: str, declared: Mapping[str, str] | None) -> bool:
 
 
 def resolve(path: str, cwd: str | None) -> list[str]:
-    """The normalised place(s) a path argument may name, relative ones resolved against cwd."""
+    """The normalised place(s) a path argument may name, relative ones resolved against cwd (patterns stay patterns)."""
     # A NUL ends the path for a C API (normalisation cuts there); a tool that strips it instead
     # opens the rest, so both readings are tested.
     return [paths.resolve_path(reading, cwd) for reading in paths.nul_readings(path)]

@@ -12,7 +12,9 @@ shared 2-core machine, medians of the per-command medians): tree-sitter-bash par
 unbalanced quote); bashlex takes 213 us (63-585 us, ~40x slower) and refuses 3/42 (a `case`
 item, a quoted heredoc delimiter: both common). `parse_command` without its cache (parse, walk,
 wrappers, re-parsed `sh -c` strings, the checks below): median 20 us, mean 24 us, 9-57 us; a
-cache hit is well under 1 us. Hence tree-sitter-bash, used fail-closed:
+cache hit is well under 1 us. Reading operands as bash does (braces, globs, cd, the programs
+table) added ~10%: the sum of per-command minima went from 885 to 977 us, 15 us of it `ssh`'s
+remote command now parsed too (medians 19.5 -> 21.5 us). Hence tree-sitter-bash, used fail-closed:
 
 - an ERROR or MISSING node anywhere means "unknown", never a best guess;
 - where the grammar reads differently from bash (found by differential fuzzing against bash),
@@ -38,17 +40,27 @@ the program; `${x@P}`; nesting deeper than MAX_DEPTH; input over MAX_BYTES or th
 NUL bytes; anything the parser raises.
 
 `find ... -delete` reports program `rm` as well as `find`: it deletes files, and red lines on
-deletion are written against `rm`. Words are reported after quote removal but never expanded:
-`$HOME/x`, `~/x` and `*.py` stay as written, and the path layer treats `$` and `~` as unknown
-locations. Not looked into (only their own name is reported): interpreters and remote or
-scheduled commands (`python -c`, `perl -e`, `ssh host cmd`, `watch`, `parallel`, `at`), and
-code kept in a variable and run by a later expansion (an array subscript in arithmetic).
+deletion are written against `rm`.
+
+Operands are what bash makes of each word (`_forms`): braces expanded as bash does (capped at
+MAX_BRACE_WORDS; checked against bash itself by the tests), then a plain str for a literal word
+or a `paths.PathPattern` for a word bash globs, literal `* ? [ $` and a leading `~` bracketed;
+expansions (`$HOME/x`, `~/x`) stay as written and the path layer reads them as unknown places.
+After `cd DIR` relative operands are also reported under DIR (over-approximated across
+subshells). Programs are read by the data in `shell_programs.py`: wrappers, operand grammars
+(`git show REV:PATH`, `curl -d @FILE`, the pattern of `grep`), URLs (`Command.urls`), code in
+environment variables and git config; code for an interpreter (`python -c`) is the unknown
+operand CODE_OPERAND. Program names are casefolded basenames, with their other names
+(`rm.exe` is also `rm`). Not looked into: code kept in a variable and run by a later expansion
+(an array subscript in arithmetic), what an interpreter's code does (only that it is code).
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
+import itertools
 import re
 import threading
 import time
@@ -59,7 +71,20 @@ from typing import NamedTuple
 import tree_sitter
 import tree_sitter_bash
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "Command", "CommandError", "parse_command"]
+from policyengine.language import paths
+from policyengine.language import shell_programs as table
+
+__all__ = [
+    "CODE_OPERAND",
+    "MAX_BRACE_WORDS",
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "UNKNOWN_BRACES",
+    "UNKNOWN_CWD",
+    "Command",
+    "CommandError",
+    "parse_command",
+]
 
 MAX_BYTES = 64 * 1024  # bigger inputs are unknown (UTF-8 bytes)
 MAX_DEPTH = 16  # nested constructs and re-parsed strings (`sh -c`, `eval`, backticks)
@@ -94,6 +119,22 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash",
 _OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"})
 # Programs that are not plain argument-takers (checked after the wrappers).
 _SPECIAL = _SHELLS | _OTHER_SHELLS | {"eval", "source", ".", "trap", "alias", "find", "su", "runuser"}
+_GIT_WITHOUT_MESSAGE = dataclasses.replace(
+    table.GRAMMARS["git"], values=table.GRAMMARS["git"].values - {"m", "--message"}
+)
+_SUBCOMMAND_PROGRAMS = frozenset(
+    {name for name, _ in table.SUBCOMMAND_WRAPPERS} | {name for name, _ in table.RUNS_SUBCOMMANDS}
+)
+# Names some table gives a meaning to: a program's dispatch name is the first of its names here.
+_KNOWN_NAMES = (
+    _SPECIAL
+    | table.WRAPPERS.keys()
+    | table.GRAMMARS.keys()
+    | table.RUNS_COMMANDS
+    | table.TEXT_PROGRAMS
+    | _SUBCOMMAND_PROGRAMS
+    | {"cd", "pushd"}
+)
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
@@ -129,7 +170,7 @@ _RESERVED = frozenset(
 )
 # What the walk does with a node type (others: visit the children).
 _DESCEND, _LEAF, _COMMAND, _TEXT, _STRING_TEXT, _FILE_REDIRECT, _HEREDOC = range(7)
-_EXPANSION, _SUBSTITUTION, _DECLARATION, _DESCRIPTOR, _NEGATION, _COMMENT = range(7, 13)
+_EXPANSION, _SUBSTITUTION, _DECLARATION, _DESCRIPTOR, _NEGATION, _COMMENT, _ASSIGN = range(7, 14)
 _NESTS = 64  # flag added to an action: the node opens a nesting level
 _ACTIONS: dict[str, int] = {
     "command": _COMMAND,
@@ -153,6 +194,7 @@ _ACTIONS: dict[str, int] = {
     "expansion": _EXPANSION,
     "command_substitution": _SUBSTITUTION | _NESTS,
     "declaration_command": _DECLARATION,
+    "variable_assignment": _ASSIGN,
     "unset_command": _DECLARATION,
     **{kind: _DESCEND | _NESTS for kind in _NESTING if kind != "command_substitution"},
 }
@@ -166,11 +208,17 @@ class Command:
     """What one command line runs and touches: each item once, in the order met (a command, then what its words run)."""
 
     programs: tuple[str, ...]
-    operands: tuple[str, ...]
+    operands: tuple[str, ...]  # plain str, or paths.PathPattern for a word bash globs (see _forms)
+    urls: tuple[str, ...] = ()  # URL-looking words and known URL operands (curl's, scp's host:path...)
 
 
 class CommandError(ValueError):
     """The command cannot be placed; red lines must treat it as matching."""
+
+
+# How a piece of a word was written: what bash's brace expansion and globbing may still do to it.
+_BARE, _QUOTED, _EXPANDED = range(3)  # unquoted text, quoted or escaped text, an expansion as written
+_Parts = tuple[tuple[int, str], ...]
 
 
 class _Word(NamedTuple):  # a NamedTuple: built for every word, 3x cheaper than a frozen dataclass
@@ -179,22 +227,12 @@ class _Word(NamedTuple):  # a NamedTuple: built for every word, 3x cheaper than 
     value: str
     known: bool  # no expansion, pattern or brace: the shell passes exactly this text
     single: bool  # stays one word (no unquoted expansion, pattern or brace to split or multiply it)
+    parts: _Parts  # value's pieces by how they were written ("".join of the texts is value)
 
 
-@dataclass(frozen=True, slots=True)
-class _Options:
-    """How a wrapper reads its options before the command it runs."""
-
-    values: str = ""  # short options that take a value (attached or next word)
-    flags: str | None = ""  # short options without a value; None: any other letter is a flag
-    optional: str = ""  # short options whose value, if any, is attached (`xargs -i{}`)
-    long_values: frozenset[str] = frozenset()
-    long_flags: frozenset[str] | None = frozenset({"--help", "--version"})  # None: any
-    paths: frozenset[str] = frozenset()  # options whose value is a path operand
-    assignments: bool = False  # NAME=VALUE words may come before the command (env, sudo)
-    positionals: int = 0  # words before the command (timeout's duration, chroot's new root)
-    positional_paths: bool = False
-    no_command: str = ""  # short options after which the remaining words are not a command
+def _literal(value: str) -> _Word:
+    """A word whose text is exactly value (quoted: nothing in it expands)."""
+    return _Word(value, True, True, ((_QUOTED, value),))
 
 
 def _execs(options: list[_Word]) -> bool:
@@ -204,160 +242,6 @@ def _execs(options: list[_Word]) -> bool:
         for w in options
     )
 
-
-# Programs whose arguments are text they print, never files they open: `echo $HOME` names no
-# path (its redirections still do, and a `$(...)` inside still runs).
-_TEXT_PROGRAMS = frozenset({"echo", "printf"})
-
-
-_WRAPPERS: dict[str, _Options] = {
-    "env": _Options(
-        values="uCP",
-        flags="i0v",
-        long_values=frozenset({"--unset", "--chdir"}),
-        long_flags=frozenset(
-            {
-                "--ignore-environment",
-                "--null",
-                "--debug",
-                "--block-signal",
-                "--default-signal",
-                "--ignore-signal",
-                "--list-signal-handling",
-                "--help",
-                "--version",
-            }
-        ),
-        paths=frozenset({"C", "--chdir"}),
-        assignments=True,
-    ),
-    "command": _Options(flags="pvV"),
-    "builtin": _Options(),
-    "exec": _Options(values="a", flags="cl"),
-    "nohup": _Options(),
-    # watch runs its command again and again (through `sh -c` with the words joined, unless -x).
-    "watch": _Options(
-        values="nq",
-        flags="bcdegptwx",
-        long_values=frozenset({"--interval", "--differences", "--equexit"}),
-        long_flags=frozenset(
-            {
-                "--beep",
-                "--color",
-                "--no-color",
-                "--errexit",
-                "--chgexit",
-                "--precise",
-                "--no-title",
-                "--no-wrap",
-                "--no-linewrap",
-                "--exec",
-                "--help",
-                "--version",
-            }
-        ),
-    ),
-    "setsid": _Options(flags="cfw", long_flags=frozenset({"--ctty", "--fork", "--wait", "--help", "--version"})),
-    "coproc": _Options(assignments=True),  # a reserved word before a whole simple command
-    "nice": _Options(values="n", flags="0123456789", long_values=frozenset({"--adjustment"})),
-    "timeout": _Options(
-        values="ks",
-        flags="v",
-        long_values=frozenset({"--kill-after", "--signal"}),
-        long_flags=frozenset({"--preserve-status", "--foreground", "--verbose", "--help", "--version"}),
-        positionals=1,
-    ),
-    "sudo": _Options(
-        values="aCcDgpRrTtUu",
-        flags="ABbEeHiKklNnPSsVv",
-        optional="h",
-        long_values=frozenset(
-            {
-                "--auth-type",
-                "--close-from",
-                "--login-class",
-                "--chdir",
-                "--group",
-                "--host",
-                "--prompt",
-                "--chroot",
-                "--role",
-                "--type",
-                "--command-timeout",
-                "--other-user",
-                "--user",
-            }
-        ),
-        long_flags=frozenset(
-            {
-                "--askpass",
-                "--background",
-                "--bell",
-                "--preserve-env",
-                "--edit",
-                "--set-home",
-                "--login",
-                "--remove-timestamp",
-                "--reset-timestamp",
-                "--list",
-                "--non-interactive",
-                "--preserve-groups",
-                "--stdin",
-                "--shell",
-                "--validate",
-                "--no-update",
-                "--help",
-                "--version",
-            }
-        ),
-        paths=frozenset({"D", "R", "--chdir", "--chroot"}),
-        assignments=True,
-        no_command="e",  # sudo -e FILE...: sudoedit, the words are files
-    ),
-    "doas": _Options(values="uC", flags="Lns", paths=frozenset({"C"})),
-    "pkexec": _Options(long_values=frozenset({"--user"}), long_flags=frozenset({"--disable-internal-agent"})),
-    "xargs": _Options(
-        values="aEdIJLnPRsS",
-        flags="0oprtx",
-        optional="eil",
-        long_values=frozenset(
-            {"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}
-        ),
-        long_flags=frozenset(
-            {
-                "--null",
-                "--open-tty",
-                "--interactive",
-                "--no-run-if-empty",
-                "--verbose",
-                "--exit",
-                "--show-limits",
-                "--eof",
-                "--replace",
-                "--max-lines",
-                "--help",
-                "--version",
-            }
-        ),
-        paths=frozenset({"a", "--arg-file"}),
-    ),
-    "time": _Options(
-        values="fo",
-        flags="apqvV",
-        long_values=frozenset({"--format", "--output"}),
-        long_flags=frozenset({"--append", "--verbose", "--quiet", "--portability", "--help", "--version"}),
-        paths=frozenset({"o", "--output"}),
-        assignments=True,  # bash's `time` is a reserved word before a whole simple command
-    ),
-    "stdbuf": _Options(values="ioe", long_values=frozenset({"--input", "--output", "--error"})),
-    "busybox": _Options(flags=None, long_flags=None),
-    "chroot": _Options(
-        long_values=frozenset({"--userspec", "--groups"}),
-        long_flags=frozenset({"--skip-chdir", "--help", "--version"}),
-        positionals=1,
-        positional_paths=True,
-    ),
-}
 
 # find primaries whose argument names a file, and the ones whose argument is anything else.
 _FIND_PATH_ARGS = frozenset(
@@ -458,7 +342,7 @@ def _parse(text: str) -> Command:
     except Exception as error:  # never let a parser or walker failure pass as anything else
         _parser().reset()  # in case a parse stopped half-way: the next one must start afresh
         raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
-    return Command(tuple(walk.programs), tuple(walk.operands))
+    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls))
 
 
 def _parser() -> tree_sitter.Parser:
@@ -472,12 +356,19 @@ def _parser() -> tree_sitter.Parser:
 class _Walk:
     """One parse_command call: what was found so far and the budget left."""
 
-    __slots__ = ("checks", "deadline", "operands", "programs")
+    __slots__ = ("cdpath", "checks", "deadline", "dirs", "local", "operands", "programs", "urls")
 
     def __init__(self) -> None:
         """Start with nothing found and the whole budget."""
         self.programs: dict[str, None] = {}  # a dict keeps the first-seen order
         self.operands: dict[str, None] = {}
+        self.urls: dict[str, None] = {}
+        # Where relative operands may be besides the cwd: set by `cd`/`pushd` for the rest of the
+        # line (in a subshell too: an over-approximation), and by options such as `git -C` for
+        # their own command (`local`). Relative operands are reported as written and joined to each.
+        self.dirs: list[str] = []
+        self.local: list[str] = []
+        self.cdpath = False  # the line sets CDPATH: `cd rel` may go anywhere
         self.deadline = time.thread_time() + PARSE_SECONDS
         self.checks = 0
 
@@ -501,6 +392,8 @@ class _Walk:
         # A final newline: without it the grammar spends 50-100 us at the end of a 3-stage
         # pipeline (20x the whole parse); and a trailing backslash becomes a checked continuation.
         data += b"\n"
+        if b"CDPATH" in data:
+            self.cdpath = True  # set before the walk: `CDPATH=/etc cd ssh` is walked cd first
         root = self._tree(data).root_node
         if root.has_error:
             raise CommandError(_syntax_error(root, data))
@@ -591,7 +484,7 @@ class _Walk:
                         _check_heredoc_body(body, data)
                 for child in node.named_children:
                     if child.type in ("word", "concatenation", "string", "raw_string", "number"):
-                        self._operand(self._word(child, data).value)
+                        self._word_operand(self._word(child, data))
             elif action == _EXPANSION:
                 if data[node.end_byte - 3 : node.end_byte] == b"@P}":
                     # ${x@P} expands x as a prompt, which runs the $(...) in its value.
@@ -619,6 +512,8 @@ class _Walk:
                 if data[node.start_byte + 1 : node.start_byte + 2] not in (b" ", b"\t"):
                     # `!"x"` is one word, the program `!x`, to bash; the grammar negates `x`.
                     raise CommandError(f"the parser split the word {_text(node, data)[:40]!r}")
+            elif action == _ASSIGN:
+                self._variable_assignment(node, data, level)
             elif action == _DECLARATION:
                 keyword = node.child(0)
                 if keyword is not None:
@@ -672,16 +567,29 @@ class _Walk:
 
     def _argv(self, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """Run an argument vector: the program, then whatever it runs in turn."""
+        local = len(self.local)  # directories this command's options name apply to it alone
+        self._run(words, node, data, depth)  # a CommandError ends the whole walk: no finally needed
+        if len(self.local) > local:
+            del self.local[local:]
+
+    def _run(self, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """_argv's body: a wrapper hands on the words of the command it runs."""
         while words:
-            name = _program(words[0])
-            self.programs[name] = None
-            if name.startswith("=") and len(name) > 1:
-                name = name[1:]  # zsh expands `=rm` to the path of rm; bash runs `=rm`: report both
-                self.programs[name] = None
+            names, name = _program(words[0])
+            for program in names:
+                self.programs[program] = None
             rest = words[1:]
-            options = _WRAPPERS.get(name)
+            options = table.WRAPPERS.get(name)
+            if options is None and name in _SUBCOMMAND_PROGRAMS and rest and rest[0].known:
+                subcommand = (name, rest[0].value)
+                if subcommand in table.RUNS_SUBCOMMANDS and len(rest) > 1:
+                    raise CommandError(f"{name} {rest[0].value} runs a command this engine cannot place")
+                options = table.SUBCOMMAND_WRAPPERS.get(subcommand)
+                if options is not None:
+                    name = f"{name} {rest[0].value}"
+                    rest = rest[1:]
             if options is not None:
-                start = self._wrapper_options(name, options, rest)
+                start = self._wrapper_options(name, options, rest, depth)
                 if start < 0:
                     self._operands(rest[-start - 1 :])
                     return
@@ -698,7 +606,14 @@ class _Walk:
                 words = rest[start:]
                 continue
             if name not in _SPECIAL:
-                if name not in _TEXT_PROGRAMS:
+                grammar = table.GRAMMARS.get(name)
+                if grammar is not None:
+                    self._grammar(name, grammar, rest, node, data, depth)
+                elif name in table.RUNS_COMMANDS and any(not word.value.startswith("-") for word in rest):
+                    raise CommandError(f"{name} runs a command this engine cannot place")
+                elif name in ("cd", "pushd"):
+                    self._cd(rest)
+                elif name not in table.TEXT_PROGRAMS:
                     self._operands(rest)
             elif name in _SHELLS:
                 self._shell(rest, node, data, depth)
@@ -722,7 +637,7 @@ class _Walk:
 
     # -- wrappers ------------------------------------------------------------------------------
 
-    def _wrapper_options(self, name: str, options: _Options, words: list[_Word]) -> int:
+    def _wrapper_options(self, name: str, options: table.Wrapper, words: list[_Word], depth: int) -> int:
         """Index of the wrapped command in words, or -(i+1) when words[i:] are operands, not a command."""
         index = 0
         positionals = options.positionals
@@ -742,10 +657,10 @@ class _Walk:
                 option, equals, _ = value.partition("=")
                 if option in options.long_values:
                     if equals:
-                        self._option_value(option, options, value[len(option) + 1 :])
+                        self._option_value(option, options, word, depth, len(option) + 1)
                     else:
                         index += 1
-                        self._option_value(option, options, _value_word(name, option, words, index))
+                        self._option_value(option, options, _value_word(name, option, words, index), depth)
                 elif options.long_flags is not None and option not in options.long_flags:
                     if name == "env" and option == "--split-string":
                         raise CommandError("env --split-string builds its command from one string")
@@ -759,10 +674,10 @@ class _Walk:
                         return -(index + 2)
                     if letter in options.values:
                         if position + 1 < len(value):
-                            self._option_value(letter, options, value[position + 1 :])
+                            self._option_value(letter, options, word, depth, position + 1)
                         else:
                             index += 1
-                            self._option_value(letter, options, _value_word(name, "-" + letter, words, index))
+                            self._option_value(letter, options, _value_word(name, "-" + letter, words, index), depth)
                         break
                     if letter in options.optional:
                         break  # the rest of the word, if any, is its value
@@ -773,21 +688,326 @@ class _Walk:
                 index += 1
                 continue
             if options.assignments and _ASSIGNMENT.match(value):
+                variable, _, assigned = value.partition("=")
+                if _special_variable(variable.rstrip("+")):
+                    self._assignment(variable.rstrip("+"), _after(word.parts, len(variable) + 1), assigned, depth)
                 index += 1
                 continue
             if positionals > 0:
                 positionals -= 1
                 if options.positional_paths:
-                    self._operand(value)
+                    self._word_operand(word)
                 index += 1
                 continue
             return index
         return index
 
-    def _option_value(self, option: str, options: _Options, value: str | _Word) -> None:
-        """Record an option's value when it names a path."""
+    def _option_value(self, option: str, options: table.Wrapper, word: _Word, depth: int, start: int = 0) -> None:
+        """Record an option's value (word from character `start`): a path, the command's directory, or code."""
         if option in options.paths:
-            self._operand(value.value if isinstance(value, _Word) else value)
+            self._word_operand(word, start)
+        if option in options.dirs:
+            self._local_dir(_after(word.parts, start))
+        if option in options.code:
+            self._code([_Word(word.value[start:], word.known, word.single, _after(word.parts, start))], depth, option)
+
+    # -- programs read by their grammar (shell_programs.GRAMMARS) -------------------------------
+
+    def _grammar(
+        self, name: str, grammar: table.Grammar, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int
+    ) -> None:
+        """A program whose options and operands the table describes: paths, URLs, code and patterns."""
+        if name == "git":
+            words = self._git_globals(words, depth)
+            if not words or self._git_subcommand(words[0].value, words[1:], node, data, depth):
+                return
+            if words[0].value not in table.GIT_MESSAGE_SUBCOMMANDS:
+                grammar = _GIT_WITHOUT_MESSAGE  # `git show -m HEAD:.env`: -m is a flag there
+            words = words[1:]  # the subcommand names no file
+        operands: list[_Word] = []
+        scripted = False  # a pattern or script came from an option (`grep -e PAT`), not the first operand
+        code = False  # code for the program came from an option (`python -c CODE`)
+        options_done = False
+        index = 0
+        count = len(words)
+        while index < count:
+            word = words[index]
+            value = word.value
+            index += 1
+            if options_done or not value.startswith("-") or value == "-":
+                operands.append(word)
+                if grammar.interpreter or (name == "ssh" and len(operands) > 1):
+                    options_done = True  # `python x.py -c`, `ssh host ls -la`: the rest are arguments
+                continue
+            if value == "--":
+                options_done = True
+                continue
+            if value.startswith("--"):
+                option, equals, _ = value.partition("=")
+                if not _takes_value(grammar, option):
+                    if equals:
+                        self._word_operand(word, len(option) + 1)  # an unknown --name=VALUE may be a path
+                    continue
+                if option in grammar.pairs:
+                    index += 1  # the name comes first
+                if equals:
+                    target, start = word, len(option) + 1
+                elif index < count:
+                    target, start = words[index], 0
+                    index += 1
+                else:
+                    continue
+                scripted |= option in grammar.scripts
+                code |= self._option(name, grammar, option, target, start, depth)
+                options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
+                continue
+            if len(value) > 2 and _takes_value(grammar, value[1:]) and index < count:
+                # A one-dash option of several letters (`zip -TT CMD`, `find`-style programs).
+                code |= self._option(name, grammar, value[1:], words[index], 0, depth)
+                index += 1
+                continue
+            taken = False
+            for position in range(1, len(value)):
+                letter = value[position]
+                if letter in grammar.optional:
+                    taken = True
+                    break  # its value, if any, is the rest of the word
+                if not _takes_value(grammar, letter):
+                    continue  # a flag
+                if position + 1 < len(value):
+                    target, start = word, position + 1
+                elif index < count:
+                    target, start = words[index], 0
+                    index += 1
+                else:
+                    break
+                scripted |= letter in grammar.scripts
+                code |= self._option(name, grammar, letter, target, start, depth)
+                options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
+                taken = True
+                break
+            if not taken and len(value) > 2 and "/" in value:
+                self._operands([word])  # `-xf/etc/x`: an unknown option's attached value may be a path
+        if code:
+            self._operand(CODE_OPERAND)
+        if name in ("ssh", "nc"):
+            self._connection(name, operands, depth)
+            return
+        if grammar.first_is_pattern and not scripted and operands:
+            script = operands.pop(0)
+            check = _SCRIPT_CHECKS.get(name)
+            if check is not None and (not script.known or check(script.value)):
+                self._operand(CODE_OPERAND)  # a script that may run commands or open files
+        if grammar.interpreter and not code and not scripted and not operands and _reads_stdin(node):
+            self._operand(CODE_OPERAND)  # `python <<EOF`, `curl ... | python`: code from standard input
+        for word in operands:
+            self._grammar_operand(name, grammar, word)
+
+    def _option(self, name: str, grammar: table.Grammar, option: str, word: _Word, start: int, depth: int) -> bool:
+        """One option's value (word from `start`); returns whether it is code for the program."""
+        if option in grammar.paths:
+            self._word_operand(word, start)
+        elif option in grammar.dirs:
+            self._word_operand(word, start)
+            self._local_dir(_after(word.parts, start))
+        elif option in grammar.data:
+            self._data_file(option, word, start)
+        elif option in grammar.urls:
+            self._url(word.value[start:])
+        elif option in grammar.runs:
+            self._code([_Word(word.value[start:], word.known, word.single, _after(word.parts, start))], depth, name)
+        elif option in grammar.code:
+            return True
+        elif name == "ssh" and option == "o":
+            key, _, setting = word.value[start:].partition("=")
+            if key.strip().casefold() in _SSH_CODE_OPTIONS:
+                self._code([_literal(setting)] if word.known else [word], depth, "ssh -o")
+        elif name == "sed" and option in ("e", "--expression") and (not word.known or _sed_runs(word.value[start:])):
+            self._operand(CODE_OPERAND)
+        elif name == "tar" and option == "--checkpoint-action" and word.value[start:].startswith("exec="):
+            self._code(
+                [_Word(word.value[start + 5 :], word.known, word.single, _after(word.parts, start + 5))], depth, name
+            )
+        return False
+
+    def _data_file(self, option: str, word: _Word, start: int) -> None:
+        """curl's `-d @FILE`, `-F name=@FILE;type=...`, `-F name=<FILE`, `--data-urlencode name@FILE`, `-b FILE`."""
+        value = word.value[start:]
+        if option in ("b", "--cookie"):
+            if "=" not in value:
+                self._word_operand(word, start)  # a cookie file
+            return
+        at = value.find("@")
+        if option in ("F", "--form") and (below := value.find("=<")) >= 0 and (at < 0 or below < at):
+            at = below + 1
+        named = option in ("--data-urlencode", "--variable")  # NAME@FILE
+        if at < 0 or (at and value[at - 1] != "=" and not (named and "=" not in value[:at])):
+            return
+        end = value.find(";", at) if option in ("F", "--form") else -1
+        path = _after(word.parts, start + at + 1)
+        if end >= 0:
+            path = _before(path, end - at - 1)
+        for form in _forms(path):
+            self._operand(form)
+
+    def _grammar_operand(self, name: str, grammar: table.Grammar, word: _Word) -> None:
+        """One operand of a program the table describes."""
+        value = word.value
+        if grammar.plus_code and value.startswith("+") and len(value) > 1:
+            self._operand(CODE_OPERAND)  # vim +CMD
+            return
+        if grammar.url_operands:
+            if _URL.match(value):
+                self._url(value)
+                if value[:5].casefold() == "file:":
+                    # A local file after all; curl expands {a,b} and [a-z] in it itself: unknown then.
+                    if "{" in value or "[" in value:
+                        self._operand(UNKNOWN_BRACES)
+                    else:
+                        self._word_operand(word)
+            elif value and not value.startswith("-"):
+                self._url("http://" + value)  # curl and wget take a bare host for http
+            return
+        if grammar.remote_operands and (remote := _REMOTE.fullmatch(value)) is not None:
+            place = remote.group(2)
+            self._url(f"ssh://{remote.group(1)}{place if place.startswith('/') else '/' + place}")
+            return
+        self._word_operand(word)
+        if "=" in value and _KEY.match(value):
+            self._word_operand(word, value.index("=") + 1)  # make DESTDIR=/x
+        if grammar.revisions and (revision := _REVISION.fullmatch(value)) is not None:
+            self._word_operand(word, revision.start(1))  # HEAD:.env names .env
+
+    def _connection(self, name: str, operands: list[_Word], depth: int) -> None:
+        """ssh HOST [COMMAND...] (the command is shell code run there), nc HOST PORT: URLs."""
+        if not operands:
+            return
+        host = operands[0].value
+        if name == "nc":
+            port = operands[1].value if len(operands) > 1 else ""
+            if port or not host.isdigit():  # `nc -l 8080`: a port to listen on, no host
+                self._url(f"tcp://{host}:{port}" if port else f"tcp://{host}")
+            return
+        self._url(host if _URL.match(host) else f"ssh://{host}")
+        self._code(operands[1:], depth, "ssh")  # the remote command line: parsed as shell code
+
+    # -- git -----------------------------------------------------------------------------------
+
+    def _git_globals(self, words: list[_Word], depth: int) -> list[_Word]:
+        """git's options before its subcommand (-C DIR, -c KEY=VALUE, --git-dir...): the words from the subcommand."""
+        index = 0
+        count = len(words)
+        while index < count:
+            word = words[index]
+            if not word.known:
+                raise CommandError(f"git: the word {word.value!r} is not literal, so what git runs is unknown")
+            value = word.value
+            option, equals, _ = value.partition("=")
+            if value in ("-C", "-c") or option in _GIT_VALUE_OPTIONS:
+                if equals:
+                    target, start = word, len(option) + 1
+                else:
+                    index += 1
+                    if index >= count:
+                        break
+                    target, start = words[index], 0
+                if not target.known:
+                    raise CommandError(f"git: the value of {option} is not literal")
+                if value == "-c":
+                    self._git_setting(target.value, depth)
+                elif option == "--config-env":
+                    key = target.value.partition("=")[0]
+                    if _git_key_kind(key):
+                        raise CommandError(f"git --config-env sets {key} from the environment")
+                elif value == "-C" or option in ("--git-dir", "--work-tree"):
+                    self._word_operand(target, start)
+                    if value == "-C":
+                        self._local_dir(_after(target.parts, start))
+                index += 1
+                continue
+            if value.startswith("-"):
+                if option in ("--exec-path",) and equals:
+                    self._word_operand(word, len(option) + 1)
+                index += 1
+                continue
+            break
+        return words[index:]
+
+    def _git_setting(self, setting: str, depth: int) -> None:
+        """KEY=VALUE of `git -c` or `git config`: a value that git runs is parsed as shell code."""
+        key, _, value = setting.partition("=")
+        kind = _git_key_kind(key)
+        if kind == "path":
+            self._operand(value)
+        elif kind == "code" or (key.casefold().startswith("alias.") and value.startswith("!")):
+            self.parse(value.removeprefix("!").encode("utf-8"), depth + 1)
+
+    def _git_subcommand(
+        self, subcommand: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int
+    ) -> bool:
+        """git subcommands that run commands; returns True when the words are fully read."""
+        values = [word.value for word in words]
+        if subcommand == "bisect" and values[:1] == ["run"]:
+            self._argv(words[1:], node, data, depth)
+            return True
+        if subcommand == "submodule" and "foreach" in values:
+            rest = words[values.index("foreach") + 1 :]
+            while rest and rest[0].value.startswith("-"):
+                rest = rest[1:]
+            self._code(rest, depth, "git submodule foreach")
+            return True
+        if subcommand == "config":
+            # `git config [--file F] KEY VALUE`, `git config set KEY VALUE`: every pair of words is tried.
+            plain = [word for word in words if not word.value.startswith("-")]
+            for key, setting in itertools.pairwise(plain):
+                folded = key.value.casefold()
+                if _git_key_kind(folded) or folded.startswith("alias."):
+                    if not setting.known:
+                        raise CommandError("git config sets a command that is not literal")
+                    self._git_setting(f"{key.value}={setting.value}", depth)
+            return False
+        for index, word in enumerate(words):
+            value = word.value
+            code: _Word | None = None
+            if subcommand == "rebase" and value in ("-x", "--exec") and index + 1 < len(words):
+                code = words[index + 1]
+            elif subcommand == "rebase" and value.startswith("--exec="):
+                code = _Word(value[7:], word.known, word.single, _after(word.parts, 7))
+            elif subcommand == "rebase" and value.startswith("-x") and len(value) > 2:
+                code = _Word(value[2:], word.known, word.single, _after(word.parts, 2))
+            elif subcommand == "filter-branch" and value.endswith("-filter") and index + 1 < len(words):
+                code = words[index + 1]
+            if code is not None:
+                self._code([code], depth, f"git {subcommand}")
+        return False
+
+    # -- environment variables -----------------------------------------------------------------
+
+    def _variable_assignment(self, node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """NAME=VALUE: a variable whose value a program runs, or loads as a library, is read as such."""
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        if name_node is None or value_node is None:
+            return
+        name = _text(name_node, data)
+        if not _special_variable(name):
+            return
+        word = self._word(value_node, data)
+        self._assignment(name, word.parts, word.value, depth, word.known)
+
+    def _assignment(self, name: str, parts: _Parts, value: str, depth: int, known: bool = True) -> None:
+        """The value of an assignment to a variable the table knows (code or paths)."""
+        if name in table.UNKNOWN_VARIABLES:
+            raise CommandError(f"{name} sets what programs run in a syntax this engine does not read")
+        if name in table.CODE_VARIABLES or name.startswith(table.CODE_VARIABLE_PREFIXES):
+            if not known:
+                raise CommandError(f"{name} is set to code that is not literal")
+            if value:
+                self.parse(value.encode("utf-8"), depth + 1)
+        if name in table.PATH_VARIABLES:
+            for form in _forms(parts):
+                for piece in _PATH_LIST.split(form):
+                    self._operand(paths.PathPattern(piece) if isinstance(form, paths.PathPattern) else piece)
 
     # -- programs that run code given as text --------------------------------------------------
 
@@ -808,7 +1028,7 @@ class _Walk:
             if value.startswith("--"):
                 if value in ("--rcfile", "--init-file"):
                     index += 1
-                    self._operand(_value_word("shell", value, words, index).value)
+                    self._word_operand(_value_word("shell", value, words, index))
                 index += 1
                 continue
             if (value.startswith("-") or value.startswith("+")) and len(value) > 1:
@@ -935,12 +1155,12 @@ class _Walk:
                     return
                 break
             if value.startswith("--command="):
-                self._code([_Word(value.partition("=")[2], True, True)], depth, name)
+                self._code([_literal(value.partition("=")[2])], depth, name)
                 return
             if value == "--command" or (value.startswith("-") and not value.startswith("--") and "c" in value):
                 if value != "--command" and not value.endswith("c"):
                     script = value[value.index("c") + 1 :]  # -cSTRING
-                    self._code([_Word(script, True, True)], depth, name)
+                    self._code([_literal(script)], depth, name)
                     return
                 self._code([_value_word(name, value, words, index)], depth, name)
                 return
@@ -971,7 +1191,7 @@ class _Walk:
                 continue
             if value.startswith("-") or value in _FIND_TESTS_START:
                 break
-            self._operand(value)
+            self._word_operand(word)
             index += 1
         while index < count:
             word = words[index]
@@ -991,11 +1211,11 @@ class _Walk:
                 self.programs["rm"] = None
             elif value in _FIND_PATH_ARGS or value.startswith("-newer"):
                 if index < count:
-                    self._operand(words[index].value)
+                    self._word_operand(words[index])
                 index += 1
             elif value == "-fprintf":
                 if index < count:
-                    self._operand(words[index].value)
+                    self._word_operand(words[index])
                 index += 2
             elif value in _FIND_ARGS:
                 if index < count and not words[index].single:
@@ -1008,10 +1228,11 @@ class _Walk:
         """A redirection's target is an operand, unless it duplicates or closes a descriptor."""
         operator = "".join(_text(child, data) for child in node.children if not child.is_named)
         for target in node.children_by_field_name("destination"):  # the grammar may give several
-            value = self._word(target, data).value
+            word = self._word(target, data)
+            value = word.value
             if "&" in operator and operator not in ("&>", "&>>") and (value.isdigit() or value == "-"):
                 continue  # >&2, 2>&1, <&-: descriptors, not files
-            self._operand(value)
+            self._word_operand(word)
 
     def _operands(self, words: Iterable[_Word]) -> None:
         """Arguments of an ordinary program: the ones that may name a path."""
@@ -1019,31 +1240,79 @@ class _Walk:
         for word in words:
             value = word.value
             if options_done:
-                self._operand(value)
+                self._word_operand(word)
                 continue
             if value == "--":
                 options_done = True
                 continue
             if value.startswith("-") and len(value) > 1:
-                _, equals, attached = value.partition("=")
+                option, equals, _ = value.partition("=")
                 if equals:
-                    self._operand(attached)  # --output=FILE, -Dpath=FILE
+                    self._word_operand(word, len(option) + 1)  # --output=FILE, -Dpath=FILE
                 elif value[1] != "-" and len(value) > 2 and "/" in value:
-                    self._operand(value[2:])  # -oFILE: the value attached to the first letter
+                    self._word_operand(word, 2)  # -oFILE: the value attached to the first letter
                     slash = value.index("/")
                     start = slash
                     while start > 2 and value[start - 1] in ".~":
                         start -= 1
-                    self._operand(value[start:])  # -xf/etc/x: from the path-looking tail
+                    self._word_operand(word, start)  # -xf/etc/x: from the path-looking tail
                 continue
-            self._operand(value)
+            self._word_operand(word)
             if "=" in value and _KEY.match(value):
-                self._operand(value.partition("=")[2])  # dd of=/dev/sda, make DESTDIR=/x
+                self._word_operand(word, value.index("=") + 1)  # dd of=/dev/sda, make DESTDIR=/x
+
+    def _word_operand(self, word: _Word, start: int = 0) -> None:
+        """Keep what bash makes of a word (from character `start` of its value) as operands."""
+        parts = word.parts
+        if start:
+            parts = _after(parts, start)
+        for form in _forms(parts):
+            if "://" in form and _URL.match(form):
+                self.urls[form] = None
+            self._operand(form)
 
     def _operand(self, value: str) -> None:
-        """Keep one operand (not empty, not find's {} placeholder)."""
-        if value and value != "{}":
-            self.operands[value] = None
+        """Keep one operand (not empty, not find's {} placeholder), and where a `cd` may have put it."""
+        if not value or value == "{}":
+            return
+        self.operands[value] = None
+        if (self.dirs or self.local) and _relative(value):
+            for directory in (*self.dirs, *self.local):
+                self.operands[_joined_path(directory, value)] = None
+
+    def _url(self, value: str) -> None:
+        """Keep one URL."""
+        if value:
+            self.urls[value] = None
+
+    # -- the working directory -----------------------------------------------------------------
+
+    def _cd(self, words: list[_Word]) -> None:
+        """cd/pushd DIR: later relative operands may be in DIR (and stay reported as written)."""
+        targets = [word for word in words if not (word.value.startswith("-") and len(word.value) > 1)]
+        for word in targets:
+            self._word_operand(word)
+        if not targets:
+            directory = "~"  # `cd` alone goes home
+        elif len(targets) > 1 or targets[0].value == "-" or len(forms := _forms(targets[0].parts)) != 1:
+            directory = UNKNOWN_CWD  # `cd -`, `cd {a,b}`, `pushd +1`: a place the engine cannot know
+        else:
+            directory = forms[0]
+            if directory.startswith(("+", "-")):
+                directory = UNKNOWN_CWD  # pushd +N / -N rotates the stack
+        if not directory:
+            return
+        joined = [_joined_path(place, directory) for place in self.dirs] if _relative(directory) else []
+        if self.cdpath and _relative(directory):
+            joined.append(_joined_path(UNKNOWN_CWD, directory))  # cd looks DIR up in CDPATH first
+        self.dirs = list(dict.fromkeys([*self.dirs, *joined, directory]))
+        if len(self.dirs) > MAX_DIRS:
+            self.dirs = [UNKNOWN_CWD]
+
+    def _local_dir(self, parts: _Parts) -> None:
+        """An option naming the directory its command works in (`git -C DIR`, `tar -C DIR`)."""
+        forms = _forms(parts)
+        self.local.append(forms[0] if len(forms) == 1 and forms[0] else UNKNOWN_CWD)
 
     # -- words ---------------------------------------------------------------------------------
 
@@ -1051,17 +1320,19 @@ class _Walk:
         """A word node after quote removal."""
         kind = node.type
         if node.named_child_count and kind in _PLAIN_WORDS:  # `10#$(cmd)` is a number
-            return _Word(_text(node, data), False, False)
+            text = _text(node, data)
+            return _Word(text, False, False, ((_EXPANDED, text),))
         if kind == "word":
             return _plain_word(_text(node, data))
         if kind == "number":
-            return _Word(_text(node, data), True, True)
+            text = _text(node, data)
+            return _Word(text, True, True, ((_BARE, text),))
         if kind == "raw_string":
-            return _Word(_text(node, data)[1:-1], True, True)
+            return _literal(_text(node, data)[1:-1])
         if kind == "string":
             return _double_quoted(node, data)
         if kind == "ansi_c_string":
-            return _Word(_ansi_c(_text(node, data)[2:-1]), True, True)
+            return _literal(_ansi_c(_text(node, data)[2:-1]))
         if kind == "translated_string":
             inner = node.named_child(0)
             if inner is not None and inner.type == "string":
@@ -1069,7 +1340,8 @@ class _Walk:
         if kind == "concatenation":
             return self._concatenation(node, data)
         # Expansions, brace expressions, patterns and anything else: as written, not literal.
-        return _Word(_text(node, data), False, False)
+        text = _text(node, data)
+        return _Word(text, False, False, ((_BARE if kind == "brace_expression" else _EXPANDED, text),))
 
     def _concatenation(self, node: tree_sitter.Node, data: bytes) -> _Word:
         """Adjacent pieces of one word; text between pieces (if any) is unquoted word text."""
@@ -1078,6 +1350,7 @@ class _Walk:
         single = True
         cursor = node.start_byte
         pieces: list[_Word] = []
+        written: list[tuple[int, str]] = []
         children = node.children
         for index, child in enumerate(children):
             if child.start_byte > cursor:
@@ -1093,12 +1366,13 @@ class _Walk:
             pieces.append(_unquoted(data[cursor : node.end_byte].decode("utf-8")))
         for piece in pieces:
             parts.append(piece.value)
+            written.extend(piece.parts)
             known = known and piece.known
             single = single and piece.single
         value = "".join(parts)
         if single and _brace_pattern(_text(node, data)):
             known = single = False  # a{b,c}: bash makes two words of it
-        return _Word(value, known, single)
+        return _Word(value, known, single, tuple(written))
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -1117,20 +1391,26 @@ def _child(node: tree_sitter.Node, kind: str) -> tree_sitter.Node | None:
     return None
 
 
-def _program(word: _Word) -> str:
-    """A program name: basename, lower-cased; unknown when built from expansions or patterns."""
+def _program(word: _Word) -> tuple[tuple[str, ...], str]:
+    """A program's names and dispatch name (see _program_names); unknown when built from expansions or patterns."""
     if not word.known:
         raise CommandError(f"the program name {word.value!r} is built from an expansion or pattern")
-    return _program_name(word.value)
+    return _program_names(word.value)
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
-def _program_name(value: str) -> str:
-    """The program a literal command word names (cached: the same few names recur)."""
-    name = value.rsplit("/", 1)[-1].lower()
+def _program_names(value: str) -> tuple[tuple[str, ...], str]:
+    """A literal command word's names (basename casefolded, then its other names) and the one it is read by."""
+    name = value.rsplit("/", 1)[-1].casefold()
     if not name:
         raise CommandError(f"the program name {value!r} is empty")
-    return name
+    names = table.canonical_names(name)
+    if name.startswith("=") and len(name) > 1:
+        # zsh expands `=rm` to the path of rm; bash runs `=rm`: report both.
+        names = (*names, *table.canonical_names(name[1:]))
+    names = tuple(dict.fromkeys(names))
+    # The first name a table knows says how the program reads its words (`rm.exe` reads as `rm`).
+    return names, next((known for known in names if known in _KNOWN_NAMES), names[-1])
 
 
 def _opens_shell(name: str, options: list[_Word]) -> bool:
@@ -1185,9 +1465,10 @@ def _unquoted(raw: str) -> _Word:
             # `] [`: the grammar joined what bash splits into two words.
             raise CommandError(f"the parser joined words that bash splits: {raw!r}")
         pattern = _glob(raw)
-        return _Word(raw, not pattern, not pattern)
+        return _Word(raw, not pattern, not pattern, ((_BARE, raw),))
     out: list[str] = []
     plain: list[str] = []  # the unescaped characters only, to look for patterns
+    written: list[tuple[int, str]] = []
     index = 0
     length = len(raw)
     while index < length:
@@ -1196,16 +1477,398 @@ def _unquoted(raw: str) -> _Word:
             following = raw[index + 1]
             if following != "\n":  # backslash-newline is removed (checked in _check_backslashes)
                 out.append(following)
+                written.append((_QUOTED, following))
             plain.append("_")  # an escaped character: neither a pattern nor a blank
             index += 2
             continue
         out.append(char)
         plain.append(char)
+        written.append((_BARE, char))
         index += 1
     if any(char in " \t\n" for char in plain):
         raise CommandError(f"the parser joined words that bash splits: {raw!r}")
     pattern = _glob("".join(plain))
-    return _Word("".join(out), not pattern, not pattern)
+    return _Word("".join(out), not pattern, not pattern, tuple(written))
+
+
+# Operands standing for what the engine cannot place. The path layer reads `$_...` as an
+# expansion, an unknown name, so path red lines say "may" and allow rules "not surely"; the
+# markers hold no glob character, so they read the same inside a PathPattern.
+CODE_OPERAND = "$_code"  # code for an interpreter (`python -c`, `perl -e`, a risky sed or awk script)
+UNKNOWN_CWD = "$_cwd"  # a directory `cd` moved to that the engine cannot know (`cd -`, `cd {a,b}`)
+MAX_DIRS = 8  # places a line's `cd`s may have led to before they count as unknown
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_REVISION = re.compile(r"(?!.*://)[^:\s]*:(?:[0-3]:)?(.+)")  # git's REV:PATH and :PATH, :0:PATH
+_REMOTE = re.compile(r"((?:[^@/:\s]+@)?(?:\[[^\]/]+\]|[^/:\[\s]+)):(.*)")  # scp's [user@]host:path
+_PATH_LIST = re.compile(r"[:\s]+")
+_SSH_CODE_OPTIONS = frozenset({"proxycommand", "localcommand", "remotecommand", "knownhostscommand"})
+_GIT_VALUE_OPTIONS = frozenset(
+    {"--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source", "--list-cmds"}
+)
+
+
+def _git_key_kind(key: str) -> str:
+    """ "code" when git runs a config key's value, "path" when it names files, else ""."""
+    key = key.casefold()
+    pieces = key.split(".")
+    candidates = [key]
+    if len(pieces) >= 2:
+        candidates.append(f"{pieces[0]}.*")
+    if len(pieces) >= 3:
+        candidates.append(f"{pieces[0]}.*.{pieces[-1]}")
+    if any(candidate in table.GIT_CODE_KEYS for candidate in candidates):
+        return "code"
+    if key in table.GIT_PATH_KEYS:
+        return "path"
+    return ""
+
+
+def _special_variable(name: str) -> bool:
+    """Whether a variable's value is code, paths or unknown to the table."""
+    return (
+        name in table.CODE_VARIABLES
+        or name in table.PATH_VARIABLES
+        or name in table.UNKNOWN_VARIABLES
+        or name.startswith(table.CODE_VARIABLE_PREFIXES)
+    )
+
+
+def _takes_value(grammar: table.Grammar, option: str) -> bool:
+    """Whether a program's option takes a value (a path, data, a URL, a directory, code or text)."""
+    return (
+        option in grammar.values
+        or option in grammar.paths
+        or option in grammar.data
+        or option in grammar.urls
+        or option in grammar.dirs
+        or option in grammar.code
+        or option in grammar.runs
+    )
+
+
+def _relative(value: str) -> bool:
+    """Whether an operand is a relative path a `cd` moves (not absolute, home, a variable or a URL)."""
+    return (
+        not value.startswith(("/", "~", "$", "\\", "-"))
+        and not (len(value) > 1 and value[1] == ":")
+        and _URL.match(value) is None
+    )
+
+
+def _as_pattern(value: str) -> str:
+    """A piece of a PathPattern: a plain operand's glob characters made literal."""
+    if isinstance(value, paths.PathPattern):
+        return value
+    return "".join(f"[{char}]" if char in "*?[" else char for char in value)
+
+
+def _joined_path(directory: str, value: str) -> str:
+    """value under directory, a PathPattern when either is one."""
+    if isinstance(directory, paths.PathPattern) or isinstance(value, paths.PathPattern):
+        return paths.PathPattern(_as_pattern(directory).rstrip("/") + "/" + _as_pattern(value))
+    return directory.rstrip("/") + "/" + value
+
+
+def _reads_stdin(node: tree_sitter.Node) -> bool:
+    """Whether a command's standard input is a heredoc, a here-string or a pipe (code, for an interpreter)."""
+    current = node
+    parent = node.parent
+    if parent is not None and parent.type == "redirected_statement":
+        current = parent
+        parent = parent.parent
+    for holder in (node, current):
+        if any(child.type in ("heredoc_redirect", "herestring_redirect") for child in holder.named_children):
+            return True
+    if parent is not None and parent.type == "pipeline":
+        first = parent.named_child(0)
+        return first is not None and first.id != current.id
+    return False
+
+
+def _sed_runs(script: str) -> bool:
+    """Whether a sed script may run a command or open a file (`e`, `w`, `r`, `s///e`, `s///w`); unreadable: yes."""
+    index = 0
+    length = len(script)
+    while index < length:
+        char = script[index]
+        if char in " \t\n;{}!":
+            index += 1
+            continue
+        if char.isdigit() or char in "$,~+":
+            index += 1  # an address
+            continue
+        if char in "/\\":
+            if char == "\\":
+                index += 1  # \cREGEXc
+            end = _delimited(script, index)
+            if end < 0:
+                return True
+            index = end + 1
+            while index < length and script[index] in "IM":
+                index += 1
+            continue
+        if char in "ewrRWv":
+            return char != "v"
+        if char in "sy":
+            if index + 1 >= length:
+                return True
+            middle = _delimited(script, index + 1)
+            end = _delimited(script, middle) if middle >= 0 else -1
+            if end < 0:
+                return True
+            index = end + 1
+            flags_end = index
+            while flags_end < length and script[flags_end] not in ";\n}":
+                flags_end += 1
+            if char == "s" and any(flag in script[index:flags_end] for flag in "ew"):
+                return True
+            index = flags_end
+            continue
+        if char in "aicbtT:":
+            while index < length and script[index] != "\n" and not (char in "btT:" and script[index] in ";}"):
+                index += 1
+            continue
+        if char in "pdDnNgGhHxlLqQz=FP#":
+            if char == "#":
+                while index < length and script[index] != "\n":
+                    index += 1
+            index += 1
+            continue
+        return True  # a command this reader does not know
+    return False
+
+
+def _delimited(text: str, opening: int) -> int:
+    """Where the delimiter text[opening] occurs again, unescaped; -1 when it does not."""
+    delimiter = text[opening]
+    index = opening + 1
+    while index < len(text):
+        if text[index] == "\\":
+            index += 2
+            continue
+        if text[index] == delimiter:
+            return index
+        index += 1
+    return -1
+
+
+# An awk program that runs commands, reads or writes files by name: system(), getline, `| cmd`, `> file`.
+_AWK_RUNS = re.compile(
+    r"\bsystem\s*\(|\bgetline\b|\|&?\s*(?:\"|[A-Za-z_]\w*\s*(?:[;}\n]|$))|\bprintf?\b[^;}\n]*>|\bclose\s*\("
+)
+
+
+def _awk_runs(program: str) -> bool:
+    """Whether an awk program may run a command or open a file it names."""
+    return _AWK_RUNS.search(program) is not None
+
+
+# Checks on the first operand of programs whose script is code (GRAMMARS' first_is_pattern).
+_SCRIPT_CHECKS = {"sed": _sed_runs, "awk": _awk_runs}
+
+
+# Brace expansion as bash does it, before globbing: past this many words the word is unknown.
+MAX_BRACE_WORDS = 256
+MAX_BRACE_CHARACTERS = 512  # a longer word with an unquoted `{` is an unknown name
+# A sequence {1..N} of more terms than this stands for `*` (a name, never a `/`).
+MAX_SEQUENCE = 64
+# Operands standing for what the engine cannot place: the path layer reads `$?` as an unknown
+# name (an expansion), so path red lines say "may" and allow rules "not surely".
+UNKNOWN_BRACES = "$_braces"  # a brace expansion of more than MAX_BRACE_WORDS words
+_SEQUENCE = re.compile(r"(-?[0-9]+)\.\.(-?[0-9]+)(?:\.\.(-?[0-9]+))?|([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?[0-9]+))?")
+_SPECIAL_CHARS = frozenset("*?[{$~")
+_Tokens = list[tuple[int, str]]  # a word one character (or one expansion) at a time
+
+
+class _TooManyWords(Exception):
+    """A brace expansion past MAX_BRACE_WORDS."""
+
+
+def _before(parts: _Parts, end: int) -> _Parts:
+    """The pieces of a word up to character `end` of its value."""
+    out: list[tuple[int, str]] = []
+    for kind, text in parts:
+        if end <= 0:
+            break
+        out.append((kind, text[:end]))
+        end -= len(text)
+    return tuple(out)
+
+
+def _after(parts: _Parts, start: int) -> _Parts:
+    """The pieces of a word from character `start` of its value on."""
+    out: list[tuple[int, str]] = []
+    for kind, text in parts:
+        if start >= len(text):
+            start -= len(text)
+            continue
+        out.append((kind, text[start:]))
+        start = 0
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _forms(parts: _Parts) -> tuple[str, ...]:
+    """The operands bash makes of a word: braces expanded, then a PathPattern for each glob.
+
+    A fully literal word stays a plain str. A word with an unquoted `*`, `?` or `[...]`, or a
+    literal `$`, leading `~` or glob character, becomes a `paths.PathPattern` in which the
+    literal ones are bracketed (`[*]`, `[$]`, `[~]`) and the unquoted ones select names.
+    Expansions (`$HOME`, `$(cmd)`) stay as written: the path layer reads them as unknown names.
+    """
+    if len(parts) == 1:
+        kind, text = parts[0]
+        if kind == _EXPANDED or not (_SPECIAL_CHARS.intersection(text)):
+            return (text,)
+    tokens: _Tokens = []
+    for kind, text in parts:
+        if kind == _EXPANDED:
+            tokens.append((kind, text))
+        else:
+            tokens.extend((kind, char) for char in text)
+    if any(kind == _BARE and char == "{" for kind, char in tokens):
+        if len(tokens) > MAX_BRACE_CHARACTERS:
+            return (UNKNOWN_BRACES,)  # reading braces costs a scan per `{`: long words are refused
+        try:
+            words = _braces(tokens, [0])
+        except _TooManyWords:
+            return (UNKNOWN_BRACES,)
+    else:
+        words = [tokens]
+    return tuple(dict.fromkeys(_render(word) for word in words))
+
+
+def _braces(tokens: _Tokens, count: list[int]) -> list[_Tokens]:
+    """Bash's brace expansion of one word: the words it becomes, in order."""
+    length = len(tokens)
+    opening = -1
+    while opening + 1 < length:
+        opening += 1
+        if tokens[opening] != (_BARE, "{") or (opening and tokens[opening - 1] == (_BARE, "$")):
+            continue
+        if opening == 0 and length > 1 and tokens[1] == (_BARE, "}"):
+            continue  # bash ignores a `{}` that starts a word (find's placeholder)
+        depth = 1
+        commas: list[int] = []
+        dots = False  # a `..` at the top level: the first `}` then ends the expression, valid or not
+        closing = -1
+        for index in range(opening + 1, length):
+            kind, char = tokens[index]
+            if kind != _BARE:
+                continue
+            if char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+                if depth == 0:
+                    if commas or dots:
+                        closing = index
+                        break
+                    depth = 1  # bash reads a `}` that closes no list as a character and looks on
+            elif char == "," and depth == 1:
+                commas.append(index)
+            elif (
+                char == "."
+                and depth == 1
+                and tokens[index + 1 : index + 2] == [(_BARE, ".")]
+                and tokens[index + 2 : index + 3] != [(_BARE, "}")]
+            ):
+                dots = True
+        if closing < 0:
+            continue  # this `{` opens nothing; a later one may
+        inner = tokens[opening + 1 : closing]
+        choices: list[_Tokens]
+        if commas:
+            bounds = [opening, *commas, closing]
+            choices = [tokens[bounds[i] + 1 : bounds[i + 1]] for i in range(len(bounds) - 1)]
+        else:
+            sequence = _sequence(inner)
+            if sequence is None:
+                opening = closing  # `{x..}`: literal braces; bash looks on after them
+                continue
+            choices = sequence
+        head = tokens[:opening]
+        tails = _braces(tokens[closing + 1 :], count)
+        out: list[_Tokens] = []
+        for choice in choices:
+            for middle in _braces(choice, count):
+                for tail in tails:
+                    count[0] += 1
+                    if count[0] > MAX_BRACE_WORDS:
+                        raise _TooManyWords
+                    out.append(head + middle + tail)
+        return out
+    return [tokens]
+
+
+def _sequence(inner: _Tokens) -> list[_Tokens] | None:
+    """The words of a {1..3} or {a..e} sequence (`*` when long), or None when inner is not one."""
+    if any(kind != _BARE for kind, _ in inner):
+        return None
+    match = _SEQUENCE.fullmatch("".join(char for _, char in inner))
+    if match is None:
+        return None
+    if match.group(1) is not None:
+        first, last = int(match.group(1)), int(match.group(2))
+        texts = [match.group(1), match.group(2)]
+        width = (
+            max(map(len, texts)) if any(t.lstrip("-").startswith("0") and len(t.lstrip("-")) > 1 for t in texts) else 0
+        )
+        step = abs(int(match.group(3) or 1)) or 1
+        if abs(last - first) // step + 1 > MAX_SEQUENCE:
+            return [[(_BARE, "*")]]
+        numbers = range(first, last + (1 if last >= first else -1), step if last >= first else -step)
+        return [[(_BARE, char) for char in str(number).zfill(width)] for number in numbers]
+    first_char, last_char = ord(match.group(4)), ord(match.group(5))
+    step = abs(int(match.group(6) or 1)) or 1
+    codes = range(
+        first_char, last_char + (1 if last_char >= first_char else -1), step if last_char >= first_char else -step
+    )
+    return [[(_BARE, chr(code))] for code in codes]
+
+
+def _render(tokens: _Tokens) -> str:
+    """One expanded word as an operand: a plain str, or a PathPattern when it holds a glob or literal specials."""
+    out: list[str] = []
+    pattern = False
+    closing = -1  # the `]` that ends the bracket expression being copied
+    length = len(tokens)
+    for index, (kind, char) in enumerate(tokens):
+        if kind == _EXPANDED or index <= closing:
+            out.append(char)
+            continue
+        if kind == _BARE and char in "*?":
+            pattern = True
+            out.append(char)
+        elif kind == _BARE and char == "[" and (end := _bracket_end(tokens, index)) > 0:
+            pattern = True
+            closing = end
+            out.append(char)
+        elif char in "*?[$" or (char == "~" and index == 0 and kind == _QUOTED):
+            pattern = True
+            out.append(f"[{char}]")
+        else:
+            out.append(char)
+    if pattern:
+        return paths.PathPattern("".join(out))
+    return "".join(char for _, char in tokens) if length != 1 else tokens[0][1]
+
+
+def _bracket_end(tokens: _Tokens, opening: int) -> int:
+    """Where the unquoted `]` closing a bracket expression opened at `opening` is, or -1 (then `[` is literal)."""
+    index = opening + 1
+    if index < len(tokens) and tokens[index][1] in "!^":
+        index += 1
+    if index < len(tokens) and tokens[index][1] == "]":
+        index += 1  # `[]x]`: a leading `]` is a member
+    while index < len(tokens):
+        kind, char = tokens[index]
+        if kind == _BARE and char == "]":
+            return index
+        if char == "/":
+            return -1  # a bracket expression never holds a `/`
+        index += 1
+    return -1
 
 
 def _glob(text: str) -> bool:
@@ -1233,21 +1896,26 @@ def _double_quoted(node: tree_sitter.Node, data: bytes) -> _Word:
     start = node.start_byte + 1
     end = node.end_byte - 1
     parts: list[str] = []
+    written: list[tuple[int, str]] = []
     known = True
     cursor = start
     for child in node.named_children:
         if child.start_byte > cursor:
             parts.append(_dq(data[cursor : child.start_byte].decode("utf-8")))
+            written.append((_QUOTED, parts[-1]))
         if child.type == "string_content":
             _check_string_content(child, data)
             parts.append(_dq(_text(child, data)))
+            written.append((_QUOTED, parts[-1]))
         else:
             parts.append(_text(child, data))
+            written.append((_EXPANDED, parts[-1]))
             known = False
         cursor = child.end_byte
     if end > cursor:
         parts.append(_dq(data[cursor:end].decode("utf-8")))
-    return _Word("".join(parts), known, True)
+        written.append((_QUOTED, parts[-1]))
+    return _Word("".join(parts), known, True, tuple(written))
 
 
 def _dq(raw: str) -> str:

@@ -1,0 +1,973 @@
+"""The programs table of policyengine.language.shell: how known programs read their words (data only).
+
+Every entry is data the walk in `shell.py` interprets; adding a program means adding a row here.
+
+- `WRAPPERS`: programs that run the rest of their words as a command (`sudo`, `env`, `nice`,
+  `uv run`...), with the option grammar that tells where that command starts. A wrapper word
+  that is not literal, or an option not listed, makes the command unknown (CommandError): it
+  could change which word is the program.
+- `SUBCOMMAND_WRAPPERS`: `uv run`, `poetry run`, `pnpm exec`...: a program whose subcommand is
+  a wrapper; other subcommands are ordinary programs.
+- `RUNS_COMMANDS`: programs known to run their arguments as a command whose grammar is not
+  described here: with any non-option word they are unknown.
+- `GRAMMARS`: how other programs read options and operands: values that are not paths
+  (`grep -e PAT`), values that are paths (`curl -o FILE`), `@FILE` data (`curl -d @.env`),
+  URLs, directories later operands are relative to (`tar -C DIR`), code for the program
+  (`python -c`), and a first operand that is a pattern or script rather than a file (`grep`,
+  `sed`, `awk`, `jq`). A program not listed keeps the default: every non-option word may be a path.
+- `ALIASES` and `canonical_names`: other names of one program (`nc.openbsd` is `nc`).
+- `CODE_VARIABLES`, `PATH_VARIABLES`, `GIT_CODE_KEYS`: environment variables and git config keys
+  whose value is shell code or a path.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "ALIASES",
+    "CODE_VARIABLES",
+    "CODE_VARIABLE_PREFIXES",
+    "GIT_CODE_KEYS",
+    "GIT_MESSAGE_SUBCOMMANDS",
+    "GIT_PATH_KEYS",
+    "GRAMMARS",
+    "PATH_VARIABLES",
+    "RUNS_COMMANDS",
+    "RUNS_SUBCOMMANDS",
+    "SUBCOMMAND_WRAPPERS",
+    "TEXT_PROGRAMS",
+    "UNKNOWN_VARIABLES",
+    "WRAPPERS",
+    "Grammar",
+    "Wrapper",
+    "canonical_names",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapper:
+    """How a wrapper reads its options before the command it runs."""
+
+    values: str = ""  # short options that take a value (attached or next word)
+    flags: str | None = ""  # short options without a value; None: any other letter is a flag
+    optional: str = ""  # short options whose value, if any, is attached (`xargs -i{}`)
+    long_values: frozenset[str] = frozenset()
+    long_flags: frozenset[str] | None = frozenset({"--help", "--version"})  # None: any
+    paths: frozenset[str] = frozenset()  # options whose value is a path operand
+    dirs: frozenset[str] = frozenset()  # options whose value is the directory the command runs in
+    code: frozenset[str] = frozenset()  # options whose value is shell code (`flock -c CMD`)
+    assignments: bool = False  # NAME=VALUE words may come before the command (env, sudo)
+    positionals: int = 0  # words before the command (timeout's duration, chroot's new root)
+    positional_paths: bool = False
+    no_command: str = ""  # short options after which the remaining words are not a command
+
+
+# Programs whose arguments are text they print, never files they open: `echo $HOME` names no
+# path (its redirections still do, and a `$(...)` inside still runs).
+TEXT_PROGRAMS = frozenset({"echo", "printf"})
+
+
+def _set(*names: str) -> frozenset[str]:
+    """A frozenset of option names (short letters and long names alike)."""
+    return frozenset(names)
+
+
+WRAPPERS: dict[str, Wrapper] = {
+    "env": Wrapper(
+        values="uCP",
+        flags="i0v",
+        long_values=frozenset({"--unset", "--chdir"}),
+        long_flags=frozenset(
+            {
+                "--ignore-environment",
+                "--null",
+                "--debug",
+                "--block-signal",
+                "--default-signal",
+                "--ignore-signal",
+                "--list-signal-handling",
+                "--help",
+                "--version",
+            }
+        ),
+        paths=frozenset({"C", "--chdir"}),
+        dirs=frozenset({"C", "--chdir"}),
+        assignments=True,
+    ),
+    "command": Wrapper(flags="pvV"),
+    "builtin": Wrapper(),
+    "exec": Wrapper(values="a", flags="cl"),
+    "nohup": Wrapper(),
+    # watch runs its command again and again (through `sh -c` with the words joined, unless -x).
+    "watch": Wrapper(
+        values="nq",
+        flags="bcdegptwx",
+        long_values=frozenset({"--interval", "--differences", "--equexit"}),
+        long_flags=frozenset(
+            {
+                "--beep",
+                "--color",
+                "--no-color",
+                "--errexit",
+                "--chgexit",
+                "--precise",
+                "--no-title",
+                "--no-wrap",
+                "--no-linewrap",
+                "--exec",
+                "--help",
+                "--version",
+            }
+        ),
+    ),
+    "setsid": Wrapper(flags="cfw", long_flags=frozenset({"--ctty", "--fork", "--wait", "--help", "--version"})),
+    "coproc": Wrapper(assignments=True),  # a reserved word before a whole simple command
+    "nice": Wrapper(values="n", flags="0123456789", long_values=frozenset({"--adjustment"})),
+    "timeout": Wrapper(
+        values="ks",
+        flags="v",
+        long_values=frozenset({"--kill-after", "--signal"}),
+        long_flags=frozenset({"--preserve-status", "--foreground", "--verbose", "--help", "--version"}),
+        positionals=1,
+    ),
+    "sudo": Wrapper(
+        values="aCcDgpRrTtUu",
+        flags="ABbEeHiKklNnPSsVv",
+        optional="h",
+        long_values=frozenset(
+            {
+                "--auth-type",
+                "--close-from",
+                "--login-class",
+                "--chdir",
+                "--group",
+                "--host",
+                "--prompt",
+                "--chroot",
+                "--role",
+                "--type",
+                "--command-timeout",
+                "--other-user",
+                "--user",
+            }
+        ),
+        long_flags=frozenset(
+            {
+                "--askpass",
+                "--background",
+                "--bell",
+                "--preserve-env",
+                "--edit",
+                "--set-home",
+                "--login",
+                "--remove-timestamp",
+                "--reset-timestamp",
+                "--list",
+                "--non-interactive",
+                "--preserve-groups",
+                "--stdin",
+                "--shell",
+                "--validate",
+                "--no-update",
+                "--help",
+                "--version",
+            }
+        ),
+        paths=frozenset({"D", "R", "--chdir", "--chroot"}),
+        dirs=frozenset({"D", "--chdir"}),
+        assignments=True,
+        no_command="e",  # sudo -e FILE...: sudoedit, the words are files
+    ),
+    "doas": Wrapper(values="uC", flags="Lns", paths=frozenset({"C"})),
+    "pkexec": Wrapper(long_values=frozenset({"--user"}), long_flags=frozenset({"--disable-internal-agent"})),
+    "xargs": Wrapper(
+        values="aEdIJLnPRsS",
+        flags="0oprtx",
+        optional="eil",
+        long_values=frozenset(
+            {"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}
+        ),
+        long_flags=frozenset(
+            {
+                "--null",
+                "--open-tty",
+                "--interactive",
+                "--no-run-if-empty",
+                "--verbose",
+                "--exit",
+                "--show-limits",
+                "--eof",
+                "--replace",
+                "--max-lines",
+                "--help",
+                "--version",
+            }
+        ),
+        paths=frozenset({"a", "--arg-file"}),
+    ),
+    "time": Wrapper(
+        values="fo",
+        flags="apqvV",
+        long_values=frozenset({"--format", "--output"}),
+        long_flags=frozenset({"--append", "--verbose", "--quiet", "--portability", "--help", "--version"}),
+        paths=frozenset({"o", "--output"}),
+        assignments=True,  # bash's `time` is a reserved word before a whole simple command
+    ),
+    "stdbuf": Wrapper(values="ioe", long_values=frozenset({"--input", "--output", "--error"})),
+    "busybox": Wrapper(flags=None, long_flags=None),
+    "chroot": Wrapper(
+        long_values=frozenset({"--userspec", "--groups"}),
+        long_flags=frozenset({"--skip-chdir", "--help", "--version"}),
+        positionals=1,
+        positional_paths=True,
+    ),
+    # -- wrappers added for issue 22 (their options from the man pages of util-linux, strace...)
+    "ionice": Wrapper(
+        values="cnpPu",
+        flags="t",
+        long_values=_set("--class", "--classdata", "--pid", "--pgid", "--uid"),
+        long_flags=_set("--ignore", "--help", "--version"),
+        no_command="pPu",  # ionice -p PID: the words are process ids
+    ),
+    "chrt": Wrapper(
+        values="TPD",
+        flags="abdefiorRv",
+        long_values=_set("--sched-runtime", "--sched-period", "--sched-deadline"),
+        long_flags=_set(
+            "--all-tasks",
+            "--batch",
+            "--deadline",
+            "--fifo",
+            "--idle",
+            "--other",
+            "--rr",
+            "--reset-on-fork",
+            "--verbose",
+            "--help",
+            "--version",
+        ),
+        positionals=1,  # the priority
+        no_command="pm",  # chrt -p PRIO PID, chrt -m: no command
+    ),
+    "taskset": Wrapper(
+        flags="ac",
+        long_flags=_set("--all-tasks", "--cpu-list", "--help", "--version"),
+        positionals=1,  # the mask or list
+        no_command="p",
+    ),
+    "flock": Wrapper(
+        values="wEc",
+        flags="sxunoFe",
+        long_values=_set("--timeout", "--wait", "--conflict-exit-code", "--command"),
+        long_flags=_set(
+            "--shared",
+            "--exclusive",
+            "--unlock",
+            "--nonblock",
+            "--nb",
+            "--close",
+            "--no-fork",
+            "--verbose",
+            "--help",
+            "--version",
+        ),
+        code=_set("c", "--command"),
+        positionals=1,  # the lock file or directory
+        positional_paths=True,
+    ),
+    "unshare": Wrapper(
+        values="SGRw",
+        flags="muinpUCTfrc",
+        long_values=_set(
+            "--propagation",
+            "--setgroups",
+            "--map-user",
+            "--map-group",
+            "--map-users",
+            "--map-groups",
+            "--setuid",
+            "--setgid",
+            "--root",
+            "--wd",
+            "--monotonic",
+            "--boottime",
+        ),
+        long_flags=_set(
+            "--mount",
+            "--uts",
+            "--ipc",
+            "--net",
+            "--pid",
+            "--user",
+            "--cgroup",
+            "--time",
+            "--fork",
+            "--kill-child",
+            "--mount-proc",
+            "--map-root-user",
+            "--map-current-user",
+            "--map-auto",
+            "--keep-caps",
+            "--help",
+            "--version",
+        ),
+        paths=_set("R", "w", "--root", "--wd"),
+        dirs=_set("w", "--wd"),
+    ),
+    "nsenter": Wrapper(
+        values="tSG",
+        flags="aFZ",
+        optional="muinpUCTrw",
+        long_values=_set("--target", "--setuid", "--setgid"),
+        long_flags=_set(
+            "--all",
+            "--mount",
+            "--uts",
+            "--ipc",
+            "--net",
+            "--pid",
+            "--user",
+            "--cgroup",
+            "--time",
+            "--root",
+            "--wd",
+            "--preserve-credentials",
+            "--no-fork",
+            "--follow-context",
+            "--help",
+            "--version",
+        ),
+    ),
+    "firejail": Wrapper(flags="", long_flags=None),  # every option is --name or --name=value
+    "proxychains": Wrapper(values="f", flags="q", paths=_set("f")),
+    "proxychains4": Wrapper(values="f", flags="q", paths=_set("f")),
+    "torsocks": Wrapper(
+        values="upaP",
+        flags="idq6",
+        long_values=_set("--user", "--pass", "--address", "--port"),
+        long_flags=_set("--isolate", "--debug", "--quiet", "--ipv6", "--help", "--version"),
+    ),
+    "strace": Wrapper(
+        values="abeEIoOpPsSuUX",
+        flags="cCdDfFhikKnqrtTvVwxyYz",
+        long_values=_set("--output", "--trace", "--signal", "--attach", "--string-limit", "--user", "--env"),
+        long_flags=None,
+        paths=_set("o", "--output"),
+    ),
+    "ltrace": Wrapper(
+        values="aAeEFlnopsuwxD",
+        flags="bcCfhiLrStTV",
+        long_values=_set("--output", "--align", "--library"),
+        long_flags=_set("--demangle", "--help", "--version"),
+        paths=_set("o", "F", "--output"),
+    ),
+    "npx": Wrapper(
+        values="pc",
+        flags="yq",
+        long_values=_set("--package", "--call"),
+        long_flags=_set("--yes", "--no", "--no-install", "--ignore-existing", "--quiet", "--help", "--version"),
+        code=_set("c", "--call"),
+    ),
+    "uvx": Wrapper(
+        values="p",
+        flags="qv",
+        long_values=_set("--from", "--with", "--python", "--with-requirements", "--index", "--index-url"),
+        long_flags=_set("--isolated", "--quiet", "--verbose", "--offline", "--no-cache", "--refresh", "--help"),
+        paths=_set("--with-requirements"),
+    ),
+    "dbus-run-session": Wrapper(long_values=_set("--config-file", "--dbus-daemon"), paths=_set("--config-file")),
+}
+
+_UV_RUN = Wrapper(
+    values="p",
+    flags="qv",
+    long_values=_set(
+        "--with",
+        "--with-editable",
+        "--with-requirements",
+        "--python",
+        "--package",
+        "--env-file",
+        "--index",
+        "--index-url",
+        "--extra",
+        "--group",
+        "--directory",
+        "--project",
+    ),
+    long_flags=_set(
+        "--frozen",
+        "--locked",
+        "--no-project",
+        "--no-sync",
+        "--isolated",
+        "--script",
+        "--module",
+        "--all-extras",
+        "--no-dev",
+        "--active",
+        "--quiet",
+        "--verbose",
+        "--offline",
+        "--no-cache",
+        "--exact",
+        "--help",
+    ),
+    paths=_set("--with-requirements", "--env-file", "--directory", "--project"),
+    dirs=_set("--directory"),
+)
+
+# `PROGRAM SUBCOMMAND ...` where the subcommand runs the rest as a command.
+SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
+    ("uv", "run"): _UV_RUN,
+    ("poetry", "run"): Wrapper(),
+    ("pipenv", "run"): Wrapper(),
+    ("pdm", "run"): Wrapper(),
+    ("hatch", "run"): Wrapper(),
+    ("pnpm", "exec"): Wrapper(values="C", long_values=_set("--dir"), dirs=_set("C", "--dir")),
+    ("pnpm", "dlx"): Wrapper(),
+    ("npm", "exec"): Wrapper(values="c", long_values=_set("--package", "--call"), code=_set("c", "--call")),
+    ("yarn", "exec"): Wrapper(),
+    ("yarn", "dlx"): Wrapper(),
+    ("bundle", "exec"): Wrapper(),
+    ("conda", "run"): Wrapper(
+        values="np",
+        long_values=_set("--name", "--prefix", "--cwd"),
+        long_flags=_set("--no-capture-output", "--live-stream"),
+        dirs=_set("--cwd"),
+    ),
+    ("mamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
+    ("micromamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
+}
+
+# git's subcommands whose -m is a message (elsewhere -m is a flag: `git show -m HEAD:.env`).
+GIT_MESSAGE_SUBCOMMANDS = frozenset({"commit", "tag", "merge", "stash", "notes", "revert", "cherry-pick", "am"})
+
+# Programs known to run their arguments as a command, with options not described here: any
+# non-option word makes the command unknown (it may be the program).
+RUNS_COMMANDS = frozenset(
+    {
+        "parallel", "systemd-run", "setpriv", "prlimit", "cpulimit", "numactl", "valgrind", "fakeroot", "faketime",
+        "proot", "bwrap", "xvfb-run", "catchsegv", "cgexec", "trickle", "daemonize", "start-stop-daemon", "sg",
+        "script", "expect", "gdb", "lldb", "perf", "caffeinate", "tsp", "at", "batch", "run-parts", "dotenv",
+        "with-contenv", "s6-setuidgid", "chpst", "setuidgid", "nocache", "eatmydata", "unbuffer", "rlwrap",
+        "ssh-agent", "dbus-launch",
+    }
+)  # fmt: skip
+# The same for one subcommand of a program (`op run -- cmd`; `op item get` is fine).
+RUNS_SUBCOMMANDS = frozenset(
+    {
+        ("op", "run"), ("doppler", "run"), ("aws-vault", "exec"), ("direnv", "exec"), ("sops", "exec-env"),
+        ("sops", "exec-file"), ("nix", "shell"), ("nix-shell", "--run"), ("kubectl", "debug"),
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Grammar:
+    """How a program that runs no command reads its options and operands (see the module docstring)."""
+
+    values: frozenset[str] = frozenset()  # options with a value that is not a path (`-e PAT`, `-H HDR`)
+    paths: frozenset[str] = frozenset()  # options whose value is a path (`-o FILE`)
+    data: frozenset[str] = frozenset()  # options whose value names a file after `@` or `<` (`-d @FILE`)
+    urls: frozenset[str] = frozenset()  # options whose value is a URL
+    dirs: frozenset[str] = frozenset()  # options whose value is the directory later operands are in
+    code: frozenset[str] = frozenset()  # options whose value is code for the program (`python -c`)
+    runs: frozenset[str] = frozenset()  # options whose value is shell code (`rsync -e CMD`, `nc -c CMD`)
+    optional: frozenset[str] = frozenset()  # short options whose value, if any, is attached (`sed -i.bak`)
+    pairs: frozenset[str] = frozenset()  # options followed by a name, then their value (`jq --arg NAME VALUE`)
+    first_is_pattern: bool = False  # the first operand is a pattern or script, unless `scripts` gave one
+    scripts: frozenset[str] = frozenset()  # options that give the pattern or script instead (`-e`, `-f`)
+    url_operands: bool = False  # operands are URLs (a bare host gets http://)
+    remote_operands: bool = False  # `[user@]host:path` operands are remote (scp, rsync)
+    revisions: bool = False  # `REV:PATH` operands name PATH (git)
+    interpreter: bool = False  # without a script operand it reads code from standard input
+    plus_code: bool = False  # an operand `+CMD` is code for the program (vim's +cmd)
+
+
+# vi and its kin: -c CMD, --cmd CMD, -S FILE and +CMD run Ex commands (`:!rm x` runs a shell).
+_VIM = Grammar(values=_set("T", "u", "U", "i", "w", "W", "s"), code=_set("c", "--cmd", "S"), plus_code=True)
+
+# Options shared by the grep family.
+_GREP = Grammar(
+    values=_set(
+        "e",
+        "m",
+        "A",
+        "B",
+        "C",
+        "d",
+        "D",
+        "--regexp",
+        "--max-count",
+        "--after-context",
+        "--before-context",
+        "--context",
+        "--directories",
+        "--devices",
+        "--include",
+        "--exclude",
+        "--exclude-dir",
+        "--label",
+        "--color",
+        "--colour",
+        "--binary-files",
+        "--group-separator",
+    ),
+    paths=_set("f", "--file", "--exclude-from"),
+    first_is_pattern=True,
+    scripts=_set("e", "f", "--regexp", "--file"),
+)
+
+GRAMMARS: dict[str, Grammar] = {
+    "grep": _GREP,
+    "egrep": _GREP,
+    "fgrep": _GREP,
+    "rg": Grammar(
+        values=_set(
+            "e",
+            "g",
+            "t",
+            "T",
+            "m",
+            "A",
+            "B",
+            "C",
+            "j",
+            "r",
+            "M",
+            "E",
+            "--regexp",
+            "--glob",
+            "--iglob",
+            "--type",
+            "--type-not",
+            "--max-count",
+            "--after-context",
+            "--before-context",
+            "--context",
+            "--threads",
+            "--replace",
+            "--max-columns",
+            "--max-depth",
+            "--encoding",
+            "--color",
+            "--colors",
+            "--type-add",
+            "--sort",
+            "--sortr",
+            "--max-filesize",
+            "--path-separator",
+            "--context-separator",
+        ),
+        paths=_set("f", "--file", "--ignore-file"),
+        first_is_pattern=True,
+        scripts=_set("e", "f", "--regexp", "--file"),
+    ),
+    "sed": Grammar(
+        values=_set("e", "l", "--expression", "--line-length"),
+        paths=_set("f", "--file"),
+        optional=_set("i"),
+        first_is_pattern=True,
+        scripts=_set("e", "f", "--expression", "--file"),
+    ),
+    "awk": Grammar(
+        values=_set("F", "v", "--field-separator", "--assign"),
+        paths=_set("f", "E", "--file", "--exec", "i", "--include", "l", "--load"),
+        first_is_pattern=True,
+        scripts=_set("f", "E", "--file", "--exec"),
+    ),
+    "jq": Grammar(
+        values=_set("--indent", "--arg", "--argjson"),
+        paths=_set("f", "L", "--from-file", "--slurpfile", "--rawfile"),
+        pairs=_set("--arg", "--argjson", "--slurpfile", "--rawfile"),
+        first_is_pattern=True,
+        scripts=_set("f", "--from-file"),
+    ),
+    "curl": Grammar(
+        values=_set(
+            "X",
+            "A",
+            "e",
+            "u",
+            "m",
+            "r",
+            "U",
+            "Y",
+            "y",
+            "C",
+            "--request",
+            "--user-agent",
+            "--referer",
+            "--user",
+            "--max-time",
+            "--connect-timeout",
+            "--range",
+            "--proxy-user",
+            "--retry",
+            "--retry-delay",
+            "--retry-max-time",
+            "--limit-rate",
+            "--max-filesize",
+            "--resolve",
+            "--connect-to",
+            "--oauth2-bearer",
+            "--aws-sigv4",
+            "--compressed-ssh",
+            "--interface",
+            "--dns-servers",
+            "--speed-limit",
+            "--speed-time",
+            "--time-cond",
+            "--continue-at",
+            "--json-kind",
+            "--max-redirs",
+            "--request-target",
+        ),
+        paths=_set(
+            "z",
+            "o",
+            "T",
+            "K",
+            "c",
+            "D",
+            "E",
+            "--output",
+            "--upload-file",
+            "--config",
+            "--cookie-jar",
+            "--dump-header",
+            "--cert",
+            "--key",
+            "--cacert",
+            "--capath",
+            "--trace",
+            "--trace-ascii",
+            "--netrc-file",
+            "--output-dir",
+            "--stderr",
+            "--etag-save",
+            "--etag-compare",
+            "--hsts",
+            "--alt-svc",
+            "--unix-socket",
+            "--abstract-unix-socket",
+            "--proxy-cacert",
+            "--proxy-cert",
+            "--proxy-key",
+            "--crlfile",
+            "--pinnedpubkey",
+        ),
+        data=_set(
+            "H",
+            "w",
+            "--header",
+            "--write-out",
+            "--variable",
+            "d",
+            "F",
+            "b",
+            "--data",
+            "--data-ascii",
+            "--data-binary",
+            "--data-raw",
+            "--data-urlencode",
+            "--form",
+            "--form-string",
+            "--json",
+            "--cookie",
+            "--url-query",
+        ),
+        urls=_set("x", "--url", "--proxy", "--preproxy", "--doh-url"),
+        url_operands=True,
+    ),
+    "wget": Grammar(
+        values=_set(
+            "t",
+            "T",
+            "w",
+            "U",
+            "l",
+            "A",
+            "R",
+            "D",
+            "Q",
+            "--tries",
+            "--timeout",
+            "--wait",
+            "--user-agent",
+            "--level",
+            "--accept",
+            "--reject",
+            "--domains",
+            "--quota",
+            "--header",
+            "--user",
+            "--password",
+            "--http-user",
+            "--http-password",
+            "--method",
+            "--post-data",
+            "--body-data",
+        ),
+        paths=_set(
+            "e",  # a wgetrc command: output_document=FILE and the like
+            "--execute",
+            "O",
+            "o",
+            "a",
+            "i",
+            "P",
+            "--output-document",
+            "--output-file",
+            "--append-output",
+            "--input-file",
+            "--directory-prefix",
+            "--post-file",
+            "--body-file",
+            "--load-cookies",
+            "--save-cookies",
+            "--certificate",
+            "--private-key",
+            "--ca-certificate",
+            "--ca-directory",
+            "--config",
+        ),
+        url_operands=True,
+    ),
+    "git": Grammar(
+        values=_set(
+            "m",
+            "--message",
+            "--author",
+            "--date",
+            "--format",
+            "--pretty",
+            "--grep",
+            "--since",
+            "--until",
+            "--depth",
+            "--branch",
+            "--origin",
+            "--namespace",
+            "--exec-path",
+            "--config-env",
+            "--format-patch",
+            "--abbrev",
+            "--jobs",
+            "--sort",
+            "--color",
+            "--decorate",
+            "--committer",
+        ),
+        runs=_set("--upload-pack", "--receive-pack", "--exec"),
+        paths=_set("F", "--file", "--git-dir", "--work-tree", "--output", "--template", "--separate-git-dir"),
+        revisions=True,
+    ),
+    "tar": Grammar(
+        values=_set("b", "H", "--format", "--exclude", "--transform", "--xform", "--checkpoint-action"),
+        paths=_set("f", "--file", "T", "--files-from", "X", "--exclude-from"),
+        dirs=_set("C", "--directory"),
+        # Commands tar runs (GTFOBins: --checkpoint-action=exec=CMD is read in shell.py).
+        runs=_set(
+            "I",
+            "F",
+            "--use-compress-program",
+            "--to-command",
+            "--rsh-command",
+            "--info-script",
+            "--new-volume-script",
+        ),
+    ),
+    "make": Grammar(
+        values=_set("j", "l", "--jobs", "--load-average"),
+        paths=_set("f", "--file", "--makefile", "I", "--include-dir", "o", "W"),
+        dirs=_set("C", "--directory"),
+        code=_set("--eval"),  # a makefile line: $(shell ...) and recipes run commands
+    ),
+    "scp": Grammar(
+        values=_set("c", "J", "l", "o", "P", "D", "X"), paths=_set("F", "i"), runs=_set("S"), remote_operands=True
+    ),
+    "rsync": Grammar(
+        values=_set(
+            "B",
+            "f",
+            "--filter",
+            "--exclude",
+            "--include",
+            "--chmod",
+            "--chown",
+            "--usermap",
+            "--groupmap",
+            "--bwlimit",
+            "--timeout",
+            "--contimeout",
+            "--port",
+            "--max-size",
+            "--min-size",
+            "--compare-dest",
+            "--suffix",
+            "--info",
+            "--debug",
+            "--out-format",
+            "--iconv",
+            "--protocol",
+            "--sockopts",
+        ),
+        paths=_set(
+            "T",
+            "--temp-dir",
+            "--files-from",
+            "--exclude-from",
+            "--include-from",
+            "--password-file",
+            "--log-file",
+            "--backup-dir",
+            "--partial-dir",
+            "--link-dest",
+            "--copy-dest",
+            "--write-batch",
+            "--read-batch",
+        ),
+        runs=_set("e", "--rsh", "--rsync-path"),
+        remote_operands=True,
+    ),
+    "python": Grammar(values=_set("m", "W", "X", "Q"), code=_set("c"), scripts=_set("m"), interpreter=True),
+    "perl": Grammar(
+        values=_set("M", "m", "C"),
+        paths=_set("I"),
+        optional=_set("i", "l", "0", "x", "d", "D", "V"),
+        code=_set("e", "E"),
+        interpreter=True,
+    ),
+    "ruby": Grammar(
+        values=_set("E", "K"),
+        paths=_set("r", "I"),
+        dirs=_set("C"),
+        optional=_set("i", "x", "0", "W", "T"),
+        code=_set("e"),
+        interpreter=True,
+    ),
+    "node": Grammar(
+        values=_set("--input-type", "--conditions", "C"),
+        paths=_set("r", "--require", "--import", "--loader"),  # modules loaded: files
+        code=_set("e", "p", "--eval", "--print"),
+        interpreter=True,
+    ),
+    "bun": Grammar(code=_set("e", "p", "--eval", "--print")),
+    "deno": Grammar(code=_set("--eval")),
+    "php": Grammar(values=_set("d", "z"), paths=_set("f", "c", "t"), code=_set("r", "B", "R", "E"), interpreter=True),
+    "lua": Grammar(paths=_set("l"), code=_set("e"), interpreter=True),
+    "rscript": Grammar(code=_set("e")),
+    "osascript": Grammar(values=_set("l", "s"), code=_set("e"), interpreter=True),
+    "tclsh": Grammar(interpreter=True),
+    "ssh": Grammar(
+        values=_set("B", "b", "c", "D", "e", "I", "J", "L", "l", "m", "O", "o", "p", "Q", "R", "W", "w", "P"),
+        paths=_set("i", "F", "E", "S"),
+    ),
+    "nc": Grammar(
+        values=_set("I", "i", "M", "m", "O", "P", "p", "q", "s", "T", "V", "W", "w", "X", "x"), runs=_set("e", "c")
+    ),
+    **{name: _VIM for name in ("vi", "vim", "nvim", "view", "ex", "rvim", "gvim", "vimdiff")},
+    "man": Grammar(values=_set("M", "S", "m", "L", "C", "E", "R"), runs=_set("P", "--pager", "H", "--html")),
+    "zip": Grammar(values=_set("n", "b", "t", "tt", "P", "O"), runs=_set("TT", "--unzip-command")),
+    "sudoedit": Grammar(values=_set("u", "g", "C", "h", "p", "r", "t", "T", "U", "D", "R")),
+}
+
+# Other names of one program: both the name written and these are reported.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "nc.openbsd": ("nc",),
+    "nc.traditional": ("nc",),
+    "netcat": ("nc",),
+    "sudoedit": ("sudo",),
+    "gawk": ("awk",),
+    "mawk": ("awk",),
+    "nawk": ("awk",),
+    "gsed": ("sed",),
+    "nodejs": ("node",),
+    "python3": ("python",),
+    "python2": ("python",),
+    "pypy": ("python",),
+    "pypy3": ("python",),
+    "perl5": ("perl",),
+    "luajit": ("lua",),
+    "php-cli": ("php",),
+    "gtar": ("tar",),
+    "bsdtar": ("tar",),
+    "gmake": ("make",),
+    "wget2": ("wget",),
+}
+# Versioned names: python3.12, ruby3.2, lua5.4, php8.1... are the program before the digits; a
+# dotted suffix names a family member (mkfs.ext4 is mkfs, fsck.vfat is fsck).
+_VERSIONED = re.compile(r"(python|pypy|perl|ruby|lua|php|node|pip|tclsh)[0-9][0-9.]*")
+_FAMILY = re.compile(r"(mkfs|fsck|mount|umount)\.[a-z0-9_-]+")
+# Windows: `rm.exe`, `curl.EXE` run rm and curl.
+_EXECUTABLE_SUFFIXES = (".exe", ".com", ".bat", ".cmd")
+
+
+@functools.lru_cache(maxsize=4096)
+def canonical_names(name: str) -> tuple[str, ...]:
+    """A program name (basename, casefolded) and its other names: first the name written, then the canonical ones."""
+    names = [name]
+    bare = name
+    for suffix in _EXECUTABLE_SUFFIXES:
+        if bare.endswith(suffix) and len(bare) > len(suffix):
+            bare = bare[: -len(suffix)]
+            names.append(bare)
+            break
+    for alias in ALIASES.get(bare, ()):
+        names.append(alias)
+    versioned = _VERSIONED.fullmatch(bare)
+    if versioned is not None:
+        names.append(versioned.group(1))
+        names.extend(ALIASES.get(versioned.group(1), ()))
+    family = _FAMILY.fullmatch(bare)
+    if family is not None:
+        names.append(family.group(1))
+    return tuple(dict.fromkeys(names))
+
+
+# Environment variables whose value a program runs as shell code (git, pagers, editors, bash).
+CODE_VARIABLES = frozenset(
+    {
+        "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "BROWSER",
+        "PROMPT_COMMAND", "BASH_ENV", "ENV", "LESSOPEN", "LESSCLOSE", "GIT_PROXY_COMMAND", "RSYNC_RSH",
+        "RSYNC_CONNECT_PROG", "SYSTEMD_PAGER",
+    }
+)  # fmt: skip
+# GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=CMD sets any git config key:
+# every GIT_CONFIG_VALUE_<n> is read as code.
+CODE_VARIABLE_PREFIXES = ("GIT_CONFIG_VALUE_",)
+# Variables whose value holds settings in a syntax of their own that may run code: unknown.
+UNKNOWN_VARIABLES = frozenset({"GIT_CONFIG_PARAMETERS"})
+# Environment variables whose value is a list of paths a program loads (code, too, but in files);
+# bash sources BASH_ENV and ENV (after expanding them, so they are code as well).
+PATH_VARIABLES = frozenset(
+    {
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "BASH_ENV",
+        "ENV",
+    }
+)
+# git config keys whose value is shell code (`git -c core.pager='sh -c ...' log`): exact keys,
+# and the last part of a section.*.key (alias.* values run code when they start with `!`).
+GIT_CODE_KEYS = frozenset(
+    {
+        "core.sshcommand", "core.pager", "core.editor", "core.fsmonitor", "core.askpass", "core.gitproxy",
+        "sequence.editor", "diff.external", "credential.helper", "gpg.program", "pager.*", "diff.*.textconv",
+        "diff.*.command", "filter.*.clean", "filter.*.smudge", "filter.*.process", "merge.*.driver",
+        "remote.*.receivepack", "remote.*.uploadpack",   "uploadpack.packobjectshook",
+        "interactive.difffilter", "web.browser", "browser.*.cmd", "man.*.cmd", "mergetool.*.cmd",
+        "difftool.*.cmd", "gpg.*.program", "ssh.variant",
+    }
+)  # fmt: skip
+GIT_PATH_KEYS = frozenset({"core.hookspath", "core.excludesfile", "include.path", "core.attributesfile"})
