@@ -18,13 +18,18 @@ import pytest
 import yaml
 
 from policyengine import PolicyLayers, Registry
+from policyengine.adapters.claude_code import BUILTIN_CATALOG
 from policyengine.enforce.evaluate import evaluate_now
 from policyengine.tools.catalog import load_catalog
 from policyengine.values.frozen import thaw
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "adversarial"
-PACKS = {"baseline": ROOT / "policies" / "baseline", "bfcl": ROOT / "policies" / "bfcl"}
+PACKS = {
+    "baseline": ROOT / "policies" / "baseline",
+    "bfcl": ROOT / "policies" / "bfcl",
+    "claude-code": ROOT / "policies" / "claude-code",
+}
 DECISIONS = {"allow", "deny", "ask", "invalid"}
 CASE_KEYS = {"name", "pack", "call", "tools", "result", "expect", "rule", "value", "why"}
 
@@ -52,8 +57,15 @@ CASES = _cases()
 
 @cache
 def _layers(pack: str, tools: str) -> PolicyLayers:
-    """The shipped pack installed on a registry, with the case's inline catalog (JSON text) if any."""
+    """The shipped pack installed on a registry, with the case's inline catalog (JSON text) if any.
+
+    claude-code's calls meet Claude Code's built-in tools as the hook registers them (its catalog
+    declares roles: Glob's pattern is a glob, Read's file_path a path).
+    """
     registry = Registry()
+    if pack == "claude-code":
+        for definition in load_catalog(BUILTIN_CATALOG).values():
+            registry.register(definition)
     if tools:
         path = Path(_scratch()) / f"catalog-{abs(hash(tools))}.json"
         path.write_text(tools, encoding="utf-8")
@@ -71,7 +83,9 @@ def _scratch() -> str:
 
 def test_the_corpus_is_large_and_goes_both_ways() -> None:
     decisions = [case.values[1]["expect"] for case in CASES]
-    assert len(CASES) >= 400, f"only {len(CASES)} adversarial cases"
+    packs = {case.values[1].get("pack", "baseline") for case in CASES}
+    assert packs == set(PACKS), f"every shipped pack meets the corpus; missing {sorted(set(PACKS) - packs)}"
+    assert len(CASES) >= 900, f"only {len(CASES)} adversarial cases"
     assert decisions.count("allow") >= 100, "benign look-alikes that must stay allowed are under-represented"
     assert len(CASES) - decisions.count("allow") >= 200, "refusals are under-represented"
 
@@ -79,6 +93,18 @@ def test_the_corpus_is_large_and_goes_both_ways() -> None:
 def test_every_category_of_the_issue_has_cases() -> None:
     categories = {case.values[0] for case in CASES}
     wanted = {"roles", "paths", "commands", "secrets", "redaction", "selection", "types"}
+    # Issue 22, round three: the red team's classes (secrets are calls-secrets.yaml's).
+    wanted |= {
+        "tool-names",
+        "allow-rules",
+        "lists",
+        "false-positives",
+        "shell-expansion",
+        "program-operands",
+        "wrappers",
+        "urls",
+        "asks",
+    }
     assert wanted <= categories, f"missing categories: {sorted(wanted - categories)}"
 
 

@@ -13,7 +13,7 @@ import jmespath.functions
 import re2  # type: ignore[import-untyped,unused-ignore]
 from jmespath.exceptions import JMESPathError, JMESPathTypeError
 
-from policyengine.language import paths, roles
+from policyengine.language import paths, roles, tool_names
 
 # Imported for its side effect: it registers FrozenDict/FrozenList with jmespath's type tables,
 # without which every signature check below would reject frozen call documents.
@@ -373,6 +373,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     def _func_is_string(self, value: Any) -> bool:
         """Whether the value is a string."""
         return isinstance(value, str)
+
+    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
+    def _func_tool_matches(self, name: str, patterns: str | Sequence[str]) -> bool:
+        """Whether a tool name matches any name or glob, both folded as `tools:` selectors fold them."""
+        return tool_names.tool_matches(name, _patterns(patterns))
 
 
 # The roles of the last document asked about: several rules of one call read the same roles,

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from policyengine.language.regex_cost import quadratic_risk
+from policyengine.language.tool_names import fold_tool_name
 from policyengine.packs.loader import MANIFEST, Pack
 from policyengine.packs.rules import Rule, ToolMatcher, Verb
 from policyengine.packs.type_check import PE606, check_types
@@ -203,10 +204,11 @@ def _catalog(rules: Iterable[Rule], catalog: Mapping[str, Any], sources: _Source
     """PE505 for exact names that look like typos of catalog tools, PE502 for rules matching no tool."""
     problems: list[Problem] = []
     names = [str(n) for n in catalog]
-    known = set(names)
+    # Compared folded, as rules select tools: `bash` names the catalog's `Bash`, no typo.
+    known = {fold_tool_name(n) for n in names}
     for rule in rules:
         typos: list[tuple[str, str]] = []
-        for name in sorted(rule.tools.names - known):
+        for name in sorted(n for n in rule.tools.names if fold_tool_name(n) not in known):
             close = difflib.get_close_matches(name, names, n=1, cutoff=_TYPO_CUTOFF)
             if close:
                 typos.append((name, close[0]))
@@ -217,7 +219,7 @@ def _catalog(rules: Iterable[Rule], catalog: Mapping[str, Any], sources: _Source
                     PE505,
                     rule,
                     f"rule {rule.id!r} names tool {name!r}, which is not in the catalog",
-                    f"did you mean {suggestion!r}? (tool names are exact and case-sensitive)",
+                    f"did you mean {suggestion!r}? (tool names are compared folded: case, -, _ and camelCase aside)",
                 )
             )
         # A rule whose only miss is a typo already has its PE505, which says more than PE502.

@@ -6,11 +6,12 @@ import enum
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from re import Pattern
 from typing import Any
 
 from policyengine.language.expressions import Expression, Template
 from policyengine.language.redact import Redaction
+from policyengine.language.tool_names import compile_tool_patterns, fold_tool_name
 from policyengine.packs.rule_plans import Plan, Predicate, plan_for, predicate_of
 from policyengine.values.decisions import Accept, AcceptValue, Allow, Ask, Block, Deny, PreDecision, Source
 from policyengine.values.frozen import FrozenDict, freeze
@@ -28,15 +29,30 @@ class Verb(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class ToolMatcher:
-    """Exact tool names, glob patterns and capability tags (`tag:NAME`), expanded from @lists at load time."""
+    """Exact tool names, glob patterns and capability tags (`tag:NAME`), expanded from @lists at load time.
+
+    Names and globs are compared folded (docs/rules.md): `deleteFile`, `Delete-File` and `delete_file`
+    are one tool name, so no spelling of a name reaches a tool the rules name in another.
+    """
 
     names: frozenset[str]
     globs: tuple[str, ...]
     tags: frozenset[str] = frozenset()
+    folded: frozenset[str] = field(init=False, repr=False, compare=False)
+    pattern: Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "folded", frozenset(map(fold_tool_name, self.names)))
+        object.__setattr__(self, "pattern", compile_tool_patterns(self.globs))
 
     def matches(self, tool: str, tags: frozenset[str] = frozenset()) -> bool:
         """True when the rule applies to `tool` (whose definition carries `tags`)."""
-        return tool in self.names or any(fnmatchcase(tool, g) for g in self.globs) or bool(self.tags & tags)
+        folded = fold_tool_name(tool)
+        return (
+            folded in self.folded
+            or (self.pattern is not None and self.pattern.fullmatch(folded) is not None)
+            or bool(self.tags & tags)
+        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -116,7 +132,7 @@ class RuleIndex:
     # Names that meet the same rules share one chain (and its plan): unknown names from
     # recorded calls usually meet only the "*" rules.
     chains: dict[tuple[int, ...], Chain] = field(default_factory=dict)
-    # Built at load: positions of the rules naming each tool exactly, and of the rules with
+    # Built at load: positions of the rules naming each tool exactly (by folded name), and of the rules with
     # globs, so resolving a new name costs the glob rules, not the whole pack.
     by_name: dict[str, list[int]] = field(init=False, repr=False)
     globbed: tuple[int, ...] = field(init=False, repr=False)
@@ -125,7 +141,7 @@ class RuleIndex:
     def __post_init__(self) -> None:
         self.by_name = {}
         for position, rule in enumerate(self.rules):
-            for name in rule.tools.names:
+            for name in rule.tools.folded:
                 self.by_name.setdefault(name, []).append(position)
         self.globbed = tuple(i for i, rule in enumerate(self.rules) if rule.tools.globs)
         self.tagged = tuple(i for i, rule in enumerate(self.rules) if rule.tools.tags)
@@ -138,7 +154,7 @@ class RuleIndex:
             if len(self.cache) >= self.limit:  # names can come from untrusted recorded calls
                 self.cache.clear()
                 self.chains.clear()
-            found = set(self.by_name.get(tool, ()))
+            found = set(self.by_name.get(fold_tool_name(tool), ()))
             found.update(i for i in self.globbed if self.rules[i].tools.matches(tool))
             if tags:
                 found.update(i for i in self.tagged if self.rules[i].tools.tags & tags)

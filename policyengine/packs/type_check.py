@@ -16,7 +16,6 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ from jmespath.parser import Parser
 from policyengine.language.expressions import Expression, Template, placeholder_end
 from policyengine.language.functions import PolicyFunctions
 from policyengine.language.roles import Role, key_roles, role_named
+from policyengine.language.tool_names import fold_tool_name, tool_matches
 from policyengine.packs.yaml_source import NodeSite, ScalarSpan, SourceDoc
 from policyengine.values.problems import Location, Problem, Severity, register_code
 from policyengine.values.results import Stage
@@ -371,6 +371,7 @@ _RETURNS: dict[str, JType] = {
             "path_escapes",
             "contains_any",
             "is_string",
+            "tool_matches",
         ],
         BOOL_T,
     ),
@@ -1322,6 +1323,7 @@ class _Checker:
         self.unknown = len({n for pack in packs for rule in pack.rules for n in rule.tools.names if n not in tools})
         self.suggest = self.unknown <= _MAX_SUGGESTIONS
         self.order = {name: i for i, name in enumerate(tools)}
+        self.folded = {fold_tool_name(name) for name in tools}
         self.by_tag: dict[str, set[str]] = {}
         for name, definition in tools.items():
             for tag in definition.tags:
@@ -1337,11 +1339,12 @@ class _Checker:
     def select(self, rule: Rule) -> list[str]:
         """The catalog tools the rule applies to, in catalog order."""
         matcher = rule.tools
-        found = {name for name in matcher.names if name in self.tools}
+        # Folded as at run time (ToolMatcher.matches): `bash` selects the catalog's `Bash`.
+        found = {name for name in self.tools if fold_tool_name(name) in matcher.folded}
         for glob in matcher.globs:
             hit = self.globs.get(glob)
             if hit is None:
-                hit = self.globs[glob] = {name for name in self.tools if fnmatchcase(name, glob)}
+                hit = self.globs[glob] = {name for name in self.tools if tool_matches(name, (glob,))}
             found |= hit
         for tag in matcher.tags:
             found |= self.by_tag.get(tag, set())
@@ -1456,7 +1459,7 @@ class _Checker:
 
     def tool_entries(self, rule: Rule, selected: Sequence[str], exact: bool) -> list[Problem]:
         """PE606: names written in `tools:` that the catalog lacks; or the whole list, when it selects nothing."""
-        missing = [n for n in rule.tools.names if n not in self.tools]
+        missing = [n for n in rule.tools.names if fold_tool_name(n) not in self.folded]
         if not missing and selected:
             return []
         located = self.sources.node(rule, "tools")
@@ -1467,7 +1470,8 @@ class _Checker:
         # only a rule that selects nothing is reported then, at its id.
         problems = []
         for entry, node in entries:
-            if entry.startswith(("@", "tag:")) or any(c in entry for c in "*?[") or entry in self.tools:
+            listed = fold_tool_name(entry) in self.folded
+            if entry.startswith(("@", "tag:")) or any(c in entry for c in "*?[") or listed:
                 continue
             hint = self.tool_hint(entry)
             problems.append(
@@ -1495,7 +1499,7 @@ class _Checker:
             if self.suggest:
                 close = difflib.get_close_matches(entry, list(self.tools), n=1, cutoff=0.75)
             hint = self.hints[entry] = (
-                f"did you mean {close[0]!r}? (tool names are exact and case-sensitive)"
+                f"did you mean {close[0]!r}? (tool names are compared folded: case, -, _ and camelCase aside)"
                 if close
                 else "name a tool of the catalog, or a glob or tag:NAME for tools it may not describe"
                 + (
