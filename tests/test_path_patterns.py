@@ -325,18 +325,19 @@ def _path_and_pattern(draw: st.DrawFn) -> tuple[str, str]:
 
 
 def _named_by_its_last_name(path: str, glob: str) -> bool:
-    """Whether the glob matches the path itself, not only a folder on it, when its last name has a wildcard.
+    """Whether the glob matches the path as a pattern's expansion is judged (paths._name_rule_automaton).
 
-    A pattern meets such a glob (`*.ne`) only with the name it ends in (paths._name_rule_automaton, a
-    deliberate limit): `*/x` is not a read of a folder named `a.ne`, although a plain `a.ne/x` is.
+    Deliberate limits: a glob whose last name has a wildcard (`*.ne`) or is not hidden (`ab`) is met
+    only by the name a pattern ends in, not by a folder its wildcards pass (`*/x` is no read of a
+    folder `a.ne`, although a plain `a.ne/x` is); a trailing star is a variant without a dot.
     """
-    last = glob.rstrip("/").rsplit("/", 1)[-1]
-    if not any(char in last for char in "*?["):
-        return True
-    normal = normalize_path(path)
-    if is_unknown(path):
-        return True
-    return paths._intersect(paths._text_automaton(normal, False), paths._name_rule_automaton(glob))
+    root, parts = paths._parse_subject(path)
+    if root == paths.UNKNOWN:
+        tail = paths._known_tail(parts)
+        if tail is None:
+            return True
+        return paths._intersect(paths._text_automaton("/".join(tail), False), paths._name_rule_automaton(glob))
+    return paths._intersect(paths._text_automaton(normalize_path(path), False), paths._name_rule_automaton(glob))
 
 
 @settings(max_examples=500, deadline=None)

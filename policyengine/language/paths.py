@@ -262,7 +262,8 @@ def _is_loopback(host: str) -> bool:
 MAX_PATH_LENGTH = 32_768  # Windows' own limit; Linux's PATH_MAX is 4,096
 
 # A component a shell or Windows expands to another place: "$HOME", "${X}", "$(cmd)", "%USERPROFILE%".
-_EXPANSION = re.compile(r"\$[a-z_{(0-9@*#?!-]|%[a-z_][a-z0-9_()-]*%")
+# A backtick is a command substitution as the shell parser leaves it (`cat \`echo .env\``).
+_EXPANSION = re.compile(r"\$[a-z_{(0-9@*#?!-]|%[a-z_][a-z0-9_()-]*%|`")
 # An 8.3 short name on a drive ("progra~1", "windo~1", "env~1" for .env): it stands for a long
 # name the engine cannot know.
 _SHORT_NAME = re.compile(r"[^~./]{1,6}~[0-9]{1,6}(?:\.[^.]{0,3})?")
@@ -306,6 +307,7 @@ def _parse(path: str, classify: bool = True) -> tuple[Root, tuple[str, ...]]:
         and "./" not in rest
         and not rest.endswith(".")
         and "$" not in rest
+        and "`" not in rest
         and "~" not in rest
         and "%" not in rest
     ):
@@ -561,7 +563,8 @@ def globs_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
         if type(path) is PathPattern:
             if not automata:  # built on the first pattern subject: plain paths never need them
                 automata.extend((_name_rule_automaton(p), _straddles(p)) for p in patterns)
-            return any(_pattern_may_match(root, parts, automata) for root, parts in _pattern_readings(path))
+            rules = automata + _spelled_rules(path, patterns)
+            return any(_pattern_may_match(root, parts, rules) for root, parts in _pattern_readings(path))
         return any(_may_match(root, parts, regex, straddles) for root, parts in _readings(path))
 
     return matches
@@ -707,7 +710,8 @@ def path_matches(path: str, patterns: str | Iterable[str]) -> bool:
     For a PathPattern: whether some expansion may match (the two globs' languages meet).
     """
     if type(path) is PathPattern:
-        rules = [(_name_rule_automaton(p), _straddles(p)) for p in _as_list(patterns)]
+        listed = _as_list(patterns)
+        rules = [(_name_rule_automaton(p), _straddles(p)) for p in listed] + _spelled_rules(path, listed)
         return any(_pattern_may_match(root, parts, rules) for root, parts in _pattern_readings(path))
     compiled = [(_compiled_path_glob(p), _straddles(p)) for p in _as_list(patterns)]
     return any(
@@ -1104,15 +1108,39 @@ def _name_rule_automaton(pattern: str) -> Automaton:
     folder name (`certs.pem/*`) is still matched, as a plain path would be. Deliberate (docs/functions.md).
     """
     root, parts = _parse(pattern, classify=False)
-    if not parts or parts[-1] == "**" or not _is_pattern(parts[-1]):
+    if not parts or parts[-1] == "**" or (not _is_pattern(parts[-1]) and parts[-1].startswith(".")):
+        # A hidden name (`.ssh`) is never produced by a wildcard, so below it stays covered (`.*/config`).
         return _rule_automaton(pattern)
     builder = _Builder()
     if root:
         builder.text(root)
     else:
         builder.any_prefix()
+    last = parts[-1]
+    if len(last) > 1 and last.endswith("*") and not last.endswith("**"):
+        # `id_rsa*` names a key and its variants (id_rsa_work, id_rsa2), not a further extension:
+        # `*.md` is not `id_rsa.md`. A pattern that spells the name (`id_r*`, `*rsa`, `id_rsa.b*`) meets it.
+        if builder.components((*parts[:-1], last[:-1]), subject=False) and last[:-1]:
+            builder.star(_NOT_DOT_OR_SLASH)
+        return builder.done()
     builder.components(parts, subject=False)
     return builder.done()
+
+
+def _spelled_rules(subject: str, patterns: Iterable[str]) -> list[tuple[Automaton, bool]]:
+    """Whole rules the subject spells out itself: `id_rsa*` by a name starting `id_rsa`, `secrets` by a folder `secrets`."""
+    components = subject.casefold().split("/")
+    name = components[-1]
+    spelled = name[: min((name.find(c) for c in "*?[" if c in name), default=len(name))]
+    found: list[tuple[Automaton, bool]] = []
+    for pattern in patterns:
+        last = pattern.rsplit("/", 1)[-1].casefold()
+        prefix = last[: min((last.find(c) for c in "*?[" if c in last), default=len(last))]
+        if (prefix and last.endswith("*") and spelled.startswith(prefix)) or (
+            prefix == last and last in components  # a folder the subject names itself: `secrets/*.txt`
+        ):
+            found.append((_rule_automaton(pattern), _straddles(pattern)))
+    return found
 
 
 def _too_large(parts: tuple[str, ...]) -> bool:

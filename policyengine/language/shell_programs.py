@@ -218,6 +218,7 @@ WRAPPERS: dict[str, Wrapper] = {
     ),
     "stdbuf": Wrapper(values="ioe", long_values=frozenset({"--input", "--output", "--error"})),
     "busybox": Wrapper(flags=None, long_flags=None),
+    "toybox": Wrapper(flags=None, long_flags=None),  # busybox's kin: `toybox nc host port` runs nc
     "chroot": Wrapper(
         long_values=frozenset({"--userspec", "--groups"}),
         long_flags=frozenset({"--skip-chdir", "--help", "--version"}),
@@ -523,7 +524,16 @@ _GREP = Grammar(
     scripts=_set("e", "f", "--regexp", "--file"),
 )
 
+# fd runs a command per file found: `fd -e tmp -x rm` deletes (the words after -x are its command).
+_FD = Grammar(
+    values=_set("e", "t", "E", "d", "j", "--extension", "--type", "--exclude", "--max-depth", "--threads"),
+    runs=_set("x", "X", "--exec", "--exec-batch"),
+    first_is_pattern=True,
+)
+
 GRAMMARS: dict[str, Grammar] = {
+    "fd": _FD,
+    "fdfind": _FD,
     "grep": _GREP,
     "egrep": _GREP,
     "fgrep": _GREP,
