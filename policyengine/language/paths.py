@@ -1128,7 +1128,7 @@ def _name_rule_automaton(pattern: str) -> Automaton:
 
 
 def _spelled_rules(subject: str, patterns: Iterable[str]) -> list[tuple[Automaton, bool]]:
-    """Whole rules the subject spells out itself: `id_rsa*` by a name starting `id_rsa`, `secrets` by a folder `secrets`."""
+    """Whole rules the subject spells itself: `id_rsa*` by a name starting `id_rsa`, `secrets` by a folder `secrets`."""
     components = subject.casefold().split("/")
     name = components[-1]
     spelled = name[: min((name.find(c) for c in "*?[" if c in name), default=len(name))]
