@@ -859,13 +859,7 @@ def _class_charset(text: str, start: int, end: int, subject: bool) -> Charset:
     if negate:
         # In a path, a complemented class still never matches the separator.
         ranges.append((0x2F, 0x2F))
-    merged: list[tuple[int, int]] = []
-    for first, last in sorted(ranges):
-        if merged and first <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
-        else:
-            merged.append((first, last))
-    return (negate, tuple(merged))
+    return (negate, _merged_ranges(ranges))
 
 
 def _subject_range(low: str, high: str) -> list[tuple[int, int]]:

@@ -593,40 +593,17 @@ _STRONG_GAP = re.compile(r"[\"'`\x1f]")
 _NEEDS_DECODING = r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
 # JSON text in a string is parsed (its keys and pairs count): a string that starts with { or [.
 _JSON_START = r"(?m:^\s*[\[{])"
+# Every alternative that may start a finding; a string none of them matches holds none.
+_PLAIN_GATES = (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN)
 _PREFILTER = re2.compile(
-    "|".join(
-        f"(?:{p})"
-        for p in (
-            *(p for _, p in _SHAPES),
-            _ASSIGNMENT,
-            _ASCII_CARD_RUN,
-            _TOKEN_RUN,
-            _ENCODED_GATE,
-            _SPLIT_HEADS,
-            _NEEDS_DECODING,
-            _JSON_START,
-        )
-    ),
+    "|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _ENCODED_GATE, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)),
     _MATCH_ONLY,
 )
 # The same alternatives in two programs, for finding where matches are (_candidates): RE2 finds a
 # match's start with a reverse DFA, and the reverse of the whole alternation outgrows its memory
 # (the NFA then costs 70x on a 4 KB batch); the parts alone stay small.
 _PREFILTER_PARTS: Final = (
-    re2.compile(
-        "|".join(
-            f"(?:{p})"
-            for p in (
-                *(p for _, p in _SHAPES),
-                _ASSIGNMENT,
-                _ASCII_CARD_RUN,
-                _TOKEN_RUN,
-                _NEEDS_DECODING,
-                _JSON_START,
-            )
-        ),
-        _MATCH_ONLY,
-    ),
+    re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _MATCH_ONLY),
     re2.compile(f"{_ENCODED_GATE}|{_SPLIT_HEADS}", _MATCH_ONLY),
 )
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
