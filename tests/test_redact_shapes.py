@@ -6,6 +6,7 @@ The property tests draw up to 200 cases each; POLICYENGINE_TEST_SCALE=10 draws t
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policyengine.language.redact import REDACTED, Redaction, key_matcher, parse_path
-from policyengine.language.secret_scanner import card_numbers, find_secrets, is_credential_key
+from policyengine.language.secret_scanner import card_numbers, find_secrets, hide_cards, is_credential_key
 from policyengine.values.frozen import freeze
 from support import scaled
 
@@ -412,3 +413,22 @@ def test_after_cards_redaction_no_card_number_is_left(document: Any, keep_last: 
 def test_cards_redaction_of_any_text_removes_every_card_number(text: str) -> None:
     redacted = LAST4.apply("4111 1111 1111 1111 " + text)
     assert isinstance(redacted, str) and card_numbers(redacted) == []
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        base64.b64encode(b"4111 1111 1111 1111").decode(),
+        base64.urlsafe_b64encode(b"card: 5500-0000-0000-0004").decode().rstrip("="),
+        b"4111111111111111".hex(),
+    ],
+)
+def test_a_card_number_encoded_in_a_result_is_masked_with_its_run(encoded: str) -> None:
+    """hide_cards decodes base64 and hex runs as the detector does: an encoded card is hidden, run and all."""
+    masked = hide_cards(f"ref {encoded} end", lambda _value: "[CARD]")
+    assert masked == "ref [CARD] end"
+
+
+def test_an_encoded_run_without_a_card_is_left_alone() -> None:
+    text = "integrity sha512-" + base64.b64encode(b"x" * 48).decode() + " and " + b"hello world!".hex()
+    assert hide_cards(text, lambda _value: "[CARD]") == text

@@ -1859,14 +1859,39 @@ def _has_card_run(text: str) -> bool:
 
 
 def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
-    """A string with each card's characters replaced; the whole string when only decoding shows a card."""
+    """A string with each card's characters replaced; the whole string when only decoding shows a card.
+
+    A base64 or hex run that decodes to a card is replaced whole (`NDExMTEx...` is a card too).
+    """
     if len(text) < 13:
         return text
     encoded = not text.isascii() or _needs_decoding(text)
-    if not encoded and not _has_card_run(text):
+    runs = _encoded_card_runs(text) if _encoded_gate(text.encode("utf-8", "surrogatepass")) else []
+    if not encoded and not runs and not _has_card_run(text):
         return text
     spans = _card_spans(text)
     if encoded and len(card_numbers(text)) > len(spans):
         # Digits written as escapes ("%34%31...") have no span in the raw text: hide it whole.
         return hide(text)
-    return _replace(text, [(start, end) for start, end, _ in spans], hide) if spans else text
+    cut = sorted([*((start, end) for start, end, _ in spans), *runs])
+    joined: list[tuple[int, int]] = []
+    for start, end in cut:  # a card's digits may sit inside a hex run: one span for both
+        if joined and start < joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], end))
+        else:
+            joined.append((start, end))
+    return _replace(text, joined, hide) if joined else text
+
+
+def _encoded_card_runs(text: str) -> list[tuple[int, int]]:
+    """The base64 and hex runs of a text that decode to text holding a card number (bounded like secrets)."""
+    found: list[tuple[int, int]] = []
+    for decoded_runs, spans in enumerate(_matches(_ENCODED_RE, text)):
+        if decoded_runs >= MAX_DECODED:
+            break
+        start, end = spans[0]
+        if end - start > 2 * DECODE_BUDGET:
+            continue
+        if any(card_numbers(decoded) for _, decoded in _decodings(text[start:end])):
+            found.append((start, end))
+    return found
