@@ -69,13 +69,25 @@ def test_the_compiled_glob_matcher_agrees_on_patterns(case: dict[str, Any]) -> N
 
 @pytest.mark.parametrize("case", CASES["matches"], ids=_ids(CASES["matches"]))
 def test_a_pattern_surely_matches_only_when_it_names_one_path(case: dict[str, Any]) -> None:
-    """path_surely_matches: a wildcard is never sure, and what is sure may match."""
+    """path_surely_matches: a wildcard is never sure, unless a one-name glob takes the literal name it ends in."""
     subject = PathPattern(case["subject"])
     surely = path_surely_matches(subject, case["globs"])
     if surely:
         assert path_matches(subject, case["globs"])
-    if "*" in subject or "?" in subject:
+    last = subject.rsplit("/", 1)[-1]
+    named = not any(char in last for char in "*?[") and any(
+        "/" not in glob and path_matches(last, glob) for glob in case["globs"]
+    )
+    if ("*" in subject or "?" in subject) and not named:
         assert not surely
+
+
+def test_a_pattern_ending_in_a_template_name_surely_is_one() -> None:
+    """`Glob **/.env.example` is a template wherever it is: the secret-file red line's exception holds for it."""
+    assert path_surely_matches(PathPattern("**/.env.example"), ".env.example")
+    assert path_surely_matches(PathPattern("/h/*/.env.example"), [".env.sample", ".env.example"])
+    assert not path_surely_matches(PathPattern("**/.env.*"), ".env.example")
+    assert not path_surely_matches(PathPattern("**/.env.example"), "/etc/.env.example")
 
 
 def test_a_pattern_of_escapes_surely_matches_its_literal_name() -> None:

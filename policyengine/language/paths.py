@@ -724,18 +724,36 @@ def path_surely_matches(path: str, patterns: str | Iterable[str]) -> bool:
     compiled = [_compiled_path_glob(pattern) for pattern in _as_list(patterns)]
     if type(path) is PathPattern:
         # Only a pattern that names one path (its brackets hold one character each) surely matches.
+        # So does one whose last name is literal when a floating one-name glob takes that name
+        # (`**/.env.example` is surely a `.env.example`, wherever its folders are).
+        names_only = [_compiled_path_glob(p) for p in _as_list(patterns) if _floating_name(p)]
         literal = [(root, _literal_prefix(parts), parts) for root, parts in _pattern_readings(path)]
         return all(
-            root != UNKNOWN
-            and not _too_large(parts)
-            and len(names) == len(parts)
-            and any(regex.fullmatch(_join(root, names)) is not None for regex in compiled)
+            not _too_large(parts)
+            and (
+                (
+                    root != UNKNOWN
+                    and len(names) == len(parts)
+                    and any(regex.fullmatch(_join(root, names)) is not None for regex in compiled)
+                )
+                or (
+                    bool(parts)
+                    and _component_literal(parts[-1]) not in (None, "..", "**")
+                    and any(regex.fullmatch(_component_literal(parts[-1]) or "") is not None for regex in names_only)
+                )
+            )
             for root, names, parts in literal
         )
     return all(
         root != UNKNOWN and any(regex.fullmatch(_join(root, parts)) is not None for regex in compiled)
         for root, parts in _readings(path)
     )
+
+
+def _floating_name(pattern: str) -> bool:
+    """Whether a glob is one relative name (`.env.example`, `*.md`): it matches any path with such a name."""
+    root, parts = _parse(pattern, classify=False)
+    return not root and len(parts) == 1 and parts[0] != "**"
 
 
 # -- path patterns -----------------------------------------------------------------------------
