@@ -8,6 +8,7 @@ import jmespath
 import pytest
 from jmespath.exceptions import JMESPathError
 
+from policyengine import define_tool
 from policyengine.language.functions import OPTIONS
 from policyengine.language.paths import PathPattern
 from policyengine.language.roles import Role, role_named
@@ -60,3 +61,14 @@ def test_a_tool_glob_expands_braces_and_keeps_dollar_literal() -> None:
     (dollar,) = glob_operands("$x/*.md")
     assert dollar == "[$]x/*.md"  # a tool's glob is not a shell word: $x is a name
     assert not isinstance(glob_operands("notes.md")[0], PathPattern)
+
+
+def test_a_cerberus_parameter_may_declare_the_glob_role() -> None:
+    """The Cerberus dialect accepts `role: glob` as JSON Schema's `x-policy-role: glob` does."""
+    tool = define_tool(
+        name="find_files",
+        description="d",
+        parameters={"pattern": {"type": "string", "role": "glob"}},
+        execute=lambda _a: None,
+    )
+    assert dict(tool.roles or {}) == {"pattern": "glob"}

@@ -12,6 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from policyengine.language import functions
 from policyengine.language.functions import OPTIONS
 from policyengine.language.tool_names import fold_tool_name, fold_tool_pattern, tool_matches
 from policyengine.packs.lint import PE505, lint
@@ -151,3 +152,12 @@ def test_the_type_check_selects_the_catalog_tool_a_folded_spelling_names(tmp_pat
     assert [p.code for p in check_types([folded], catalog) if p.code == PE606] == []
     typo = load_pack(write_pack(tmp_path, "typo", {"rules.yaml": rules % "placeOrdr"}))
     assert [p.code for p in check_types([typo], catalog) if p.code == PE606] == [PE606]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_NAMES, st.lists(st.text(alphabet="aAbB_-.*?", min_size=1, max_size=6), min_size=1, max_size=4))
+def test_the_specialised_tool_matches_is_the_function_it_replaces(name: str, patterns: list[str]) -> None:
+    """A rule's literal list is folded and compiled once at load (functions._specialize); same answers."""
+    run = functions._specialize("tool_matches", [functions.DYNAMIC, patterns])
+    assert run is not None
+    assert run(name) == tool_matches(name, patterns)

@@ -635,6 +635,8 @@ def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | N
         elif name == "glob_match":
             glob = re2.compile("|".join(f"(?:{paths.glob_to_regex(p)})" for p in patterns), _RE2_OPTIONS)
             test = lambda subject: glob.fullmatch(subject) is not None  # noqa: E731
+        elif name == "tool_matches":
+            test = tool_names.tool_matcher(tuple(patterns))
         elif name == "regex_match":
             regex = re2.compile("|".join(f"(?:{p})" for p in patterns), _RE2_OPTIONS)
             test = lambda subject: regex.search(subject) is not None  # noqa: E731

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fnmatch import translate
 from functools import lru_cache
 
@@ -83,15 +83,19 @@ def compile_tool_patterns(patterns: Iterable[str]) -> re.Pattern[str] | None:
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _matcher(patterns: tuple[str, ...]) -> tuple[frozenset[str], re.Pattern[str] | None]:
-    """Exact folded names, and one regex for the globs, of a pattern list (compiled once per list)."""
+def tool_matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """tool_matches with the names folded and the globs compiled once (a rule's literal list: at load)."""
     globs = [p for p in patterns if any(c in p for c in "*?[")]
     names = frozenset(fold_tool_name(p) for p in patterns if p not in globs)
-    return names, compile_tool_patterns(globs)
+    regex = compile_tool_patterns(globs)
+
+    def matches(name: str) -> bool:
+        folded = fold_tool_name(name)
+        return folded in names or (regex is not None and regex.fullmatch(folded) is not None)
+
+    return matches
 
 
 def tool_matches(name: str, patterns: Iterable[str]) -> bool:
     """Whether the tool name matches any name or glob, both folded (docs/functions.md, tool_matches)."""
-    names, globs = _matcher(tuple(patterns))
-    folded = fold_tool_name(name)
-    return folded in names or (globs is not None and globs.fullmatch(folded) is not None)
+    return tool_matcher(tuple(patterns))(name)

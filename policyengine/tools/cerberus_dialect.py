@@ -49,10 +49,10 @@ class ParameterValidator(cerberus.Validator):  # type: ignore[misc]
         """
 
     def _validate_role(self, role: Any, field: Any, value: Any) -> None:
-        """What the value is for policy (path, url, command, secret, email, amount, text); never constrains it.
+        """What the value is for policy (path, url, command, secret, email, amount, glob, text); never constrains it.
 
         The rule's arguments are validated against this schema:
-        {'type': 'string', 'allowed': ['path', 'url', 'command', 'secret', 'email', 'amount', 'text']}
+        {'type': 'string', 'allowed': ['path', 'url', 'command', 'secret', 'email', 'amount', 'glob', 'text']}
         """
 
 
