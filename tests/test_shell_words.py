@@ -177,13 +177,9 @@ def test_the_one_piece_fast_path_agrees_with_the_general_reading(text: str, cut:
 @settings(max_examples=scaled(150), deadline=None)
 @given(NAME, NAME)
 def test_after_cd_a_relative_operand_is_also_reported_under_the_directory(directory: str, name: str) -> None:
+    # NAME never starts with `-`, so every drawn command parses (no option to skip).
     for text in (f"cd {directory} && cat {name}", f"cd {directory}; cat {name}", f"(cd {directory}; cat {name})"):
-        try:
-            operands = parse_command(text).operands
-        except CommandError:
-            return  # `-x` and the like
-        if directory.startswith("-") or name.startswith("-"):
-            return
+        operands = parse_command(text).operands
         assert f"{directory}/{name}" in operands and name in operands, (text, operands)
 
 

@@ -304,6 +304,7 @@ _ANSI_SIMPLE = {
     "?": "?",
 }
 _HEX = frozenset("0123456789abcdefABCDEF")
+_ANSI_DIGITS = {"x": 2, "u": 4, "U": 8}  # most hex digits after $'\x, \u and \U
 
 
 def glob_operands(pattern: str) -> tuple[str, ...]:
@@ -1982,7 +1983,7 @@ def _ansi_c(raw: str) -> str:
                 index += 1
             out.append(chr(int(digits, 8) & 0xFF))
         elif code in "xuU":
-            most = {"x": 2, "u": 4, "U": 8}[code]
+            most = _ANSI_DIGITS[code]
             digits = ""
             while len(digits) < most and index < length and raw[index] in _HEX:
                 digits += raw[index]

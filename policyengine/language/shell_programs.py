@@ -75,6 +75,9 @@ def _set(*names: str) -> frozenset[str]:
     return frozenset(names)
 
 
+# The namespaces `unshare` makes and `nsenter` enters, each a long flag of both.
+_NAMESPACES = ("--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time")
+
 WRAPPERS: dict[str, Wrapper] = {
     "env": Wrapper(
         values="uCP",
@@ -297,14 +300,7 @@ WRAPPERS: dict[str, Wrapper] = {
             "--boottime",
         ),
         long_flags=_set(
-            "--mount",
-            "--uts",
-            "--ipc",
-            "--net",
-            "--pid",
-            "--user",
-            "--cgroup",
-            "--time",
+            *_NAMESPACES,
             "--fork",
             "--kill-child",
             "--mount-proc",
@@ -325,14 +321,7 @@ WRAPPERS: dict[str, Wrapper] = {
         long_values=_set("--target", "--setuid", "--setgid"),
         long_flags=_set(
             "--all",
-            "--mount",
-            "--uts",
-            "--ipc",
-            "--net",
-            "--pid",
-            "--user",
-            "--cgroup",
-            "--time",
+            *_NAMESPACES,
             "--root",
             "--wd",
             "--preserve-credentials",
