@@ -196,15 +196,6 @@ def test_spelling_options_without_a_spelling_run_or_out_of_range_are_usage_error
 # -- what counts as weaker ----------------------------------------------------------------------
 
 
-def _decider(verdicts: dict[str, Verdict]) -> Any:
-    """A decider by the call's `path` argument (the original's verdict for anything not listed)."""
-
-    def decide(call: Call) -> Verdict:
-        return verdicts.get(str(call.arguments.get("path")), verdicts["original"])
-
-    return decide
-
-
 def _weaker(original: Verdict, spelled: Verdict) -> tuple[int, int]:
     subject = Subject("s", Call("read_file", {"path": "/home/dev/project/.env"}, CWD))
     report = check([subject], lambda call: original if call == subject.call else spelled, max_per_value=2)
@@ -524,14 +515,6 @@ def test_a_home_operand_keeps_its_tilde_unquoted() -> None:
 
 
 # -- the shipped packs (hold once the path, shell and secret layers of issue 22 are merged) --------
-
-
-def _summary(report: Any) -> str:
-    return "\n".join(
-        f"{f.subject.label}: {f.spelling.kind}/{f.spelling.mutator} {f.spelling.where}={f.spelling.spelled!r} "
-        f"{f.original.decision}->{f.spelled.decision} missed by {f.missed_by}"
-        for f in report.weaker
-    )
 
 
 def _spell(argv: Iterable[str | Path]) -> dict[str, Any]:

@@ -10,12 +10,12 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK
 from policyengine.cli.report import paint, table
-from policyengine.cli.test import add_spelling_arguments, check_spelling_arguments, print_spellings
+from policyengine.cli.test import add_spelling_arguments, check_spelling_arguments, declared_roles, print_spellings
 from policyengine.dryrun.engine import (
     HIT_STAGES,
     MAX_LINE_BYTES,
@@ -241,12 +241,11 @@ def _spell_calls(engine: Engine, lines: Sequence[tuple[int, bytes]], args: argpa
         rewrites = tuple(record.get("rewrites", ()))
         return Verdict(record["decision"], rule, record.get("post"), record.get("value"), rewrites)
 
-    tools = engine.main.registry.tools
-
-    def roles(name: str) -> Mapping[str, str] | None:
-        definition = tools.get(name)
-        return definition.roles if definition is not None else None
-
     return check(
-        subjects, decide, roles=roles, seed=args.seed, max_per_value=args.max_spellings, budget=args.spelling_budget
+        subjects,
+        decide,
+        roles=declared_roles(engine.main.registry.tools),
+        seed=args.seed,
+        max_per_value=args.max_spellings,
+        budget=args.spelling_budget,
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TextIO
 
 from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, install_layers
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from policyengine.enforce.install import PolicyLayers
     from policyengine.testing.runner import TestFile
     from policyengine.testing.spellings import SpellingReport
+    from policyengine.tools.definition import ToolDefinition
 
 NAME = "test"
 HELP = "run the packs' policy tests"
@@ -68,6 +69,16 @@ def check_spelling_arguments(args: argparse.Namespace) -> None:
     """Refuse spelling options that cannot run."""
     if args.max_spellings < 1 or args.spelling_budget < 1:
         raise UsageError("--max-spellings and --spelling-budget must be at least 1")
+
+
+def declared_roles(tools: Mapping[str, ToolDefinition]) -> Callable[[str], Mapping[str, str] | None]:
+    """A tool's declared argument roles by its name (None for a tool outside the catalog)."""
+
+    def roles(name: str) -> Mapping[str, str] | None:
+        definition = tools.get(name)
+        return definition.roles if definition is not None else None
+
+    return roles
 
 
 def print_spellings(report: SpellingReport, form: str, out: TextIO) -> int:
@@ -130,16 +141,10 @@ def _spell_tests(
         for test_file in files
         for test in test_file.tests
     ]
-    tools = layers.registry.tools
-
-    def roles(name: str) -> Mapping[str, str] | None:
-        definition = tools.get(name)
-        return definition.roles if definition is not None else None
-
     return check(
         subjects,
         layers_decider(layers, require_tool=require_tool),
-        roles=roles,
+        roles=declared_roles(layers.registry.tools),
         seed=args.seed,
         max_per_value=args.max_spellings,
         budget=args.spelling_budget,

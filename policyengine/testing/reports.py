@@ -240,25 +240,15 @@ def spellings_junit(report: SpellingReport) -> str:
     by_subject: dict[str, list[Finding]] = {}
     for finding in report.weaker:
         by_subject.setdefault(finding.subject.label, []).append(finding)
-    root = ET.Element(
-        "testsuites",
-        name="policyengine spellings",
-        tests=str(max(report.subjects, len(by_subject))),
-        failures=str(len(by_subject)),
-        errors="0",
-        skipped="0",
-        time=_seconds(report.duration),
-    )
-    suite = ET.SubElement(
-        root,
-        "testsuite",
-        name="spellings",
-        tests=str(max(report.subjects, len(by_subject))),
-        failures=str(len(by_subject)),
-        errors="0",
-        skipped="0",
-        time=_seconds(report.duration),
-    )
+    totals = {
+        "tests": str(max(report.subjects, len(by_subject))),
+        "failures": str(len(by_subject)),
+        "errors": "0",
+        "skipped": "0",
+        "time": _seconds(report.duration),
+    }
+    root = ET.Element("testsuites", {"name": "policyengine spellings", **totals})
+    suite = ET.SubElement(root, "testsuite", {"name": "spellings", **totals})
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="seed", value=str(report.seed))
     ET.SubElement(properties, "property", name="spellings", value=str(report.spellings))

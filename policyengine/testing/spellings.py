@@ -584,14 +584,9 @@ def _ansi_c(word: str) -> str:
     return "$'" + "".join(f"\\x{ord(c):02x}" if i == 0 else c for i, c in enumerate(word)) + "'"
 
 
-def _in_name(word: str) -> tuple[str, str]:
-    """(the word up to its last component, the last component): shell spellings touch only the name."""
-    return _split_last(word)
-
-
 def _operand_spellings(word: str) -> Iterator[tuple[str, str]]:
     """Shell spellings of one operand naming the same path after quote removal, globbing or brace expansion."""
-    head, name = _in_name(word)
+    head, name = _split_last(word)
     if len(name) < 2 or name in ("..",):
         return
     yield "operand-empty-quotes", f"{head}{name[0]}''{name[1:]}"
@@ -648,7 +643,7 @@ def spell_command(command: str, cwd: str | None = None) -> Iterator[tuple[str, s
                 yield "operand-" + mutator, before + _shell_word(spelled) + after
         if len(operands) == 1 and " cd " not in f" {command}":
             # Only with one operand: a `cd` moves every relative operand, not just the one spelled.
-            head, name = _in_name(word)
+            head, name = _split_last(word)
             if head.rstrip("/") and name and not word.startswith("~"):
                 yield "cd-then-relative", f"cd {_quoted(head.rstrip('/'))} && {before}{name}{after}"
 
