@@ -453,3 +453,14 @@ def rules_pack(
         body["lists"] = {k: list(v) for k, v in lists.items()}
     body["rules"] = [dict(r) for r in rules]
     return write_pack(root, name, {filename: body}, **manifest)
+
+
+class MutatingApproval:
+    """An approval service that hands the call it is asked about to `mutate`, then allows it once."""
+
+    def __init__(self, mutate: Callable[[Any], None]) -> None:
+        self.mutate = mutate
+
+    async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
+        self.mutate(request.call)
+        return ApprovalAnswer.ALLOWED_ONCE

@@ -19,8 +19,6 @@ from typing import Any, cast
 import pytest
 
 from policyengine import (
-    ApprovalAnswer,
-    ApprovalRequest,
     Dispatch,
     FrozenDict,
     FrozenList,
@@ -42,7 +40,7 @@ from policyengine.packs.loader import load_pack
 from policyengine.runtime.audit import AuditRecorder
 from policyengine.values import frozen
 from policyengine.values.frozen import freeze, thaw
-from support import SECRET_RECORD, Recorder, make_bench, make_registry, make_tool, rules_pack
+from support import SECRET_RECORD, MutatingApproval, Recorder, make_bench, make_registry, make_tool, rules_pack
 
 SHADOW = "/etc/shadow"
 Next = Callable[..., Awaitable[Any]]
@@ -247,17 +245,6 @@ WRITE_PARAMS = {
 ORIGINAL = {"path": "notes.txt", "tags": ["a"], "force": True}
 
 
-class _MutatingApproval:
-    """An approval service that writes to the call it is asked about, then allows it."""
-
-    def __init__(self, mutate: Callable[[ToolCall], None]) -> None:
-        self.mutate = mutate
-
-    async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
-        self.mutate(request.call)
-        return ApprovalAnswer.ALLOWED_ONCE
-
-
 def _install_mutator(registry: Registry, where: str, mutate: Callable[[ToolCall], None]) -> Stage:
     """Install something at `where` that mutates the call; the stage the denial is reported at."""
     if where == "pre-execute listener":
@@ -290,7 +277,7 @@ def _install_mutator(registry: Registry, where: str, mutate: Callable[[ToolCall]
             return ask("may it?")
 
         registry.on_pre_execute(asker)
-        registry.set_approval(_MutatingApproval(mutate))
+        registry.set_approval(MutatingApproval(mutate))
         return Stage.APPROVAL
     assert where == "execute wrapper"
 

@@ -38,6 +38,7 @@ from policyengine import (
     Stage,
     ToolCall,
     ToolDefinition,
+    ToolResult,
     accept,
     accept_value,
     allow,
@@ -49,7 +50,7 @@ from policyengine import (
 from policyengine.enforce.install import pack_bundle
 from policyengine.packs.loader import load_pack
 from policyengine.values.frozen import freeze, thaw
-from support import SECRET_RECORD, make_registry, make_tool, rules_pack, scaled
+from support import SECRET_RECORD, MutatingApproval, Recorder, make_registry, make_tool, rules_pack, scaled
 
 Next = Callable[..., Awaitable[Any]]
 WRITE_PARAMS = {"path": {"type": "string", "required": True}}
@@ -81,15 +82,6 @@ def _grant_by_swapping(call: ToolCall) -> None:
 GRANTS = {"append": _grant_plainly, "list.append": _grant_by_base_class, "dict.__setitem__": _grant_by_swapping}
 
 
-class _GrantingApproval:
-    def __init__(self, grant: Callable[[ToolCall], None]) -> None:
-        self.grant = grant
-
-    async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
-        self.grant(request.call)
-        return ApprovalAnswer.ALLOWED_ONCE
-
-
 def _install_granter(registry: Registry, where: str, grant: Callable[[ToolCall], None]) -> None:
     if where == "pre-execute listener":
 
@@ -112,7 +104,7 @@ def _install_granter(registry: Registry, where: str, grant: Callable[[ToolCall],
             return ask("may it?")
 
         registry.on_pre_execute(asker)
-        registry.set_approval(_GrantingApproval(grant))
+        registry.set_approval(MutatingApproval(grant))
     else:
         assert where == "execute wrapper"
 
@@ -606,10 +598,8 @@ RETURNS: dict[str, Callable[[], Any]] = {
 }
 
 
-@pytest.mark.parametrize("returns", RETURNS.values(), ids=RETURNS.keys())
-def test_an_earlier_listener_that_accepts_after_next_never_undoes_a_pack_block(
-    tmp_path: Path, returns: Callable[[], Any]
-) -> None:
+def _fetch_after_approver(tmp_path: Path, returns: Callable[[], Any], *, blocks: bool) -> tuple[ToolResult, Recorder]:
+    """Call `fetch` under the pack, below a listener `approver` that returns `returns()` after next()."""
     registry, recorder = make_registry(make_tool("fetch", _fetch_record, schema=SECRET_RECORD))
 
     @registry.on_post_execute(name="approver")
@@ -617,9 +607,15 @@ def test_an_earlier_listener_that_accepts_after_next_never_undoes_a_pack_block(
         await next()
         return returns()
 
-    registry.install(pack_bundle(load_pack(_redact_and_block_pack(tmp_path, blocks=True))))
+    registry.install(pack_bundle(load_pack(_redact_and_block_pack(tmp_path, blocks=blocks))))
+    return registry.call_sync("fetch"), recorder
 
-    result = registry.call_sync("fetch")
+
+@pytest.mark.parametrize("returns", RETURNS.values(), ids=RETURNS.keys())
+def test_an_earlier_listener_that_accepts_after_next_never_undoes_a_pack_block(
+    tmp_path: Path, returns: Callable[[], Any]
+) -> None:
+    result, recorder = _fetch_after_approver(tmp_path, returns, blocks=True)
 
     assert result.outcome is Outcome.BLOCKED
     assert result.source is not None and result.source.rule_id == "block-ada"
@@ -630,16 +626,7 @@ def test_an_earlier_listener_that_accepts_after_next_never_undoes_a_pack_block(
 def test_an_earlier_listener_that_accepts_after_next_keeps_the_packs_redaction(
     tmp_path: Path, returns: Callable[[], Any]
 ) -> None:
-    registry, recorder = make_registry(make_tool("fetch", _fetch_record, schema=SECRET_RECORD))
-
-    @registry.on_post_execute(name="approver")
-    async def approver(call: ToolCall, pending: PendingResult, next: Next) -> Any:
-        await next()
-        return returns()
-
-    registry.install(pack_bundle(load_pack(_redact_and_block_pack(tmp_path, blocks=False))))
-
-    result = registry.call_sync("fetch")
+    result, recorder = _fetch_after_approver(tmp_path, returns, blocks=False)
 
     assert result.outcome is Outcome.OK, result.reason
     assert result.value == {"user": "ada", "token": "[REDACTED]"}

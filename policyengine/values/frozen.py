@@ -173,7 +173,30 @@ def copy_in(value: Any) -> Any:
                 break
         else:
             return freeze(value)  # flat and plain, as most arguments are: freeze() builds new containers anyway
+    if _plain(value, 0):
+        return freeze(value)  # nested, but plain dicts and lists only: freeze() builds every one anew too
     return freeze(unfrozen(value))
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """True when `value` is exact dicts, lists and tuples of exact scalars: freeze() copies all of it anew."""
+    kind = type(value)
+    if kind in _EXACT_SCALARS:
+        return True
+    if depth > MAX_DEPTH:
+        return False  # left for freeze(unfrozen()) to refuse
+    if kind is dict:
+        items: Any = dict.values(value)
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return False  # a frozen container freeze() would share, or a mapping that may answer differently twice
+    for item in items:  # a loop, not all(): this runs on every call's arguments
+        if type(item) not in _EXACT_SCALARS and not _plain(item, depth + 1):
+            break
+    else:
+        return True
+    return False
 
 
 def unfrozen(value: Any, depth: int = 0) -> Any:
