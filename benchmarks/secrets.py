@@ -239,10 +239,11 @@ def before_scanner(rev: str) -> Any:
     return module
 
 
-def compare_before(rev: str, calls: list[Any], texts: dict[str, str], json_out: bool) -> dict[str, Any]:
-    """Now and before on the BFCL calls and the 1 MB texts, alternated three times (best of each)."""
+def compare_before(
+    rev: str, calls: list[Any], batches: list[Any], texts: dict[str, str], json_out: bool
+) -> dict[str, Any]:
+    """Now and before on the BFCL calls (one by one and batched) and the 1 MB texts, alternated three times."""
     before = before_scanner(rev).find_secrets
-    batches = [calls[i : i + 80] for i in range(0, len(calls), 80)]
     loads: dict[str, list[Any]] = {
         "bfcl-calls": calls,
         "bfcl-batched": batches,
@@ -306,7 +307,7 @@ def measure(json_out: bool, before: str | None = None) -> dict[str, Any]:
     for name, text in texts.items():
         row(name, [text])
     if before:
-        results["before"] = compare_before(before, calls, texts, json_out)
+        results["before"] = compare_before(before, calls, batches, texts, json_out)
 
     # The scan_line default (every plugin, every filter) on a sample, for reference.
     try:

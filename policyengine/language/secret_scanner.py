@@ -1318,13 +1318,19 @@ def _json_findings(text: str, depth: int) -> list[_Raw]:
         return []
     # JSON in a string ("body": "{\"name\": \"DB_PASSWORD\", \"value\": ...}") is a value:
     # every structural rule (keys, pairs, name/value entries) applies inside it.
+    parsed = _json_container(text)
+    return [] if parsed is None else _find(parsed, (), depth + 1)
+
+
+def _json_container(text: str) -> dict[Any, Any] | list[Any] | None:
+    """The object or array a JSON text holds; None when it is not JSON or holds a scalar."""
     try:
         parsed = json.loads(text)
     except RecursionError as error:
         raise ValueError("JSON text nested too deeply to scan") from error
     except ValueError:
-        return []
-    return _find(parsed, (), depth + 1) if isinstance(parsed, dict | list) else []
+        return None
+    return parsed if isinstance(parsed, dict | list) else None
 
 
 # JSON inside other text ("curl -d '{...}'", a log line): where an object or array may start.
@@ -1777,14 +1783,9 @@ class _JsonSpans:
 
 def _hide_in_json(text: str, hide: Callable[[Any], Any]) -> str | None:
     """JSON text with only its secret values (and keys) replaced, still valid JSON; None when not JSON."""
-    try:
-        parsed = json.loads(text)
-    except RecursionError as error:
-        raise ValueError("JSON text nested too deeply to scan") from error
-    except ValueError:
-        return None
+    parsed = _json_container(text)
     spans = _JsonSpans(text)
-    if not isinstance(parsed, dict | list) or not spans.parse():
+    if parsed is None or not spans.parse():
         return None
     edits: list[tuple[int, int, str]] = []
     _json_edits(parsed, hide_secrets(parsed, hide, 1), (), spans, edits)
@@ -1851,6 +1852,8 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
 
 
 _ascii_card_run = _raw_search(_ASCII_CARD_RE)
+# What may hide a card in an ASCII text, in one pass: an escape, an encoded run, a run of digits.
+_card_gate = _raw_search(re2.compile(f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})", _MATCH_ONLY))
 
 
 def _has_card_run(text: str) -> bool:
@@ -1865,6 +1868,8 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
     """
     if len(text) < 13:
         return text
+    if text.isascii() and not _card_gate(text.encode("ascii")):
+        return text  # one RE2 pass on the common path: nothing below could match
     encoded = not text.isascii() or _needs_decoding(text)
     runs = _encoded_card_runs(text) if _encoded_gate(text.encode("utf-8", "surrogatepass")) else []
     if not encoded and not runs and not _has_card_run(text):
@@ -1884,7 +1889,7 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
 
 
 def _encoded_card_runs(text: str) -> list[tuple[int, int]]:
-    """The base64 and hex runs of a text that decode to text holding a card number (bounded like secrets)."""
+    """The base64 and hex runs that decode to text holding a card (at most MAX_DECODED runs, none over 2x DECODE_BUDGET)."""
     found: list[tuple[int, int]] = []
     for decoded_runs, spans in enumerate(_matches(_ENCODED_RE, text)):
         if decoded_runs >= MAX_DECODED:
