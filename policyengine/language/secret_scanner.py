@@ -1889,7 +1889,7 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
 
 
 def _encoded_card_runs(text: str) -> list[tuple[int, int]]:
-    """The base64 and hex runs that decode to text holding a card (at most MAX_DECODED runs, none over 2x DECODE_BUDGET)."""
+    """Base64 and hex runs that decode to text holding a card (at most MAX_DECODED runs, none over 2x DECODE_BUDGET)."""
     found: list[tuple[int, int]] = []
     for decoded_runs, spans in enumerate(_matches(_ENCODED_RE, text)):
         if decoded_runs >= MAX_DECODED:
