@@ -258,3 +258,34 @@ def test_threads_deciding_different_calls_never_see_each_others_roles() -> None:
     finally:
         sys.setswitchinterval(interval)
     assert wrong == []
+
+
+def _mcp_spec(node: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "t", "description": "d", "inputSchema": {"type": "object", "properties": {"p": node}}}
+
+
+@pytest.mark.parametrize("role", ["pth", "Path", "paths", "", 5, ["path"]])
+def test_an_unknown_declared_role_is_refused_with_the_roles_one_may_use(role: Any) -> None:
+    """A misspelt role would give the key no role at all, so a red line reading paths(@) would miss it."""
+    from policyengine import DefinitionError, tool_from_spec
+
+    with pytest.raises(DefinitionError) as caught:
+        tool_from_spec(_mcp_spec({"type": "string", "x-policy-role": role}))
+    assert "input_schema.p: unknown x-policy-role" in str(caught.value)
+    assert "path, url, command" in str(caught.value.hint)
+
+
+def test_a_part_with_no_cerberus_form_keeps_the_role_it_declares() -> None:
+    from policyengine import tool_from_spec
+
+    node = {"allOf": [{"type": "string"}, {"minLength": 1}], "x-policy-role": "path"}
+    assert dict(tool_from_spec(_mcp_spec(node)).roles or {}) == {"p": "path"}
+
+
+def test_the_role_names_a_spec_may_declare_are_the_engines_roles() -> None:
+    """tools sits below language: its list of role names is a copy, kept equal here (and the Cerberus rule's)."""
+    from policyengine.tools.cerberus_dialect import ParameterValidator
+    from policyengine.tools.json_schema import ROLE_NAMES
+
+    assert set(ROLE_NAMES) == {role.value for role in Role}
+    assert "'allowed': " + repr(list(ROLE_NAMES)) in (ParameterValidator._validate_role.__doc__ or "")

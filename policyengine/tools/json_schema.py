@@ -363,13 +363,27 @@ class _Converter:
         """One JSON-Schema-ish node -> Cerberus rules (any JSON value, when lenient and it has no such form)."""
         if not self.lenient:
             return self.strict_field(node, where, output=output)
+        # A role is policy, not shape: a misspelt one is refused even here, and a part with no
+        # Cerberus form keeps the role it declares (else `allOf` would hide a path from red lines).
+        role = self.role(node, where) if isinstance(node, Mapping) else None
         try:
             return self.strict_field(node, where, output=output)
         except DefinitionError:
             rules: dict[str, Any] = {"type": list(ANY_TYPES), "nullable": True, "allow_unknown": True}
             if isinstance(node, Mapping) and isinstance(node.get("description"), str):
                 rules["description"] = node["description"]
+            if role is not None:
+                rules["role"] = role
             return rules
+
+    def role(self, node: Mapping[str, Any], where: str) -> str | None:
+        """The policy role the node declares (`x-policy-role`, else its format); raise on an unknown one."""
+        role = _role_of(node)
+        # A misspelt role would otherwise give the key no role at all: red lines reading
+        # paths(@) would not see a path declared `x-policy-role: pth`.
+        if role is not None and (role not in ROLE_NAMES or not isinstance(node.get("x-policy-role", role), str)):
+            raise self.fail(where, f"unknown x-policy-role {role!r}", f"use one of {', '.join(ROLE_NAMES)}")
+        return role
 
     def strict_field(self, node: Any, where: str, *, output: bool) -> dict[str, Any]:
         """One JSON-Schema-ish node -> Cerberus rules; raise DefinitionError where it has none."""
@@ -403,7 +417,7 @@ class _Converter:
         description = node.get("description", node.get("title"))
         if isinstance(description, str):
             rules["description"] = description
-        role = _role_of(node)
+        role = self.role(node, where)
         if role is not None:
             rules["role"] = role
         # Cerberus checks `allowed` item by item on a list, JSON Schema compares the whole value:
@@ -511,6 +525,10 @@ class _Converter:
             self.resolving.pop()
 
 
+# The roles a spec may declare (language.roles.Role's values; tools sits below language, and a
+# test keeps the two and the Cerberus dialect's `role` rule the same).
+ROLE_NAMES = ("path", "url", "command", "secret", "email", "amount", "glob", "text")
+
 # JSON Schema formats that say what a string is for policy; `x-policy-role` says it outright.
 _FORMAT_ROLES = {
     "uri": "url",
@@ -529,8 +547,8 @@ _FORMAT_ROLES = {
 def _role_of(node: Mapping[str, Any]) -> str | None:
     """The policy role a JSON Schema node declares: `x-policy-role`, else its `format`."""
     role = node.get("x-policy-role")
-    if isinstance(role, str):
-        return role
+    if role is not None:
+        return role if isinstance(role, str) else repr(role)
     fmt = node.get("format")
     return _FORMAT_ROLES.get(fmt) if isinstance(fmt, str) else None
 
