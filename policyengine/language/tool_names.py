@@ -9,7 +9,7 @@ from fnmatch import translate
 from functools import lru_cache
 
 # Separators that only spell a word boundary: `delete-file`, `delete.file`, `delete file`.
-_SEPARATORS = frozenset("-_. \t\n\r\f\v")
+_SEPARATORS = frozenset("-_.:/\\ \t\n\r\f\v")
 _CACHE_SIZE = 4096
 _RUNS = re.compile("_+")
 
