@@ -25,6 +25,7 @@ import json
 import random
 import re
 import time
+import unicodedata
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -368,7 +369,12 @@ def spell_call(
             roles.discard(Role.COMMAND)
             generators.append(("command", spell_argv_word(at[-1], value, call.cwd)))
         if Role.PATH in roles and not _URL_SHAPE.match(value):  # a URL's path and query are case-sensitive
-            generators.append(("path", spell_path(value, call.cwd)))
+            paths = spell_path(value, call.cwd)
+            if _secrets_in(key, value):
+                # A path by shape that carries a secret is text around it (`</password>`): rewriting all of it
+                # rewrites that text (and the secret) too, so the secret's rules would meet another value.
+                paths = ((m, p) for m, p in paths if m not in _WHOLE_VALUE_REWRITES)
+            generators.append(("path", paths))
         if Role.URL in roles:
             generators.append(("url", spell_url(value)))
         if Role.COMMAND in roles:
@@ -378,7 +384,7 @@ def spell_call(
             for mutator, spelled in _draw(candidates, value, max_per_value, rng):
                 new = replace(call, arguments=_replaced(call.arguments, at, spelled))
                 yield Spelling(kind, mutator, where, value, spelled, new)
-        yield from _spell_secrets(call, at, key, value, where, seed, max_per_value)
+        yield from _spell_secrets(call, at, key, value, where, seed, max_per_value, whole=not roles)
         if roles and len(at) == 1:
             yield from _nestings(call, at, value, where, in_list=Role.COMMAND not in roles)
     result = call.result
@@ -393,9 +399,17 @@ def spell_call(
                     yield Spelling("secret", mutator, where, secret, spelled, new)
 
 
-def _spell_secrets(call: Call, at: _Path, key: str, value: str, where: str, seed: int, k: int) -> Iterator[Spelling]:
-    """Spellings of the secrets in one argument, and the whole-value secret split across two arguments."""
+def _spell_secrets(
+    call: Call, at: _Path, key: str, value: str, where: str, seed: int, k: int, *, whole: bool
+) -> Iterator[Spelling]:
+    """Spellings of the secrets in one argument, and the whole-value secret split across two arguments.
+
+    `whole`: whether a secret that is the whole value may be spelled; a path, URL or command encoded
+    whole no longer names what it named, so its rules would be compared with another call.
+    """
     for secret in _secrets_in(key, value):
+        if secret == value and not whole:
+            continue
         rng = _rng(seed, "secret", where, secret)
         for mutator, spelled in _draw(spell_secret(secret), secret, k, rng):
             new = replace(call, arguments=_replaced(call.arguments, at, value.replace(secret, spelled)))
@@ -421,8 +435,13 @@ def _in_argv(arguments: Any, at: _Path, key: str, declared: Mapping[str, str] | 
     return bool(collect_all({key: holder}, declared).argv)
 
 
+# Path spellings that rewrite the whole value (every separator, every letter), not one component.
+_WHOLE_VALUE_REWRITES = frozenset(
+    {"backslashes", "double-slashes", "percent-encoded-separator", "overlong-separator", "upper-case", "swap-case"}
+)
 _BARE_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:-]{8,}")
-_URL_SHAPE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]*://")
+# A scheme of two letters or more (`C:/` is a drive): `file:/etc` doubled to `file://etc` would name a host.
+_URL_SHAPE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]+:/")
 
 
 def _get(value: Any, at: _Path) -> Any:
@@ -468,6 +487,8 @@ def spell_path(path: str, cwd: str | None = None) -> Iterator[tuple[str, str]]:
     if not path or "\x00" in path:
         return
     head, name = _split_last(path)
+    # Judged as the engine reads it: a name of full-width slashes folds (NFKC) to a rooted path, not a relative one.
+    folded = unicodedata.normalize("NFKC", path)
     yield "upper-case", path.upper()
     yield "swap-case", path.swapcase()
     if "/" in path:
@@ -477,7 +498,7 @@ def spell_path(path: str, cwd: str | None = None) -> Iterator[tuple[str, str]]:
     if head:
         yield "dot-segment", f"{head}./{name}"
         yield "climb-back", f"{head}x/../{name}"
-    elif not re.match(r"^(?:[~$%]|[A-Za-z]:)", path) and "%" not in path:
+    elif not re.match(r"^(?:[~$%/\\]|[A-Za-z]:)", folded) and "%" not in path:
         # Only for a plainly relative name: "%2fetc" decodes to a rooted path that "./" would make relative.
         yield "dot-slash", f"./{name}"
         yield "climb-back", f"x/../{name}"
@@ -502,7 +523,7 @@ def spell_path(path: str, cwd: str | None = None) -> Iterator[tuple[str, str]]:
         base = cwd.rstrip("/") + "/"
         if path.startswith(base) and len(path) > len(base):
             yield "relative-to-cwd", path[len(base) :]
-        elif not path.startswith(("/", "\\", "~", "$", "%")) and not re.match(r"^[A-Za-z]:", path):
+        elif not folded.startswith(("/", "\\", "~", "$", "%")) and not re.match(r"^[A-Za-z]:", folded):
             yield "absolute-from-cwd", base + path
 
 
@@ -548,7 +569,7 @@ def spell_url(url: str) -> Iterator[tuple[str, str]]:
     shown = f"[{host}]" if ":" in host else host
     yield "host-upper-case", url_with(netloc(shown.upper()))
     yield "scheme-upper-case", url_with(parts.netloc, scheme=parts.scheme.upper())
-    if ":" not in host:
+    if ":" not in host and not host.endswith("."):  # a second dot is an empty label, no host
         yield "host-trailing-dot", url_with(netloc(host + "."))
         for mutator, spelled in _ip_spellings(host):
             yield mutator, url_with(netloc(spelled))
@@ -569,7 +590,7 @@ def spell_url(url: str) -> Iterator[tuple[str, str]]:
 # A word bash reads as itself: no quotes, expansions, globs, braces, escapes or operators.
 _PLAIN = re.compile(r"[A-Za-z0-9_./~:@%+=,-]+")
 _WORD = re.compile(r"(?:(?<=^)|(?<=[\s;&|<>(]))[A-Za-z0-9_./~:@%+=,-]+(?=$|[\s;&|<>)])")
-_PROGRAM = re.compile(r"^(\s*)([A-Za-z0-9_.+-]+)(?=$|\s)")
+_PROGRAM = re.compile(r"^(\s*)([A-Za-z0-9_.+~/-]+)(?=$|\s)")
 # Builtins and keywords: no /bin/x of them, and wrappers cannot run them.
 _BUILTINS = frozenset(
     {"cd", "export", "source", ".", "eval", "exec", "set", "unset", "alias", "trap", "read", "declare", "local"}
@@ -584,7 +605,7 @@ def _ansi_c(word: str) -> str:
     return "$'" + "".join(f"\\x{ord(c):02x}" if i == 0 else c for i, c in enumerate(word)) + "'"
 
 
-def _operand_spellings(word: str) -> Iterator[tuple[str, str]]:
+def _operand_spellings(word: str, *, globs: bool) -> Iterator[tuple[str, str]]:
     """Shell spellings of one operand naming the same path after quote removal, globbing or brace expansion."""
     head, name = _split_last(word)
     if len(name) < 2 or name in ("..",):
@@ -593,17 +614,47 @@ def _operand_spellings(word: str) -> Iterator[tuple[str, str]]:
     yield "operand-double-quoted", f'{head}"{name}"'
     yield "operand-backslash", f"{head}\\{name}"
     yield "operand-ansi-c", f"{head}{_ansi_c(name)}"
-    yield "operand-glob-question", f"{head}{name[:-1]}?"
-    yield "operand-glob-star", f"{head}{name[:2]}*"
+    if globs:
+        yield "operand-glob-question", f"{head}{name[:-1]}?"
+        yield "operand-glob-star", f"{head}{name[:2]}*"
+        yield "operand-glob-class", f"{head}{_glob_class(name)}"
+    yield "operand-brace", f"{head}{{{name},x}}"
+
+
+def _glob_class(name: str) -> str:
+    """A file name with its first letter as a one-letter bracket class: the glob matches that name alone."""
     # A leading dot must stay literal: bash globs match a dotfile only through an explicit dot.
     at = 1 if name.startswith(".") else 0
-    yield "operand-glob-class", f"{head}{name[:at]}[{name[at]}]{name[at + 1 :]}"
-    yield "operand-brace", f"{head}{{{name},x}}"
+    return f"{name[:at]}[{name[at]}]{name[at + 1 :]}"
 
 
 def _quoted(text: str) -> str:
     """A word single-quoted for bash when it holds anything but plain characters."""
     return text if _PLAIN.fullmatch(text) else "'" + text.replace("'", "'\\''") + "'"
+
+
+def _program_spellings(program: str) -> Iterator[tuple[str, str]]:
+    """Spellings of the word bash runs: quotes on its name, its directory written another way, a bracket glob."""
+    head, name = _split_last(program)
+    if name.startswith("~"):
+        return  # a quoted or globbed `~` is no longer expanded
+    if len(name) >= 2:
+        yield "program-empty-quotes", f"{head}{name[0]}''{name[1:]}"
+    # Quotes go around the name only: a quoted `~/` would not be expanded.
+    yield "program-double-quoted", f'{head}"{name}"'
+    yield "program-backslash", f"{head}\\{name}"
+    yield "program-ansi-c", f"{head}{_ansi_c(name)}"
+    if not head:
+        yield "program-as-path", f"/usr/bin/{program}"
+        yield "program-as-bin-path", f"/bin/{program}"
+        return
+    # Only what exec resolves the same on every system: no case, trailing dot or look-alike of a program's file.
+    for mutator, spelled in spell_path(program):
+        if mutator in ("dot-segment", "double-slashes", "climb-back"):
+            yield "program-" + mutator, _shell_word(spelled)
+    if name not in (".", ".."):
+        # bash expands a glob in the command word too; one without a `/` would match in the cwd, not on PATH.
+        yield "program-glob-class", f"{head}{_glob_class(name)}"
 
 
 def spell_command(command: str, cwd: str | None = None) -> Iterator[tuple[str, str]]:
@@ -612,14 +663,8 @@ def spell_command(command: str, cwd: str | None = None) -> Iterator[tuple[str, s
     if match and match.group(2) not in _BUILTINS and "=" not in match.group(2):
         lead, program = match.group(1), match.group(2)
         rest = command[match.end() :]
-        if len(program) >= 2:
-            yield "program-empty-quotes", f"{lead}{program[0]}''{program[1:]}{rest}"
-        yield "program-double-quoted", f'{lead}"{program}"{rest}'
-        yield "program-backslash", f"{lead}\\{program}{rest}"
-        yield "program-ansi-c", f"{lead}{_ansi_c(program)}{rest}"
-        if "/" not in program:
-            yield "program-as-path", f"{lead}/usr/bin/{program}{rest}"
-            yield "program-as-bin-path", f"{lead}/bin/{program}{rest}"
+        for mutator, spelled in _program_spellings(program):
+            yield mutator, f"{lead}{spelled}{rest}"
         for mutator, prefix in _WRAPPERS:
             yield f"wrapper-{mutator}", f"{lead}{prefix}{program}{rest}"
     program_at = match.start(2) if match else -1
@@ -632,20 +677,35 @@ def spell_command(command: str, cwd: str | None = None) -> Iterator[tuple[str, s
         and "%" not in m.group()
         and ("/" in m.group() or "." in m.group())  # a word without a path's shape: an option value, a subcommand
     ]
+    # A `cd` moves every relative operand: the working directory no longer says where one is.
+    moves = re.search(r"(?:^|[\s;&|(])(?:cd|pushd|popd)(?=$|[\s;&|)])", command) is not None
     for word_match in operands:
         word = word_match.group()
         start, end = word_match.span()
         before, after = command[:start], command[end:]
-        for mutator, spelled in _operand_spellings(word):
+        for mutator, spelled in _operand_spellings(word, globs=_names_a_file(word)):
             yield mutator, before + spelled + after
-        for mutator, spelled in spell_path(word, cwd):
-            if mutator in _SHELL_SAFE_PATH_MUTATORS:
-                yield "operand-" + mutator, before + _shell_word(spelled) + after
-        if len(operands) == 1 and " cd " not in f" {command}":
+        if _URL_SHAPE.match(word) or ":" in word:
+            continue  # a URL, a `rev:path` or `host:path` is not a path of this machine as written
+        # curl's `@file` names the file after the `@`: that part is spelled, the `@` kept.
+        prefix, path = ("@", word[1:]) if word.startswith("@") else ("", word)
+        for mutator, spelled in spell_path(path, None if moves else cwd):
+            if mutator in _SHELL_SAFE_PATH_MUTATORS and not (mutator == "trailing-dot" and _PROGRAM_FILE.search(path)):
+                yield "operand-" + mutator, before + prefix + _shell_word(spelled) + after
+        if len(operands) == 1 and not moves:
             # Only with one operand: a `cd` moves every relative operand, not just the one spelled.
             head, name = _split_last(word)
-            if head.rstrip("/") and name and not word.startswith("~"):
+            if head.rstrip("/") and name and not word.startswith(("~", "@")) and ":" not in word:
                 yield "cd-then-relative", f"cd {_quoted(head.rstrip('/'))} && {before}{name}{after}"
+
+
+def _names_a_file(word: str) -> bool:
+    """Whether the word is itself a file's name, so a glob of it matches that file (not `@file`, `rev:path`, a URL)."""
+    return "@" not in word and ":" not in word
+
+
+# An operand under a bin directory is a program a wrapper runs (`sudo /bin/rm`): exec folds no trailing dot.
+_PROGRAM_FILE = re.compile(r"(?:^|/)s?bin/[^/]+$")
 
 
 # Path spellings a shell hands on unchanged (a shell decodes no percent-escape and folds no look-alike).

@@ -1,0 +1,242 @@
+"""Every spelling of an adversarial case is decided no weaker than the case itself (issue 22).
+
+The spelling mutator (policyengine/testing/spellings.py, docs/spellings.md) runs over each
+`tests/adversarial/calls-*.yaml` case with the case's pack, cwd, inline catalog and recorded
+result, as tests/test_adversarial.py decides it: a spelling's decision must not rank lower
+(allow < ask < deny) and redacted output must stay redacted. One test per case file, so `-n auto`
+spreads them; the draw is seeded and bounded (`K` per value, `BUDGET` per file). A weaker spelling
+found in a case is a finding: that case is listed in `FINDINGS` and runs on its own as a strict
+xfail, so the lead can route it and the suite notices when it is fixed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policyengine import PolicyLayers, Registry
+from policyengine.adapters.claude_code import BUILTIN_CATALOG
+from policyengine.cli.test import declared_roles
+from policyengine.testing.spellings import (
+    DEFAULT_MAX_PER_VALUE,
+    Call,
+    Finding,
+    SpellingReport,
+    Subject,
+    check,
+    layers_decider,
+)
+from policyengine.tools.catalog import load_catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(__file__).resolve().parent / "adversarial"
+PACKS = {name: ROOT / "policies" / name for name in ("baseline", "bfcl", "claude-code")}
+
+# Spellings drawn per value and kind (the CLI's default), the seed, and a bound per file: the
+# corpus' ~15k spellings take about 6 s of CPU on the 2-core machine.
+K = DEFAULT_MAX_PER_VALUE
+SEED = 0
+BUDGET = 4_000
+
+# Weaker spellings found, by class: each class names the cases (file stem:index) it was found in.
+_FOUND: dict[str, tuple[str, ...]] = {
+    "engine: a bracket glob in the word bash runs (`/bin/[r]m`, `/usr/bin/[s]udo`, `./[n]c`, `sudo /bin/[r]m`) "
+    "runs that program, but the program is read as written, not as any program the glob may match": (
+        "calls-commands:22",
+        "calls-commands:23",
+        "calls-program-operands:0",
+        "calls-program-operands:6",
+        "calls-program-operands:7",
+        "calls-program-operands:12",
+        "calls-program-operands:19",
+        "calls-program-operands:67",
+    ),
+    "engine: a brace expansion around a program's own operand syntax (`git show {HEAD:.env,x}`, "
+    "`curl -d {@.env,x}`, `--data-urlencode {secret@.env,x}`) is not expanded before git's REV:path or "
+    "curl's @file is read": (
+        "calls-allow-rules:76",
+        "calls-allow-rules:77",
+        "calls-allow-rules:79",
+        "calls-allow-rules:82",
+        "calls-allow-rules:84",
+        "calls-program-operands:22",
+        "calls-program-operands:23",
+        "calls-program-operands:28",
+        "calls-program-operands:58",
+        "calls-program-operands:70",
+        "calls-program-operands:71",
+    ),
+    "engine: a path inside a command substitution (`$(echo x/../.env)`, `$(printf x/../.env)`, "
+    "`$(cat x/../list.txt)`) is matched as written: its climb is not resolved": (
+        "calls-allow-rules:71",
+        "calls-shell-expansion:22",
+        "calls-shell-expansion:23",
+    ),
+    "engine: a path found by shape under an unknown key is not normalised as a declared path is: "
+    "`.env.`, `.env ` and `.env::$DATA` pass deny-env-files": ("calls-roles:40",),
+    "engine: the metadata address 100.100.100.200 is matched as written: `100.100.100.200.`, "
+    "`100.100.25800` and `[::ffff:100.100.100.200]` pass no-cloud-metadata": ("calls-urls:11",),
+    "engine: a secret whose halves are sent in two arguments (`data`, `data_2`) is not joined: "
+    "grouped card numbers and encoded AWS keys pass no-secrets-to-network": (
+        "calls-secrets:35",
+        "calls-secrets:40",
+        "calls-secrets:57",
+        "calls-secrets:58",
+    ),
+    "engine, a known limit (docs/security.md: two levels of encoding are decoded): a third base64 "
+    "layer over a token encoded twice passes no-secrets-to-network": ("calls-secrets:59",),
+    "engine: a token split across the JSON values of a command is found only as written: the same "
+    "text base64- or hex-encoded once passes no-secrets-to-network": ("calls-secrets:64",),
+    "engine: percent-escapes are decoded before NFKC folding, so a full-width percent sign and zeros "
+    "(U+FF05 U+FF10 U+FF10) fold to a `%00` that is never decoded: full-width `.e%00nv` passes deny-env-files": (
+        "calls-paths:108",
+    ),
+    "pack (not a bypass): ask-edits-outside-project reads the path as written, so a relative edit inside "
+    "the project asks and its absolute spelling is allowed": ("calls-allow-rules:94",),
+}
+# Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
+FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}
+
+
+def _files() -> list[Path]:
+    files = sorted(CORPUS.glob("calls-*.yaml"))
+    assert files, f"no adversarial case files under {CORPUS}: missing test data fails, it never skips"
+    return files
+
+
+def _cases(file: Path) -> list[dict[str, Any]]:
+    data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    assert isinstance(data, dict) and isinstance(data.get("cases"), list), f"{file.name}: needs a `cases:` list"
+    cases: list[dict[str, Any]] = data["cases"]
+    return cases
+
+
+@cache
+def _layers(packs: tuple[tuple[str, Path], ...], pack: str, tools: str) -> PolicyLayers:
+    """A pack installed as tests/test_adversarial.py installs it: Claude Code's tools, the case's catalog."""
+    registry = Registry()
+    if pack == "claude-code":
+        for definition in load_catalog(BUILTIN_CATALOG).values():
+            registry.register(definition)
+    if tools:
+        for definition in load_catalog(json.loads(tools)).values():
+            registry.register(definition)
+    return PolicyLayers.install(registry, [dict(packs)[pack]])
+
+
+def spell_cases(
+    file: Path,
+    *,
+    packs: Mapping[str, Path] = PACKS,
+    only: frozenset[int] | None = None,
+    skip: frozenset[int] = frozenset(),
+) -> SpellingReport:
+    """Spell every comparable case of one file (`only` those indexes, none in `skip`), each with its pack."""
+    findings: list[Finding] = []
+    not_compared: list[Finding] = []
+    subjects = spellings = 0
+    exhausted = False
+    for index, case in enumerate(_cases(file)):
+        if index in skip or (only is not None and index not in only) or case["expect"] == "invalid":
+            continue
+        tools = json.dumps(case["tools"]) if case.get("tools") else ""
+        layers = _layers(tuple(packs.items()), case.get("pack", "baseline"), tools)
+        call = case["call"]
+        subject = Subject(
+            f"{file.stem}:{index}:{case.get('name')}",
+            Call(call["name"], call.get("arguments", {}), call.get("cwd"), case.get("result"), "agent", "adversarial"),
+        )
+        report = check(
+            [subject],
+            layers_decider(layers, require_tool=bool(tools)),
+            roles=declared_roles(layers.registry.tools),
+            seed=SEED,
+            max_per_value=K,
+            budget=max(1, BUDGET - spellings),
+        )
+        subjects += 1
+        spellings += report.spellings
+        findings += report.weaker
+        not_compared += report.not_compared
+        exhausted |= report.exhausted
+    return SpellingReport(tuple(findings), tuple(not_compared), subjects, spellings, SEED, K, BUDGET, exhausted)
+
+
+def _shown(findings: tuple[Finding, ...]) -> list[str]:
+    return [
+        f"{f.subject.label}: {f.spelling.kind}/{f.spelling.mutator} {f.spelling.where}={f.spelling.spelled!r} "
+        f"{f.original.decision}/{f.original.post} by {f.original.rule} -> {f.spelled.decision}/{f.spelled.post} "
+        f"by {f.spelled.rule}"
+        for f in findings
+    ]
+
+
+def _findings_of(stem: str) -> frozenset[int]:
+    return frozenset(int(key.split(":")[1]) for key in FINDINGS if key.split(":")[0] == stem)
+
+
+def _params() -> Iterator[Any]:
+    for file in _files():
+        yield pytest.param(file, None, id=file.stem)
+        for index in sorted(_findings_of(file.stem)):
+            key = f"{file.stem}:{index}"
+            yield pytest.param(file, index, id=key, marks=pytest.mark.xfail(strict=True, reason=FINDINGS[key]))
+
+
+@pytest.mark.parametrize(("file", "index"), list(_params()))
+def test_no_spelling_of_an_adversarial_case_is_decided_weaker_than_the_case(file: Path, index: int | None) -> None:
+    if index is None:
+        report = spell_cases(file, skip=_findings_of(file.stem))
+    else:
+        report = spell_cases(file, only=frozenset({index}))
+    assert report.subjects > 0 and report.spellings > 0, f"{file.name}: nothing was spelled"
+    assert not report.exhausted, f"{file.name}: the budget of {BUDGET} spellings ran out"
+    assert report.ok, "\n".join(_shown(report.weaker))
+
+
+def test_every_finding_names_a_case_that_exists_and_is_compared() -> None:
+    for key in FINDINGS:
+        stem, index = key.split(":")
+        cases = _cases(CORPUS / f"{stem}.yaml")
+        assert int(index) < len(cases) and cases[int(index)]["expect"] != "invalid", key
+
+
+PLANTED_CASES = """\
+category: planted
+cases:
+  - name: reading .env is refused
+    call: {name: read_file, arguments: {path: .env}, cwd: /home/dev/project}
+    expect: deny
+    rule: deny-env-files
+  - name: reading notes is allowed
+    call: {name: read_file, arguments: {path: notes.txt}, cwd: /home/dev/project}
+    expect: allow
+"""
+
+
+def test_a_pack_copy_whose_rule_compares_the_raw_path_is_reported(tmp_path: Path) -> None:
+    """The planted weakness: baseline with deny-env-files comparing the argument's text with `.env`."""
+    pack = tmp_path / "baseline"
+    shutil.copytree(PACKS["baseline"], pack)
+    gate = pack / "gate.yaml"
+    by_role = 'when: "paths(@)[?path_matches(@, lists.env_files)] | length(@) > `0`"'
+    assert by_role in gate.read_text("utf-8"), "the planted rule no longer reads as it did"
+    gate.write_text(gate.read_text("utf-8").replace(by_role, "when: \"arguments.path == '.env'\""), "utf-8")
+    cases = tmp_path / "calls-planted.yaml"
+    cases.write_text(PLANTED_CASES, "utf-8")
+
+    planted = spell_cases(cases, packs={"baseline": pack})
+    shipped = spell_cases(cases)
+
+    assert shipped.ok and shipped.spellings == planted.spellings > 0, "\n".join(_shown(shipped.weaker))
+    assert {f.subject.label for f in planted.weaker} == {"calls-planted:0:reading .env is refused"}
+    spelled = {f.spelling.spelled for f in planted.weaker}
+    assert {"./.env", ".ENV", "%2eenv"} & spelled, spelled
+    assert all(f.original.rule == "deny-env-files" and f.spelled.decision == "allow" for f in planted.weaker)
