@@ -55,7 +55,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:6",
         "calls-program-operands:7",
         "calls-program-operands:12",
-        "calls-program-operands:19",
         "calls-program-operands:67",
     ),
     "engine: a brace expansion around a program's own operand syntax (`git show {HEAD:.env,x}`, "
@@ -98,6 +97,8 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "(U+FF05 U+FF10 U+FF10) fold to a `%00` that is never decoded: full-width `.e%00nv` passes deny-env-files": (
         "calls-paths:108",
     ),
+    "pack: ask-git-writes-outside-project reads git's output option as written (a regex over the "
+    "command), so `cd /tmp && git format-patch -o patches` is not asked": ("calls-classes:143",),
     "pack (not a bypass): ask-edits-outside-project reads the path as written, so a relative edit inside "
     "the project asks and its absolute spelling is allowed": ("calls-allow-rules:94",),
 }
