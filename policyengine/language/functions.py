@@ -534,6 +534,14 @@ def _secrets(call: _Call) -> list[str]:
     )
 
     found = [f"{f.kind} at {f.where}" for f in secrets.find_secrets(call.arguments, path="arguments")]
+    # The words a shell passes (`admin:'sec''ret'` is `admin:secret`, `a=AK; b=IA...; "$a$b"` joined):
+    # a command that cannot be read is scanned as written above, and other rules refuse it.
+    try:
+        lines = [" ".join(command.words) for command in call.parsed] if call.commands else []
+    except Exception:
+        lines = []
+    if lines:
+        found.extend(f"{f.kind} at {f.where}" for f in secrets.find_secrets(lines, path="command words"))
     # A parameter the tool declares `role: secret` is one, whatever its value looks like.
     found.extend("declared secret" for v in call.found.values[roles.Role.SECRET] if v != "")
     return found

@@ -64,7 +64,7 @@ import itertools
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -201,6 +201,26 @@ _ACTIONS: dict[str, int] = {
 }
 # Argument nodes with nothing inside to walk (their text is checked when read as a word).
 _PLAIN_WORDS = frozenset({"word", "number", "raw_string", "ansi_c_string"})
+# Variables set earlier on the line (see _Walk._remember): expansions that read one as it is,
+# nodes whose body may run again or later, names bash itself sets, and text in a value that
+# an unquoted expansion would split or expand (kept unknown).
+_VARIABLE_EXPANSIONS = frozenset({"simple_expansion", "expansion"})
+_REPEATS = frozenset({"while_statement", "for_statement", "c_style_for_statement", "function_definition"})
+_DYNAMIC = frozenset(
+    {
+        "PWD", "OLDPWD", "RANDOM", "SRANDOM", "SECONDS", "LINENO", "HISTCMD", "EPOCHSECONDS", "EPOCHREALTIME",
+        "REPLY", "OPTARG", "OPTIND", "IFS", "PIPESTATUS", "FUNCNAME", "DIRSTACK", "GROUPS", "UID", "EUID", "PPID",
+        "SHELLOPTS", "COLUMNS", "LINES", "HOSTNAME", "MAPFILE", "COPROC",
+    }
+)  # fmt: skip
+_SPLITS = frozenset(" \t\n{}~$\\")
+# Builtins that set or unset variables by other means than NAME=VALUE, and ways of writing
+# that do the same (arithmetic, ${x:=y}, {fd}> redirections, IFS): after them nothing is filled in.
+_SETTERS = frozenset(
+    {"read", "mapfile", "readarray", "getopts", "let", "unset", "wait", "local", "readonly", "declare", "typeset"}
+    | {"export", "source", ".", "eval", "coproc", "enable", "builtin"}
+)
+_SETS_VARIABLES = re.compile(rb"\b(?:for|select|read|mapfile|readarray|getopts|let|unset|wait|local|readonly|coproc)\b|\(\(|\$\[|\$\{[^}]*=|\{[A-Za-z_][A-Za-z0-9_]*\}[<>]|IFS|\bprintf\b[^;&|\n]*-v")
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
@@ -211,6 +231,9 @@ class Command:
     programs: tuple[str, ...]
     operands: tuple[str, ...]  # plain str, or paths.PathPattern for a word bash globs (see _forms)
     urls: tuple[str, ...] = ()  # URL-looking words and known URL operands (curl's, scp's host:path...)
+    # Every word of every command as bash passes it: quotes and escapes removed, variables set
+    # earlier on the line filled in, other expansions as written (for secrets(@): `'sec''ret'`).
+    words: tuple[str, ...] = dataclasses.field(default=(), compare=False)  # a view: two readings are equal without it
 
 
 class CommandError(ValueError):
@@ -353,7 +376,7 @@ def _parse(text: str) -> Command:
     except Exception as error:  # never let a parser or walker failure pass as anything else
         _parser().reset()  # in case a parse stopped half-way: the next one must start afresh
         raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
-    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls))
+    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words))
 
 
 def _parser() -> tree_sitter.Parser:
@@ -367,13 +390,33 @@ def _parser() -> tree_sitter.Parser:
 class _Walk:
     """One parse_command call: what was found so far and the budget left."""
 
-    __slots__ = ("cdpath", "checks", "deadline", "dirs", "local", "operands", "programs", "urls")
+    __slots__ = (
+        "cdpath",
+        "checks",
+        "deadline",
+        "dirs",
+        "level",
+        "local",
+        "operands",
+        "programs",
+        "resolving",
+        "urls",
+        "variables",
+        "words",
+    )
 
     def __init__(self) -> None:
         """Start with nothing found and the whole budget."""
         self.programs: dict[str, None] = {}  # a dict keeps the first-seen order
         self.operands: dict[str, None] = {}
         self.urls: dict[str, None] = {}
+        self.words: dict[str, None] = {}
+        # Variables surely set to literal text earlier on the top-level line, in source order
+        # (`f=.env; cat $f`); a name absent is unknown. `resolving` is off once the line does
+        # anything that may set a variable in a way not modelled (see _may_set_variables).
+        self.variables: dict[str, str] = {}
+        self.resolving: bool | None = None  # None: not yet checked
+        self.level = 0  # parse() calls under way: 1 is the line itself, more is code it runs
         # Where relative operands may be besides the cwd: set by `cd`/`pushd` for the rest of the
         # line (in a subshell too: an over-approximation), and by options such as `git -C` for
         # their own command (`local`). Relative operands are reported as written and joined to each.
@@ -408,7 +451,9 @@ class _Walk:
         root = self._tree(data).root_node
         if root.has_error:
             raise CommandError(_syntax_error(root, data))
+        self.level += 1
         self._walk(root, data, depth)
+        self.level -= 1
         if b"\\" in data:
             _check_backslashes(root, data)
 
@@ -532,6 +577,10 @@ class _Walk:
                         # `export}x`: one word, a command bash looks up; the grammar splits a keyword off.
                         raise CommandError(f"the parser split the word {_text(node, data)[:40]!r}")
                     self.programs[_text(keyword, data)] = None
+                    if keyword.type not in ("export", "declare", "typeset") or any(
+                        child.type not in ("variable_assignment", "variable_name") for child in node.named_children
+                    ):
+                        self._stop_resolving()  # `unset f`, `declare -u f`, `readonly f=x`
             for child in reversed(node.named_children):  # reversed: pop in source order
                 push((child, level))
 
@@ -573,6 +622,8 @@ class _Walk:
             else:
                 nested.append(child)
         if words:
+            for word in words:
+                self.words[word.value] = None
             self._argv(words, node, data, depth)
         return nested
 
@@ -589,6 +640,8 @@ class _Walk:
             names, name = _program(words[0])
             for program in names:
                 self.programs[program] = None
+            if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
+                self._stop_resolving()
             rest = words[1:]
             options = table.WRAPPERS.get(name)
             if options is None and name in _SUBCOMMAND_PROGRAMS and rest and rest[0].known:
@@ -1011,10 +1064,52 @@ class _Walk:
         if name_node is None or value_node is None:
             return
         name = _text(name_node, data)
+        self._remember(node, name, value_node, data)
         if not _special_variable(name):
             return
         word = self._word(value_node, data)
         self._assignment(name, word.parts, word.value, depth, word.known)
+
+    def _remember(
+        self, node: tree_sitter.Node, name: str, value_node: tree_sitter.Node | None, data: bytes
+    ) -> None:
+        """Keep NAME=VALUE for later words when it surely runs, in order, with literal text; else NAME is unknown."""
+        base = name.split("[", 1)[0]  # `f[0]=x` sets what `$f` reads
+        self.variables.pop(base, None)
+        if self.resolving is None:
+            self.resolving = self.level == 1 and not _may_set_variables(data)
+        if not self.resolving or self.level != 1 or base != name or name in _DYNAMIC or name.startswith("BASH"):
+            return
+        if value_node is None or value_node.type == "array":
+            return  # `f=` (empty: an unquoted `$f` vanishes) and arrays stay unknown
+        operator = node.child(1)
+        if operator is None or operator.type != "=" or not _sure(node):
+            return  # `f+=x` appends to a value that may be unknown
+        word = self._word(value_node, data)
+        value = word.value
+        if value and "~" not in value and all(kind != _EXPANDED for kind, _ in word.parts):
+            self.variables[name] = value  # an assignment's value is neither split nor globbed
+
+    def _stop_resolving(self) -> None:
+        """From here on no variable is filled in: the line may set one in a way not modelled."""
+        self.resolving = False
+        self.variables.clear()
+
+    def _resolved(self, node: tree_sitter.Node, data: bytes) -> str | None:
+        """The value of `$name` or `${name}` when an earlier assignment on the line surely set it."""
+        if self.level != 1:
+            return None  # code a line runs (`sh -c`, `eval`, backticks) may run elsewhere or later
+        text = _text(node, data)
+        name = text[2:-1] if text.startswith("${") else text[1:]
+        value = self.variables.get(name)
+        if value is None:
+            return None
+        parent = node.parent
+        while parent is not None:
+            if parent.type in _REPEATS:
+                return None  # a loop or function body may run after a later assignment
+            parent = parent.parent
+        return value
 
     def _assignment(self, name: str, parts: _Parts, value: str, depth: int, known: bool = True) -> None:
         """The value of an assignment to a variable the table knows (code or paths)."""
@@ -1351,7 +1446,7 @@ class _Walk:
         if kind == "raw_string":
             return _literal(_text(node, data)[1:-1])
         if kind == "string":
-            return _double_quoted(node, data)
+            return _double_quoted(node, data, self._resolved if self.variables else None)
         if kind == "ansi_c_string":
             return _literal(_ansi_c(_text(node, data)[2:-1]))
         if kind == "translated_string":
@@ -1360,6 +1455,12 @@ class _Walk:
                 return _double_quoted(inner, data)
         if kind == "concatenation":
             return self._concatenation(node, data)
+        if self.variables and kind in _VARIABLE_EXPANSIONS:
+            value = self._resolved(node, data)
+            if value is not None and not _SPLITS.intersection(value):
+                # Unquoted, bash globs the value (no brace or tilde expansion, excluded above).
+                pattern = _glob(value)
+                return _Word(value, not pattern, not pattern, ((_BARE, value),))
         # Expansions, brace expressions, patterns and anything else: as written, not literal.
         text = _text(node, data)
         return _Word(text, False, False, ((_BARE if kind == "brace_expression" else _EXPANDED, text),))
@@ -1397,6 +1498,34 @@ class _Walk:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _may_set_variables(data: bytes) -> bool:
+    """Whether the line may set a variable otherwise than by NAME=VALUE (see _SETTERS)."""
+    return _SETS_VARIABLES.search(data) is not None
+
+
+def _sure(node: tree_sitter.Node) -> bool:
+    """Whether an assignment runs in the line's own shell, always, before what follows it."""
+    parent = node.parent
+    if parent is not None and parent.type == "variable_assignments":
+        node, parent = parent, parent.parent
+    if parent is not None and parent.type == "declaration_command":
+        keyword = parent.child(0)
+        if keyword is None or keyword.type not in ("export", "declare", "typeset"):
+            return False
+        if any(child.type not in ("variable_assignment", "variable_name") for child in parent.named_children):
+            return False  # flags (`declare -u`, `-i`, `-n`) change what the value becomes
+        node, parent = parent, parent.parent
+    while parent is not None and parent.type == "list":
+        first = parent.named_child(0)
+        if first is None or first.start_byte != node.start_byte or first.end_byte != node.end_byte:
+            return False  # after && or ||: it may not run
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "program":
+        return False  # a subshell, pipeline, group, branch or loop
+    following = node.next_sibling
+    return following is None or following.type != "&"
 
 
 def _text(node: tree_sitter.Node, data: bytes) -> str:
@@ -1913,8 +2042,10 @@ def _brace_pattern(text: str) -> bool:
     return closing > opening and ("," in middle or ".." in middle)
 
 
-def _double_quoted(node: tree_sitter.Node, data: bytes) -> _Word:
-    """A "..." string: \\ escapes inside it removed, expansions kept as written (one word)."""
+def _double_quoted(
+    node: tree_sitter.Node, data: bytes, resolved: Callable[[tree_sitter.Node, bytes], str | None] | None = None
+) -> _Word:
+    """A "..." string: \\ escapes inside it removed, variables `resolved` knows filled in, other expansions as written."""
     start = node.start_byte + 1
     end = node.end_byte - 1
     parts: list[str] = []
@@ -1930,9 +2061,14 @@ def _double_quoted(node: tree_sitter.Node, data: bytes) -> _Word:
             parts.append(_dq(_text(child, data)))
             written.append((_QUOTED, parts[-1]))
         else:
-            parts.append(_text(child, data))
-            written.append((_EXPANDED, parts[-1]))
-            known = False
+            value = resolved(child, data) if resolved is not None and child.type in _VARIABLE_EXPANSIONS else None
+            if value is not None:
+                parts.append(value)
+                written.append((_QUOTED, value))
+            else:
+                parts.append(_text(child, data))
+                written.append((_EXPANDED, parts[-1]))
+                known = False
         cursor = child.end_byte
     if end > cursor:
         parts.append(_dq(data[cursor:end].decode("utf-8")))
