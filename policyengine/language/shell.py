@@ -57,6 +57,7 @@ operand CODE_OPERAND. Program names are casefolded basenames, with their other n
 
 from __future__ import annotations
 
+import base64
 import bisect
 import dataclasses
 import functools
@@ -119,7 +120,19 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash",
 # Shells whose syntax is not POSIX: their -c strings cannot be read with the bash grammar.
 _OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"})
 # Programs that are not plain argument-takers (checked after the wrappers).
-_SPECIAL = _SHELLS | _OTHER_SHELLS | {"eval", "source", ".", "trap", "alias", "find", "su", "runuser"}
+# Windows' command shells: the text they run is read again (`cmd /c rd /s /q build` runs rd).
+_WINDOWS_SHELLS = frozenset({"cmd", "powershell", "pwsh"})
+# Characters with a meaning in cmd or PowerShell beyond plain words: text with one is unknown.
+_CMD_SPECIAL = frozenset('^%!"()<>\n\r')
+_POWERSHELL_SPECIAL = frozenset("$`(){}[]@'\"<>%#,=.\n\r") - frozenset(".")
+_CMD_SWITCH = re.compile(r"/[A-Za-z?]{1,2}(?::[^/]*)?")
+_WINDOWS_SEPARATORS = re.compile(r"&&|\|\||[&|;]")
+# Programs a Windows line may name that run further code given as text.
+_WINDOWS_CODE = frozenset(
+    {"invoke-expression", "invoke-command", "start-process", "start", "call", "forfiles", "wsl", "wt", "runas"}
+    | {"new-object", "add-type", "invoke-item", "ii", "for", "if"}
+)
+_SPECIAL = _SHELLS | _OTHER_SHELLS | _WINDOWS_SHELLS | {"eval", "source", ".", "trap", "alias", "find", "su", "runuser"}
 _GIT_WITHOUT_MESSAGE = dataclasses.replace(
     table.GRAMMARS["git"], values=table.GRAMMARS["git"].values - {"m", "--message"}
 )
@@ -681,6 +694,8 @@ class _Walk:
                     self._operands(rest)
             elif name in _SHELLS:
                 self._shell(rest, node, data, depth)
+            elif name in _WINDOWS_SHELLS:
+                self._windows(name, rest, node, data, depth)
             elif name in _OTHER_SHELLS:
                 if any(word.value.startswith("-") and "c" in word.value for word in rest):
                     raise CommandError(f"{name} -c runs code in a syntax other than bash")
@@ -1180,6 +1195,84 @@ class _Walk:
         self._operands(rest)
         self._shell_stdin(node, data, depth)
 
+    def _windows(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """cmd /c TEXT, powershell -Command TEXT, -EncodedCommand B64, -File SCRIPT: the text is read as commands."""
+        if depth + 1 > MAX_DEPTH:
+            raise CommandError(f"the command nests more than {MAX_DEPTH} levels")
+        for index, word in enumerate(words):
+            if not word.known:
+                raise CommandError(f"{name}: the word {word.value!r} is not literal, so what it runs is unknown")
+            option = word.value.casefold()
+            if name == "cmd":
+                if option[:2] in table.CMD_RUNS:
+                    text = " ".join([word.value[2:], *(later.value for later in words[index + 1 :])])
+                    self._windows_code(name, text.strip(), node, data, depth + 1)
+                    return
+                if option in table.CMD_SWITCHES or option.startswith("/t:"):
+                    continue
+                raise CommandError(f"cmd: {word.value!r} is not a switch this engine knows")
+            if option.startswith("/"):
+                option = "-" + option[1:]
+            if not option.startswith("-"):
+                if option.endswith(".ps1"):
+                    self._operands(words[index:])  # pwsh's default is -File: the script and its arguments
+                else:  # powershell's default is -Command: the rest is code
+                    self._windows_code(name, " ".join(later.value for later in words[index:]), node, data, depth + 1)
+                return
+            option, colon, attached = option.partition(":")
+            if option in table.POWERSHELL_FLAGS:
+                continue
+            if option in table.POWERSHELL_VALUES:
+                if not colon and index + 1 < len(words):
+                    del words[index + 1]  # the value, on its own word
+                continue
+            if option in table.POWERSHELL_FILE:
+                self._operands(words[index + 1 :])
+                return
+            if option in table.POWERSHELL_CODE:
+                text = " ".join(later.value for later in words[index + 1 :])
+            elif option in table.POWERSHELL_ENCODED:
+                if index + 1 >= len(words):
+                    raise CommandError(f"{name}: {word.value} has no value")
+                text = _decoded_powershell(words[index + 1].value)
+            else:
+                raise CommandError(f"{name}: {word.value!r} is not an option this engine knows")
+            self._windows_code(name, text, node, data, depth + 1)
+            return
+        self._shell_stdin(node, data, depth)  # no command: it reads commands from its input
+
+    def _windows_code(self, name: str, text: str, node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """Commands in cmd's or PowerShell's syntax: plain words joined by & && || | ; only, else unknown."""
+        special = _CMD_SPECIAL if name == "cmd" else _POWERSHELL_SPECIAL
+        if not text or text == "-" or special.intersection(text):
+            raise CommandError(f"{name} runs code this engine cannot read: {text[:60]!r}")
+        for statement in _WINDOWS_SEPARATORS.split(text):
+            words = [_windows_word(piece) for piece in statement.split()]
+            if not words:
+                continue
+            names, dispatch = _program(words[0])
+            if name != "cmd":
+                cmdlet = table.POWERSHELL_ALIASES.get(dispatch)
+                if cmdlet is not None:
+                    names = (*names, cmdlet)
+            if dispatch in _KNOWN_NAMES or any(program in _WINDOWS_CODE for program in names):
+                if any(program in _WINDOWS_CODE for program in names):
+                    raise CommandError(f"{name} runs {words[0].value!r}, which runs code this engine cannot place")
+                self._argv(words, node, data, depth)  # a program the tables know reads its words as on Unix
+                continue
+            for program in names:
+                self.programs[program] = None
+            operands: list[_Word] = []
+            for word in words[1:]:
+                value = word.value
+                if name == "cmd" and _CMD_SWITCH.fullmatch(value):
+                    continue  # `rd /s /q`, `dir /a:h`
+                if name != "cmd" and value.startswith("-") and ":" in value:
+                    self._word_operand(word, value.index(":") + 1)  # -Path:FILE
+                    continue
+                operands.append(word)
+            self._operands(operands)  # `-Recurse`, `-rf`: options
+
     def _shell_stdin(self, node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """A shell reading commands from stdin: a literal here-string or heredoc is parsed again."""
         redirects = [child for child in node.named_children if child.type in _REDIRECTS]
@@ -1526,6 +1619,21 @@ def _sure(node: tree_sitter.Node) -> bool:
         return False  # a subshell, pipeline, group, branch or loop
     following = node.next_sibling
     return following is None or following.type != "&"
+
+
+def _windows_word(text: str) -> _Word:
+    """A word of cmd or PowerShell text: literal, save that `*` and `?` select files."""
+    if "*" in text or "?" in text:
+        return _Word(text, False, False, ((_BARE, text),))
+    return _literal(text)
+
+
+def _decoded_powershell(value: str) -> str:
+    """The text of -EncodedCommand: base64 of UTF-16LE; anything else is unknown."""
+    try:
+        return base64.b64decode(value, validate=True).decode("utf-16-le")
+    except (ValueError, UnicodeDecodeError):
+        raise CommandError("powershell -EncodedCommand is not base64 of UTF-16LE text") from None
 
 
 def _text(node: tree_sitter.Node, data: bytes) -> str:

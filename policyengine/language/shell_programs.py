@@ -18,6 +18,8 @@ Every entry is data the walk in `shell.py` interprets; adding a program means ad
 - `ALIASES` and `canonical_names`: other names of one program (`nc.openbsd` is `nc`).
 - `CODE_VARIABLES`, `PATH_VARIABLES`, `GIT_CODE_KEYS`: environment variables and git config keys
   whose value is shell code or a path.
+- `CMD_*`, `POWERSHELL_*`: the switches of Windows' `cmd` and `powershell`/`pwsh` (casefolded),
+  and PowerShell's names for programs the packs know (`ri` is Remove-Item).
 """
 
 from __future__ import annotations
@@ -39,6 +41,14 @@ __all__ = [
     "RUNS_SUBCOMMANDS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
+    "CMD_RUNS",
+    "CMD_SWITCHES",
+    "POWERSHELL_ALIASES",
+    "POWERSHELL_CODE",
+    "POWERSHELL_ENCODED",
+    "POWERSHELL_FILE",
+    "POWERSHELL_FLAGS",
+    "POWERSHELL_VALUES",
     "UNKNOWN_VARIABLES",
     "WRAPPERS",
     "Grammar",
@@ -969,3 +979,35 @@ GIT_CODE_KEYS = frozenset(
     }
 )  # fmt: skip
 GIT_PATH_KEYS = frozenset({"core.hookspath", "core.excludesfile", "include.path", "core.attributesfile"})
+
+
+# cmd.exe: /C, /K and /R run the rest of the line; the other switches only set the console up.
+CMD_RUNS = frozenset({"/c", "/k", "/r"})
+CMD_SWITCHES = frozenset({"/q", "/d", "/a", "/u", "/s", "/e:on", "/e:off", "/f:on", "/f:off", "/v:on", "/v:off"})
+# powershell / pwsh options (a leading - or /, any case; PowerShell takes any unambiguous prefix,
+# so each entry lists the prefixes in use). -Command's text and -EncodedCommand's are code.
+POWERSHELL_CODE = frozenset({"-command", "-c", "-com", "-comm", "-cmd"})
+POWERSHELL_ENCODED = frozenset({"-encodedcommand", "-e", "-ec", "-en", "-enc", "-enco", "-encodedc"})
+POWERSHELL_FILE = frozenset({"-file", "-f", "-fi", "-fil"})
+POWERSHELL_FLAGS = frozenset(
+    {
+        "-noprofile", "-nop", "-noninteractive", "-noni", "-nologo", "-nol", "-sta", "-mta", "-noexit", "-noe",
+        "-login", "-l", "-interactive", "-i", "-help", "-?", "-h", "-noprofileloadtime",
+    }
+)  # fmt: skip
+POWERSHELL_VALUES = frozenset(
+    {
+        "-executionpolicy", "-ep", "-ex", "-exec", "-windowstyle", "-w", "-win", "-version", "-v", "-inputformat",
+        "-inp", "-if", "-outputformat", "-o", "-of", "-out", "-configurationname", "-config", "-settingsfile",
+        "-workingdirectory", "-wd", "-custompipename",
+    }
+)  # fmt: skip
+# PowerShell's built-in aliases of cmdlets a pack may name, and their cmdlets (casefolded).
+POWERSHELL_ALIASES: dict[str, str] = {
+    "rm": "remove-item", "del": "remove-item", "erase": "remove-item", "rd": "remove-item", "ri": "remove-item",
+    "rmdir": "remove-item", "cat": "get-content", "gc": "get-content", "type": "get-content",
+    "cp": "copy-item", "copy": "copy-item", "cpi": "copy-item", "mv": "move-item", "move": "move-item",
+    "mi": "move-item", "iwr": "invoke-webrequest", "curl": "invoke-webrequest", "wget": "invoke-webrequest",
+    "irm": "invoke-restmethod", "iex": "invoke-expression", "icm": "invoke-command", "saps": "start-process",
+    "start": "start-process", "sc": "set-content", "ac": "add-content", "ni": "new-item",
+}  # fmt: skip
