@@ -63,6 +63,7 @@ import dataclasses
 import functools
 import itertools
 import re
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -126,6 +127,7 @@ _WINDOWS_SHELLS = frozenset({"cmd", "powershell", "pwsh"})
 _CMD_SPECIAL = frozenset('^%!"()<>\n\r')
 _POWERSHELL_SPECIAL = frozenset("$`(){}[]@'\"<>%#,=.\n\r") - frozenset(".")
 _CMD_SWITCH = re.compile(r"/[A-Za-z?]{1,2}(?::[^/]*)?")
+_READER_LINES = re.compile(r"[\n;]")  # sftp's lines; lftp's and smbclient's `;`
 _WINDOWS_SEPARATORS = re.compile(r"&&|\|\||[&|;]")
 # Programs a Windows line may name that run further code given as text.
 _WINDOWS_CODE = frozenset(
@@ -682,6 +684,8 @@ class _Walk:
                     return
                 words = rest[start:]
                 continue
+            if name in table.COMMAND_READERS:
+                self._reader(name, rest, node, data, depth)  # then its words as any program's
             if name not in _SPECIAL:
                 grammar = table.GRAMMARS.get(name)
                 if grammar is not None:
@@ -1247,7 +1251,7 @@ class _Walk:
         if not text or text == "-" or special.intersection(text):
             raise CommandError(f"{name} runs code this engine cannot read: {text[:60]!r}")
         for statement in _WINDOWS_SEPARATORS.split(text):
-            words = [_windows_word(piece) for piece in statement.split()]
+            words = [_foreign_word(piece) for piece in statement.split()]
             if not words:
                 continue
             names, dispatch = _program(words[0])
@@ -1272,6 +1276,99 @@ class _Walk:
                     continue
                 operands.append(word)
             self._operands(operands)  # `-Recurse`, `-rf`: options
+
+    def _reader(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """sftp, ftp, smbclient, sqlite3...: the commands they are given, from stdin or an option, name local paths."""
+        texts: list[str] = []
+        options = table.COMMAND_READERS[name]
+        for index, word in enumerate(words):
+            value = word.value
+            option, equals, attached = value.partition("=")
+            given: _Word | None = None
+            if value in options:
+                given = _value_word(name, value, words, index + 1)
+            elif (equals and option in options) or (value[:2] in options and not value.startswith("--")):
+                given, attached = word, attached if equals and option in options else value[2:]
+            if given is not None:
+                if not given.known:
+                    raise CommandError(f"{name} runs commands that are not literal: {given.value!r}")
+                texts.append(given.value if given is not word else attached)
+            elif name.startswith("sqlite") and index and value.startswith("."):
+                if not word.known:
+                    raise CommandError(f"{name} runs commands that are not literal: {value!r}")
+                texts.append(value)  # `sqlite3 db '.shell rm x'`: an operand after the database is a command
+        texts.extend(self._stdin_texts(name, node, data))
+        for text in texts:
+            for line in _READER_LINES.split(text):
+                line = line.strip()
+                if line.startswith("!"):
+                    verb, rest = "!", line[1:]
+                else:
+                    verb, _, rest = line.partition(" ")
+                    verb = verb.casefold()
+                how = table.READER_VERBS.get(verb)
+                if how is None:
+                    continue
+                if how == "shell":
+                    self.parse(rest.encode("utf-8"), depth + 1)
+                    continue
+                if how == "unknown":
+                    raise CommandError(f"{name}: {verb} runs what this engine cannot place")
+                try:
+                    pieces = [piece for piece in shlex.split(rest) if not piece.startswith("-")]
+                except ValueError:
+                    raise CommandError(f"{name}: cannot read the command {line[:60]!r}") from None
+                if how == "first":
+                    pieces = pieces[:1]
+                elif how == "second":
+                    pieces = pieces[1:2]
+                elif how == "none":
+                    pieces = []
+                for piece in pieces:
+                    self._word_operand(_foreign_word(piece))
+
+    def _stdin_texts(self, name: str, node: tree_sitter.Node, data: bytes) -> list[str]:
+        """The literal text on a command's standard input: here-strings, heredocs, a pipe from echo or printf."""
+        current = node.parent if node.parent is not None and node.parent.type == "redirected_statement" else node
+        redirects = [child for child in node.named_children if child.type in _REDIRECTS]
+        if current is not node:
+            redirects.extend(child for child in current.named_children if child.type in _REDIRECTS)
+        texts: list[str] = []
+        for redirect in redirects:
+            if redirect.type == "herestring_redirect":
+                content = redirect.named_child(redirect.named_child_count - 1)
+                if content is None or not (word := self._word(content, data)).known:
+                    raise CommandError(f"{name} reads commands from a here-string that is not literal")
+                texts.append(word.value)
+            elif redirect.type == "heredoc_redirect":
+                body = _child(redirect, "heredoc_body")
+                if body is None:
+                    continue
+                if not _heredoc_quoted(redirect, data) and any(
+                    child.type in _EXPANSIONS for child in body.named_children
+                ):
+                    raise CommandError(f"{name} reads commands from a heredoc with expansions")
+                texts.append(_text(body, data))
+        parent = current.parent
+        if parent is not None and parent.type == "pipeline":
+            elements = parent.named_children
+            place = next((i for i, element in enumerate(elements) if element.id == current.id), 0)
+            if place:
+                texts.append(self._piped_text(name, elements[place - 1], data))
+        return texts
+
+    def _piped_text(self, name: str, source: tree_sitter.Node, data: bytes) -> str:
+        """What `echo ...` or `printf ...` writes into a pipe; any other writer's output is unknown."""
+        if source.type == "command":
+            words = [
+                self._word(child.named_child(0) or child, data) if child.type == "command_name" else self._word(child, data)
+                for child in source.named_children
+                if child.type not in _REDIRECTS
+            ]
+            if words and all(word.known for word in words) and words[0].value in table.TEXT_PROGRAMS:
+                # echo -e and printf turn \n into a newline: over-split, every piece is read.
+                return " ".join(word.value for word in words[1:]).replace("\\n", "\n")
+        raise CommandError(f"{name} reads commands from a pipe whose text is unknown")
 
     def _shell_stdin(self, node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """A shell reading commands from stdin: a literal here-string or heredoc is parsed again."""
@@ -1621,7 +1718,7 @@ def _sure(node: tree_sitter.Node) -> bool:
     return following is None or following.type != "&"
 
 
-def _windows_word(text: str) -> _Word:
+def _foreign_word(text: str) -> _Word:
     """A word of cmd or PowerShell text: literal, save that `*` and `?` select files."""
     if "*" in text or "?" in text:
         return _Word(text, False, False, ((_BARE, text),))

@@ -18,6 +18,9 @@ Every entry is data the walk in `shell.py` interprets; adding a program means ad
 - `ALIASES` and `canonical_names`: other names of one program (`nc.openbsd` is `nc`).
 - `CODE_VARIABLES`, `PATH_VARIABLES`, `GIT_CODE_KEYS`: environment variables and git config keys
   whose value is shell code or a path.
+- `COMMAND_READERS`, `READER_VERBS`: programs that read commands of their own (sftp, ftp,
+  smbclient, sqlite3...) from standard input or an option, and which operands of each verb are
+  local paths (`put .env` reads .env; `!CMD` runs CMD in a shell).
 - `CMD_*`, `POWERSHELL_*`: the switches of Windows' `cmd` and `powershell`/`pwsh` (casefolded),
   and PowerShell's names for programs the packs know (`ri` is Remove-Item).
 """
@@ -42,6 +45,8 @@ __all__ = [
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
     "CMD_RUNS",
+    "COMMAND_READERS",
+    "READER_VERBS",
     "CMD_SWITCHES",
     "POWERSHELL_ALIASES",
     "POWERSHELL_CODE",
@@ -1010,4 +1015,32 @@ POWERSHELL_ALIASES: dict[str, str] = {
     "mi": "move-item", "iwr": "invoke-webrequest", "curl": "invoke-webrequest", "wget": "invoke-webrequest",
     "irm": "invoke-restmethod", "iex": "invoke-expression", "icm": "invoke-command", "saps": "start-process",
     "start": "start-process", "sc": "set-content", "ac": "add-content", "ni": "new-item",
+}  # fmt: skip
+
+# Programs that read commands of their own from standard input (a here-string, a heredoc, a pipe
+# from echo or printf) or from these options' text: `sftp host <<< 'put .env'`, `lftp -c 'put x'`.
+COMMAND_READERS: dict[str, frozenset[str]] = {
+    "sftp": frozenset(),
+    "psftp": frozenset(),
+    "ftp": frozenset(),
+    "pftp": frozenset(),
+    "tnftp": frozenset(),
+    "ncftp": frozenset(),
+    "tftp": _set("-c"),
+    "lftp": _set("-c", "-e"),
+    "smbclient": _set("-c", "--command"),
+    "sqlite3": _set("-cmd"),
+    "sqlite": _set("-cmd"),
+}
+# Which operands of a reader's verb are local paths: "all", "first" or "second" (`get REMOTE
+# LOCAL`); "shell": the rest of the line is a shell command; "unknown": it runs what the engine
+# cannot place. Verbs not listed act on the remote side or on nothing local.
+READER_VERBS: dict[str, str] = {
+    "put": "first", "reput": "first", "append": "first", "send": "first", "mput": "all", "lcd": "all",
+    "lls": "all", "lmkdir": "all", "lpwd": "all", "get": "second", "reget": "second", "recv": "second",
+    "mirror": "all", "source": "all", "local": "all", "lrm": "all", "lrmdir": "all", "mget": "none",
+    "shell": "shell", "!": "shell",
+    ".shell": "shell", ".system": "shell", ".read": "all", ".output": "all", ".once": "all", ".import": "first",
+    ".backup": "all", ".restore": "all", ".save": "all", ".open": "all", ".log": "all", ".excel": "unknown",
+    ".load": "unknown", ".cd": "all",
 }  # fmt: skip
