@@ -235,7 +235,10 @@ _SETTERS = frozenset(
     {"read", "mapfile", "readarray", "getopts", "let", "unset", "wait", "local", "readonly", "declare", "typeset"}
     | {"export", "source", ".", "eval", "coproc", "enable", "builtin"}
 )
-_SETS_VARIABLES = re.compile(rb"\b(?:for|select|read|mapfile|readarray|getopts|let|unset|wait|local|readonly|coproc)\b|\(\(|\$\[|\$\{[^}]*=|\{[A-Za-z_][A-Za-z0-9_]*\}[<>]|IFS|\bprintf\b[^;&|\n]*-v")
+_SETS_VARIABLES = re.compile(
+    rb"\b(?:for|select|read|mapfile|readarray|getopts|let|unset|wait|local|readonly|coproc)\b"
+    rb"|\(\(|\$\[|\$\{[^}]*=|\{[A-Za-z_][A-Za-z0-9_]*\}[<>]|IFS|\bprintf\b[^;&|\n]*-v"
+)
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
@@ -1089,9 +1092,7 @@ class _Walk:
         word = self._word(value_node, data)
         self._assignment(name, word.parts, word.value, depth, word.known)
 
-    def _remember(
-        self, node: tree_sitter.Node, name: str, value_node: tree_sitter.Node | None, data: bytes
-    ) -> None:
+    def _remember(self, node: tree_sitter.Node, name: str, value_node: tree_sitter.Node | None, data: bytes) -> None:
         """Keep NAME=VALUE for later words when it surely runs, in order, with literal text; else NAME is unknown."""
         base = name.split("[", 1)[0]  # `f[0]=x` sets what `$f` reads
         self.variables.pop(base, None)
@@ -1223,7 +1224,7 @@ class _Walk:
                 else:  # powershell's default is -Command: the rest is code
                     self._windows_code(name, " ".join(later.value for later in words[index:]), node, data, depth + 1)
                 return
-            option, colon, attached = option.partition(":")
+            option, colon, _ = option.partition(":")
             if option in table.POWERSHELL_FLAGS:
                 continue
             if option in table.POWERSHELL_VALUES:
@@ -1361,7 +1362,9 @@ class _Walk:
         """What `echo ...` or `printf ...` writes into a pipe; any other writer's output is unknown."""
         if source.type == "command":
             words = [
-                self._word(child.named_child(0) or child, data) if child.type == "command_name" else self._word(child, data)
+                self._word(child.named_child(0) or child, data)
+                if child.type == "command_name"
+                else self._word(child, data)
                 for child in source.named_children
                 if child.type not in _REDIRECTS
             ]
@@ -2250,7 +2253,7 @@ def _brace_pattern(text: str) -> bool:
 def _double_quoted(
     node: tree_sitter.Node, data: bytes, resolved: Callable[[tree_sitter.Node, bytes], str | None] | None = None
 ) -> _Word:
-    """A "..." string: \\ escapes inside it removed, variables `resolved` knows filled in, other expansions as written."""
+    """A "..." string: \\ escapes removed, variables `resolved` knows filled in, other expansions as written."""
     start = node.start_byte + 1
     end = node.end_byte - 1
     parts: list[str] = []
