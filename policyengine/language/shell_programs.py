@@ -376,6 +376,13 @@ WRAPPERS: dict[str, Wrapper] = {
         long_flags=_set("--yes", "--no", "--no-install", "--ignore-existing", "--quiet", "--help", "--version"),
         code=_set("c", "--call"),
     ),
+    # bun's package runner: `bunx rimraf build` runs rimraf (as `bun x` does).
+    "bunx": Wrapper(
+        values="p",
+        long_values=_set("--package"),
+        long_flags=_set("--bun", "--no-install", "--silent", "--verbose", "--help", "--version"),
+    ),
+    "pnpx": Wrapper(values="p", long_values=_set("--package")),
     "uvx": Wrapper(
         values="p",
         flags="qv",
@@ -437,6 +444,8 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("npm", "exec"): Wrapper(values="c", long_values=_set("--package", "--call"), code=_set("c", "--call")),
     ("yarn", "exec"): Wrapper(),
     ("yarn", "dlx"): Wrapper(),
+    ("bun", "x"): Wrapper(long_flags=_set("--bun", "--no-install", "--silent", "--verbose")),
+    ("pipx", "run"): Wrapper(long_values=_set("--spec", "--python"), long_flags=_set("--no-cache", "--verbose")),
     ("bundle", "exec"): Wrapper(),
     ("conda", "run"): Wrapper(
         values="np",
