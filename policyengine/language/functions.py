@@ -534,14 +534,16 @@ def _secrets(call: _Call) -> list[str]:
     )
 
     found = [f"{f.kind} at {f.where}" for f in secrets.find_secrets(call.arguments, path="arguments")]
-    # The words a shell passes (`admin:'sec''ret'` is `admin:secret`, `a=AK; b=IA...; "$a$b"` joined):
-    # a command that cannot be read is scanned as written above, and other rules refuse it.
+    # The words a shell passes (`admin:'sec''ret'` is `admin:secret`, `a=AK; b=IA...; "$a$b"` joined),
+    # as a list: the scanner glues sibling pieces itself, and joining them with blanks would make
+    # `'API_KEY=' src` a key and its value. A command that cannot be read is scanned as written
+    # above, and other red lines refuse it.
     try:
-        lines = [" ".join(command.words) for command in call.parsed] if call.commands else []
+        words = [word for command in call.parsed for word in command.words] if call.commands else []
     except Exception:
-        lines = []
-    if lines:
-        found.extend(f"{f.kind} at {f.where}" for f in secrets.find_secrets(lines, path="command words"))
+        words = []
+    if words:
+        found.extend(f"{f.kind} at {f.where}" for f in secrets.find_secrets(words, path="command words"))
     # A parameter the tool declares `role: secret` is one, whatever its value looks like.
     found.extend("declared secret" for v in call.found.values[roles.Role.SECRET] if v != "")
     return found
