@@ -229,11 +229,12 @@ _DYNAMIC = frozenset(
     }
 )  # fmt: skip
 _SPLITS = frozenset(" \t\n{}~$\\")
-# Builtins that set or unset variables by other means than NAME=VALUE, and ways of writing
-# that do the same (arithmetic, ${x:=y}, {fd}> redirections, IFS): after them nothing is filled in.
+# Builtins that set or unset variables by other means than NAME=VALUE (`time f=x` assigns in the
+# shell; a `trap ... DEBUG` runs before every later command), and ways of writing that do the
+# same (arithmetic, ${x:=y}, {fd}> redirections, IFS): after them nothing is filled in.
 _SETTERS = frozenset(
     {"read", "mapfile", "readarray", "getopts", "let", "unset", "wait", "local", "readonly", "declare", "typeset"}
-    | {"export", "source", ".", "eval", "coproc", "enable", "builtin"}
+    | {"export", "source", ".", "eval", "coproc", "enable", "builtin", "trap", "time"}
 )
 _SETS_VARIABLES = re.compile(
     rb"\b(?:for|select|read|mapfile|readarray|getopts|let|unset|wait|local|readonly|coproc)\b"
@@ -1096,9 +1097,11 @@ class _Walk:
         """Keep NAME=VALUE for later words when it surely runs, in order, with literal text; else NAME is unknown."""
         base = name.split("[", 1)[0]  # `f[0]=x` sets what `$f` reads
         self.variables.pop(base, None)
+        if self.level != 1:
+            return  # in code the line runs (eval, a trap): it may run at another time
         if self.resolving is None:
-            self.resolving = self.level == 1 and not _may_set_variables(data)
-        if not self.resolving or self.level != 1 or base != name or name in _DYNAMIC or name.startswith("BASH"):
+            self.resolving = not _may_set_variables(data)  # the line's own text
+        if not self.resolving or base != name or name in _DYNAMIC or name.startswith("BASH"):
             return
         if value_node is None or value_node.type == "array":
             return  # `f=` (empty: an unquoted `$f` vanishes) and arrays stay unknown
