@@ -1305,8 +1305,8 @@ class _Walk:
         for text in texts:
             for line in _READER_LINES.split(text):
                 line = line.strip()
-                if line.startswith("!"):
-                    verb, rest = "!", line[1:]
+                if line.startswith(("!", "\\!")):
+                    verb, rest = "!", line[line.index("!") + 1 :]  # `!CMD`, psql's `\\!CMD`
                 else:
                     verb, _, rest = line.partition(" ")
                     verb = verb.casefold()
@@ -1725,9 +1725,11 @@ def _sure(node: tree_sitter.Node) -> bool:
 
 
 def _foreign_word(text: str) -> _Word:
-    """A word of cmd or PowerShell text: literal, save that `*` and `?` select files."""
+    """A word of cmd, PowerShell or sftp text: literal, save that `*` and `?` select files and a leading `~` is home."""
     if "*" in text or "?" in text:
         return _Word(text, False, False, ((_BARE, text),))
+    if text.startswith("~"):  # PowerShell and sftp expand it; where a program does not, home is the wider reading
+        return _Word(text, True, True, ((_BARE, "~"), (_QUOTED, text[1:])))
     return _literal(text)
 
 

@@ -1040,6 +1040,9 @@ COMMAND_READERS: dict[str, frozenset[str]] = {
     "smbclient": _set("-c", "--command"),
     "sqlite3": _set("-cmd"),
     "sqlite": _set("-cmd"),
+    "psql": _set("-c", "--command"),
+    "mysql": _set("-e", "--execute"),
+    "mariadb": _set("-e", "--execute"),
 }
 # Which operands of a reader's verb are local paths: "all", "first" or "second" (`get REMOTE
 # LOCAL`); "shell": the rest of the line is a shell command; "unknown": it runs what the engine
@@ -1052,4 +1055,7 @@ READER_VERBS: dict[str, str] = {
     ".shell": "shell", ".system": "shell", ".read": "all", ".output": "all", ".once": "all", ".import": "first",
     ".backup": "all", ".restore": "all", ".save": "all", ".open": "all", ".log": "all", ".excel": "unknown",
     ".load": "unknown", ".cd": "all",
+    "\\!": "shell", "\\o": "all", "\\out": "all", "\\i": "all", "\\ir": "all", "\\include": "all",
+    "\\w": "all", "\\write": "all", "\\copy": "all", "\\g": "all", "\\lo_import": "first",
+    "\\lo_export": "second", "\\cd": "all", "system": "shell", "\\.": "all", "tee": "all", "\\t": "all",
 }  # fmt: skip
