@@ -1771,6 +1771,9 @@ def _program_names(value: str) -> tuple[tuple[str, ...], str]:
     if name.startswith("=") and len(name) > 1:
         # zsh expands `=rm` to the path of rm; bash runs `=rm`: report both.
         names = (*names, *table.canonical_names(name[1:]))
+    if "\\" in name.rstrip("\\"):
+        # `'C:\\Windows\\System32\\cmd.exe'`: on Windows the basename is after the last backslash.
+        names = (*names, *table.canonical_names(name.rstrip("\\").rsplit("\\", 1)[-1]))
     names = tuple(dict.fromkeys(names))
     # The first name a table knows says how the program reads its words (`rm.exe` reads as `rm`).
     return names, next((known for known in names if known in _KNOWN_NAMES), names[-1])

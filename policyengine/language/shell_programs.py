@@ -468,7 +468,7 @@ RUNS_COMMANDS = frozenset(
         "proot", "bwrap", "xvfb-run", "catchsegv", "cgexec", "trickle", "daemonize", "start-stop-daemon", "sg",
         "script", "expect", "gdb", "lldb", "perf", "caffeinate", "tsp", "at", "batch", "run-parts", "dotenv",
         "with-contenv", "s6-setuidgid", "chpst", "setuidgid", "nocache", "eatmydata", "unbuffer", "rlwrap",
-        "ssh-agent", "dbus-launch",
+        "ssh-agent", "dbus-launch", "wsl",
     }
 )  # fmt: skip
 # The same for one subcommand of a program (`op run -- cmd`; `op item get` is fine).
