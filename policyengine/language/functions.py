@@ -534,6 +534,16 @@ def _secrets(call: _Call) -> list[str]:
     )
 
     found = [f"{f.kind} at {f.where}" for f in secrets.find_secrets(call.arguments, path="arguments")]
+    # The words a shell passes (`admin:'sec''ret'` is `admin:secret`, `a=AK; b=IA...; "$a$b"` joined),
+    # as a list: the scanner glues sibling pieces itself, and joining them with blanks would make
+    # `'API_KEY=' src` a key and its value. A command that cannot be read is scanned as written
+    # above, and other red lines refuse it.
+    try:
+        words = [word for command in call.parsed for word in command.words] if call.commands else []
+    except Exception:
+        words = []
+    if words:
+        found.extend(f"{f.kind} at {f.where}" for f in secrets.find_secrets(words, path="command words"))
     # A parameter the tool declares `role: secret` is one, whatever its value looks like.
     found.extend("declared secret" for v in call.found.values[roles.Role.SECRET] if v != "")
     return found

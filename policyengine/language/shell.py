@@ -57,14 +57,16 @@ operand CODE_OPERAND. Program names are casefolded basenames, with their other n
 
 from __future__ import annotations
 
+import base64
 import bisect
 import dataclasses
 import functools
 import itertools
 import re
+import shlex
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -119,7 +121,20 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash",
 # Shells whose syntax is not POSIX: their -c strings cannot be read with the bash grammar.
 _OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"})
 # Programs that are not plain argument-takers (checked after the wrappers).
-_SPECIAL = _SHELLS | _OTHER_SHELLS | {"eval", "source", ".", "trap", "alias", "find", "su", "runuser"}
+# Windows' command shells: the text they run is read again (`cmd /c rd /s /q build` runs rd).
+_WINDOWS_SHELLS = frozenset({"cmd", "powershell", "pwsh"})
+# Characters with a meaning in cmd or PowerShell beyond plain words: text with one is unknown.
+_CMD_SPECIAL = frozenset('^%!"()<>\n\r')
+_POWERSHELL_SPECIAL = frozenset("$`(){}[]@'\"<>%#,=.\n\r") - frozenset(".")
+_CMD_SWITCH = re.compile(r"/[A-Za-z?]{1,2}(?::[^/]*)?")
+_READER_LINES = re.compile(r"[\n;]")  # sftp's lines; lftp's and smbclient's `;`
+_WINDOWS_SEPARATORS = re.compile(r"&&|\|\||[&|;]")
+# Programs a Windows line may name that run further code given as text.
+_WINDOWS_CODE = frozenset(
+    {"invoke-expression", "invoke-command", "start-process", "start", "call", "forfiles", "wsl", "wt", "runas"}
+    | {"new-object", "add-type", "invoke-item", "ii", "for", "if"}
+)
+_SPECIAL = _SHELLS | _OTHER_SHELLS | _WINDOWS_SHELLS | {"eval", "source", ".", "trap", "alias", "find", "su", "runuser"}
 _GIT_WITHOUT_MESSAGE = dataclasses.replace(
     table.GRAMMARS["git"], values=table.GRAMMARS["git"].values - {"m", "--message"}
 )
@@ -201,6 +216,30 @@ _ACTIONS: dict[str, int] = {
 }
 # Argument nodes with nothing inside to walk (their text is checked when read as a word).
 _PLAIN_WORDS = frozenset({"word", "number", "raw_string", "ansi_c_string"})
+# Variables set earlier on the line (see _Walk._remember): expansions that read one as it is,
+# nodes whose body may run again or later, names bash itself sets, and text in a value that
+# an unquoted expansion would split or expand (kept unknown).
+_VARIABLE_EXPANSIONS = frozenset({"simple_expansion", "expansion"})
+_REPEATS = frozenset({"while_statement", "for_statement", "c_style_for_statement", "function_definition"})
+_DYNAMIC = frozenset(
+    {
+        "PWD", "OLDPWD", "RANDOM", "SRANDOM", "SECONDS", "LINENO", "HISTCMD", "EPOCHSECONDS", "EPOCHREALTIME",
+        "REPLY", "OPTARG", "OPTIND", "IFS", "PIPESTATUS", "FUNCNAME", "DIRSTACK", "GROUPS", "UID", "EUID", "PPID",
+        "SHELLOPTS", "COLUMNS", "LINES", "HOSTNAME", "MAPFILE", "COPROC",
+    }
+)  # fmt: skip
+_SPLITS = frozenset(" \t\n{}~$\\")
+# Builtins that set or unset variables by other means than NAME=VALUE (`time f=x` assigns in the
+# shell; a `trap ... DEBUG` runs before every later command), and ways of writing that do the
+# same (arithmetic, ${x:=y}, {fd}> redirections, IFS): after them nothing is filled in.
+_SETTERS = frozenset(
+    {"read", "mapfile", "readarray", "getopts", "let", "unset", "wait", "local", "readonly", "declare", "typeset"}
+    | {"export", "source", ".", "eval", "coproc", "enable", "builtin", "trap", "time"}
+)
+_SETS_VARIABLES = re.compile(
+    rb"\b(?:for|select|read|mapfile|readarray|getopts|let|unset|wait|local|readonly|coproc)\b"
+    rb"|\(\(|\$\[|\$\{[^}]*=|\{[A-Za-z_][A-Za-z0-9_]*\}[<>]|IFS|\bprintf\b[^;&|\n]*-v"
+)
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
@@ -211,6 +250,9 @@ class Command:
     programs: tuple[str, ...]
     operands: tuple[str, ...]  # plain str, or paths.PathPattern for a word bash globs (see _forms)
     urls: tuple[str, ...] = ()  # URL-looking words and known URL operands (curl's, scp's host:path...)
+    # Every word of every command as bash passes it: quotes and escapes removed, variables set
+    # earlier on the line filled in, other expansions as written (for secrets(@): `'sec''ret'`).
+    words: tuple[str, ...] = dataclasses.field(default=(), compare=False)  # a view: two readings are equal without it
 
 
 class CommandError(ValueError):
@@ -353,7 +395,7 @@ def _parse(text: str) -> Command:
     except Exception as error:  # never let a parser or walker failure pass as anything else
         _parser().reset()  # in case a parse stopped half-way: the next one must start afresh
         raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
-    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls))
+    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words))
 
 
 def _parser() -> tree_sitter.Parser:
@@ -367,13 +409,33 @@ def _parser() -> tree_sitter.Parser:
 class _Walk:
     """One parse_command call: what was found so far and the budget left."""
 
-    __slots__ = ("cdpath", "checks", "deadline", "dirs", "local", "operands", "programs", "urls")
+    __slots__ = (
+        "cdpath",
+        "checks",
+        "deadline",
+        "dirs",
+        "level",
+        "local",
+        "operands",
+        "programs",
+        "resolving",
+        "urls",
+        "variables",
+        "words",
+    )
 
     def __init__(self) -> None:
         """Start with nothing found and the whole budget."""
         self.programs: dict[str, None] = {}  # a dict keeps the first-seen order
         self.operands: dict[str, None] = {}
         self.urls: dict[str, None] = {}
+        self.words: dict[str, None] = {}
+        # Variables surely set to literal text earlier on the top-level line, in source order
+        # (`f=.env; cat $f`); a name absent is unknown. `resolving` is off once the line does
+        # anything that may set a variable in a way not modelled (see _may_set_variables).
+        self.variables: dict[str, str] = {}
+        self.resolving: bool | None = None  # None: not yet checked
+        self.level = 0  # parse() calls under way: 1 is the line itself, more is code it runs
         # Where relative operands may be besides the cwd: set by `cd`/`pushd` for the rest of the
         # line (in a subshell too: an over-approximation), and by options such as `git -C` for
         # their own command (`local`). Relative operands are reported as written and joined to each.
@@ -408,7 +470,9 @@ class _Walk:
         root = self._tree(data).root_node
         if root.has_error:
             raise CommandError(_syntax_error(root, data))
+        self.level += 1
         self._walk(root, data, depth)
+        self.level -= 1
         if b"\\" in data:
             _check_backslashes(root, data)
 
@@ -532,6 +596,10 @@ class _Walk:
                         # `export}x`: one word, a command bash looks up; the grammar splits a keyword off.
                         raise CommandError(f"the parser split the word {_text(node, data)[:40]!r}")
                     self.programs[_text(keyword, data)] = None
+                    if keyword.type not in ("export", "declare", "typeset") or any(
+                        child.type not in ("variable_assignment", "variable_name") for child in node.named_children
+                    ):
+                        self._stop_resolving()  # `unset f`, `declare -u f`, `readonly f=x`
             for child in reversed(node.named_children):  # reversed: pop in source order
                 push((child, level))
 
@@ -573,6 +641,8 @@ class _Walk:
             else:
                 nested.append(child)
         if words:
+            for word in words:
+                self.words[word.value] = None
             self._argv(words, node, data, depth)
         return nested
 
@@ -589,6 +659,8 @@ class _Walk:
             names, name = _program(words[0])
             for program in names:
                 self.programs[program] = None
+            if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
+                self._stop_resolving()
             rest = words[1:]
             options = table.WRAPPERS.get(name)
             if options is None and name in _SUBCOMMAND_PROGRAMS and rest and rest[0].known:
@@ -616,6 +688,8 @@ class _Walk:
                     return
                 words = rest[start:]
                 continue
+            if name in table.COMMAND_READERS:
+                self._reader(name, rest, node, data, depth)  # then its words as any program's
             if name not in _SPECIAL:
                 grammar = table.GRAMMARS.get(name)
                 if grammar is not None:
@@ -628,6 +702,8 @@ class _Walk:
                     self._operands(rest)
             elif name in _SHELLS:
                 self._shell(rest, node, data, depth)
+            elif name in _WINDOWS_SHELLS:
+                self._windows(name, rest, node, data, depth)
             elif name in _OTHER_SHELLS:
                 if any(word.value.startswith("-") and "c" in word.value for word in rest):
                     raise CommandError(f"{name} -c runs code in a syntax other than bash")
@@ -1011,10 +1087,52 @@ class _Walk:
         if name_node is None or value_node is None:
             return
         name = _text(name_node, data)
+        self._remember(node, name, value_node, data)
         if not _special_variable(name):
             return
         word = self._word(value_node, data)
         self._assignment(name, word.parts, word.value, depth, word.known)
+
+    def _remember(self, node: tree_sitter.Node, name: str, value_node: tree_sitter.Node | None, data: bytes) -> None:
+        """Keep NAME=VALUE for later words when it surely runs, in order, with literal text; else NAME is unknown."""
+        base = name.split("[", 1)[0]  # `f[0]=x` sets what `$f` reads
+        self.variables.pop(base, None)
+        if self.level != 1:
+            return  # in code the line runs (eval, a trap): it may run at another time
+        if self.resolving is None:
+            self.resolving = not _may_set_variables(data)  # the line's own text
+        if not self.resolving or base != name or name in _DYNAMIC or name.startswith("BASH"):
+            return
+        if value_node is None or value_node.type == "array":
+            return  # `f=` (empty: an unquoted `$f` vanishes) and arrays stay unknown
+        operator = node.child(1)
+        if operator is None or operator.type != "=" or not _sure(node):
+            return  # `f+=x` appends to a value that may be unknown
+        word = self._word(value_node, data)
+        value = word.value
+        if value and "~" not in value and all(kind != _EXPANDED for kind, _ in word.parts):
+            self.variables[name] = value  # an assignment's value is neither split nor globbed
+
+    def _stop_resolving(self) -> None:
+        """From here on no variable is filled in: the line may set one in a way not modelled."""
+        self.resolving = False
+        self.variables.clear()
+
+    def _resolved(self, node: tree_sitter.Node, data: bytes) -> str | None:
+        """The value of `$name` or `${name}` when an earlier assignment on the line surely set it."""
+        if self.level != 1:
+            return None  # code a line runs (`sh -c`, `eval`, backticks) may run elsewhere or later
+        text = _text(node, data)
+        name = text[2:-1] if text.startswith("${") else text[1:]
+        value = self.variables.get(name)
+        if value is None:
+            return None
+        parent = node.parent
+        while parent is not None:
+            if parent.type in _REPEATS:
+                return None  # a loop or function body may run after a later assignment
+            parent = parent.parent
+        return value
 
     def _assignment(self, name: str, parts: _Parts, value: str, depth: int, known: bool = True) -> None:
         """The value of an assignment to a variable the table knows (code or paths)."""
@@ -1084,6 +1202,179 @@ class _Walk:
             return
         self._operands(rest)
         self._shell_stdin(node, data, depth)
+
+    def _windows(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """cmd /c TEXT, powershell -Command TEXT, -EncodedCommand B64, -File SCRIPT: the text is read as commands."""
+        if depth + 1 > MAX_DEPTH:
+            raise CommandError(f"the command nests more than {MAX_DEPTH} levels")
+        for index, word in enumerate(words):
+            if not word.known:
+                raise CommandError(f"{name}: the word {word.value!r} is not literal, so what it runs is unknown")
+            option = word.value.casefold()
+            if name == "cmd":
+                if option[:2] in table.CMD_RUNS:
+                    text = " ".join([word.value[2:], *(later.value for later in words[index + 1 :])])
+                    self._windows_code(name, text.strip(), node, data, depth + 1)
+                    return
+                if option in table.CMD_SWITCHES or option.startswith("/t:"):
+                    continue
+                raise CommandError(f"cmd: {word.value!r} is not a switch this engine knows")
+            if option.startswith("/"):
+                option = "-" + option[1:]
+            if not option.startswith("-"):
+                if option.endswith(".ps1"):
+                    self._operands(words[index:])  # pwsh's default is -File: the script and its arguments
+                else:  # powershell's default is -Command: the rest is code
+                    self._windows_code(name, " ".join(later.value for later in words[index:]), node, data, depth + 1)
+                return
+            option, colon, _ = option.partition(":")
+            if option in table.POWERSHELL_FLAGS:
+                continue
+            if option in table.POWERSHELL_VALUES:
+                if not colon and index + 1 < len(words):
+                    del words[index + 1]  # the value, on its own word
+                continue
+            if option in table.POWERSHELL_FILE:
+                self._operands(words[index + 1 :])
+                return
+            if option in table.POWERSHELL_CODE:
+                text = " ".join(later.value for later in words[index + 1 :])
+            elif option in table.POWERSHELL_ENCODED:
+                if index + 1 >= len(words):
+                    raise CommandError(f"{name}: {word.value} has no value")
+                text = _decoded_powershell(words[index + 1].value)
+            else:
+                raise CommandError(f"{name}: {word.value!r} is not an option this engine knows")
+            self._windows_code(name, text, node, data, depth + 1)
+            return
+        self._shell_stdin(node, data, depth)  # no command: it reads commands from its input
+
+    def _windows_code(self, name: str, text: str, node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """Commands in cmd's or PowerShell's syntax: plain words joined by & && || | ; only, else unknown."""
+        special = _CMD_SPECIAL if name == "cmd" else _POWERSHELL_SPECIAL
+        if not text or text == "-" or special.intersection(text):
+            raise CommandError(f"{name} runs code this engine cannot read: {text[:60]!r}")
+        for statement in _WINDOWS_SEPARATORS.split(text):
+            words = [_foreign_word(piece) for piece in statement.split()]
+            if not words:
+                continue
+            names, dispatch = _program(words[0])
+            if name != "cmd":
+                cmdlet = table.POWERSHELL_ALIASES.get(dispatch)
+                if cmdlet is not None:
+                    names = (*names, cmdlet)
+            if dispatch in _KNOWN_NAMES or any(program in _WINDOWS_CODE for program in names):
+                if any(program in _WINDOWS_CODE for program in names):
+                    raise CommandError(f"{name} runs {words[0].value!r}, which runs code this engine cannot place")
+                self._argv(words, node, data, depth)  # a program the tables know reads its words as on Unix
+                continue
+            for program in names:
+                self.programs[program] = None
+            operands: list[_Word] = []
+            for word in words[1:]:
+                value = word.value
+                if name == "cmd" and _CMD_SWITCH.fullmatch(value):
+                    continue  # `rd /s /q`, `dir /a:h`
+                if name != "cmd" and value.startswith("-") and ":" in value:
+                    self._word_operand(word, value.index(":") + 1)  # -Path:FILE
+                    continue
+                operands.append(word)
+            self._operands(operands)  # `-Recurse`, `-rf`: options
+
+    def _reader(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """sftp, ftp, smbclient, sqlite3...: the commands they are given, from stdin or an option, name local paths."""
+        texts: list[str] = []
+        options = table.COMMAND_READERS[name]
+        for index, word in enumerate(words):
+            value = word.value
+            option, equals, attached = value.partition("=")
+            given: _Word | None = None
+            if value in options:
+                given = _value_word(name, value, words, index + 1)
+            elif (equals and option in options) or (value[:2] in options and not value.startswith("--")):
+                given, attached = word, attached if equals and option in options else value[2:]
+            if given is not None:
+                if not given.known:
+                    raise CommandError(f"{name} runs commands that are not literal: {given.value!r}")
+                texts.append(given.value if given is not word else attached)
+            elif name.startswith("sqlite") and index and value.startswith("."):
+                if not word.known:
+                    raise CommandError(f"{name} runs commands that are not literal: {value!r}")
+                texts.append(value)  # `sqlite3 db '.shell rm x'`: an operand after the database is a command
+        texts.extend(self._stdin_texts(name, node, data))
+        for text in texts:
+            for line in _READER_LINES.split(text):
+                line = line.strip()
+                if line.startswith(("!", "\\!")):
+                    verb, rest = "!", line[line.index("!") + 1 :]  # `!CMD`, psql's `\\!CMD`
+                else:
+                    verb, _, rest = line.partition(" ")
+                    verb = verb.casefold()
+                how = table.READER_VERBS.get(verb)
+                if how is None:
+                    continue
+                if how == "shell":
+                    self.parse(rest.encode("utf-8"), depth + 1)
+                    continue
+                if how == "unknown":
+                    raise CommandError(f"{name}: {verb} runs what this engine cannot place")
+                try:
+                    pieces = [piece for piece in shlex.split(rest) if not piece.startswith("-")]
+                except ValueError:
+                    raise CommandError(f"{name}: cannot read the command {line[:60]!r}") from None
+                if how == "first":
+                    pieces = pieces[:1]
+                elif how == "second":
+                    pieces = pieces[1:2]
+                elif how == "none":
+                    pieces = []
+                for piece in pieces:
+                    self._word_operand(_foreign_word(piece))
+
+    def _stdin_texts(self, name: str, node: tree_sitter.Node, data: bytes) -> list[str]:
+        """The literal text on a command's standard input: here-strings, heredocs, a pipe from echo or printf."""
+        current = node.parent if node.parent is not None and node.parent.type == "redirected_statement" else node
+        redirects = [child for child in node.named_children if child.type in _REDIRECTS]
+        if current is not node:
+            redirects.extend(child for child in current.named_children if child.type in _REDIRECTS)
+        texts: list[str] = []
+        for redirect in redirects:
+            if redirect.type == "herestring_redirect":
+                content = redirect.named_child(redirect.named_child_count - 1)
+                if content is None or not (word := self._word(content, data)).known:
+                    raise CommandError(f"{name} reads commands from a here-string that is not literal")
+                texts.append(word.value)
+            elif redirect.type == "heredoc_redirect":
+                body = _child(redirect, "heredoc_body")
+                if body is None:
+                    continue
+                if not _heredoc_quoted(redirect, data) and any(
+                    child.type in _EXPANSIONS for child in body.named_children
+                ):
+                    raise CommandError(f"{name} reads commands from a heredoc with expansions")
+                texts.append(_text(body, data))
+        parent = current.parent
+        if parent is not None and parent.type == "pipeline":
+            elements = parent.named_children
+            place = next((i for i, element in enumerate(elements) if element.id == current.id), 0)
+            if place:
+                texts.append(self._piped_text(name, elements[place - 1], data))
+        return texts
+
+    def _piped_text(self, name: str, source: tree_sitter.Node, data: bytes) -> str:
+        """What `echo ...` or `printf ...` writes into a pipe; any other writer's output is unknown."""
+        if source.type == "command":
+            words = [
+                self._word(child.named_child(0) or child, data)
+                if child.type == "command_name"
+                else self._word(child, data)
+                for child in source.named_children
+                if child.type not in _REDIRECTS
+            ]
+            if words and all(word.known for word in words) and words[0].value in table.TEXT_PROGRAMS:
+                # echo -e and printf turn \n into a newline: over-split, every piece is read.
+                return " ".join(word.value for word in words[1:]).replace("\\n", "\n")
+        raise CommandError(f"{name} reads commands from a pipe whose text is unknown")
 
     def _shell_stdin(self, node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """A shell reading commands from stdin: a literal here-string or heredoc is parsed again."""
@@ -1351,7 +1642,7 @@ class _Walk:
         if kind == "raw_string":
             return _literal(_text(node, data)[1:-1])
         if kind == "string":
-            return _double_quoted(node, data)
+            return _double_quoted(node, data, self._resolved if self.variables else None)
         if kind == "ansi_c_string":
             return _literal(_ansi_c(_text(node, data)[2:-1]))
         if kind == "translated_string":
@@ -1360,6 +1651,12 @@ class _Walk:
                 return _double_quoted(inner, data)
         if kind == "concatenation":
             return self._concatenation(node, data)
+        if self.variables and kind in _VARIABLE_EXPANSIONS:
+            value = self._resolved(node, data)
+            if value is not None and not _SPLITS.intersection(value):
+                # Unquoted, bash globs the value (no brace or tilde expansion, excluded above).
+                pattern = _glob(value)
+                return _Word(value, not pattern, not pattern, ((_BARE, value),))
         # Expansions, brace expressions, patterns and anything else: as written, not literal.
         text = _text(node, data)
         return _Word(text, False, False, ((_BARE if kind == "brace_expression" else _EXPANDED, text),))
@@ -1399,6 +1696,51 @@ class _Walk:
 # -- helpers -----------------------------------------------------------------------------------
 
 
+def _may_set_variables(data: bytes) -> bool:
+    """Whether the line may set a variable otherwise than by NAME=VALUE (see _SETTERS)."""
+    return _SETS_VARIABLES.search(data) is not None
+
+
+def _sure(node: tree_sitter.Node) -> bool:
+    """Whether an assignment runs in the line's own shell, always, before what follows it."""
+    parent = node.parent
+    if parent is not None and parent.type == "variable_assignments":
+        node, parent = parent, parent.parent
+    if parent is not None and parent.type == "declaration_command":
+        keyword = parent.child(0)
+        if keyword is None or keyword.type not in ("export", "declare", "typeset"):
+            return False
+        if any(child.type not in ("variable_assignment", "variable_name") for child in parent.named_children):
+            return False  # flags (`declare -u`, `-i`, `-n`) change what the value becomes
+        node, parent = parent, parent.parent
+    while parent is not None and parent.type == "list":
+        first = parent.named_child(0)
+        if first is None or first.start_byte != node.start_byte or first.end_byte != node.end_byte:
+            return False  # after && or ||: it may not run
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "program":
+        return False  # a subshell, pipeline, group, branch or loop
+    following = node.next_sibling
+    return following is None or following.type != "&"
+
+
+def _foreign_word(text: str) -> _Word:
+    """A word of cmd, PowerShell or sftp text: literal, save that `*` and `?` select files and a leading `~` is home."""
+    if "*" in text or "?" in text:
+        return _Word(text, False, False, ((_BARE, text),))
+    if text.startswith("~"):  # PowerShell and sftp expand it; where a program does not, home is the wider reading
+        return _Word(text, True, True, ((_BARE, "~"), (_QUOTED, text[1:])))
+    return _literal(text)
+
+
+def _decoded_powershell(value: str) -> str:
+    """The text of -EncodedCommand: base64 of UTF-16LE; anything else is unknown."""
+    try:
+        return base64.b64decode(value, validate=True).decode("utf-16-le")
+    except (ValueError, UnicodeDecodeError):
+        raise CommandError("powershell -EncodedCommand is not base64 of UTF-16LE text") from None
+
+
 def _text(node: tree_sitter.Node, data: bytes) -> str:
     """The source text of a node."""
     return data[node.start_byte : node.end_byte].decode("utf-8")
@@ -1429,6 +1771,9 @@ def _program_names(value: str) -> tuple[tuple[str, ...], str]:
     if name.startswith("=") and len(name) > 1:
         # zsh expands `=rm` to the path of rm; bash runs `=rm`: report both.
         names = (*names, *table.canonical_names(name[1:]))
+    if "\\" in name.rstrip("\\"):
+        # `'C:\\Windows\\System32\\cmd.exe'`: on Windows the basename is after the last backslash.
+        names = (*names, *table.canonical_names(name.rstrip("\\").rsplit("\\", 1)[-1]))
     names = tuple(dict.fromkeys(names))
     # The first name a table knows says how the program reads its words (`rm.exe` reads as `rm`).
     return names, next((known for known in names if known in _KNOWN_NAMES), names[-1])
@@ -1913,8 +2258,10 @@ def _brace_pattern(text: str) -> bool:
     return closing > opening and ("," in middle or ".." in middle)
 
 
-def _double_quoted(node: tree_sitter.Node, data: bytes) -> _Word:
-    """A "..." string: \\ escapes inside it removed, expansions kept as written (one word)."""
+def _double_quoted(
+    node: tree_sitter.Node, data: bytes, resolved: Callable[[tree_sitter.Node, bytes], str | None] | None = None
+) -> _Word:
+    """A "..." string: \\ escapes removed, variables `resolved` knows filled in, other expansions as written."""
     start = node.start_byte + 1
     end = node.end_byte - 1
     parts: list[str] = []
@@ -1930,9 +2277,14 @@ def _double_quoted(node: tree_sitter.Node, data: bytes) -> _Word:
             parts.append(_dq(_text(child, data)))
             written.append((_QUOTED, parts[-1]))
         else:
-            parts.append(_text(child, data))
-            written.append((_EXPANDED, parts[-1]))
-            known = False
+            value = resolved(child, data) if resolved is not None and child.type in _VARIABLE_EXPANSIONS else None
+            if value is not None:
+                parts.append(value)
+                written.append((_QUOTED, value))
+            else:
+                parts.append(_text(child, data))
+                written.append((_EXPANDED, parts[-1]))
+                known = False
         cursor = child.end_byte
     if end > cursor:
         parts.append(_dq(data[cursor:end].decode("utf-8")))

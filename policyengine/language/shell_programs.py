@@ -18,6 +18,11 @@ Every entry is data the walk in `shell.py` interprets; adding a program means ad
 - `ALIASES` and `canonical_names`: other names of one program (`nc.openbsd` is `nc`).
 - `CODE_VARIABLES`, `PATH_VARIABLES`, `GIT_CODE_KEYS`: environment variables and git config keys
   whose value is shell code or a path.
+- `COMMAND_READERS`, `READER_VERBS`: programs that read commands of their own (sftp, ftp,
+  smbclient, sqlite3...) from standard input or an option, and which operands of each verb are
+  local paths (`put .env` reads .env; `!CMD` runs CMD in a shell).
+- `CMD_*`, `POWERSHELL_*`: the switches of Windows' `cmd` and `powershell`/`pwsh` (casefolded),
+  and PowerShell's names for programs the packs know (`ri` is Remove-Item).
 """
 
 from __future__ import annotations
@@ -28,13 +33,23 @@ from dataclasses import dataclass
 
 __all__ = [
     "ALIASES",
+    "CMD_RUNS",
+    "CMD_SWITCHES",
     "CODE_VARIABLES",
     "CODE_VARIABLE_PREFIXES",
+    "COMMAND_READERS",
     "GIT_CODE_KEYS",
     "GIT_MESSAGE_SUBCOMMANDS",
     "GIT_PATH_KEYS",
     "GRAMMARS",
     "PATH_VARIABLES",
+    "POWERSHELL_ALIASES",
+    "POWERSHELL_CODE",
+    "POWERSHELL_ENCODED",
+    "POWERSHELL_FILE",
+    "POWERSHELL_FLAGS",
+    "POWERSHELL_VALUES",
+    "READER_VERBS",
     "RUNS_COMMANDS",
     "RUNS_SUBCOMMANDS",
     "SUBCOMMAND_WRAPPERS",
@@ -361,6 +376,13 @@ WRAPPERS: dict[str, Wrapper] = {
         long_flags=_set("--yes", "--no", "--no-install", "--ignore-existing", "--quiet", "--help", "--version"),
         code=_set("c", "--call"),
     ),
+    # bun's package runner: `bunx rimraf build` runs rimraf (as `bun x` does).
+    "bunx": Wrapper(
+        values="p",
+        long_values=_set("--package"),
+        long_flags=_set("--bun", "--no-install", "--silent", "--verbose", "--help", "--version"),
+    ),
+    "pnpx": Wrapper(values="p", long_values=_set("--package")),
     "uvx": Wrapper(
         values="p",
         flags="qv",
@@ -422,6 +444,8 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("npm", "exec"): Wrapper(values="c", long_values=_set("--package", "--call"), code=_set("c", "--call")),
     ("yarn", "exec"): Wrapper(),
     ("yarn", "dlx"): Wrapper(),
+    ("bun", "x"): Wrapper(long_flags=_set("--bun", "--no-install", "--silent", "--verbose")),
+    ("pipx", "run"): Wrapper(long_values=_set("--spec", "--python"), long_flags=_set("--no-cache", "--verbose")),
     ("bundle", "exec"): Wrapper(),
     ("conda", "run"): Wrapper(
         values="np",
@@ -444,7 +468,7 @@ RUNS_COMMANDS = frozenset(
         "proot", "bwrap", "xvfb-run", "catchsegv", "cgexec", "trickle", "daemonize", "start-stop-daemon", "sg",
         "script", "expect", "gdb", "lldb", "perf", "caffeinate", "tsp", "at", "batch", "run-parts", "dotenv",
         "with-contenv", "s6-setuidgid", "chpst", "setuidgid", "nocache", "eatmydata", "unbuffer", "rlwrap",
-        "ssh-agent", "dbus-launch",
+        "ssh-agent", "dbus-launch", "wsl",
     }
 )  # fmt: skip
 # The same for one subcommand of a program (`op run -- cmd`; `op item get` is fine).
@@ -969,3 +993,69 @@ GIT_CODE_KEYS = frozenset(
     }
 )  # fmt: skip
 GIT_PATH_KEYS = frozenset({"core.hookspath", "core.excludesfile", "include.path", "core.attributesfile"})
+
+
+# cmd.exe: /C, /K and /R run the rest of the line; the other switches only set the console up.
+CMD_RUNS = frozenset({"/c", "/k", "/r"})
+CMD_SWITCHES = frozenset({"/q", "/d", "/a", "/u", "/s", "/e:on", "/e:off", "/f:on", "/f:off", "/v:on", "/v:off"})
+# powershell / pwsh options (a leading - or /, any case; PowerShell takes any unambiguous prefix,
+# so each entry lists the prefixes in use). -Command's text and -EncodedCommand's are code.
+POWERSHELL_CODE = frozenset({"-command", "-c", "-com", "-comm", "-cmd"})
+POWERSHELL_ENCODED = frozenset({"-encodedcommand", "-e", "-ec", "-en", "-enc", "-enco", "-encodedc"})
+POWERSHELL_FILE = frozenset({"-file", "-f", "-fi", "-fil"})
+POWERSHELL_FLAGS = frozenset(
+    {
+        "-noprofile", "-nop", "-noninteractive", "-noni", "-nologo", "-nol", "-sta", "-mta", "-noexit", "-noe",
+        "-login", "-l", "-interactive", "-i", "-help", "-?", "-h", "-noprofileloadtime",
+    }
+)  # fmt: skip
+POWERSHELL_VALUES = frozenset(
+    {
+        "-executionpolicy", "-ep", "-ex", "-exec", "-windowstyle", "-w", "-win", "-version", "-v", "-inputformat",
+        "-inp", "-if", "-outputformat", "-o", "-of", "-out", "-configurationname", "-config", "-settingsfile",
+        "-workingdirectory", "-wd", "-custompipename",
+    }
+)  # fmt: skip
+# PowerShell's built-in aliases of cmdlets a pack may name, and their cmdlets (casefolded).
+POWERSHELL_ALIASES: dict[str, str] = {
+    "rm": "remove-item", "del": "remove-item", "erase": "remove-item", "rd": "remove-item", "ri": "remove-item",
+    "rmdir": "remove-item", "cat": "get-content", "gc": "get-content", "type": "get-content",
+    "cp": "copy-item", "copy": "copy-item", "cpi": "copy-item", "mv": "move-item", "move": "move-item",
+    "mi": "move-item", "iwr": "invoke-webrequest", "curl": "invoke-webrequest", "wget": "invoke-webrequest",
+    "irm": "invoke-restmethod", "iex": "invoke-expression", "icm": "invoke-command", "saps": "start-process",
+    "start": "start-process", "sc": "set-content", "ac": "add-content", "ni": "new-item",
+}  # fmt: skip
+
+# Programs that read commands of their own from standard input (a here-string, a heredoc, a pipe
+# from echo or printf) or from these options' text: `sftp host <<< 'put .env'`, `lftp -c 'put x'`.
+COMMAND_READERS: dict[str, frozenset[str]] = {
+    "sftp": frozenset(),
+    "psftp": frozenset(),
+    "ftp": frozenset(),
+    "pftp": frozenset(),
+    "tnftp": frozenset(),
+    "ncftp": frozenset(),
+    "tftp": _set("-c"),
+    "lftp": _set("-c", "-e"),
+    "smbclient": _set("-c", "--command"),
+    "sqlite3": _set("-cmd"),
+    "sqlite": _set("-cmd"),
+    "psql": _set("-c", "--command"),
+    "mysql": _set("-e", "--execute"),
+    "mariadb": _set("-e", "--execute"),
+}
+# Which operands of a reader's verb are local paths: "all", "first" or "second" (`get REMOTE
+# LOCAL`); "shell": the rest of the line is a shell command; "unknown": it runs what the engine
+# cannot place. Verbs not listed act on the remote side or on nothing local.
+READER_VERBS: dict[str, str] = {
+    "put": "first", "reput": "first", "append": "first", "send": "first", "mput": "all", "lcd": "all",
+    "lls": "all", "lmkdir": "all", "lpwd": "all", "get": "second", "reget": "second", "recv": "second",
+    "mirror": "all", "source": "all", "local": "all", "lrm": "all", "lrmdir": "all", "mget": "none",
+    "shell": "shell", "!": "shell",
+    ".shell": "shell", ".system": "shell", ".read": "all", ".output": "all", ".once": "all", ".import": "first",
+    ".backup": "all", ".restore": "all", ".save": "all", ".open": "all", ".log": "all", ".excel": "unknown",
+    ".load": "unknown", ".cd": "all",
+    "\\!": "shell", "\\o": "all", "\\out": "all", "\\i": "all", "\\ir": "all", "\\include": "all",
+    "\\w": "all", "\\write": "all", "\\copy": "all", "\\g": "all", "\\lo_import": "first",
+    "\\lo_export": "second", "\\cd": "all", "system": "shell", "\\.": "all", "tee": "all", "\\t": "all",
+}  # fmt: skip
