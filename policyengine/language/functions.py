@@ -108,7 +108,7 @@ def _patterns(value: str | Sequence[str]) -> Sequence[str]:
 # test called from Python, outside an evaluation, has none.
 PATH_TESTS = frozenset(
     {"normalize_path", "path_within", "path_surely_within", "path_matches", "path_surely_matches", "path_unknown",
-     "path_escapes"}
+     "path_escapes", "resolve_path"}
 )  # fmt: skip
 
 
@@ -270,6 +270,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         normalized: str = _path_run("normalize_path", path, lambda: paths.normalize_path(path))
         return normalized
 
+    @_signature({"types": ["string"]}, {"types": ["string"]})
+    def _func_resolve_path(self, path: str, cwd: str) -> str:
+        """The path as paths(@) places it: normalised, a relative one resolved against cwd."""
+        return str(_path_run("resolve_path", path, lambda: _resolve_path(path, cwd)))
+
     @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
     def _func_path_within(self, path: str, dirs: str | Sequence[str]) -> bool:
         """Whether the path is one of the directories or below one of them."""
@@ -387,6 +392,16 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     def _func_tool_matches(self, name: str, patterns: str | Sequence[str]) -> bool:
         """Whether a tool name matches any name or glob, both folded as `tools:` selectors fold them."""
         return tool_names.tool_matches(name, _patterns(patterns))
+
+
+# A place no rule can know: `path_within` says it may lie anywhere, `path_surely_within` says not surely inside.
+_UNPLACED = "$_unplaced"
+
+
+def _resolve_path(path: str, cwd: str) -> str:
+    """resolve_path() for one path: its readings with and without a NUL must agree, or it is unplaced."""
+    places = {paths.resolve_path(reading, cwd) for reading in paths.nul_readings(path)}
+    return places.pop() if len(places) == 1 else _UNPLACED
 
 
 # -- URL hosts ---------------------------------------------------------------------------------

@@ -236,7 +236,8 @@ def _value_roles(value: str) -> frozenset[Role]:
         except paths.PathPatternError:
             return frozenset({Role.PATH})  # encoded past any reading: the path functions fail closed on it
     roles = set(_url_roles(value))
-    if not roles and _PATH_SHAPE.match(value):
+    # A name is judged as it is opened too: a trailing dot or space, an NTFS stream (`.env::$DATA`) hide no shape.
+    if not roles and (_PATH_SHAPE.match(value) or _PATH_SHAPE.match(paths.as_opened(value))):
         roles.add(Role.PATH)
     if "@" in value and _EMAIL_SHAPE.match(value.strip()):
         roles.add(Role.EMAIL)
