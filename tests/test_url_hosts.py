@@ -53,12 +53,20 @@ CASES = [
     ("http://169\uff0e254\uff0e169\uff0e254/", METADATA),
     ("http://\uff11\uff16\uff19.254.169.254/", METADATA),
     ("http://%EF%BC%91%EF%BC%96%EF%BC%99.254.169.254/", METADATA),
+    # What WHATWG parsers (browsers, fetch, Node) read as the host of a special scheme.
+    ("http:/169.254.169.254/", METADATA),
+    ("http:169.254.169.254/", METADATA),
+    ("http:///169.254.169.254/", METADATA),
+    ("HTTPS:\\\\169.254.169.254\\x", METADATA),
+    ("//169.254.169.254/latest/", METADATA),
+    ("http://169.254.\t169.2\n54/", METADATA),
     # The forms urls(@) gives for commands: host:port, user@host, scp's host:path, a bare host.
     ("169.254.169.254:80", METADATA),
     ("root@2852039166:/etc/passwd", METADATA),
     ("tcp://0xa9fea9fe:80", METADATA),
     ("ssh://100.100.25800/x", "100.100.100.200"),
     ("metadata.google.internal", "metadata.google.internal"),
+    ("169.254.169.254/latest/meta-data/", METADATA),
     # Ordinary hosts stay themselves.
     ("https://example.com/169.254.169.254", "example.com"),
     ("https://Example.COM:443/", "example.com"),
@@ -83,7 +91,7 @@ def test_a_host_the_engine_cannot_place_is_returned_as_written(url: str) -> None
     assert host is not None and host in url
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "http:///x", "http://user@/x", ""])
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "https://:443/", "http://user@/x", ""])
 def test_a_url_that_names_no_host_has_none(url: str) -> None:
     assert url_host(url) is None
 

@@ -407,7 +407,10 @@ def _resolve_path(path: str, cwd: str) -> str:
 # -- URL hosts ---------------------------------------------------------------------------------
 
 # A scheme, then `//`: the authority runs to the first `/`, `\\` (read as `/` by browsers), `?` or `#`.
-_SCHEME = re.compile(r"(?i)^[a-z][a-z0-9+.-]*:[/\\]{2}")
+# WHATWG parsers (browsers, fetch, Node) also read `http:/host`, `http:\\host` and `http:host` for the special
+# schemes, and a scheme-relative `//host`; tabs and newlines anywhere in a URL are dropped.
+_SCHEME = re.compile(r"(?i)^(?:(?:https?|wss?|ftp):[/\\]*|[a-z][a-z0-9+.-]*:[/\\]{2}|[/\\]{2})")
+_TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
 _AUTHORITY_END = re.compile(r"[/\\?#]")
 # What a DNS name or an address may hold once folded; anything else (`$H`, `*`, `{a,b}`) is unplaced.
 _HOST_CHARS = re.compile(r"^[a-z0-9._:\[\]%-]*$")
@@ -450,7 +453,7 @@ def _ipv6(host: str) -> str | None:
 
 def _authority_host(url: str) -> str | None:
     """The host part of a URL, of `host:port`, `user@host` or scp's `host:path`, as written."""
-    text = url.strip()
+    text = url.strip().translate(_TAB_NEWLINE)
     scheme = _SCHEME.match(text)
     if scheme:
         text = text[scheme.end() :]
