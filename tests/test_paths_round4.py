@@ -79,7 +79,9 @@ def test_the_last_name_is_cleaned_as_a_lenient_filesystem_opens_it(text: str, op
     assert as_opened(text) == opened
 
 
-@pytest.mark.parametrize("value", [".env.", ".env ", ".env\t", ".env::$DATA", ".env:Zone.Identifier", "config/.env ", ".ssh. "])
+@pytest.mark.parametrize(
+    "value", [".env.", ".env ", ".env\t", ".env::$DATA", ".env:Zone.Identifier", "config/.env ", ".ssh. "]
+)
 def test_a_name_that_opens_as_a_dotfile_is_a_path_under_an_unknown_key(value: str) -> None:
     assert roles.Role.PATH in roles._value_roles(value)
 
