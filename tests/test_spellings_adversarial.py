@@ -78,10 +78,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-shell-expansion:22",
         "calls-shell-expansion:23",
     ),
-    "engine: a path found by shape under an unknown key is not normalised as a declared path is: "
-    "`.env.`, `.env ` and `.env::$DATA` pass deny-env-files": ("calls-roles:40",),
-    "engine: the metadata address 100.100.100.200 is matched as written: `100.100.100.200.`, "
-    "`100.100.25800` and `[::ffff:100.100.100.200]` pass no-cloud-metadata": ("calls-urls:11",),
     "engine: a secret whose halves are sent in two arguments (`data`, `data_2`) is not joined: "
     "grouped card numbers and encoded AWS keys pass no-secrets-to-network": (
         "calls-secrets:35",
@@ -93,14 +89,13 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "layer over a token encoded twice passes no-secrets-to-network": ("calls-secrets:59",),
     "engine: a token split across the JSON values of a command is found only as written: the same "
     "text base64- or hex-encoded once passes no-secrets-to-network": ("calls-secrets:64",),
-    "engine: percent-escapes are decoded before NFKC folding, so a full-width percent sign and zeros "
-    "(U+FF05 U+FF10 U+FF10) fold to a `%00` that is never decoded: full-width `.e%00nv` passes deny-env-files": (
-        "calls-paths:108",
+    "engine (shell.py): ssh's `user@host` operand becomes the URL `ssh://user@host` as written, so a user part "
+    "holding `/` (`./root@HOST`, `x/../root@HOST`; ssh splits at the last `@`) gives the URL host `.` or `x`, and "
+    "a brace around it (`{root@HOST,x}`) is not expanded first: the metadata host passes no-cloud-metadata": (
+        "calls-urls-round4:24",
     ),
     "pack: ask-git-writes-outside-project reads git's output option as written (a regex over the "
     "command), so `cd /tmp && git format-patch -o patches` is not asked": ("calls-classes:143",),
-    "pack (not a bypass): ask-edits-outside-project reads the path as written, so a relative edit inside "
-    "the project asks and its absolute spelling is allowed": ("calls-allow-rules:94",),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import shlex
+import unicodedata
 from collections.abc import Callable, Hashable, Sequence
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
+from urllib.parse import unquote
 
 import jmespath
 import jmespath.functions
@@ -104,7 +108,7 @@ def _patterns(value: str | Sequence[str]) -> Sequence[str]:
 # test called from Python, outside an evaluation, has none.
 PATH_TESTS = frozenset(
     {"normalize_path", "path_within", "path_surely_within", "path_matches", "path_surely_matches", "path_unknown",
-     "path_escapes"}
+     "path_escapes", "resolve_path"}
 )  # fmt: skip
 
 
@@ -266,6 +270,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         normalized: str = _path_run("normalize_path", path, lambda: paths.normalize_path(path))
         return normalized
 
+    @_signature({"types": ["string"]}, {"types": ["string"]})
+    def _func_resolve_path(self, path: str, cwd: str) -> str:
+        """The path as paths(@) places it: normalised, a relative one resolved against cwd."""
+        return str(_path_run("resolve_path", path, lambda: _resolve_path(path, cwd)))
+
     @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
     def _func_path_within(self, path: str, dirs: str | Sequence[str]) -> bool:
         """Whether the path is one of the directories or below one of them."""
@@ -300,6 +309,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     def _func_urls(self, document: Any) -> list[str]:
         """Every URL in a call, by role."""
         return _by_role(document, "urls")
+
+    @_signature({"types": ["string"]})
+    def _func_url_host(self, url: str) -> str | None:
+        """The canonical host of a URL (any IPv4 spelling as a dotted quad), or null when it names none."""
+        return url_host(url)
 
     @_signature({"types": []})
     def _func_commands(self, document: Any) -> list[str]:
@@ -378,6 +392,102 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     def _func_tool_matches(self, name: str, patterns: str | Sequence[str]) -> bool:
         """Whether a tool name matches any name or glob, both folded as `tools:` selectors fold them."""
         return tool_names.tool_matches(name, _patterns(patterns))
+
+
+# A place no rule can know: `path_within` says it may lie anywhere, `path_surely_within` says not surely inside.
+_UNPLACED = "$_unplaced"
+
+
+def _resolve_path(path: str, cwd: str) -> str:
+    """resolve_path() for one path: its readings with and without a NUL must agree, or it is unplaced."""
+    places = {paths.resolve_path(reading, cwd) for reading in paths.nul_readings(path)}
+    return places.pop() if len(places) == 1 else _UNPLACED
+
+
+# -- URL hosts ---------------------------------------------------------------------------------
+
+# A scheme, then `//`: the authority runs to the first `/`, `\\` (read as `/` by browsers), `?` or `#`.
+# WHATWG parsers (browsers, fetch, Node) also read `http:/host`, `http:\\host` and `http:host` for the special
+# schemes, and a scheme-relative `//host`; tabs and newlines anywhere in a URL are dropped.
+_SCHEME = re.compile(r"(?i)^(?:(?:https?|wss?|ftp):[/\\]*|[a-z][a-z0-9+.-]*:[/\\]{2}|[/\\]{2})")
+_TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
+_AUTHORITY_END = re.compile(r"[/\\?#]")
+# What a DNS name or an address may hold once folded; anything else (`$H`, `*`, `{a,b}`) is unplaced.
+_HOST_CHARS = re.compile(r"^[a-z0-9._:\[\]%-]*$")
+# IDNA's label separators besides "." (ideographic, full-width and half-width full stops).
+_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+_V4_PART = re.compile(r"(?i)^(?:0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)$")
+# Prefixes whose low 32 bits are an IPv4 address the packet reaches: IPv4-mapped, IPv4-translated (SIIT), NAT64.
+_EMBEDS_V4 = tuple(ipaddress.IPv6Network(net) for net in ("::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96"))
+
+
+def _ipv4(host: str) -> str | None:
+    """The dotted quad of any spelling inet_aton (or a URL parser) accepts: 1-4 parts, decimal, 0-octal, 0x-hex."""
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4 or not all(_V4_PART.match(part) for part in parts):
+        return None
+    numbers = [
+        int(part[2:] or "0", 16) if part[:2].lower() == "0x" else int(part, 8 if part[0] == "0" else 10)
+        for part in parts
+    ]
+    *leading, last = numbers
+    if any(number > 0xFF for number in leading) or last >= 1 << 8 * (5 - len(parts)):
+        return None
+    value = last
+    for shift, number in enumerate(leading):
+        value |= number << 8 * (3 - shift)
+    return str(ipaddress.IPv4Address(value))
+
+
+def _ipv6(host: str) -> str | None:
+    """An IPv6 address compressed canonically, or the IPv4 it embeds (mapped, `::a.b.c.d`, NAT64)."""
+    try:
+        address = ipaddress.IPv6Address(host.partition("%")[0])  # a zone (`%eth0`) names no other host
+    except ValueError:
+        return None
+    value = int(address)
+    if any(address in net for net in _EMBEDS_V4) or (value >> 32 == 0 and value > 1):
+        return str(ipaddress.IPv4Address(value & 0xFFFFFFFF))
+    return address.compressed
+
+
+def _authority_host(url: str) -> str | None:
+    """The host part of a URL, of `host:port`, `user@host` or scp's `host:path`, as written."""
+    text = url.strip().translate(_TAB_NEWLINE)
+    scheme = _SCHEME.match(text)
+    if scheme:
+        text = text[scheme.end() :]
+    authority = _AUTHORITY_END.split(text, 1)[0] if scheme else text.split("/", 1)[0]
+    host = authority.rpartition("@")[2]  # the last `@` ends the userinfo, as URL parsers read it
+    if host.startswith("["):
+        end = host.find("]")
+        host = host[: end + 1] if end >= 0 else host
+    else:
+        host = host.partition(":")[0]
+    return host or None
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def url_host(url: str) -> str | None:
+    """The canonical host of a URL (see docs/functions.md#url_host); unplaceable hosts as written."""
+    written = _authority_host(url)
+    if written is None:
+        return None
+    host = written
+    # Decode and fold until stable: a percent-escape may spell a full-width character and back.
+    for _ in range(3):
+        before = host
+        host = unicodedata.normalize("NFKC", unquote(host, errors="replace")).casefold().translate(_DOTS)
+        if host == before:
+            break
+    if not _HOST_CHARS.match(host):
+        return written
+    if host.startswith("[") and host.endswith("]"):
+        return _ipv6(host[1:-1]) or written
+    host = host.rstrip(".")
+    if ":" in host:
+        return _ipv6(host) or written
+    return _ipv4(host) or host or None
 
 
 # The roles of the last document asked about: several rules of one call read the same roles,

@@ -24,6 +24,7 @@ __all__ = [
     "UNKNOWN",
     "PathPattern",
     "PathPatternError",
+    "as_opened",
     "decode",
     "escape_pattern",
     "glob_to_regex",
@@ -156,8 +157,13 @@ def decode(text: str) -> str:
     return _decode(text)
 
 
-def _decode_rounds(text: str) -> str:
-    """The general decoding loop (tests pin _decode's shortcut to it)."""
+def _strip_nul(text: str) -> str:
+    """What a tool that drops NULs opens: the string without them."""
+    return text.replace("\x00", "")
+
+
+def _decode_rounds(text: str, nul: Callable[[str], str] = _cut_at_nul) -> str:
+    """The general decoding loop (tests pin _decode's shortcut to it); `nul` says what a NUL does."""
     for _ in range(MAX_DECODE_ROUNDS):
         before = text
         # NFKC maps full-width and compatibility forms (U+FF0E for ".", U+FF05 for "%") to ASCII; casefold after
@@ -167,9 +173,9 @@ def _decode_rounds(text: str) -> str:
         # Dropping invisible characters can join "%2" and "e" into a new escape, so it runs
         # inside the loop, before decoding. A NUL (raw or decoded from %00) is not dropped but
         # ends the path: a C API opens what stands before it (".env\0/../notes.txt" opens .env).
-        text = _drop_invisible(_cut_at_nul(text))
+        text = _drop_invisible(nul(text))
         # Decode until stable: a tool or proxy may decode more than once (%252e -> %2e -> .).
-        text = _cut_at_nul(_unquote(text))
+        text = nul(_unquote(text))
         if text == before:
             return text
     raise PathPatternError(f"path is percent-encoded more than {MAX_DECODE_ROUNDS} levels deep")
@@ -185,6 +191,13 @@ def _clean_component(part: str) -> str:
     if part.strip("."):
         part = part.rstrip(". ")
     return part
+
+
+def as_opened(text: str) -> str:
+    """The text with its last name cleaned as lenient filesystems open it (`.env::$DATA`, `.env. ` are `.env`)."""
+    head, sep, last = text.rpartition("/") if "/" in text else text.rpartition("\\")
+    cleaned = _clean_component(last)
+    return f"{head}{sep}{cleaned}" if cleaned else text
 
 
 def _split_root(text: str) -> tuple[Root, str]:
@@ -445,11 +458,23 @@ def _readings(path: str) -> list[tuple[Root, tuple[str, ...]]]:
 
 
 def nul_readings(path: str) -> tuple[str, ...]:
-    """The path, and when it holds a NUL (raw or %00) also the path with its NULs stripped."""
-    if "\x00" not in path and "%00" not in path:
+    """The path, and when it holds a NUL (raw or in any escape paths decode) also the path with its NULs stripped."""
+    if type(path) is PathPattern:
+        # A pattern's brackets are not decoded (bash reads them); only a written NUL or %00 counts.
+        if "\x00" not in path and "%00" not in path:
+            return (path,)
+        return (path, PathPattern(path.replace("\x00", "").replace("%00", "")))
+    if "\x00" not in path and path.isascii() and "%" not in path:
         return (path,)
-    stripped = path.replace("\x00", "").replace("%00", "")
-    return (path, PathPattern(stripped) if type(path) is PathPattern else stripped)
+    # Escapes nest and fold (`%2500`, `%u0000`, overlong `%c0%80`, full-width U+FF05 U+FF10 U+FF10): the NUL is
+    # found in the decoded text, so the stripped reading is decoded too (decoding it again is a no-op).
+    try:
+        stripped = _decode_rounds(path, _strip_nul)
+        if stripped == _decode_rounds(path):
+            return (path,)
+    except PathPatternError:
+        return (path,)  # the path itself fails to decode, and its reading fails closed
+    return (path, stripped)
 
 
 def _drive_unknown(root: Root, parts: tuple[str, ...]) -> bool:

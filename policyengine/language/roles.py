@@ -194,6 +194,8 @@ _PATH_SHAPE = re.compile(
     r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-]+$"
     r"|[^\s/\\:]+(?:[/\\][^\s/\\]*)+$)"
 )
+# Only a value ending in a dot or a space, or holding a colon, opens as another name (checked first: runs per value).
+_OPENED_DIFFERS = re.compile(r"[.\s]$|:")
 _URL_SHAPE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]*://")
 _EMAIL_SHAPE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -236,7 +238,10 @@ def _value_roles(value: str) -> frozenset[Role]:
         except paths.PathPatternError:
             return frozenset({Role.PATH})  # encoded past any reading: the path functions fail closed on it
     roles = set(_url_roles(value))
-    if not roles and _PATH_SHAPE.match(value):
+    # A name is judged as it is opened too: a trailing dot or space, an NTFS stream (`.env::$DATA`) hide no shape.
+    if not roles and (
+        _PATH_SHAPE.match(value) or (_OPENED_DIFFERS.search(value) and _PATH_SHAPE.match(paths.as_opened(value)))
+    ):
         roles.add(Role.PATH)
     if "@" in value and _EMAIL_SHAPE.match(value.strip()):
         roles.add(Role.EMAIL)
