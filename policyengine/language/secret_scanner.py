@@ -1542,13 +1542,28 @@ def _embedded_json_findings(text: str, depth: int) -> list[_Raw]:
 
 # What bash removes or joins: adjacent quoted pieces, a backslash before a letter, an option
 # between two values (so the values of repeated options meet as pieces).
-_SHELL_QUOTING = re.compile(r"['\"]{2}|\\[A-Za-z0-9]|\s-{1,2}[A-Za-z]")
+_SHELL_QUOTING = re.compile(r"['\"]{2}|\\[A-Za-z0-9]|\s-{1,2}[A-Za-z]|\$\{?[A-Za-z_]")
 _SHELL_JOINS = re.compile(r"(?<=[^\s'\"])(?:''|\"\"|'\"|\"')(?=[^\s'\"])|\\(?=[A-Za-z0-9])")
 _SHELL_OPTION = re.compile(r"(?<=[^\s])(['\"]?)\s+-{1,2}[A-Za-z][\w\-]*(?:\s+|=)(['\"]?)(?=[A-Za-z0-9_])")
 
 
+# "a=AKIAIOSF; b=ODNN7EXAMPLE; curl -d "k=$a$b"": plain assignments, put in for their references.
+_SHELL_ASSIGNMENT = re.compile(r"(?:^|(?<=[;&|\s(]))([A-Za-z_]\w*)=('[^'\n]*'|\"[^\"$`\\\n]*\"|[^\s;&|'\"$`()<>]*)")
+_SHELL_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+_MAX_SHELL_VARIABLES = 64
+
+
 def _shell_view(text: str) -> str:
     """The text as bash's quote removal leaves its words, with repeated options' values side by side."""
+    if "$" in text:
+        variables: dict[str, str] = {}
+        for n, match in enumerate(_SHELL_ASSIGNMENT.finditer(text)):
+            if n >= _MAX_SHELL_VARIABLES:
+                break
+            value = match.group(2)
+            variables[match.group(1)] = value[1:-1] if value[:1] in ("'", '"') else value
+        if variables:
+            text = _SHELL_REFERENCE.sub(lambda m: variables.get(m.group(1) or m.group(2), m.group()), text)
     view = _SHELL_JOINS.sub("", text)
     return _SHELL_OPTION.sub("' '", view)
 
