@@ -592,6 +592,7 @@ _STRONG_GAP = re.compile(r"[\"'`\x1f]")
 # followed by one separator; the gate lets any separators through, _SPACED_RUN wants one repeated.
 _SPACED_GATE = r"[A-Za-z0-9_](?:[ .,\-][A-Za-z0-9_]){11,}"
 _SPACED_RUN = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z0-9_]([ .,\-])[A-Za-z0-9_](?:\1[A-Za-z0-9_]){10,}(?![A-Za-z0-9_])")
+_SPACED_GATE_RE = re2.compile(_SPACED_GATE, _MATCH_ONLY)
 _MAX_SPACED = 64  # runs glued per string; past it, the rest is reported unchecked (PAST_SPLIT_BUDGET)
 
 # Passwords in prose without a credential key ("login with admin / P@ssw0rd2024!", "pw for the db:
@@ -601,9 +602,10 @@ _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
     r"|password|passwort)\b)|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
 )
-_PROSE_TRIGGER_RE = re.compile(
-    r"(?i)\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)|(pw|pwd|pass|passwd|passphrase|passcode|password"
-    r"|passwort))\b|(?:^|(?<=\s))(-u|--user|--proxy-user)[ =]"
+_PROSE_TRIGGER_RE = re2.compile(
+    r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)|(pw|pwd|pass|passwd|passphrase|passcode|password"
+    r"|passwort))\b)|(?:^|\s)(-u|--user|--proxy-user)[ =]",
+    _OPTIONS,
 )
 _PROSE_WINDOW = 96  # characters read after a trigger, on its line
 _PROSE_WORDS = 8  # words read after a trigger
@@ -616,12 +618,8 @@ _REVERSED_SHAPES: Final = tuple(
     for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
 )
 _REVERSED_GATE = "|".join(pattern for _, pattern in _REVERSED_SHAPES)
-_REVERSED_RE = re.compile(
-    "|".join(
-        rf"(?P<r{index}>[{chars}]{{{count},}}(?:{'|'.join(re.escape(p[::-1]) for p in prefixes)}))(?![A-Za-z0-9_\-])"
-        for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
-    )
-)
+# RE2 (linear): a backtracking "[chars]{36,}_phg" reads every long run once per position.
+_REVERSED_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _REVERSED_SHAPES), _OPTIONS)
 
 # Digits spelled as words ("card four-one-one-one 1111 1111 1111"): two number words in a row let
 # the text through; the words are read as digits and the card check runs on that view.
@@ -1378,7 +1376,9 @@ def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int)
 def _spaced_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
     """Secrets in runs of single characters written apart by one separator, glued back and scanned."""
     hits: list[_Hit] = []
-    for n, match in enumerate(_SPACED_RUN.finditer(text)):
+    # RE2 finds the stretches (linear); the backreference that wants one separator runs inside them only.
+    runs = (m for spans in _matches(_SPACED_GATE_RE, text) for m in _SPACED_RUN.finditer(text, *spans[0]))
+    for n, match in enumerate(runs):
         start, end = match.span()
         if n >= _MAX_SPACED:
             hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
@@ -1419,14 +1419,17 @@ def _password_like(word: str, *, near: bool) -> bool:
 def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Passwords introduced by a phrase ("login: admin / x", "pw for the db: x", "passphrase x", "-u user:x")."""
     hits: list[_Hit] = []
-    for n, match in enumerate(_PROSE_TRIGGER_RE.finditer(text)):
-        if n >= _MAX_SPACED:
-            break  # prose has a handful; a page of "pass pass pass" is no password the budget must chase
-        line_end = text.find("\n", match.end(), match.end() + _PROSE_WINDOW)
-        window_end = line_end if line_end >= 0 else min(len(text), match.end() + _PROSE_WINDOW)
-        password_word = match.group(2) is not None
-        flag = match.group(3) is not None
-        pos = match.end()
+    for n, spans in enumerate(_matches(_PROSE_TRIGGER_RE, text)):
+        if n >= MAX_SPLIT:
+            # Fail closed: past the budget the rest is reported unchecked, not passed.
+            hits.append((PAST_SPLIT_BUDGET, spans[0][0], len(text), text[spans[0][0] :]))
+            break
+        end = spans[0][1]
+        line_end = text.find("\n", end, end + _PROSE_WINDOW)
+        window_end = line_end if line_end >= 0 else min(len(text), end + _PROSE_WINDOW)
+        password_word = spans[2][0] >= 0
+        flag = spans[3][0] >= 0
+        pos = end
         previous = ""
         for k, word_match in enumerate(re.finditer(r"\S+", text[pos:window_end])):
             if k >= _PROSE_WORDS or (flag and k >= 1):
@@ -1453,13 +1456,13 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
 def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Strong-prefix tokens written backwards, each read back and checked as its shape."""
     hits: list[_Hit] = []
-    for n, match in enumerate(_REVERSED_RE.finditer(text)):
+    for n, spans in enumerate(_matches(_REVERSED_RE, text)):
+        start, end = spans[0]
         if n >= MAX_SPLIT:
-            hits.append((PAST_SPLIT_BUDGET, match.start(), len(text), text[match.start() :]))
+            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
             break
-        index = int(next(name for name, value in match.groupdict().items() if value is not None)[1:])
-        start, end = match.span()
-        token = match.group()[::-1][: _SPLIT_MAXIMUM[index]]
+        index = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
+        token = text[start:end][::-1]
         if taken.overlaps(start, end) or not _SPLIT_WHOLE[index].match(token) or not _token_ok(index, token):
             continue
         hits.append((f"{_SPLIT_SHAPES[index][0]} (reversed)", start, end, token))
