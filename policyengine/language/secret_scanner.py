@@ -1669,7 +1669,7 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     if joined.isascii() and not _prefilter(joined):
         return [*credentials.values(), *numbers]
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
-    if not found and not isinstance(value, str) and _split_search(joined.encode("utf-8", "surrogatepass")):
+    if not found and not isinstance(value, str) and _split_heads_search(joined.encode("utf-8", "surrogatepass")):
         found = _split_neighbours(value, at)
     # A credential's value that also matched a shape is reported once, by its shape.
     shaped = {where for where, _, _ in found}
@@ -1690,6 +1690,7 @@ def _split_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> li
 
 
 _MAX_LEAVES = 4096  # string leaves read for neighbour pairs; past it the rest is reported unchecked
+_NEIGHBOURS = 4  # values glued from the one a strong prefix starts in (a token in 2-4 pieces)
 
 
 def _leaves(value: Any, out: list[str]) -> None:
@@ -1714,11 +1715,10 @@ def _split_neighbours(value: Any, at: _Path) -> list[_Raw]:
     if len(leaves) > _MAX_LEAVES:
         return [(at, PAST_SPLIT_BUDGET, _mask(leaves[_MAX_LEAVES]))]
     found: list[_Raw] = []
-    for first, second in itertools.pairwise(leaves):
-        if not _split_heads_search(first.encode("utf-8", "surrogatepass")):
-            continue
-        hits, _ = _split_pieces([first, second])
-        found.extend((at, kind, _mask(secret)) for kind, _, _, secret in hits)
+    for n, first in enumerate(leaves):
+        if n + 1 < len(leaves) and _split_heads_search(first.encode("utf-8", "surrogatepass")):
+            hits, _ = _split_pieces(leaves[n : n + _NEIGHBOURS])
+            found.extend((at, kind, _mask(secret)) for kind, _, _, secret in hits)
     return found
 
 
@@ -1921,9 +1921,10 @@ def _hide_neighbours(value: Any, hide: Callable[[Any], Any]) -> Any:
     leaves: list[str] = []
     _leaves(value, leaves)
     marked: set[int] = set()
-    for n, (first, second) in enumerate(itertools.pairwise(leaves[: _MAX_LEAVES + 1])):
-        if _split_heads_search(first.encode("utf-8", "surrogatepass")) and _split_pieces([first, second])[0]:
-            marked.update((n, n + 1))
+    for n, first in enumerate(leaves[: _MAX_LEAVES + 1]):
+        if n + 1 < len(leaves) and _split_heads_search(first.encode("utf-8", "surrogatepass")):
+            _, taken = _split_pieces(leaves[n : n + _NEIGHBOURS])
+            marked.update(n + k for k in taken)
     counter = itertools.count()
 
     def rebuild(item: Any) -> Any:
