@@ -36,8 +36,17 @@ What counts as a secret, in order of how it is found:
    sk-, AIza, npm_, hf_) written in pieces, glued back: quoted words (`"AKIA" "IOSF..."`,
    `"AKIA""IOSF..."`, `"a" + "b"`), words of four characters or more, and the sibling string
    values of one object or list (`{"a": "ghp_16C7", "b": "e42F..."}`, reported at the
-   container), also in JSON text or JSON inside other text (`curl -d '{"a": ...}'`, parsed).
-   Bounded by MAX_SPLIT per string (past it, PAST_SPLIT_BUDGET).
+   container), also in JSON text or JSON inside other text (`curl -d '{"a": ...}'`, parsed),
+   and across consecutive string values of the document wherever they sit
+   (`{"content": "AKIA", "tags": ["IOSF..."]}`). Bounded by MAX_SPLIT per string (past it,
+   PAST_SPLIT_BUDGET).
+8. **Views**: runs of single characters with one repeated separator (`A K I A ...`, `a-b-c`,
+   `a.b.c`, `a,b,c`) glued back and scanned; strong-prefix tokens written backwards; card digits
+   spelled as words (`four-one-one-one 1111 ...`); passwords in prose without a credential key
+   (a phrase such as `login:`, `pw for the db:`, `passphrase`, `curl -u user:x`, then a word
+   shaped like a password); and, when nothing else is found, a shell command as bash's quote
+   removal leaves it (`'a''b'`, `\\x`, plain `a=x` assignments put in, repeated options' values
+   side by side).
 
 Strings are scanned after normalisation: NFKD, invisible and combining characters dropped,
 Unicode digits, dashes and Latin look-alikes folded to ASCII, percent-encoding, `\\uXXXX` and
@@ -588,10 +597,13 @@ MAX_SPLIT: Final = 4096
 PAST_SPLIT_BUDGET: Final = "unchecked pieces (past the split budget)"
 _STRONG_GAP = re.compile(r"[\"'`\x1f]")
 
-# Letters written apart ("A K I A I O S F...", "A-K-I-A-..."): a run of single characters, each
-# followed by one separator; the gate lets any separators through, _SPACED_RUN wants one repeated.
-_SPACED_GATE = r"[A-Za-z0-9_](?:[ .,\-][A-Za-z0-9_]){11,}"
-_SPACED_RUN = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z0-9_]([ .,\-])[A-Za-z0-9_](?:\1[A-Za-z0-9_]){10,}(?![A-Za-z0-9_])")
+# Letters written apart ("A K I A I O S F...", "A-K-I-A-...", "g l p a t - a B..."): a run of single
+# characters (a dash among them), each followed by one separator; the gate lets any separators
+# through, _SPACED_RUN wants one repeated.
+_SPACED_GATE = r"[A-Za-z0-9_](?:[ .,\-][A-Za-z0-9_\-]){11,}"
+_SPACED_RUN = re.compile(
+    r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_]([ .,\-])[A-Za-z0-9_\-](?:\1[A-Za-z0-9_\-]){10,}(?![A-Za-z0-9_\-])"
+)
 _SPACED_GATE_RE = re2.compile(_SPACED_GATE, _MATCH_ONLY)
 _MAX_SPACED = 64  # runs glued per string; past it, the rest is reported unchecked (PAST_SPLIT_BUDGET)
 
@@ -621,11 +633,12 @@ _REVERSED_GATE = "|".join(pattern for _, pattern in _REVERSED_SHAPES)
 # RE2 (linear): a backtracking "[chars]{36,}_phg" reads every long run once per position.
 _REVERSED_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _REVERSED_SHAPES), _OPTIONS)
 
-# Digits spelled as words ("card four-one-one-one 1111 1111 1111"): two number words in a row let
-# the text through; the words are read as digits and the card check runs on that view.
+# Digits spelled as words ("card four-one-one-one 1111 1111 1111"): a number word followed by
+# another or by a digit lets the text through; the words are read as digits and the card check runs on that view.
 _NUMBER_WORDS: Final = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_SPELLED_GATE = rf"(?i:\b(?:{'|'.join(_NUMBER_WORDS)})[ \t,.\-]{{1,3}}(?:{'|'.join(_NUMBER_WORDS)})\b)"
-_NUMBER_WORD_RE = re.compile(rf"(?i)\b(?:{'|'.join(_NUMBER_WORDS)}|oh)\b")
+_SPELLED_GATE = rf"(?i:\b(?:{'|'.join(_NUMBER_WORDS)})[ \t,.\-]{{1,3}}(?:(?:{'|'.join(_NUMBER_WORDS)})\b|[0-9]))"
+# A word and the separators after it become its digit: "four, one 1111" reads "41111".
+_NUMBER_WORD_RE = re.compile(rf"(?i)\b({'|'.join(_NUMBER_WORDS)}|oh)\b[ \t,.\-]{{0,3}}")
 _DIGIT_OF = {word: str(n) for n, word in enumerate(_NUMBER_WORDS)} | {"oh": "0"}
 
 # Everything above in one pass, plus what makes a plain ASCII string need decoding first. No
@@ -636,9 +649,17 @@ _JSON_START = r"(?m:^\s*[\[{])"
 # Every alternative that may start a finding; a string none of them matches holds none.
 _PLAIN_GATES = (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN)
 _VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE)
+# A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
+# or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
+# (_shell_view) may rebuild a token that no other gate sees.
+_SHELL_GATE = (
+    r"\\[A-Za-z0-9]|\$[A-Za-z_]\w*\$|\$\{[A-Za-z_]\w*\}[\w$]|[A-Za-z0-9]\$\{?[A-Za-z_]"
+    r"|['\"][ \t]+-{1,2}[A-Za-z][\w\-]*(?:[ \t]+|=)['\"]"  # quoted values of options in a row: -d 'a' -d 'b'
+)
 _PREFILTER = re2.compile(
     "|".join(
-        f"(?:{p})" for p in (*_PLAIN_GATES, *_VIEW_GATES, _ENCODED_GATE, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)
+        f"(?:{p})"
+        for p in (*_PLAIN_GATES, *_VIEW_GATES, _SHELL_GATE, _ENCODED_GATE, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)
     ),
     _MATCH_ONLY,
 )
@@ -648,7 +669,7 @@ _PREFILTER = re2.compile(
 _PREFILTER_PARTS: Final = (
     re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _MATCH_ONLY),
     re2.compile(f"{_ENCODED_GATE}|{_SPLIT_HEADS}", _MATCH_ONLY),
-    re2.compile("|".join(f"(?:{p})" for p in _VIEW_GATES), _MATCH_ONLY),
+    re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES, _SHELL_GATE)), _MATCH_ONLY),
 )
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
@@ -1471,7 +1492,7 @@ def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
 
 def _spelled_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Card numbers with digits spelled as words, found in the view where each word is its digit."""
-    view = _NUMBER_WORD_RE.sub(lambda m: _DIGIT_OF[m.group().lower()], text[: _MAX_GLUED * 8])
+    view = _NUMBER_WORD_RE.sub(lambda m: _DIGIT_OF[m.group(1).lower()], text[: _MAX_GLUED * 8])
     if view == text:
         return []
     # The view's offsets differ from the text's: the finding names the spelled run, the rewrite
@@ -1669,7 +1690,7 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     if joined.isascii() and not _prefilter(joined):
         return [*credentials.values(), *numbers]
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
-    if not found and not isinstance(value, str) and _split_heads_search(joined.encode("utf-8", "surrogatepass")):
+    if not found and not isinstance(value, str):
         found = _split_neighbours(value, at)
     # A credential's value that also matched a shape is reported once, by its shape.
     shaped = {where for where, _, _ in found}
@@ -1689,8 +1710,7 @@ def _split_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> li
     return found
 
 
-_MAX_LEAVES = 4096  # string leaves read for neighbour pairs; past it the rest is reported unchecked
-_NEIGHBOURS = 4  # values glued from the one a strong prefix starts in (a token in 2-4 pieces)
+_MAX_LEAVES = 4096  # string leaves glued for neighbours; past it the rest is reported unchecked
 
 
 def _leaves(value: Any, out: list[str]) -> None:
@@ -1708,18 +1728,17 @@ def _leaves(value: Any, out: list[str]) -> None:
 
 
 def _split_neighbours(value: Any, at: _Path) -> list[_Raw]:
-    """A strong-prefix token begun in one value of a call and continued in the next, wherever they sit."""
-    # {"content": "AKIA", "tags": ["IOSF..."]}: the values of one call, in order, glued pairwise.
+    """A strong-prefix token begun in one value of a call and continued in the next ones, wherever they sit."""
+    # {"content": "AKIA", "tags": ["IOSF..."]}: the string values of one call, in document order,
+    # glued with SIBLING gaps and searched once (a token cut inside its prefix included).
     leaves: list[str] = []
     _leaves(value, leaves)
     if len(leaves) > _MAX_LEAVES:
         return [(at, PAST_SPLIT_BUDGET, _mask(leaves[_MAX_LEAVES]))]
-    found: list[_Raw] = []
-    for n, first in enumerate(leaves):
-        if n + 1 < len(leaves) and _split_heads_search(first.encode("utf-8", "surrogatepass")):
-            hits, _ = _split_pieces(leaves[n : n + _NEIGHBOURS])
-            found.extend((at, kind, _mask(secret)) for kind, _, _, secret in hits)
-    return found
+    if len(leaves) < 2:
+        return []
+    hits, _ = _split_pieces(leaves)
+    return [(at, kind, _mask(secret)) for kind, _, _, secret in hits]
 
 
 def _walk(
@@ -1921,10 +1940,7 @@ def _hide_neighbours(value: Any, hide: Callable[[Any], Any]) -> Any:
     leaves: list[str] = []
     _leaves(value, leaves)
     marked: set[int] = set()
-    for n, first in enumerate(leaves[: _MAX_LEAVES + 1]):
-        if n + 1 < len(leaves) and _split_heads_search(first.encode("utf-8", "surrogatepass")):
-            _, taken = _split_pieces(leaves[n : n + _NEIGHBOURS])
-            marked.update(n + k for k in taken)
+    marked.update(_split_pieces(leaves[: _MAX_LEAVES + 1])[1])
     counter = itertools.count()
 
     def rebuild(item: Any) -> Any:
