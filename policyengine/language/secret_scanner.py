@@ -609,10 +609,11 @@ _MAX_SPACED = 64  # runs glued per string; past it, the rest is reported uncheck
 
 # Passwords in prose without a credential key ("login with admin / P@ssw0rd2024!", "pw for the db:
 # Tr0ub4dor&3", "curl -u admin:s3cretPass"): a phrase that introduces a credential, then a word in
-# the next few that has a password's shape (see _password_like).
+# the next few that has a password's shape (see _password_like). The gate wants a digit after the
+# phrase on its line (every password shape holds one): a bare "password" key costs nothing.
 _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
-    r"|password|passwort)\b)|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
+    r"|password|passwort)\b[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
 )
 _PROSE_TRIGGER_RE = re2.compile(
     r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)|(pw|pwd|pass|passwd|passphrase|passcode|password"
@@ -1690,7 +1691,7 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     if joined.isascii() and not _prefilter(joined):
         return [*credentials.values(), *numbers]
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
-    if not found and not isinstance(value, str):
+    if not found and not isinstance(value, str) and _split_heads_search(joined.encode("utf-8", "surrogatepass")):
         found = _split_neighbours(value, at)
     # A credential's value that also matched a shape is reported once, by its shape.
     shaped = {where for where, _, _ in found}
