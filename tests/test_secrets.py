@@ -450,6 +450,9 @@ PIECES = [
     "Bearer ", "\u200b", "\uff14",
     "QUtJQUlPU0ZPRE5ON0VYQU1QTEU=", '"AKIA" "', "IOSFODNN7EXAMPLE", "414b4941494f53464f444e4e", "gh", "p_16C7e42F",
     "machine h login u password ", "- name: DB_PASSWORD\n  value: ", "db:5432:app:u:", "sha512-", "ssh-ed25519 ",
+    "A K I A I O S F O D N N 7 E X A M P L E", "login: admin / ", "P@ssw0rd2024!",
+    "a4B871eA743838c0177E2196c292F24e7C61_phg",
+    "four-", "one ", "AKIA\\IOSF", "a=AKIAIOSF; b=ODNN7EXAMPLE; ", '"$a$b"', "' -d '", "h1:",
 ]  # fmt: skip
 texts_of_pieces = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
 
@@ -475,10 +478,16 @@ def test_the_joined_prefilter_picks_every_string_the_per_string_prefilter_picks(
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=400).map("".join))
 def test_the_set_and_the_regexp_prefilters_agree_below_the_set_limit(text: str) -> None:
-    from policyengine.language.secret_scanner import _SET_LIMIT, _prefilter_regexp, _prefilter_set
+    from policyengine.language.secret_scanner import (
+        _SET_LIMIT,
+        _prefilter_regexp,
+        _prefilter_set,
+        _view_prefilter_regexp,
+    )
 
     data = text.encode("utf-8")[:_SET_LIMIT]
-    assert bool(_prefilter_set(data)) == _prefilter_regexp(data)
+    # Long texts ask two regexps (the views' gates apart: one joined program outgrows the DFA's memory).
+    assert bool(_prefilter_set(data)) == (_prefilter_regexp(data) or _view_prefilter_regexp(data))
 
 
 @settings(max_examples=100, deadline=None)
