@@ -478,16 +478,10 @@ def test_the_joined_prefilter_picks_every_string_the_per_string_prefilter_picks(
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=400).map("".join))
 def test_the_set_and_the_regexp_prefilters_agree_below_the_set_limit(text: str) -> None:
-    from policyengine.language.secret_scanner import (
-        _SET_LIMIT,
-        _prefilter_regexp,
-        _prefilter_set,
-        _view_prefilter_regexp,
-    )
+    from policyengine.language.secret_scanner import _SET_LIMIT, _prefilter_regexp, _prefilter_set
 
     data = text.encode("utf-8")[:_SET_LIMIT]
-    # Long texts ask two regexps (the views' gates apart: one joined program outgrows the DFA's memory).
-    assert bool(_prefilter_set(data)) == (_prefilter_regexp(data) or _view_prefilter_regexp(data))
+    assert bool(_prefilter_set(data)) == _prefilter_regexp(data)
 
 
 @settings(max_examples=100, deadline=None)

@@ -654,12 +654,21 @@ _VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE)
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
 # (_shell_view) may rebuild a token that no other gate sees.
 _SHELL_GATE = (
-    r"\\[A-Za-z0-9]|\$[A-Za-z_]\w*\$|\$\{[A-Za-z_]\w*\}[\w$]|[A-Za-z0-9]\$\{?[A-Za-z_]"
+    r"\\[\w\-]|\$[A-Za-z_]\w*\$|\$\{[A-Za-z_]\w*\}[\w$]|[A-Za-z0-9]\$\{?[A-Za-z_]"
     r"|['\"][ \t]+-{1,2}[A-Za-z][\w\-]*(?:[ \t]+|=)['\"]"  # quoted values of options in a row: -d 'a' -d 'b'
 )
+# The DFA of this program needs more than RE2's default memory on 4 KB texts (it then falls back to
+# its NFA: ~100x slower on BFCL batches); states are built only as a search meets them.
+_PREFILTER_OPTIONS = re2.Options()
+_PREFILTER_OPTIONS.log_errors = False
+_PREFILTER_OPTIONS.never_capture = True
+_PREFILTER_OPTIONS.max_mem = 64 << 20
 _PREFILTER = re2.compile(
-    "|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _ENCODED_GATE, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)),
-    _MATCH_ONLY,
+    "|".join(
+        f"(?:{p})"
+        for p in (*_PLAIN_GATES, *_VIEW_GATES, _SHELL_GATE, _ENCODED_GATE, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)
+    ),
+    _PREFILTER_OPTIONS,
 )
 # The same alternatives in two programs, for finding where matches are (_candidates): RE2 finds a
 # match's start with a reverse DFA, and the reverse of the whole alternation outgrows its memory
@@ -714,21 +723,14 @@ def _set_matcher(patterns: Iterable[str]) -> Callable[[bytes], Sequence[int] | N
 # states of these programs take a few MB, well inside the Set's budget; longer texts go to the
 # regexp, which falls back to its NFA (tests compare the two on random texts).
 _SET_LIMIT = 2048
+_prefilter_set = _set_matcher([_PREFILTER.pattern])
 _prefilter_regexp = _raw_search(_PREFILTER)
-# The views' gates in a regexp of their own: joined to _PREFILTER, the DFA of the whole outgrows
-# its memory on 4 KB texts and RE2 falls back to its NFA (5x slower on batched documents). The Set
-# (short texts, one call) holds both.
-_VIEW_PREFILTER = re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES, _SHELL_GATE)), _MATCH_ONLY)
-_view_prefilter_regexp = _raw_search(_VIEW_PREFILTER)
-_prefilter_set = _set_matcher([_PREFILTER.pattern, _VIEW_PREFILTER.pattern])
 
 
 def _prefilter(text: str) -> bool:
     """True when the text holds a candidate for any analysis (or needs decoding first)."""
     data = text.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing anyway
-    if len(data) <= _SET_LIMIT:
-        return bool(_prefilter_set(data))
-    return _prefilter_regexp(data) or _view_prefilter_regexp(data)
+    return bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
 
 
 def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
@@ -1451,6 +1453,8 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
             hits.append((PAST_SPLIT_BUDGET, spans[0][0], len(text), text[spans[0][0] :]))
             break
         end = spans[0][1]
+        if text[end : end + 1] in ("'", '"'):
+            continue  # a quoted key ("password": ...): the key and assignment rules read structure
         line_end = text.find("\n", end, end + _PROSE_WINDOW)
         window_end = line_end if line_end >= 0 else min(len(text), end + _PROSE_WINDOW)
         password_word = spans[2][0] >= 0
@@ -1471,6 +1475,8 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
                 secret = word if _password_like(word, near=near) else ""
             previous = raw.lower()
             if not secret:
+                if raw.endswith(('",', "',", '"}', "'}")):
+                    break  # the end of a quoted value: what follows is another field's
                 continue
             start = text.find(secret, pos + word_match.start(), pos + word_match.end())
             if not taken.overlaps(start, start + len(secret)):
@@ -1571,8 +1577,8 @@ def _embedded_json_findings(text: str, depth: int) -> list[_Raw]:
 
 # What bash removes or joins: adjacent quoted pieces, a backslash before a letter, an option
 # between two values (so the values of repeated options meet as pieces).
-_SHELL_QUOTING = re.compile(r"['\"]{2}|\\[A-Za-z0-9]|\s-{1,2}[A-Za-z]|\$\{?[A-Za-z_]")
-_SHELL_JOINS = re.compile(r"(?<=[^\s'\"])(?:''|\"\"|'\"|\"')(?=[^\s'\"])|\\(?=[A-Za-z0-9])")
+_SHELL_QUOTING = re.compile(r"['\"]{2}|\\[\w\-]|\s-{1,2}[A-Za-z]|\$\{?[A-Za-z_]")
+_SHELL_JOINS = re.compile(r"(?<=[^\s'\"])(?:''|\"\"|'\"|\"')(?=[^\s'\"])|\\(?=[\w\-])")
 _SHELL_OPTION = re.compile(r"(?<=[^\s])(['\"]?)\s+-{1,2}[A-Za-z][\w\-]*(?:\s+|=)(['\"]?)(?=[A-Za-z0-9_])")
 
 
