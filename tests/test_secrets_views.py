@@ -146,7 +146,7 @@ PASSWORDS = ["P@ssw0rd2024!", "Tr0ub4dor&3", "Summer2024!", "Xk9#mP2vQ7", "Winte
 LOOK_ALIKES = [
     "server-01.example.com", "2024-01-01T10:00:00Z", "ops2024@example.com", "v1.2.3-beta", "OAuth2.0",
     "https://example.com/reset?id=Ab12Cd34", "/etc/login2024.sh", "3f9a2c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39",
-    "${DB_PASSWORD}", "SSO", "12", "characters", "auth_utils_v2", "10.0.0.1:8080",
+    "${DB_PASSWORD}", "SSO", "12", "characters", "auth_utils_v2", "10.0.0.1:8080", "report_2024_Q1.csv",
 ]  # fmt: skip
 
 

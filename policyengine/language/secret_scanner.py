@@ -1421,13 +1421,17 @@ def _spaced_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
 
 
 _EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+")
-_HOST_OR_VERSION = re.compile(r"(?i)(?:[a-z0-9\-]+\.)+[a-z]{2,}|v?[0-9]+(?:\.[0-9]+)+.*|.*[0-9]\.[0-9].*|[0-9:\-TZ.+]+")
+# Not passwords: a host, a version, a date or time, a file name with its extension.
+_HOST_OR_VERSION = re.compile(
+    r"(?i)(?:[a-z0-9\-]+\.)+[a-z]{2,}|v?[0-9]+(?:\.[0-9]+)+.*|.*[0-9]\.[0-9].*|[0-9:\-TZ.+]+"
+    r"|[\w.\-]+\.[A-Za-z][A-Za-z0-9]{0,5}"
+)
 _PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~<>|;")
 _WORD_EDGE = "\"'`([{<,.;:)]}>"
 
 
 def _password_like(word: str, *, near: bool) -> bool:
-    """True for a word shaped like a password: 8-64 characters mixing classes, no link, path, mail, host or version."""
+    """True for a word shaped like a password: 8-64 characters, mixed classes, no link, path, file, host or version."""
     if not 8 <= len(word) <= 64 or _is_placeholder(word) or _URL_VALUE.match(word) or "/" in word or "\\" in word:
         return False
     if _EMAIL.fullmatch(word) or _HOST_OR_VERSION.fullmatch(word) or _HEX.fullmatch(word):
