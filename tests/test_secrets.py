@@ -450,6 +450,9 @@ PIECES = [
     "Bearer ", "\u200b", "\uff14",
     "QUtJQUlPU0ZPRE5ON0VYQU1QTEU=", '"AKIA" "', "IOSFODNN7EXAMPLE", "414b4941494f53464f444e4e", "gh", "p_16C7e42F",
     "machine h login u password ", "- name: DB_PASSWORD\n  value: ", "db:5432:app:u:", "sha512-", "ssh-ed25519 ",
+    "A K I A I O S F O D N N 7 E X A M P L E", "login: admin / ", "P@ssw0rd2024!",
+    "a4B871eA743838c0177E2196c292F24e7C61_phg",
+    "four-", "one ", "AKIA\\IOSF", "a=AKIAIOSF; b=ODNN7EXAMPLE; ", '"$a$b"', "' -d '", "h1:",
 ]  # fmt: skip
 texts_of_pieces = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
 

@@ -36,8 +36,17 @@ What counts as a secret, in order of how it is found:
    sk-, AIza, npm_, hf_) written in pieces, glued back: quoted words (`"AKIA" "IOSF..."`,
    `"AKIA""IOSF..."`, `"a" + "b"`), words of four characters or more, and the sibling string
    values of one object or list (`{"a": "ghp_16C7", "b": "e42F..."}`, reported at the
-   container), also in JSON text or JSON inside other text (`curl -d '{"a": ...}'`, parsed).
-   Bounded by MAX_SPLIT per string (past it, PAST_SPLIT_BUDGET).
+   container), also in JSON text or JSON inside other text (`curl -d '{"a": ...}'`, parsed),
+   and across consecutive string values of the document wherever they sit
+   (`{"content": "AKIA", "tags": ["IOSF..."]}`). Bounded by MAX_SPLIT per string (past it,
+   PAST_SPLIT_BUDGET).
+8. **Views**: runs of single characters with one repeated separator (`A K I A ...`, `a-b-c`,
+   `a.b.c`, `a,b,c`) glued back and scanned; strong-prefix tokens written backwards; card digits
+   spelled as words (`four-one-one-one 1111 ...`); passwords in prose without a credential key
+   (a phrase such as `login:`, `pw for the db:`, `passphrase`, `curl -u user:x`, then a word
+   shaped like a password); and, when nothing else is found, a shell command as bash's quote
+   removal leaves it (`'a''b'`, `\\x`, plain `a=x` assignments put in, repeated options' values
+   side by side).
 
 Strings are scanned after normalisation: NFKD, invisible and combining characters dropped,
 Unicode digits, dashes and Latin look-alikes folded to ASCII, percent-encoding, `\\uXXXX` and
@@ -588,6 +597,51 @@ MAX_SPLIT: Final = 4096
 PAST_SPLIT_BUDGET: Final = "unchecked pieces (past the split budget)"
 _STRONG_GAP = re.compile(r"[\"'`\x1f]")
 
+# Letters written apart ("A K I A I O S F...", "A-K-I-A-...", "g l p a t - a B..."): a run of single
+# characters (a dash among them), each followed by one separator; the gate lets any separators
+# through, _SPACED_RUN wants one repeated.
+_SPACED_GATE = r"[A-Za-z0-9_](?:[ .,\-][A-Za-z0-9_\-]){11,}"
+_SPACED_RUN = re.compile(
+    r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_]([ .,\-])[A-Za-z0-9_\-](?:\1[A-Za-z0-9_\-]){10,}(?![A-Za-z0-9_\-])"
+)
+_SPACED_GATE_RE = re2.compile(_SPACED_GATE, _MATCH_ONLY)
+_MAX_SPACED = 64  # runs glued per string; past it, the rest is reported unchecked (PAST_SPLIT_BUDGET)
+
+# Passwords in prose without a credential key ("login with admin / P@ssw0rd2024!", "pw for the db:
+# Tr0ub4dor&3", "curl -u admin:s3cretPass"): a phrase that introduces a credential, then a word in
+# the next few that has a password's shape (see _password_like). The gate wants a digit after the
+# phrase on its line (every password shape holds one): a bare "password" key costs nothing.
+_PROSE_TRIGGER = (
+    r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
+    r"|password|passwort)\b[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
+)
+_PROSE_TRIGGER_RE = re2.compile(
+    r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)|(pw|pwd|pass|passwd|passphrase|passcode|password"
+    r"|passwort))\b)|(?:^|\s)(-u|--user|--proxy-user)[ =]",
+    _OPTIONS,
+)
+_PROSE_WINDOW = 96  # characters read after a trigger, on its line
+_PROSE_WORDS = 8  # words read after a trigger
+_PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/"})
+
+# Strong-prefix tokens written backwards ("a4B8...C61_phg" is a ghp_ token): the prefix reversed at
+# the end of a run of the token's characters, read back and checked as the token it is.
+_REVERSED_SHAPES: Final = tuple(
+    (index, rf"[{chars}]{{{count}}}(?:{'|'.join(re.escape(p[::-1]) for p in prefixes)})")
+    for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
+)
+_REVERSED_GATE = "|".join(pattern for _, pattern in _REVERSED_SHAPES)
+# RE2 (linear): a backtracking "[chars]{36,}_phg" reads every long run once per position.
+_REVERSED_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _REVERSED_SHAPES), _OPTIONS)
+
+# Digits spelled as words ("card four-one-one-one 1111 1111 1111"): a number word followed by
+# another or by a digit lets the text through; the words are read as digits and the card check runs on that view.
+_NUMBER_WORDS: Final = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_SPELLED_GATE = rf"(?i:\b(?:{'|'.join(_NUMBER_WORDS)})[ \t,.\-]{{1,3}}(?:(?:{'|'.join(_NUMBER_WORDS)})\b|[0-9]))"
+# A word and the separators after it become its digit: "four, one 1111" reads "41111".
+_NUMBER_WORD_RE = re.compile(rf"(?i)\b({'|'.join(_NUMBER_WORDS)}|oh)\b[ \t,.\-]{{0,3}}")
+_DIGIT_OF = {word: str(n) for n, word in enumerate(_NUMBER_WORDS)} | {"oh": "0"}
+
 # Everything above in one pass, plus what makes a plain ASCII string need decoding first. No
 # match here (on all the strings of a document at once) means no finding in any of them.
 _NEEDS_DECODING = r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
@@ -595,9 +649,26 @@ _NEEDS_DECODING = r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|&#|&(?:amp|lt|gt|quot|apos);|[\
 _JSON_START = r"(?m:^\s*[\[{])"
 # Every alternative that may start a finding; a string none of them matches holds none.
 _PLAIN_GATES = (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN)
+_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE)
+# A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
+# or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
+# (_shell_view) may rebuild a token that no other gate sees.
+_SHELL_GATE = (
+    r"\\[\w\-]|\$[A-Za-z_]\w*\$|\$\{[A-Za-z_]\w*\}[\w$]|[A-Za-z0-9]\$\{?[A-Za-z_]"
+    r"|['\"][ \t]+-{1,2}[A-Za-z][\w\-]*(?:[ \t]+|=)['\"]"  # quoted values of options in a row: -d 'a' -d 'b'
+)
+# The DFA of this program needs more than RE2's default memory on 4 KB texts (it then falls back to
+# its NFA: ~100x slower on BFCL batches); states are built only as a search meets them.
+_PREFILTER_OPTIONS = re2.Options()
+_PREFILTER_OPTIONS.log_errors = False
+_PREFILTER_OPTIONS.never_capture = True
+_PREFILTER_OPTIONS.max_mem = 64 << 20
 _PREFILTER = re2.compile(
-    "|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _ENCODED_GATE, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)),
-    _MATCH_ONLY,
+    "|".join(
+        f"(?:{p})"
+        for p in (*_PLAIN_GATES, *_VIEW_GATES, _SHELL_GATE, _ENCODED_GATE, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)
+    ),
+    _PREFILTER_OPTIONS,
 )
 # The same alternatives in two programs, for finding where matches are (_candidates): RE2 finds a
 # match's start with a reverse DFA, and the reverse of the whole alternation outgrows its memory
@@ -605,6 +676,7 @@ _PREFILTER = re2.compile(
 _PREFILTER_PARTS: Final = (
     re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _MATCH_ONLY),
     re2.compile(f"{_ENCODED_GATE}|{_SPLIT_HEADS}", _MATCH_ONLY),
+    re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES, _SHELL_GATE)), _MATCH_ONLY),
 )
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
@@ -685,13 +757,23 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 
 # Which analyses a string needs, in one pass: RE2's Set reports which patterns match anywhere.
 _SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = range(6)
-_ALL_CATEGORIES = frozenset(range(6))
+_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT = range(6, 10)
+_ALL_CATEGORIES = frozenset(range(10))
 _categories_set = _set_matcher(
-    ["|".join(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN, _ENCODED_GATE, _SPLIT_HEADS]
+    [
+        "|".join(p for _, p in _SHAPES),
+        _ASSIGNMENT,
+        _ASCII_CARD_RUN,
+        _TOKEN_RUN,
+        _ENCODED_GATE,
+        _SPLIT_HEADS,
+        *_VIEW_GATES,
+    ]
 )
 _split_search = _raw_search(_SPLIT_RE)
 _SPLIT_HEADS_RE = re2.compile(_SPLIT_HEADS, _MATCH_ONLY)
 _ANCHOR_START = getattr(getattr(re2, "_Anchor", None), "ANCHOR_START", None)
+_split_heads_search = _raw_search(_SPLIT_HEADS_RE)
 _encoded_gate = _raw_search(re2.compile(_ENCODED_GATE, _MATCH_ONLY))
 
 
@@ -770,7 +852,9 @@ def _entropy_floor(n: int) -> float:
 
 _WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
 _INTEGRITY = re.compile(r"(?i)(?:sha1|sha256|sha384|sha512|md5)-")
-_DIGEST_BEFORE = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b|blake3)[:=]$")
+# A digest labelled by its algorithm: "sha256:..." (OCI), "sha512=" and Go's module hash "h1:..."
+# (go.sum: SHA-256 of the module tree, base64). Lock files and checksums publish them.
+_DIGEST_BEFORE = re.compile(r"(?i)(?:(?<![A-Za-z0-9])h1|sha1|sha224|sha256|sha384|sha512|md5|blake2b|blake3)[:=]$")
 _PUBLIC_KEY_BEFORE = re.compile(
     r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp(?:256|384|521)|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com"
     r"|[a-z0-9-]+-cert-v01@openssh\.com)[ \t]+$"
@@ -1295,12 +1379,149 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_split_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
     if _ENCODED_AT in categories and level < MAX_DECODE_LEVELS:
         hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
+    if categories & _VIEWS_AT:
+        hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
+
+
+_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT})
+
+
+def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int) -> list[_Hit]:
+    """Secrets a rewritten view shows: letters glued back, prose passwords, reversed tokens, spelled digits."""
+    hits: list[_Hit] = []
+    if _SPACED_AT in categories:
+        hits.extend(_spaced_hits(text, taken, level))
+    if _PROSE_AT in categories:
+        hits.extend(_prose_hits(text, taken))
+    if _REVERSED_AT in categories:
+        hits.extend(_reversed_hits(text, taken))
+    if _SPELLED_AT in categories:
+        hits.extend(_spelled_hits(text, taken))
+    return hits
+
+
+def _spaced_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
+    """Secrets in runs of single characters written apart by one separator, glued back and scanned."""
+    hits: list[_Hit] = []
+    # RE2 finds the stretches (linear); the backreference that wants one separator runs inside them only.
+    runs = (m for spans in _matches(_SPACED_GATE_RE, text) for m in _SPACED_RUN.finditer(text, *spans[0]))
+    for n, match in enumerate(runs):
+        start, end = match.span()
+        if n >= _MAX_SPACED:
+            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
+            break
+        if taken.covers(start, end):
+            continue  # "4 1 1 1 ...": a card run already
+        glued = match.group()[::2]  # one separator after each character: every other one is the text
+        # The glued text holds no separator, so it has no run of its own: no deeper recursion.
+        for kind, _, _, secret in _analyse(glued, level):
+            hits.append((f"{kind.partition(' (')[0]} (spaced)", start, end, secret))
+    return hits
+
+
+_EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+")
+# Not passwords: a host, a version, a date or time, a file name with its extension.
+_HOST_OR_VERSION = re.compile(
+    r"(?i)(?:[a-z0-9\-]+\.)+[a-z]{2,}|v?[0-9]+(?:\.[0-9]+)+.*|.*[0-9]\.[0-9].*|[0-9:\-TZ.+]+"
+    r"|[\w.\-]+\.[A-Za-z][A-Za-z0-9]{0,5}"
+)
+_PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~<>|;")
+_WORD_EDGE = "\"'`([{<,.;:)]}>"
+
+
+def _password_like(word: str, *, near: bool) -> bool:
+    """True for a word shaped like a password: 8-64 characters, mixed classes, no link, path, file, host or version."""
+    if not 8 <= len(word) <= 64 or _is_placeholder(word) or _URL_VALUE.match(word) or "/" in word or "\\" in word:
+        return False
+    if _EMAIL.fullmatch(word) or _HOST_OR_VERSION.fullmatch(word) or _HEX.fullmatch(word):
+        return False
+    letters = sum(c.isalpha() for c in word)
+    digits = sum(c.isdigit() for c in word)
+    if not letters or not digits:
+        return False
+    upper = any(c.isupper() for c in word)
+    lower = any(c.islower() for c in word)
+    if any(c in _PASSWORD_SYMBOLS for c in word) or (upper and lower and digits >= 3):
+        return True
+    # "correct-horse-battery-staple-91": words and digits, a password only right after its keyword.
+    return near and ((letters >= 4 and not word.isidentifier()) or (upper and lower))
+
+
+def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Passwords introduced by a phrase ("login: admin / x", "pw for the db: x", "passphrase x", "-u user:x")."""
+    hits: list[_Hit] = []
+    for n, spans in enumerate(_matches(_PROSE_TRIGGER_RE, text)):
+        if n >= MAX_SPLIT:
+            # Fail closed: past the budget the rest is reported unchecked, not passed.
+            hits.append((PAST_SPLIT_BUDGET, spans[0][0], len(text), text[spans[0][0] :]))
+            break
+        end = spans[0][1]
+        if text[end : end + 1] in ("'", '"'):
+            continue  # a quoted key ("password": ...): the key and assignment rules read structure
+        line_end = text.find("\n", end, end + _PROSE_WINDOW)
+        window_end = line_end if line_end >= 0 else min(len(text), end + _PROSE_WINDOW)
+        password_word = spans[2][0] >= 0
+        flag = spans[3][0] >= 0
+        pos = end
+        previous = ""
+        for k, word_match in enumerate(re.finditer(r"\S+", text[pos:window_end])):
+            if k >= _PROSE_WORDS or (flag and k >= 1):
+                break
+            raw = word_match.group()
+            word = raw.strip(_WORD_EDGE)
+            if flag or (k == 0 and ":" in word and not password_word):
+                word = word.partition(":")[2].strip(_WORD_EDGE)  # user:password
+            near = password_word and (k == 0 or previous in _PROSE_LINK or previous.endswith(":"))
+            if flag:
+                secret = word if word and not _is_placeholder(word) and _looks_secret(word) else ""
+            else:
+                secret = word if _password_like(word, near=near) else ""
+            previous = raw.lower()
+            if not secret:
+                if raw.endswith(('",', "',", '"}', "'}")):
+                    break  # the end of a quoted value: what follows is another field's
+                continue
+            start = text.find(secret, pos + word_match.start(), pos + word_match.end())
+            if not taken.overlaps(start, start + len(secret)):
+                hits.append(("password (prose)", start, start + len(secret), secret))
+            break
+    return hits
+
+
+def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Strong-prefix tokens written backwards, each read back and checked as its shape."""
+    hits: list[_Hit] = []
+    for n, spans in enumerate(_matches(_REVERSED_RE, text)):
+        start, end = spans[0]
+        if n >= MAX_SPLIT:
+            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
+            break
+        index = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
+        token = text[start:end][::-1]
+        if taken.overlaps(start, end) or not _SPLIT_WHOLE[index].match(token) or not _token_ok(index, token):
+            continue
+        hits.append((f"{_SPLIT_SHAPES[index][0]} (reversed)", start, end, token))
+    return hits
+
+
+def _spelled_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Card numbers with digits spelled as words, found in the view where each word is its digit."""
+    view = _NUMBER_WORD_RE.sub(lambda m: _DIGIT_OF[m.group(1).lower()], text[: _MAX_GLUED * 8])
+    if view == text:
+        return []
+    # The view's offsets differ from the text's: the finding names the spelled run, the rewrite
+    # falls back to hiding the whole string (the rescan still finds it).
+    return (
+        [("card-number (spelled)", 0, len(text), digits) for _, _, digits in _card_spans(view)]
+        if not taken.covers(0, len(text))
+        else []
+    )
 
 
 def _excerpt(kind: str, secret: str) -> str:
     """The excerpt of a hit: a card shows its last four digits, a key block its header."""
-    if kind == "card-number":
+    if kind.startswith("card-number"):
         return f"…{secret[-4:]} ({len(secret)} digits)"
     if kind == "private-key":
         return secret[:60]  # the header names the kind of key; the key itself follows it
@@ -1358,6 +1579,34 @@ def _embedded_json_findings(text: str, depth: int) -> list[_Raw]:
     return found
 
 
+# What bash removes or joins: adjacent quoted pieces, a backslash before a letter, an option
+# between two values (so the values of repeated options meet as pieces).
+_SHELL_QUOTING = re.compile(r"['\"]{2}|\\[\w\-]|\s-{1,2}[A-Za-z]|\$\{?[A-Za-z_]")
+_SHELL_JOINS = re.compile(r"(?<=[^\s'\"])(?:''|\"\"|'\"|\"')(?=[^\s'\"])|\\(?=[\w\-])")
+_SHELL_OPTION = re.compile(r"(?<=[^\s])(['\"]?)\s+-{1,2}[A-Za-z][\w\-]*(?:\s+|=)(['\"]?)(?=[A-Za-z0-9_])")
+
+
+# "a=AKIAIOSF; b=ODNN7EXAMPLE; curl -d "k=$a$b"": plain assignments, put in for their references.
+_SHELL_ASSIGNMENT = re.compile(r"(?:^|(?<=[;&|\s(]))([A-Za-z_]\w*)=('[^'\n]*'|\"[^\"$`\\\n]*\"|[^\s;&|'\"$`()<>]*)")
+_SHELL_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+_MAX_SHELL_VARIABLES = 64
+
+
+def _shell_view(text: str) -> str:
+    """The text as bash's quote removal leaves its words, with repeated options' values side by side."""
+    if "$" in text:
+        variables: dict[str, str] = {}
+        for n, match in enumerate(_SHELL_ASSIGNMENT.finditer(text)):
+            if n >= _MAX_SHELL_VARIABLES:
+                break
+            value = match.group(2)
+            variables[match.group(1)] = value[1:-1] if value[:1] in ("'", '"') else value
+        if variables:
+            text = _SHELL_REFERENCE.sub(lambda m: variables.get(m.group(1) or m.group(2), m.group()), text)
+    view = _SHELL_JOINS.sub("", text)
+    return _SHELL_OPTION.sub("' '", view)
+
+
 def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
     """(kind, excerpt) of every secret in a string, raw and normalised, JSON text included."""
     seen: dict[tuple[str, str], None] = {}
@@ -1370,6 +1619,12 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
         if not hits and text.isascii():
             # Decoding can also break a match ("password=%20%20%20x"): then the raw text decides.
             hits = _analyse(text)
+    if not hits and _SHELL_QUOTING.search(normal):
+        # A shell command's words after quote removal: 'secure''Pass123', AKIA\IOSF..., and the
+        # values of repeated options (-d 'sk_live_4eC' -d 'LyjW...') side by side as quoted pieces.
+        view = _shell_view(normal)
+        if view != normal:
+            hits = _analyse(view)
     for kind, _, _, secret in hits:
         seen[(kind, _excerpt(kind, secret))] = None
     json_hits = _json_findings(text, depth) if _json_text(text) else _embedded_json_findings(normal, depth)
@@ -1450,6 +1705,8 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     if joined.isascii() and not _prefilter(joined):
         return [*credentials.values(), *numbers]
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
+    if not found and not isinstance(value, str) and _split_heads_search(joined.encode("utf-8", "surrogatepass")):
+        found = _split_neighbours(value, at)
     # A credential's value that also matched a shape is reported once, by its shape.
     shaped = {where for where, _, _ in found}
     return [*(raw for where, raw in credentials.items() if where not in shaped), *found, *numbers]
@@ -1466,6 +1723,37 @@ def _split_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> li
         hits, _ = _split_pieces([texts[i] for i in indexes])
         found.extend((where, kind, _mask(secret)) for kind, _, _, secret in hits)
     return found
+
+
+_MAX_LEAVES = 4096  # string leaves glued for neighbours; past it the rest is reported unchecked
+
+
+def _leaves(value: Any, out: list[str]) -> None:
+    """The string leaves of a value in document order (dict values in order, then list items)."""
+    if len(out) > _MAX_LEAVES:
+        return
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _leaves(item, out)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _leaves(item, out)
+
+
+def _split_neighbours(value: Any, at: _Path) -> list[_Raw]:
+    """A strong-prefix token begun in one value of a call and continued in the next ones, wherever they sit."""
+    # {"content": "AKIA", "tags": ["IOSF..."]}: the string values of one call, in document order,
+    # glued with SIBLING gaps and searched once (a token cut inside its prefix included).
+    leaves: list[str] = []
+    _leaves(value, leaves)
+    if len(leaves) > _MAX_LEAVES:
+        return [(at, PAST_SPLIT_BUDGET, _mask(leaves[_MAX_LEAVES]))]
+    if len(leaves) < 2:
+        return []
+    hits, _ = _split_pieces(leaves)
+    return [(at, kind, _mask(secret)) for kind, _, _, secret in hits]
 
 
 def _walk(
@@ -1616,8 +1904,12 @@ def text_has_secret(text: str) -> bool:
 
 def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     """The value with every string or number find_secrets reports replaced by hide(it) (itself if none)."""
-    if depth == 0 and not _find(value, (), 0):
-        return value  # nothing to hide: one walk and one prefilter pass decide it for most values
+    if depth == 0:
+        if not _find(value, (), 0):
+            return value  # nothing to hide: one walk and one prefilter pass decide it for most values
+        hidden = hide_secrets(value, hide, 1)
+        # A token begun in one value and ended in the next (wherever they sit) is hidden in both.
+        return _hide_neighbours(hidden, hide) if _find(hidden, (), 0) else hidden
     if depth > MAX_DEPTH:
         raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, str):
@@ -1656,6 +1948,27 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
     return value
+
+
+def _hide_neighbours(value: Any, hide: Callable[[Any], Any]) -> Any:
+    """The value with both strings of each neighbour pair that glues into a token hidden."""
+    leaves: list[str] = []
+    _leaves(value, leaves)
+    marked: set[int] = set()
+    marked.update(_split_pieces(leaves[: _MAX_LEAVES + 1])[1])
+    counter = itertools.count()
+
+    def rebuild(item: Any) -> Any:
+        """The item with the marked leaves hidden (leaves numbered as _leaves numbers them)."""
+        if isinstance(item, str):
+            return hide(item) if next(counter) in marked else item
+        if isinstance(item, dict):
+            return {k: rebuild(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [rebuild(v) for v in item]
+        return item
+
+    return rebuild(value)
 
 
 def _split_keys(items: list[tuple[Any, Any]]) -> set[Any]:
