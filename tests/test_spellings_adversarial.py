@@ -96,6 +96,26 @@ _FOUND: dict[str, tuple[str, ...]] = {
     ),
     "pack: ask-git-writes-outside-project reads git's output option as written (a regex over the "
     "command), so `cd /tmp && git format-patch -o patches` is not asked": ("calls-classes:143",),
+    "engine: a password found by its phrase (`login with admin / P@ss...`) and then hex- or base64-encoded in "
+    "place is not found: a decoded run is scanned alone, without the phrase before it": (
+        "calls-secrets-round4:6",
+        "calls-secrets-round4:7",
+        "calls-secrets-round4:8",
+        "calls-secrets-round4:9",
+        "calls-secrets-round4:10",
+        "calls-secrets-round4:11",
+    ),
+    "engine: letters written apart (`A-K-I-A-...`, `g.h.p._...`) and then split across two arguments are not "
+    "glued: the spaced-run view reads one value, the cross-value view wants a strong prefix whole": (
+        "calls-secrets-round4:1",
+        "calls-secrets-round4:2",
+    ),
+    "engine: words of a `cmd /c` line are read with cmd's syntax only, but bash expands them first (`cmd /c "
+    "type .[e]nv`, `{.env,x}`), and a switch cmd may not know (`/c.`) does not make the line unknown": (
+        "calls-shell-flow:10",
+        "calls-shell-flow:11",
+        "calls-shell-flow:12",
+    ),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}
