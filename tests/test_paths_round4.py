@@ -129,3 +129,19 @@ def test_a_nul_whose_readings_disagree_is_an_unknown_place(path: str) -> None:
 
 def test_a_nul_whose_readings_agree_is_that_place() -> None:
     assert _resolve("src/new.py\x00") == "/home/dev/project/src/new.py"
+
+
+def test_only_three_code_points_fold_to_a_percent_sign() -> None:
+    """nul_readings skips decoding a text with no percent sign: no other code point may fold into one."""
+    import sys
+    import unicodedata
+
+    from policyengine.language.paths import _PERCENT_SIGNS
+
+    folding = {
+        chr(c)
+        for c in range(sys.maxunicode + 1)
+        if not 0xD800 <= c <= 0xDFFF
+        and ("%" in unicodedata.normalize("NFKC", chr(c)) or "%" in unicodedata.normalize("NFKC", chr(c).casefold()))
+    }
+    assert folding == set(_PERCENT_SIGNS)

@@ -457,6 +457,10 @@ def _readings(path: str) -> list[tuple[Root, tuple[str, ...]]]:
     return [_parse_subject(reading) for reading in nul_readings(path)]
 
 
+# Every code point whose NFKC form (casefolded or not) holds "%": ASCII, the small and the full-width percent sign.
+_PERCENT_SIGNS = frozenset("%\ufe6a\uff05")
+
+
 def nul_readings(path: str) -> tuple[str, ...]:
     """The path, and when it holds a NUL (raw or in any escape paths decode) also the path with its NULs stripped."""
     if type(path) is PathPattern:
@@ -464,7 +468,9 @@ def nul_readings(path: str) -> tuple[str, ...]:
         if "\x00" not in path and "%00" not in path:
             return (path,)
         return (path, PathPattern(path.replace("\x00", "").replace("%00", "")))
-    if "\x00" not in path and path.isascii() and "%" not in path:
+    if "\x00" not in path and not _PERCENT_SIGNS.intersection(path):
+        # No NUL can appear by decoding without a percent sign, and no code point but these three folds to one
+        # (NFKC, casefolded; checked over all of Unicode by a test): skip two full decodings of a huge text.
         return (path,)
     # Escapes nest and fold (`%2500`, `%u0000`, overlong `%c0%80`, full-width U+FF05 U+FF10 U+FF10): the NUL is
     # found in the decoded text, so the stripped reading is decoded too (decoding it again is a no-op).
