@@ -117,9 +117,18 @@ CACHE_SIZE = 4096
 _LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
 _LOCAL = threading.local()  # one Parser per thread: a Parser is not safe to share
 
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash", "rbash", "yash", "posh"})
-# Shells whose syntax is not POSIX: their -c strings cannot be read with the bash grammar.
-_OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"})
+# POSIX-family shells (and their packaged spellings: OpenBSD's ksh as oksh/loksh, AT&T ksh93, Oils'
+# osh, busybox hush, schily bosh); versioned names (bash5, zsh-5.9) are canonical_names' job.
+_SHELLS = frozenset(
+    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash", "rbash", "yash", "posh"}
+    | {"ksh93", "ksh88", "ksh2020", "oksh", "loksh", "lksh", "osh", "hush", "bosh"}
+)
+# Shells whose syntax is not POSIX: their -c strings cannot be read with the bash grammar (Oils'
+# ysh/oil, Plan 9's rc, es, Redox's ion, murex included).
+_OTHER_SHELLS = frozenset(
+    {"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"}
+    | {"ysh", "oil", "rc", "es", "ion", "murex"}
+)
 # Programs that are not plain argument-takers (checked after the wrappers).
 # Windows' command shells: the text they run is read again (`cmd /c rd /s /q build` runs rd).
 _WINDOWS_SHELLS = frozenset({"cmd", "powershell", "pwsh"})
@@ -151,6 +160,11 @@ _KNOWN_NAMES = (
     | _SUBCOMMAND_PROGRAMS
     | {"cd", "pushd"}
 )
+# Programs whose words the engine can read: the others may run a word that is a command line.
+_NAMED_PROGRAMS = _KNOWN_NAMES | table.PLAIN_PROGRAMS | table.COMMAND_READERS.keys()
+# A program name where a shell-like text starts a command: after `(`, `;`, `|`, `&`, `{`, `` ` ``
+# (fzf's `execute(rm {})`, tmux's `run 'x; rm y'`); captured to be looked up in _NAMED_PROGRAMS.
+_COMMAND_POSITION = re.compile(r"(?:^|[(;|&{`!]|\$\()\s*([A-Za-z0-9_./+-]+)(?=[\s;|&)}`]|$)")
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
@@ -698,7 +712,16 @@ class _Walk:
                     raise CommandError(f"{name} runs a command this engine cannot place")
                 elif name in ("cd", "pushd"):
                     self._cd(rest)
+                elif name == "coreutils" and rest and rest[0].value.startswith("--coreutils-prog="):
+                    words = [_literal(rest[0].value.partition("=")[2]), *rest[1:]]  # the multicall's program
+                    continue
                 elif name not in table.TEXT_PROGRAMS:
+                    if not any(program in _NAMED_PROGRAMS for program in names):
+                        start = self._unknown_program(rest, depth)
+                        if start >= 0:
+                            self._operands(rest[:start])
+                            words = rest[start:]
+                            continue
                     self._operands(rest)
             elif name in _SHELLS:
                 self._shell(rest, node, data, depth)
@@ -721,6 +744,24 @@ class _Walk:
             else:  # find
                 self._find(rest, node, data, depth)
             return
+
+    def _unknown_program(self, words: list[_Word], depth: int) -> int:
+        """A program no table knows: words that are command lines are read as commands; the index of a command, or -1."""
+        # The engine cannot tell whether an unknown program runs its words (`chronic rm -rf x`,
+        # `hyperfine 'rm -rf x'`, `fzf --bind 'x:execute(rm {})'`), so a word that reads as a command
+        # of a known program is taken for one; other words stay operands (`mytool build`).
+        start = -1
+        for index, word in enumerate(words):
+            value = word.value
+            if any(space in value for space in " \t\n;|&("):
+                first = value.split(None, 1)[0] if value.strip() else ""
+                if _names_known(first):
+                    self.parse(value.encode("utf-8"), depth + 1)
+                elif any(_names_known(match.group(1)) for match in _COMMAND_POSITION.finditer(value)):
+                    raise CommandError(f"a word of an unknown program may run a command: {value[:40]!r}")
+            elif start < 0 and word.known and not value.startswith("-") and _names_known(value):
+                start = index
+        return start
 
     # -- wrappers ------------------------------------------------------------------------------
 
@@ -772,6 +813,11 @@ class _Walk:
                         if name == "env" and letter == "S":
                             raise CommandError("env -S builds its command from one string")
                         raise CommandError(f"{name}: unknown option -{letter}")
+                index += 1
+                continue
+            if options.assignments and value.startswith("BASH_FUNC_") and "%%=" in value:
+                # bash imports `BASH_FUNC_f%%=() { ...; }` from its environment as function f: code.
+                self._code([_literal("f" + value.partition("%%=")[2])], depth, name)
                 index += 1
                 continue
             if options.assignments and _ASSIGNMENT.match(value):
@@ -1777,6 +1823,13 @@ def _program_names(value: str) -> tuple[tuple[str, ...], str]:
     names = tuple(dict.fromkeys(names))
     # The first name a table knows says how the program reads its words (`rm.exe` reads as `rm`).
     return names, next((known for known in names if known in _KNOWN_NAMES), names[-1])
+
+
+def _names_known(value: str) -> bool:
+    """Whether a word names a program the engine knows (`rm`, `/bin/rm`, `grm`); not for a word with quotes or `$`."""
+    if not value or value[-1] == "/" or any(char in value for char in "$`'\"\\=*?[{"):
+        return False
+    return any(program in _NAMED_PROGRAMS for program in _program_names(value)[0])
 
 
 def _opens_shell(name: str, options: list[_Word]) -> bool:

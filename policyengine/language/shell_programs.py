@@ -34,6 +34,7 @@ from dataclasses import dataclass
 __all__ = [
     "ALIASES",
     "CMD_RUNS",
+    "COREUTILS",
     "CMD_SWITCHES",
     "CODE_VARIABLES",
     "CODE_VARIABLE_PREFIXES",
@@ -43,6 +44,7 @@ __all__ = [
     "GIT_PATH_KEYS",
     "GRAMMARS",
     "PATH_VARIABLES",
+    "PLAIN_PROGRAMS",
     "POWERSHELL_ALIASES",
     "POWERSHELL_CODE",
     "POWERSHELL_ENCODED",
@@ -897,7 +899,56 @@ GRAMMARS: dict[str, Grammar] = {
     "man": Grammar(values=_set("M", "S", "m", "L", "C", "E", "R"), runs=_set("P", "--pager", "H", "--html")),
     "zip": Grammar(values=_set("n", "b", "t", "tt", "P", "O"), runs=_set("TT", "--unzip-command")),
     "sudoedit": Grammar(values=_set("u", "g", "C", "h", "p", "r", "t", "T", "U", "D", "R")),
+    # bash's mapfile/readarray: -C CALLBACK is evaluated every -c lines (`help mapfile`).
+    **{name: Grammar(values=_set("d", "n", "O", "s", "u", "c"), runs=_set("C")) for name in ("mapfile", "readarray")},
 }
+
+# GNU coreutils' programs (the list in `coreutils --help`, coreutils 9.4), less the ones that run a
+# command (chroot, env, nice, nohup, stdbuf, timeout: WRAPPERS; runcon: unknown, so its words are
+# read as a command). Homebrew installs them with a `g` prefix and uutils with `uu` (grm, uurm).
+COREUTILS = frozenset(
+    {
+        "[", "arch", "b2sum", "base32", "base64", "basename", "basenc", "cat", "chcon", "chgrp", "chmod",
+        "chown", "cksum", "comm", "cp", "csplit", "cut", "date", "dd", "df", "dir", "dircolors", "dirname",
+        "du", "echo", "expand", "expr", "factor", "false", "fmt", "fold", "groups", "head", "hostid",
+        "hostname", "id", "install", "join", "kill", "link", "ln", "logname", "ls", "md5sum", "mkdir",
+        "mkfifo", "mknod", "mktemp", "mv", "nl", "nproc", "numfmt", "od", "paste", "pathchk", "pinky", "pr",
+        "printenv", "printf", "ptx", "pwd", "readlink", "realpath", "rm", "rmdir", "seq", "sha1sum",
+        "sha224sum", "sha256sum", "sha384sum", "sha512sum", "shred", "shuf", "sleep", "sort", "split", "stat",
+        "stty", "sum", "sync", "tac", "tail", "tee", "test", "touch", "tr", "true", "truncate", "tsort", "tty",
+        "uname", "unexpand", "uniq", "unlink", "users", "vdir", "wc", "who", "whoami", "yes",
+    }
+)  # fmt: skip
+# Other GNU tools Homebrew installs with a `g` prefix (findutils, grep, sed, tar, make, awk, which).
+_GNU_PREFIXED = COREUTILS | {"find", "xargs", "locate", "updatedb", "grep", "egrep", "fgrep", "sed", "tar", "make"}
+_PREFIXES = ("g", "uu")
+# Programs whose words are options and operands, never a command they run (bash builtins that
+# run no code, util-linux and procps readers, archivers, build and package tools): with
+# _KNOWN_NAMES in shell.py, the programs the engine knows. Any other program may run a word
+# that is a command line (`chronic rm -rf build`): see shell.py's _unknown_program.
+PLAIN_PROGRAMS = COREUTILS | frozenset(
+    {
+        # bash builtins that run no code (`help`'s list, less eval, trap, bind, complete, compgen,
+        # fc, mapfile/readarray -C, command, builtin, exec: those run text)
+        ":", "bg", "break", "caller", "continue", "declare", "dirs", "disown", "enable", "exit", "export",
+        "fg", "getopts", "hash", "help", "history", "jobs", "let", "local", "logout", "popd", "read",
+        "readonly", "return", "set", "shift", "shopt", "suspend", "times", "type", "typeset", "ulimit",
+        "umask", "unalias", "unset", "wait",
+        # finding, reading and comparing files
+        "which", "whereis", "locate", "file", "strings", "less", "more", "most", "bat", "batcat", "tree",
+        "diff", "cmp", "diff3", "sdiff", "patch", "column", "rev", "hexdump", "xxd", "look", "iconv",
+        "gzip", "gunzip", "zcat", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzip", "7z", "7za", "zipinfo",
+        # processes and the system
+        "ps", "top", "htop", "pgrep", "pkill", "pidof", "killall", "free", "uptime", "lsof", "lsblk",
+        "cal", "tput", "clear", "reset", "renice", "logger",
+        # build, test and package tools (their subcommands are names, not programs: `docker rm c`)
+        "pip", "pip3", "pipx", "cargo", "rustc", "rustup", "go", "gcc", "g++", "cc", "clang", "javac", "mvn",
+        "gradle", "pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "eslint", "prettier", "tsc",
+        "docker", "podman", "kubectl", "helm", "terraform", "aws", "gcloud", "az", "gh", "glab", "brew",
+        "apt", "apt-get", "apt-cache", "dpkg", "dnf", "yum", "rpm", "pacman", "apk", "snap", "gem",
+        "composer", "code",
+    }
+)  # fmt: skip
 
 # Other names of one program: both the name written and these are reported.
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -925,6 +976,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
 # Versioned names: python3.12, ruby3.2, lua5.4, php8.1... are the program before the digits; a
 # dotted suffix names a family member (mkfs.ext4 is mkfs, fsck.vfat is fsck).
 _VERSIONED = re.compile(r"(python|pypy|perl|ruby|lua|php|node|pip|tclsh)[0-9][0-9.]*")
+# Shells installed under a version (bash5, bash-5.2, zsh-5.9: Homebrew's and distributions' names).
+_VERSIONED_SHELL = re.compile(r"(bash|zsh|ksh|mksh|dash|sh|fish|tcsh|csh|elvish|nu)-?[0-9][0-9.]*")
 _FAMILY = re.compile(r"(mkfs|fsck|mount|umount)\.[a-z0-9_-]+")
 # Windows: `rm.exe`, `curl.EXE` run rm and curl.
 _EXECUTABLE_SUFFIXES = (".exe", ".com", ".bat", ".cmd")
@@ -946,9 +999,15 @@ def canonical_names(name: str) -> tuple[str, ...]:
     if versioned is not None:
         names.append(versioned.group(1))
         names.extend(ALIASES.get(versioned.group(1), ()))
+    versioned = _VERSIONED_SHELL.fullmatch(bare)
+    if versioned is not None:
+        names.append(versioned.group(1))
     family = _FAMILY.fullmatch(bare)
     if family is not None:
         names.append(family.group(1))
+    for prefix in _PREFIXES:
+        if bare.startswith(prefix) and bare[len(prefix) :] in _GNU_PREFIXED:
+            names.append(bare[len(prefix) :])  # Homebrew's grm, gshred; uutils' uurm
     return tuple(dict.fromkeys(names))
 
 
