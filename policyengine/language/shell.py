@@ -126,8 +126,7 @@ _SHELLS = frozenset(
 # Shells whose syntax is not POSIX: their -c strings cannot be read with the bash grammar (Oils'
 # ysh/oil, Plan 9's rc, es, Redox's ion, murex included).
 _OTHER_SHELLS = frozenset(
-    {"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"}
-    | {"ysh", "oil", "rc", "es", "ion", "murex"}
+    {"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"} | {"ysh", "oil", "rc", "es", "ion", "murex"}
 )
 # Programs that are not plain argument-takers (checked after the wrappers).
 # Windows' command shells: the text they run is read again (`cmd /c rd /s /q build` runs rd).
@@ -161,11 +160,17 @@ _KNOWN_NAMES = (
     | {"cd", "pushd"}
 )
 # Programs whose words the engine can read: the others may run a word that is a command line.
-_NAMED_PROGRAMS = _KNOWN_NAMES | table.PLAIN_PROGRAMS | table.COMMAND_READERS.keys()
+_NAMED_PROGRAMS = _KNOWN_NAMES | table.PLAIN_PROGRAMS | table.COMMAND_READERS.keys() | table.STDIN_SCRIPTS.keys()
 # A program name where a shell-like text starts a command: after `(`, `;`, `|`, `&`, `{`, `` ` ``
 # (fzf's `execute(rm {})`, tmux's `run 'x; rm y'`); captured to be looked up in _NAMED_PROGRAMS.
 _COMMAND_POSITION = re.compile(r"(?:^|[(;|&{`!]|\$\()\s*([A-Za-z0-9_./+-]+)(?=[\s;|&)}`]|$)")
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+# One ed command line: an address (numbers, marks, /re/, ?re?), a command letter, its parameter.
+_ED_COMMAND = re.compile(
+    r"(?:[0-9.$,;+\-\s^%]|'[a-z]|/(?:[^/\\]|\\.)*/?|\?(?:[^?\\]|\\.)*\??)*([A-Za-z!=#]?)(.*)", re.S
+)
+# curl --connect-to HOST1:PORT1:HOST2:PORT2: where it connects instead (HOST2 may be [v6]).
+_CONNECT_TO = re.compile(r"[^:]*:[^:]*:(\[[^\]]*\]|[^:]*):(.*)")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
 _NESTING = frozenset(
@@ -716,10 +721,12 @@ class _Walk:
                     words = [_literal(rest[0].value.partition("=")[2]), *rest[1:]]  # the multicall's program
                     continue
                 elif name not in table.TEXT_PROGRAMS:
+                    if name in table.STDIN_SCRIPTS and _reads_stdin(node):
+                        self._stdin_script(name, node, data, depth)
                     if not any(program in _NAMED_PROGRAMS for program in names):
                         start = self._unknown_program(rest, depth)
                         if start >= 0:
-                            self._operands(rest[:start])
+                            self._operands(rest)  # the program may open them as files, too (`ksu u -e /bin/id`)
                             words = rest[start:]
                             continue
                     self._operands(rest)
@@ -746,7 +753,7 @@ class _Walk:
             return
 
     def _unknown_program(self, words: list[_Word], depth: int) -> int:
-        """A program no table knows: words that are command lines are read as commands; the index of a command, or -1."""
+        """A program no table knows: its words that read as command lines are read; the index of a command, or -1."""
         # The engine cannot tell whether an unknown program runs its words (`chronic rm -rf x`,
         # `hyperfine 'rm -rf x'`, `fzf --bind 'x:execute(rm {})'`), so a word that reads as a command
         # of a known program is taken for one; other words stay operands (`mytool build`).
@@ -931,8 +938,11 @@ class _Walk:
             check = _SCRIPT_CHECKS.get(name)
             if check is not None and (not script.known or check(script.value)):
                 self._operand(CODE_OPERAND)  # a script that may run commands or open files
-        if grammar.interpreter and not code and not scripted and not operands and _reads_stdin(node):
-            self._operand(CODE_OPERAND)  # `python <<EOF`, `curl ... | python`: code from standard input
+        stdin = _reads_stdin(node) if not operands else operands[0].value in _STDIN_FILES
+        if grammar.interpreter and not code and not scripted and stdin:
+            self._operand(CODE_OPERAND)  # `python <<EOF`, `curl ... | python`, `python3 - <<EOF`: code from stdin
+        if name in table.STDIN_SCRIPTS and _reads_stdin(node):
+            self._stdin_script(name, node, data, depth)
         for word in operands:
             self._grammar_operand(name, grammar, word)
 
@@ -940,6 +950,8 @@ class _Walk:
         """One option's value (word from `start`); returns whether it is code for the program."""
         if option in grammar.paths:
             self._word_operand(word, start)
+            # `make -f /dev/stdin`, `awk -f -`: the script file is standard input, so code.
+            return option in table.SCRIPT_FILE_OPTIONS.get(name, ()) and word.value[start:] in _STDIN_FILES
         elif option in grammar.dirs:
             self._word_operand(word, start)
             self._local_dir(_after(word.parts, start))
@@ -959,6 +971,9 @@ class _Walk:
                 self._code([_literal(setting)] if word.known else [word], depth, "ssh -o")
         elif name == "sed" and option in ("e", "--expression") and (not word.known or _sed_runs(word.value[start:])):
             self._operand(CODE_OPERAND)
+        elif name == "curl" and option in ("--resolve", "--connect-to"):
+            for target in _curl_targets(option, word.value[start:]):
+                self._url(target)  # where curl really connects: `--resolve x:80:169.254.169.254`
         elif name == "tar" and option == "--checkpoint-action" and word.value[start:].startswith("exec="):
             self._code(
                 [_Word(word.value[start + 5 :], word.known, word.single, _after(word.parts, start + 5))], depth, name
@@ -1453,6 +1468,31 @@ class _Walk:
         for script in scripts:  # when there are several, bash reads the last; parse them all
             self.parse(script, depth + 1)
 
+    def _stdin_script(self, name: str, node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """ed and vi read commands from stdin: ed's lines are read (`!CMD` runs, `r FILE` opens); vi's are code."""
+        if table.STDIN_SCRIPTS[name] == "code":
+            self._operand(CODE_OPERAND)
+            return
+        for text in self._stdin_texts(name, node, data):
+            for line in text.splitlines():
+                command = _ED_COMMAND.fullmatch(line)
+                if command is None:
+                    raise CommandError(f"{name}: cannot read the command {line[:40]!r}")
+                letter, rest = command.group(1), command.group(2)
+                if letter in "wW" and rest.startswith("q"):
+                    rest = rest[1:]  # wq FILE
+                rest = rest.strip()
+                if letter == "!":
+                    self.parse(rest.encode("utf-8"), depth + 1)
+                elif letter and letter in "eEfrwW" and rest.startswith("!"):
+                    self.parse(rest[1:].encode("utf-8"), depth + 1)  # `r !CMD`, `w !CMD`
+                elif letter and letter in "eEfrwW" and rest:
+                    self._operand(rest)
+                    for piece in rest.split():  # echo's words joined by spaces: each may be the file
+                        self._operand(piece)
+                elif letter and letter in "gGvV" and "!" in rest:
+                    raise CommandError(f"{name}: a global command may run a shell: {line[:40]!r}")
+
     def _code(self, words: list[_Word], depth: int, name: str) -> None:
         """eval ARGS: the arguments joined by spaces are parsed again."""
         if not words:
@@ -1823,6 +1863,19 @@ def _program_names(value: str) -> tuple[tuple[str, ...], str]:
     names = tuple(dict.fromkeys(names))
     # The first name a table knows says how the program reads its words (`rm.exe` reads as `rm`).
     return names, next((known for known in names if known in _KNOWN_NAMES), names[-1])
+
+
+def _curl_targets(option: str, value: str) -> list[str]:
+    """The hosts curl's --resolve HOST:PORT:ADDR[,ADDR] and --connect-to H1:P1:H2:P2 send it to, as URLs."""
+    if option == "--resolve":
+        pieces = value.lstrip("+-").split(":", 2)
+        if len(pieces) < 3:
+            return []
+        return [f"http://{address}:{pieces[1]}" for address in pieces[2].split(",") if address]
+    target = _CONNECT_TO.fullmatch(value)
+    if target is None or not target.group(1):
+        return []
+    return [f"http://{target.group(1)}:{target.group(2)}" if target.group(2) else f"http://{target.group(1)}"]
 
 
 def _names_known(value: str) -> bool:

@@ -34,11 +34,11 @@ from dataclasses import dataclass
 __all__ = [
     "ALIASES",
     "CMD_RUNS",
-    "COREUTILS",
     "CMD_SWITCHES",
     "CODE_VARIABLES",
     "CODE_VARIABLE_PREFIXES",
     "COMMAND_READERS",
+    "COREUTILS",
     "GIT_CODE_KEYS",
     "GIT_MESSAGE_SUBCOMMANDS",
     "GIT_PATH_KEYS",
@@ -54,6 +54,8 @@ __all__ = [
     "READER_VERBS",
     "RUNS_COMMANDS",
     "RUNS_SUBCOMMANDS",
+    "SCRIPT_FILE_OPTIONS",
+    "STDIN_SCRIPTS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
     "UNKNOWN_VARIABLES",
@@ -477,7 +479,8 @@ RUNS_COMMANDS = frozenset(
 RUNS_SUBCOMMANDS = frozenset(
     {
         ("op", "run"), ("doppler", "run"), ("aws-vault", "exec"), ("direnv", "exec"), ("sops", "exec-env"),
-        ("sops", "exec-file"), ("nix", "shell"), ("nix-shell", "--run"), ("kubectl", "debug"),
+        ("sops", "exec-file"), ("nix", "shell"), ("nix-shell", "--run"), ("kubectl", "debug"), ("deno", "eval"),
+        ("crystal", "eval"),
     }
 )  # fmt: skip
 
@@ -886,6 +889,54 @@ GRAMMARS: dict[str, Grammar] = {
     "php": Grammar(values=_set("d", "z"), paths=_set("f", "c", "t"), code=_set("r", "B", "R", "E"), interpreter=True),
     "lua": Grammar(paths=_set("l"), code=_set("e"), interpreter=True),
     "rscript": Grammar(code=_set("e")),
+    # Interpreters with an option whose value is code (each program's --help / man page): R and
+    # littler (`r`, names are casefolded), julia, emacs (-eval and --eval alike), the JVM and BEAM
+    # languages, Lisps and Schemes, dc (`!CMD` runs a shell) and m4 (`syscmd`).
+    "r": Grammar(values=_set("--encoding"), paths=_set("f", "--file"), code=_set("e"), interpreter=True),
+    "julia": Grammar(
+        values=_set("t", "p", "--threads", "--procs", "--project"),
+        paths=_set("L", "--load", "--machine-file", "J", "--sysimage"),
+        code=_set("e", "E", "--eval", "--print"),
+        interpreter=True,
+    ),
+    **{
+        name: Grammar(
+            paths=_set("l", "--load", "load", "L", "--directory", "--script", "script", "x"),
+            code=_set("--eval", "eval"),
+        )
+        for name in ("emacs", "emacs-nox", "xemacs", "emacsclient")
+    },
+    "groovy": Grammar(values=_set("cp", "classpath", "--classpath", "D"), code=_set("e"), interpreter=True),
+    "elixir": Grammar(
+        values=_set("--sname", "--name", "--cookie", "--erl"),
+        paths=_set("r", "pr", "--pa", "--pz"),
+        code=_set("e", "--eval"),
+        interpreter=True,
+    ),
+    "iex": Grammar(
+        values=_set("--sname", "--name", "--cookie"), paths=_set("r", "--dot-iex"), code=_set("e", "--eval")
+    ),
+    "erl": Grammar(values=_set("sname", "name", "setcookie"), code=_set("eval")),
+    "escript": Grammar(interpreter=True),
+    "scala": Grammar(values=_set("cp", "classpath"), code=_set("e")),
+    "kotlin": Grammar(values=_set("cp", "classpath"), code=_set("e", "expression")),
+    "kotlinc": Grammar(values=_set("cp", "classpath"), paths=_set("d"), code=_set("e", "expression")),
+    "jshell": Grammar(values=_set("--class-path", "-R", "-J"), interpreter=True),
+    **{
+        name: Grammar(values=_set("Sdeps"), optional=_set("A", "M", "X", "T"), code=_set("e", "--eval"))
+        for name in ("clojure", "clj")
+    },
+    "bb": Grammar(code=_set("e", "--eval"), interpreter=True),
+    "racket": Grammar(paths=_set("t", "f", "r", "l", "--require"), code=_set("e", "--eval"), interpreter=True),
+    "guile": Grammar(paths=_set("l", "L", "x"), code=_set("c", "e"), interpreter=True),
+    "sbcl": Grammar(paths=_set("--load", "--script", "--core"), code=_set("--eval")),
+    "clisp": Grammar(paths=_set("i", "M"), code=_set("x")),
+    "ecl": Grammar(paths=_set("load", "shell"), code=_set("eval")),
+    "gst": Grammar(code=_set("e", "--eval"), interpreter=True),
+    "swipl": Grammar(paths=_set("s", "f", "l"), code=_set("g", "t", "--goal"), interpreter=True),
+    "ocaml": Grammar(paths=_set("I", "init"), interpreter=True),
+    "dc": Grammar(paths=_set("f", "--file"), code=_set("e", "--expression"), interpreter=True),
+    "m4": Grammar(values=_set("D", "U", "I", "--define", "--undefine", "--include"), interpreter=True),
     "osascript": Grammar(values=_set("l", "s"), code=_set("e"), interpreter=True),
     "tclsh": Grammar(interpreter=True),
     "ssh": Grammar(
@@ -949,6 +1000,27 @@ PLAIN_PROGRAMS = COREUTILS | frozenset(
         "composer", "code",
     }
 )  # fmt: skip
+
+# Programs that read their own commands from standard input even with file operands: "ed" (ed's
+# line commands: `!CMD` runs a shell, `r FILE`, `w FILE`, `e FILE` open files) or "code" (vi's Ex
+# mode, whose language is too large to read: `:call system()`, `:py3`).
+STDIN_SCRIPTS: dict[str, str] = {
+    "ed": "ed",
+    "red": "ed",
+    **{name: "code" for name in ("vi", "vim", "nvim", "view", "ex", "rvim", "gvim", "vimdiff")},
+}
+
+# Path options whose file is the program's script: given standard input (`make -f /dev/stdin`,
+# `awk -f -`), the script is code the engine cannot see.
+SCRIPT_FILE_OPTIONS: dict[str, frozenset[str]] = {
+    "make": _set("f", "--file", "--makefile"),
+    "awk": _set("f", "E", "--file", "--exec"),
+    "sed": _set("f", "--file"),
+    "jq": _set("f", "--from-file"),
+    "php": _set("f"),
+    "dc": _set("f", "--file"),
+    "r": _set("f", "--file"),
+}
 
 # Other names of one program: both the name written and these are reported.
 ALIASES: dict[str, tuple[str, ...]] = {
