@@ -347,6 +347,11 @@ _FIND_ARGS = frozenset(
     }
 )
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# Programs that only read a finder's output as text: piped to them, the names are not acted on.
+_TEXT_FILTERS = frozenset(
+    {"wc", "head", "tail", "sort", "uniq", "grep", "egrep", "fgrep", "rg", "cut", "tr", "less", "more", "nl", "column"}
+)
+_FIND_NAME_TESTS = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex"})
 _FIND_TESTS_START = frozenset({"(", ")", "!", ","})
 
 _ANSI_SIMPLE = {
@@ -933,18 +938,50 @@ class _Walk:
         if name in ("ssh", "nc"):
             self._connection(name, operands, depth)
             return
+        pattern: _Word | None = None
         if grammar.first_is_pattern and not scripted and operands:
-            script = operands.pop(0)
+            script = pattern = operands.pop(0)
             check = _SCRIPT_CHECKS.get(name)
             if check is not None and (not script.known or check(script.value)):
                 self._operand(CODE_OPERAND)  # a script that may run commands or open files
-        stdin = _reads_stdin(node) if not operands else operands[0].value in _STDIN_FILES
-        if grammar.interpreter and not code and not scripted and stdin:
+        if (
+            grammar.interpreter
+            and not code
+            and not scripted
+            and (_reads_stdin(node) if not operands else operands[0].value in _STDIN_FILES)
+        ):
             self._operand(CODE_OPERAND)  # `python <<EOF`, `curl ... | python`, `python3 - <<EOF`: code from stdin
         if name in table.STDIN_SCRIPTS and _reads_stdin(node):
             self._stdin_script(name, node, data, depth)
         for word in operands:
             self._grammar_operand(name, grammar, word)
+        if name in ("fd", "fdfind"):
+            self._fd_found(words, pattern, operands, node, data)
+
+    def _fd_found(
+        self, words: list[_Word], pattern: _Word | None, places: list[_Word], node: tree_sitter.Node, data: bytes
+    ) -> None:
+        """fd's files, when -x/-X or a pipe is handed them: `-e EXT`, a glob (-g) or a regex on the name."""
+        values = [word.value for word in words]
+        if not _writes_pipe(node, data) and not any(
+            value in ("-x", "-X", "--exec", "--exec-batch") or value.startswith(("--exec=", "--exec-batch="))
+            for value in values
+        ):
+            return
+        names: list[str] = []
+        for index, value in enumerate(values):
+            if value in ("-e", "--extension") and index + 1 < len(values):
+                names.append("*." + values[index + 1].lstrip("."))
+            elif value.startswith("--extension="):
+                names.append("*." + value.partition("=")[2].lstrip("."))
+        if pattern is not None:
+            if not pattern.known or any(value in ("-p", "--full-path") for value in values):
+                names.append(UNKNOWN_FILES)
+            elif any(value in ("-g", "--glob") for value in values):
+                names.append(pattern.value or "*")  # a glob of its own (fd -g)
+            else:
+                names.append(_regex_name(pattern.value))
+        self._found([place.value for place in places] or ["."], names)
 
     def _option(self, name: str, grammar: table.Grammar, option: str, word: _Word, start: int, depth: int) -> bool:
         """One option's value (word from `start`); returns whether it is code for the program."""
@@ -1573,6 +1610,7 @@ class _Walk:
         """find: starting points are operands; -exec/-ok run commands; -delete counts as rm."""
         index = 0
         count = len(words)
+        starts: list[str] = []
         while index < count and words[index].known and words[index].value in ("-H", "-L", "-P"):
             index += 1
         while index < count:
@@ -1590,7 +1628,10 @@ class _Walk:
             if value.startswith("-") or value in _FIND_TESTS_START:
                 break
             self._word_operand(word)
+            starts.append(value)
             index += 1
+        names: list[str] = []  # what the tests select: the files an action or a pipe is handed
+        acts = _writes_pipe(node, data)
         while index < count:
             word = words[index]
             if not word.known:
@@ -1605,8 +1646,10 @@ class _Walk:
                     end += 1
                 self._argv(words[index:end], node, data, depth)
                 index = end + 1
+                acts = True
             elif value == "-delete":
                 self.programs["rm"] = None
+                acts = True
             elif value in _FIND_PATH_ARGS or value.startswith("-newer"):
                 if index < count:
                     self._word_operand(words[index])
@@ -1618,7 +1661,23 @@ class _Walk:
             elif value in _FIND_ARGS:
                 if index < count and not words[index].single:
                     raise CommandError(f"find: the value of {value} may split into several words")
+                if index < count and value in _FIND_NAME_TESTS:
+                    names.append(_find_name(value, words[index].value))
                 index += 1
+        if acts:
+            # `find . -name .env -exec cat {} +`, `find . -name '*.pem' | xargs tar ...`: what runs
+            # is handed the files the tests select, so they are operands: START/**/NAME (without a
+            # name test, the start alone stands for its tree, as for `grep -r`).
+            self._found(starts or ["."], names)
+
+    def _found(self, starts: list[str], names: list[str]) -> None:
+        """Files a finder hands on: each name test under each start (`./**/.env`), or unknown."""
+        for name in names:
+            if name == UNKNOWN_FILES or name.startswith("**/"):
+                self._operand(name if name == UNKNOWN_FILES else paths.PathPattern(name))
+                continue
+            for start in starts:
+                self._operand(paths.PathPattern(f"{_as_pattern(start).rstrip('/')}/**/{name}"))
 
     # -- operands ------------------------------------------------------------------------------
 
@@ -1865,6 +1924,44 @@ def _program_names(value: str) -> tuple[tuple[str, ...], str]:
     return names, next((known for known in names if known in _KNOWN_NAMES), names[-1])
 
 
+def _writes_pipe(node: tree_sitter.Node, data: bytes) -> bool:
+    """Whether a command's output is piped to something that may act on the names (`| xargs cat`, not `| wc -l`)."""
+    current = node.parent if node.parent is not None and node.parent.type == "redirected_statement" else node
+    parent = current.parent
+    if parent is None or parent.type != "pipeline":
+        return False
+    elements = parent.named_children
+    place = next((i for i, element in enumerate(elements) if element.id == current.id), len(elements))
+    for element in elements[place + 1 :]:
+        name = _child(element, "command_name") if element.type == "command" else None
+        if name is None or _text(name, data) not in _TEXT_FILTERS:
+            return True
+    return False
+
+
+def _find_name(test: str, value: str) -> str:
+    """A find name test as a name pattern: -name X is X; -path X is **/X; -regex is unknown."""
+    if test in ("-regex", "-iregex"):
+        return UNKNOWN_FILES
+    if test in ("-name", "-iname"):
+        return value or "*"
+    # -path and -wholename match the whole path (their `*` crosses `/`): anywhere below a start.
+    return "**/" + (value.lstrip("*/") or "*")
+
+
+def _regex_name(regex: str) -> str:
+    """fd's regex as a name pattern when it is a literal (`^\\.env$` is .env, `pem` is *pem*); else unknown."""
+    start = regex.startswith("^")
+    end = regex.endswith("$") and not regex.endswith("\\$")
+    body = regex[1 if start else 0 : len(regex) - 1 if end else len(regex)]
+    if any(char in re.sub(r"\\[.\\/\-_]", "", body) for char in ".*+?[](){}|^$\\"):
+        return UNKNOWN_FILES
+    literal = re.sub(r"\\([.\\/\-_])", r"\1", body)
+    if not literal:
+        return "*"
+    return ("" if start else "*") + _as_pattern(literal) + ("" if end else "*")
+
+
 def _curl_targets(option: str, value: str) -> list[str]:
     """The hosts curl's --resolve HOST:PORT:ADDR[,ADDR] and --connect-to H1:P1:H2:P2 send it to, as URLs."""
     if option == "--resolve":
@@ -1967,6 +2064,7 @@ def _unquoted(raw: str) -> _Word:
 # expansion, an unknown name, so path red lines say "may" and allow rules "not surely"; the
 # markers hold no glob character, so they read the same inside a PathPattern.
 CODE_OPERAND = "$_code"  # code for an interpreter (`python -c`, `perl -e`, a risky sed or awk script)
+UNKNOWN_FILES = "$_files"  # files a finder selects by a test the engine cannot read (`find -regex`, fd's regex)
 UNKNOWN_CWD = "$_cwd"  # a directory `cd` moved to that the engine cannot know (`cd -`, `cd {a,b}`)
 MAX_DIRS = 8  # places a line's `cd`s may have led to before they count as unknown
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
