@@ -160,7 +160,13 @@ _KNOWN_NAMES = (
     | {"cd", "pushd"}
 )
 # Programs whose words the engine can read: the others may run a word that is a command line.
-_NAMED_PROGRAMS = _KNOWN_NAMES | table.PLAIN_PROGRAMS | table.COMMAND_READERS.keys() | table.STDIN_SCRIPTS.keys()
+_NAMED_PROGRAMS = (
+    _KNOWN_NAMES
+    | table.PLAIN_PROGRAMS
+    | table.COMMAND_READERS.keys()
+    | table.STDIN_SCRIPTS.keys()
+    | table.OWN_GLOBS.keys()
+)
 # A program name where a shell-like text starts a command: after `(`, `;`, `|`, `&`, `{`, `` ` ``
 # (fzf's `execute(rm {})`, tmux's `run 'x; rm y'`); captured to be looked up in _NAMED_PROGRAMS.
 _COMMAND_POSITION = re.compile(r"(?:^|[(;|&{`!]|\$\()\s*([A-Za-z0-9_./+-]+)(?=[\s;|&)}`]|$)")
@@ -714,6 +720,8 @@ class _Walk:
                 continue
             if name in table.COMMAND_READERS:
                 self._reader(name, rest, node, data, depth)  # then its words as any program's
+            if name in table.OWN_GLOBS:
+                self._own_globs(name, rest)
             if name not in _SPECIAL:
                 grammar = table.GRAMMARS.get(name)
                 if grammar is not None:
@@ -756,6 +764,40 @@ class _Walk:
             else:  # find
                 self._find(rest, node, data, depth)
             return
+
+    def _own_globs(self, name: str, words: list[_Word]) -> None:
+        """Globs a program expands itself (`gsutil cp '.en?' gs://b`, `rsync --include='.env*'`): PathPatterns."""
+        options = table.OWN_GLOBS[name]
+        values = [word.value for word in words]
+        operands = "*" in options and (name != "tar" or "--wildcards" in values)
+        if name == "curl" and ("-g" in values or "--globoff" in values):
+            return
+        globs: list[str] = []
+        excluded = False  # zip -x PAT...: the words after it, up to an option, are left out
+        skip = -1
+        for index, word in enumerate(words):
+            value = word.value
+            if not word.known or index == skip:
+                continue  # an expansion: reported as written, a name of unknown place
+            if value in ("-x", "--exclude"):
+                excluded = name == "zip"
+                skip = index + 1  # tar --exclude PAT
+                continue
+            if value.startswith("-"):
+                excluded = False
+                option, equals, attached = value.partition("=")
+                if "-i!" in options and value.startswith("-i") and "!" in value:
+                    globs.append(value[value.index("!") + 1 :])  # 7z -i!PAT, -ir!PAT, -ir-!PAT
+                elif option in options and equals:
+                    globs.append(attached)
+                elif value in options and index + 1 < len(words) and words[index + 1].known:
+                    globs.append(words[index + 1].value)
+            elif operands and not excluded and any(char in value for char in "*?[{"):
+                globs.append(value)
+        for pattern in globs:
+            if pattern:
+                for form in glob_operands(pattern):
+                    self._operand(form)
 
     def _unknown_program(self, words: list[_Word], depth: int) -> int:
         """A program no table knows: its words that read as command lines are read; the index of a command, or -1."""
@@ -997,7 +1039,9 @@ class _Walk:
         elif option in grammar.globs:
             self._file_glob(word, start)
         elif option in grammar.urls:
-            self._url(word.value[start:])
+            target = word.value[start:]
+            # curl takes a bare host (`-x 169.254.169.254:80`) as http://.
+            self._url(target if name != "curl" or not target or _URL.match(target) else "http://" + target)
         elif option in grammar.runs:
             self._code([_Word(word.value[start:], word.known, word.single, _after(word.parts, start))], depth, name)
         elif option in grammar.code:
@@ -1706,6 +1750,7 @@ class _Walk:
                 option, equals, _ = value.partition("=")
                 if equals:
                     self._word_operand(word, len(option) + 1)  # --output=FILE, -Dpath=FILE
+                    self._embedded_paths(word, len(option) + 1)  # --from-file=KEY=FILE, --secret id=x,src=FILE
                 elif value[1] != "-" and len(value) > 2 and "/" in value:
                     self._word_operand(word, 2)  # -oFILE: the value attached to the first letter
                     slash = value.index("/")
@@ -1717,6 +1762,25 @@ class _Walk:
             self._word_operand(word)
             if "=" in value and _KEY.match(value):
                 self._word_operand(word, value.index("=") + 1)  # dd of=/dev/sda, make DESTDIR=/x
+            self._embedded_paths(word, 0)
+
+    def _embedded_paths(self, word: _Word, start: int) -> None:
+        """Files named inside a word: `f@FILE`, `k=@FILE`, `k:=@FILE` (httpie, gh -F, vault, az), KEY=FILE lists."""
+        value = word.value
+        at = value.find("@", start)
+        if at >= 0 and at + 1 < len(value):
+            self._word_operand(word, at + 1)
+        if "," in value[start:] and "=" in value[start:]:
+            offset = start
+            for piece in value[start:].split(","):  # docker --secret id=x,src=FILE
+                if "=" in piece:
+                    self._word_operand(word, offset + piece.index("=") + 1)
+                offset += len(piece) + 1
+        elif _KEY.match(value, start):
+            self._word_operand(word, value.index("=", start) + 1)  # --from-file=KEY=FILE
+        scheme = value.find("://", start)
+        if scheme >= 0 and value[start:scheme].casefold() in ("file", "fileb"):
+            self._word_operand(word, scheme + 3)  # aws's fileb://FILE
 
     def _word_operand(self, word: _Word, start: int = 0) -> None:
         """Keep what bash makes of a word (from character `start` of its value) as operands."""

@@ -43,6 +43,7 @@ __all__ = [
     "GIT_MESSAGE_SUBCOMMANDS",
     "GIT_PATH_KEYS",
     "GRAMMARS",
+    "OWN_GLOBS",
     "PATH_VARIABLES",
     "PLAIN_PROGRAMS",
     "POWERSHELL_ALIASES",
@@ -1008,6 +1009,25 @@ STDIN_SCRIPTS: dict[str, str] = {
     "ed": "ed",
     "red": "ed",
     **{name: "code" for name in ("vi", "vim", "nvim", "view", "ex", "rvim", "gvim", "vimdiff")},
+}
+
+# Programs that expand glob patterns themselves, so a quoted `'.en?'` reaches them unexpanded and
+# still selects .env (each program's manual): "*" means operands are globs; other entries are
+# options whose value is one (`-i!` is 7z's include switch, `-ir!PAT`; tar's operands only with
+# --wildcards; curl's -T only without -g/--globoff).
+OWN_GLOBS: dict[str, frozenset[str]] = {
+    "gsutil": _set("*"),
+    "gcloud": _set("*"),
+    "azcopy": _set("*", "--include-pattern", "--include-path"),
+    "7z": _set("*", "-i!"),
+    "7za": _set("*", "-i!"),
+    "7zz": _set("*", "-i!"),
+    "zip": _set("*", "-i", "--include"),
+    "tar": _set("*"),
+    "rsync": _set("--include"),
+    "aws": _set("--include"),
+    "rclone": _set("--include"),
+    "curl": _set("-T", "--upload-file"),
 }
 
 # Path options whose file is the program's script: given standard input (`make -f /dev/stdin`,
