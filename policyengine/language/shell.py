@@ -147,7 +147,9 @@ _GIT_WITHOUT_MESSAGE = dataclasses.replace(
     table.GRAMMARS["git"], values=table.GRAMMARS["git"].values - {"m", "--message"}
 )
 _SUBCOMMAND_PROGRAMS = frozenset(
-    {name for name, _ in table.SUBCOMMAND_WRAPPERS} | {name for name, _ in table.RUNS_SUBCOMMANDS}
+    {name for name, _ in table.SUBCOMMAND_WRAPPERS}
+    | {name for name, _ in table.RUNS_SUBCOMMANDS}
+    | {name for name, _ in table.CODE_SUBCOMMANDS}
 )
 # Names some table gives a meaning to: a program's dispatch name is the first of its names here.
 _KNOWN_NAMES = (
@@ -697,6 +699,9 @@ class _Walk:
                 subcommand = (name, rest[0].value)
                 if subcommand in table.RUNS_SUBCOMMANDS and len(rest) > 1:
                     raise CommandError(f"{name} {rest[0].value} runs a command this engine cannot place")
+                if subcommand in table.CODE_SUBCOMMANDS and len(rest) > 1:
+                    self._operand(CODE_OPERAND)  # `deno eval CODE`
+                    return
                 options = table.SUBCOMMAND_WRAPPERS.get(subcommand)
                 if options is not None:
                     name = f"{name} {rest[0].value}"

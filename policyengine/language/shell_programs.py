@@ -35,6 +35,7 @@ __all__ = [
     "ALIASES",
     "CMD_RUNS",
     "CMD_SWITCHES",
+    "CODE_SUBCOMMANDS",
     "CODE_VARIABLES",
     "CODE_VARIABLE_PREFIXES",
     "COMMAND_READERS",
@@ -480,10 +481,13 @@ RUNS_COMMANDS = frozenset(
 RUNS_SUBCOMMANDS = frozenset(
     {
         ("op", "run"), ("doppler", "run"), ("aws-vault", "exec"), ("direnv", "exec"), ("sops", "exec-env"),
-        ("sops", "exec-file"), ("nix", "shell"), ("nix-shell", "--run"), ("kubectl", "debug"), ("deno", "eval"),
-        ("crystal", "eval"),
+        ("sops", "exec-file"), ("nix", "shell"), ("nix-shell", "--run"), ("kubectl", "debug"),
     }
 )  # fmt: skip
+
+
+# Subcommands whose operands are code for the program (`deno eval CODE`, as `deno --eval CODE`).
+CODE_SUBCOMMANDS = frozenset({("deno", "eval"), ("crystal", "eval")})
 
 
 @dataclass(frozen=True, slots=True)
@@ -994,7 +998,7 @@ PLAIN_PROGRAMS = COREUTILS | frozenset(
         "ps", "top", "htop", "pgrep", "pkill", "pidof", "killall", "free", "uptime", "lsof", "lsblk",
         "cal", "tput", "clear", "reset", "renice", "logger",
         # build, test and package tools (their subcommands are names, not programs: `docker rm c`)
-        "pip", "pip3", "pipx", "cargo", "rustc", "rustup", "go", "gcc", "g++", "cc", "clang", "javac", "mvn",
+        "pip", "pip3", "cargo", "rustc", "rustup", "go", "gcc", "g++", "cc", "clang", "javac", "mvn",
         "gradle", "pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "eslint", "prettier", "tsc",
         "docker", "podman", "kubectl", "helm", "terraform", "aws", "gcloud", "az", "gh", "glab", "brew",
         "apt", "apt-get", "apt-cache", "dpkg", "dnf", "yum", "rpm", "pacman", "apk", "snap", "gem",
