@@ -165,6 +165,7 @@ _KNOWN_NAMES = (
 _NAMED_PROGRAMS = (
     _KNOWN_NAMES
     | table.PLAIN_PROGRAMS
+    | table.ACTING_PROGRAMS
     | table.COMMAND_READERS.keys()
     | table.STDIN_SCRIPTS.keys()
     | table.OWN_GLOBS.keys()

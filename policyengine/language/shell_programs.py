@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "ACTING_PROGRAMS",
     "ALIASES",
     "CMD_RUNS",
     "CMD_SWITCHES",
@@ -973,6 +974,23 @@ COREUTILS = frozenset(
         "sha224sum", "sha256sum", "sha384sum", "sha512sum", "shred", "shuf", "sleep", "sort", "split", "stat",
         "stty", "sum", "sync", "tac", "tail", "tee", "test", "touch", "tr", "true", "truncate", "tsort", "tty",
         "uname", "unexpand", "uniq", "unlink", "users", "vdir", "wc", "who", "whoami", "yes",
+    }
+)  # fmt: skip
+# Programs known by name alone: what they do is for the packs to judge (deleters and wipers:
+# secure-delete, wipe, nwipe, trash-cli, rimraf, del-cli, sdelete; disk tools: util-linux,
+# e2fsprogs, gptfdisk, parted, LVM, ZFS; network clients, scanners and miners; privilege tools).
+# Names that are also common subcommands (format, host, http, scrub, del, rd, please: `dotnet
+# format`, `btrfs scrub`) are left out. A word of an unknown program naming one is its command.
+ACTING_PROGRAMS = frozenset(
+    {
+        "srm", "sfill", "sswap", "smem", "wipe", "nwipe", "trash", "trash-put", "trash-rm", "trash-empty",
+        "trash-list", "trash-restore", "rmtrash", "rimraf", "del-cli", "sdelete", "wipefs", "fdisk", "sfdisk",
+        "cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard", "mkswap", "mke2fs", "mkfs", "losetup",
+        "cryptsetup", "lvremove", "vgremove", "pvremove", "zpool", "zfs", "diskutil", "httpie", "xh", "curlie",
+        "aria2c", "axel", "mosh", "ncat", "socat", "telnet", "websocat", "wscat", "s3cmd", "ncftpput",
+        "ncftpget", "dig", "nslookup", "drill", "nmap", "masscan", "zmap", "xmrig", "minerd", "cpuminer",
+        "diskpart", "bitsadmin", "certutil", "runas", "gsudo", "run0", "sudo-rs", "pfexec", "ksu",
+        "machinectl",
     }
 )  # fmt: skip
 # Other GNU tools Homebrew installs with a `g` prefix (findutils, grep, sed, tar, make, awk, which).
