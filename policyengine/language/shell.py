@@ -813,12 +813,16 @@ class _Walk:
         start = -1
         for index, word in enumerate(words):
             value = word.value
+            if value.startswith("-") and "=" in value:
+                value = value.partition("=")[2]  # `--exec='rm -rf x'`
             if any(space in value for space in " \t\n;|&("):
-                first = value.split(None, 1)[0] if value.strip() else ""
-                if _names_known(first):
+                # Its first word past `NAME=VALUE` prefixes (`'FOO=1 rm x'`), or a known name where
+                # shell text starts a command (`x:execute(rm {})`): parsed, and unknown if it cannot be.
+                first = next((piece for piece in value.split() if not _ASSIGNMENT.match(piece)), "")
+                if _names_known(first) or any(
+                    _names_known(match.group(1)) for match in _COMMAND_POSITION.finditer(value)
+                ):
                     self.parse(value.encode("utf-8"), depth + 1)
-                elif any(_names_known(match.group(1)) for match in _COMMAND_POSITION.finditer(value)):
-                    raise CommandError(f"a word of an unknown program may run a command: {value[:40]!r}")
             elif start < 0 and word.known and not value.startswith("-") and _names_known(value):
                 start = index
         return start
@@ -1776,6 +1780,8 @@ class _Walk:
         at = value.find("@", start)
         if at >= 0 and at + 1 < len(value):
             self._word_operand(word, at + 1)
+            if value[at + 1] == "~":
+                self._operand(value[at + 1 :])  # httpie and curl expand `~` in `f@~/x` themselves
         if "," in value[start:] and "=" in value[start:]:
             offset = start
             for piece in value[start:].split(","):  # docker --secret id=x,src=FILE

@@ -897,7 +897,8 @@ GRAMMARS: dict[str, Grammar] = {
     "rscript": Grammar(code=_set("e")),
     # Interpreters with an option whose value is code (each program's --help / man page): R and
     # littler (`r`, names are casefolded), julia, emacs (-eval and --eval alike), the JVM and BEAM
-    # languages, Lisps and Schemes, dc (`!CMD` runs a shell) and m4 (`syscmd`).
+    # languages, Lisps and Schemes, dc (`!CMD` runs a shell), m4 (`syscmd`), ts-node and tsx,
+    # QuickJS, Raku, Octave, gnuplot (`system()`), IPython/Jython/MicroPython, CHICKEN, Gambit, GHC.
     "r": Grammar(values=_set("--encoding"), paths=_set("f", "--file"), code=_set("e"), interpreter=True),
     "julia": Grammar(
         values=_set("t", "p", "--threads", "--procs", "--project"),
@@ -942,6 +943,14 @@ GRAMMARS: dict[str, Grammar] = {
     "swipl": Grammar(paths=_set("s", "f", "l"), code=_set("g", "t", "--goal"), interpreter=True),
     "ocaml": Grammar(paths=_set("I", "init"), interpreter=True),
     "dc": Grammar(paths=_set("f", "--file"), code=_set("e", "--expression"), interpreter=True),
+    **{name: Grammar(code=_set("e", "--eval", "p", "--print"), interpreter=True) for name in ("ts-node", "tsx")},
+    "qjs": Grammar(code=_set("e", "--eval"), interpreter=True),
+    **{name: Grammar(code=_set("e"), interpreter=True) for name in ("jrunscript", "rhino", "raku", "perl6", "rakudo")},
+    "octave": Grammar(code=_set("--eval"), interpreter=True),
+    "gnuplot": Grammar(code=_set("e"), interpreter=True),
+    **{name: Grammar(code=_set("c"), interpreter=True) for name in ("ipython", "jython", "micropython")},
+    **{name: Grammar(code=_set("e", "p"), interpreter=True) for name in ("csi", "gsi")},
+    **{name: Grammar(code=_set("e")) for name in ("ghc", "ghci")},
     "m4": Grammar(values=_set("D", "U", "I", "--define", "--undefine", "--include"), interpreter=True),
     "osascript": Grammar(values=_set("l", "s"), code=_set("e"), interpreter=True),
     "tclsh": Grammar(interpreter=True),
