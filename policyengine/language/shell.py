@@ -118,10 +118,12 @@ _LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
 _LOCAL = threading.local()  # one Parser per thread: a Parser is not safe to share
 
 # POSIX-family shells (and their packaged spellings: OpenBSD's ksh as oksh/loksh, AT&T ksh93, Oils'
-# osh, busybox hush, schily bosh); versioned names (bash5, zsh-5.9) are canonical_names' job.
+# osh, busybox hush, schily bosh, mrsh, brush, gash, restricted rksh/rzsh); versioned and static
+# names (bash5, zsh-5.9, bash-static) are canonical_names' job.
 _SHELLS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash", "rbash", "yash", "posh"}
-    | {"ksh93", "ksh88", "ksh2020", "oksh", "loksh", "lksh", "osh", "hush", "bosh"}
+    | {"ksh93", "ksh88", "ksh2020", "oksh", "loksh", "lksh", "osh", "hush", "bosh", "pbosh", "mrsh", "brush", "gash"}
+    | {"rksh", "rzsh", "rmksh"}
 )
 # Shells whose syntax is not POSIX: their -c strings cannot be read with the bash grammar (Oils'
 # ysh/oil, Plan 9's rc, es, Redox's ion, murex included).
@@ -795,9 +797,11 @@ class _Walk:
                 if "-i!" in options and value.startswith("-i") and "!" in value:
                     globs.append(value[value.index("!") + 1 :])  # 7z -i!PAT, -ir!PAT, -ir-!PAT
                 elif option in options and equals:
-                    globs.append(attached)
+                    globs.append(_included(option, attached))
                 elif value in options and index + 1 < len(words) and words[index + 1].known:
-                    globs.append(words[index + 1].value)
+                    globs.append(_included(value, words[index + 1].value))
+                elif value.startswith("-f") and "-f" in options and len(value) > 2:
+                    globs.append(_included("-f", value[2:]))  # rsync -f'+ .env'
             elif operands and not excluded and any(char in value for char in "*?[{"):
                 globs.append(value)
         for pattern in globs:
@@ -1998,6 +2002,16 @@ def _program_names(value: str) -> tuple[tuple[str, ...], str]:
     names = tuple(dict.fromkeys(names))
     # The first name a table knows says how the program reads its words (`rm.exe` reads as `rm`).
     return names, next((known for known in names if known in _KNOWN_NAMES), names[-1])
+
+
+def _included(option: str, value: str) -> str:
+    """The glob an include option names: rsync's filter rules `+ PAT`, `+_PAT`, `include PAT`; others as given."""
+    if option not in ("--filter", "-f"):
+        return value
+    rule, _, pattern = value.partition(" ")
+    if rule in ("+", "include", "+!"):
+        return pattern
+    return value[2:] if value.startswith("+_") else ""  # `- x`, `merge f`...: no file sent
 
 
 def _writes_pipe(node: tree_sitter.Node, data: bytes) -> bool:

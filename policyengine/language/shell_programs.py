@@ -1004,7 +1004,7 @@ ACTING_PROGRAMS = frozenset(
 )  # fmt: skip
 # Other GNU tools Homebrew installs with a `g` prefix (findutils, grep, sed, tar, make, awk, which).
 _GNU_PREFIXED = COREUTILS | {"find", "xargs", "locate", "updatedb", "grep", "egrep", "fgrep", "sed", "tar", "make"}
-_PREFIXES = ("g", "uu")
+_PREFIXES = ("g", "uu-", "uu")  # Homebrew's grm; uutils' uu-rm (Arch) and uurm (Homebrew)
 # Programs whose words are options and operands, never a command they run (bash builtins that
 # run no code, util-linux and procps readers, archivers, build and package tools): with
 # _KNOWN_NAMES in shell.py, the programs the engine knows. Any other program may run a word
@@ -1053,9 +1053,10 @@ OWN_GLOBS: dict[str, frozenset[str]] = {
     "7z": _set("*", "-i!"),
     "7za": _set("*", "-i!"),
     "7zz": _set("*", "-i!"),
+    "7zr": _set("*", "-i!"),
     "zip": _set("*", "-i", "--include"),
     "tar": _set("*"),
-    "rsync": _set("--include"),
+    "rsync": _set("--include", "--filter", "-f"),  # a filter rule `+ PAT` / `include PAT` includes
     "aws": _set("--include"),
     "rclone": _set("--include"),
     "curl": _set("-T", "--upload-file"),
@@ -1094,13 +1095,14 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "gtar": ("tar",),
     "bsdtar": ("tar",),
     "gmake": ("make",),
+    "bfs": ("find",),  # a breadth-first find with find's expressions
     "wget2": ("wget",),
 }
 # Versioned names: python3.12, ruby3.2, lua5.4, php8.1... are the program before the digits; a
 # dotted suffix names a family member (mkfs.ext4 is mkfs, fsck.vfat is fsck).
 _VERSIONED = re.compile(r"(python|pypy|perl|ruby|lua|php|node|pip|tclsh)[0-9][0-9.]*")
 # Shells installed under a version (bash5, bash-5.2, zsh-5.9: Homebrew's and distributions' names).
-_VERSIONED_SHELL = re.compile(r"(bash|zsh|ksh|mksh|dash|sh|fish|tcsh|csh|elvish|nu)-?[0-9][0-9.]*")
+_VERSIONED_SHELL = re.compile(r"(bash|zsh|ksh|mksh|dash|sh|fish|tcsh|csh|elvish|nu)(?:-?[0-9][0-9.]*|-static)")
 _FAMILY = re.compile(r"(mkfs|fsck|mount|umount)\.[a-z0-9_-]+")
 # Windows: `rm.exe`, `curl.EXE` run rm and curl.
 _EXECUTABLE_SUFFIXES = (".exe", ".com", ".bat", ".cmd")
