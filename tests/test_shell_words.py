@@ -27,17 +27,18 @@ from policyengine.language.shell import CommandError, parse_command
 from support import scaled
 
 CASES_FILE = Path(__file__).parent / "data" / "shell_words.yaml"
+PROGRAMS_FILE = Path(__file__).parent / "data" / "shell_words_programs.yaml"  # programs the reader did not know
 CASE_KEYS = {"command", "programs", "operands", "has_operands", "not_operands", "urls", "unknown"}
 
 
-def _load_cases() -> list[dict[str, Any]]:
-    """The cases of tests/data/shell_words.yaml; a missing or malformed file fails collection."""
-    cases = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))  # missing file: an error, not a skip
-    if not isinstance(cases, list) or len(cases) < 80:
-        raise AssertionError(f"{CASES_FILE.name} must hold a list of at least 80 cases")
+def _load_cases(path: Path = CASES_FILE, minimum: int = 80) -> list[dict[str, Any]]:
+    """The cases of one tests/data/shell_words*.yaml file; a missing or malformed file fails collection."""
+    cases = yaml.safe_load(path.read_text(encoding="utf-8"))  # missing file: an error, not a skip
+    if not isinstance(cases, list) or len(cases) < minimum:
+        raise AssertionError(f"{path.name} must hold a list of at least {minimum} cases")
     for case in cases:
         if not isinstance(case, dict) or not isinstance(case.get("command"), str) or set(case) - CASE_KEYS:
-            raise AssertionError(f"malformed case in {CASES_FILE.name}: {case!r}")
+            raise AssertionError(f"malformed case in {path.name}: {case!r}")
         if case.get("unknown") is True and set(case) != {"command", "unknown"}:
             raise AssertionError(f"an unknown case has nothing else to check: {case!r}")
         if not case.get("unknown") and "programs" not in case:
@@ -45,7 +46,7 @@ def _load_cases() -> list[dict[str, Any]]:
     return cases
 
 
-CASES = _load_cases()
+CASES = _load_cases() + _load_cases(PROGRAMS_FILE, 100)
 
 
 def _expected(item: Any) -> tuple[str, str]:

@@ -117,9 +117,19 @@ CACHE_SIZE = 4096
 _LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
 _LOCAL = threading.local()  # one Parser per thread: a Parser is not safe to share
 
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash", "rbash", "yash", "posh"})
-# Shells whose syntax is not POSIX: their -c strings cannot be read with the bash grammar.
-_OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"})
+# POSIX-family shells (and their packaged spellings: OpenBSD's ksh as oksh/loksh, AT&T ksh93, Oils'
+# osh, busybox hush, schily bosh, mrsh, brush, gash, restricted rksh/rzsh); versioned and static
+# names (bash5, zsh-5.9, bash-static) are canonical_names' job.
+_SHELLS = frozenset(
+    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash", "rbash", "yash", "posh"}
+    | {"ksh93", "ksh88", "ksh2020", "oksh", "loksh", "lksh", "osh", "hush", "bosh", "pbosh", "mrsh", "brush", "gash"}
+    | {"rksh", "rzsh", "rmksh"}
+)
+# Shells whose syntax is not POSIX: their -c strings cannot be read with the bash grammar (Oils'
+# ysh/oil, Plan 9's rc, es, Redox's ion, murex included).
+_OTHER_SHELLS = frozenset(
+    {"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"} | {"ysh", "oil", "rc", "es", "ion", "murex"}
+)
 # Programs that are not plain argument-takers (checked after the wrappers).
 # Windows' command shells: the text they run is read again (`cmd /c rd /s /q build` runs rd).
 _WINDOWS_SHELLS = frozenset({"cmd", "powershell", "pwsh"})
@@ -139,7 +149,9 @@ _GIT_WITHOUT_MESSAGE = dataclasses.replace(
     table.GRAMMARS["git"], values=table.GRAMMARS["git"].values - {"m", "--message"}
 )
 _SUBCOMMAND_PROGRAMS = frozenset(
-    {name for name, _ in table.SUBCOMMAND_WRAPPERS} | {name for name, _ in table.RUNS_SUBCOMMANDS}
+    {name for name, _ in table.SUBCOMMAND_WRAPPERS}
+    | {name for name, _ in table.RUNS_SUBCOMMANDS}
+    | {name for name, _ in table.CODE_SUBCOMMANDS}
 )
 # Names some table gives a meaning to: a program's dispatch name is the first of its names here.
 _KNOWN_NAMES = (
@@ -151,7 +163,25 @@ _KNOWN_NAMES = (
     | _SUBCOMMAND_PROGRAMS
     | {"cd", "pushd"}
 )
+# Programs whose words the engine can read: the others may run a word that is a command line.
+_NAMED_PROGRAMS = (
+    _KNOWN_NAMES
+    | table.PLAIN_PROGRAMS
+    | table.ACTING_PROGRAMS
+    | table.COMMAND_READERS.keys()
+    | table.STDIN_SCRIPTS.keys()
+    | table.OWN_GLOBS.keys()
+)
+# A program name where a shell-like text starts a command: after `(`, `;`, `|`, `&`, `{`, `` ` ``
+# (fzf's `execute(rm {})`, tmux's `run 'x; rm y'`); captured to be looked up in _NAMED_PROGRAMS.
+_COMMAND_POSITION = re.compile(r"(?:^|[(;|&{`!]|\$\()\s*([A-Za-z0-9_./+-]+)(?=[\s;|&)}`]|$)")
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+# One ed command line: an address (numbers, marks, /re/, ?re?), a command letter, its parameter.
+_ED_COMMAND = re.compile(
+    r"(?:[0-9.$,;+\-\s^%]|'[a-z]|/(?:[^/\\]|\\.)*/?|\?(?:[^?\\]|\\.)*\??)*([A-Za-z!=#]?)(.*)", re.S
+)
+# curl --connect-to HOST1:PORT1:HOST2:PORT2: where it connects instead (HOST2 may be [v6]).
+_CONNECT_TO = re.compile(r"[^:]*:[^:]*:(\[[^\]]*\]|[^:]*):(.*)")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
 _NESTING = frozenset(
@@ -328,6 +358,11 @@ _FIND_ARGS = frozenset(
     }
 )
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# Programs that only read a finder's output as text: piped to them, the names are not acted on.
+_TEXT_FILTERS = frozenset(
+    {"wc", "head", "tail", "sort", "uniq", "grep", "egrep", "fgrep", "rg", "cut", "tr", "less", "more", "nl", "column"}
+)
+_FIND_NAME_TESTS = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex"})
 _FIND_TESTS_START = frozenset({"(", ")", "!", ","})
 
 _ANSI_SIMPLE = {
@@ -667,6 +702,9 @@ class _Walk:
                 subcommand = (name, rest[0].value)
                 if subcommand in table.RUNS_SUBCOMMANDS and len(rest) > 1:
                     raise CommandError(f"{name} {rest[0].value} runs a command this engine cannot place")
+                if subcommand in table.CODE_SUBCOMMANDS and len(rest) > 1:
+                    self._operand(CODE_OPERAND)  # `deno eval CODE`
+                    return
                 options = table.SUBCOMMAND_WRAPPERS.get(subcommand)
                 if options is not None:
                     name = f"{name} {rest[0].value}"
@@ -690,6 +728,8 @@ class _Walk:
                 continue
             if name in table.COMMAND_READERS:
                 self._reader(name, rest, node, data, depth)  # then its words as any program's
+            if name in table.OWN_GLOBS:
+                self._own_globs(name, rest)
             if name not in _SPECIAL:
                 grammar = table.GRAMMARS.get(name)
                 if grammar is not None:
@@ -698,7 +738,18 @@ class _Walk:
                     raise CommandError(f"{name} runs a command this engine cannot place")
                 elif name in ("cd", "pushd"):
                     self._cd(rest)
+                elif name == "coreutils" and rest and rest[0].value.startswith("--coreutils-prog="):
+                    words = [_literal(rest[0].value.partition("=")[2]), *rest[1:]]  # the multicall's program
+                    continue
                 elif name not in table.TEXT_PROGRAMS:
+                    if name in table.STDIN_SCRIPTS and _reads_stdin(node):
+                        self._stdin_script(name, node, data, depth)
+                    if not any(program in _NAMED_PROGRAMS for program in names):
+                        start = self._unknown_program(rest, depth)
+                        if start >= 0:
+                            self._operands(rest)  # the program may open them as files, too (`ksu u -e /bin/id`)
+                            words = rest[start:]
+                            continue
                     self._operands(rest)
             elif name in _SHELLS:
                 self._shell(rest, node, data, depth)
@@ -721,6 +772,64 @@ class _Walk:
             else:  # find
                 self._find(rest, node, data, depth)
             return
+
+    def _own_globs(self, name: str, words: list[_Word]) -> None:
+        """Globs a program expands itself (`gsutil cp '.en?' gs://b`, `rsync --include='.env*'`): PathPatterns."""
+        options = table.OWN_GLOBS[name]
+        values = [word.value for word in words]
+        operands = "*" in options and (name != "tar" or "--wildcards" in values)
+        if name == "curl" and ("-g" in values or "--globoff" in values):
+            return
+        globs: list[str] = []
+        excluded = False  # zip -x PAT...: the words after it, up to an option, are left out
+        skip = -1
+        for index, word in enumerate(words):
+            value = word.value
+            if not word.known or index == skip:
+                continue  # an expansion: reported as written, a name of unknown place
+            if value in ("-x", "--exclude"):
+                excluded = name == "zip"
+                skip = index + 1  # tar --exclude PAT
+                continue
+            if value.startswith("-"):
+                excluded = False
+                option, equals, attached = value.partition("=")
+                if "-i!" in options and value.startswith("-i") and "!" in value:
+                    globs.append(value[value.index("!") + 1 :])  # 7z -i!PAT, -ir!PAT, -ir-!PAT
+                elif option in options and equals:
+                    globs.append(_included(option, attached))
+                elif value in options and index + 1 < len(words) and words[index + 1].known:
+                    globs.append(_included(value, words[index + 1].value))
+                elif value.startswith("-f") and "-f" in options and len(value) > 2:
+                    globs.append(_included("-f", value[2:]))  # rsync -f'+ .env'
+            elif operands and not excluded and any(char in value for char in "*?[{"):
+                globs.append(value)
+        for pattern in globs:
+            if pattern:
+                for form in glob_operands(pattern):
+                    self._operand(form)
+
+    def _unknown_program(self, words: list[_Word], depth: int) -> int:
+        """A program no table knows: its words that read as command lines are read; the index of a command, or -1."""
+        # The engine cannot tell whether an unknown program runs its words (`chronic rm -rf x`,
+        # `hyperfine 'rm -rf x'`, `fzf --bind 'x:execute(rm {})'`), so a word that reads as a command
+        # of a known program is taken for one; other words stay operands (`mytool build`).
+        start = -1
+        for index, word in enumerate(words):
+            value = word.value
+            if value.startswith("-") and "=" in value:
+                value = value.partition("=")[2]  # `--exec='rm -rf x'`
+            if any(space in value for space in " \t\n;|&("):
+                # Its first word past `NAME=VALUE` prefixes (`'FOO=1 rm x'`), or a known name where
+                # shell text starts a command (`x:execute(rm {})`): parsed, and unknown if it cannot be.
+                first = next((piece for piece in value.split() if not _ASSIGNMENT.match(piece)), "")
+                if _names_known(first) or any(
+                    _names_known(match.group(1)) for match in _COMMAND_POSITION.finditer(value)
+                ):
+                    self.parse(value.encode("utf-8"), depth + 1)
+            elif start < 0 and word.known and not value.startswith("-") and _names_known(value):
+                start = index
+        return start
 
     # -- wrappers ------------------------------------------------------------------------------
 
@@ -772,6 +881,11 @@ class _Walk:
                         if name == "env" and letter == "S":
                             raise CommandError("env -S builds its command from one string")
                         raise CommandError(f"{name}: unknown option -{letter}")
+                index += 1
+                continue
+            if options.assignments and value.startswith("BASH_FUNC_") and "%%=" in value:
+                # bash imports `BASH_FUNC_f%%=() { ...; }` from its environment as function f: code.
+                self._code([_literal("f" + value.partition("%%=")[2])], depth, name)
                 index += 1
                 continue
             if options.assignments and _ASSIGNMENT.match(value):
@@ -880,20 +994,57 @@ class _Walk:
         if name in ("ssh", "nc"):
             self._connection(name, operands, depth)
             return
+        pattern: _Word | None = None
         if grammar.first_is_pattern and not scripted and operands:
-            script = operands.pop(0)
+            script = pattern = operands.pop(0)
             check = _SCRIPT_CHECKS.get(name)
             if check is not None and (not script.known or check(script.value)):
                 self._operand(CODE_OPERAND)  # a script that may run commands or open files
-        if grammar.interpreter and not code and not scripted and not operands and _reads_stdin(node):
-            self._operand(CODE_OPERAND)  # `python <<EOF`, `curl ... | python`: code from standard input
+        if (
+            grammar.interpreter
+            and not code
+            and not scripted
+            and (_reads_stdin(node) if not operands else operands[0].value in _STDIN_FILES)
+        ):
+            self._operand(CODE_OPERAND)  # `python <<EOF`, `curl ... | python`, `python3 - <<EOF`: code from stdin
+        if name in table.STDIN_SCRIPTS and _reads_stdin(node):
+            self._stdin_script(name, node, data, depth)
         for word in operands:
             self._grammar_operand(name, grammar, word)
+        if name in ("fd", "fdfind"):
+            self._fd_found(words, pattern, operands, node, data)
+
+    def _fd_found(
+        self, words: list[_Word], pattern: _Word | None, places: list[_Word], node: tree_sitter.Node, data: bytes
+    ) -> None:
+        """fd's files, when -x/-X or a pipe is handed them: `-e EXT`, a glob (-g) or a regex on the name."""
+        values = [word.value for word in words]
+        if not _writes_pipe(node, data) and not any(
+            value in ("-x", "-X", "--exec", "--exec-batch") or value.startswith(("--exec=", "--exec-batch="))
+            for value in values
+        ):
+            return
+        names: list[str] = []
+        for index, value in enumerate(values):
+            if value in ("-e", "--extension") and index + 1 < len(values):
+                names.append("*." + values[index + 1].lstrip("."))
+            elif value.startswith("--extension="):
+                names.append("*." + value.partition("=")[2].lstrip("."))
+        if pattern is not None:
+            if not pattern.known or any(value in ("-p", "--full-path") for value in values):
+                names.append(UNKNOWN_FILES)
+            elif any(value in ("-g", "--glob") for value in values):
+                names.append(pattern.value or "*")  # a glob of its own (fd -g)
+            else:
+                names.append(_regex_name(pattern.value))
+        self._found([place.value for place in places] or ["."], names)
 
     def _option(self, name: str, grammar: table.Grammar, option: str, word: _Word, start: int, depth: int) -> bool:
         """One option's value (word from `start`); returns whether it is code for the program."""
         if option in grammar.paths:
             self._word_operand(word, start)
+            # `make -f /dev/stdin`, `awk -f -`: the script file is standard input, so code.
+            return option in table.SCRIPT_FILE_OPTIONS.get(name, ()) and word.value[start:] in _STDIN_FILES
         elif option in grammar.dirs:
             self._word_operand(word, start)
             self._local_dir(_after(word.parts, start))
@@ -902,7 +1053,9 @@ class _Walk:
         elif option in grammar.globs:
             self._file_glob(word, start)
         elif option in grammar.urls:
-            self._url(word.value[start:])
+            target = word.value[start:]
+            # curl takes a bare host (`-x 169.254.169.254:80`) as http://.
+            self._url(target if name != "curl" or not target or _URL.match(target) else "http://" + target)
         elif option in grammar.runs:
             self._code([_Word(word.value[start:], word.known, word.single, _after(word.parts, start))], depth, name)
         elif option in grammar.code:
@@ -913,6 +1066,9 @@ class _Walk:
                 self._code([_literal(setting)] if word.known else [word], depth, "ssh -o")
         elif name == "sed" and option in ("e", "--expression") and (not word.known or _sed_runs(word.value[start:])):
             self._operand(CODE_OPERAND)
+        elif name == "curl" and option in ("--resolve", "--connect-to"):
+            for target in _curl_targets(option, word.value[start:]):
+                self._url(target)  # where curl really connects: `--resolve x:80:169.254.169.254`
         elif name == "tar" and option == "--checkpoint-action" and word.value[start:].startswith("exec="):
             self._code(
                 [_Word(word.value[start + 5 :], word.known, word.single, _after(word.parts, start + 5))], depth, name
@@ -1407,6 +1563,31 @@ class _Walk:
         for script in scripts:  # when there are several, bash reads the last; parse them all
             self.parse(script, depth + 1)
 
+    def _stdin_script(self, name: str, node: tree_sitter.Node, data: bytes, depth: int) -> None:
+        """ed and vi read commands from stdin: ed's lines are read (`!CMD` runs, `r FILE` opens); vi's are code."""
+        if table.STDIN_SCRIPTS[name] == "code":
+            self._operand(CODE_OPERAND)
+            return
+        for text in self._stdin_texts(name, node, data):
+            for line in text.splitlines():
+                command = _ED_COMMAND.fullmatch(line)
+                if command is None:
+                    raise CommandError(f"{name}: cannot read the command {line[:40]!r}")
+                letter, rest = command.group(1), command.group(2)
+                if letter in "wW" and rest.startswith("q"):
+                    rest = rest[1:]  # wq FILE
+                rest = rest.strip()
+                if letter == "!":
+                    self.parse(rest.encode("utf-8"), depth + 1)
+                elif letter and letter in "eEfrwW" and rest.startswith("!"):
+                    self.parse(rest[1:].encode("utf-8"), depth + 1)  # `r !CMD`, `w !CMD`
+                elif letter and letter in "eEfrwW" and rest:
+                    self._operand(rest)
+                    for piece in rest.split():  # echo's words joined by spaces: each may be the file
+                        self._operand(piece)
+                elif letter and letter in "gGvV" and "!" in rest:
+                    raise CommandError(f"{name}: a global command may run a shell: {line[:40]!r}")
+
     def _code(self, words: list[_Word], depth: int, name: str) -> None:
         """eval ARGS: the arguments joined by spaces are parsed again."""
         if not words:
@@ -1487,6 +1668,7 @@ class _Walk:
         """find: starting points are operands; -exec/-ok run commands; -delete counts as rm."""
         index = 0
         count = len(words)
+        starts: list[str] = []
         while index < count and words[index].known and words[index].value in ("-H", "-L", "-P"):
             index += 1
         while index < count:
@@ -1504,7 +1686,10 @@ class _Walk:
             if value.startswith("-") or value in _FIND_TESTS_START:
                 break
             self._word_operand(word)
+            starts.append(value)
             index += 1
+        names: list[str] = []  # what the tests select: the files an action or a pipe is handed
+        acts = _writes_pipe(node, data)
         while index < count:
             word = words[index]
             if not word.known:
@@ -1519,8 +1704,10 @@ class _Walk:
                     end += 1
                 self._argv(words[index:end], node, data, depth)
                 index = end + 1
+                acts = True
             elif value == "-delete":
                 self.programs["rm"] = None
+                acts = True
             elif value in _FIND_PATH_ARGS or value.startswith("-newer"):
                 if index < count:
                     self._word_operand(words[index])
@@ -1532,7 +1719,23 @@ class _Walk:
             elif value in _FIND_ARGS:
                 if index < count and not words[index].single:
                     raise CommandError(f"find: the value of {value} may split into several words")
+                if index < count and value in _FIND_NAME_TESTS:
+                    names.append(_find_name(value, words[index].value))
                 index += 1
+        if acts:
+            # `find . -name .env -exec cat {} +`, `find . -name '*.pem' | xargs tar ...`: what runs
+            # is handed the files the tests select, so they are operands: START/**/NAME (without a
+            # name test, the start alone stands for its tree, as for `grep -r`).
+            self._found(starts or ["."], names)
+
+    def _found(self, starts: list[str], names: list[str]) -> None:
+        """Files a finder hands on: each name test under each start (`./**/.env`), or unknown."""
+        for name in names:
+            if name == UNKNOWN_FILES or name.startswith("**/"):
+                self._operand(name if name == UNKNOWN_FILES else paths.PathPattern(name))
+                continue
+            for start in starts:
+                self._operand(paths.PathPattern(f"{_as_pattern(start).rstrip('/')}/**/{name}"))
 
     # -- operands ------------------------------------------------------------------------------
 
@@ -1561,6 +1764,7 @@ class _Walk:
                 option, equals, _ = value.partition("=")
                 if equals:
                     self._word_operand(word, len(option) + 1)  # --output=FILE, -Dpath=FILE
+                    self._embedded_paths(word, len(option) + 1)  # --from-file=KEY=FILE, --secret id=x,src=FILE
                 elif value[1] != "-" and len(value) > 2 and "/" in value:
                     self._word_operand(word, 2)  # -oFILE: the value attached to the first letter
                     slash = value.index("/")
@@ -1572,6 +1776,27 @@ class _Walk:
             self._word_operand(word)
             if "=" in value and _KEY.match(value):
                 self._word_operand(word, value.index("=") + 1)  # dd of=/dev/sda, make DESTDIR=/x
+            self._embedded_paths(word, 0)
+
+    def _embedded_paths(self, word: _Word, start: int) -> None:
+        """Files named inside a word: `f@FILE`, `k=@FILE`, `k:=@FILE` (httpie, gh -F, vault, az), KEY=FILE lists."""
+        value = word.value
+        at = value.find("@", start)
+        if at >= 0 and at + 1 < len(value):
+            self._word_operand(word, at + 1)
+            if value[at + 1] == "~":
+                self._operand(value[at + 1 :])  # httpie and curl expand `~` in `f@~/x` themselves
+        if "," in value[start:] and "=" in value[start:]:
+            offset = start
+            for piece in value[start:].split(","):  # docker --secret id=x,src=FILE
+                if "=" in piece:
+                    self._word_operand(word, offset + piece.index("=") + 1)
+                offset += len(piece) + 1
+        elif _KEY.match(value, start):
+            self._word_operand(word, value.index("=", start) + 1)  # --from-file=KEY=FILE
+        scheme = value.find("://", start)
+        if scheme >= 0 and value[start:scheme].casefold() in ("file", "fileb"):
+            self._word_operand(word, scheme + 3)  # aws's fileb://FILE
 
     def _word_operand(self, word: _Word, start: int = 0) -> None:
         """Keep what bash makes of a word (from character `start` of its value) as operands."""
@@ -1779,6 +2004,74 @@ def _program_names(value: str) -> tuple[tuple[str, ...], str]:
     return names, next((known for known in names if known in _KNOWN_NAMES), names[-1])
 
 
+def _included(option: str, value: str) -> str:
+    """The glob an include option names: rsync's filter rules `+ PAT`, `+_PAT`, `include PAT`; others as given."""
+    if option not in ("--filter", "-f"):
+        return value
+    rule, _, pattern = value.partition(" ")
+    if rule in ("+", "include", "+!"):
+        return pattern
+    return value[2:] if value.startswith("+_") else ""  # `- x`, `merge f`...: no file sent
+
+
+def _writes_pipe(node: tree_sitter.Node, data: bytes) -> bool:
+    """Whether a command's output is piped to something that may act on the names (`| xargs cat`, not `| wc -l`)."""
+    current = node.parent if node.parent is not None and node.parent.type == "redirected_statement" else node
+    parent = current.parent
+    if parent is None or parent.type != "pipeline":
+        return False
+    elements = parent.named_children
+    place = next((i for i, element in enumerate(elements) if element.id == current.id), len(elements))
+    for element in elements[place + 1 :]:
+        name = _child(element, "command_name") if element.type == "command" else None
+        if name is None or _text(name, data) not in _TEXT_FILTERS:
+            return True
+    return False
+
+
+def _find_name(test: str, value: str) -> str:
+    """A find name test as a name pattern: -name X is X; -path X is **/X; -regex is unknown."""
+    if test in ("-regex", "-iregex"):
+        return UNKNOWN_FILES
+    if test in ("-name", "-iname"):
+        return value or "*"
+    # -path and -wholename match the whole path (their `*` crosses `/`): anywhere below a start.
+    return "**/" + (value.lstrip("*/") or "*")
+
+
+def _regex_name(regex: str) -> str:
+    """fd's regex as a name pattern when it is a literal (`^\\.env$` is .env, `pem` is *pem*); else unknown."""
+    start = regex.startswith("^")
+    end = regex.endswith("$") and not regex.endswith("\\$")
+    body = regex[1 if start else 0 : len(regex) - 1 if end else len(regex)]
+    if any(char in re.sub(r"\\[.\\/\-_]", "", body) for char in ".*+?[](){}|^$\\"):
+        return UNKNOWN_FILES
+    literal = re.sub(r"\\([.\\/\-_])", r"\1", body)
+    if not literal:
+        return "*"
+    return ("" if start else "*") + _as_pattern(literal) + ("" if end else "*")
+
+
+def _curl_targets(option: str, value: str) -> list[str]:
+    """The hosts curl's --resolve HOST:PORT:ADDR[,ADDR] and --connect-to H1:P1:H2:P2 send it to, as URLs."""
+    if option == "--resolve":
+        pieces = value.lstrip("+-").split(":", 2)
+        if len(pieces) < 3:
+            return []
+        return [f"http://{address}:{pieces[1]}" for address in pieces[2].split(",") if address]
+    target = _CONNECT_TO.fullmatch(value)
+    if target is None or not target.group(1):
+        return []
+    return [f"http://{target.group(1)}:{target.group(2)}" if target.group(2) else f"http://{target.group(1)}"]
+
+
+def _names_known(value: str) -> bool:
+    """Whether a word names a program the engine knows (`rm`, `/bin/rm`, `grm`); not for a word with quotes or `$`."""
+    if not value or value[-1] == "/" or any(char in value for char in "$`'\"\\=*?[{"):
+        return False
+    return any(program in _NAMED_PROGRAMS for program in _program_names(value)[0])
+
+
 def _opens_shell(name: str, options: list[_Word]) -> bool:
     """Whether sudo's or doas's options ask for a shell (`-s`, `-i`, `--shell`, `--login`)."""
     letters = "s" if name == "doas" else "si"
@@ -1861,6 +2154,7 @@ def _unquoted(raw: str) -> _Word:
 # expansion, an unknown name, so path red lines say "may" and allow rules "not surely"; the
 # markers hold no glob character, so they read the same inside a PathPattern.
 CODE_OPERAND = "$_code"  # code for an interpreter (`python -c`, `perl -e`, a risky sed or awk script)
+UNKNOWN_FILES = "$_files"  # files a finder selects by a test the engine cannot read (`find -regex`, fd's regex)
 UNKNOWN_CWD = "$_cwd"  # a directory `cd` moved to that the engine cannot know (`cd -`, `cd {a,b}`)
 MAX_DIRS = 8  # places a line's `cd`s may have led to before they count as unknown
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")

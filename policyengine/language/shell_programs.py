@@ -32,17 +32,22 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "ACTING_PROGRAMS",
     "ALIASES",
     "CMD_RUNS",
     "CMD_SWITCHES",
+    "CODE_SUBCOMMANDS",
     "CODE_VARIABLES",
     "CODE_VARIABLE_PREFIXES",
     "COMMAND_READERS",
+    "COREUTILS",
     "GIT_CODE_KEYS",
     "GIT_MESSAGE_SUBCOMMANDS",
     "GIT_PATH_KEYS",
     "GRAMMARS",
+    "OWN_GLOBS",
     "PATH_VARIABLES",
+    "PLAIN_PROGRAMS",
     "POWERSHELL_ALIASES",
     "POWERSHELL_CODE",
     "POWERSHELL_ENCODED",
@@ -52,6 +57,8 @@ __all__ = [
     "READER_VERBS",
     "RUNS_COMMANDS",
     "RUNS_SUBCOMMANDS",
+    "SCRIPT_FILE_OPTIONS",
+    "STDIN_SCRIPTS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
     "UNKNOWN_VARIABLES",
@@ -480,6 +487,10 @@ RUNS_SUBCOMMANDS = frozenset(
 )  # fmt: skip
 
 
+# Subcommands whose operands are code for the program (`deno eval CODE`, as `deno --eval CODE`).
+CODE_SUBCOMMANDS = frozenset({("deno", "eval"), ("crystal", "eval")})
+
+
 @dataclass(frozen=True, slots=True)
 class Grammar:
     """How a program that runs no command reads its options and operands (see the module docstring)."""
@@ -884,6 +895,63 @@ GRAMMARS: dict[str, Grammar] = {
     "php": Grammar(values=_set("d", "z"), paths=_set("f", "c", "t"), code=_set("r", "B", "R", "E"), interpreter=True),
     "lua": Grammar(paths=_set("l"), code=_set("e"), interpreter=True),
     "rscript": Grammar(code=_set("e")),
+    # Interpreters with an option whose value is code (each program's --help / man page): R and
+    # littler (`r`, names are casefolded), julia, emacs (-eval and --eval alike), the JVM and BEAM
+    # languages, Lisps and Schemes, dc (`!CMD` runs a shell), m4 (`syscmd`), ts-node and tsx,
+    # QuickJS, Raku, Octave, gnuplot (`system()`), IPython/Jython/MicroPython, CHICKEN, Gambit, GHC.
+    "r": Grammar(values=_set("--encoding"), paths=_set("f", "--file"), code=_set("e"), interpreter=True),
+    "julia": Grammar(
+        values=_set("t", "p", "--threads", "--procs", "--project"),
+        paths=_set("L", "--load", "--machine-file", "J", "--sysimage"),
+        code=_set("e", "E", "--eval", "--print"),
+        interpreter=True,
+    ),
+    **{
+        name: Grammar(
+            paths=_set("l", "--load", "load", "L", "--directory", "--script", "script", "x"),
+            code=_set("--eval", "eval"),
+        )
+        for name in ("emacs", "emacs-nox", "xemacs", "emacsclient")
+    },
+    "groovy": Grammar(values=_set("cp", "classpath", "--classpath", "D"), code=_set("e"), interpreter=True),
+    "elixir": Grammar(
+        values=_set("--sname", "--name", "--cookie", "--erl"),
+        paths=_set("r", "pr", "--pa", "--pz"),
+        code=_set("e", "--eval"),
+        interpreter=True,
+    ),
+    "iex": Grammar(
+        values=_set("--sname", "--name", "--cookie"), paths=_set("r", "--dot-iex"), code=_set("e", "--eval")
+    ),
+    "erl": Grammar(values=_set("sname", "name", "setcookie"), code=_set("eval")),
+    "escript": Grammar(interpreter=True),
+    "scala": Grammar(values=_set("cp", "classpath"), code=_set("e")),
+    "kotlin": Grammar(values=_set("cp", "classpath"), code=_set("e", "expression")),
+    "kotlinc": Grammar(values=_set("cp", "classpath"), paths=_set("d"), code=_set("e", "expression")),
+    "jshell": Grammar(values=_set("--class-path", "-R", "-J"), interpreter=True),
+    **{
+        name: Grammar(values=_set("Sdeps"), optional=_set("A", "M", "X", "T"), code=_set("e", "--eval"))
+        for name in ("clojure", "clj")
+    },
+    "bb": Grammar(code=_set("e", "--eval"), interpreter=True),
+    "racket": Grammar(paths=_set("t", "f", "r", "l", "--require"), code=_set("e", "--eval"), interpreter=True),
+    "guile": Grammar(paths=_set("l", "L", "x"), code=_set("c", "e"), interpreter=True),
+    "sbcl": Grammar(paths=_set("--load", "--script", "--core"), code=_set("--eval")),
+    "clisp": Grammar(paths=_set("i", "M"), code=_set("x")),
+    "ecl": Grammar(paths=_set("load", "shell"), code=_set("eval")),
+    "gst": Grammar(code=_set("e", "--eval"), interpreter=True),
+    "swipl": Grammar(paths=_set("s", "f", "l"), code=_set("g", "t", "--goal"), interpreter=True),
+    "ocaml": Grammar(paths=_set("I", "init"), interpreter=True),
+    "dc": Grammar(paths=_set("f", "--file"), code=_set("e", "--expression"), interpreter=True),
+    **{name: Grammar(code=_set("e", "--eval", "p", "--print"), interpreter=True) for name in ("ts-node", "tsx")},
+    "qjs": Grammar(code=_set("e", "--eval"), interpreter=True),
+    **{name: Grammar(code=_set("e"), interpreter=True) for name in ("jrunscript", "rhino", "raku", "perl6", "rakudo")},
+    "octave": Grammar(code=_set("--eval"), interpreter=True),
+    "gnuplot": Grammar(code=_set("e"), interpreter=True),
+    **{name: Grammar(code=_set("c"), interpreter=True) for name in ("ipython", "jython", "micropython")},
+    **{name: Grammar(code=_set("e", "p"), interpreter=True) for name in ("csi", "gsi")},
+    **{name: Grammar(code=_set("e")) for name in ("ghc", "ghci")},
+    "m4": Grammar(values=_set("D", "U", "I", "--define", "--undefine", "--include"), interpreter=True),
     "osascript": Grammar(values=_set("l", "s"), code=_set("e"), interpreter=True),
     "tclsh": Grammar(interpreter=True),
     "ssh": Grammar(
@@ -897,6 +965,113 @@ GRAMMARS: dict[str, Grammar] = {
     "man": Grammar(values=_set("M", "S", "m", "L", "C", "E", "R"), runs=_set("P", "--pager", "H", "--html")),
     "zip": Grammar(values=_set("n", "b", "t", "tt", "P", "O"), runs=_set("TT", "--unzip-command")),
     "sudoedit": Grammar(values=_set("u", "g", "C", "h", "p", "r", "t", "T", "U", "D", "R")),
+    # bash's mapfile/readarray: -C CALLBACK is evaluated every -c lines (`help mapfile`).
+    **{name: Grammar(values=_set("d", "n", "O", "s", "u", "c"), runs=_set("C")) for name in ("mapfile", "readarray")},
+}
+
+# GNU coreutils' programs (the list in `coreutils --help`, coreutils 9.4), less the ones that run a
+# command (chroot, env, nice, nohup, stdbuf, timeout: WRAPPERS; runcon: unknown, so its words are
+# read as a command). Homebrew installs them with a `g` prefix and uutils with `uu` (grm, uurm).
+COREUTILS = frozenset(
+    {
+        "[", "arch", "b2sum", "base32", "base64", "basename", "basenc", "cat", "chcon", "chgrp", "chmod",
+        "chown", "cksum", "comm", "cp", "csplit", "cut", "date", "dd", "df", "dir", "dircolors", "dirname",
+        "du", "echo", "expand", "expr", "factor", "false", "fmt", "fold", "groups", "head", "hostid",
+        "hostname", "id", "install", "join", "kill", "link", "ln", "logname", "ls", "md5sum", "mkdir",
+        "mkfifo", "mknod", "mktemp", "mv", "nl", "nproc", "numfmt", "od", "paste", "pathchk", "pinky", "pr",
+        "printenv", "printf", "ptx", "pwd", "readlink", "realpath", "rm", "rmdir", "seq", "sha1sum",
+        "sha224sum", "sha256sum", "sha384sum", "sha512sum", "shred", "shuf", "sleep", "sort", "split", "stat",
+        "stty", "sum", "sync", "tac", "tail", "tee", "test", "touch", "tr", "true", "truncate", "tsort", "tty",
+        "uname", "unexpand", "uniq", "unlink", "users", "vdir", "wc", "who", "whoami", "yes",
+    }
+)  # fmt: skip
+# Programs known by name alone: what they do is for the packs to judge (deleters and wipers:
+# secure-delete, wipe, nwipe, trash-cli, rimraf, del-cli, sdelete; disk tools: util-linux,
+# e2fsprogs, gptfdisk, parted, LVM, ZFS; network clients, scanners and miners; privilege tools).
+# Names that are also common subcommands (format, host, http, scrub, del, rd, please: `dotnet
+# format`, `btrfs scrub`) are left out. A word of an unknown program naming one is its command.
+ACTING_PROGRAMS = frozenset(
+    {
+        "srm", "sfill", "sswap", "smem", "wipe", "nwipe", "trash", "trash-put", "trash-rm", "trash-empty",
+        "trash-list", "trash-restore", "rmtrash", "rimraf", "del-cli", "sdelete", "wipefs", "fdisk", "sfdisk",
+        "cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard", "mkswap", "mke2fs", "mkfs", "losetup",
+        "cryptsetup", "lvremove", "vgremove", "pvremove", "zpool", "zfs", "diskutil", "httpie", "xh", "curlie",
+        "aria2c", "axel", "mosh", "ncat", "socat", "telnet", "websocat", "wscat", "s3cmd", "ncftpput",
+        "ncftpget", "dig", "nslookup", "drill", "nmap", "masscan", "zmap", "xmrig", "minerd", "cpuminer",
+        "diskpart", "bitsadmin", "certutil", "runas", "gsudo", "run0", "sudo-rs", "pfexec", "ksu",
+        "machinectl",
+    }
+)  # fmt: skip
+# Other GNU tools Homebrew installs with a `g` prefix (findutils, grep, sed, tar, make, awk, which).
+_GNU_PREFIXED = COREUTILS | {"find", "xargs", "locate", "updatedb", "grep", "egrep", "fgrep", "sed", "tar", "make"}
+_PREFIXES = ("g", "uu-", "uu")  # Homebrew's grm; uutils' uu-rm (Arch) and uurm (Homebrew)
+# Programs whose words are options and operands, never a command they run (bash builtins that
+# run no code, util-linux and procps readers, archivers, build and package tools): with
+# _KNOWN_NAMES in shell.py, the programs the engine knows. Any other program may run a word
+# that is a command line (`chronic rm -rf build`): see shell.py's _unknown_program.
+PLAIN_PROGRAMS = COREUTILS | frozenset(
+    {
+        # bash builtins that run no code (`help`'s list, less eval, trap, bind, complete, compgen,
+        # fc, mapfile/readarray -C, command, builtin, exec: those run text)
+        ":", "bg", "break", "caller", "continue", "declare", "dirs", "disown", "enable", "exit", "export",
+        "fg", "getopts", "hash", "help", "history", "jobs", "let", "local", "logout", "popd", "read",
+        "readonly", "return", "set", "shift", "shopt", "suspend", "times", "type", "typeset", "ulimit",
+        "umask", "unalias", "unset", "wait",
+        # finding, reading and comparing files
+        "which", "whereis", "locate", "file", "strings", "less", "more", "most", "bat", "batcat", "tree",
+        "diff", "cmp", "diff3", "sdiff", "patch", "column", "rev", "hexdump", "xxd", "look", "iconv",
+        "gzip", "gunzip", "zcat", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzip", "7z", "7za", "zipinfo",
+        # processes and the system
+        "ps", "top", "htop", "pgrep", "pkill", "pidof", "killall", "free", "uptime", "lsof", "lsblk",
+        "cal", "tput", "clear", "reset", "renice", "logger",
+        # build, test and package tools (their subcommands are names, not programs: `docker rm c`)
+        "pip", "pip3", "cargo", "rustc", "rustup", "go", "gcc", "g++", "cc", "clang", "javac", "mvn",
+        "gradle", "pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "eslint", "prettier", "tsc",
+        "docker", "podman", "kubectl", "helm", "terraform", "aws", "gcloud", "az", "gh", "glab", "brew",
+        "apt", "apt-get", "apt-cache", "dpkg", "dnf", "yum", "rpm", "pacman", "apk", "snap", "gem",
+        "composer", "code",
+    }
+)  # fmt: skip
+
+# Programs that read their own commands from standard input even with file operands: "ed" (ed's
+# line commands: `!CMD` runs a shell, `r FILE`, `w FILE`, `e FILE` open files) or "code" (vi's Ex
+# mode, whose language is too large to read: `:call system()`, `:py3`).
+STDIN_SCRIPTS: dict[str, str] = {
+    "ed": "ed",
+    "red": "ed",
+    **{name: "code" for name in ("vi", "vim", "nvim", "view", "ex", "rvim", "gvim", "vimdiff")},
+}
+
+# Programs that expand glob patterns themselves, so a quoted `'.en?'` reaches them unexpanded and
+# still selects .env (each program's manual): "*" means operands are globs; other entries are
+# options whose value is one (`-i!` is 7z's include switch, `-ir!PAT`; tar's operands only with
+# --wildcards; curl's -T only without -g/--globoff).
+OWN_GLOBS: dict[str, frozenset[str]] = {
+    "gsutil": _set("*"),
+    "gcloud": _set("*"),
+    "azcopy": _set("*", "--include-pattern", "--include-path"),
+    "7z": _set("*", "-i!"),
+    "7za": _set("*", "-i!"),
+    "7zz": _set("*", "-i!"),
+    "7zr": _set("*", "-i!"),
+    "zip": _set("*", "-i", "--include"),
+    "tar": _set("*"),
+    "rsync": _set("--include", "--filter", "-f"),  # a filter rule `+ PAT` / `include PAT` includes
+    "aws": _set("--include"),
+    "rclone": _set("--include"),
+    "curl": _set("-T", "--upload-file"),
+}
+
+# Path options whose file is the program's script: given standard input (`make -f /dev/stdin`,
+# `awk -f -`), the script is code the engine cannot see.
+SCRIPT_FILE_OPTIONS: dict[str, frozenset[str]] = {
+    "make": _set("f", "--file", "--makefile"),
+    "awk": _set("f", "E", "--file", "--exec"),
+    "sed": _set("f", "--file"),
+    "jq": _set("f", "--from-file"),
+    "php": _set("f"),
+    "dc": _set("f", "--file"),
+    "r": _set("f", "--file"),
 }
 
 # Other names of one program: both the name written and these are reported.
@@ -920,11 +1095,14 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "gtar": ("tar",),
     "bsdtar": ("tar",),
     "gmake": ("make",),
+    "bfs": ("find",),  # a breadth-first find with find's expressions
     "wget2": ("wget",),
 }
 # Versioned names: python3.12, ruby3.2, lua5.4, php8.1... are the program before the digits; a
 # dotted suffix names a family member (mkfs.ext4 is mkfs, fsck.vfat is fsck).
 _VERSIONED = re.compile(r"(python|pypy|perl|ruby|lua|php|node|pip|tclsh)[0-9][0-9.]*")
+# Shells installed under a version (bash5, bash-5.2, zsh-5.9: Homebrew's and distributions' names).
+_VERSIONED_SHELL = re.compile(r"(bash|zsh|ksh|mksh|dash|sh|fish|tcsh|csh|elvish|nu)(?:-?[0-9][0-9.]*|-static)")
 _FAMILY = re.compile(r"(mkfs|fsck|mount|umount)\.[a-z0-9_-]+")
 # Windows: `rm.exe`, `curl.EXE` run rm and curl.
 _EXECUTABLE_SUFFIXES = (".exe", ".com", ".bat", ".cmd")
@@ -946,9 +1124,15 @@ def canonical_names(name: str) -> tuple[str, ...]:
     if versioned is not None:
         names.append(versioned.group(1))
         names.extend(ALIASES.get(versioned.group(1), ()))
+    versioned = _VERSIONED_SHELL.fullmatch(bare)
+    if versioned is not None:
+        names.append(versioned.group(1))
     family = _FAMILY.fullmatch(bare)
     if family is not None:
         names.append(family.group(1))
+    for prefix in _PREFIXES:
+        if bare.startswith(prefix) and bare[len(prefix) :] in _GNU_PREFIXED:
+            names.append(bare[len(prefix) :])  # Homebrew's grm, gshred; uutils' uurm
     return tuple(dict.fromkeys(names))
 
 
