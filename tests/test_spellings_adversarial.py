@@ -110,12 +110,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-secrets-round4:1",
         "calls-secrets-round4:2",
     ),
-    "engine: words of a `cmd /c` line are read with cmd's syntax only, but bash expands them first (`cmd /c "
-    "type .[e]nv`, `{.env,x}`), and a switch cmd may not know (`/c.`) does not make the line unknown": (
-        "calls-shell-flow:10",
-        "calls-shell-flow:11",
-        "calls-shell-flow:12",
-    ),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}

@@ -131,6 +131,9 @@ _OTHER_SHELLS = frozenset(
     {"fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh", "powershell"} | {"ysh", "oil", "rc", "es", "ion", "murex"}
 )
 # Programs that are not plain argument-takers (checked after the wrappers).
+# What bash expands in a bare word before a Windows shell sees it and that shell's own reading does not
+# model (`*` and `?` are read as patterns either way): bracket classes and braces.
+_BASH_EXPANDS = re.compile(r"[\[{]")
 # Windows' command shells: the text they run is read again (`cmd /c rd /s /q build` runs rd).
 _WINDOWS_SHELLS = frozenset({"cmd", "powershell", "pwsh"})
 # Characters with a meaning in cmd or PowerShell beyond plain words: text with one is unknown.
@@ -1363,6 +1366,11 @@ class _Walk:
         """cmd /c TEXT, powershell -Command TEXT, -EncodedCommand B64, -File SCRIPT: the text is read as commands."""
         if depth + 1 > MAX_DEPTH:
             raise CommandError(f"the command nests more than {MAX_DEPTH} levels")
+        for word in words:
+            # Bash expands what is bare before Windows' shell sees the line (`cmd /c type .[e]nv` may type .env);
+            # `*` and `?` stay patterns either way, but an expansion, a bracket class or a brace is unknown there.
+            if any(kind == _EXPANDED or (kind == _BARE and _BASH_EXPANDS.search(text)) for kind, text in word.parts):
+                raise CommandError(f"{name}: bash expands {word.value!r} first, so what it runs is unknown")
         for index, word in enumerate(words):
             if not word.known:
                 raise CommandError(f"{name}: the word {word.value!r} is not literal, so what it runs is unknown")

@@ -676,6 +676,7 @@ def spell_command(command: str, cwd: str | None = None) -> Iterator[tuple[str, s
         and "=" not in m.group()
         and "%" not in m.group()
         and ("/" in m.group() or "." in m.group())  # a word without a path's shape: an option value, a subcommand
+        and not _WINDOWS_SWITCH.fullmatch(m.group())  # `cmd /c`, `rd /s /q`: a switch, whose `/c.` is not `/c`
     ]
     # A `cd` moves every relative operand: the working directory no longer says where one is.
     moves = re.search(r"(?:^|[\s;&|(])(?:cd|pushd|popd)(?=$|[\s;&|)])", command) is not None
@@ -702,6 +703,10 @@ def spell_command(command: str, cwd: str | None = None) -> Iterator[tuple[str, s
 def _names_a_file(word: str) -> bool:
     """Whether the word is itself a file's name, so a glob of it matches that file (not `@file`, `rev:path`, a URL)."""
     return "@" not in word and ":" not in word
+
+
+# A Windows program's switch (`/c`, `/s`, `/a:h`): spelled as a path it would be another switch.
+_WINDOWS_SWITCH = re.compile(r"/[A-Za-z?](?::\S*)?")
 
 
 # An operand under a bin directory is a program a wrapper runs (`sudo /bin/rm`): exec folds no trailing dot.
