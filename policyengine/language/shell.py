@@ -2074,21 +2074,20 @@ def _git_pathspec(value: str) -> tuple[str, ...]:
 
 
 def _git_glob(pattern: str, crosses: bool) -> tuple[str, ...]:
-    """A git glob (wildmatch, `\\` escapes) as PathPatterns; git's `*` also crosses `/` unless `:(glob)`.
+    """A git glob (wildmatch, `\\` escapes) as PathPatterns; `*` and `?` also match `/` unless `:(glob)`.
 
-    A wildcard that starts a name may match a dot there (git has no leading-dot rule): a form
-    with the dot in its place is added. A `*` that may cross folders adds the last name alone.
+    git's `*` and `?` may match a dot that starts a name (it has no leading-dot rule): a form with
+    the dot in a name-starting wildcard's place is added. Where a wildcard may match the last `/`
+    of a path (`d*id_rsa` matches deploy/id_rsa), the glob's rest is added as the last name.
     """
     plain: list[str] = []
     glob: list[str] = []
-    starts: list[int] = []
-    last_star = -1
+    wildcards: list[int] = []  # where `*` and `?` are in glob
     wild = False
     index = 0
     length = len(pattern)
     while index < length:
         char = pattern[index]
-        at_start = not glob or glob[-1] == "/"
         if char == "\\" and index + 1 < length:
             index += 1
             char = pattern[index]
@@ -2099,10 +2098,8 @@ def _git_glob(pattern: str, crosses: bool) -> tuple[str, ...]:
         close = _git_bracket_end(pattern, index) if char == "[" else -1
         if char in "*?" or close > 0:
             body = pattern[index + 1 : close] if close > 0 else ""
-            if at_start and (char != "[" or "." in body or body[:1] in ("!", "^")):
-                starts.append(len(glob))
-            if char == "*":
-                last_star = len(glob)
+            if close < 0:
+                wildcards.append(len(glob))
             piece = char if close < 0 else "[" + ("!" + body[1:] if body.startswith("^") else body) + "]"
             glob.append(piece)
             plain.append(piece)
@@ -2114,15 +2111,38 @@ def _git_glob(pattern: str, crosses: bool) -> tuple[str, ...]:
         index += 1
     if not wild:
         return ("".join(plain),)  # no wildcard: a literal name (its escapes removed)
-    forms = [paths.PathPattern("".join(glob))]
-    for start in starts[:4]:
-        forms.append(paths.PathPattern("".join([*glob[:start], ".", *glob[start + 1 :]])))
-    if crosses and 0 <= last_star < len(glob) - 1 and "/" not in glob[last_star + 1 :]:
-        # `d*id_rsa` matches deploy/id_rsa. A trailing `*` (`src*`) selects what is below a
-        # folder, like the folder's own name does: judged by that name, as for every program.
-        tail = "".join(glob[last_star + 1 :])
-        forms.extend((paths.PathPattern("*" + tail), paths.PathPattern("." + tail)))
+    variants = [glob]
+    if crosses:
+        # Past MAX_PATTERN_WILDCARDS the path layer reads the glob itself as "may match anything".
+        for place in wildcards[-paths.MAX_PATTERN_WILDCARDS :]:
+            rest = glob[place + 1 :]
+            if rest and "/" not in rest:
+                # A trailing `*` (`src*`) selects what is below a folder, as the folder's own name
+                # does: judged by that name, as for every program that reads a folder.
+                variants.append(["*", *rest] if glob[place] == "*" else rest)
+    forms: list[str] = []
+    for pieces in variants:
+        forms.append(_git_form(pieces))
+        # The last name's first wildcard may be its leading dot (`*env`, `?env` select .env); a
+        # `*` may also be empty before a dot (`*.npmrc` selects .npmrc). Folders are judged by
+        # their names, as for every program, so only the last name is read this way.
+        start = max((i + 1 for i, piece in enumerate(pieces) if piece == "/"), default=0)
+        if start < len(pieces) and _git_dot_start(pieces[start]):
+            forms.append(_git_form([*pieces[:start], ".", *pieces[start + 1 :]]))
+            if pieces[start] == "*" and pieces[start + 1 : start + 2] == ["."]:
+                forms.append(_git_form([*pieces[:start], *pieces[start + 1 :]]))
     return tuple(dict.fromkeys(form for form in forms if form))
+
+
+def _git_form(pieces: list[str]) -> str:
+    """Glob pieces as an operand: a PathPattern while a wildcard or bracket is left, else the plain name."""
+    text = "".join(pieces)
+    return paths.PathPattern(text) if any(piece[0] in "*?[" for piece in pieces) else text
+
+
+def _git_dot_start(piece: str) -> bool:
+    """Whether a glob piece that starts a name may match a dot in git (`*`, `?`, `[.]`, `[!x]`)."""
+    return piece in ("*", "?") or (len(piece) > 2 and piece[0] == "[" and ("." in piece or piece[1] == "!"))
 
 
 def _reads_input_file(node: tree_sitter.Node, data: bytes) -> bool:
