@@ -1088,8 +1088,11 @@ class _Walk:
             if "ext::" in word.value.casefold():
                 if not word.known:
                     raise CommandError("git is given an ext:: URL that is not literal: what it runs is unknown")
-                if word.value[:5].casefold() == "ext::":
-                    self._git_ext(word.value[5:], depth)
+                value = word.value
+                if value.startswith("-") and "=" in value:
+                    value = value.partition("=")[2]  # `archive --remote=ext::CMD`, `--reference=`
+                if value[:5].casefold() == "ext::":
+                    self._git_ext(value[5:], depth)
         if subcommand == "config":
             # `git config [--file F] KEY VALUE`, `git config set KEY VALUE`: every pair of words is tried.
             plain = [word for word in words if not word.value.startswith("-")]
@@ -1108,9 +1111,10 @@ class _Walk:
         runs = table.GIT_RUNS.get(subcommand, frozenset())
         attached = table.GIT_RUNS_ATTACHED.get(subcommand, frozenset())
         configs = table.GIT_CONFIG_OPTIONS.get(subcommand, frozenset())
-        if not (runs or attached or configs):
+        ranges = table.GIT_RANGE_FILES.get(subcommand, frozenset())
+        wanted = runs | attached | configs | ranges
+        if not wanted:
             return
-        wanted = runs | attached | configs
         index = 0
         count = len(words)
         while index < count:
@@ -1150,6 +1154,8 @@ class _Walk:
                 if not target.known:
                     raise CommandError(f"git {subcommand} sets config that is not literal")
                 self._git_setting(target.value, depth)
+            elif option in ranges:
+                self._word_operand(target, target.value.rfind(":") + 1)  # -L 1,9:FILE, -L :NAME:FILE
             else:
                 self._code([target], depth, f"git {subcommand}")
 
@@ -1157,14 +1163,18 @@ class _Walk:
         """`git cat-file --batch` and kin read object names or paths from stdin: its literal text names them."""
         content = table.GIT_STDIN_CONTENT.get(subcommand, frozenset())
         options = set()
-        for word in words:
+        for index, word in enumerate(words):
             if word.value == "--":
                 break
-            option = word.value.partition("=")[0]
+            option, equals, value = word.value.partition("=")
+            if option == "--pathspec-from-file":
+                given = value if equals else words[index + 1].value if index + 1 < len(words) else ""
+                if given != "-":
+                    self._operand(_GIT_UNKNOWN_NAMES)  # pathspecs in a file the engine does not read
+                    continue
+                content = content | {option}  # `-`: from stdin, and they select what git reads or writes
             if option in content or option in table.GIT_STDIN_NAMES:
                 options.add(option)
-            elif option == "--pathspec-from-file" and word.value.partition("=")[2] in ("", "-"):
-                options.add(option)  # `=-` is stdin (a file name is an operand already)
         if not options:
             return
         unknown = _reads_input_file(node, data)
@@ -1173,7 +1183,7 @@ class _Walk:
         except CommandError:
             texts, unknown = [], True  # written by another program: the names are not known here
         if unknown and options & content:
-            self._operand(_GIT_STDIN_NAMES)
+            self._operand(_GIT_UNKNOWN_NAMES)
         for text in texts:
             for line in text.splitlines():
                 line = line.strip()
@@ -1989,8 +1999,8 @@ _GIT_VALUE_OPTIONS = frozenset(
 
 # What git reads after `%` in an ext:: URL (git-remote-ext(1)); %s and %S name the service.
 _GIT_EXT_ESCAPES = {" ": " ", "%": "%", "s": "upload-pack", "S": "git-upload-pack"}
-# Object names a git subcommand reads from a standard input the engine cannot read: unknown names.
-_GIT_STDIN_NAMES = "$_stdin"
+# Object names or pathspecs git reads from a stdin or file the engine cannot read: unknown names.
+_GIT_UNKNOWN_NAMES = "$_names"
 _GIT_LITERAL = frozenset("*?[$~")  # characters a PathPattern brackets to read them literally
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "GIT_MESSAGE_SUBCOMMANDS",
     "GIT_NO_PATHSPECS",
     "GIT_PATH_KEYS",
+    "GIT_RANGE_FILES",
     "GIT_RUNS",
     "GIT_RUNS_ATTACHED",
     "GIT_STDIN_CONTENT",
@@ -1047,6 +1048,8 @@ GIT_NO_PATHSPECS = frozenset(
 )  # fmt: skip
 # Options that are a prefix of a longer one above but an option of their own (exact names win).
 GIT_EXACT_OPTIONS = frozenset({"--to", "--cc"})
+# Options whose value ends in `:FILE` (git-log(1) -L START,END:FILE and -L :FUNCNAME:FILE).
+GIT_RANGE_FILES: dict[str, frozenset[str]] = {"log": _set("L")}
 # Options setting KEY=VALUE config the subcommand then uses, read like `git -c` (git-clone(1) -c).
 GIT_CONFIG_OPTIONS: dict[str, frozenset[str]] = {"clone": _set("c", "--config")}
 # Options that make a subcommand read object names or paths from standard input
@@ -1059,7 +1062,9 @@ GIT_STDIN_CONTENT: dict[str, frozenset[str]] = {
     "update-index": _set("--stdin", "--index-info"),
 }
 # The rest read names of revisions or paths only to list or check them (`git cat-file --batch-check`).
-GIT_STDIN_NAMES = frozenset({"--batch-check", "--stdin", "--stdin-paths", "--pathspec-from-file"})
+GIT_STDIN_NAMES = frozenset({"--batch-check", "--stdin", "--stdin-paths"})
+# (`--pathspec-from-file=-` of add, restore, reset...: pathspecs from stdin, read as content; from a
+# file the engine does not read, unknown names.)
 
 
 # cmd.exe: /C, /K and /R run the rest of the line; the other switches only set the console up.
