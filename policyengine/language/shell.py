@@ -1097,10 +1097,16 @@ class _Walk:
             # `git config [--file F] KEY VALUE`, `git config set KEY VALUE`: every pair of words is tried.
             plain = [word for word in words if not word.value.startswith("-")]
             for key, setting in itertools.pairwise(plain):
-                if _git_setting_runs(key.value, setting.value):
-                    if not setting.known or not key.known:
-                        raise CommandError("git config sets a command that is not literal")
+                if key.known and not _git_setting_runs(key.value, setting.value):
+                    continue
+                if not setting.known:
+                    raise CommandError("git config sets a command that is not literal")
+                if key.known:
                     self._git_setting(f"{key.value}={setting.value}", depth)
+                else:
+                    # A key that is not literal (`$K`, `tar.*.comman?`, braces) may become any key,
+                    # one that runs its value too.
+                    self.parse(setting.value.removeprefix("!").encode("utf-8"), depth + 1)
             return False
         self._git_options(subcommand, words, depth)
         self._git_stdin(subcommand, words, node, data)
