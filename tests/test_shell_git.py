@@ -119,6 +119,25 @@ def test_every_git_config_key_that_runs_a_command_reports_its_programs(key: str)
     assert "rm" in parse_command(f"git clone -c {_concrete(key)}='rm -rf x' https://h/a").programs
 
 
+@pytest.mark.parametrize("key", sorted(table.GIT_PATH_KEYS))
+def test_every_git_config_key_that_names_a_file_reports_it(key: str) -> None:
+    assert ".env" in parse_command(f"git -c {_concrete(key)}=.env status").operands
+    assert ".env" in parse_command(f"git config {_concrete(key)} .env").operands
+
+
+@pytest.mark.parametrize(
+    ("subcommand", "option"),
+    [
+        (subcommand, option)
+        for subcommand, options in sorted(table.GIT_CODE_OPTIONS.items())
+        for option in sorted(options)
+    ],
+)
+def test_every_git_option_whose_value_is_interpreter_code_adds_the_code_operand(subcommand: str, option: str) -> None:
+    assert "$_code" in parse_command(f"git {subcommand} {option} 'return None'").operands
+    assert "$_code" in parse_command(f"git {subcommand} {option}='return None'").operands
+
+
 @pytest.mark.parametrize("key", sorted(table.GIT_BANG_CODE_KEYS))
 def test_a_git_config_key_whose_bang_value_is_code_reports_it_and_only_then(key: str) -> None:
     assert "rm" in parse_command(f"git -c {_concrete(key)}='!rm -rf x' status").programs

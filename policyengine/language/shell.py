@@ -1118,7 +1118,8 @@ class _Walk:
         attached = table.GIT_RUNS_ATTACHED.get(subcommand, frozenset())
         configs = table.GIT_CONFIG_OPTIONS.get(subcommand, frozenset())
         ranges = table.GIT_RANGE_FILES.get(subcommand, frozenset())
-        wanted = runs | attached | configs | ranges
+        code = table.GIT_CODE_OPTIONS.get(subcommand, frozenset())
+        wanted = runs | attached | configs | ranges | code
         if not wanted:
             return
         index = 0
@@ -1162,6 +1163,8 @@ class _Walk:
                 self._git_setting(target.value, depth)
             elif option in ranges:
                 self._word_operand(target, target.value.rfind(":") + 1)  # -L 1,9:FILE, -L :NAME:FILE
+            elif option in code:
+                self._operand(CODE_OPERAND)  # `git filter-repo --blob-callback CODE`: Python
             else:
                 self._code([target], depth, f"git {subcommand}")
 
@@ -2194,7 +2197,7 @@ def _git_key_kind(key: str) -> str:
         candidates.append(f"{pieces[0]}.*.{pieces[-1]}")
     if any(candidate in table.GIT_CODE_KEYS for candidate in candidates):
         return "code"
-    if key in table.GIT_PATH_KEYS:
+    if any(candidate in table.GIT_PATH_KEYS for candidate in candidates):
         return "path"
     return ""
 

@@ -40,6 +40,7 @@ __all__ = [
     "COMMAND_READERS",
     "GIT_BANG_CODE_KEYS",
     "GIT_CODE_KEYS",
+    "GIT_CODE_OPTIONS",
     "GIT_CONFIG_OPTIONS",
     "GIT_EXACT_OPTIONS",
     "GIT_MESSAGE_SUBCOMMANDS",
@@ -1006,9 +1007,20 @@ GIT_CODE_KEYS = frozenset(
         "sendemail.smtpserver", "sendemail.*.smtpserver", "instaweb.httpd", "instaweb.browser",
         "difftool.*.path", "mergetool.*.path", "man.*.path", "browser.*.path", "imap.tunnel", "hook.*.command",
         "trailer.*.command", "trailer.*.cmd", "guitool.*.cmd",
+        # git-lfs-config(5): custom transfer agents and extensions run programs too.
+        "lfs.*.path", "lfs.*.clean", "lfs.*.smudge",
     }
 )  # fmt: skip
-GIT_PATH_KEYS = frozenset({"core.hookspath", "core.excludesfile", "include.path", "core.attributesfile"})
+GIT_PATH_KEYS = frozenset(
+    {
+        "core.hookspath", "core.excludesfile", "include.path", "core.attributesfile",
+        # git-config(1), round two: files git reads, shows or sends (commit.template lands in the
+        # message, http.cookieFile goes to the remote), and folders whose hooks it runs.
+        "includeif.*.path", "commit.template", "init.templatedir", "http.cookiefile", "http.sslcert", "http.sslkey",
+        "http.*.cookiefile", "http.*.sslcert", "http.*.sslkey", "sendemail.aliasesfile", "blame.ignorerevsfile",
+        "mailmap.file", "gpg.ssh.allowedsignersfile", "core.worktree",
+    }
+)  # fmt: skip
 # Keys whose value is code only when it starts with `!` (git-config(1): alias.*, submodule.<name>.update).
 GIT_BANG_CODE_KEYS = frozenset({"alias.*", "submodule.*.update"})
 
@@ -1050,6 +1062,13 @@ GIT_NO_PATHSPECS = frozenset(
 GIT_EXACT_OPTIONS = frozenset({"--to", "--cc"})
 # Options whose value ends in `:FILE` (git-log(1) -L START,END:FILE and -L :FUNCNAME:FILE).
 GIT_RANGE_FILES: dict[str, frozenset[str]] = {"log": _set("L")}
+# Options whose value is code for an interpreter (git-filter-repo(1): Python callbacks): `$_code`.
+GIT_CODE_OPTIONS: dict[str, frozenset[str]] = {
+    "filter-repo": _set(
+        "--filename-callback", "--message-callback", "--name-callback", "--email-callback", "--refname-callback",
+        "--blob-callback", "--commit-callback", "--tag-callback", "--reset-callback", "--file-info-callback",
+    ),
+}  # fmt: skip
 # Options setting KEY=VALUE config the subcommand then uses, read like `git -c` (git-clone(1) -c).
 GIT_CONFIG_OPTIONS: dict[str, frozenset[str]] = {"clone": _set("c", "--config")}
 # Options that make a subcommand read object names or paths from standard input
