@@ -1040,6 +1040,9 @@ class _Walk:
             self._operand(value)
         elif kind == "code" or (value.startswith("!") and _git_bang_key(key)):
             self.parse(value.removeprefix("!").encode("utf-8"), depth + 1)
+        elif key.casefold().startswith("alias.") and value:
+            # Without `!` an alias is git's own words (`alias.x='show HEAD:.env'`): read as a git command.
+            self.parse(f"git {value}".encode(), depth + 1)
         if value[:5].casefold() == "ext::":
             self._git_ext(value[5:], depth)  # remote.NAME.url=ext::CMD
         folded = key.casefold()
