@@ -1214,6 +1214,16 @@ class _Walk:
         if pathspecs and all(kind != _EXPANDED for kind, _ in word.parts):
             for form in _git_pathspec(value):
                 self._operand(form)
+        if any(kind == _BARE and "{" in text for kind, text in word.parts):
+            # bash expands braces before git reads its words: `{HEAD:.env,x}` gives `HEAD:.env`.
+            for expanded in _forms(word.parts):
+                start = _git_revision_path(expanded)
+                if start is not None:
+                    path = expanded[start:]
+                    self._operand(paths.PathPattern(path) if isinstance(expanded, paths.PathPattern) else path)
+                if pathspecs and not isinstance(expanded, paths.PathPattern) and "$" not in expanded:
+                    for form in _git_pathspec(expanded):
+                        self._operand(form)
 
     # -- environment variables -----------------------------------------------------------------
 
