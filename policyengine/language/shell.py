@@ -1113,7 +1113,23 @@ class _Walk:
             return False
         self._git_options(subcommand, words, depth)
         self._git_stdin(subcommand, words, node, data)
+        if subcommand in table.GIT_PATCH_READERS:
+            self._git_patch(subcommand, node, data)
         return False
+
+    def _git_patch(self, subcommand: str, node: tree_sitter.Node, data: bytes) -> None:
+        """`git apply <<EOF`, `git am`: the files a literal patch on stdin writes (its `---`/`+++`/rename lines)."""
+        try:
+            texts = self._stdin_texts(f"git {subcommand}", node, data)
+        except CommandError:
+            self._operand(_GIT_UNKNOWN_NAMES)  # a patch another program writes: it may name any file
+            return
+        for text in texts:
+            for match in _PATCH_NAME.finditer(text):
+                for name in match.groups():
+                    name = (name or "").rstrip()  # a name ends at a tab (a timestamp may follow) or the line
+                    if name and name != "/dev/null":
+                        self._word_operand(_literal(name))
 
     def _git_options(self, subcommand: str, words: list[_Word], depth: int) -> None:
         """A subcommand's options whose value is a command (`difftool -x CMD`) or config (`clone -c K=V`)."""
@@ -2021,6 +2037,14 @@ _GIT_VALUE_OPTIONS = frozenset(
 
 # What git reads after `%` in an ext:: URL (git-remote-ext(1)); %s and %S name the service.
 _GIT_EXT_ESCAPES = {" ": " ", "%": "%", "s": "upload-pack", "S": "git-upload-pack"}
+# The names a patch writes (git-apply(1), git-diff(1) "generating patches"): `--- a/X`, `+++ b/X`,
+# `diff --git a/X b/Y`, `rename from/to X`, `copy from/to X`; the `a/` and `b/` prefixes dropped.
+_PATCH_NAME = re.compile(
+    r"^(?:(?:---|\+\+\+)[ \t]+(?:[ab]/)?(\S[^\t\n]*)"
+    r"|diff --git (?:a/)?(\S+) (?:b/)?(\S+)"
+    r"|(?:rename|copy) (?:from|to) (\S[^\n]*))",
+    re.MULTILINE,
+)
 # Object names or pathspecs git reads from a stdin or file the engine cannot read: unknown names.
 _GIT_UNKNOWN_NAMES = "$_names"
 _GIT_LITERAL = frozenset("*?[$~")  # characters a PathPattern brackets to read them literally

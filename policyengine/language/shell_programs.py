@@ -45,6 +45,7 @@ __all__ = [
     "GIT_EXACT_OPTIONS",
     "GIT_MESSAGE_SUBCOMMANDS",
     "GIT_NO_PATHSPECS",
+    "GIT_PATCH_READERS",
     "GIT_PATH_KEYS",
     "GIT_RANGE_FILES",
     "GIT_RUNS",
@@ -1060,6 +1061,8 @@ GIT_NO_PATHSPECS = frozenset(
 )  # fmt: skip
 # Options that are a prefix of a longer one above but an option of their own (exact names win).
 GIT_EXACT_OPTIONS = frozenset({"--to", "--cc"})
+# Subcommands that read a patch from standard input and write the files it names (git-apply(1), git-am(1)).
+GIT_PATCH_READERS = frozenset({"apply", "am"})
 # Options whose value ends in `:FILE` (git-log(1) -L START,END:FILE and -L :FUNCNAME:FILE).
 GIT_RANGE_FILES: dict[str, frozenset[str]] = {"log": _set("L")}
 # Options whose value is code for an interpreter (git-filter-repo(1): Python callbacks): `$_code`.
