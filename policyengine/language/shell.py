@@ -1088,7 +1088,7 @@ class _Walk:
             self._code(rest, depth, "git submodule foreach")
             return True
         for word in words:
-            if "ext::" in word.value.casefold():
+            if "::" in word.value and "ext::" in word.value.casefold():
                 if not word.known:
                     raise CommandError("git is given an ext:: URL that is not literal: what it runs is unknown")
                 value = word.value
@@ -1190,6 +1190,8 @@ class _Walk:
     def _git_stdin(self, subcommand: str, words: list[_Word], node: tree_sitter.Node, data: bytes) -> None:
         """`git cat-file --batch` and kin read object names or paths from stdin: its literal text names them."""
         content = table.GIT_STDIN_CONTENT.get(subcommand, frozenset())
+        if not any(word.value.startswith(_GIT_STDIN_PREFIXES) for word in words):
+            return
         options = set()
         for index, word in enumerate(words):
             if word.value == "--":
@@ -2047,6 +2049,10 @@ _PATCH_NAME = re.compile(
 )
 # Object names or pathspecs git reads from a stdin or file the engine cannot read: unknown names.
 _GIT_UNKNOWN_NAMES = "$_names"
+# Every option that makes git read names from stdin, as prefixes (`--batch=FORMAT`): a quick test first.
+_GIT_STDIN_PREFIXES = tuple(
+    sorted({"--pathspec-from-file", *table.GIT_STDIN_NAMES, *itertools.chain(*table.GIT_STDIN_CONTENT.values())})
+)
 _GIT_LITERAL = frozenset("*?[$~")  # characters a PathPattern brackets to read them literally
 
 
@@ -2079,6 +2085,8 @@ def _git_long_option(given: str, wanted: frozenset[str]) -> str | None:
 
 def _git_revision_path(value: str) -> int | None:
     """Where the path of a git REV:PATH starts (object-name.c: the first `:` outside `{...}`), or None."""
+    if ":" not in value:
+        return None
     if value.startswith(":"):
         if value.startswith(":/"):
             return None  # `:/TEXT` names a commit by its message (a pathspec `:/PATH` is read as one)
