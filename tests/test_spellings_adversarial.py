@@ -57,20 +57,12 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:12",
         "calls-program-operands:67",
     ),
-    "engine: a brace expansion around a program's own operand syntax (`git show {HEAD:.env,x}`, "
-    "`curl -d {@.env,x}`, `--data-urlencode {secret@.env,x}`) is not expanded before git's REV:path or "
-    "curl's @file is read": (
-        "calls-allow-rules:76",
-        "calls-allow-rules:77",
-        "calls-allow-rules:79",
-        "calls-allow-rules:82",
-        "calls-allow-rules:84",
+    "engine: a brace expansion around a program's own operand syntax (`curl -d {@.env,x}`, "
+    "`--data-urlencode {secret@.env,x}`) is not expanded before curl's @file is read": (
         "calls-program-operands:22",
         "calls-program-operands:23",
         "calls-program-operands:28",
-        "calls-program-operands:58",
         "calls-program-operands:70",
-        "calls-program-operands:71",
     ),
     "engine: a path inside a command substitution (`$(echo x/../.env)`, `$(printf x/../.env)`, "
     "`$(cat x/../list.txt)`) is matched as written: its climb is not resolved": (

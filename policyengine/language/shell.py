@@ -921,12 +921,14 @@ class _Walk:
         self, name: str, grammar: table.Grammar, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int
     ) -> None:
         """A program whose options and operands the table describes: paths, URLs, code and patterns."""
+        pathspecs = True  # git: whether the subcommand's operands may be pathspecs
         if name == "git":
             words = self._git_globals(words, depth)
             if not words or self._git_subcommand(words[0].value, words[1:], node, data, depth):
                 return
             if words[0].value not in table.GIT_MESSAGE_SUBCOMMANDS:
                 grammar = _GIT_WITHOUT_MESSAGE  # `git show -m HEAD:.env`: -m is a flag there
+            pathspecs = words[0].value not in table.GIT_NO_PATHSPECS
             words = words[1:]  # the subcommand names no file
         operands: list[_Word] = []
         scripted = False  # a pattern or script came from an option (`grep -e PAT`), not the first operand
@@ -1014,6 +1016,8 @@ class _Walk:
             self._stdin_script(name, node, data, depth)
         for word in operands:
             self._grammar_operand(name, grammar, word)
+            if grammar.revisions:
+                self._git_names(word, pathspecs)
         if name in ("fd", "fdfind"):
             self._fd_found(words, pattern, operands, node, data)
 
@@ -1131,8 +1135,6 @@ class _Walk:
         self._word_operand(word)
         if "=" in value and _KEY.match(value):
             self._word_operand(word, value.index("=") + 1)  # make DESTDIR=/x
-        if grammar.revisions and (revision := _REVISION.fullmatch(value)) is not None:
-            self._word_operand(word, revision.start(1))  # HEAD:.env names .env
 
     def _connection(self, name: str, operands: list[_Word], depth: int) -> None:
         """ssh HOST [COMMAND...] (the command is shell code run there), nc HOST PORT: URLs."""
@@ -1195,8 +1197,40 @@ class _Walk:
         kind = _git_key_kind(key)
         if kind == "path":
             self._operand(value)
-        elif kind == "code" or (key.casefold().startswith("alias.") and value.startswith("!")):
+        elif kind == "code" or (value.startswith("!") and _git_bang_key(key)):
             self.parse(value.removeprefix("!").encode("utf-8"), depth + 1)
+        elif key.casefold().startswith("alias.") and value:
+            # Without `!` an alias is git's own words (`alias.x='show HEAD:.env'`): read as a git command.
+            self.parse(f"git {value}".encode(), depth + 1)
+        if value[:5].casefold() == "ext::":
+            self._git_ext(value[5:], depth)  # remote.NAME.url=ext::CMD
+        folded = key.casefold()
+        if folded.startswith("url.ext::"):
+            self._git_ext(key[9:].rpartition(".")[0], depth)  # url.ext::CMD.insteadOf=https://
+
+    def _git_ext(self, text: str, depth: int) -> None:
+        """The command of an `ext::` URL (git-remote-ext(1)): words split at unescaped spaces, run without a shell."""
+        arguments: list[str] = []
+        current: list[str] = []
+        index = 0
+        length = len(text)
+        while index < length:
+            char = text[index]
+            if char == "%" and index + 1 < length:
+                current.append(_GIT_EXT_ESCAPES.get(text[index + 1], text[index : index + 2]))
+                index += 2
+                continue
+            if char == " ":
+                arguments.append("".join(current))
+                current = []
+            else:
+                current.append(char)
+            index += 1
+        arguments.append("".join(current))
+        # %G and %V arguments are read by the helper, not passed to the command.
+        argv = [argument for argument in arguments if argument and not argument.startswith(("%G", "%V"))]
+        if argv:
+            self.parse(shlex.join(argv).encode("utf-8"), depth + 1)
 
     def _git_subcommand(
         self, subcommand: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int
@@ -1212,30 +1246,161 @@ class _Walk:
                 rest = rest[1:]
             self._code(rest, depth, "git submodule foreach")
             return True
+        for word in words:
+            if "::" in word.value and "ext::" in word.value.casefold():
+                if not word.known:
+                    raise CommandError("git is given an ext:: URL that is not literal: what it runs is unknown")
+                value = word.value
+                if value.startswith("-") and "=" in value:
+                    value = value.partition("=")[2]  # `archive --remote=ext::CMD`, `--reference=`
+                if value[:5].casefold() == "ext::":
+                    self._git_ext(value[5:], depth)
         if subcommand == "config":
             # `git config [--file F] KEY VALUE`, `git config set KEY VALUE`: every pair of words is tried.
             plain = [word for word in words if not word.value.startswith("-")]
             for key, setting in itertools.pairwise(plain):
-                folded = key.value.casefold()
-                if _git_key_kind(folded) or folded.startswith("alias."):
-                    if not setting.known:
-                        raise CommandError("git config sets a command that is not literal")
+                if key.known and not _git_setting_runs(key.value, setting.value):
+                    continue
+                if not setting.known:
+                    raise CommandError("git config sets a command that is not literal")
+                if key.known:
                     self._git_setting(f"{key.value}={setting.value}", depth)
+                else:
+                    # A key that is not literal (`$K`, `tar.*.comman?`, braces) may become any key,
+                    # one that runs its value too.
+                    self.parse(setting.value.removeprefix("!").encode("utf-8"), depth + 1)
             return False
-        for index, word in enumerate(words):
-            value = word.value
-            code: _Word | None = None
-            if subcommand == "rebase" and value in ("-x", "--exec") and index + 1 < len(words):
-                code = words[index + 1]
-            elif subcommand == "rebase" and value.startswith("--exec="):
-                code = _Word(value[7:], word.known, word.single, _after(word.parts, 7))
-            elif subcommand == "rebase" and value.startswith("-x") and len(value) > 2:
-                code = _Word(value[2:], word.known, word.single, _after(word.parts, 2))
-            elif subcommand == "filter-branch" and value.endswith("-filter") and index + 1 < len(words):
-                code = words[index + 1]
-            if code is not None:
-                self._code([code], depth, f"git {subcommand}")
+        self._git_options(subcommand, words, depth)
+        self._git_stdin(subcommand, words, node, data)
+        if subcommand in table.GIT_PATCH_READERS:
+            self._git_patch(subcommand, node, data)
         return False
+
+    def _git_patch(self, subcommand: str, node: tree_sitter.Node, data: bytes) -> None:
+        """`git apply <<EOF`, `git am`: the files a literal patch on stdin writes (its `---`/`+++`/rename lines)."""
+        try:
+            texts = self._stdin_texts(f"git {subcommand}", node, data)
+        except CommandError:
+            self._operand(_GIT_UNKNOWN_NAMES)  # a patch another program writes: it may name any file
+            return
+        for text in texts:
+            for match in _PATCH_NAME.finditer(text):
+                for name in match.groups():
+                    name = (name or "").rstrip()  # a name ends at a tab (a timestamp may follow) or the line
+                    if name and name != "/dev/null":
+                        self._word_operand(_literal(name))
+
+    def _git_options(self, subcommand: str, words: list[_Word], depth: int) -> None:
+        """A subcommand's options whose value is a command (`difftool -x CMD`) or config (`clone -c K=V`)."""
+        runs = table.GIT_RUNS.get(subcommand, frozenset())
+        attached = table.GIT_RUNS_ATTACHED.get(subcommand, frozenset())
+        configs = table.GIT_CONFIG_OPTIONS.get(subcommand, frozenset())
+        ranges = table.GIT_RANGE_FILES.get(subcommand, frozenset())
+        code = table.GIT_CODE_OPTIONS.get(subcommand, frozenset())
+        wanted = runs | attached | configs | ranges | code
+        if not wanted:
+            return
+        index = 0
+        count = len(words)
+        while index < count:
+            word = words[index]
+            value = word.value
+            index += 1
+            if value == "--":
+                return
+            target: _Word | None = None
+            if value.startswith("--") and len(value) > 2:
+                given, equals, _ = value.partition("=")
+                option = _git_long_option(given, wanted)
+                if option is None:
+                    continue
+                if equals:
+                    target = _Word(value[len(given) + 1 :], word.known, word.single, _after(word.parts, len(given) + 1))
+                elif option not in attached and index < count:
+                    target = words[index]
+                    index += 1
+            elif value.startswith("-") and len(value) > 1:
+                # Short options bundle (`-yx CMD`): the first letter that takes a command ends the word.
+                position = next((i for i in range(1, len(value)) if value[i] in wanted), 0)
+                if not position:
+                    continue
+                option = value[position]
+                if position + 1 < len(value):
+                    start = position + 1
+                    target = _Word(value[start:], word.known, word.single, _after(word.parts, start))
+                elif option not in attached and index < count:
+                    target = words[index]
+                    index += 1
+            else:
+                continue
+            if target is None:
+                continue
+            if option in configs:
+                if not target.known:
+                    raise CommandError(f"git {subcommand} sets config that is not literal")
+                self._git_setting(target.value, depth)
+            elif option in ranges:
+                self._word_operand(target, target.value.rfind(":") + 1)  # -L 1,9:FILE, -L :NAME:FILE
+            elif option in code:
+                self._operand(CODE_OPERAND)  # `git filter-repo --blob-callback CODE`: Python
+            else:
+                self._code([target], depth, f"git {subcommand}")
+
+    def _git_stdin(self, subcommand: str, words: list[_Word], node: tree_sitter.Node, data: bytes) -> None:
+        """`git cat-file --batch` and kin read object names or paths from stdin: its literal text names them."""
+        content = table.GIT_STDIN_CONTENT.get(subcommand, frozenset())
+        if not any(word.value.startswith(_GIT_STDIN_PREFIXES) for word in words):
+            return
+        options = set()
+        for index, word in enumerate(words):
+            if word.value == "--":
+                break
+            option, equals, value = word.value.partition("=")
+            if option == "--pathspec-from-file":
+                given = value if equals else words[index + 1].value if index + 1 < len(words) else ""
+                if given != "-":
+                    self._operand(_GIT_UNKNOWN_NAMES)  # pathspecs in a file the engine does not read
+                    continue
+                content = content | {option}  # `-`: from stdin, and they select what git reads or writes
+            if option in content or option in table.GIT_STDIN_NAMES:
+                options.add(option)
+        if not options:
+            return
+        unknown = _reads_input_file(node, data)
+        try:
+            texts = self._stdin_texts(f"git {subcommand}", node, data)
+        except CommandError:
+            texts, unknown = [], True  # written by another program: the names are not known here
+        if unknown and options & content:
+            self._operand(_GIT_UNKNOWN_NAMES)
+        for text in texts:
+            for line in text.splitlines():
+                line = line.strip()
+                for name in dict.fromkeys([line, *line.split()]):
+                    if name and not name.startswith("-"):
+                        word = _literal(name)
+                        self._word_operand(word)
+                        self._git_names(word, pathspecs=True)
+
+    def _git_names(self, word: _Word, pathspecs: bool) -> None:
+        """What git makes of an operand beyond the word: REV:PATH's path, a pathspec's magic and glob."""
+        value = word.value
+        start = _git_revision_path(value)
+        if start is not None:
+            self._word_operand(word, start)  # HEAD:.env names .env
+        if pathspecs and all(kind != _EXPANDED for kind, _ in word.parts):
+            for form in _git_pathspec(value):
+                self._operand(form)
+        if any(kind == _BARE and "{" in text for kind, text in word.parts):
+            # bash expands braces before git reads its words: `{HEAD:.env,x}` gives `HEAD:.env`.
+            for expanded in _forms(word.parts):
+                start = _git_revision_path(expanded)
+                if start is not None:
+                    path = expanded[start:]
+                    self._operand(paths.PathPattern(path) if isinstance(expanded, paths.PathPattern) else path)
+                if pathspecs and not isinstance(expanded, paths.PathPattern) and "$" not in expanded:
+                    for form in _git_pathspec(expanded):
+                        self._operand(form)
 
     # -- environment variables -----------------------------------------------------------------
 
@@ -2166,13 +2331,206 @@ UNKNOWN_FILES = "$_files"  # files a finder selects by a test the engine cannot 
 UNKNOWN_CWD = "$_cwd"  # a directory `cd` moved to that the engine cannot know (`cd -`, `cd {a,b}`)
 MAX_DIRS = 8  # places a line's `cd`s may have led to before they count as unknown
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-_REVISION = re.compile(r"(?!.*://)[^:\s]*:(?:[0-3]:)?(.+)")  # git's REV:PATH and :PATH, :0:PATH
 _REMOTE = re.compile(r"((?:[^@/:\s]+@)?(?:\[[^\]/]+\]|[^/:\[\s]+)):(.*)")  # scp's [user@]host:path
 _PATH_LIST = re.compile(r"[:\s]+")
 _SSH_CODE_OPTIONS = frozenset({"proxycommand", "localcommand", "remotecommand", "knownhostscommand"})
 _GIT_VALUE_OPTIONS = frozenset(
     {"--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source", "--list-cmds"}
 )
+
+
+# What git reads after `%` in an ext:: URL (git-remote-ext(1)); %s and %S name the service.
+_GIT_EXT_ESCAPES = {" ": " ", "%": "%", "s": "upload-pack", "S": "git-upload-pack"}
+# The names a patch writes (git-apply(1), git-diff(1) "generating patches"): `--- a/X`, `+++ b/X`,
+# `diff --git a/X b/Y`, `rename from/to X`, `copy from/to X`; the `a/` and `b/` prefixes dropped.
+_PATCH_NAME = re.compile(
+    r"^(?:(?:---|\+\+\+)[ \t]+(?:[ab]/)?(\S[^\t\n]*)"
+    r"|diff --git (?:a/)?(\S+) (?:b/)?(\S+)"
+    r"|(?:rename|copy) (?:from|to) (\S[^\n]*))",
+    re.MULTILINE,
+)
+# Object names or pathspecs git reads from a stdin or file the engine cannot read: unknown names.
+_GIT_UNKNOWN_NAMES = "$_names"
+# Every option that makes git read names from stdin, as prefixes (`--batch=FORMAT`): a quick test first.
+_GIT_STDIN_PREFIXES = tuple(
+    sorted({"--pathspec-from-file", *table.GIT_STDIN_NAMES, *itertools.chain(*table.GIT_STDIN_CONTENT.values())})
+)
+_GIT_LITERAL = frozenset("*?[$~")  # characters a PathPattern brackets to read them literally
+
+
+def _git_bang_key(key: str) -> bool:
+    """Whether a git config key's value is code when it starts with `!` (alias.*, submodule.*.update)."""
+    pieces = key.casefold().split(".")
+    return f"{pieces[0]}.*" in table.GIT_BANG_CODE_KEYS or (
+        len(pieces) >= 3 and f"{pieces[0]}.*.{pieces[-1]}" in table.GIT_BANG_CODE_KEYS
+    )
+
+
+def _git_setting_runs(key: str, value: str) -> bool:
+    """Whether `git config KEY VALUE` may make git run something or read a path (then it is read)."""
+    return bool(
+        _git_key_kind(key)
+        or _git_bang_key(key)
+        or value[:5].casefold() == "ext::"
+        or key.casefold().startswith("url.ext::")
+    )
+
+
+def _git_long_option(given: str, wanted: frozenset[str]) -> str | None:
+    """The option of `wanted` that a long option names, in full or abbreviated (git takes any unique prefix)."""
+    if given in wanted:
+        return given
+    if given in table.GIT_EXACT_OPTIONS:
+        return None  # `send-email --to` is an option of its own, not `--to-cmd` abbreviated
+    return min((option for option in wanted if option.startswith(given) and option.startswith("--")), default=None)
+
+
+def _git_revision_path(value: str) -> int | None:
+    """Where the path of a git REV:PATH starts (object-name.c: the first `:` outside `{...}`), or None."""
+    if ":" not in value:
+        return None
+    if value.startswith(":"):
+        if value.startswith(":/"):
+            return None  # `:/TEXT` names a commit by its message (a pathspec `:/PATH` is read as one)
+        start = 3 if len(value) > 3 and value[1] in "0123" and value[2] == ":" else 1
+        return start if start < len(value) else None
+    depth = 0
+    for index, char in enumerate(value):
+        if char == "{":
+            depth += 1  # `@{12:00}`, `^{/fix: x}`: a colon in braces is the revision's
+        elif char == "}" and depth:
+            depth -= 1
+        elif char == ":" and not depth:
+            scheme = _URL.match(value)
+            if scheme is not None and scheme.end() == index + 3:
+                return None  # https://host/x is a URL, not a revision
+            return index + 1 if index + 1 < len(value) else None
+    return None
+
+
+def _git_pathspec(value: str) -> tuple[str, ...]:
+    """The files a git pathspec selects beyond its text (gitglossary(7) "pathspec"): magic stripped, globs read.
+
+    `:(top,icase)x`, `:(attr:A)x`, `:/x`, `:!x` and `:^x` name x (path matching is casefolded
+    already; an exclusion is read as naming x: over-approximated); `:(literal)x` is x as
+    written; anything else is a glob git matches itself, quoted or not.
+    """
+    magic: set[str] = set()
+    pattern = value
+    if value.startswith(":("):
+        close = value.find(")")
+        if close < 0:
+            return ()  # git refuses a long magic without `)`
+        magic.update(item.strip().partition(":")[0].casefold() or "none" for item in value[2:close].split(","))
+        pattern = value[close + 1 :]
+    elif value.startswith(":"):
+        index = 1
+        while index < len(value) and value[index] in "/!^":
+            magic.add(value[index])
+            index += 1
+        if magic and value[index : index + 1] == ":":
+            index += 1
+        if magic:
+            pattern = value[index:]
+    if "literal" in magic:
+        return (pattern,)
+    if not magic and not any(char in value for char in "*?[\\"):
+        return ()  # the word itself (or REV:PATH's `:PATH`) says it all
+    return _git_glob(pattern, crosses="glob" not in magic)
+
+
+def _git_glob(pattern: str, crosses: bool) -> tuple[str, ...]:
+    """A git glob (wildmatch, `\\` escapes) as PathPatterns; `*` and `?` also match `/` unless `:(glob)`.
+
+    git's `*` and `?` may match a dot that starts a name (it has no leading-dot rule): a form with
+    the dot in a name-starting wildcard's place is added. Where a wildcard may match the last `/`
+    of a path (`d*id_rsa` matches deploy/id_rsa), the glob's rest is added as the last name.
+    """
+    plain: list[str] = []
+    glob: list[str] = []
+    wildcards: list[int] = []  # where `*` and `?` are in glob
+    wild = False
+    index = 0
+    length = len(pattern)
+    while index < length:
+        char = pattern[index]
+        if char == "\\" and index + 1 < length:
+            index += 1
+            char = pattern[index]
+            plain.append(char)
+            glob.append(f"[{char}]" if char in _GIT_LITERAL else char)
+            index += 1
+            continue
+        close = _git_bracket_end(pattern, index) if char == "[" else -1
+        if char in "*?" or close > 0:
+            body = pattern[index + 1 : close] if close > 0 else ""
+            if close < 0:
+                wildcards.append(len(glob))
+            piece = char if close < 0 else "[" + ("!" + body[1:] if body.startswith("^") else body) + "]"
+            glob.append(piece)
+            plain.append(piece)
+            wild = True
+            index = close + 1 if close > 0 else index + 1
+            continue
+        plain.append(char)
+        glob.append(f"[{char}]" if char in _GIT_LITERAL else char)
+        index += 1
+    if not wild:
+        return ("".join(plain),)  # no wildcard: a literal name (its escapes removed)
+    variants = [glob]
+    if crosses:
+        # Past MAX_PATTERN_WILDCARDS the path layer reads the glob itself as "may match anything".
+        for place in wildcards[-paths.MAX_PATTERN_WILDCARDS :]:
+            rest = glob[place + 1 :]
+            if rest and "/" not in rest:
+                # A trailing `*` (`src*`) selects what is below a folder, as the folder's own name
+                # does: judged by that name, as for every program that reads a folder.
+                variants.append(["*", *rest] if glob[place] == "*" else rest)
+    forms: list[str] = []
+    for pieces in variants:
+        forms.append(_git_form(pieces))
+        # The last name's first wildcard may be its leading dot (`*env`, `?env` select .env); a
+        # `*` may also be empty before a dot (`*.npmrc` selects .npmrc). Folders are judged by
+        # their names, as for every program, so only the last name is read this way.
+        start = max((i + 1 for i, piece in enumerate(pieces) if piece == "/"), default=0)
+        if start < len(pieces) and _git_dot_start(pieces[start]):
+            forms.append(_git_form([*pieces[:start], ".", *pieces[start + 1 :]]))
+            if pieces[start] == "*" and pieces[start + 1 : start + 2] == ["."]:
+                forms.append(_git_form([*pieces[:start], *pieces[start + 1 :]]))
+    return tuple(dict.fromkeys(form for form in forms if form))
+
+
+def _git_form(pieces: list[str]) -> str:
+    """Glob pieces as an operand: a PathPattern while a wildcard or bracket is left, else the plain name."""
+    text = "".join(pieces)
+    return paths.PathPattern(text) if any(piece[0] in "*?[" for piece in pieces) else text
+
+
+def _git_dot_start(piece: str) -> bool:
+    """Whether a glob piece that starts a name may match a dot in git (`*`, `?`, `[.]`, `[!x]`)."""
+    return piece in ("*", "?") or (len(piece) > 2 and piece[0] == "[" and ("." in piece or piece[1] == "!"))
+
+
+def _reads_input_file(node: tree_sitter.Node, data: bytes) -> bool:
+    """Whether a command's standard input is a file (`git cat-file --batch < names`): text unknown here."""
+    holders = [node]
+    if node.parent is not None and node.parent.type == "redirected_statement":
+        holders.append(node.parent)
+    return any(
+        child.type == "file_redirect" and _is_input_file(child, data)
+        for holder in holders
+        for child in holder.named_children
+    )
+
+
+def _git_bracket_end(pattern: str, start: int) -> int:
+    """The index of the `]` closing the bracket expression of a git glob at `start`, or -1."""
+    index = start + 1
+    if pattern[index : index + 1] in ("!", "^"):
+        index += 1
+    if pattern[index : index + 1] == "]":
+        index += 1
+    return pattern.find("]", index)
 
 
 def _git_key_kind(key: str) -> str:
@@ -2186,7 +2544,7 @@ def _git_key_kind(key: str) -> str:
         candidates.append(f"{pieces[0]}.*.{pieces[-1]}")
     if any(candidate in table.GIT_CODE_KEYS for candidate in candidates):
         return "code"
-    if key in table.GIT_PATH_KEYS:
+    if any(candidate in table.GIT_PATH_KEYS for candidate in candidates):
         return "path"
     return ""
 

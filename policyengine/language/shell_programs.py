@@ -41,9 +41,20 @@ __all__ = [
     "CODE_VARIABLE_PREFIXES",
     "COMMAND_READERS",
     "COREUTILS",
+    "GIT_BANG_CODE_KEYS",
     "GIT_CODE_KEYS",
+    "GIT_CODE_OPTIONS",
+    "GIT_CONFIG_OPTIONS",
+    "GIT_EXACT_OPTIONS",
     "GIT_MESSAGE_SUBCOMMANDS",
+    "GIT_NO_PATHSPECS",
+    "GIT_PATCH_READERS",
     "GIT_PATH_KEYS",
+    "GIT_RANGE_FILES",
+    "GIT_RUNS",
+    "GIT_RUNS_ATTACHED",
+    "GIT_STDIN_CONTENT",
+    "GIT_STDIN_NAMES",
     "GRAMMARS",
     "OWN_GLOBS",
     "PATH_VARIABLES",
@@ -1174,9 +1185,92 @@ GIT_CODE_KEYS = frozenset(
         "remote.*.receivepack", "remote.*.uploadpack",   "uploadpack.packobjectshook",
         "interactive.difffilter", "web.browser", "browser.*.cmd", "man.*.cmd", "mergetool.*.cmd",
         "difftool.*.cmd", "gpg.*.program", "ssh.variant",
+        # git-config(1), round two: keys whose value git runs (a program path counts: it is run too).
+        "core.alternaterefscommand", "gpg.ssh.defaultkeycommand", "credential.*.helper", "tar.*.command",
+        "sendemail.sendmailcmd", "sendemail.*.sendmailcmd", "sendemail.tocmd", "sendemail.*.tocmd",
+        "sendemail.cccmd", "sendemail.*.cccmd", "sendemail.headercmd", "sendemail.*.headercmd",
+        "sendemail.smtpserver", "sendemail.*.smtpserver", "instaweb.httpd", "instaweb.browser",
+        "difftool.*.path", "mergetool.*.path", "man.*.path", "browser.*.path", "imap.tunnel", "hook.*.command",
+        "trailer.*.command", "trailer.*.cmd", "guitool.*.cmd",
+        # git-lfs-config(5): custom transfer agents and extensions run programs too.
+        "lfs.*.path", "lfs.*.clean", "lfs.*.smudge",
     }
 )  # fmt: skip
-GIT_PATH_KEYS = frozenset({"core.hookspath", "core.excludesfile", "include.path", "core.attributesfile"})
+GIT_PATH_KEYS = frozenset(
+    {
+        "core.hookspath", "core.excludesfile", "include.path", "core.attributesfile",
+        # git-config(1), round two: files git reads, shows or sends (commit.template lands in the
+        # message, http.cookieFile goes to the remote), and folders whose hooks it runs.
+        "includeif.*.path", "commit.template", "init.templatedir", "http.cookiefile", "http.sslcert", "http.sslkey",
+        "http.*.cookiefile", "http.*.sslcert", "http.*.sslkey", "sendemail.aliasesfile", "blame.ignorerevsfile",
+        "mailmap.file", "gpg.ssh.allowedsignersfile", "core.worktree",
+    }
+)  # fmt: skip
+# Keys whose value is code only when it starts with `!` (git-config(1): alias.*, submodule.<name>.update).
+GIT_BANG_CODE_KEYS = frozenset({"alias.*", "submodule.*.update"})
+
+# git subcommands' options whose value is a command git runs (git-difftool(1) -x, git-grep(1) -O,
+# git-clone(1) -u, git-send-email(1) --*-cmd, git-instaweb(1) --httpd, git-daemon(1)
+# --access-hook, git-filter-branch(1) --setup and --*-filter); short options are letters. A long
+# option may be abbreviated (git's parse-options and Perl's Getopt::Long take any unique prefix).
+GIT_RUNS: dict[str, frozenset[str]] = {
+    "clone": _set("u", "--upload-pack"),
+    "fetch": _set("--upload-pack"),
+    "pull": _set("--upload-pack"),
+    "fetch-pack": _set("--upload-pack", "--exec"),
+    "ls-remote": _set("--upload-pack", "--exec"),
+    "push": _set("--receive-pack", "--exec"),
+    "send-pack": _set("--receive-pack", "--exec"),
+    "archive": _set("--exec"),
+    "difftool": _set("x", "--extcmd"),
+    "rebase": _set("x", "--exec"),
+    "send-email": _set("--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server"),
+    "instaweb": _set("d", "--httpd", "b", "--browser"),
+    "daemon": _set("--access-hook"),
+    "filter-branch": _set(
+        "--setup", "--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter",
+        "--commit-filter", "--tag-name-filter",
+    ),
+}  # fmt: skip
+# The same for options whose value, if any, is attached (`git grep -Oless`, `--open-files-in-pager=less`).
+GIT_RUNS_ATTACHED: dict[str, frozenset[str]] = {"grep": _set("O", "--open-files-in-pager")}
+# Subcommands whose operands are never pathspecs but names of refs, remotes or settings
+# (`git branch --list 'feat*'` matches branch names): their operands are not read as git globs.
+GIT_NO_PATHSPECS = frozenset(
+    {
+        "branch", "tag", "for-each-ref", "show-ref", "ls-remote", "remote", "fetch", "pull", "push", "clone",
+        "config", "describe", "switch", "merge", "rebase", "cherry-pick", "revert", "reflog", "symbolic-ref",
+        "update-ref", "name-rev", "merge-base", "cherry", "init", "bisect", "worktree", "commit-tree", "var",
+    }
+)  # fmt: skip
+# Options that are a prefix of a longer one above but an option of their own (exact names win).
+GIT_EXACT_OPTIONS = frozenset({"--to", "--cc"})
+# Subcommands that read a patch from standard input and write the files it names (git-apply(1), git-am(1)).
+GIT_PATCH_READERS = frozenset({"apply", "am"})
+# Options whose value ends in `:FILE` (git-log(1) -L START,END:FILE and -L :FUNCNAME:FILE).
+GIT_RANGE_FILES: dict[str, frozenset[str]] = {"log": _set("L")}
+# Options whose value is code for an interpreter (git-filter-repo(1): Python callbacks): `$_code`.
+GIT_CODE_OPTIONS: dict[str, frozenset[str]] = {
+    "filter-repo": _set(
+        "--filename-callback", "--message-callback", "--name-callback", "--email-callback", "--refname-callback",
+        "--blob-callback", "--commit-callback", "--tag-callback", "--reset-callback", "--file-info-callback",
+    ),
+}  # fmt: skip
+# Options setting KEY=VALUE config the subcommand then uses, read like `git -c` (git-clone(1) -c).
+GIT_CONFIG_OPTIONS: dict[str, frozenset[str]] = {"clone": _set("c", "--config")}
+# Options that make a subcommand read object names or paths from standard input
+# (git-cat-file(1) --batch, git-hash-object(1) --stdin-paths...): its literal text names files.
+# The first set shows content or reads files: a standard input it cannot read is an unknown name.
+GIT_STDIN_CONTENT: dict[str, frozenset[str]] = {
+    "cat-file": _set("--batch", "--batch-command"),
+    "hash-object": _set("--stdin-paths"),
+    "checkout-index": _set("--stdin"),
+    "update-index": _set("--stdin", "--index-info"),
+}
+# The rest read names of revisions or paths only to list or check them (`git cat-file --batch-check`).
+GIT_STDIN_NAMES = frozenset({"--batch-check", "--stdin", "--stdin-paths"})
+# (`--pathspec-from-file=-` of add, restore, reset...: pathspecs from stdin, read as content; from a
+# file the engine does not read, unknown names.)
 
 
 # cmd.exe: /C, /K and /R run the rest of the line; the other switches only set the console up.
