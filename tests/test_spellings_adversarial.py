@@ -56,6 +56,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:7",
         "calls-program-operands:12",
         "calls-program-operands:67",
+        "calls-classes-b:6",
     ),
     "engine: a brace expansion around a program's own operand syntax (`git show {HEAD:.env,x}`, "
     "`curl -d {@.env,x}`, `--data-urlencode {secret@.env,x}`) is not expanded before git's REV:path or "
@@ -71,6 +72,8 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:58",
         "calls-program-operands:70",
         "calls-program-operands:71",
+        "calls-classes-b:106",
+        "calls-classes-b:107",
     ),
     "engine: a path inside a command substitution (`$(echo x/../.env)`, `$(printf x/../.env)`, "
     "`$(cat x/../list.txt)`) is matched as written: its climb is not resolved": (
