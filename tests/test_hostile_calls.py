@@ -149,7 +149,8 @@ DOTENV_SPELLINGS = [
 ]  # fmt: skip
 
 # Different names, not spellings of .env: a rule that denied these would deny everything.
-NOT_DOTENV = [".envrc", "..env", "env", ".\u0435nv", ".env\u0301", ".env%", ".env%zz", "notes/.environment"]
+# .envrc (direnv) and NAME.env (compose env_file, so ..env too) are env files of their own (issue 22, set B).
+NOT_DOTENV = ["env", ".\u0435nv", ".env\u0301", ".env%", ".env%zz", "notes/.environment", ".envoy", "my.env.txt"]
 
 SYSTEM_SPELLINGS = [
     "/etc/passwd", "//etc/passwd", "///etc//passwd", "/./etc/passwd", "/tmp/../etc/passwd", "/../etc/passwd",

@@ -56,6 +56,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:7",
         "calls-program-operands:12",
         "calls-program-operands:67",
+        "calls-classes-b:6",
     ),
     "engine: a brace expansion around a program's own operand syntax (`curl -d {@.env,x}`, "
     "`--data-urlencode {secret@.env,x}`) is not expanded before curl's @file is read": (

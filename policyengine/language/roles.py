@@ -125,11 +125,17 @@ _TOKENS: dict[Role, frozenset[str]] = {
         ]
     ),
     Role.EMAIL: frozenset(["email", "emails"]),
+    # A tool's file glob (list_files {glob}); a key ending in `pattern` stays plain content.
+    Role.GLOB: frozenset(["glob", "globs"]),
     Role.AMOUNT: frozenset(["amount", "amounts", "price", "prices", "total", "quantity", "qty", "sum", "cost", "fee"]),
 }
 # Whole keys (tokens joined) that give a role although their words alone are too common.
 _WHOLE: dict[Role, frozenset[str]] = {
     Role.EMAIL: frozenset(["to", "cc", "bcc", "from", "recipient", "recipients", "sender", "replyto", "mailto"]),
+    # Commands under the names real tools give them: code interpreters' `code`, tmux send-keys'
+    # `keys`, CI steps' `run`, spawn's `program` and `executable`. (`line` is left out: editors'
+    # and language servers' tools carry a line number under it.)
+    Role.COMMAND: frozenset(["code", "keys", "run", "program", "executable"]),
 }
 # Words that make a key plain content when they end it ("file_content", "search_pattern");
 # "name", "id" or "title" do not ("file_name" names a file).
@@ -343,8 +349,9 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
     return Collected(values, argv)
 
 
-# Command keys whose list is several commands; under any other command key a list is one argv.
-_PLURAL_COMMANDS = frozenset({"commands", "cmds", "scripts"})
+# Command keys whose list is several commands (tmux send-keys' keys: one line each); under any other
+# command key a list is one argv.
+_PLURAL_COMMANDS = frozenset({"commands", "cmds", "scripts", "keys"})
 # Keys whose list of strings is an argv although the key gives no role otherwise.
 _ARGV = frozenset({"argv", "args"})
 
