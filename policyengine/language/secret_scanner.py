@@ -469,8 +469,31 @@ _SHAPES: Final = (
     ("pypi-token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
     ("sendgrid-key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
     ("huggingface-token", r"\bhf_[A-Za-z0-9]{34,}"),
+    # Provider tokens whose body is hex or upper case (no mixed-case test can find them): their
+    # prefixes and lengths from gitleaks' rules (config/gitleaks.toml: mailgun-private-api-token,
+    # shopify-*, digitalocean-*, databricks-api-token, twilio-api-key, pulumi-api-token,
+    # new-relic-user-api-key, postman-api-token, sonar; Supabase "sbp_" from its docs).
+    (
+        "provider-token",
+        r"\bkey-[0-9a-f]{32}\b|\bshp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}\b|\bdo[opr]_v1_[0-9a-f]{64}\b"
+        r"|\bdapi[0-9a-f]{32}(?:-[0-9])?\b|\bSK[0-9a-fA-F]{32}\b|\bsq[upa]_[0-9a-f]{40}\b|\bpul-[0-9a-f]{40}\b"
+        r"|\bNRAK-[0-9A-Z]{27}\b|\bsbp_[0-9a-f]{40}\b|\bPMAK-[0-9a-f]{24}-[0-9a-f]{34}\b",
+    ),
+    # gitleaks' telegram-bot-api-token (a bot id, a colon, 'A' and 34 characters) and the
+    # Discord webhook URL (its token is the last path segment).
+    ("telegram-bot-token", r"[0-9]{5,16}:A[0-9A-Za-z_\-]{34}\b"),
+    ("discord-webhook", r"(?i:discord(?:app)?\.com/api/webhooks/)[0-9]{5,20}/[A-Za-z0-9_\-]{40,}"),
     ("jwt", r"eyJ[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-+/=]*"),
     ("basic-auth", r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#\[\]@\"'<>]*:[^\s/?#\[\]@\"'<>]+@"),
+    # A token as a URL's user ("https://<token>@github.com/..."): 20+ token characters, no colon.
+    ("url-user-token", r"[A-Za-z][A-Za-z0-9+.\-]*://[A-Za-z0-9_\-]{20,}@"),
+    # A key-named query parameter with a long hex value ("?k=37beb2...", "&api_key=..."): hex alone
+    # is a hash, under a key's name it is the key.
+    (
+        "query-key",
+        r"[?&;](?i:k|key|apikey|api_key|api-key|access_key|accesskey|app_key|appkey|auth|sig|signature)"
+        r"=[0-9A-Fa-f]{32,}\b",
+    ),
 )
 _SHAPE_KINDS: Final = tuple(kind for kind, _ in _SHAPES)
 _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPTIONS)
@@ -611,13 +634,30 @@ _MAX_SPACED = 64  # runs glued per string; past it, the rest is reported uncheck
 # Tr0ub4dor&3", "curl -u admin:s3cretPass"): a phrase that introduces a credential, then a word in
 # the next few that has a password's shape (see _password_like). The gate wants a digit after the
 # phrase on its line (every password shape holds one): a bare "password" key costs nothing.
+# The word "password" (and "passphrase", "PIN") in the languages with the most speakers and in
+# the locales software ships (the CLDR and Wikipedia's interlanguage titles of "Password"), as
+# the scanner reads it: normalised like the text (accents dropped, look-alike letters folded).
+# No word boundary before (Chinese and Japanese have none) and a few letters allowed after
+# (Turkish "şifresi", Swedish "lösenordet", Finnish "salasanan", Russian "пароля").
+_PASSWORD_WORDS_I18N: Final = (
+    "пароль", "парол", "пароли", "гасло", "密码", "密碼", "口令", "パスワード", "暗証番号", "암호", "비밀번호",
+    "şifre", "parola", "hasło", "haslo", "lösenord", "salasana", "jelszó", "heslo", "geslo", "lozinka",
+    "kata sandi", "kata laluan", "κωδικός", "συνθηματικό", "contraseña", "clave", "mot de passe",
+    "passwort", "kennwort", "senha", "wachtwoord", "adgangskode", "passord", "lykilorð", "parool",
+    "slaptažodis", "mật khẩu", "รหัสผ่าน", "كلمة المرور", "كلمة السر", "رمز عبور", "סיסמה",
+    "पासवर्ड", "পাসওয়ার্ড", "கடவுச்சொல்", "パスフレーズ", "비번", "contrasinal", "palavra-passe",
+    "mã pin", "пин-код", "pin-kod", "pin-code", "pinkod",
+)  # fmt: skip
+_I18N_WORDS = "|".join(
+    sorted({re.escape(_normalise(word).casefold()) for word in _PASSWORD_WORDS_I18N}, key=len, reverse=True)
+)
 _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
-    r"|password|passwort)\b[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
+    rf"|password|passwort)\b[^\n]*[0-9])|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
 )
 _PROSE_TRIGGER_RE = re2.compile(
-    r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)|(pw|pwd|pass|passwd|passphrase|passcode|password"
-    r"|passwort))\b)|(?:^|\s)(-u|--user|--proxy-user)[ =]",
+    r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)\b)|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
+    rf"|password|passwort)\b|(?:{_I18N_WORDS})\pL{{0,6}}))|(?:^|\s)(-u|--user|--proxy-user)[ =]",
     _OPTIONS,
 )
 _PROSE_WINDOW = 96  # characters read after a trigger, on its line
@@ -823,6 +863,11 @@ def _shape_ok(kind: str, text: str) -> bool:
     if kind == "basic-auth":
         password = text[text.index(":", text.index("://") + 3) + 1 : -1]  # scheme://user:PASSWORD@
         return not _is_placeholder(unquote(password))
+    if kind == "url-user-token":
+        user = text[text.index("://") + 3 : -1]
+        return bool(_DIGIT.search(user) and (_LOWER.search(user) or _UPPER.search(user))) and not _is_placeholder(user)
+    if kind == "provider-token" and text.startswith("SK"):
+        return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
 
 
@@ -1134,6 +1179,10 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
     if kind == "basic-auth":
         scheme_end = text.index("://", start) + 3
         return text.index(":", scheme_end) + 1, end - 1  # user:PASSWORD@
+    if kind == "url-user-token":
+        return text.index("://", start) + 3, end - 1  # scheme://TOKEN@
+    if kind == "query-key":
+        return text.index("=", start) + 1, end
     return start, end
 
 
