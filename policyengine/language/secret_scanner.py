@@ -540,9 +540,16 @@ _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
 # folded); raw text with Unicode digits or invisible characters inside (cards redaction) uses
 # the Unicode form, compiled on first use: its classes take 20 ms to compile and a program 13
 # times bigger.
-_ASCII_CARD_RUN = r"[0-9](?:(?:[ \t._\-]{1,6}|,)?[0-9]){12,}"
+# Slashes, bars, plus signs, brackets and line breaks ("4532/0151/...", "(4532)(0151)...", one group
+# a line) also join groups, but only in a card's own grouping (see _card_grouping).
+_ASCII_CARD_RUN = r"[0-9](?:(?:[ \t._\-/|+()\r\n]{1,6}|,)?[0-9]){12,}"
 _ASCII_CARD_RE = re2.compile(_ASCII_CARD_RUN, _MATCH_ONLY)
-_GAP = r"(?:[\p{Zs}\p{Cf}\p{Mn}\t._\-\x{2010}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}\x{FF0E}]{1,6}|,)?"
+# The gate for normalised text: the ASCII run, and the dots normalisation leaves ("4532·0151...").
+_CARD_GATE = r"[0-9](?:(?:[ \t._\-/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}|,)?[0-9]){12,}"
+_GAP = (
+    r"(?:[\p{Zs}\p{Cf}\p{Mn}\t._\-\x{2010}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}\x{FF0E}"
+    r"/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}|,)?"
+)
 
 
 @cache
@@ -688,7 +695,7 @@ _NEEDS_DECODING = r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|&#|&(?:amp|lt|gt|quot|apos);|[\
 # JSON text in a string is parsed (its keys and pairs count): a string that starts with { or [.
 _JSON_START = r"(?m:^\s*[\[{])"
 # Every alternative that may start a finding; a string none of them matches holds none.
-_PLAIN_GATES = (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN)
+_PLAIN_GATES = (*(p for _, p in _SHAPES), _ASSIGNMENT, _CARD_GATE, _TOKEN_RUN)
 _VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE)
 # A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
@@ -803,7 +810,7 @@ _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
         _ASSIGNMENT,
-        _ASCII_CARD_RUN,
+        _CARD_GATE,
         _TOKEN_RUN,
         _ENCODED_GATE,
         _SPLIT_HEADS,
@@ -976,10 +983,29 @@ def _luhn(digits: str) -> bool:
 
 
 def _is_card(digits: str) -> bool:
-    """13-19 digits, an issuer of payment cards (2-6: Mastercard, Amex, Visa, Discover...), Luhn-valid."""
+    """13-19 digits, an issuer of payment cards (2-6: Mastercard, Amex, Visa...; 15 digits from 1: UATP), Luhn-valid."""
     # Other first digits are airlines, health, telecom and national ids: with them, one
-    # millisecond timestamp in ten (13 digits starting with 1) would pass Luhn.
-    return 13 <= len(digits) <= 19 and "2" <= digits[0] <= "6" and _luhn(digits)
+    # millisecond timestamp in ten (13 digits starting with 1) would pass Luhn. UATP (airline
+    # cards, ISO/IEC 7812 issuer 1) is 15 digits: no timestamp of our decades has that length.
+    return _issuer(digits, 0, len(digits)) and _luhn(digits)
+
+
+def _issuer(digits: str, begin: int, end: int) -> bool:
+    """True when digits[begin:end] has a card's length and a card issuer's first digit."""
+    first = digits[begin]
+    return 13 <= end - begin <= 19 and ("2" <= first <= "6" or (first == "1" and end - begin == 15))
+
+
+# Separators that join groups only in a card's own grouping: fours (the last 1-4), or Amex's 4-6-5.
+_WEAK_SEPARATOR = re.compile(r"[/|+()\r\n\u00b7\u2022\u2027\u2219\u22c5\u30fb\uff65]")
+
+
+def _card_grouping(run: str, lengths: Sequence[int]) -> bool:
+    """True unless the run is joined by a weak separator in other than a card's grouping."""
+    if not _WEAK_SEPARATOR.search(run):
+        return True
+    *head, last = lengths
+    return (bool(head) and all(n == 4 for n in head) and 1 <= last <= 4) or list(lengths) in ([4, 6, 5], [4, 6, 4])
 
 
 _ASCII_DIGITS = re.compile(r"[0-9]+")
@@ -994,10 +1020,23 @@ def _card_spans(text: str) -> list[tuple[int, int, str]]:
     for spans in _matches(_ASCII_CARD_RE if text.isascii() else _unicode_card_re(), text):
         run_start, run_end = spans[0]
         if not text.isascii():
-            found.extend(_card_windows(_unicode_groups(text, run_start, run_end)))
+            groups = _unicode_groups(text, run_start, run_end)
+            if _card_grouping(text[run_start:run_end], [len(g) for g, _, _ in groups]):
+                found.extend(_card_windows(groups))
+                continue
+            # Not a card's grouping: the parts between weak separators are runs of their own.
+            cuts = [
+                run_start,
+                *(m.start() + run_start for m in _WEAK_SEPARATOR.finditer(text[run_start:run_end])),
+                run_end,
+            ]
+            for a, b in itertools.pairwise(cuts):
+                found.extend(_card_windows([g for g in groups if a <= g[1] and g[2] <= b]))
             continue
         whole = _NOT_DIGITS.sub("", text[run_start:run_end])
-        if _is_card(whole):
+        if _is_card(whole) and _card_grouping(
+            text[run_start:run_end], [len(g) for g in _ASCII_DIGITS.findall(text, run_start, run_end)]
+        ):
             found.append((run_start, run_end, whole))  # any grouping, as long as it is the whole run
             continue
         run = text[run_start:run_end]
@@ -1059,10 +1098,10 @@ def _card_windows(groups: list[tuple[str, int, int]], *, whole_run: bool = True)
         # The windows that start with group i and hold 13-19 digits: a bisection, then <= 7 tries.
         j = bisect.bisect_left(ends, begin + 13, i)
         taken = False
-        while j < n and ends[j] - begin <= 19 and "2" <= digits[begin] <= "6":
+        while j < n and ends[j] - begin <= 19 and "1" <= digits[begin] <= "6":
             if i != j and last_short[j] >= i:
                 break
-            if _luhn(digits[begin : ends[j]]):
+            if _issuer(digits, begin, ends[j]) and _luhn(digits[begin : ends[j]]):
                 found.append((groups[i][1], groups[j][2], digits[begin : ends[j]]))
                 i, taken = j + 1, True
                 break
@@ -1754,6 +1793,9 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     if joined.isascii() and not _prefilter(joined):
         return [*credentials.values(), *numbers]
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
+    found.extend(
+        (where, "card-number (split)", _excerpt("card-number", digits)) for where, digits in _card_groups(texts, groups)
+    )
     if not found and not isinstance(value, str) and _split_heads_search(joined.encode("utf-8", "surrogatepass")):
         found = _split_neighbours(value, at)
     # A credential's value that also matched a shape is reported once, by its shape.
@@ -1772,6 +1814,29 @@ def _split_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> li
         hits, _ = _split_pieces([texts[i] for i in indexes])
         found.extend((where, kind, _mask(secret)) for kind, _, _, secret in hits)
     return found
+
+
+def _sibling_card(items: Sequence[Any]) -> str | None:
+    """The card number that sibling strings of digits make together (["4532", "0151", ...]), or None."""
+    if not 2 <= len(items) <= 6 or not all(isinstance(x, str) and x.strip().isdigit() and x.isascii() for x in items):
+        return None
+    parts = [x.strip() for x in items]
+    lengths = [len(x) for x in parts]
+    digits = "".join(parts)
+    # A card's grouping (fours, Amex's 4-6-5) or a card cut in two halves; lists of other numbers
+    # (years, counts) would pass Luhn one time in ten.
+    halves = len(parts) == 2 and all(6 <= n <= 10 for n in lengths)
+    grouped = _card_grouping("/", lengths)
+    return digits if (halves or grouped) and _is_card(digits) else None
+
+
+def _card_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> Iterator[tuple[_Path, str]]:
+    """Card numbers split across the sibling strings of one object or list, reported at the container."""
+    for where, indexes in groups:
+        if len(indexes) <= 6 and texts[indexes[0]][:1].isdigit():
+            digits = _sibling_card([texts[i] for i in indexes])
+            if digits is not None:
+                yield where, digits
 
 
 _MAX_LEAVES = 4096  # string leaves glued for neighbours; past it the rest is reported unchecked
@@ -2025,6 +2090,8 @@ def _split_keys(items: list[tuple[Any, Any]]) -> set[Any]:
     strings = [(key, item) for key, item in items if isinstance(item, str)]
     if len(strings) < 2:
         return set()
+    if _sibling_card([item for _, item in strings]) is not None:
+        return {key for key, _ in strings}
     _, taken = _split_pieces([item for _, item in strings])
     return {strings[i][0] for i in taken}
 
@@ -2205,8 +2272,12 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, str):
         return _hide_cards_in(value, hide)
     if isinstance(value, dict):
+        if _sibling_card([v for v in value.values() if isinstance(v, str)]) is not None:
+            return {k: hide(v) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
         return {k: hide_cards(v, hide, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
+        if _sibling_card([v for v in value if isinstance(v, str)]) is not None:
+            return [hide(v) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
         return [hide_cards(v, hide, depth + 1) for v in value]
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
