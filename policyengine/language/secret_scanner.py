@@ -180,7 +180,11 @@ CREDENTIAL_SUFFIXES: Final = frozenset(
         "value", "val", "str", "string", "text", "raw", "plain", "plaintext", "clear", "cleartext",
         "b64", "base64", "hex", "enc", "encrypted", "hash", "hashed", "digest", "bytes", "data",
         "confirm", "confirmation", "again", "repeat", "repeated", "verify", "new", "old",
-        "current", "input",
+        "current", "input", "contents", "content",
+        # Environments and roles after the credential: "pw_prod_rw", "db_password_staging".
+        "prod", "production", "prd", "dev", "development", "staging", "stage", "stg", "test", "testing",
+        "qa", "uat", "local", "live", "sandbox", "primary", "secondary", "backup", "rw", "ro", "readonly",
+        "readwrite",
     }
 )  # fmt: skip
 
@@ -228,7 +232,9 @@ def _credential_words(words: list[str]) -> bool:
         # Drop what may follow a credential without changing what the value is ("password_2",
         # "token_value"), one word at a time: "card_verification_value" matched before it.
         if len(words) > 1 and (words[-1].isdigit() or words[-1] in CREDENTIAL_SUFFIXES):
-            words = words[:-1]
+            # "passwd_file_contents": a file's contents are the credential, its name alone is not.
+            drop = 2 if words[-1] in ("contents", "content") and len(words) > 2 and words[-2] == "file" else 1
+            words = words[:-drop]
         else:
             return False
     return False
@@ -509,7 +515,7 @@ _KEY = rf"(?:[A-Za-z0-9_.\-]+ )?[A-Za-z0-9_.\-]*(?i:{_STEMS})[A-Za-z0-9_.\-]*"
 _WORD = r"[^\s\"'`&;,<>)\]}]+"
 _VALUE = rf"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|{_WORD}(?:[ \t]+{_WORD})?"
 _ASSIGNMENT = (
-    rf"({_KEY})[\"'\]]{{0,2}}(\s*(?::=|=>|==?|:)\s*|[ \t]+(?i:is|was)[ \t]+)({_VALUE})"
+    rf"({_KEY})[\"'\]]{{0,2}}(\s*(?::=|=>|\?=|\+=|==?|:)\s*|[ \t]+(?i:is|was)[ \t]+)({_VALUE})"
     rf"|--({_KEY})[ \t]+({_VALUE})"
     rf"|<({_KEY})(?:\s[^<>]*)?>([^<\n]+)</"
     # Prose naming whose credential it is: "the password for dr_smith is x", "token of the bot was x".
@@ -521,6 +527,14 @@ _ASSIGNMENT = (
     rf"[\"']?value[\"']?[ \t]*[:=][ \t]*({_VALUE})"
     # .pgpass: "host:port:database:user:password", one entry a line.
     r"|(?m:^(?:[A-Za-z*][\w.\-]*|[0-9]{1,3}(?:\.[0-9]{1,3}){3}):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(\S+)$)"
+    # A key and its value as the arguments of a definition: PHP define('DB_PASSWORD', 'x'),
+    # Dockerfile "ENV KEY value", csh "setenv KEY value", C "#define KEY "x"", "set -x KEY value" (fish).
+    rf"|\bdefine\s*\(\s*[\"']({_KEY})[\"']\s*,\s*({_VALUE})"
+    rf"|(?:\bENV|\bsetenv|#[ \t]*define|\bset[ \t]+-[gxU]+)[ \t]+({_KEY})[ \t]+({_VALUE})"
+    # SQL: IDENTIFIED BY 'x' (MySQL, Oracle), WITH [ENCRYPTED] PASSWORD 'x' (PostgreSQL).
+    r"|(?i:\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by|\bwith[ \t]+(?:encrypted[ \t]+)?password)[ \t]+('[^'\n]*'|\"[^\"\n]*\")"
+    # A password glued to -p (mysql, mysqldump, mysqladmin) or after docker login's -p.
+    r"|\bmysql[a-z]*\b[^\n]*?[ \t]-p([^\s\-][^\s]*)|\blogin\b[^\n]*?[ \t]-p[ \t]+([^\s\-][^\s]*)"
 )
 # Where each alternative of _ASSIGNMENT puts its key, its separator and its value (group numbers;
 # a string is a fixed key or separator for the alternatives that imply one).
@@ -532,6 +546,11 @@ _ALTERNATIVES: Final[tuple[tuple[int | str, int | str, int], ...]] = (
     (10, " ", 11),
     (12, ":", 13),
     ("password", ":", 14),
+    (15, ",", 16),
+    (17, " ", 18),
+    ("password", ":", 19),
+    ("password", "=", 20),
+    ("password", " ", 21),
 )
 _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
 
@@ -1149,7 +1168,7 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     # password is the basic-auth shape's.
     if _URL_VALUE.match(first):
         return None
-    if sep.strip() in ("=", "==", ":=", "=>") and _is_code_reference(first):
+    if sep.strip() in ("=", "==", ":=", "=>", "?=", "+=", ",") and _is_code_reference(first):
         return None
     # Prose: "is"/"was", or a colon followed by more words ("password: click the link").
     if (prose or more) and not _looks_secret(first):
@@ -1168,6 +1187,8 @@ def _assignments(text: str, taken: _Taken) -> Iterable[_Hit]:
         raw = text[value_start:value_end]
         if value_at == 7:
             raw = raw.strip()  # <password> x </password>
+        elif value_at == 21 and raw.isdigit():
+            continue  # "login ... -p 2222": a port
         secret = _assignment_secret(key, sep, raw)
         if secret is None:
             continue
@@ -1727,7 +1748,7 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
 
 _Path = tuple[str | int, ...]
 _Raw = tuple[_Path, str, str]  # where (segments), kind, excerpt
-_PAIR_NAMES = ("name", "key", "header")
+_PAIR_NAMES = ("name", "key", "header", "label", "field", "title", "variable", "var")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
