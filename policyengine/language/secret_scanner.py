@@ -412,16 +412,21 @@ def _fold_table() -> dict[int, str | None]:
     return table
 
 
-_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|\\([\"'\\/])|&#(?:([0-9]{1,7})|[xX]([0-9a-fA-F]{1,6}));")
+_ESCAPE = re.compile(
+    r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|\\([\"'\\/])|&#(?:([0-9]{1,7})|[xX]([0-9a-fA-F]{1,6}));"
+    r"|\\([0-3][0-7]{2})"  # octal, as printf, echo -e and C strings read it: "\101\113\111\101"
+)
 _ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&apos;": "'", "&#39;": "'"}
 _ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos);")
 
 
 def _unescape(match: re.Match[str]) -> str:
     """One backslash or numeric character escape, decoded."""
-    code_hex4, code_hex2, char, decimal, hex_ = match.groups()
+    code_hex4, code_hex2, char, decimal, hex_, octal = match.groups()
     if char is not None:
         return char
+    if octal is not None:
+        return chr(int(octal, 8))
     code = int(code_hex4 or code_hex2 or hex_, 16) if decimal is None else int(decimal)
     return chr(code) if code < 0x110000 else "\ufffd"
 
@@ -532,7 +537,8 @@ _ASSIGNMENT = (
     rf"|\bdefine\s*\(\s*[\"']({_KEY})[\"']\s*,\s*({_VALUE})"
     rf"|(?:\bENV|\bsetenv|#[ \t]*define|\bset[ \t]+-[gxU]+)[ \t]+({_KEY})[ \t]+({_VALUE})"
     # SQL: IDENTIFIED BY 'x' (MySQL, Oracle), WITH [ENCRYPTED] PASSWORD 'x' (PostgreSQL).
-    r"|(?i:\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by|\bwith[ \t]+(?:encrypted[ \t]+)?password)[ \t]+('[^'\n]*'|\"[^\"\n]*\")"
+    r"|(?i:\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by|\bwith[ \t]+(?:encrypted[ \t]+)?password)"
+    r"[ \t]+('[^'\n]*'|\"[^\"\n]*\")"
     # A password glued to -p (mysql, mysqldump, mysqladmin) or after docker login's -p.
     r"|\bmysql[a-z]*\b[^\n]*?[ \t]-p([^\s\-][^\s]*)|\blogin\b[^\n]*?[ \t]-p[ \t]+([^\s\-][^\s]*)"
 )
@@ -590,7 +596,7 @@ _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 # byte's top six bits give, A-Z or a-f). Identifiers and file names rarely are (none of ~10,000 in
 # a megabyte of them; "distanceToNextVehicle", "final_report_2024" are not), so ordinary text keeps
 # its fast path. Non-ASCII text encoded whole still passes where 12 ASCII bytes follow each other.
-_ENCODED_GATE = r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}"
+_ENCODED_GATE = r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]"
 _ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
 
 # Split tokens: a shape with a strong prefix written in pieces ("AKIA" "IOSF...", "AKIA""IOSF...",
@@ -696,9 +702,19 @@ _REVERSED_SHAPES: Final = tuple(
     (index, rf"[{chars}]{{{count}}}(?:{'|'.join(re.escape(p[::-1]) for p in prefixes)})")
     for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
 )
-_REVERSED_GATE = "|".join(pattern for _, pattern in _REVERSED_SHAPES)
+# The same tokens in ROT13 ("NXVN..." is an AKIA key id): the prefix rotated, the body's class is
+# closed under rotation; read back by rotating again. Both ways share one pattern and one category.
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm"
+)
+_ROTATED_SHAPES: Final = tuple(
+    (index, rf"\b(?:{'|'.join(re.escape(p.translate(_ROT13)) for p in prefixes)})[{chars}]{{{count}}}")
+    for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
+    if chars in ("0-9A-Z", "A-Za-z0-9", "A-Za-z0-9_", "0-9A-Za-z")  # classes rotation keeps
+)
+_REVERSED_GATE = "|".join(pattern for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES))
 # RE2 (linear): a backtracking "[chars]{36,}_phg" reads every long run once per position.
-_REVERSED_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _REVERSED_SHAPES), _OPTIONS)
+_REVERSED_RE = re2.compile("|".join(f"({pattern})" for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES)), _OPTIONS)
 
 # Digits spelled as words ("card four-one-one-one 1111 1111 1111"): a number word followed by
 # another or by a digit lets the text through; the words are read as digits and the card check runs on that view.
@@ -710,7 +726,9 @@ _DIGIT_OF = {word: str(n) for n, word in enumerate(_NUMBER_WORDS)} | {"oh": "0"}
 
 # Everything above in one pass, plus what makes a plain ASCII string need decoding first. No
 # match here (on all the strings of a document at once) means no finding in any of them.
-_NEEDS_DECODING = r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+_NEEDS_DECODING = (
+    r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|\\[0-3][0-7]{2}|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+)
 # JSON text in a string is parsed (its keys and pairs count): a string that starts with { or [.
 _JSON_START = r"(?m:^\s*[\[{])"
 # Every alternative that may start a finding; a string none of them matches holds none.
@@ -1398,6 +1416,14 @@ def _decodings(run: str) -> Iterator[tuple[str, str]]:
         if text is not None:
             yield "hex", text
             return
+    if _BASE32.fullmatch(body) and len(body) % 8 in (0, 2, 4, 5, 7):
+        try:
+            text = _as_text(base64.b32decode(body + "=" * (-len(body) % 8)))
+        except binascii.Error:
+            text = None
+        if text is not None:
+            yield "base32", text
+            return
     text = _b64(run)
     if text is not None:
         yield "base64", text
@@ -1413,6 +1439,7 @@ def _decodings(run: str) -> Iterator[tuple[str, str]]:
 
 
 _SEPARATED = re.compile(r"[-_]")
+_BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648 base32: upper-case letters and 2-7
 
 
 def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
@@ -1440,6 +1467,37 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
             for kind, _, _, secret in _analyse(decoded, level + 1):
                 base, _, inner = kind.partition(" (")
                 hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+    return hits
+
+
+# Character codes written out ("103,104,112,95,..." is "ghp_..."): 16 or more printable ASCII
+# codes in decimal, separated by commas, read as the text they spell.
+_CHAR_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*,[ \t]*){15,}[0-9]{2,3}(?![0-9.])")
+_MAX_CHAR_CODE_RUNS = 16
+
+
+def _from_char_codes(codes: Iterable[int]) -> str | None:
+    """The text a sequence of character codes spells when all are printable ASCII, else None."""
+    chars = []
+    for code in codes:
+        if not 32 <= code < 127:
+            return None
+        chars.append(chr(code))
+    return "".join(chars)
+
+
+def _char_code_hits(text: str, level: int) -> list[_Hit]:
+    """Secrets spelled as runs of decimal character codes, each reported at its run."""
+    hits: list[_Hit] = []
+    for n, match in enumerate(_CHAR_CODES.finditer(text)):
+        if n >= _MAX_CHAR_CODE_RUNS:
+            hits.append((PAST_DECODING_BUDGET, match.start(), len(text), text[match.start() :]))
+            break
+        decoded = _from_char_codes(int(code) for code in match.group().split(","))
+        if decoded is None:
+            continue
+        for kind, _, _, secret in _analyse(decoded, level + 1):
+            hits.append((f"{kind.partition(' (')[0]} (char codes)", match.start(), match.end(), secret))
     return hits
 
 
@@ -1488,6 +1546,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_split_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
     if _ENCODED_AT in categories and level < MAX_DECODE_LEVELS:
         hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
+        hits.extend(_char_code_hits(text, level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
@@ -1606,11 +1665,13 @@ def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
         if n >= MAX_SPLIT:
             hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
             break
-        index = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
-        token = text[start:end][::-1]
+        group = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
+        rotated = group >= len(_REVERSED_SHAPES)
+        index = _ROTATED_SHAPES[group - len(_REVERSED_SHAPES)][0] if rotated else group
+        token = text[start:end].translate(_ROT13) if rotated else text[start:end][::-1]
         if taken.overlaps(start, end) or not _SPLIT_WHOLE[index].match(token) or not _token_ok(index, token):
             continue
-        hits.append((f"{_SPLIT_SHAPES[index][0]} (reversed)", start, end, token))
+        hits.append((f"{_SPLIT_SHAPES[index][0]} ({'rot13' if rotated else 'reversed'})", start, end, token))
     return hits
 
 
@@ -1860,6 +1921,7 @@ def _card_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> Ite
                 yield where, digits
 
 
+_MAX_CHAR_CODES = 4096  # the longest list of numbers read as character codes
 _MAX_LEAVES = 4096  # string leaves glued for neighbours; past it the rest is reported unchecked
 
 
@@ -1943,6 +2005,12 @@ def _walk(
             if isinstance(item, str):
                 texts.append(item)
                 places.append((at, i))
+        if _MIN_ENCODED <= len(value) <= _MAX_CHAR_CODES and type(value[0]) is int:
+            # [103, 104, 112, 95, ...]: a list of character codes is the text it spells, scanned as one.
+            spelled = _from_char_codes(x if type(x) is int else -1 for x in value)
+            if spelled is not None:
+                texts.append(spelled)
+                places.append((at, None))
         if len(texts) - first > 1:
             groups.append((at, list(range(first, len(texts)))))
         for i, item in enumerate(value):
