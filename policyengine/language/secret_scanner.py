@@ -155,7 +155,7 @@ CREDENTIAL_WORDS: Final = frozenset(
         "auth", "authorization", "cookie", "cookies",
         "session", "sessionid", "jsessionid", "phpsessid",
         "credential", "credentials", "creds",
-        "cvv", "cvc", "cvn", "pin", "otp", "totp", "hotp",
+        "cvv", "cvc", "cvn", "cv2", "pin", "otp", "totp", "hotp",
     }
 )  # fmt: skip
 
@@ -171,6 +171,7 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         ("card", "verification", "number"), ("card", "verification", "value"),
         ("card", "verification", "code"), ("security", "answer"), ("secret", "answer"),
         ("set", "cookie"), ("mot", "de", "passe"),
+        ("card", "code"), ("verification", "value"), ("card", "cid"), ("security", "value"),
     }
 )  # fmt: skip
 
@@ -242,7 +243,7 @@ def _credential_words(words: list[str]) -> bool:
 
 def _ends_with_credential(words: list[str]) -> bool:
     """True when the last words are a credential word or ending, and what precedes does not undo it."""
-    last = words[-1].rstrip("0123456789") or words[-1]  # "cvv2", "password1"
+    last = words[-1] if words[-1] in CREDENTIAL_WORDS else words[-1].rstrip("0123456789") or words[-1]  # "cvv2"
     before = words[-2] if len(words) > 1 else ""
     if (before, last) in CREDENTIAL_ENDINGS or (*words[-3:-1], last) in CREDENTIAL_ENDINGS:
         return True
@@ -496,6 +497,16 @@ _SHAPES: Final = (
     ("discord-webhook", r"(?i:discord(?:app)?\.com/api/webhooks/)[0-9]{5,20}/[A-Za-z0-9_\-]{40,}"),
     ("jwt", r"eyJ[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-+/=]*"),
     ("basic-auth", r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#\[\]@\"'<>]*:[^\s/?#\[\]@\"'<>]+@"),
+    # A hex key or UUID right after a service's name ("datadog: 37beb2...", "HEROKU_API = 5d4f..."): the
+    # services whose keys are bare hex or UUIDs, from gitleaks' keyword rules (config/gitleaks.toml).
+    (
+        "service-key",
+        r"(?i:\b(?:adafruit|adobe|algolia|asana|bitbucket|bittrex|codecov|confluent|datadog|dd|droneci|dropbox|etsy"
+        r"|facebook|fastly|finicity|flickr|freshbooks|gitter|heroku|hubspot|intercom|launchdarkly|linkedin|mailchimp"
+        r"|mailgun|mapbox|mattermost|messagebird|netlify|newrelic|okta|plaid|sendbird|sentry|snyk|squarespace"
+        r"|sumologic|travis|twilio|twitch|typeform|yandex|zendesk)[\w.\-]{0,20})[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?:[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b",
+    ),
     # A token as a URL's user ("https://<token>@github.com/..."): 20+ token characters, no colon.
     ("url-user-token", r"[A-Za-z][A-Za-z0-9+.\-]*://[A-Za-z0-9_\-]{20,}@"),
     # A key-named query parameter with a long hex value ("?k=37beb2...", "&api_key=..."): hex alone
@@ -514,7 +525,7 @@ _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPT
 # token, or a word and the prose after it). Every CREDENTIAL_* entry holds a stem (tests pin it).
 _STEMS = (
     r"pass|pwd|pw|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
-    r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer)|card[_ .\-]?verification"
+    r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
 )
 _KEY = rf"(?:[A-Za-z0-9_.\-]+ )?[A-Za-z0-9_.\-]*(?i:{_STEMS})[A-Za-z0-9_.\-]*"
 _WORD = r"[^\s\"'`&;,<>)\]}]+"
@@ -898,6 +909,11 @@ def _random_looking(token: str) -> bool:
     return bool(_DIGIT.search(token) and _LOWER.search(token) and _UPPER.search(token))
 
 
+_NOT_A_KEY_LABEL = re.compile(
+    r"(?i)hash|sha|digest|checksum|commit|version|release|(?:^|[_.\-])(?:id|uuid|guid)[\"']?[ \t]*[:=]"
+)
+
+
 def _shape_ok(kind: str, text: str) -> bool:
     """Checks on a shape match that the pattern alone cannot make."""
     if kind == "jwt":
@@ -910,6 +926,8 @@ def _shape_ok(kind: str, text: str) -> bool:
     if kind == "url-user-token":
         user = text[text.index("://") + 3 : -1]
         return bool(_DIGIT.search(user) and (_LOWER.search(user) or _UPPER.search(user))) and not _is_placeholder(user)
+    if kind == "service-key":
+        return not _NOT_A_KEY_LABEL.search(text)  # "sentry_release_sha: ...", "asana_task_id = ...": ids and hashes
     if kind == "provider-token" and text.startswith("SK"):
         return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
@@ -1244,6 +1262,9 @@ class _Taken:
         return (i > 0 and self.ends[i - 1] > start) or (i < len(self.starts) and self.starts[i] < end)
 
 
+_HEX_TAIL = re.compile(r"[0-9a-fA-F][0-9a-fA-F\-]{31,}$")
+
+
 def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tuple[int, int]:
     """What to hide of a shape match: a key block up to its END marker at key_end (-1: none), a URL's password."""
     if kind == "private-key":
@@ -1261,6 +1282,9 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
         return text.index("://", start) + 3, end - 1  # scheme://TOKEN@
     if kind == "query-key":
         return text.index("=", start) + 1, end
+    if kind == "service-key":
+        value = _HEX_TAIL.search(text, start, end)
+        return (value.start(), end) if value else (start, end)
     return start, end
 
 
@@ -1625,12 +1649,12 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
             hits.append((PAST_SPLIT_BUDGET, spans[0][0], len(text), text[spans[0][0] :]))
             break
         end = spans[0][1]
-        if text[end : end + 1] in ("'", '"'):
+        flag = spans[3][0] >= 0
+        if text[end : end + 1] in ("'", '"') and not flag:
             continue  # a quoted key ("password": ...): the key and assignment rules read structure
         line_end = text.find("\n", end, end + _PROSE_WINDOW)
         window_end = line_end if line_end >= 0 else min(len(text), end + _PROSE_WINDOW)
         password_word = spans[2][0] >= 0
-        flag = spans[3][0] >= 0
         pos = end
         previous = ""
         for k, word_match in enumerate(re.finditer(r"\S+", text[pos:window_end])):
