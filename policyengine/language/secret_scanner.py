@@ -1498,6 +1498,7 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
 # codes in decimal, separated by commas, read as the text they spell.
 _CHAR_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*,[ \t]*){15,}[0-9]{2,3}(?![0-9.])")
 _MAX_CHAR_CODE_RUNS = 16
+_char_code_gate = _raw_search(re2.compile(r"(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]", _MATCH_ONLY))
 
 
 def _from_char_codes(codes: Iterable[int]) -> str | None:
@@ -1513,6 +1514,8 @@ def _from_char_codes(codes: Iterable[int]) -> str | None:
 def _char_code_hits(text: str, level: int) -> list[_Hit]:
     """Secrets spelled as runs of decimal character codes, each reported at its run."""
     hits: list[_Hit] = []
+    if "," not in text or not _char_code_gate(text.encode("utf-8", "surrogatepass")):
+        return hits  # one RE2 pass: the backtracking pattern below reads only texts that have a run
     for n, match in enumerate(_CHAR_CODES.finditer(text)):
         if n >= _MAX_CHAR_CODE_RUNS:
             hits.append((PAST_DECODING_BUDGET, match.start(), len(text), text[match.start() :]))
