@@ -580,8 +580,16 @@ _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
 # a line) also join groups, but only in a card's own grouping (see _card_grouping).
 _ASCII_CARD_RUN = r"[0-9](?:(?:[ \t._\-/|+()\r\n]{1,6}|,)?[0-9]){12,}"
 _ASCII_CARD_RE = re2.compile(_ASCII_CARD_RUN, _MATCH_ONLY)
-# The gate for normalised text: the ASCII run, and the dots normalisation leaves ("4532·0151...").
-_CARD_GATE = r"[0-9](?:(?:[ \t._\-/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}|,)?[0-9]){12,}"
+# The gate (prefilter, categories): the run with the usual separators, and with the weak ones
+# only in a card's grouping (fours, Amex's 4-6-5, two halves one a line), also across the dots
+# normalisation leaves ("4532·0151..."): strings are joined by line breaks for the prefilter, and a
+# line break between any digits would let every call with two numbers through.
+_WEAK = r"[ \t/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}"
+_CARD_GATE = (
+    r"[0-9](?:(?:[ \t._\-]{1,6}|,)?[0-9]){12,}"
+    rf"|[0-9]{{4}}(?:{_WEAK}[0-9]{{4}}){{2,3}}{_WEAK}[0-9]{{1,4}}|[0-9]{{4}}{_WEAK}[0-9]{{6}}{_WEAK}[0-9]{{4,5}}"
+    r"|(?m:^[0-9]{8}\n[0-9]{5,8}$)"
+)
 _GAP = (
     r"(?:[\p{Zs}\p{Cf}\p{Mn}\t._\-\x{2010}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}\x{FF0E}"
     r"/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}|,)?"
@@ -1934,7 +1942,7 @@ def _sibling_card(items: Sequence[Any]) -> str | None:
     digits = "".join(parts)
     # A card's grouping (fours, Amex's 4-6-5) or a card cut in two halves; lists of other numbers
     # (years, counts) would pass Luhn one time in ten.
-    halves = len(parts) == 2 and all(6 <= n <= 10 for n in lengths)
+    halves = len(parts) == 2 and lengths[0] == 8 and 5 <= lengths[1] <= 8
     grouped = _card_grouping("/", lengths)
     return digits if (halves or grouped) and _is_card(digits) else None
 
