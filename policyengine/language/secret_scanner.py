@@ -494,7 +494,8 @@ _SHAPES: Final = (
     # gitleaks' telegram-bot-api-token (a bot id, a colon, 'A' and 34 characters) and the
     # Discord webhook URL (its token is the last path segment).
     ("telegram-bot-token", r"[0-9]{5,16}:A[0-9A-Za-z_\-]{34}\b"),
-    ("discord-webhook", r"(?i:discord(?:app)?\.com/api/webhooks/)[0-9]{5,20}/[A-Za-z0-9_\-]{40,}"),
+    # (any host and spelling of it: the id and the 60+ character token after "/webhooks/" are the shape).
+    ("discord-webhook", r"(?i:/webhooks/)[0-9]{17,20}/[A-Za-z0-9_\-]{60,}"),
     ("jwt", r"eyJ[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-+/=]*"),
     ("basic-auth", r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#\[\]@\"'<>]*:[^\s/?#\[\]@\"'<>]+@"),
     # A hex key or UUID right after a service's name ("datadog: 37beb2...", "HEROKU_API = 5d4f..."): the
@@ -1304,6 +1305,9 @@ def _token_ok(index: int, token: str) -> bool:
     return kind != "aws-access-key" or any(c.isdigit() for c in token)
 
 
+_OPTION_PIECE = re.compile(r"-{1,2}[A-Za-z][A-Za-z\-]*[ \t=]")  # a shell option standing alone ("-d ", "--data=")
+
+
 def _glued(text: str, start: int, index: int) -> tuple[str, int, bool] | None:
     """(token glued back from the pieces at `start`, its end, whether it crossed a sibling), or None."""
     # None when the pieces make no token, or when the first piece alone is one (the raw shape's).
@@ -1322,6 +1326,8 @@ def _glued(text: str, start: int, index: int) -> tuple[str, int, bool] | None:
         after = _PIECE.match(text, gap.end(), limit).end()  # type: ignore[union-attr]
         if after == gap.end():
             break
+        if _OPTION_PIECE.match(text, gap.end(), limit) and gap.group()[-1:] in (" ", "\t"):
+            break  # "'sk' -d '_live_...'": an option between two quoted values is no piece of a token
         # Spaces alone join only pieces of four characters or more: prose ("AKIA KEYS ARE ...") has
         # short words, a token cut in two does not. Quotes and sibling values join any pieces.
         if not _STRONG_GAP.search(gap.group()) and (len(words[-1]) < 4 or after - gap.end() < 4):
@@ -1441,12 +1447,18 @@ def _b64(run: str) -> str | None:
 
 
 def _decodings(run: str) -> Iterator[tuple[str, str]]:
-    """(encoding, text) for each way a run decodes to text: hex, base64, or base64 pieces between - and _."""
+    """(encoding, text) for each way a run decodes to text: hex, base32, base64, or base64 or hex pieces."""
+    for encoding, text, _ in _run_decodings(run):
+        yield encoding, text
+
+
+def _run_decodings(run: str) -> Iterator[tuple[str, str, int]]:
+    """(encoding, text, offset) for each way a run decodes: whole (offset 0), or a piece of it at its offset."""
     body = run.rstrip("=")
     if not len(body) % 2 and _HEX.fullmatch(body):
         text = _as_text(bytes.fromhex(body))
         if text is not None:
-            yield "hex", text
+            yield "hex", text, 0
             return
     if _BASE32.fullmatch(body) and len(body) % 8 in (0, 2, 4, 5, 7):
         try:
@@ -1454,23 +1466,38 @@ def _decodings(run: str) -> Iterator[tuple[str, str]]:
         except binascii.Error:
             text = None
         if text is not None:
-            yield "base32", text
+            yield "base32", text, 0
             return
     text = _b64(run)
     if text is not None:
-        yield "base64", text
+        yield "base64", text, 0
         return
+    yield from _piece_decodings(body)
+
+
+def _piece_decodings(body: str) -> Iterator[tuple[str, str, int]]:
+    """(encoding, text, offset in the run) for the pieces of a run that does not decode whole."""
     # "prefix_QUtJ..." or "x-QUtJ...": a word glued to the payload shifts its alignment. Split at
-    # - and _, or, glued without one ("xQUtJ..."), dropped one to three characters at a time.
-    pieces = [piece for piece in _SEPARATED.split(body) if len(piece) >= _MIN_ENCODED and piece != body]
-    if not pieces:
-        pieces = [body[k:] for k in (1, 2, 3) if len(body) - k >= _MIN_ENCODED]
-    for piece in pieces:
-        if (text := _b64(piece)) is not None:
-            yield "base64", text
+    # -, _ and / (a URL path: "/botNDYw..."), and a word glued without one ("xQUtJ...", "botNDYw...")
+    # dropped one to three characters at a time, from the run or from each piece.
+    pieces = [m for m in _PIECES.finditer(body) if len(m.group()) >= _MIN_ENCODED and m.group() != body]
+    for at, piece in [(m.start(), m.group()) for m in pieces] or [(0, body)]:
+        for k in (0, 1, 2, 3) if pieces else (1, 2, 3):
+            if len(piece) - k < _MIN_ENCODED:
+                break
+            shifted = piece[k:]
+            if not len(shifted) % 2 and _HEX.fullmatch(shifted):
+                text = _as_text(bytes.fromhex(shifted))
+                if text is not None:
+                    yield "hex", text, at + k
+                    break
+            if (text := _b64(shifted)) is not None:
+                yield "base64", text, at + k
+                break
 
 
-_SEPARATED = re.compile(r"[-_]")
+_PIECES = re.compile(r"[^-_/]+")
+_CONTEXT = 40  # characters before an encoded run read with what it decodes to
 _BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648 base32: upper-case letters and 2-7
 
 
@@ -1491,12 +1518,19 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
             break
         # A run longer than the budget is decoded up to it (a multiple of 4: base64 and hex stay aligned).
         stop = end if end - start <= budget * 2 else start + budget * 2 // 4 * 4
-        for encoding, decoded in _decodings(text[start:stop]):
+        for encoding, decoded, offset in _run_decodings(text[start:stop]):
             decoded_runs += 1
             budget -= len(decoded)
             if not decoded.isascii() or _needs_decoding(decoded):
                 decoded = _normalise(decoded)
-            for kind, _, _, secret in _analyse(decoded, level + 1):
+            # Read in its place: what stands before the run on its line and the character after it
+            # make a secret of what a name or a position vouches for ("?k=<hex>", "https://<token>@").
+            at = start + offset
+            before = text[max(text.rfind("\n", max(0, at - _CONTEXT), at) + 1, at - _CONTEXT) : at]
+            view = before + decoded + text[end : end + 1]
+            for kind, hit_start, _, secret in _analyse(view, level + 1):
+                if not len(before) <= hit_start < len(before) + len(decoded):
+                    continue  # a secret of the context alone is the text's own finding
                 base, _, inner = kind.partition(" (")
                 hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
     return hits
@@ -1788,7 +1822,7 @@ def _embedded_json_findings(text: str, depth: int) -> list[_Raw]:
 # between two values (so the values of repeated options meet as pieces).
 _SHELL_QUOTING = re.compile(r"['\"]{2}|\\[\w\-]|\s-{1,2}[A-Za-z]|\$\{?[A-Za-z_]")
 _SHELL_JOINS = re.compile(r"(?<=[^\s'\"])(?:''|\"\"|'\"|\"')(?=[^\s'\"])|\\(?=[\w\-])")
-_SHELL_OPTION = re.compile(r"(?<=[^\s])(['\"]?)\s+-{1,2}[A-Za-z][\w\-]*(?:\s+|=)(['\"]?)(?=[A-Za-z0-9_])")
+_SHELL_OPTION = re.compile(r"(?<=[^\s])(['\"]?)\s+-{1,2}[A-Za-z][\w\-]*(?:\s+|=)(['\"]?)(?=[A-Za-z0-9_\-])")
 
 
 # "a=AKIAIOSF; b=ODNN7EXAMPLE; curl -d "k=$a$b"": plain assignments, put in for their references.
