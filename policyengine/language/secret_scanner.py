@@ -10,7 +10,10 @@ What counts as a secret, in order of how it is found:
    (`password_hint`, `token_count`, `max_tokens`, `next_page_token`, `secret_santa_name`) are not.
 2. **Token shapes** in any string: AWS access keys, private key blocks of any kind (PEM, PGP,
    OpenSSH, PuTTY, encrypted), GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, npm,
-   PyPI, SendGrid and Hugging Face tokens, JWTs, `user:password@` in URLs.
+   PyPI, SendGrid and Hugging Face tokens, JWTs, `user:password@` in URLs; provider tokens whose
+   body is hex or upper case (Shopify, DigitalOcean, Databricks, Mailgun, Twilio, SonarQube, Pulumi,
+   New Relic, Supabase, Postman: gitleaks' prefixes), Telegram bot tokens, Discord webhooks, a
+   token as a URL's user, and hex keys a name vouches for (`?k=<hex>`, `datadog: <hex>`).
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
    `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
@@ -20,17 +23,20 @@ What counts as a secret, in order of how it is found:
    ("password: click the link"), links ("Reset your password: https://..."), status words,
    placeholders and code references (`password = get_password()`) are not secrets.
 4. **Card numbers**: 13 to 19 digits in any grouping (spaces, dashes, dots, none, Unicode
-   digits), passing the Luhn check and starting with 2-6 (the payment-card industries; a
-   13-digit millisecond timestamp starts with 1), in text and as JSON numbers.
+   digits; slashes, bars, plus signs, brackets, line breaks and middle dots in a card's own
+   grouping), passing the Luhn check and starting with 2-6 (the payment-card industries; a
+   13-digit millisecond timestamp starts with 1) or UATP's 15 digits from 1, in text, as JSON
+   numbers and split across the digit strings of one list or object.
 5. **High entropy**, narrowly: a run of 32-512 base64-alphabet characters mixing upper case,
    lower case and digits, above the entropy 99% of random keys of its length reach, and not
    words, a path, part of a URL, a data: URI or base64 of text. Hex is never enough (hashes).
    Published values are not secrets: integrity hashes (`sha512-...`, `sha256:...`), SSH public
    keys (`ssh-ed25519 AAAA...`) and armored public blocks (public keys, certificates).
 6. **Encoded**: runs of 16+ base64-alphabet characters are decoded (base64 standard or URL-safe,
-   padded or not; hex) and, when they decode to text, scanned again, two levels deep; the kind
+   padded or not; hex; base32) and, when they decode to text, scanned again with the 40 characters
+   before them, two levels deep; runs of decimal character codes are read as their text; the kind
    names the encodings, outermost first (`aws-access-key (base64, hex)`). Percent-encoding and
-   `\\xNN`/`\\uNNNN` escapes are decoded by normalisation (below). A budget bounds the work per
+   `\\xNN`/`\\uNNNN`/octal escapes are decoded by normalisation (below). A budget bounds the work per
    string (DECODE_BUDGET, MAX_DECODED); past it one finding, PAST_DECODING_BUDGET, says so.
 7. **Split**: a token with a strong prefix (AKIA, ghp_, github_pat_, glpat-, xox?-, sk_live_,
    sk-, AIza, npm_, hf_) written in pieces, glued back: quoted words (`"AKIA" "IOSF..."`,
@@ -41,9 +47,10 @@ What counts as a secret, in order of how it is found:
    (`{"content": "AKIA", "tags": ["IOSF..."]}`). Bounded by MAX_SPLIT per string (past it,
    PAST_SPLIT_BUDGET).
 8. **Views**: runs of single characters with one repeated separator (`A K I A ...`, `a-b-c`,
-   `a.b.c`, `a,b,c`) glued back and scanned; strong-prefix tokens written backwards; card digits
+   `a.b.c`, `a,b,c`) glued back and scanned; strong-prefix tokens written backwards or in ROT13; card digits
    spelled as words (`four-one-one-one 1111 ...`); passwords in prose without a credential key
-   (a phrase such as `login:`, `pw for the db:`, `passphrase`, `curl -u user:x`, then a word
+   (a phrase such as `login:`, `pw for the db:`, `passphrase`, `curl -u user:x`, or the word
+   password in one of 40 languages, then a word
    shaped like a password); and, when nothing else is found, a shell command as bash's quote
    removal leaves it (`'a''b'`, `\\x`, plain `a=x` assignments put in, repeated options' values
    side by side).
