@@ -341,10 +341,11 @@ def test_a_luhn_valid_card_as_a_json_number_is_found(case: tuple[str, str]) -> N
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(10**12, 10**19 - 1))
-def test_a_number_is_a_card_exactly_when_luhn_passes_and_it_starts_with_2_to_6(n: int) -> None:
+def test_a_number_is_a_card_exactly_when_luhn_passes_and_it_starts_with_2_to_6_or_is_uatp(n: int) -> None:
     digits = str(n)
     luhn = _luhn_complete(digits[:-1]) == digits
-    assert bool(card_numbers(n)) == (luhn and "2" <= digits[0] <= "6")
+    uatp = digits[0] == "1" and len(digits) == 15  # UATP airline cards: issuer 1, 15 digits
+    assert bool(card_numbers(n)) == (luhn and ("2" <= digits[0] <= "6" or uatp))
 
 
 # --- obfuscation properties ------------------------------------------------------------------------

@@ -77,6 +77,8 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-secrets:40",
         "calls-secrets:57",
         "calls-secrets:58",
+        "calls-secrets-b:27",
+        "calls-secrets-b:28",
     ),
     "engine, a known limit (docs/security.md: two levels of encoding are decoded): a third base64 "
     "layer over a token encoded twice passes no-secrets-to-network": ("calls-secrets:59",),

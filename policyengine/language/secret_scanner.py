@@ -10,7 +10,10 @@ What counts as a secret, in order of how it is found:
    (`password_hint`, `token_count`, `max_tokens`, `next_page_token`, `secret_santa_name`) are not.
 2. **Token shapes** in any string: AWS access keys, private key blocks of any kind (PEM, PGP,
    OpenSSH, PuTTY, encrypted), GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, npm,
-   PyPI, SendGrid and Hugging Face tokens, JWTs, `user:password@` in URLs.
+   PyPI, SendGrid and Hugging Face tokens, JWTs, `user:password@` in URLs; provider tokens whose
+   body is hex or upper case (Shopify, DigitalOcean, Databricks, Mailgun, Twilio, SonarQube, Pulumi,
+   New Relic, Supabase, Postman: gitleaks' prefixes), Telegram bot tokens, Discord webhooks, a
+   token as a URL's user, and hex keys a name vouches for (`?k=<hex>`, `datadog: <hex>`).
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
    `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
@@ -20,17 +23,20 @@ What counts as a secret, in order of how it is found:
    ("password: click the link"), links ("Reset your password: https://..."), status words,
    placeholders and code references (`password = get_password()`) are not secrets.
 4. **Card numbers**: 13 to 19 digits in any grouping (spaces, dashes, dots, none, Unicode
-   digits), passing the Luhn check and starting with 2-6 (the payment-card industries; a
-   13-digit millisecond timestamp starts with 1), in text and as JSON numbers.
+   digits; slashes, bars, plus signs, brackets, line breaks and middle dots in a card's own
+   grouping), passing the Luhn check and starting with 2-6 (the payment-card industries; a
+   13-digit millisecond timestamp starts with 1) or UATP's 15 digits from 1, in text, as JSON
+   numbers and split across the digit strings of one list or object.
 5. **High entropy**, narrowly: a run of 32-512 base64-alphabet characters mixing upper case,
    lower case and digits, above the entropy 99% of random keys of its length reach, and not
    words, a path, part of a URL, a data: URI or base64 of text. Hex is never enough (hashes).
    Published values are not secrets: integrity hashes (`sha512-...`, `sha256:...`), SSH public
    keys (`ssh-ed25519 AAAA...`) and armored public blocks (public keys, certificates).
 6. **Encoded**: runs of 16+ base64-alphabet characters are decoded (base64 standard or URL-safe,
-   padded or not; hex) and, when they decode to text, scanned again, two levels deep; the kind
+   padded or not; hex; base32) and, when they decode to text, scanned again with the 40 characters
+   before them, two levels deep; runs of decimal character codes are read as their text; the kind
    names the encodings, outermost first (`aws-access-key (base64, hex)`). Percent-encoding and
-   `\\xNN`/`\\uNNNN` escapes are decoded by normalisation (below). A budget bounds the work per
+   `\\xNN`/`\\uNNNN`/octal escapes are decoded by normalisation (below). A budget bounds the work per
    string (DECODE_BUDGET, MAX_DECODED); past it one finding, PAST_DECODING_BUDGET, says so.
 7. **Split**: a token with a strong prefix (AKIA, ghp_, github_pat_, glpat-, xox?-, sk_live_,
    sk-, AIza, npm_, hf_) written in pieces, glued back: quoted words (`"AKIA" "IOSF..."`,
@@ -41,9 +47,10 @@ What counts as a secret, in order of how it is found:
    (`{"content": "AKIA", "tags": ["IOSF..."]}`). Bounded by MAX_SPLIT per string (past it,
    PAST_SPLIT_BUDGET).
 8. **Views**: runs of single characters with one repeated separator (`A K I A ...`, `a-b-c`,
-   `a.b.c`, `a,b,c`) glued back and scanned; strong-prefix tokens written backwards; card digits
+   `a.b.c`, `a,b,c`) glued back and scanned; strong-prefix tokens written backwards or in ROT13; card digits
    spelled as words (`four-one-one-one 1111 ...`); passwords in prose without a credential key
-   (a phrase such as `login:`, `pw for the db:`, `passphrase`, `curl -u user:x`, then a word
+   (a phrase such as `login:`, `pw for the db:`, `passphrase`, `curl -u user:x`, or the word
+   password in one of 40 languages, then a word
    shaped like a password); and, when nothing else is found, a shell command as bash's quote
    removal leaves it (`'a''b'`, `\\x`, plain `a=x` assignments put in, repeated options' values
    side by side).
@@ -155,7 +162,7 @@ CREDENTIAL_WORDS: Final = frozenset(
         "auth", "authorization", "cookie", "cookies",
         "session", "sessionid", "jsessionid", "phpsessid",
         "credential", "credentials", "creds",
-        "cvv", "cvc", "cvn", "pin", "otp", "totp", "hotp",
+        "cvv", "cvc", "cvn", "cv2", "pin", "otp", "totp", "hotp",
     }
 )  # fmt: skip
 
@@ -171,6 +178,7 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         ("card", "verification", "number"), ("card", "verification", "value"),
         ("card", "verification", "code"), ("security", "answer"), ("secret", "answer"),
         ("set", "cookie"), ("mot", "de", "passe"),
+        ("card", "code"), ("verification", "value"), ("card", "cid"), ("security", "value"),
     }
 )  # fmt: skip
 
@@ -180,7 +188,11 @@ CREDENTIAL_SUFFIXES: Final = frozenset(
         "value", "val", "str", "string", "text", "raw", "plain", "plaintext", "clear", "cleartext",
         "b64", "base64", "hex", "enc", "encrypted", "hash", "hashed", "digest", "bytes", "data",
         "confirm", "confirmation", "again", "repeat", "repeated", "verify", "new", "old",
-        "current", "input",
+        "current", "input", "contents", "content",
+        # Environments and roles after the credential: "pw_prod_rw", "db_password_staging".
+        "prod", "production", "prd", "dev", "development", "staging", "stage", "stg", "test", "testing",
+        "qa", "uat", "local", "live", "sandbox", "primary", "secondary", "backup", "rw", "ro", "readonly",
+        "readwrite",
     }
 )  # fmt: skip
 
@@ -228,7 +240,9 @@ def _credential_words(words: list[str]) -> bool:
         # Drop what may follow a credential without changing what the value is ("password_2",
         # "token_value"), one word at a time: "card_verification_value" matched before it.
         if len(words) > 1 and (words[-1].isdigit() or words[-1] in CREDENTIAL_SUFFIXES):
-            words = words[:-1]
+            # "passwd_file_contents": a file's contents are the credential, its name alone is not.
+            drop = 2 if words[-1] in ("contents", "content") and len(words) > 2 and words[-2] == "file" else 1
+            words = words[:-drop]
         else:
             return False
     return False
@@ -236,7 +250,7 @@ def _credential_words(words: list[str]) -> bool:
 
 def _ends_with_credential(words: list[str]) -> bool:
     """True when the last words are a credential word or ending, and what precedes does not undo it."""
-    last = words[-1].rstrip("0123456789") or words[-1]  # "cvv2", "password1"
+    last = words[-1] if words[-1] in CREDENTIAL_WORDS else words[-1].rstrip("0123456789") or words[-1]  # "cvv2"
     before = words[-2] if len(words) > 1 else ""
     if (before, last) in CREDENTIAL_ENDINGS or (*words[-3:-1], last) in CREDENTIAL_ENDINGS:
         return True
@@ -406,16 +420,21 @@ def _fold_table() -> dict[int, str | None]:
     return table
 
 
-_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|\\([\"'\\/])|&#(?:([0-9]{1,7})|[xX]([0-9a-fA-F]{1,6}));")
+_ESCAPE = re.compile(
+    r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|\\([\"'\\/])|&#(?:([0-9]{1,7})|[xX]([0-9a-fA-F]{1,6}));"
+    r"|\\([0-3][0-7]{2})"  # octal, as printf, echo -e and C strings read it: "\101\113\111\101"
+)
 _ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&apos;": "'", "&#39;": "'"}
 _ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos);")
 
 
 def _unescape(match: re.Match[str]) -> str:
     """One backslash or numeric character escape, decoded."""
-    code_hex4, code_hex2, char, decimal, hex_ = match.groups()
+    code_hex4, code_hex2, char, decimal, hex_, octal = match.groups()
     if char is not None:
         return char
+    if octal is not None:
+        return chr(int(octal, 8))
     code = int(code_hex4 or code_hex2 or hex_, 16) if decimal is None else int(decimal)
     return chr(code) if code < 0x110000 else "\ufffd"
 
@@ -469,8 +488,42 @@ _SHAPES: Final = (
     ("pypi-token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
     ("sendgrid-key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
     ("huggingface-token", r"\bhf_[A-Za-z0-9]{34,}"),
+    # Provider tokens whose body is hex or upper case (no mixed-case test can find them): their
+    # prefixes and lengths from gitleaks' rules (config/gitleaks.toml: mailgun-private-api-token,
+    # shopify-*, digitalocean-*, databricks-api-token, twilio-api-key, pulumi-api-token,
+    # new-relic-user-api-key, postman-api-token, sonar; Supabase "sbp_" from its docs).
+    (
+        "provider-token",
+        r"\bkey-[0-9a-f]{32}\b|\bshp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}\b|\bdo[opr]_v1_[0-9a-f]{64}\b"
+        r"|\bdapi[0-9a-f]{32}(?:-[0-9])?\b|\bSK[0-9a-fA-F]{32}\b|\bsq[upa]_[0-9a-f]{40}\b|\bpul-[0-9a-f]{40}\b"
+        r"|\bNRAK-[0-9A-Z]{27}\b|\bsbp_[0-9a-f]{40}\b|\bPMAK-[0-9a-f]{24}-[0-9a-f]{34}\b",
+    ),
+    # gitleaks' telegram-bot-api-token (a bot id, a colon, 'A' and 34 characters) and the
+    # Discord webhook URL (its token is the last path segment).
+    ("telegram-bot-token", r"[0-9]{5,16}:A[0-9A-Za-z_\-]{34}\b"),
+    # (any host and spelling of it: the id and the 60+ character token after "/webhooks/" are the shape).
+    ("discord-webhook", r"(?i:/webhooks/)[0-9]{17,20}/[A-Za-z0-9_\-]{60,}"),
     ("jwt", r"eyJ[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-+/=]*"),
     ("basic-auth", r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#\[\]@\"'<>]*:[^\s/?#\[\]@\"'<>]+@"),
+    # A hex key or UUID right after a service's name ("datadog: 37beb2...", "HEROKU_API = 5d4f..."): the
+    # services whose keys are bare hex or UUIDs, from gitleaks' keyword rules (config/gitleaks.toml).
+    (
+        "service-key",
+        r"(?i:\b(?:adafruit|adobe|algolia|asana|bitbucket|bittrex|codecov|confluent|datadog|dd|droneci|dropbox|etsy"
+        r"|facebook|fastly|finicity|flickr|freshbooks|gitter|heroku|hubspot|intercom|launchdarkly|linkedin|mailchimp"
+        r"|mailgun|mapbox|mattermost|messagebird|netlify|newrelic|okta|plaid|sendbird|sentry|snyk|squarespace"
+        r"|sumologic|travis|twilio|twitch|typeform|yandex|zendesk)[\w.\-]{0,20})[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?:[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b",
+    ),
+    # A token as a URL's user ("https://<token>@github.com/..."): 20+ token characters, no colon.
+    ("url-user-token", r"[A-Za-z][A-Za-z0-9+.\-]*://[A-Za-z0-9_\-]{20,}@"),
+    # A key-named query parameter with a long hex value ("?k=37beb2...", "&api_key=..."): hex alone
+    # is a hash, under a key's name it is the key.
+    (
+        "query-key",
+        r"[?&;](?i:k|key|apikey|api_key|api-key|access_key|accesskey|app_key|appkey|auth|sig|signature)"
+        r"=[0-9A-Fa-f]{32,}\b",
+    ),
 )
 _SHAPE_KINDS: Final = tuple(kind for kind, _ in _SHAPES)
 _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPTIONS)
@@ -480,13 +533,13 @@ _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPT
 # token, or a word and the prose after it). Every CREDENTIAL_* entry holds a stem (tests pin it).
 _STEMS = (
     r"pass|pwd|pw|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
-    r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer)|card[_ .\-]?verification"
+    r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
 )
 _KEY = rf"(?:[A-Za-z0-9_.\-]+ )?[A-Za-z0-9_.\-]*(?i:{_STEMS})[A-Za-z0-9_.\-]*"
 _WORD = r"[^\s\"'`&;,<>)\]}]+"
 _VALUE = rf"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|{_WORD}(?:[ \t]+{_WORD})?"
 _ASSIGNMENT = (
-    rf"({_KEY})[\"'\]]{{0,2}}(\s*(?::=|=>|==?|:)\s*|[ \t]+(?i:is|was)[ \t]+)({_VALUE})"
+    rf"({_KEY})[\"'\]]{{0,2}}(\s*(?::=|=>|\?=|\+=|==?|:)\s*|[ \t]+(?i:is|was)[ \t]+)({_VALUE})"
     rf"|--({_KEY})[ \t]+({_VALUE})"
     rf"|<({_KEY})(?:\s[^<>]*)?>([^<\n]+)</"
     # Prose naming whose credential it is: "the password for dr_smith is x", "token of the bot was x".
@@ -498,6 +551,15 @@ _ASSIGNMENT = (
     rf"[\"']?value[\"']?[ \t]*[:=][ \t]*({_VALUE})"
     # .pgpass: "host:port:database:user:password", one entry a line.
     r"|(?m:^(?:[A-Za-z*][\w.\-]*|[0-9]{1,3}(?:\.[0-9]{1,3}){3}):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(\S+)$)"
+    # A key and its value as the arguments of a definition: PHP define('DB_PASSWORD', 'x'),
+    # Dockerfile "ENV KEY value", csh "setenv KEY value", C "#define KEY "x"", "set -x KEY value" (fish).
+    rf"|\bdefine\s*\(\s*[\"']({_KEY})[\"']\s*,\s*({_VALUE})"
+    rf"|(?:\bENV|\bsetenv|#[ \t]*define|\bset[ \t]+-[gxU]+)[ \t]+({_KEY})[ \t]+({_VALUE})"
+    # SQL: IDENTIFIED BY 'x' (MySQL, Oracle), WITH [ENCRYPTED] PASSWORD 'x' (PostgreSQL).
+    r"|(?i:\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by|\bwith[ \t]+(?:encrypted[ \t]+)?password)"
+    r"[ \t]+('[^'\n]*'|\"[^\"\n]*\")"
+    # A password glued to -p (mysql, mysqldump, mysqladmin) or after docker login's -p.
+    r"|\bmysql[a-z]*\b[^\n]*?[ \t]-p([^\s\-][^\s]*)|\blogin\b[^\n]*?[ \t]-p[ \t]+([^\s\-][^\s]*)"
 )
 # Where each alternative of _ASSIGNMENT puts its key, its separator and its value (group numbers;
 # a string is a fixed key or separator for the alternatives that imply one).
@@ -509,6 +571,11 @@ _ALTERNATIVES: Final[tuple[tuple[int | str, int | str, int], ...]] = (
     (10, " ", 11),
     (12, ":", 13),
     ("password", ":", 14),
+    (15, ",", 16),
+    (17, " ", 18),
+    ("password", ":", 19),
+    ("password", "=", 20),
+    ("password", " ", 21),
 )
 _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
 
@@ -517,9 +584,24 @@ _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
 # folded); raw text with Unicode digits or invisible characters inside (cards redaction) uses
 # the Unicode form, compiled on first use: its classes take 20 ms to compile and a program 13
 # times bigger.
-_ASCII_CARD_RUN = r"[0-9](?:(?:[ \t._\-]{1,6}|,)?[0-9]){12,}"
+# Slashes, bars, plus signs, brackets and line breaks ("4532/0151/...", "(4532)(0151)...", one group
+# a line) also join groups, but only in a card's own grouping (see _card_grouping).
+_ASCII_CARD_RUN = r"[0-9](?:(?:[ \t._\-/|+()\r\n]{1,6}|,)?[0-9]){12,}"
 _ASCII_CARD_RE = re2.compile(_ASCII_CARD_RUN, _MATCH_ONLY)
-_GAP = r"(?:[\p{Zs}\p{Cf}\p{Mn}\t._\-\x{2010}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}\x{FF0E}]{1,6}|,)?"
+# The gate (prefilter, categories): the run with the usual separators, and with the weak ones
+# only in a card's grouping (fours, Amex's 4-6-5, two halves one a line), also across the dots
+# normalisation leaves ("4532·0151..."): strings are joined by line breaks for the prefilter, and a
+# line break between any digits would let every call with two numbers through.
+_WEAK = r"[ \t/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}"
+_CARD_GATE = (
+    r"[0-9](?:(?:[ \t._\-]{1,6}|,)?[0-9]){12,}"
+    rf"|[0-9]{{4}}(?:{_WEAK}[0-9]{{4}}){{2,3}}{_WEAK}[0-9]{{1,4}}|[0-9]{{4}}{_WEAK}[0-9]{{6}}{_WEAK}[0-9]{{4,5}}"
+    r"|(?m:^[0-9]{8}\n[0-9]{5,8}$)"
+)
+_GAP = (
+    r"(?:[\p{Zs}\p{Cf}\p{Mn}\t._\-\x{2010}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}\x{FF0E}"
+    r"/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}|,)?"
+)
 
 
 @cache
@@ -541,7 +623,7 @@ _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 # byte's top six bits give, A-Z or a-f). Identifiers and file names rarely are (none of ~10,000 in
 # a megabyte of them; "distanceToNextVehicle", "final_report_2024" are not), so ordinary text keeps
 # its fast path. Non-ASCII text encoded whole still passes where 12 ASCII bytes follow each other.
-_ENCODED_GATE = r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}"
+_ENCODED_GATE = r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]"
 _ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
 
 # Split tokens: a shape with a strong prefix written in pieces ("AKIA" "IOSF...", "AKIA""IOSF...",
@@ -611,13 +693,30 @@ _MAX_SPACED = 64  # runs glued per string; past it, the rest is reported uncheck
 # Tr0ub4dor&3", "curl -u admin:s3cretPass"): a phrase that introduces a credential, then a word in
 # the next few that has a password's shape (see _password_like). The gate wants a digit after the
 # phrase on its line (every password shape holds one): a bare "password" key costs nothing.
+# The word "password" (and "passphrase", "PIN") in the languages with the most speakers and in
+# the locales software ships (the CLDR and Wikipedia's interlanguage titles of "Password"), as
+# the scanner reads it: normalised like the text (accents dropped, look-alike letters folded).
+# No word boundary before (Chinese and Japanese have none) and a few letters allowed after
+# (Turkish "şifresi", Swedish "lösenordet", Finnish "salasanan", Russian "пароля").
+_PASSWORD_WORDS_I18N: Final = (
+    "пароль", "парол", "пароли", "гасло", "密码", "密碼", "口令", "パスワード", "暗証番号", "암호", "비밀번호",
+    "şifre", "parola", "hasło", "haslo", "lösenord", "salasana", "jelszó", "heslo", "geslo", "lozinka",
+    "kata sandi", "kata laluan", "κωδικός", "συνθηματικό", "contraseña", "clave", "mot de passe",
+    "passwort", "kennwort", "senha", "wachtwoord", "adgangskode", "passord", "lykilorð", "parool",
+    "slaptažodis", "mật khẩu", "รหัสผ่าน", "كلمة المرور", "كلمة السر", "رمز عبور", "סיסמה",
+    "पासवर्ड", "পাসওয়ার্ড", "கடவுச்சொல்", "パスフレーズ", "비번", "contrasinal", "palavra-passe",
+    "mã pin", "пин-код", "pin-kod", "pin-code", "pinkod",
+)  # fmt: skip
+_I18N_WORDS = "|".join(
+    sorted({re.escape(_normalise(word).casefold()) for word in _PASSWORD_WORDS_I18N}, key=len, reverse=True)
+)
 _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
-    r"|password|passwort)\b[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
+    rf"|password|passwort)\b[^\n]*[0-9])|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
 )
 _PROSE_TRIGGER_RE = re2.compile(
-    r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)|(pw|pwd|pass|passwd|passphrase|passcode|password"
-    r"|passwort))\b)|(?:^|\s)(-u|--user|--proxy-user)[ =]",
+    r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)\b)|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
+    rf"|password|passwort)\b|(?:{_I18N_WORDS})\pL{{0,6}}))|(?:^|\s)(-u|--user|--proxy-user)[ =]",
     _OPTIONS,
 )
 _PROSE_WINDOW = 96  # characters read after a trigger, on its line
@@ -630,9 +729,19 @@ _REVERSED_SHAPES: Final = tuple(
     (index, rf"[{chars}]{{{count}}}(?:{'|'.join(re.escape(p[::-1]) for p in prefixes)})")
     for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
 )
-_REVERSED_GATE = "|".join(pattern for _, pattern in _REVERSED_SHAPES)
+# The same tokens in ROT13 ("NXVN..." is an AKIA key id): the prefix rotated, the body's class is
+# closed under rotation; read back by rotating again. Both ways share one pattern and one category.
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm"
+)
+_ROTATED_SHAPES: Final = tuple(
+    (index, rf"\b(?:{'|'.join(re.escape(p.translate(_ROT13)) for p in prefixes)})[{chars}]{{{count}}}")
+    for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
+    if chars in ("0-9A-Z", "A-Za-z0-9", "A-Za-z0-9_", "0-9A-Za-z")  # classes rotation keeps
+)
+_REVERSED_GATE = "|".join(pattern for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES))
 # RE2 (linear): a backtracking "[chars]{36,}_phg" reads every long run once per position.
-_REVERSED_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _REVERSED_SHAPES), _OPTIONS)
+_REVERSED_RE = re2.compile("|".join(f"({pattern})" for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES)), _OPTIONS)
 
 # Digits spelled as words ("card four-one-one-one 1111 1111 1111"): a number word followed by
 # another or by a digit lets the text through; the words are read as digits and the card check runs on that view.
@@ -644,11 +753,13 @@ _DIGIT_OF = {word: str(n) for n, word in enumerate(_NUMBER_WORDS)} | {"oh": "0"}
 
 # Everything above in one pass, plus what makes a plain ASCII string need decoding first. No
 # match here (on all the strings of a document at once) means no finding in any of them.
-_NEEDS_DECODING = r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+_NEEDS_DECODING = (
+    r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|\\[0-3][0-7]{2}|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+)
 # JSON text in a string is parsed (its keys and pairs count): a string that starts with { or [.
 _JSON_START = r"(?m:^\s*[\[{])"
 # Every alternative that may start a finding; a string none of them matches holds none.
-_PLAIN_GATES = (*(p for _, p in _SHAPES), _ASSIGNMENT, _ASCII_CARD_RUN, _TOKEN_RUN)
+_PLAIN_GATES = (*(p for _, p in _SHAPES), _ASSIGNMENT, _CARD_GATE, _TOKEN_RUN)
 _VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE)
 # A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
@@ -763,7 +874,7 @@ _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
         _ASSIGNMENT,
-        _ASCII_CARD_RUN,
+        _CARD_GATE,
         _TOKEN_RUN,
         _ENCODED_GATE,
         _SPLIT_HEADS,
@@ -814,6 +925,11 @@ def _random_looking(token: str) -> bool:
     return bool(_DIGIT.search(token) and _LOWER.search(token) and _UPPER.search(token))
 
 
+_NOT_A_KEY_LABEL = re.compile(
+    r"(?i)hash|sha|digest|checksum|commit|version|release|(?:^|[_.\-])(?:id|uuid|guid)[\"']?[ \t]*[:=]"
+)
+
+
 def _shape_ok(kind: str, text: str) -> bool:
     """Checks on a shape match that the pattern alone cannot make."""
     if kind == "jwt":
@@ -823,6 +939,13 @@ def _shape_ok(kind: str, text: str) -> bool:
     if kind == "basic-auth":
         password = text[text.index(":", text.index("://") + 3) + 1 : -1]  # scheme://user:PASSWORD@
         return not _is_placeholder(unquote(password))
+    if kind == "url-user-token":
+        user = text[text.index("://") + 3 : -1]
+        return bool(_DIGIT.search(user) and (_LOWER.search(user) or _UPPER.search(user))) and not _is_placeholder(user)
+    if kind == "service-key":
+        return not _NOT_A_KEY_LABEL.search(text)  # "sentry_release_sha: ...", "asana_task_id = ...": ids and hashes
+    if kind == "provider-token" and text.startswith("SK"):
+        return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
 
 
@@ -931,10 +1054,29 @@ def _luhn(digits: str) -> bool:
 
 
 def _is_card(digits: str) -> bool:
-    """13-19 digits, an issuer of payment cards (2-6: Mastercard, Amex, Visa, Discover...), Luhn-valid."""
+    """13-19 digits, an issuer of payment cards (2-6: Mastercard, Amex, Visa...; 15 digits from 1: UATP), Luhn-valid."""
     # Other first digits are airlines, health, telecom and national ids: with them, one
-    # millisecond timestamp in ten (13 digits starting with 1) would pass Luhn.
-    return 13 <= len(digits) <= 19 and "2" <= digits[0] <= "6" and _luhn(digits)
+    # millisecond timestamp in ten (13 digits starting with 1) would pass Luhn. UATP (airline
+    # cards, ISO/IEC 7812 issuer 1) is 15 digits: no timestamp of our decades has that length.
+    return _issuer(digits, 0, len(digits)) and _luhn(digits)
+
+
+def _issuer(digits: str, begin: int, end: int) -> bool:
+    """True when digits[begin:end] has a card's length and a card issuer's first digit."""
+    first = digits[begin]
+    return 13 <= end - begin <= 19 and ("2" <= first <= "6" or (first == "1" and end - begin == 15))
+
+
+# Separators that join groups only in a card's own grouping: fours (the last 1-4), or Amex's 4-6-5.
+_WEAK_SEPARATOR = re.compile(r"[/|+()\r\n\u00b7\u2022\u2027\u2219\u22c5\u30fb\uff65]")
+
+
+def _card_grouping(run: str, lengths: Sequence[int]) -> bool:
+    """True unless the run is joined by a weak separator in other than a card's grouping."""
+    if not _WEAK_SEPARATOR.search(run):
+        return True
+    *head, last = lengths
+    return (bool(head) and all(n == 4 for n in head) and 1 <= last <= 4) or list(lengths) in ([4, 6, 5], [4, 6, 4])
 
 
 _ASCII_DIGITS = re.compile(r"[0-9]+")
@@ -949,10 +1091,23 @@ def _card_spans(text: str) -> list[tuple[int, int, str]]:
     for spans in _matches(_ASCII_CARD_RE if text.isascii() else _unicode_card_re(), text):
         run_start, run_end = spans[0]
         if not text.isascii():
-            found.extend(_card_windows(_unicode_groups(text, run_start, run_end)))
+            groups = _unicode_groups(text, run_start, run_end)
+            if _card_grouping(text[run_start:run_end], [len(g) for g, _, _ in groups]):
+                found.extend(_card_windows(groups))
+                continue
+            # Not a card's grouping: the parts between weak separators are runs of their own.
+            cuts = [
+                run_start,
+                *(m.start() + run_start for m in _WEAK_SEPARATOR.finditer(text[run_start:run_end])),
+                run_end,
+            ]
+            for a, b in itertools.pairwise(cuts):
+                found.extend(_card_windows([g for g in groups if a <= g[1] and g[2] <= b]))
             continue
         whole = _NOT_DIGITS.sub("", text[run_start:run_end])
-        if _is_card(whole):
+        if _is_card(whole) and _card_grouping(
+            text[run_start:run_end], [len(g) for g in _ASCII_DIGITS.findall(text, run_start, run_end)]
+        ):
             found.append((run_start, run_end, whole))  # any grouping, as long as it is the whole run
             continue
         run = text[run_start:run_end]
@@ -1014,10 +1169,10 @@ def _card_windows(groups: list[tuple[str, int, int]], *, whole_run: bool = True)
         # The windows that start with group i and hold 13-19 digits: a bisection, then <= 7 tries.
         j = bisect.bisect_left(ends, begin + 13, i)
         taken = False
-        while j < n and ends[j] - begin <= 19 and "2" <= digits[begin] <= "6":
+        while j < n and ends[j] - begin <= 19 and "1" <= digits[begin] <= "6":
             if i != j and last_short[j] >= i:
                 break
-            if _luhn(digits[begin : ends[j]]):
+            if _issuer(digits, begin, ends[j]) and _luhn(digits[begin : ends[j]]):
                 found.append((groups[i][1], groups[j][2], digits[begin : ends[j]]))
                 i, taken = j + 1, True
                 break
@@ -1065,7 +1220,7 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     # password is the basic-auth shape's.
     if _URL_VALUE.match(first):
         return None
-    if sep.strip() in ("=", "==", ":=", "=>") and _is_code_reference(first):
+    if sep.strip() in ("=", "==", ":=", "=>", "?=", "+=", ",") and _is_code_reference(first):
         return None
     # Prose: "is"/"was", or a colon followed by more words ("password: click the link").
     if (prose or more) and not _looks_secret(first):
@@ -1084,6 +1239,8 @@ def _assignments(text: str, taken: _Taken) -> Iterable[_Hit]:
         raw = text[value_start:value_end]
         if value_at == 7:
             raw = raw.strip()  # <password> x </password>
+        elif value_at == 21 and raw.isdigit():
+            continue  # "login ... -p 2222": a port
         secret = _assignment_secret(key, sep, raw)
         if secret is None:
             continue
@@ -1121,6 +1278,9 @@ class _Taken:
         return (i > 0 and self.ends[i - 1] > start) or (i < len(self.starts) and self.starts[i] < end)
 
 
+_HEX_TAIL = re.compile(r"[0-9a-fA-F][0-9a-fA-F\-]{31,}$")
+
+
 def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tuple[int, int]:
     """What to hide of a shape match: a key block up to its END marker at key_end (-1: none), a URL's password."""
     if kind == "private-key":
@@ -1134,6 +1294,13 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
     if kind == "basic-auth":
         scheme_end = text.index("://", start) + 3
         return text.index(":", scheme_end) + 1, end - 1  # user:PASSWORD@
+    if kind == "url-user-token":
+        return text.index("://", start) + 3, end - 1  # scheme://TOKEN@
+    if kind == "query-key":
+        return text.index("=", start) + 1, end
+    if kind == "service-key":
+        value = _HEX_TAIL.search(text, start, end)
+        return (value.start(), end) if value else (start, end)
     return start, end
 
 
@@ -1143,6 +1310,9 @@ def _token_ok(index: int, token: str) -> bool:
     if kind in ("openai-key", "anthropic-key", "github-token", "google-api-key"):
         return _random_looking(token)  # "sk-" "learn-compatible-estimators": words, not a key
     return kind != "aws-access-key" or any(c.isdigit() for c in token)
+
+
+_OPTION_PIECE = re.compile(r"-{1,2}[A-Za-z][A-Za-z\-]*[ \t=]")  # a shell option standing alone ("-d ", "--data=")
 
 
 def _glued(text: str, start: int, index: int) -> tuple[str, int, bool] | None:
@@ -1163,6 +1333,8 @@ def _glued(text: str, start: int, index: int) -> tuple[str, int, bool] | None:
         after = _PIECE.match(text, gap.end(), limit).end()  # type: ignore[union-attr]
         if after == gap.end():
             break
+        if _OPTION_PIECE.match(text, gap.end(), limit) and gap.group()[-1:] in (" ", "\t"):
+            break  # "'sk' -d '_live_...'": an option between two quoted values is no piece of a token
         # Spaces alone join only pieces of four characters or more: prose ("AKIA KEYS ARE ...") has
         # short words, a token cut in two does not. Quotes and sibling values join any pieces.
         if not _STRONG_GAP.search(gap.group()) and (len(words[-1]) < 4 or after - gap.end() < 4):
@@ -1282,28 +1454,58 @@ def _b64(run: str) -> str | None:
 
 
 def _decodings(run: str) -> Iterator[tuple[str, str]]:
-    """(encoding, text) for each way a run decodes to text: hex, base64, or base64 pieces between - and _."""
+    """(encoding, text) for each way a run decodes to text: hex, base32, base64, or base64 or hex pieces."""
+    for encoding, text, _ in _run_decodings(run):
+        yield encoding, text
+
+
+def _run_decodings(run: str) -> Iterator[tuple[str, str, int]]:
+    """(encoding, text, offset) for each way a run decodes: whole (offset 0), or a piece of it at its offset."""
     body = run.rstrip("=")
     if not len(body) % 2 and _HEX.fullmatch(body):
         text = _as_text(bytes.fromhex(body))
         if text is not None:
-            yield "hex", text
+            yield "hex", text, 0
+            return
+    if _BASE32.fullmatch(body) and len(body) % 8 in (0, 2, 4, 5, 7):
+        try:
+            text = _as_text(base64.b32decode(body + "=" * (-len(body) % 8)))
+        except binascii.Error:
+            text = None
+        if text is not None:
+            yield "base32", text, 0
             return
     text = _b64(run)
     if text is not None:
-        yield "base64", text
+        yield "base64", text, 0
         return
+    yield from _piece_decodings(body)
+
+
+def _piece_decodings(body: str) -> Iterator[tuple[str, str, int]]:
+    """(encoding, text, offset in the run) for the pieces of a run that does not decode whole."""
     # "prefix_QUtJ..." or "x-QUtJ...": a word glued to the payload shifts its alignment. Split at
-    # - and _, or, glued without one ("xQUtJ..."), dropped one to three characters at a time.
-    pieces = [piece for piece in _SEPARATED.split(body) if len(piece) >= _MIN_ENCODED and piece != body]
-    if not pieces:
-        pieces = [body[k:] for k in (1, 2, 3) if len(body) - k >= _MIN_ENCODED]
-    for piece in pieces:
-        if (text := _b64(piece)) is not None:
-            yield "base64", text
+    # -, _ and / (a URL path: "/botNDYw..."), and a word glued without one ("xQUtJ...", "botNDYw...")
+    # dropped one to three characters at a time, from the run or from each piece.
+    pieces = [m for m in _PIECES.finditer(body) if len(m.group()) >= _MIN_ENCODED and m.group() != body]
+    for at, piece in [(m.start(), m.group()) for m in pieces] or [(0, body)]:
+        for k in (0, 1, 2, 3) if pieces else (1, 2, 3):
+            if len(piece) - k < _MIN_ENCODED:
+                break
+            shifted = piece[k:]
+            if not len(shifted) % 2 and _HEX.fullmatch(shifted):
+                text = _as_text(bytes.fromhex(shifted))
+                if text is not None:
+                    yield "hex", text, at + k
+                    break
+            if (text := _b64(shifted)) is not None:
+                yield "base64", text, at + k
+                break
 
 
-_SEPARATED = re.compile(r"[-_]")
+_PIECES = re.compile(r"[^-_/]+")
+_CONTEXT = 40  # characters before an encoded run read with what it decodes to
+_BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648 base32: upper-case letters and 2-7
 
 
 def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
@@ -1323,14 +1525,55 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
             break
         # A run longer than the budget is decoded up to it (a multiple of 4: base64 and hex stay aligned).
         stop = end if end - start <= budget * 2 else start + budget * 2 // 4 * 4
-        for encoding, decoded in _decodings(text[start:stop]):
+        for encoding, decoded, offset in _run_decodings(text[start:stop]):
             decoded_runs += 1
             budget -= len(decoded)
             if not decoded.isascii() or _needs_decoding(decoded):
                 decoded = _normalise(decoded)
-            for kind, _, _, secret in _analyse(decoded, level + 1):
+            # Read in its place: what stands before the run on its line and the character after it
+            # make a secret of what a name or a position vouches for ("?k=<hex>", "https://<token>@").
+            at = start + offset
+            before = text[max(text.rfind("\n", max(0, at - _CONTEXT), at) + 1, at - _CONTEXT) : at]
+            view = before + decoded + text[end : end + 1]
+            for kind, hit_start, _, secret in _analyse(view, level + 1):
+                if not len(before) <= hit_start < len(before) + len(decoded):
+                    continue  # a secret of the context alone is the text's own finding
                 base, _, inner = kind.partition(" (")
                 hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+    return hits
+
+
+# Character codes written out ("103,104,112,95,..." is "ghp_..."): 16 or more printable ASCII
+# codes in decimal, separated by commas, read as the text they spell.
+_CHAR_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*,[ \t]*){15,}[0-9]{2,3}(?![0-9.])")
+_MAX_CHAR_CODE_RUNS = 16
+_char_code_gate = _raw_search(re2.compile(r"(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]", _MATCH_ONLY))
+
+
+def _from_char_codes(codes: Iterable[int]) -> str | None:
+    """The text a sequence of character codes spells when all are printable ASCII, else None."""
+    chars = []
+    for code in codes:
+        if not 32 <= code < 127:
+            return None
+        chars.append(chr(code))
+    return "".join(chars)
+
+
+def _char_code_hits(text: str, level: int) -> list[_Hit]:
+    """Secrets spelled as runs of decimal character codes, each reported at its run."""
+    hits: list[_Hit] = []
+    if "," not in text or not _char_code_gate(text.encode("utf-8", "surrogatepass")):
+        return hits  # one RE2 pass: the backtracking pattern below reads only texts that have a run
+    for n, match in enumerate(_CHAR_CODES.finditer(text)):
+        if n >= _MAX_CHAR_CODE_RUNS:
+            hits.append((PAST_DECODING_BUDGET, match.start(), len(text), text[match.start() :]))
+            break
+        decoded = _from_char_codes(int(code) for code in match.group().split(","))
+        if decoded is None:
+            continue
+        for kind, _, _, secret in _analyse(decoded, level + 1):
+            hits.append((f"{kind.partition(' (')[0]} (char codes)", match.start(), match.end(), secret))
     return hits
 
 
@@ -1379,6 +1622,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_split_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
     if _ENCODED_AT in categories and level < MAX_DECODE_LEVELS:
         hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
+        hits.extend(_char_code_hits(text, level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
@@ -1457,12 +1701,12 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
             hits.append((PAST_SPLIT_BUDGET, spans[0][0], len(text), text[spans[0][0] :]))
             break
         end = spans[0][1]
-        if text[end : end + 1] in ("'", '"'):
+        flag = spans[3][0] >= 0
+        if text[end : end + 1] in ("'", '"') and not flag:
             continue  # a quoted key ("password": ...): the key and assignment rules read structure
         line_end = text.find("\n", end, end + _PROSE_WINDOW)
         window_end = line_end if line_end >= 0 else min(len(text), end + _PROSE_WINDOW)
         password_word = spans[2][0] >= 0
-        flag = spans[3][0] >= 0
         pos = end
         previous = ""
         for k, word_match in enumerate(re.finditer(r"\S+", text[pos:window_end])):
@@ -1497,11 +1741,13 @@ def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
         if n >= MAX_SPLIT:
             hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
             break
-        index = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
-        token = text[start:end][::-1]
+        group = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
+        rotated = group >= len(_REVERSED_SHAPES)
+        index = _ROTATED_SHAPES[group - len(_REVERSED_SHAPES)][0] if rotated else group
+        token = text[start:end].translate(_ROT13) if rotated else text[start:end][::-1]
         if taken.overlaps(start, end) or not _SPLIT_WHOLE[index].match(token) or not _token_ok(index, token):
             continue
-        hits.append((f"{_SPLIT_SHAPES[index][0]} (reversed)", start, end, token))
+        hits.append((f"{_SPLIT_SHAPES[index][0]} ({'rot13' if rotated else 'reversed'})", start, end, token))
     return hits
 
 
@@ -1583,7 +1829,7 @@ def _embedded_json_findings(text: str, depth: int) -> list[_Raw]:
 # between two values (so the values of repeated options meet as pieces).
 _SHELL_QUOTING = re.compile(r"['\"]{2}|\\[\w\-]|\s-{1,2}[A-Za-z]|\$\{?[A-Za-z_]")
 _SHELL_JOINS = re.compile(r"(?<=[^\s'\"])(?:''|\"\"|'\"|\"')(?=[^\s'\"])|\\(?=[\w\-])")
-_SHELL_OPTION = re.compile(r"(?<=[^\s])(['\"]?)\s+-{1,2}[A-Za-z][\w\-]*(?:\s+|=)(['\"]?)(?=[A-Za-z0-9_])")
+_SHELL_OPTION = re.compile(r"(?<=[^\s])(['\"]?)\s+-{1,2}[A-Za-z][\w\-]*(?:\s+|=)(['\"]?)(?=[A-Za-z0-9_\-])")
 
 
 # "a=AKIAIOSF; b=ODNN7EXAMPLE; curl -d "k=$a$b"": plain assignments, put in for their references.
@@ -1639,7 +1885,7 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
 
 _Path = tuple[str | int, ...]
 _Raw = tuple[_Path, str, str]  # where (segments), kind, excerpt
-_PAIR_NAMES = ("name", "key", "header")
+_PAIR_NAMES = ("name", "key", "header", "label", "field", "title", "variable", "var")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
@@ -1705,6 +1951,9 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     if joined.isascii() and not _prefilter(joined):
         return [*credentials.values(), *numbers]
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
+    found.extend(
+        (where, "card-number (split)", _excerpt("card-number", digits)) for where, digits in _card_groups(texts, groups)
+    )
     if not found and not isinstance(value, str) and _split_heads_search(joined.encode("utf-8", "surrogatepass")):
         found = _split_neighbours(value, at)
     # A credential's value that also matched a shape is reported once, by its shape.
@@ -1725,6 +1974,30 @@ def _split_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> li
     return found
 
 
+def _sibling_card(items: Sequence[Any]) -> str | None:
+    """The card number that sibling strings of digits make together (["4532", "0151", ...]), or None."""
+    if not 2 <= len(items) <= 6 or not all(isinstance(x, str) and x.strip().isdigit() and x.isascii() for x in items):
+        return None
+    parts = [x.strip() for x in items]
+    lengths = [len(x) for x in parts]
+    digits = "".join(parts)
+    # A card's grouping (fours, Amex's 4-6-5) or a card cut in two halves; lists of other numbers
+    # (years, counts) would pass Luhn one time in ten.
+    halves = len(parts) == 2 and lengths[0] == 8 and 5 <= lengths[1] <= 8
+    grouped = _card_grouping("/", lengths)
+    return digits if (halves or grouped) and _is_card(digits) else None
+
+
+def _card_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> Iterator[tuple[_Path, str]]:
+    """Card numbers split across the sibling strings of one object or list, reported at the container."""
+    for where, indexes in groups:
+        if len(indexes) <= 6 and texts[indexes[0]][:1].isdigit():
+            digits = _sibling_card([texts[i] for i in indexes])
+            if digits is not None:
+                yield where, digits
+
+
+_MAX_CHAR_CODES = 4096  # the longest list of numbers read as character codes
 _MAX_LEAVES = 4096  # string leaves glued for neighbours; past it the rest is reported unchecked
 
 
@@ -1808,6 +2081,12 @@ def _walk(
             if isinstance(item, str):
                 texts.append(item)
                 places.append((at, i))
+        if _MIN_ENCODED <= len(value) <= _MAX_CHAR_CODES and type(value[0]) is int:
+            # [103, 104, 112, 95, ...]: a list of character codes is the text it spells, scanned as one.
+            spelled = _from_char_codes(x if type(x) is int else -1 for x in value)
+            if spelled is not None:
+                texts.append(spelled)
+                places.append((at, None))
         if len(texts) - first > 1:
             groups.append((at, list(range(first, len(texts)))))
         for i, item in enumerate(value):
@@ -1976,6 +2255,8 @@ def _split_keys(items: list[tuple[Any, Any]]) -> set[Any]:
     strings = [(key, item) for key, item in items if isinstance(item, str)]
     if len(strings) < 2:
         return set()
+    if _sibling_card([item for _, item in strings]) is not None:
+        return {key for key, _ in strings}
     _, taken = _split_pieces([item for _, item in strings])
     return {strings[i][0] for i in taken}
 
@@ -2156,8 +2437,12 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, str):
         return _hide_cards_in(value, hide)
     if isinstance(value, dict):
+        if _sibling_card([v for v in value.values() if isinstance(v, str)]) is not None:
+            return {k: hide(v) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
         return {k: hide_cards(v, hide, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
+        if _sibling_card([v for v in value if isinstance(v, str)]) is not None:
+            return [hide(v) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
         return [hide_cards(v, hide, depth + 1) for v in value]
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
