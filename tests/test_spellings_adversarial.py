@@ -91,15 +91,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
     ),
     "pack: ask-git-writes-outside-project reads git's output option as written (a regex over the "
     "command), so `cd /tmp && git format-patch -o patches` is not asked": ("calls-classes:143",),
-    "engine: a password found by its phrase (`login with admin / P@ss...`) and then hex- or base64-encoded in "
-    "place is not found: a decoded run is scanned alone, without the phrase before it": (
-        "calls-secrets-round4:6",
-        "calls-secrets-round4:7",
-        "calls-secrets-round4:8",
-        "calls-secrets-round4:9",
-        "calls-secrets-round4:10",
-        "calls-secrets-round4:11",
-    ),
     "engine: letters written apart (`A-K-I-A-...`, `g.h.p._...`) and then split across two arguments are not "
     "glued: the spaced-run view reads one value, the cross-value view wants a strong prefix whole": (
         "calls-secrets-round4:1",
