@@ -158,7 +158,9 @@ def test_a_plain_string_is_never_read_as_a_pattern() -> None:
     assert not path_matches(".en?", ".env")
     assert not path_matches("*", ".env")
     assert path_surely_within("/etc/*", "/etc")
-    assert type(normalize_path("A/*.md")) is str
+    # Folded from "A", it remembers its literal reading (a FoldedPath), but it is no pattern.
+    assert not isinstance(normalize_path("A/*.md"), PathPattern)
+    assert type(normalize_path("a/*.md")) is str
 
 
 def test_a_path_pattern_never_comes_from_call_arguments() -> None:

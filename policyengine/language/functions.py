@@ -23,14 +23,16 @@ from policyengine.language import paths, roles, tool_names
 # without which every signature check below would reject frozen call documents.
 from policyengine.values import frozen  # noqa: F401
 
-# jmespath checks types by class name: a PathPattern (a shell operand bash expands as a glob) is a
-# string to every function, `join`, `contains` and comparisons included.
-jmespath.functions.TYPES_MAP.setdefault(paths.PathPattern.__name__, "string")
-if paths.PathPattern.__name__ not in jmespath.functions.REVERSE_TYPES_MAP["string"]:
-    jmespath.functions.REVERSE_TYPES_MAP["string"] = (
-        *jmespath.functions.REVERSE_TYPES_MAP["string"],
-        paths.PathPattern.__name__,
-    )
+# jmespath checks types by class name: a PathPattern (a shell operand bash expands as a glob) and a
+# FoldedPath (a normalised path that remembers its literal reading) are strings to every function,
+# `join`, `contains` and comparisons included.
+for _string_class in (paths.PathPattern, paths.FoldedPath):
+    jmespath.functions.TYPES_MAP.setdefault(_string_class.__name__, "string")
+    if _string_class.__name__ not in jmespath.functions.REVERSE_TYPES_MAP["string"]:
+        jmespath.functions.REVERSE_TYPES_MAP["string"] = (
+            *jmespath.functions.REVERSE_TYPES_MAP["string"],
+            _string_class.__name__,
+        )
 
 __all__ = ["FUNCTIONS", "OPTIONS", "PolicyFunctions", "function_arity"]
 
@@ -768,7 +770,7 @@ def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | N
     counted = name in PATH_TESTS
 
     def run(subject: Any) -> Any:
-        if type(subject) is not str and type(subject) is not paths.PathPattern:
+        if type(subject) is not str and type(subject) is not paths.PathPattern and type(subject) is not paths.FoldedPath:
             return FALLBACK
         if counted:
             _spend(name, subject)  # raises past the budget: the rule fails closed, no fallback

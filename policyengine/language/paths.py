@@ -22,6 +22,7 @@ from policyengine.language import _ignorables
 
 __all__ = [
     "UNKNOWN",
+    "FoldedPath",
     "PathPattern",
     "PathPatternError",
     "as_opened",
@@ -60,6 +61,11 @@ _ASCII_CONTROLS = {code: None for code in (*range(0x20), 0x7F)}
 _IGNORABLES: dict[int, None] = dict.fromkeys(
     code for first, last in _ignorables.RANGES for code in range(first, last + 1)
 )
+
+# Code points NTFS's upcase table folds onto a letter that casefolding keeps apart: Windows opens
+# ".g\u0131t-credentials" as ".git-credentials" (U+0131 upper-cases to "I"). Derived from Unicode (every code
+# point whose one-character upper case casefolds to another string; a test re-derives it over all of Unicode).
+_NTFS_FOLDS = {0x0131: "i"}
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a bad pattern becomes an exception, not stderr noise
@@ -169,7 +175,7 @@ def _decode_rounds(text: str, nul: Callable[[str], str] = _cut_at_nul) -> str:
         # NFKC maps full-width and compatibility forms (U+FF0E for ".", U+FF05 for "%") to ASCII; casefold after
         # it and NFKC again, because case folding can produce non-normalised sequences.
         text = unicodedata.normalize("NFKC", text)
-        text = unicodedata.normalize("NFKC", text.casefold())
+        text = unicodedata.normalize("NFKC", text.casefold()).translate(_NTFS_FOLDS)
         # Dropping invisible characters can join "%2" and "e" into a new escape, so it runs
         # inside the loop, before decoding. A NUL (raw or decoded from %00) is not dropped but
         # ends the path: a C API opens what stands before it (".env\0/../notes.txt" opens .env).
@@ -209,6 +215,9 @@ def _split_root(text: str) -> tuple[Root, str]:
         if text.startswith("//"):
             slash = text.find("/", 2)
             text = text[slash:] if slash >= 0 else "/"
+    # An SMB URL ("smb://host/C$/x", "cifs://host/share/x") names what the UNC path "\\\\host\\share\\x" names.
+    if text.startswith(_SMB_SCHEMES):
+        text = "//" + text.partition(":")[2].lstrip("/")
     # The NT object namespace "\??\C:\x" is what "\\?\C:\x" names.
     if text.startswith("/??/"):
         text = "//?/" + text[4:]
@@ -222,6 +231,11 @@ def _split_root(text: str) -> tuple[Root, str]:
             text = rest
         else:
             return UNKNOWN, text
+    wsl = _WSL_SHARE.match(text)
+    if wsl:
+        # "\\\\wsl$\\Ubuntu\\etc\\shadow" opens a WSL distro's "/etc/shadow": the share is the distro's root
+        # (any distro: named after it, so over-matching). Extra leading slashes change nothing for Windows.
+        return "/", "/" + text[wsl.end() :]
     share = _SHARE.match(text)
     if share:
         host, name = share.group(1), share.group(2)
@@ -249,6 +263,10 @@ def _split_root(text: str) -> tuple[Root, str]:
 
 # "//host/share" after decoding and "\\" -> "/": a UNC path.
 _SHARE = re.compile(r"//([^/]+)/([^/]+)(?:/|$)")
+# WSL's shares of its distros' root directories: "\\\\wsl$\\<distro>" and "\\\\wsl.localhost\\<distro>".
+# In a path pattern the shell's literal "$" is written "[$]".
+_WSL_SHARE = re.compile(r"/{2,}wsl(?:\$|\[\$\]|\.localhost)\.?/+[^/]+(?:/+|$)")
+_SMB_SCHEMES = ("smb:", "cifs:")
 
 
 def _is_loopback(host: str) -> bool:
@@ -283,6 +301,82 @@ _SHORT_NAME = re.compile(r"[^~./]{1,6}~[0-9]{1,6}(?:\.[^.]{0,3})?")
 
 
 def _parse(path: str, classify: bool = True) -> tuple[Root, tuple[str, ...]]:
+    """Return the root and the lexically resolved components of a path, Windows' junctions followed."""
+    root, parts = _parse_lexically(path, classify)
+    if parts:
+        start = _drive_start(root, parts)
+        if start >= 0 and len(parts) > start and parts[start] in _JUNCTION_HEADS:
+            parts = _through_junctions(parts, start)
+    return root, parts
+
+
+# Windows' compatibility junctions (present on every install since Vista), from the drive's root; "*" is
+# any user's folder. Each opens its target, so "C:\Users\All Users\Microsoft\Windows\Start Menu" is a
+# place in C:\ProgramData, and a list naming the target catches every old name for it.
+_JUNCTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("documents and settings",), ("users",)),
+    (("users", "all users"), ("programdata",)),
+    (("users", "default user"), ("users", "default")),
+    (("programdata", "application data"), ("programdata",)),
+    (("programdata", "desktop"), ("users", "public", "desktop")),
+    (("programdata", "documents"), ("users", "public", "documents")),
+    (("programdata", "favorites"), ("users", "public", "favorites")),
+    (("programdata", "start menu"), ("programdata", "microsoft", "windows", "start menu")),
+    (("programdata", "templates"), ("programdata", "microsoft", "windows", "templates")),
+    (("users", "*", "application data"), ("users", "*", "appdata", "roaming")),
+    (("users", "*", "local settings"), ("users", "*", "appdata", "local")),
+    (("users", "*", "my documents"), ("users", "*", "documents")),
+    (("users", "*", "cookies"), ("users", "*", "appdata", "roaming", "microsoft", "windows", "cookies")),
+    (("users", "*", "nethood"), ("users", "*", "appdata", "roaming", "microsoft", "windows", "network shortcuts")),
+    (("users", "*", "printhood"), ("users", "*", "appdata", "roaming", "microsoft", "windows", "printer shortcuts")),
+    (("users", "*", "recent"), ("users", "*", "appdata", "roaming", "microsoft", "windows", "recent")),
+    (("users", "*", "sendto"), ("users", "*", "appdata", "roaming", "microsoft", "windows", "sendto")),
+    (("users", "*", "start menu"), ("users", "*", "appdata", "roaming", "microsoft", "windows", "start menu")),
+    (("users", "*", "templates"), ("users", "*", "appdata", "roaming", "microsoft", "windows", "templates")),
+    (("users", "*", "appdata", "local", "application data"), ("users", "*", "appdata", "local")),
+    (("users", "*", "appdata", "local", "history"), ("users", "*", "appdata", "local", "microsoft", "windows", "history")),
+    (
+        ("users", "*", "appdata", "local", "temporary internet files"),
+        ("users", "*", "appdata", "local", "microsoft", "windows", "inetcache"),
+    ),
+    (("users", "*", "documents", "my music"), ("users", "*", "music")),
+    (("users", "*", "documents", "my pictures"), ("users", "*", "pictures")),
+    (("users", "*", "documents", "my videos"), ("users", "*", "videos")),
+)
+_JUNCTION_HEADS = frozenset(key[0] for key, _target in _JUNCTIONS)
+# Drive letters as POSIX tools mount them: WSL's /mnt/c, Cygwin's /cygdrive/c, MSYS2's /c.
+_MOUNTS = frozenset({"mnt", "cygdrive"})
+
+
+def _drive_start(root: Root, parts: tuple[str, ...]) -> int:
+    """Where a drive's root lies among the components (-1 when the path is on no drive)."""
+    if len(root) == 3:
+        return 0  # "c:/"
+    if root == UNKNOWN:
+        return 1 if parts[0] == "?:" else -1  # "\\Users\\All Users": the current drive's root
+    if root == "/":
+        if len(parts[0]) == 1:
+            return 1
+        if parts[0] in _MOUNTS and len(parts) > 1 and len(parts[1]) == 1:
+            return 2
+    return -1
+
+
+def _through_junctions(parts: tuple[str, ...], start: int) -> tuple[str, ...]:
+    """The components with every junction from the drive's root replaced by its target."""
+    for _ in range(len(_JUNCTIONS)):  # a target may start another junction ("documents and settings/all users")
+        rest = parts[start:]
+        for key, target in _JUNCTIONS:
+            if len(rest) >= len(key) and all(k in ("*", r) for k, r in zip(key, rest, strict=False)):
+                mapped = tuple(rest[i] if name == "*" else name for i, name in enumerate(target))
+                parts = parts[:start] + mapped + rest[len(key) :]
+                break
+        else:
+            return parts
+    return parts
+
+
+def _parse_lexically(path: str, classify: bool = True) -> tuple[Root, tuple[str, ...]]:
     """Return the root and the lexically resolved components of a path.
 
     With `classify` (paths, not patterns), a path whose place cannot be known gets the root
@@ -301,7 +395,7 @@ def _parse(path: str, classify: bool = True) -> tuple[Root, tuple[str, ...]]:
         text = text.replace("\\", "/")
         if text[:1] == "/" and text[1:2] != "/" and text[2:3] != ":" and text[1:4] != "??/":
             root, rest = "/", text
-        elif text[:1] != "/" and text[1:2] != ":" and not text.startswith("file:"):
+        elif text[:1] != "/" and text[1:2] != ":" and not text.startswith(("file:", *_SMB_SCHEMES)):
             root, rest = "", text
         else:
             root, rest = _split_root(text)
@@ -434,7 +528,7 @@ def normalize_path(path: str) -> str:
     """
     if type(path) is PathPattern:
         return _as_pattern(_join(*_pattern_readings(path)[0]))
-    return _join(*_parse_subject(path))
+    return _carry(_join(*_parse_subject(path)), _literal_resolve(path, None))
 
 
 def _as_list(values: str | Iterable[str]) -> list[str]:
@@ -530,11 +624,11 @@ def path_surely_within(path: str, dirs: str | Iterable[str]) -> bool:
             and not _too_large(parts)
             and any(_within(root, _literal_prefix(parts), *directory) for directory in directories)
             for root, parts in _pattern_readings(path)
-        )
+        ) and _literally_within(path, _as_list(dirs))
     return all(
         root != UNKNOWN and any(_within(root, parts, *directory) for directory in directories)
         for root, parts in _readings(path)
-    )
+    ) and _literally_within(path, _as_list(dirs))
 
 
 def within_matcher(dirs: Iterable[str]) -> Callable[[str], bool]:
@@ -696,7 +790,23 @@ def glob_to_regex(pattern: str) -> str:
 
 def _path_glob_to_regex(pattern: str) -> str:
     """Return an RE2 pattern for a path glob, matched with fullmatch against a normalised path."""
-    root, parts = _parse(pattern, classify=False)
+    return _glob_regex(*_parse(pattern, classify=False))
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _compiled_literal_glob(pattern: str, windows: bool) -> re2._Regexp | None:
+    """A path glob read literally in one shape (nothing folded; NTFS upper case on drives), for literal readings."""
+    reading = _literal_parse(pattern, windows if windows or not _WINDOWS_ABSOLUTE.match(pattern) else None)
+    if reading is None:
+        return None
+    try:
+        return re2.compile(_glob_regex(*reading), _RE2_OPTIONS)
+    except re2.error as err:
+        raise PathPatternError(f"invalid path pattern {pattern!r}: {err}") from None
+
+
+def _glob_regex(root: Root, parts: tuple[str, ...]) -> str:
+    """The RE2 pattern of a parsed path glob."""
     body: list[str] = []
     need_sep = False
     for index, part in enumerate(parts):
@@ -774,10 +884,33 @@ def path_surely_matches(path: str, patterns: str | Iterable[str]) -> bool:
                 )
             )
             for root, names, parts in literal
-        )
+        ) and _literally_matches(path, _as_list(patterns))
     return all(
         root != UNKNOWN and any(regex.fullmatch(_join(root, parts)) is not None for regex in compiled)
         for root, parts in _readings(path)
+    ) and _literally_matches(path, _as_list(patterns))
+
+
+def _literally_matches(path: str, patterns: list[str]) -> bool:
+    """Whether the literal reading of the path (a pattern's: as written) surely matches one of the globs read literally."""
+    reading = _literal_reading(path)
+    if reading is None:
+        return False
+    root, parts = reading
+    windows = len(root) == 3
+    names = _literal_prefix(parts) if type(path) is PathPattern else parts
+    globs = [(pattern, _compiled_literal_glob(pattern, windows)) for pattern in patterns]
+    if len(names) == len(parts):
+        text = _join(root, names)
+        if any(regex is not None and regex.fullmatch(text) is not None for _pattern, regex in globs):
+            return True
+    if type(path) is not PathPattern or not parts:
+        return False
+    # A pattern whose last name is literal, taken by a floating one-name glob (as in the folded test above).
+    last = _component_literal(parts[-1])
+    return last not in (None, "..", "**") and any(
+        regex is not None and _floating_name(pattern) and regex.fullmatch(last or "") is not None
+        for pattern, regex in globs
     )
 
 
@@ -1435,8 +1568,131 @@ def resolve_path(path: str, cwd: str | None) -> str:
     root, parts = _parse_subject(path)
     climbs = root == UNKNOWN and bool(parts) and parts[0] == ".."
     if cwd is None or not (root == "" or climbs):
-        return _join(root, parts)
-    return _join(*_parse(_join(*_parse_subject(cwd)) + "/" + "/".join(parts)))
+        folded = _join(root, parts)
+    else:
+        folded = _join(*_parse(_join(*_parse_subject(cwd)) + "/" + "/".join(parts)))
+    return _carry(folded, _literal_resolve(path, cwd))
+
+
+# -- literal readings --------------------------------------------------------------------------
+#
+# Normalisation folds every spelling a lenient system may open as the same file (case, NFKC, invisible
+# characters, percent escapes, trailing dots and spaces, NTFS streams, "\\" as a separator): right for deny
+# rules, which must catch every reading. An allow must hold for every reading too, and Linux folds none of
+# these: "/home/dev/Project", "/home/dev/project." and "/home/dev/other\\..\\project" are siblings of the
+# project there. So the "surely" tests also check the literal reading: on a POSIX path the bytes as written
+# ("/" the only separator, "." and ".." resolved); on a drive path what NTFS opens ("\\" and "/" separate,
+# letters compared by their one-character upper case, nothing else folded). A literal reading that names no
+# place (a share, a device, a root- or drive-relative path) is surely nowhere.
+
+
+class FoldedPath(str):
+    """A normalised path that remembers its literal reading (see above): the "surely" tests check both."""
+
+    literal: str | None  # the literal reading rendered; None when it names no place
+
+    def __new__(cls, text: str = "", literal: str | None = None) -> FoldedPath:
+        # Defaults, because library code builds "another of the same type" as type(text)() (re2's sub does).
+        self = super().__new__(cls, text)
+        object.__setattr__(self, "literal", literal)
+        return self
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("a FoldedPath is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("a FoldedPath is immutable")
+
+    def __reduce__(self) -> tuple[type[FoldedPath], tuple[str, str | None]]:
+        return FoldedPath, (str(self), self.literal)
+
+
+_WINDOWS_ABSOLUTE = re.compile(r"[a-zA-Z]:(?:[/\\]|$)")
+_WINDOWS_SEPARATORS = re.compile(r"[/\\]")
+
+
+def _ntfs_upper(text: str) -> str:
+    """Letters as NTFS compares them: each by its one-character upper case (U+0131 is "I"; "\u00df" stays)."""
+    if text.isascii():
+        return text.upper()
+    return "".join(up if len(up := ch.upper()) == 1 else ch for ch in text)
+
+
+def _literal_parse(text: str, windows: bool | None = None) -> Reading | None:
+    """The literal reading of a path (see above); `windows` forces the shape of a relative one."""
+    text = _cut_at_nul(text)
+    if windows is None:
+        windows = _WINDOWS_ABSOLUTE.match(text) is not None
+        if not windows and (text[:1] == "\\" or text[:2] == "//" or text[1:2] == ":"):
+            return None  # a share, a device, root- or drive-relative: no literal place
+    root: Root = ""
+    if windows:
+        if _WINDOWS_ABSOLUTE.match(text):
+            root, text = text[0].upper() + ":/", text[2:]
+        names = _WINDOWS_SEPARATORS.split(_ntfs_upper(text))
+    else:
+        if text[:1] == "/":
+            root = "/"
+        names = text.split("/")
+    parts: list[str] = []
+    for name in names:
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if parts and parts[-1] != "..":
+                parts.pop()
+            elif not root:
+                parts.append("..")
+            continue
+        parts.append(name)
+    return root, tuple(parts)
+
+
+_literal_parse_dir = lru_cache(maxsize=CACHE_SIZE)(_literal_parse)
+
+
+def _literal_resolve(path: str, cwd: str | None) -> Reading | None:
+    """The literal reading of a path resolved against the working directory (None: no literal place)."""
+    written = path.literal if type(path) is FoldedPath else path
+    if written is None:
+        return None
+    reading = _literal_parse(written)
+    if reading is None or reading[0] or cwd is None:
+        return reading
+    base = _literal_parse(cwd.literal if type(cwd) is FoldedPath and cwd.literal is not None else cwd)
+    if base is None:
+        return None
+    windows = len(base[0]) == 3
+    return _literal_parse(_join(*base) + "/" + written, windows)
+
+
+def _carry(folded: str, literal: Reading | None) -> str:
+    """The folded path, as a FoldedPath when its own literal reading is not the one it was folded from."""
+    if literal is not None and _literal_parse(folded) == literal:
+        return folded
+    return FoldedPath(folded, None if literal is None else _join(*literal))
+
+
+def _literal_reading(path: str) -> Reading | None:
+    """The literal reading a "surely" test checks: a FoldedPath's remembered one, else the text's own."""
+    if type(path) is FoldedPath:
+        return None if path.literal is None else _literal_parse(path.literal)
+    return _literal_parse(path)
+
+
+def _literally_within(path: str, dirs: Iterable[str]) -> bool:
+    """Whether the literal reading of the path is one of the directories (read literally) or below one."""
+    reading = _literal_reading(path)
+    if reading is None:
+        return False
+    root, parts = reading
+    if type(path) is PathPattern:
+        parts = _literal_prefix(parts)  # as written: every expansion is inside only through literal names
+    for directory in dirs:
+        place = _literal_parse_dir(directory)
+        if place is not None and _within(root, parts, *place):
+            return True
+    return False
 
 
 def _resolve_pattern(path: PathPattern, cwd: str | None) -> str:

@@ -197,7 +197,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # A value that names a place, whatever its key: rooted, home, climbing, drive, UNC, file: URL,
 # a leading expansion, a dotfile's name, or words joined by separators with no space ("etc/shadow").
 _PATH_SHAPE = re.compile(
-    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-]+$"
+    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|[a-z]:[^\s/\\:]+[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-]+$"
     r"|[^\s/\\:]+(?:[/\\][^\s/\\]*)+$)"
 )
 # Only a value ending in a dot or a space, or holding a colon, opens as another name (checked first: runs per value).
@@ -259,10 +259,12 @@ _FILE_URL = frozenset({Role.URL, Role.PATH})
 
 
 def _url_roles(value: str) -> frozenset[Role]:
-    """A URL is a URL under any key, and a `file:` URL names a local path too."""
-    if not _URL_SHAPE.match(value):
-        return frozenset()
-    return _FILE_URL if value.lstrip()[:5].lower() == "file:" else _URL
+    """A URL is a URL under any key, and a `file:` or SMB URL names a path too."""
+    scheme = value.lstrip()[:5].lower()
+    # "file:/etc/x" (one slash) is a file URL too; an SMB URL names a file on a share, as a UNC path does.
+    if scheme == "file:" or (scheme.startswith(("smb:", "cifs:")) and _URL_SHAPE.match(value)):
+        return _FILE_URL
+    return _URL if _URL_SHAPE.match(value) else frozenset()
 
 
 # How much of a long string decides its shape: a path's start is enough, and decoding megabytes
