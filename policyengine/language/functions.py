@@ -275,7 +275,9 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     @_signature({"types": ["string"]}, {"types": ["string"]})
     def _func_resolve_path(self, path: str, cwd: str) -> str:
         """The path as paths(@) places it: normalised, a relative one resolved against cwd."""
-        return str(_path_run("resolve_path", path, lambda: _resolve_path(path, cwd)))
+        resolved = _path_run("resolve_path", path, lambda: _resolve_path(path, cwd))
+        # A FoldedPath keeps the literal reading it was folded from, for the "surely" tests after it.
+        return resolved if type(resolved) is paths.FoldedPath else str(resolved)
 
     @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
     def _func_path_within(self, path: str, dirs: str | Sequence[str]) -> bool:
@@ -419,8 +421,11 @@ _HOST_CHARS = re.compile(r"^[a-z0-9._:\[\]%-]*$")
 # IDNA's label separators besides "." (ideographic, full-width and half-width full stops).
 _DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 _V4_PART = re.compile(r"(?i)^(?:0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)$")
-# Prefixes whose low 32 bits are an IPv4 address the packet reaches: IPv4-mapped, IPv4-translated (SIIT), NAT64.
-_EMBEDS_V4 = tuple(ipaddress.IPv6Network(net) for net in ("::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96"))
+# Prefixes whose low 32 bits are an IPv4 address the packet reaches: IPv4-mapped, IPv4-translated (SIIT), NAT64's
+# well-known prefix and its local-use block (RFC 8215, 64:ff9b:1::/48, deployed as /96 prefixes inside it).
+_EMBEDS_V4 = tuple(
+    ipaddress.IPv6Network(net) for net in ("::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48")
+)
 
 
 def _ipv4(host: str) -> str | None:

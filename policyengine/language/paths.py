@@ -1680,13 +1680,35 @@ def _literal_reading(path: str) -> Reading | None:
     return _literal_parse(path)
 
 
+def _same_shape(literal: Reading, folded: Reading) -> bool:
+    """Whether folding changed names only, never the path's shape (its root, separators and climbs).
+
+    Between the literal and the folded reading lie readings that fold some things and not others: a tool
+    that percent-decodes on a case-sensitive system opens "%2fhome%2fdev%2fProject%2fx" (one name in the
+    project, literally) as the sibling "/home/dev/Project/x". When folding moved a separator, a climb or the
+    root, some such reading is elsewhere; when it only renamed components one for one, every reading has the
+    literal one's shape and lies where the literal and the folded readings both lie.
+    """
+    root, parts = literal
+    folded_root, folded_parts = folded
+    if root.lower() != folded_root or len(parts) != len(folded_parts):
+        return False
+    try:
+        return all(_clean_component(_decode(name)) == name_folded for name, name_folded in zip(parts, folded_parts, strict=True))
+    except PathPatternError:
+        return False
+
+
 def _literally_within(path: str, dirs: Iterable[str]) -> bool:
     """Whether the literal reading of the path is one of the directories (read literally) or below one."""
     reading = _literal_reading(path)
     if reading is None:
         return False
     root, parts = reading
-    if type(path) is PathPattern:
+    pattern = type(path) is PathPattern
+    if not _same_shape(reading, _pattern_readings(path)[0] if pattern else _parse_subject(path)):
+        return False
+    if pattern:
         parts = _literal_prefix(parts)  # as written: every expansion is inside only through literal names
     for directory in dirs:
         place = _literal_parse_dir(directory)
