@@ -103,7 +103,7 @@ def test_the_folded_path_remembers_its_literal_reading_and_is_immutable() -> Non
     assert isinstance(folded, FoldedPath) and folded == "/home/dev/project/x"
     assert folded.literal == "/home/dev/Project/x"
     with pytest.raises(AttributeError):
-        folded.literal = "/home/dev/project/x"  # type: ignore[misc]
+        folded.literal = "/home/dev/project/x"
     assert type(resolve_path("src/x.py", CWD)) is str  # nothing folded: a plain str
     for copied in (copy.deepcopy(folded), pickle.loads(pickle.dumps(folded))):
         assert isinstance(copied, FoldedPath) and copied.literal == folded.literal
@@ -188,7 +188,10 @@ def test_the_ntfs_fold_table_is_every_letter_whose_upper_case_casefolding_keeps_
         ("cifs://host/ADMIN$/System32/x", "c:/windows/system32/x"),
         ("file:/etc/shadow", "/etc/shadow"),
         ("C:Windows\\System32\\config\\SAM", "c:/windows/system32/config/sam"),
-        ("C:\\Users\\All Users\\Microsoft\\Windows\\Start Menu\\x.bat", "c:/programdata/microsoft/windows/start menu/x.bat"),
+        (
+            "C:\\Users\\All Users\\Microsoft\\Windows\\Start Menu\\x.bat",
+            "c:/programdata/microsoft/windows/start menu/x.bat",
+        ),
         ("C:\\Documents and Settings\\All Users\\Start Menu\\x", "c:/programdata/microsoft/windows/start menu/x"),
         ("C:\\Documents and Settings\\dev\\Application Data\\x", "c:/users/dev/appdata/roaming/x"),
         ("D:\\Users\\bob\\My Documents\\x", "d:/users/bob/documents/x"),

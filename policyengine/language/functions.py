@@ -775,7 +775,11 @@ def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | N
     counted = name in PATH_TESTS
 
     def run(subject: Any) -> Any:
-        if type(subject) is not str and type(subject) is not paths.PathPattern and type(subject) is not paths.FoldedPath:
+        if (
+            type(subject) is not str
+            and type(subject) is not paths.PathPattern
+            and type(subject) is not paths.FoldedPath
+        ):
             return FALLBACK
         if counted:
             _spend(name, subject)  # raises past the budget: the rule fails closed, no fallback

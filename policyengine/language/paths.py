@@ -334,7 +334,10 @@ _JUNCTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("users", "*", "start menu"), ("users", "*", "appdata", "roaming", "microsoft", "windows", "start menu")),
     (("users", "*", "templates"), ("users", "*", "appdata", "roaming", "microsoft", "windows", "templates")),
     (("users", "*", "appdata", "local", "application data"), ("users", "*", "appdata", "local")),
-    (("users", "*", "appdata", "local", "history"), ("users", "*", "appdata", "local", "microsoft", "windows", "history")),
+    (
+        ("users", "*", "appdata", "local", "history"),
+        ("users", "*", "appdata", "local", "microsoft", "windows", "history"),
+    ),
     (
         ("users", "*", "appdata", "local", "temporary internet files"),
         ("users", "*", "appdata", "local", "microsoft", "windows", "inetcache"),
@@ -892,7 +895,7 @@ def path_surely_matches(path: str, patterns: str | Iterable[str]) -> bool:
 
 
 def _literally_matches(path: str, patterns: list[str]) -> bool:
-    """Whether the literal reading of the path (a pattern's: as written) surely matches one of the globs read literally."""
+    """Whether the literal reading of the path (a pattern's: as written) surely matches a glob read literally."""
     reading = _literal_reading(path)
     if reading is None:
         return False
@@ -1694,7 +1697,10 @@ def _same_shape(literal: Reading, folded: Reading) -> bool:
     if root.lower() != folded_root or len(parts) != len(folded_parts):
         return False
     try:
-        return all(_clean_component(_decode(name)) == name_folded for name, name_folded in zip(parts, folded_parts, strict=True))
+        return all(
+            _clean_component(_decode(name)) == name_folded
+            for name, name_folded in zip(parts, folded_parts, strict=True)
+        )
     except PathPatternError:
         return False
 
