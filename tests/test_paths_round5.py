@@ -187,6 +187,11 @@ def test_the_ntfs_fold_table_is_every_letter_whose_upper_case_casefolding_keeps_
         ("smb://localhost/C$/Windows/win.ini", "c:/windows/win.ini"),
         ("cifs://host/ADMIN$/System32/x", "c:/windows/system32/x"),
         ("file:/etc/shadow", "/etc/shadow"),
+        ("file://wsl$/Ubuntu/etc/shadow", "/etc/shadow"),
+        ("file://wsl.localhost/Ubuntu/etc/shadow", "/etc/shadow"),
+        ("file://fileserver/C$/Windows/win.ini", "c:/windows/win.ini"),
+        ("file://localhost/etc/passwd", "/etc/passwd"),
+        ("file://example.com/etc/passwd", "/etc/passwd"),
         ("C:Windows\\System32\\config\\SAM", "c:/windows/system32/config/sam"),
         (
             "C:\\Users\\All Users\\Microsoft\\Windows\\Start Menu\\x.bat",

@@ -212,9 +212,14 @@ def _split_root(text: str) -> tuple[Root, str]:
     # "file://127.0.0.1/x" all mean "/x", and a named host may be this machine.
     if text.startswith("file:"):
         text = text[len("file:") :]
+        # On Windows "file://host/share/x" is the UNC path "\\\\host\\share\\x": kept as one where the share
+        # places it (a WSL distro, a drive's administrative share), else the host is dropped.
         if text.startswith("//"):
             slash = text.find("/", 2)
-            text = text[slash:] if slash >= 0 else "/"
+            host = text[2 : slash if slash >= 0 else None].rpartition("@")[2]  # a userinfo names no other host
+            rest = text[slash:] if slash >= 0 else "/"
+            unc = _unc("//" + host + rest)
+            text = unc if _WSL_SHARE.match(unc) or _ADMIN_SHARE.match(unc) else rest
     # An SMB URL ("smb://host/C$/x", "cifs://host/share/x") names what the UNC path "\\\\host\\share\\x" names.
     if text.startswith(_SMB_SCHEMES):
         text = "//" + text.partition(":")[2].lstrip("/")
@@ -231,6 +236,8 @@ def _split_root(text: str) -> tuple[Root, str]:
             text = rest
         else:
             return UNKNOWN, text
+    if text.startswith("//"):
+        text = _unc(text)
     wsl = _WSL_SHARE.match(text)
     if wsl:
         # "\\\\wsl$\\Ubuntu\\etc\\shadow" opens a WSL distro's "/etc/shadow": the share is the distro's root
@@ -267,6 +274,14 @@ _SHARE = re.compile(r"//([^/]+)/([^/]+)(?:/|$)")
 # In a path pattern the shell's literal "$" is written "[$]".
 _WSL_SHARE = re.compile(r"/{2,}wsl(?:\$|\[\$\]|\.localhost)\.?/+[^/]+(?:/+|$)")
 _SMB_SCHEMES = ("smb:", "cifs:")
+_ADMIN_SHARE = re.compile(r"//[^/]+/(?:[a-z]\$|admin\$)(?:/|$)")
+
+
+def _unc(text: str) -> str:
+    """A UNC path with its empty and "." components dropped, so the host and share stand first ("//h/./c$/x")."""
+    body = text.lstrip("/")
+    lead = text[: len(text) - len(body)]
+    return lead + "/".join(part for part in body.split("/") if part not in ("", "."))
 
 
 def _is_loopback(host: str) -> bool:
