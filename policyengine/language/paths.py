@@ -1677,7 +1677,8 @@ def _literal_resolve(path: str, cwd: str | None) -> Reading | None:
     reading = _literal_parse(written)
     if reading is None or reading[0] or cwd is None:
         return reading
-    base = _literal_parse(cwd.literal if type(cwd) is FoldedPath and cwd.literal is not None else cwd)
+    # The cwd is the same for every path of a call (and of a session): its reading is cached.
+    base = _literal_parse_dir(cwd.literal if type(cwd) is FoldedPath and cwd.literal is not None else str(cwd))
     if base is None:
         return None
     windows = len(base[0]) == 3
