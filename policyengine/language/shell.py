@@ -185,6 +185,7 @@ _ED_COMMAND = re.compile(
 )
 # curl --connect-to HOST1:PORT1:HOST2:PORT2: where it connects instead (HOST2 may be [v6]).
 _CONNECT_TO = re.compile(r"[^:]*:[^:]*:(\[[^\]]*\]|[^:]*):(.*)")
+_PROGRAM_ONLY = re.compile(r"[A-Za-z0-9_./+@%,:-]+")  # a word that is only a program's name or path
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
 _NESTING = frozenset(
@@ -681,6 +682,8 @@ class _Walk:
         if words:
             for word in words:
                 self.words[word.value] = None
+                if "$(" in word.value or "`" in word.value:
+                    self._subscript_code(word.value, data, depth)
             self._argv(words, node, data, depth)
         return nested
 
@@ -1411,6 +1414,10 @@ class _Walk:
         if name_node is None or value_node is None:
             return
         name = _text(name_node, data)
+        for item in value_node.named_children if value_node.type == "array" else (value_node,):
+            text = _text(item, data)
+            if "$(" in text or "`" in text or "\\" in text or "$'" in text:
+                self._subscript_code(self._word(item, data).value, data, depth)
         self._remember(node, name, value_node, data)
         if not _special_variable(name):
             return
@@ -1437,6 +1444,23 @@ class _Walk:
         if value and "~" not in value and all(kind != _EXPANDED for kind, _ in word.parts):
             self.variables[name] = value  # an assignment's value is neither split nor globbed
 
+    def _subscript_code(self, value: str, data: bytes, depth: int) -> None:
+        """Text that bash may run later as an array subscript in arithmetic: its `$(...)` is read now.
+
+        bash evaluates a variable's value in arithmetic (`$(( x ))`, `(( x++ ))`, `let x+=1`,
+        `[[ $x -gt 1 ]]`, `${arr[x]}`) and expands the subscript of an array reference in it, so
+        `x='a[$(rm -rf b)]'; echo $(( x ))` runs rm although the `$(` was quoted. Where the value
+        reaches arithmetic cannot be told, so a value holding `[` before a `$(` or backtick, or any
+        quoted `$(` on a line that subscripts with an expansion (`a[$x]`: bash expands it twice),
+        has the substitution read as code. A syntax error there makes the command unknown.
+        """
+        if "$(" not in value and "`" not in value:
+            return
+        start = min(index for index in (value.find("$("), value.find("`")) if index >= 0)
+        if "[" not in value[:start] and b"[$" not in data and b"[`" not in data:
+            return
+        self.parse(b"echo " + value[start:].encode("utf-8"), depth + 1)
+
     def _stop_resolving(self) -> None:
         """From here on no variable is filled in: the line may set one in a way not modelled."""
         self.resolving = False
@@ -1459,18 +1483,34 @@ class _Walk:
         return value
 
     def _assignment(self, name: str, parts: _Parts, value: str, depth: int, known: bool = True) -> None:
-        """The value of an assignment to a variable the table knows (code or paths)."""
-        if name in table.UNKNOWN_VARIABLES:
+        """The value of an assignment to a variable the table knows (code, a prompt, options or paths)."""
+        kind = table.variable_kind(name)
+        if kind == "unknown":
             raise CommandError(f"{name} sets what programs run in a syntax this engine does not read")
-        if name in table.CODE_VARIABLES or name.startswith(table.CODE_VARIABLE_PREFIXES):
-            if not known:
-                raise CommandError(f"{name} is set to code that is not literal")
-            if value:
+        if ("code" in kind or "prompt" in kind or "options" in kind) and not known:
+            raise CommandError(f"{name} is set to code that is not literal")
+        if "code" in kind and value:
+            if name in ("LESSOPEN", "LESSCLOSE"):
+                value = value.lstrip("|-")  # less's `|CMD %s` and `||CMD %s` pipe through CMD
+            if _PROGRAM_ONLY.fullmatch(value):
+                # One program name (`CONFIG_SHELL=/bin/bash`, `EDITOR=vim`): the program runs with
+                # arguments of its caller's choosing, not a command line reading standard input.
+                for program in _program(_literal(value))[0]:
+                    self.programs[program] = None
+            else:
                 self.parse(value.encode("utf-8"), depth + 1)
-        if name in table.PATH_VARIABLES:
+        if "prompt" in kind and value:
+            # A prompt is expanded as in double quotes: its $(...) and backticks run.
+            self.parse(b'echo "' + value.replace("\\", "\\\\").replace('"', '\\"').encode("utf-8") + b'"', depth + 1)
+        if "options" in kind and value:
+            program = table.OPTION_VARIABLES[name]
+            self.parse(shlex.join([program, *value.split()]).encode("utf-8"), depth + 1)
+        if "paths" in kind:
             for form in _forms(parts):
                 for piece in _PATH_LIST.split(form):
                     self._operand(paths.PathPattern(piece) if isinstance(form, paths.PathPattern) else piece)
+        if name in table.LOADED_VARIABLES and value:
+            self._operand(CODE_OPERAND)  # a library or config file loaded unseen: code the engine cannot read
 
     # -- programs that run code given as text --------------------------------------------------
 
@@ -2551,12 +2591,7 @@ def _git_key_kind(key: str) -> str:
 
 def _special_variable(name: str) -> bool:
     """Whether a variable's value is code, paths or unknown to the table."""
-    return (
-        name in table.CODE_VARIABLES
-        or name in table.PATH_VARIABLES
-        or name in table.UNKNOWN_VARIABLES
-        or name.startswith(table.CODE_VARIABLE_PREFIXES)
-    )
+    return bool(table.variable_kind(name))
 
 
 def _takes_value(grammar: table.Grammar, option: str) -> bool:

@@ -39,6 +39,10 @@ __all__ = [
     "CODE_SUBCOMMANDS",
     "CODE_VARIABLES",
     "CODE_VARIABLE_PREFIXES",
+    "CODE_VARIABLE_SUFFIXES",
+    "LOADED_VARIABLES",
+    "OPTION_VARIABLES",
+    "PROMPT_VARIABLES",
     "COMMAND_READERS",
     "COREUTILS",
     "GIT_BANG_CODE_KEYS",
@@ -77,6 +81,7 @@ __all__ = [
     "Grammar",
     "Wrapper",
     "canonical_names",
+    "variable_kind",
 ]
 
 
@@ -1159,6 +1164,33 @@ CODE_VARIABLES = frozenset(
 # GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=CMD sets any git config key:
 # every GIT_CONFIG_VALUE_<n> is read as code.
 CODE_VARIABLE_PREFIXES = ("GIT_CONFIG_VALUE_",)
+# Round five: programs name the variable they run after themselves (KUBE_EDITOR, GH_PAGER,
+# PSQL_PAGER, SYSTEMD_EDITOR, SVN_EDITOR, GIT_SSH_COMMAND, FZF_DEFAULT_COMMAND, CONFIG_SHELL...), so
+# a list of names is always one program behind: any variable whose name ends in one of these is
+# read as code. A benign value (`GH_PAGER=cat`) is just a program name and stays harmless.
+CODE_VARIABLE_SUFFIXES = (
+    "_EDITOR", "_VISUAL", "_PAGER", "_COMMAND", "_CMD", "_SHELL", "_ASKPASS", "_BROWSER", "_RSH", "_SSH",
+)  # fmt: skip
+# bash's prompts: their value is expanded as in double quotes before it is shown, so a `$(...)` or
+# backtick in PS4 runs at each `set -x` line, in PS0/PS1 at each interactive prompt.
+PROMPT_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4"})
+# Variables a program reads as more of its own command-line options (tar splits TAR_OPTIONS on
+# blanks, then `--to-command=CMD` and `--checkpoint-action=exec=CMD` run CMD; NODE_OPTIONS'
+# `--require FILE`; zip's ZIPOPT `-TT CMD`; GNU parallel's PARALLEL): read as `PROGRAM VALUE`.
+OPTION_VARIABLES: dict[str, str] = {
+    "TAR_OPTIONS": "tar",
+    "ZIPOPT": "zip",
+    "NODE_OPTIONS": "node",
+    "PARALLEL": "parallel",
+    "RUBYOPT": "ruby",
+    "PERL5OPT": "perl",
+}
+# Variables naming a library or file a program loads and runs without a word on the command
+# line saying so (the dynamic loader's preload and audit libraries, ripgrep's config file whose
+# `--pre=CMD` runs CMD): code the engine cannot see, so CODE_OPERAND as well as the path.
+LOADED_VARIABLES = frozenset(
+    {"LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "RIPGREP_CONFIG_PATH", "PYTHONSTARTUP", "BASH_ENV", "ENV"}
+)
 # Variables whose value holds settings in a syntax of their own that may run code: unknown.
 UNKNOWN_VARIABLES = frozenset({"GIT_CONFIG_PARAMETERS"})
 # Environment variables whose value is a list of paths a program loads (code, too, but in files);
@@ -1173,8 +1205,27 @@ PATH_VARIABLES = frozenset(
         "PYTHONSTARTUP",
         "BASH_ENV",
         "ENV",
+        "RIPGREP_CONFIG_PATH",
+        "LD_AUDIT",
     }
 )
+
+
+@functools.lru_cache(maxsize=1024)
+def variable_kind(name: str) -> str:
+    """What a variable's value is to the programs that read it: "code", "prompt", "options", "unknown", "" or a mix."""
+    kinds: list[str] = []
+    if name in UNKNOWN_VARIABLES:
+        return "unknown"
+    if name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or name.endswith(CODE_VARIABLE_SUFFIXES):
+        kinds.append("code")
+    if name in PROMPT_VARIABLES:
+        kinds.append("prompt")
+    if name in OPTION_VARIABLES:
+        kinds.append("options")
+    if name in PATH_VARIABLES:
+        kinds.append("paths")
+    return " ".join(kinds)
 # git config keys whose value is shell code (`git -c core.pager='sh -c ...' log`): exact keys,
 # and the last part of a section.*.key (alias.* values run code when they start with `!`).
 GIT_CODE_KEYS = frozenset(
