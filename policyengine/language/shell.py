@@ -726,7 +726,7 @@ class _Walk:
                     elif name in ("sudo", "doas") and _opens_shell(name, rest[:start]):
                         self._shell_stdin(node, data, depth)  # `sudo -s` with no command reads stdin
                     return
-                if name == "watch" and not _execs(rest[:start]):
+                if (name == "watch" and not _execs(rest[:start])) or name in table.JOINS_WORDS:
                     # Without -x, watch joins its words and hands them to `sh -c`, as eval does.
                     self._code(rest[start:], depth, name)
                     return
@@ -823,6 +823,13 @@ class _Walk:
         start = -1
         for index, word in enumerate(words):
             value = word.value
+            if value.startswith("--") and table.RUNNER_OPTION.fullmatch(value.partition("=")[0]):
+                # `--pre=CMD`, `--exec CMD`: an option named for a command; its value is read as one.
+                if "=" in value:
+                    self._code([_Word(value.partition("=")[2], word.known, word.single, ())], depth, value)
+                elif index + 1 < len(words):
+                    self._code([words[index + 1]], depth, value)
+                continue
             if value.startswith("-") and "=" in value:
                 value = value.partition("=")[2]  # `--exec='rm -rf x'`
             if any(space in value for space in " \t\n;|&("):
@@ -954,6 +961,15 @@ class _Walk:
             if value.startswith("--"):
                 option, equals, _ = value.partition("=")
                 if not _takes_value(grammar, option):
+                    if table.RUNNER_OPTION.fullmatch(option):
+                        # A long option named for a command the row does not list (`rg --pre CMD`):
+                        # its value is read as one, attached or the next word.
+                        if equals:
+                            self._code([_Word(value[len(option) + 1 :], word.known, word.single, ())], depth, name)
+                        elif index < count:
+                            self._code([words[index]], depth, name)
+                            index += 1
+                        continue
                     if equals:
                         self._word_operand(word, len(option) + 1)  # an unknown --name=VALUE may be a path
                     continue
@@ -1008,6 +1024,9 @@ class _Walk:
             check = _SCRIPT_CHECKS.get(name)
             if check is not None and (not script.known or check(script.value)):
                 self._operand(CODE_OPERAND)  # a script that may run commands or open files
+        if name == "python" and scripted and not code and self._python_module_code(words, operands, node):
+            code = True
+            self._operand(CODE_OPERAND)
         if (
             grammar.interpreter
             and not code
@@ -1023,6 +1042,24 @@ class _Walk:
                 self._git_names(word, pathspecs)
         if name in ("fd", "fdfind"):
             self._fd_found(words, pattern, operands, node, data)
+
+    def _python_module_code(self, words: list[_Word], operands: list[_Word], node: tree_sitter.Node) -> bool:
+        """`python -m code <<EOF`, `python -m timeit STMT`: a module that runs code it is given."""
+        module = ""
+        known = True
+        for index, word in enumerate(words):
+            value = word.value
+            if value == "-m" and index + 1 < len(words):
+                module, known = words[index + 1].value, words[index + 1].known
+                break
+            if value.startswith("-m") and len(value) > 2:
+                module, known = value[2:], word.known
+                break
+        top = module.partition(".")[0]
+        if top in table.PYTHON_CODE_MODULES:
+            return bool(operands)
+        # A module name the engine cannot read may be any of them.
+        return (top in table.PYTHON_STDIN_MODULES or not known) and _reads_stdin(node)
 
     def _fd_found(
         self, words: list[_Word], pattern: _Word | None, places: list[_Word], node: tree_sitter.Node, data: bytes
@@ -1671,6 +1708,10 @@ class _Walk:
                     raise CommandError(f"{name} runs commands that are not literal: {value!r}")
                 texts.append(value)  # `sqlite3 db '.shell rm x'`: an operand after the database is a command
         texts.extend(self._stdin_texts(name, node, data))
+        if name in table.SQL_CLIENTS:
+            sql = [word.value for word in words[1:] if not word.value.startswith("-")] if name.startswith("sqlite") else []
+            if any(table.SQL_CODE.search(text) for text in (*texts, *sql)):
+                self._operand(CODE_OPERAND)  # `select readfile('.env')`: SQL that opens files or runs programs
         for text in texts:
             for line in _READER_LINES.split(text):
                 line = line.strip()

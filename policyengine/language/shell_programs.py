@@ -60,9 +60,12 @@ __all__ = [
     "GIT_STDIN_CONTENT",
     "GIT_STDIN_NAMES",
     "GRAMMARS",
+    "JOINS_WORDS",
     "OWN_GLOBS",
     "PATH_VARIABLES",
     "PLAIN_PROGRAMS",
+    "PYTHON_CODE_MODULES",
+    "PYTHON_STDIN_MODULES",
     "POWERSHELL_ALIASES",
     "POWERSHELL_CODE",
     "POWERSHELL_ENCODED",
@@ -70,9 +73,12 @@ __all__ = [
     "POWERSHELL_FLAGS",
     "POWERSHELL_VALUES",
     "READER_VERBS",
+    "RUNNER_OPTION",
     "RUNS_COMMANDS",
     "RUNS_SUBCOMMANDS",
     "SCRIPT_FILE_OPTIONS",
+    "SQL_CLIENTS",
+    "SQL_CODE",
     "STDIN_SCRIPTS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
@@ -470,6 +476,8 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("bun", "x"): Wrapper(long_flags=_set("--bun", "--no-install", "--silent", "--verbose")),
     ("pipx", "run"): Wrapper(long_values=_set("--spec", "--python"), long_flags=_set("--no-cache", "--verbose")),
     ("bundle", "exec"): Wrapper(),
+    ("npm", "explore"): Wrapper(positionals=1),  # npm explore PKG -- CMD: CMD runs in the package's folder
+    ("pnpm", "explore"): Wrapper(positionals=1),
     ("conda", "run"): Wrapper(
         values="np",
         long_values=_set("--name", "--prefix", "--cwd"),
@@ -479,6 +487,20 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("mamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
     ("micromamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
 }
+
+# Wrappers that join the words of their command with blanks and hand them to `sh -c`, as eval
+# does (npm-explore(1): "the command is run in a subshell"; watch without -x is read in shell.py).
+JOINS_WORDS = frozenset({"npm explore", "pnpm explore"})
+
+# Long options whose value, by their name, is a command a program runs (`rg --pre CMD`,
+# `sort --compress-program=CMD`, `fzf --preview CMD`, `--exec=CMD`, `--ssh-command CMD`): for a
+# program whose table row does not list the option, or that has no row, the value is read as a
+# command (a name the shell cannot parse makes the command unknown). Options of a row that take
+# no such value are known there first (`git --exec-path=DIR`).
+RUNNER_OPTION = re.compile(
+    r"--(?:[a-z0-9]+-)*(?:pre|exec|execute|command|cmd|program|prog|pager|editor|shell|hook|preview|"
+    r"askpass|rsh|run-command|filter-command)"
+)
 
 # git's subcommands whose -m is a message (elsewhere -m is a flag: `git show -m HEAD:.env`).
 GIT_MESSAGE_SUBCOMMANDS = frozenset({"commit", "tag", "merge", "stash", "notes", "revert", "cherry-pick", "am"})
@@ -612,7 +634,8 @@ GRAMMARS: dict[str, Grammar] = {
             "--context-separator",
         ),
         paths=_set("f", "--file", "--ignore-file"),
-        globs=_set("g", "--glob", "--iglob"),
+        globs=_set("g", "--glob", "--iglob", "--pre-glob"),
+        runs=_set("--pre"),  # ripgrep runs `--pre CMD FILE` for every file it searches
         first_is_pattern=True,
         scripts=_set("e", "f", "--regexp", "--file"),
     ),
@@ -884,6 +907,12 @@ GRAMMARS: dict[str, Grammar] = {
         runs=_set("e", "--rsh", "--rsync-path"),
         remote_operands=True,
     ),
+    # sort runs its --compress-program on temporary files (`sort --compress-program=CMD -S 1K`).
+    "sort": Grammar(
+        values=_set("k", "t", "S", "--key", "--field-separator", "--buffer-size", "--parallel", "--batch-size"),
+        paths=_set("o", "T", "--output", "--temporary-directory", "--files0-from", "--random-source"),
+        runs=_set("--compress-program"),
+    ),
     "python": Grammar(values=_set("m", "W", "X", "Q"), code=_set("c"), scripts=_set("m"), interpreter=True),
     "perl": Grammar(
         values=_set("M", "m", "C"),
@@ -910,7 +939,12 @@ GRAMMARS: dict[str, Grammar] = {
     "deno": Grammar(code=_set("--eval")),
     "php": Grammar(values=_set("d", "z"), paths=_set("f", "c", "t"), code=_set("r", "B", "R", "E"), interpreter=True),
     "lua": Grammar(paths=_set("l"), code=_set("e"), interpreter=True),
-    "rscript": Grammar(code=_set("e")),
+    "rscript": Grammar(code=_set("e"), interpreter=True),  # `Rscript -` and a piped script: code
+    # REPLs that read code from standard input (`irb <<< CODE`, `echo CODE | pry`), with their
+    # one-liner options where they have one: an interpreter row reads stdin as code.
+    **{name: Grammar(paths=_set("r", "I"), code=_set("e"), interpreter=True) for name in ("irb", "pry")},
+    **{name: Grammar(code=_set("c"), interpreter=True) for name in ("bpython", "ptpython", "ptipython", "xonsh")},
+    **{name: Grammar(interpreter=True) for name in ("psysh", "wish", "jjs", "nashorn", "bsh")},
     # Interpreters with an option whose value is code (each program's --help / man page): R and
     # littler (`r`, names are casefolded), julia, emacs (-eval and --eval alike), the JVM and BEAM
     # languages, Lisps and Schemes, dc (`!CMD` runs a shell), m4 (`syscmd`), ts-node and tsx,
@@ -1113,7 +1147,25 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "gmake": ("make",),
     "bfs": ("find",),  # a breadth-first find with find's expressions
     "wget2": ("wget",),
+    "py": ("python",),  # the Windows launcher: `py -3 -c CODE`
+    "pwsh-preview": ("pwsh",),
 }
+# python -m MODULE: modules that read Python (or debugger commands that run Python) from standard
+# input, and modules whose operands are statements they run (`python -m timeit STMT`).
+PYTHON_STDIN_MODULES = frozenset(
+    {"code", "pdb", "asyncio", "IPython", "ptpython", "bpython", "idlelib", "jupyter_console", "xonsh"}
+)
+PYTHON_CODE_MODULES = frozenset({"timeit"})
+# SQL that reads or writes files or runs programs on the client's or server's machine (SQLite's
+# readfile/writefile/edit/load_extension, MySQL's LOAD_FILE and INTO OUTFILE, PostgreSQL's
+# pg_read_file, lo_import/lo_export and COPY ... PROGRAM, MSSQL's xp_cmdshell): code whose files
+# the engine cannot place, in the SQL a client is given (operands, -c/-e, -cmd, stdin).
+SQL_CODE = re.compile(
+    r"(?i)\b(?:readfile|writefile|edit|load_extension|fts3_tokenizer|load_file|pg_read_file|pg_read_binary_file"
+    r"|pg_ls_dir|pg_stat_file|lo_import|lo_export|sys_exec|sys_eval|xp_cmdshell)\s*\(|\binto\s+(?:out|dump)file\b"
+    r"|\b(?:from|to)\s+program\b|\bload\s+data\s+(?:local\s+)?infile\b"
+)
+SQL_CLIENTS = frozenset({"sqlite3", "sqlite", "psql", "mysql", "mariadb"})
 # Versioned names: python3.12, ruby3.2, lua5.4, php8.1... are the program before the digits; a
 # dotted suffix names a family member (mkfs.ext4 is mkfs, fsck.vfat is fsck).
 _VERSIONED = re.compile(r"(python|pypy|perl|ruby|lua|php|node|pip|tclsh)[0-9][0-9.]*")
