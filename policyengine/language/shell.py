@@ -58,6 +58,7 @@ operand CODE_OPERAND. Program names are casefolded basenames, with their other n
 from __future__ import annotations
 
 import base64
+import binascii
 import bisect
 import dataclasses
 import functools
@@ -703,6 +704,10 @@ class _Walk:
             if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
                 self._stop_resolving()
             rest = words[1:]
+            if name in table.CREDENTIAL_OPTIONS:
+                self._credentials(name, rest)
+            if name in table.DECODERS:
+                self._decoded(name, rest, node, data)
             options = table.WRAPPERS.get(name)
             if options is None and name in _SUBCOMMAND_PROGRAMS and rest and rest[0].known:
                 subcommand = (name, rest[0].value)
@@ -778,6 +783,74 @@ class _Walk:
             else:  # find
                 self._find(rest, node, data, depth)
             return
+
+    def _credentials(self, name: str, words: list[_Word]) -> None:
+        """Passwords given as options (`sshpass -p PASS`, `mysql -pPASS`): `password=PASS` words for the secret scan.
+
+        A password in an option has no shape the scanner can know (`Xk9#mP2vLq!7`), but the option
+        says what it is; the word `password=VALUE` makes the packs' no-secrets-to-network red line see
+        it. A value that is an expansion (`-p"$DB_PASS"`) stays as written, which is no secret.
+        """
+        forms = table.CREDENTIAL_OPTIONS[name]
+        for index, word in enumerate(words):
+            value = word.value
+            if value == "--":
+                break
+            if not value.startswith("-") or value == "-":
+                continue
+            secret: str | None = None
+            if value.startswith("--") or value.partition("=")[0] in forms:
+                option, equals, attached = value.partition("=")
+                form = forms.get(option)
+                if form is None:
+                    continue
+                if equals:
+                    secret = attached
+                elif form != "attached" and index + 1 < len(words):
+                    secret = words[index + 1].value
+            else:
+                form = forms.get(value[1])  # the first letter: later ones may be another option's value
+                if form is None:
+                    continue
+                if len(value) > 2:
+                    secret = value[2:]
+                elif form != "attached" and index + 1 < len(words):
+                    secret = words[index + 1].value
+            if not secret:
+                continue
+            if form == "user":
+                cut = min((at for at in (secret.find(":"), secret.find("%")) if at >= 0), default=-1)
+                if cut < 0:
+                    continue  # a user name alone: the program asks for the password
+                secret = secret[cut + 1 :]
+            elif form == "pass:":
+                if not secret.startswith("pass:"):
+                    continue  # env:VAR, file:PATH, stdin: no password on the line
+                secret = secret[5:]
+            if secret:
+                self.words["password=" + secret] = None
+
+    def _decoded(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes) -> None:
+        """A decoder fed literal text (`echo HEX | xxd -r -p`, `uudecode <<EOF`): the decoded text is a word too.
+
+        What it writes goes on down the pipe (to `curl -d @-`), so the secret scan must see it as
+        a word of the command: hex with or without separators, uuencode, base64 and base32, each
+        also read as UTF-16 (`base64 -d | iconv -f UTF-16LE`). Bounded (MAX_DECODED characters).
+        """
+        encoding, switches = table.DECODERS[name]
+        values = [word.value for word in words]
+        if switches and not any(value in switches or value.startswith("--decode") for value in values):
+            return
+        if encoding == "basenc":
+            encoding = next((value[2:] for value in values if value in ("--base64", "--base64url", "--base32", "--base16")), "")
+            encoding = {"base16": "hex", "base64url": "base64"}.get(encoding, encoding)
+        try:
+            texts = self._stdin_texts(name, node, data)
+        except CommandError:
+            return  # input the engine cannot read: nothing to decode
+        for text in texts:
+            for decoded in _decodings(encoding, text[:MAX_DECODED], "-p" in values or "-ps" in values):
+                self.words[decoded] = None
 
     def _own_globs(self, name: str, words: list[_Word]) -> None:
         """Globs a program expands itself (`gsutil cp '.en?' gs://b`, `rsync --include='.env*'`): PathPatterns."""
@@ -1451,6 +1524,8 @@ class _Walk:
         if name_node is None or value_node is None:
             return
         name = _text(name_node, data)
+        if name in table.CREDENTIAL_VARIABLES:
+            self.words["password=" + self._word(value_node, data).value] = None  # `PGPASSWORD=PASS psql`
         for item in value_node.named_children if value_node.type == "array" else (value_node,):
             text = _text(item, data)
             if "$(" in text or "`" in text or "\\" in text or "$'" in text:
@@ -2173,6 +2248,48 @@ class _Walk:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+MAX_DECODED = 16 * 1024  # characters of a decoder's literal input decoded for the secret scan
+_HEX_NOISE = re.compile(r"0[xX]|\\x|[\s:,;.-]")
+_XXD_LINE = re.compile(r"^\s*[0-9a-fA-F]+:\s*((?:[0-9a-fA-F]{2,4}\s?)+)", re.MULTILINE)
+
+
+def _decodings(encoding: str, text: str, plain: bool) -> list[str]:
+    """What a decoder makes of text, as UTF-8 and as UTF-16 (little and big endian); [] when it is no such encoding."""
+    raw: bytes | None = None
+    try:
+        if encoding == "hex":
+            if not plain and _XXD_LINE.search(text):
+                text = "".join(match.group(1) for match in _XXD_LINE.finditer(text))  # an xxd dump
+            raw = bytes.fromhex(_HEX_NOISE.sub("", text))
+        elif encoding == "uu":
+            lines = text.splitlines()
+            if lines and lines[0].startswith("begin"):
+                lines = lines[1:]
+            raw = b"".join(binascii.a2b_uu(line) for line in lines if line.strip() not in ("", "`", "end"))
+        elif encoding == "base64":
+            compact = "".join(text.split())
+            raw = base64.b64decode(compact + "=" * (-len(compact) % 4), altchars=b"-_" if "-" in compact or "_" in compact else None)
+        elif encoding == "base32":
+            compact = "".join(text.split()).upper()
+            raw = base64.b32decode(compact + "=" * (-len(compact) % 8))
+    except (ValueError, binascii.Error):
+        return []
+    if not raw:
+        return []
+    found: list[str] = []
+    for codec in ("utf-8", "utf-16-le", "utf-16-be"):
+        if codec != "utf-8" and (len(raw) % 2 or raw.count(0) < len(raw) // 4):
+            continue  # UTF-16 of mostly ASCII text has a NUL in every other byte
+        try:
+            decoded = raw.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        decoded = decoded.strip("\x00\r\n ")
+        if decoded and decoded.isprintable():
+            found.append(decoded)
+    return found
+
 
 
 def _may_set_variables(data: bytes) -> bool:

@@ -45,6 +45,9 @@ __all__ = [
     "PROMPT_VARIABLES",
     "COMMAND_READERS",
     "COREUTILS",
+    "CREDENTIAL_OPTIONS",
+    "CREDENTIAL_VARIABLES",
+    "DECODERS",
     "GIT_BANG_CODE_KEYS",
     "GIT_CODE_KEYS",
     "GIT_CODE_OPTIONS",
@@ -486,6 +489,61 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ),
     ("mamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
     ("micromamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
+}
+
+# Options whose value is a password or token (each program's man page), so the secret scan sees
+# it as `password=VALUE` whatever it looks like (`sshpass -p PASS`, `redis-cli -a PASS`, `ldapsearch
+# -w PASS`, `mysql -pPASS`): "value" is the whole value, "user" the part after the user name's
+# `:` or `%` (`curl -u user:PASS`, `smbclient -U user%PASS`), "pass:" openssl's `pass:PASS` form.
+# A short option listed as "attached" takes its value only attached (`mysql -p` alone prompts).
+_MYSQL_CREDENTIALS = {"p": "attached", "--password": "value"}
+_LDAP_CREDENTIALS = {"w": "value", "--password": "value"}
+_OPENSSL_CREDENTIALS = {"-passin": "pass:", "-passout": "pass:", "-pass": "pass:", "-k": "value"}
+CREDENTIAL_OPTIONS: dict[str, dict[str, str]] = {
+    "sshpass": {"p": "value"},
+    "redis-cli": {"a": "value", "--pass": "value"},
+    "smbclient": {"U": "user", "--user": "user", "--password": "value"},
+    "smbget": {"U": "user", "--user": "user"},
+    "rpcclient": {"U": "user", "--user": "user"},
+    "net": {"U": "user", "--user": "user"},
+    **{name: _LDAP_CREDENTIALS for name in ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami",
+                                            "ldappasswd", "ldapcompare", "ldapmodrdn", "ldapexop")},
+    **{name: _MYSQL_CREDENTIALS for name in ("mysql", "mariadb", "mysqldump", "mysqladmin", "mysqlimport",
+                                             "mysqlshow", "mysqlcheck", "mariadb-dump")},
+    "mongo": {"p": "value", "--password": "value"},
+    "mongosh": {"p": "value", "--password": "value"},
+    "mongodump": {"p": "value", "--password": "value"},
+    "sqlcmd": {"P": "value", "--password": "value"},
+    "curl": {"u": "user", "U": "user", "--user": "user", "--proxy-user": "user", "--pass": "value",
+             "--proxy-pass": "value", "--tlspassword": "value", "--proxy-tlspassword": "value",
+             "--oauth2-bearer": "value"},
+    "wget": {"--password": "value", "--http-password": "value", "--ftp-password": "value",
+             "--proxy-password": "value"},
+    "lftp": {"u": "user", "--user": "user"},
+    "docker": {"p": "value", "--password": "value"},
+    "podman": {"p": "value", "--password": "value"},
+    "helm": {"--password": "value"},
+    "openssl": _OPENSSL_CREDENTIALS,
+    "snmpwalk": {"A": "value", "X": "value", "c": "value"},
+    "snmpget": {"A": "value", "X": "value", "c": "value"},
+    "ipmitool": {"P": "value"},
+}  # fmt: skip
+# Environment variables holding a password a program sends (libpq, MySQL, redis-cli, sshpass,
+# Samba, the Docker and registry clients): their value is a `password=VALUE` word.
+CREDENTIAL_VARIABLES = frozenset(
+    {"PGPASSWORD", "MYSQL_PWD", "REDISCLI_AUTH", "SSHPASS", "PASSWD", "SMBPASS", "LDAPPASSWORD",
+     "MONGO_PASSWORD", "SQLCMDPASSWORD", "IPMI_PASSWORD", "RSYNC_PASSWORD", "ISQL_PASSWORD"}
+)  # fmt: skip
+
+# Decoders whose literal input (a here-string, a heredoc, `echo TEXT |`) the shell layer decodes
+# so the secret scan sees what goes on down the pipe (`echo 41:4b:.. | xxd -r -p | curl -d @-`):
+# program -> (encoding, the options that make it decode; empty: it always decodes).
+DECODERS: dict[str, tuple[str, frozenset[str]]] = {
+    "xxd": ("hex", _set("-r", "-revert", "-rp", "-pr", "-r-p")),
+    "uudecode": ("uu", frozenset()),
+    "base64": ("base64", _set("-d", "--decode", "-D", "-di", "-id")),
+    "base32": ("base32", _set("-d", "--decode", "-di", "-id")),
+    "basenc": ("basenc", _set("-d", "--decode")),
 }
 
 # Wrappers that join the words of their command with blanks and hand them to `sh -c`, as eval
