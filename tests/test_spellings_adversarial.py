@@ -58,13 +58,9 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:67",
         "calls-classes-b:6",
     ),
-    "engine: a brace expansion around a program's own operand syntax (`curl -d {@.env,x}`, "
-    "`--data-urlencode {secret@.env,x}`) is not expanded before curl's @file is read": (
-        "calls-program-operands:22",
-        "calls-program-operands:23",
-        "calls-program-operands:28",
-        "calls-program-operands:70",
-    ),
+    "engine (secret scan): a token written as spaced hex and then hex-encoded again (the whole command "
+    "`34392034...`) is two levels of encoding with a separator between: the scan decodes the outer hex "
+    "but not the spaced hex inside": ("calls-shell-a:126",),
     "engine: a path inside a command substitution (`$(echo x/../.env)`, `$(printf x/../.env)`, "
     "`$(cat x/../list.txt)`) is matched as written: its climb is not resolved": (
         "calls-allow-rules:71",

@@ -157,6 +157,11 @@ _SUBCOMMAND_PROGRAMS = frozenset(
     | {name for name, _ in table.RUNS_SUBCOMMANDS}
     | {name for name, _ in table.CODE_SUBCOMMANDS}
 )
+# Programs that run the text or file they are handed as code: alone in a pager or editor
+# variable (`GIT_PAGER=sh`) they run what the program writes to them.
+_CODE_READERS = _SHELLS | _OTHER_SHELLS | _WINDOWS_SHELLS | {"eval", "source", "."} | {
+    name for name, grammar in table.GRAMMARS.items() if grammar.interpreter
+}
 # Names some table gives a meaning to: a program's dispatch name is the first of its names here.
 _KNOWN_NAMES = (
     _SPECIAL
@@ -186,6 +191,7 @@ _ED_COMMAND = re.compile(
 )
 # curl --connect-to HOST1:PORT1:HOST2:PORT2: where it connects instead (HOST2 may be [v6]).
 _CONNECT_TO = re.compile(r"[^:]*:[^:]*:(\[[^\]]*\]|[^:]*):(.*)")
+_ECHO_OPTION = re.compile(r"-[neE]+")  # echo's options: not text it writes
 _PROGRAM_ONLY = re.compile(r"[A-Za-z0-9_./+@%,:-]+")  # a word that is only a program's name or path
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
@@ -221,7 +227,7 @@ _RESERVED = frozenset(
 )
 # What the walk does with a node type (others: visit the children).
 _DESCEND, _LEAF, _COMMAND, _TEXT, _STRING_TEXT, _FILE_REDIRECT, _HEREDOC = range(7)
-_EXPANSION, _SUBSTITUTION, _DECLARATION, _DESCRIPTOR, _NEGATION, _COMMENT, _ASSIGN = range(7, 14)
+_EXPANSION, _SUBSTITUTION, _DECLARATION, _DESCRIPTOR, _NEGATION, _COMMENT, _ASSIGN, _HERESTRING = range(7, 15)
 _NESTS = 64  # flag added to an action: the node opens a nesting level
 _ACTIONS: dict[str, int] = {
     "command": _COMMAND,
@@ -242,6 +248,7 @@ _ACTIONS: dict[str, int] = {
     "test_operator": _LEAF,
     "file_redirect": _FILE_REDIRECT,
     "heredoc_redirect": _HEREDOC,
+    "herestring_redirect": _HERESTRING,
     "expansion": _EXPANSION,
     "command_substitution": _SUBSTITUTION | _NESTS,
     "declaration_command": _DECLARATION,
@@ -600,6 +607,12 @@ class _Walk:
                 for child in node.named_children:
                     if child.type in ("word", "concatenation", "string", "raw_string", "number"):
                         self._word_operand(self._word(child, data))
+                    elif child.type == "heredoc_body":
+                        self._subscript_code(_text(child, data), data, level)  # `read x <<'EOF'` then `$((x))`
+            elif action == _HERESTRING:
+                content = node.named_child(node.named_child_count - 1)
+                if content is not None:
+                    self._subscript_code(self._word(content, data).value, data, level)  # `read x <<< 'a[$(..)]'`
             elif action == _EXPANSION:
                 if data[node.end_byte - 3 : node.end_byte] == b"@P}":
                     # ${x@P} expands x as a prompt, which runs the $(...) in its value.
@@ -842,7 +855,8 @@ class _Walk:
         if switches and not any(value in switches or value.startswith("--decode") for value in values):
             return
         if encoding == "basenc":
-            encoding = next((value[2:] for value in values if value in ("--base64", "--base64url", "--base32", "--base16")), "")
+            chosen = (value[2:] for value in values if value in ("--base64", "--base64url", "--base32", "--base16"))
+            encoding = next(chosen, "")
             encoding = {"base16": "hex", "base64url": "base64"}.get(encoding, encoding)
         try:
             texts = self._stdin_texts(name, node, data)
@@ -1161,6 +1175,21 @@ class _Walk:
 
     def _option(self, name: str, grammar: table.Grammar, option: str, word: _Word, start: int, depth: int) -> bool:
         """One option's value (word from `start`); returns whether it is code for the program."""
+        if not word.single and "{" in word.value[start:]:
+            # bash expands braces before the program reads its option (`curl -d {@.env,x}` passes
+            # `-d @.env -d x`... as words): each expansion is read as the option's value.
+            pieces = _brace_words(_after(word.parts, start))
+            if pieces is None:
+                self._operand(UNKNOWN_BRACES)
+                return False
+            if len(pieces) > 1 or pieces[0].value != word.value[start:]:
+                code = False
+                for index, piece in enumerate(pieces):
+                    code |= self._option(name, grammar, option, piece, 0, depth)
+                    if index and not start:
+                        # A separate word's later expansions are operands to the program (`-d @.env x`).
+                        self._grammar_operand(name, grammar, piece)
+                return code
         if option in grammar.paths:
             self._word_operand(word, start)
             # `make -f /dev/stdin`, `awk -f -`: the script file is standard input, so code.
@@ -1604,13 +1633,19 @@ class _Walk:
         if "code" in kind and value:
             if name in ("LESSOPEN", "LESSCLOSE"):
                 value = value.lstrip("|-")  # less's `|CMD %s` and `||CMD %s` pipe through CMD
-            if _PROGRAM_ONLY.fullmatch(value):
+            if _PROGRAM_ONLY.fullmatch(value) and (
+                name.endswith("SHELL") or not _CODE_READERS.intersection(_program(_literal(value))[0])
+            ):
                 # One program name (`CONFIG_SHELL=/bin/bash`, `EDITOR=vim`): the program runs with
                 # arguments of its caller's choosing, not a command line reading standard input.
                 for program in _program(_literal(value))[0]:
                     self.programs[program] = None
             else:
+                # A command line; or a shell or interpreter alone (`GIT_PAGER=sh`), which would run
+                # the text it is handed (a `*SHELL` variable names the shell its scripts run in).
                 self.parse(value.encode("utf-8"), depth + 1)
+                if _PROGRAM_ONLY.fullmatch(value):
+                    self._operand(CODE_OPERAND)  # `GIT_PAGER=python3`: git's output is its code
         if "prompt" in kind and value:
             # A prompt is expanded as in double quotes: its $(...) and backticks run.
             self.parse(b'echo "' + value.replace("\\", "\\\\").replace('"', '\\"').encode("utf-8") + b'"', depth + 1)
@@ -1784,7 +1819,9 @@ class _Walk:
                 texts.append(value)  # `sqlite3 db '.shell rm x'`: an operand after the database is a command
         texts.extend(self._stdin_texts(name, node, data))
         if name in table.SQL_CLIENTS:
-            sql = [word.value for word in words[1:] if not word.value.startswith("-")] if name.startswith("sqlite") else []
+            sql = [word.value for word in words[1:] if not word.value.startswith("-")]
+            if not name.startswith("sqlite"):
+                sql = []  # psql's and mysql's SQL comes with -c/-e or on stdin (in texts)
             if any(table.SQL_CODE.search(text) for text in (*texts, *sql)):
                 self._operand(CODE_OPERAND)  # `select readfile('.env')`: SQL that opens files or runs programs
         for text in texts:
@@ -1856,9 +1893,22 @@ class _Walk:
                 for child in source.named_children
                 if child.type not in _REDIRECTS
             ]
-            if words and all(word.known for word in words) and words[0].value in table.TEXT_PROGRAMS:
-                # echo -e and printf turn \n into a newline: over-split, every piece is read.
-                return " ".join(word.value for word in words[1:]).replace("\\n", "\n")
+            if words and all(word.known for word in words):
+                # `/bin/echo`, `command echo`, `env echo`, `timeout 5 echo`: the program after its
+                # path and wrappers (a wrapper's options and operands are skipped up to it).
+                start = 0
+                if _program(words[0])[1] in table.WRAPPERS:
+                    start = next((i for i, word in enumerate(words[:6]) if _program(word)[1] in table.TEXT_PROGRAMS), 0)
+                if _program(words[start])[1] in table.TEXT_PROGRAMS:
+                    # echo's -n/-e/-E and printf's `--` are no text (`printf -- '+++ b/.env'` writes
+                    # the line alone). echo -e and printf turn \n into a newline: over-split, every
+                    # piece is read.
+                    text = [word.value for word in words[start + 1 :]]
+                    while text and (_ECHO_OPTION.fullmatch(text[0]) or text[0] == "--"):
+                        ended = text.pop(0) == "--"
+                        if ended:
+                            break
+                    return " ".join(text).replace("\\n", "\n")
         raise CommandError(f"{name} reads commands from a pipe whose text is unknown")
 
     def _shell_stdin(self, node: tree_sitter.Node, data: bytes, depth: int) -> None:
@@ -2269,7 +2319,8 @@ def _decodings(encoding: str, text: str, plain: bool) -> list[str]:
             raw = b"".join(binascii.a2b_uu(line) for line in lines if line.strip() not in ("", "`", "end"))
         elif encoding == "base64":
             compact = "".join(text.split())
-            raw = base64.b64decode(compact + "=" * (-len(compact) % 4), altchars=b"-_" if "-" in compact or "_" in compact else None)
+            altchars = b"-_" if "-" in compact or "_" in compact else None  # base64url
+            raw = base64.b64decode(compact + "=" * (-len(compact) % 4), altchars=altchars)
         elif encoding == "base32":
             compact = "".join(text.split()).upper()
             raw = base64.b32decode(compact + "=" * (-len(compact) % 8))
@@ -2289,7 +2340,6 @@ def _decodings(encoding: str, text: str, plain: bool) -> list[str]:
         if decoded and decoded.isprintable():
             found.append(decoded)
     return found
-
 
 
 def _may_set_variables(data: bytes) -> bool:
@@ -2956,6 +3006,34 @@ def _forms(parts: _Parts) -> tuple[str, ...]:
     else:
         words = [tokens]
     return tuple(dict.fromkeys(_render(word) for word in words))
+
+
+def _brace_words(parts: _Parts) -> list[_Word] | None:
+    """The words bash's brace expansion makes of a word, as words (not yet globbed); None past the bounds."""
+    tokens: _Tokens = []
+    for kind, text in parts:
+        if kind == _EXPANDED:
+            tokens.append((kind, text))
+        else:
+            tokens.extend((kind, char) for char in text)
+    if len(tokens) > MAX_BRACE_CHARACTERS:
+        return None
+    try:
+        expanded = _braces(tokens, [0])
+    except _TooManyWords:
+        return None
+    words: list[_Word] = []
+    for pieces in expanded:
+        merged: list[tuple[int, str]] = []
+        for kind, text in pieces:
+            if merged and merged[-1][0] == kind:
+                merged[-1] = (kind, merged[-1][1] + text)
+            else:
+                merged.append((kind, text))
+        value = "".join(text for _, text in merged)
+        known = all(kind == _QUOTED or (kind == _BARE and not _glob(text)) for kind, text in merged)
+        words.append(_Word(value, known, True, tuple(merged)))
+    return words
 
 
 def _braces(tokens: _Tokens, count: list[int]) -> list[_Tokens]:

@@ -40,9 +40,6 @@ __all__ = [
     "CODE_VARIABLES",
     "CODE_VARIABLE_PREFIXES",
     "CODE_VARIABLE_SUFFIXES",
-    "LOADED_VARIABLES",
-    "OPTION_VARIABLES",
-    "PROMPT_VARIABLES",
     "COMMAND_READERS",
     "COREUTILS",
     "CREDENTIAL_OPTIONS",
@@ -64,17 +61,20 @@ __all__ = [
     "GIT_STDIN_NAMES",
     "GRAMMARS",
     "JOINS_WORDS",
+    "LOADED_VARIABLES",
+    "OPTION_VARIABLES",
     "OWN_GLOBS",
     "PATH_VARIABLES",
     "PLAIN_PROGRAMS",
-    "PYTHON_CODE_MODULES",
-    "PYTHON_STDIN_MODULES",
     "POWERSHELL_ALIASES",
     "POWERSHELL_CODE",
     "POWERSHELL_ENCODED",
     "POWERSHELL_FILE",
     "POWERSHELL_FLAGS",
     "POWERSHELL_VALUES",
+    "PROMPT_VARIABLES",
+    "PYTHON_CODE_MODULES",
+    "PYTHON_STDIN_MODULES",
     "READER_VERBS",
     "RUNNER_OPTION",
     "RUNS_COMMANDS",
@@ -651,6 +651,48 @@ _FD = Grammar(
     first_is_pattern=True,
 )
 
+# curl's options that take a value, from `curl --help all` (7.88) and the curl 8 manual
+# (--ssl-sessions, --knownhosts, --ech, --ip-tos...): every one is listed, since a value option
+# missing here leaves its value to be read as a URL, and a flag listed here (as
+# --compressed-ssh was) hides the option after it (`--compressed-ssh -d @.env`).
+_CURL_VALUES = _set(
+    "X", "A", "e", "u", "m", "r", "U", "Y", "y", "C", "P", "Q", "t",
+    "--request", "--user-agent", "--referer", "--user", "--max-time", "--connect-timeout", "--range",
+    "--proxy-user", "--retry", "--retry-delay", "--retry-max-time", "--limit-rate", "--max-filesize",
+    "--resolve", "--connect-to", "--oauth2-bearer", "--aws-sigv4", "--interface", "--dns-servers",
+    "--speed-limit", "--speed-time", "--time-cond", "--continue-at", "--json-kind", "--max-redirs",
+    "--request-target", "--cert-type", "--ciphers", "--create-file-mode", "--curves", "--delegation",
+    "--dns-interface", "--dns-ipv4-addr", "--dns-ipv6-addr", "--engine", "--expect100-timeout",
+    "--ftp-account", "--ftp-alternative-to-user", "--ftp-method", "--ftp-port", "--ftp-ssl-ccc-mode",
+    "--happy-eyeballs-timeout-ms", "--hostpubmd5", "--hostpubsha256", "--keepalive-time", "--key-type",
+    "--krb", "--local-port", "--login-options", "--mail-auth", "--mail-from", "--mail-rcpt", "--noproxy",
+    "--parallel-max", "--pass", "--proto", "--proto-default", "--proto-redir", "--proxy-cert-type",
+    "--proxy-ciphers", "--proxy-key-type", "--proxy-pass", "--proxy-pinnedpubkey", "--proxy-service-name",
+    "--proxy-tls13-ciphers", "--proxy-tlsauthtype", "--proxy-tlspassword", "--proxy-tlsuser", "--quote",
+    "--rate", "--sasl-authzid", "--service-name", "--socks5-gssapi-service", "--telnet-option",
+    "--tftp-blksize", "--tls-max", "--tls13-ciphers", "--tlsauthtype", "--tlspassword", "--tlsuser",
+    "--ip-tos", "--vlan-priority", "--keepalive-cnt", "--ech", "--upload-flags", "--trace-config",
+    "--haproxy-clientip", "--sigalgs", "--parallel-max-host",
+)  # fmt: skip
+_CURL_PATHS = _set(
+    "z", "o", "T", "K", "c", "D", "E",
+    "--output", "--upload-file", "--config", "--cookie-jar", "--dump-header", "--cert", "--key",
+    "--cacert", "--capath", "--trace", "--trace-ascii", "--netrc-file", "--output-dir", "--stderr",
+    "--etag-save", "--etag-compare", "--hsts", "--alt-svc", "--unix-socket", "--abstract-unix-socket",
+    "--proxy-cacert", "--proxy-cert", "--proxy-key", "--crlfile", "--pinnedpubkey", "--egd-file",
+    "--libcurl", "--random-file", "--proxy-crlfile", "--proxy-capath", "--pubkey", "--ssl-sessions",
+    "--knownhosts",
+)  # fmt: skip
+_CURL_DATA = _set(
+    "H", "w", "d", "F", "b",
+    "--header", "--proxy-header", "--write-out", "--variable", "--data", "--data-ascii", "--data-binary",
+    "--data-raw", "--data-urlencode", "--form", "--form-string", "--json", "--cookie", "--url-query",
+)  # fmt: skip
+_CURL_URLS = _set(
+    "x", "--url", "--proxy", "--preproxy", "--doh-url", "--socks4", "--socks4a", "--socks5",
+    "--socks5-hostname",
+)  # fmt: skip
+
 GRAMMARS: dict[str, Grammar] = {
     "fd": _FD,
     "fdfind": _FD,
@@ -717,50 +759,7 @@ GRAMMARS: dict[str, Grammar] = {
         first_is_pattern=True,
         scripts=_set("f", "--from-file"),
     ),
-    # curl's options that take a value, from `curl --help all` (7.88) and the curl 8 manual
-    # (--ssl-sessions, --knownhosts, --ech, --ip-tos...): every one is listed, since a value option
-    # missing here leaves its value to be read as a URL, and a flag listed here (as
-    # --compressed-ssh was) hides the option after it (`--compressed-ssh -d @.env`).
-    "curl": Grammar(
-        values=_set(
-            "X", "A", "e", "u", "m", "r", "U", "Y", "y", "C", "P", "Q", "t",
-            "--request", "--user-agent", "--referer", "--user", "--max-time", "--connect-timeout", "--range",
-            "--proxy-user", "--retry", "--retry-delay", "--retry-max-time", "--limit-rate", "--max-filesize",
-            "--resolve", "--connect-to", "--oauth2-bearer", "--aws-sigv4", "--interface", "--dns-servers",
-            "--speed-limit", "--speed-time", "--time-cond", "--continue-at", "--json-kind", "--max-redirs",
-            "--request-target", "--cert-type", "--ciphers", "--create-file-mode", "--curves", "--delegation",
-            "--dns-interface", "--dns-ipv4-addr", "--dns-ipv6-addr", "--engine", "--expect100-timeout",
-            "--ftp-account", "--ftp-alternative-to-user", "--ftp-method", "--ftp-port", "--ftp-ssl-ccc-mode",
-            "--happy-eyeballs-timeout-ms", "--hostpubmd5", "--hostpubsha256", "--keepalive-time", "--key-type",
-            "--krb", "--local-port", "--login-options", "--mail-auth", "--mail-from", "--mail-rcpt", "--noproxy",
-            "--parallel-max", "--pass", "--proto", "--proto-default", "--proto-redir", "--proxy-cert-type",
-            "--proxy-ciphers", "--proxy-key-type", "--proxy-pass", "--proxy-pinnedpubkey", "--proxy-service-name",
-            "--proxy-tls13-ciphers", "--proxy-tlsauthtype", "--proxy-tlspassword", "--proxy-tlsuser", "--quote",
-            "--rate", "--sasl-authzid", "--service-name", "--socks5-gssapi-service", "--telnet-option",
-            "--tftp-blksize", "--tls-max", "--tls13-ciphers", "--tlsauthtype", "--tlspassword", "--tlsuser",
-            "--ip-tos", "--vlan-priority", "--keepalive-cnt", "--ech", "--upload-flags", "--trace-config",
-            "--haproxy-clientip", "--sigalgs", "--parallel-max-host", "--retry-all-errors-max", "--ftp-pasv-ip",
-        ),
-        paths=_set(
-            "z", "o", "T", "K", "c", "D", "E",
-            "--output", "--upload-file", "--config", "--cookie-jar", "--dump-header", "--cert", "--key",
-            "--cacert", "--capath", "--trace", "--trace-ascii", "--netrc-file", "--output-dir", "--stderr",
-            "--etag-save", "--etag-compare", "--hsts", "--alt-svc", "--unix-socket", "--abstract-unix-socket",
-            "--proxy-cacert", "--proxy-cert", "--proxy-key", "--crlfile", "--pinnedpubkey", "--egd-file",
-            "--libcurl", "--random-file", "--proxy-crlfile", "--proxy-capath", "--pubkey", "--ssl-sessions",
-            "--knownhosts",
-        ),
-        data=_set(
-            "H", "w", "d", "F", "b",
-            "--header", "--proxy-header", "--write-out", "--variable", "--data", "--data-ascii", "--data-binary",
-            "--data-raw", "--data-urlencode", "--form", "--form-string", "--json", "--cookie", "--url-query",
-        ),
-        urls=_set(
-            "x", "--url", "--proxy", "--preproxy", "--doh-url", "--socks4", "--socks4a", "--socks5",
-            "--socks5-hostname",
-        ),
-        url_operands=True,
-    ),  # fmt: skip
+    "curl": Grammar(values=_CURL_VALUES, paths=_CURL_PATHS, data=_CURL_DATA, urls=_CURL_URLS, url_operands=True),
     "wget": Grammar(
         values=_set(
             "t",
@@ -1263,7 +1262,6 @@ PATH_VARIABLES = frozenset(
         "BASH_ENV",
         "ENV",
         "RIPGREP_CONFIG_PATH",
-        "LD_AUDIT",
     }
 )
 
@@ -1283,6 +1281,8 @@ def variable_kind(name: str) -> str:
     if name in PATH_VARIABLES:
         kinds.append("paths")
     return " ".join(kinds)
+
+
 # git config keys whose value is shell code (`git -c core.pager='sh -c ...' log`): exact keys,
 # and the last part of a section.*.key (alias.* values run code when they start with `!`).
 GIT_CODE_KEYS = frozenset(
