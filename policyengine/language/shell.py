@@ -159,9 +159,13 @@ _SUBCOMMAND_PROGRAMS = frozenset(
 )
 # Programs that run the text or file they are handed as code: alone in a pager or editor
 # variable (`GIT_PAGER=sh`) they run what the program writes to them.
-_CODE_READERS = _SHELLS | _OTHER_SHELLS | _WINDOWS_SHELLS | {"eval", "source", "."} | {
-    name for name, grammar in table.GRAMMARS.items() if grammar.interpreter
-}
+_CODE_READERS = (
+    _SHELLS
+    | _OTHER_SHELLS
+    | _WINDOWS_SHELLS
+    | {"eval", "source", "."}
+    | {name for name, grammar in table.GRAMMARS.items() if grammar.interpreter}
+)
 # Names some table gives a meaning to: a program's dispatch name is the first of its names here.
 _KNOWN_NAMES = (
     _SPECIAL
@@ -1124,7 +1128,7 @@ class _Walk:
         if name in table.STDIN_SCRIPTS and _reads_stdin(node):
             self._stdin_script(name, node, data, depth)
         for word in operands:
-            self._grammar_operand(name, grammar, word)
+            self._grammar_operand(name, grammar, word, depth)
             if grammar.revisions:
                 self._git_names(word, pathspecs)
         if name in ("fd", "fdfind"):
@@ -1188,7 +1192,7 @@ class _Walk:
                     code |= self._option(name, grammar, option, piece, 0, depth)
                     if index and not start:
                         # A separate word's later expansions are operands to the program (`-d @.env x`).
-                        self._grammar_operand(name, grammar, piece)
+                        self._grammar_operand(name, grammar, piece, depth)
                 return code
         if option in grammar.paths:
             self._word_operand(word, start)
@@ -1252,11 +1256,17 @@ class _Walk:
         for form in _forms(path):
             self._operand(form)
 
-    def _grammar_operand(self, name: str, grammar: table.Grammar, word: _Word) -> None:
+    def _grammar_operand(self, name: str, grammar: table.Grammar, word: _Word, depth: int = 0) -> None:
         """One operand of a program the table describes."""
         value = word.value
         if grammar.plus_code and value.startswith("+") and len(value) > 1:
             self._operand(CODE_OPERAND)  # vim +CMD
+            return
+        if grammar.plus_shell and value.startswith("+"):
+            if not word.known:
+                raise CommandError(f"{name} runs commands that are not literal: {value!r}")
+            if "!" in value:
+                self.parse(value[value.index("!") + 1 :].encode("utf-8"), depth + 1)  # less '+!CMD'
             return
         if grammar.url_operands:
             if _URL.match(value):
@@ -1277,6 +1287,13 @@ class _Walk:
         self._word_operand(word)
         if "=" in value and _KEY.match(value):
             self._word_operand(word, value.index("=") + 1)  # make DESTDIR=/x
+            if name == "make" and word.known:
+                # make's VAR=VALUE sets a variable its recipes may run (`make CC='rm -rf x'`): a
+                # value that reads as a command of a known program is read as one.
+                assigned = value.partition("=")[2]
+                first = next((piece for piece in assigned.split() if not _ASSIGNMENT.match(piece)), "")
+                if _names_known(first):
+                    self.parse(assigned.encode("utf-8"), depth + 1)
 
     def _connection(self, name: str, operands: list[_Word], depth: int) -> None:
         """ssh HOST [COMMAND...] (the command is shell code run there), nc HOST PORT: URLs."""

@@ -496,7 +496,7 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
 # -w PASS`, `mysql -pPASS`): "value" is the whole value, "user" the part after the user name's
 # `:` or `%` (`curl -u user:PASS`, `smbclient -U user%PASS`), "pass:" openssl's `pass:PASS` form.
 # A short option listed as "attached" takes its value only attached (`mysql -p` alone prompts).
-_MYSQL_CREDENTIALS = {"p": "attached", "--password": "value"}
+_MYSQL_CREDENTIALS = {"p": "attached", "--password": "attached"}  # `--password` alone prompts
 _LDAP_CREDENTIALS = {"w": "value", "--password": "value"}
 _OPENSSL_CREDENTIALS = {"-passin": "pass:", "-passout": "pass:", "-pass": "pass:", "-k": "value"}
 CREDENTIAL_OPTIONS: dict[str, dict[str, str]] = {
@@ -544,6 +544,7 @@ DECODERS: dict[str, tuple[str, frozenset[str]]] = {
     "base64": ("base64", _set("-d", "--decode", "-D", "-di", "-id")),
     "base32": ("base32", _set("-d", "--decode", "-di", "-id")),
     "basenc": ("basenc", _set("-d", "--decode")),
+    "openssl": ("base64", _set("-d")),  # `openssl base64 -d`, `openssl enc -d -a`
 }
 
 # Wrappers that join the words of their command with blanks and hand them to `sh -c`, as eval
@@ -608,6 +609,7 @@ class Grammar:
     revisions: bool = False  # `REV:PATH` operands name PATH (git)
     interpreter: bool = False  # without a script operand it reads code from standard input
     plus_code: bool = False  # an operand `+CMD` is code for the program (vim's +cmd)
+    plus_shell: bool = False  # an operand `+CMD` is the program's own command, whose `!CMD` runs a shell (less)
 
 
 # vi and its kin: -c CMD, --cmd CMD, -S FILE and +CMD run Ex commands (`:!rm x` runs a shell).
@@ -912,6 +914,13 @@ GRAMMARS: dict[str, Grammar] = {
         remote_operands=True,
     ),
     # sort runs its --compress-program on temporary files (`sort --compress-program=CMD -S 1K`).
+    # less: `+CMD` (and `++CMD`) runs less commands at start, and less's `!CMD` runs CMD in a
+    # shell (`less '+!rm -rf x' README`); -o/-O/-k/-T name files.
+    "less": Grammar(
+        values=_set("b", "h", "j", "p", "P", "t", "x", "y", "z", "--pattern", "--prompt", "--tag", "--tabs"),
+        paths=_set("o", "O", "k", "T", "--log-file", "--LOG-FILE", "--lesskey-file", "--tag-file"),
+        plus_shell=True,
+    ),
     "sort": Grammar(
         values=_set("k", "t", "S", "--key", "--field-separator", "--buffer-size", "--parallel", "--batch-size"),
         paths=_set("o", "T", "--output", "--temporary-directory", "--files0-from", "--random-source"),
@@ -1214,6 +1223,7 @@ CODE_VARIABLES = frozenset(
         "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
         "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "BROWSER",
         "PROMPT_COMMAND", "BASH_ENV", "ENV", "LESSOPEN", "LESSCLOSE", "GIT_PROXY_COMMAND", "RSYNC_RSH",
+        "SHELL", "FCEDIT", "LESSEDIT", "MANOPT_PAGER", "SUDO_EDITOR",
         "RSYNC_CONNECT_PROG", "SYSTEMD_PAGER",
     }
 )  # fmt: skip
@@ -1236,6 +1246,7 @@ PROMPT_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4"})
 OPTION_VARIABLES: dict[str, str] = {
     "TAR_OPTIONS": "tar",
     "ZIPOPT": "zip",
+    "LESS": "less",
     "NODE_OPTIONS": "node",
     "PARALLEL": "parallel",
     "RUBYOPT": "ruby",
@@ -1244,9 +1255,14 @@ OPTION_VARIABLES: dict[str, str] = {
 # Variables naming a library or file a program loads and runs without a word on the command
 # line saying so (the dynamic loader's preload and audit libraries, ripgrep's config file whose
 # `--pre=CMD` runs CMD): code the engine cannot see, so CODE_OPERAND as well as the path.
+# git's config files and template (hooks) folder named by variable hold code keys (core.pager,
+# core.fsmonitor, hooks) the engine never reads; Perl's PERL5DB is Perl code for `perl -d`.
 LOADED_VARIABLES = frozenset(
-    {"LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "RIPGREP_CONFIG_PATH", "PYTHONSTARTUP", "BASH_ENV", "ENV"}
-)
+    {
+        "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "RIPGREP_CONFIG_PATH", "PYTHONSTARTUP", "BASH_ENV", "ENV",
+        "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG", "GIT_TEMPLATE_DIR", "GIT_EXEC_PATH", "PERL5DB",
+    }
+)  # fmt: skip
 # Variables whose value holds settings in a syntax of their own that may run code: unknown.
 UNKNOWN_VARIABLES = frozenset({"GIT_CONFIG_PARAMETERS"})
 # Environment variables whose value is a list of paths a program loads (code, too, but in files);
@@ -1262,6 +1278,11 @@ PATH_VARIABLES = frozenset(
         "BASH_ENV",
         "ENV",
         "RIPGREP_CONFIG_PATH",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG",
+        "GIT_TEMPLATE_DIR",
+        "GIT_EXEC_PATH",
     }
 )
 
