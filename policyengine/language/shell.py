@@ -612,11 +612,12 @@ class _Walk:
                     if child.type in ("word", "concatenation", "string", "raw_string", "number"):
                         self._word_operand(self._word(child, data))
                     elif child.type == "heredoc_body":
-                        self._subscript_code(_text(child, data), data, level)  # `read x <<'EOF'` then `$((x))`
+                        # `read x <<'EOF'` then `$((x))`: the body is data, as if quoted.
+                        self._subscript_code(_literal(_text(child, data)), data, level)
             elif action == _HERESTRING:
                 content = node.named_child(node.named_child_count - 1)
                 if content is not None:
-                    self._subscript_code(self._word(content, data).value, data, level)  # `read x <<< 'a[$(..)]'`
+                    self._subscript_code(self._word(content, data), data, level)  # `read x <<< 'a[$(..)]'`
             elif action == _EXPANSION:
                 if data[node.end_byte - 3 : node.end_byte] == b"@P}":
                     # ${x@P} expands x as a prompt, which runs the $(...) in its value.
@@ -701,7 +702,7 @@ class _Walk:
             for word in words:
                 self.words[word.value] = None
                 if "$(" in word.value or "`" in word.value:
-                    self._subscript_code(word.value, data, depth)
+                    self._subscript_code(word, data, depth)
             self._argv(words, node, data, depth)
         return nested
 
@@ -786,6 +787,10 @@ class _Walk:
             elif name in _OTHER_SHELLS:
                 if any(word.value.startswith("-") and "c" in word.value for word in rest):
                     raise CommandError(f"{name} -c runs code in a syntax other than bash")
+                scripts = [word for word in rest if not word.value.startswith("-") or word.value == "-"]
+                if (not scripts or scripts[0].value in _STDIN_FILES) and _reads_stdin(node):
+                    # `fish <<< 'rm x'`, `echo CMD | tcsh`: commands from stdin, in another syntax.
+                    raise CommandError(f"{name} reads commands from standard input in a syntax other than bash")
                 self._operands(rest)
             elif name == "eval":
                 self._code(rest, depth, name)
@@ -1575,7 +1580,7 @@ class _Walk:
         for item in value_node.named_children if value_node.type == "array" else (value_node,):
             text = _text(item, data)
             if "$(" in text or "`" in text or "\\" in text or "$'" in text:
-                self._subscript_code(self._word(item, data).value, data, depth)
+                self._subscript_code(self._word(item, data), data, depth)
         self._remember(node, name, value_node, data)
         if not _special_variable(name):
             return
@@ -1602,19 +1607,30 @@ class _Walk:
         if value and "~" not in value and all(kind != _EXPANDED for kind, _ in word.parts):
             self.variables[name] = value  # an assignment's value is neither split nor globbed
 
-    def _subscript_code(self, value: str, data: bytes, depth: int) -> None:
+    def _subscript_code(self, word: _Word, data: bytes, depth: int) -> None:
         """Text that bash may run later as an array subscript in arithmetic: its `$(...)` is read now.
 
         bash evaluates a variable's value in arithmetic (`$(( x ))`, `(( x++ ))`, `let x+=1`,
         `[[ $x -gt 1 ]]`, `${arr[x]}`) and expands the subscript of an array reference in it, so
         `x='a[$(rm -rf b)]'; echo $(( x ))` runs rm although the `$(` was quoted. Where the value
-        reaches arithmetic cannot be told, so a value holding `[` before a `$(` or backtick, or any
-        quoted `$(` on a line that subscripts with an expansion (`a[$x]`: bash expands it twice),
-        has the substitution read as code. A syntax error there makes the command unknown.
+        reaches arithmetic cannot be told, so a quoted `$(` or backtick after a `[` in the value,
+        or any quoted one on a line that subscripts with an expansion (`a[$x]`: bash expands it
+        twice), has the substitution read as code; a syntax error there makes the command unknown.
+        An unquoted `$(...)` is a substitution the walk reads already.
         """
-        if "$(" not in value and "`" not in value:
+        value = word.value
+        quoted: list[tuple[int, int]] = []  # (start, end) of the quoted pieces in value
+        offset = 0
+        for kind, text in word.parts:
+            if kind == _QUOTED:
+                quoted.append((offset, offset + len(text)))
+            offset += len(text)
+        start = _quoted_substitution(value)
+        while start >= 0 and not any(begin <= start < end for begin, end in quoted):
+            following = _quoted_substitution(value[start + 1 :])
+            start = start + 1 + following if following >= 0 else -1
+        if start < 0:
             return
-        start = min(index for index in (value.find("$("), value.find("`")) if index >= 0)
         if "[" not in value[:start] and b"[$" not in data and b"[`" not in data:
             return
         self.parse(b"echo " + value[start:].encode("utf-8"), depth + 1)
@@ -2357,6 +2373,16 @@ def _decodings(encoding: str, text: str, plain: bool) -> list[str]:
         if decoded and decoded.isprintable():
             found.append(decoded)
     return found
+
+
+def _quoted_substitution(text: str) -> int:
+    """Where a `$(` (not the `$((` of arithmetic) or a backtick starts in quoted text; -1 when none does."""
+    tick = text.find("`")
+    dollar = text.find("$(")
+    while dollar >= 0 and text.startswith("$((", dollar):
+        dollar = text.find("$(", dollar + 3)
+    found = [index for index in (tick, dollar) if index >= 0]
+    return min(found) if found else -1
 
 
 def _may_set_variables(data: bytes) -> bool:

@@ -956,7 +956,7 @@ GRAMMARS: dict[str, Grammar] = {
     # REPLs that read code from standard input (`irb <<< CODE`, `echo CODE | pry`), with their
     # one-liner options where they have one: an interpreter row reads stdin as code.
     **{name: Grammar(paths=_set("r", "I"), code=_set("e"), interpreter=True) for name in ("irb", "pry")},
-    **{name: Grammar(code=_set("c"), interpreter=True) for name in ("bpython", "ptpython", "ptipython", "xonsh")},
+    **{name: Grammar(code=_set("c"), interpreter=True) for name in ("bpython", "ptpython", "ptipython")},
     **{name: Grammar(interpreter=True) for name in ("psysh", "wish", "jjs", "nashorn", "bsh")},
     # Interpreters with an option whose value is code (each program's --help / man page): R and
     # littler (`r`, names are casefolded), julia, emacs (-eval and --eval alike), the JVM and BEAM
@@ -1289,7 +1289,7 @@ PATH_VARIABLES = frozenset(
 
 @functools.lru_cache(maxsize=1024)
 def variable_kind(name: str) -> str:
-    """What a variable's value is to the programs that read it: "code", "prompt", "options", "unknown", "" or a mix."""
+    """What a variable's value is to programs: code, prompt, options, paths, loaded, unknown, "" or several."""
     kinds: list[str] = []
     if name in UNKNOWN_VARIABLES:
         return "unknown"
@@ -1301,6 +1301,8 @@ def variable_kind(name: str) -> str:
         kinds.append("options")
     if name in PATH_VARIABLES:
         kinds.append("paths")
+    if name in LOADED_VARIABLES:
+        kinds.append("loaded")
     return " ".join(kinds)
 
 
