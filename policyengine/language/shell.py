@@ -51,8 +51,11 @@ subshells). Programs are read by the data in `shell_programs.py`: wrappers, oper
 (`git show REV:PATH`, `curl -d @FILE`, the pattern of `grep`), URLs (`Command.urls`), code in
 environment variables and git config; code for an interpreter (`python -c`) is the unknown
 operand CODE_OPERAND. Program names are casefolded basenames, with their other names
-(`rm.exe` is also `rm`). Not looked into: code kept in a variable and run by a later expansion
-(an array subscript in arithmetic), what an interpreter's code does (only that it is code).
+(`rm.exe` is also `rm`). Code that runs later is read where it is written: environment variables
+by name class (`variable_kind`), options named for a command (`RUNNER_OPTION`), and a quoted
+`a[$(cmd)]` that bash's arithmetic may evaluate (`_subscript_code`). Passwords given as options
+and the decoded input of decoders become words for the secret scan. Not looked into: code
+assembled at run time from pieces, what an interpreter's code does (only that it is code).
 """
 
 from __future__ import annotations
