@@ -80,11 +80,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "layer over a token encoded twice passes no-secrets-to-network": ("calls-secrets:59",),
     "engine: a token split across the JSON values of a command is found only as written: the same "
     "text base64- or hex-encoded once passes no-secrets-to-network": ("calls-secrets:64",),
-    "engine (shell.py): ssh's `user@host` operand becomes the URL `ssh://user@host` as written, so a user part "
-    "holding `/` (`./root@HOST`, `x/../root@HOST`; ssh splits at the last `@`) gives the URL host `.` or `x`, and "
-    "a brace around it (`{root@HOST,x}`) is not expanded first: the metadata host passes no-cloud-metadata": (
-        "calls-urls-round4:24",
-    ),
     "pack: ask-git-writes-outside-project reads git's output option as written (a regex over the "
     "command), so `cd /tmp && git format-patch -o patches` is not asked": ("calls-classes:143",),
     "engine: letters written apart (`A-K-I-A-...`, `g.h.p._...`) and then split across two arguments are not "

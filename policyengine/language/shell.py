@@ -70,6 +70,7 @@ import re
 import shlex
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -1313,8 +1314,23 @@ class _Walk:
             if port or not host.isdigit():  # `nc -l 8080`: a port to listen on, no host
                 self._url(f"tcp://{host}:{port}" if port else f"tcp://{host}")
             return
-        self._url(host if _URL.match(host) else f"ssh://{host}")
-        self._code(operands[1:], depth, "ssh")  # the remote command line: parsed as shell code
+        rest = operands[1:]
+        first = operands[0]
+        if not first.single and "{" in host:
+            # `ssh {root@HOST,x}` is `ssh root@HOST x` to ssh: the first expansion is the host,
+            # the others start the remote command.
+            pieces = _brace_words(first.parts)
+            if pieces is None:
+                raise CommandError("ssh: a brace expansion of its destination past the bounds")
+            host, rest = pieces[0].value, [*pieces[1:], *rest]
+        if _URL.match(host):
+            self._url(host)
+        else:
+            # ssh splits user and host at the last `@` (`./root@HOST` is the user `./root`): the
+            # user is percent-encoded so that no `/` or `@` of it can move the URL's host.
+            user, at, place = host.rpartition("@")
+            self._url(f"ssh://{urllib.parse.quote(user, safe='')}@{place}" if at else f"ssh://{host}")
+        self._code(rest, depth, "ssh")  # the remote command line: parsed as shell code
 
     # -- git -----------------------------------------------------------------------------------
 
