@@ -626,6 +626,11 @@ class _Walk:
                 if data[node.end_byte - 3 : node.end_byte] == b"@P}":
                     # ${x@P} expands x as a prompt, which runs the $(...) in its value.
                     raise CommandError("a ${...@P} expansion runs code held in a variable")
+                default = _DEFAULT_ASSIGNMENT.match(_text(node, data))
+                if default is not None and _special_variable(default.group(1)):
+                    # `: ${GIT_PAGER:='rm x'}` assigns the variable as NAME=VALUE does.
+                    assigned = _text(node, data)[default.end() : -1]
+                    self._assignment(default.group(1), ((_QUOTED, assigned),), assigned, level, _literal_text(assigned))
             elif action == _SUBSTITUTION:
                 if data[node.start_byte : node.start_byte + 1] == b"`":
                     inner = data[node.start_byte + 1 : node.end_byte - 1]
@@ -725,6 +730,7 @@ class _Walk:
                 self.programs[program] = None
             if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
                 self._stop_resolving()
+                self._set_unseen(name, words)
             rest = words[1:]
             if name in table.CREDENTIAL_OPTIONS:
                 self._credentials(name, rest)
@@ -764,6 +770,8 @@ class _Walk:
             if name in table.OWN_GLOBS:
                 self._own_globs(name, rest)
             if name not in _SPECIAL:
+                if any(word.value in table.REPL_WORDS for word in rest) and self._repl_code(name, rest, node):
+                    self._operand(CODE_OPERAND)  # `python manage.py shell <<EOF`, `rails console <<<`
                 grammar = table.GRAMMARS.get(name)
                 if grammar is not None:
                     self._grammar(name, grammar, rest, node, data, depth)
@@ -1060,23 +1068,26 @@ class _Walk:
                 continue
             if value.startswith("--"):
                 option, equals, _ = value.partition("=")
+                after = len(option) + 1  # where an attached value starts
+                if not _takes_value(grammar, option) and name not in _NO_ABBREVIATIONS:
+                    option = _abbreviation(grammar, option)  # `curl --upload-fi .env`: getopt_long's prefixes
                 if not _takes_value(grammar, option):
                     if table.RUNNER_OPTION.fullmatch(option):
                         # A long option named for a command the row does not list (`rg --pre CMD`):
                         # its value is read as one, attached or the next word.
                         if equals:
-                            self._code([_Word(value[len(option) + 1 :], word.known, word.single, ())], depth, name)
+                            self._code([_Word(value[after:], word.known, word.single, ())], depth, name)
                         elif index < count:
                             self._code([words[index]], depth, name)
                             index += 1
                         continue
                     if equals:
-                        self._word_operand(word, len(option) + 1)  # an unknown --name=VALUE may be a path
+                        self._word_operand(word, after)  # an unknown --name=VALUE may be a path
                     continue
                 if option in grammar.pairs:
                     index += 1  # the name comes first
                 if equals:
-                    target, start = word, len(option) + 1
+                    target, start = word, after
                 elif index < count:
                     target, start = words[index], 0
                     index += 1
@@ -1634,7 +1645,8 @@ class _Walk:
         `x='a[$(rm -rf b)]'; echo $(( x ))` runs rm although the `$(` was quoted. Where the value
         reaches arithmetic cannot be told, so a quoted `$(` or backtick after a `[` in the value,
         or any quoted one on a line that subscripts with an expansion (`a[$x]`: bash expands it
-        twice), has the substitution read as code; a syntax error there makes the command unknown.
+        twice) or evaluates arithmetic at all (the value may be assembled there from pieces), has
+        the substitution read as code; a syntax error there makes the command unknown.
         An unquoted `$(...)` is a substitution the walk reads already.
         """
         value = word.value
@@ -1650,9 +1662,44 @@ class _Walk:
             start = start + 1 + following if following >= 0 else -1
         if start < 0:
             return
-        if "[" not in value[:start] and b"[$" not in data and b"[`" not in data:
+        if "[" not in value[:start] and b"[$" not in data and b"[`" not in data and not _ARITHMETIC.search(data):
             return
         self.parse(b"echo " + value[start:].encode("utf-8"), depth + 1)
+
+    def _repl_code(self, name: str, words: list[_Word], node: tree_sitter.Node) -> bool:
+        """Whether a REPL subcommand (`shell`, `console`, `repl`...) is given code: on stdin or by `-c CODE`."""
+        grammar = table.GRAMMARS.get(name)
+        if name in table.PLAIN_PROGRAMS or name in table.TEXT_PROGRAMS or (grammar and grammar.first_is_pattern):
+            return False  # `grep shell`, `cat console`: an operand, no subcommand
+        operands = [index for index, word in enumerate(words) if not word.value.startswith("-")][:3]
+        at = next((index for index in operands if words[index].value in table.REPL_WORDS), -1)
+        if at < 0:
+            return False  # a subcommand is among the first operands (`manage.py shell`, `rails console`)
+        if any(word.value.partition("=")[0] in table.REPL_CODE_OPTIONS for word in words[at + 1 :]):
+            return True
+        return _reads_stdin(node)
+
+    def _set_unseen(self, name: str, words: list[_Word]) -> None:
+        """`read PAGER`, `mapfile PS4`, `printf -v KUBE_EDITOR ...`: a code variable set to text not seen.
+
+        The value of a variable programs run (`variable_kind`) set by a builtin from its input or
+        format cannot be read, so the command is unknown; any other variable stays merely unknown.
+        """
+        if name not in ("read", "mapfile", "readarray", "printf"):
+            return
+        names: list[str] = []
+        for index, word in enumerate(words[1:], 1):
+            value = word.value
+            if name == "printf":
+                if value == "-v" and index + 1 < len(words):
+                    names.append(words[index + 1].value)
+                elif value.startswith("-v") and len(value) > 2:
+                    names.append(value[2:])
+            elif not value.startswith("-"):
+                names.append(value)  # read's and mapfile's names (an option's value is over-read)
+        for variable in names:
+            if _special_variable(variable.partition("[")[0]):
+                raise CommandError(f"{name} sets {variable}, which programs run, to text the engine cannot see")
 
     def _stop_resolving(self) -> None:
         """From here on no variable is filled in: the line may set one in a way not modelled."""
@@ -1865,14 +1912,14 @@ class _Walk:
                 if not given.known:
                     raise CommandError(f"{name} runs commands that are not literal: {given.value!r}")
                 texts.append(given.value if given is not word else attached)
-            elif name.startswith("sqlite") and index and value.startswith("."):
+            elif name in table.SQL_OPERAND_CLIENTS and index and value.startswith("."):
                 if not word.known:
                     raise CommandError(f"{name} runs commands that are not literal: {value!r}")
                 texts.append(value)  # `sqlite3 db '.shell rm x'`: an operand after the database is a command
         texts.extend(self._stdin_texts(name, node, data))
         if name in table.SQL_CLIENTS:
             sql = [word.value for word in words[1:] if not word.value.startswith("-")]
-            if not name.startswith("sqlite"):
+            if name not in table.SQL_OPERAND_CLIENTS:
                 sql = []  # psql's and mysql's SQL comes with -c/-e or on stdin (in texts)
             if any(table.SQL_CODE.search(text) for text in (*texts, *sql)):
                 self._operand(CODE_OPERAND)  # `select readfile('.env')`: SQL that opens files or runs programs
@@ -2394,6 +2441,20 @@ def _decodings(encoding: str, text: str, plain: bool) -> list[str]:
     return found
 
 
+# Where bash evaluates arithmetic on a variable's value: `((..))`, `$((..))`, `$[..]`, `let`,
+# `[[ .. -eq .. ]]`, integer declarations, a subscript of a name (`${a[k]}`), `declare -i`.
+_ARITHMETIC = re.compile(
+    rb"\(\(|\$\[|\blet\s|\[\[[^\]]*\s-(?:eq|ne|lt|le|gt|ge)\s|\b(?:declare|typeset|local)\s+-[A-Za-z]*i"
+    rb"|\$\{[A-Za-z_][A-Za-z0-9_]*\[[^\]@*]"
+)
+_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # ${NAME:=VALUE} assigns NAME
+
+
+def _literal_text(text: str) -> bool:
+    """Whether an expansion's word holds no expansion or quote the engine would have to read (`${X:=vim}`)."""
+    return not any(char in text for char in "$`\\\"'")
+
+
 def _quoted_substitution(text: str) -> int:
     """Where a `$(` (not the `$((` of arithmetic) or a backtick starts in quoted text; -1 when none does."""
     tick = text.find("`")
@@ -2862,6 +2923,34 @@ def _git_key_kind(key: str) -> str:
 def _special_variable(name: str) -> bool:
     """Whether a variable's value is code, paths or unknown to the table."""
     return bool(table.variable_kind(name))
+
+
+# Programs whose long options are matched whole (their parsers take no abbreviation, or the
+# engine reads them elsewhere: git's tables resolve git's own prefixes).
+_NO_ABBREVIATIONS = frozenset({"git"})
+
+
+@functools.lru_cache(maxsize=256)
+def _long_options(grammar: table.Grammar) -> tuple[str, ...]:
+    """A row's long options that take a value (computed once per row)."""
+    options = (
+        grammar.values | grammar.paths | grammar.data | grammar.urls | grammar.dirs | grammar.globs | grammar.code
+    ) | grammar.runs
+    return tuple(sorted(option for option in options if option.startswith("--")))
+
+
+def _abbreviation(grammar: table.Grammar, option: str) -> str:
+    """The option a long-option prefix stands for, or the option itself.
+
+    getopt_long (GNU tools), curl, argparse and most option parsers take any unambiguous prefix
+    of a long option (`curl --upload-fi .env` is `--upload-file .env`). A prefix of exactly one
+    option of the row that takes a value is that option; had the program a flag with the same
+    prefix, it would refuse the word as ambiguous and run nothing, so the reading is safe.
+    """
+    if len(option) < 4:
+        return option
+    found = [known for known in _long_options(grammar) if known.startswith(option)]
+    return found[0] if len(found) == 1 else option
 
 
 def _takes_value(grammar: table.Grammar, option: str) -> bool:

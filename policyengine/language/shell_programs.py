@@ -76,12 +76,15 @@ __all__ = [
     "PYTHON_CODE_MODULES",
     "PYTHON_STDIN_MODULES",
     "READER_VERBS",
+    "REPL_CODE_OPTIONS",
+    "REPL_WORDS",
     "RUNNER_OPTION",
     "RUNS_COMMANDS",
     "RUNS_SUBCOMMANDS",
     "SCRIPT_FILE_OPTIONS",
     "SQL_CLIENTS",
     "SQL_CODE",
+    "SQL_OPERAND_CLIENTS",
     "STDIN_SCRIPTS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
@@ -1169,6 +1172,11 @@ PYTHON_STDIN_MODULES = frozenset(
     {"code", "pdb", "asyncio", "IPython", "ptpython", "bpython", "idlelib", "jupyter_console", "xonsh"}
 )
 PYTHON_CODE_MODULES = frozenset({"timeit"})
+# Subcommands that open a REPL or a shell of the program (`python manage.py shell`, `rails
+# console`, `deno repl`, `php artisan tinker`, `flask shell`, `poetry shell`, `nix repl`): fed a
+# here-string, a heredoc or a pipe, or given one of REPL_CODE_OPTIONS, they run code.
+REPL_WORDS = frozenset({"shell", "console", "repl", "dbshell", "tinker", "shell_plus", "irb", "pry"})
+REPL_CODE_OPTIONS = frozenset({"-c", "--command", "-e", "--eval", "--execute"})
 # SQL that reads or writes files or runs programs on the client's or server's machine (SQLite's
 # readfile/writefile/edit/load_extension, MySQL's LOAD_FILE and INTO OUTFILE, PostgreSQL's
 # pg_read_file, lo_import/lo_export and COPY ... PROGRAM, MSSQL's xp_cmdshell): code whose files
@@ -1177,8 +1185,13 @@ SQL_CODE = re.compile(
     r"(?i)\b(?:readfile|writefile|edit|load_extension|fts3_tokenizer|load_file|pg_read_file|pg_read_binary_file"
     r"|pg_ls_dir|pg_stat_file|lo_import|lo_export|sys_exec|sys_eval|xp_cmdshell)\s*\(|\binto\s+(?:out|dump)file\b"
     r"|\b(?:from|to)\s+program\b|\bload\s+data\s+(?:local\s+)?infile\b"
+    # DuckDB and ClickHouse read files by table functions, and DuckDB by a path as a table.
+    r"|\b(?:read_csv(?:_auto)?|read_text|read_blob|read_json(?:_auto|_objects)?|read_ndjson|read_parquet|file)\s*\("
+    r"|\bfrom\s+'[^']*[./][^']*'"
 )
-SQL_CLIENTS = frozenset({"sqlite3", "sqlite", "psql", "mysql", "mariadb"})
+SQL_CLIENTS = frozenset({"sqlite3", "sqlite", "duckdb", "psql", "mysql", "mariadb", "clickhouse-client"})
+# Clients whose operands after the database are SQL or dot-commands (`sqlite3 db "SQL"`, `duckdb db "SQL"`).
+SQL_OPERAND_CLIENTS = frozenset({"sqlite3", "sqlite", "duckdb"})
 # Versioned names: python3.12, ruby3.2, lua5.4, php8.1... are the program before the digits; a
 # dotted suffix names a family member (mkfs.ext4 is mkfs, fsck.vfat is fsck).
 _VERSIONED = re.compile(r"(python|pypy|perl|ruby|lua|php|node|pip|tclsh)[0-9][0-9.]*")
@@ -1449,6 +1462,8 @@ COMMAND_READERS: dict[str, frozenset[str]] = {
     "smbclient": _set("-c", "--command"),
     "sqlite3": _set("-cmd"),
     "sqlite": _set("-cmd"),
+    "duckdb": _set("-c", "-cmd", "-s"),
+    "clickhouse-client": _set("-q", "--query"),
     "psql": _set("-c", "--command"),
     "mysql": _set("-e", "--execute"),
     "mariadb": _set("-e", "--execute"),
