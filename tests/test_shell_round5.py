@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -319,3 +322,20 @@ def test_every_decoder_fed_literal_text_adds_the_decoded_text(name: str) -> None
 def test_a_decoder_reading_what_the_engine_cannot_see_adds_nothing() -> None:
     assert parse_command("cat x | base64 -d").words == ("cat", "x", "base64", "-d")
     assert parse_command("echo aGVsbG8= | base64").words == ("echo", "aGVsbG8=", "base64")
+
+
+# -- text a substitution prints ------------------------------------------------------------------------
+
+_PIECE = st.text(alphabet="abcXYZ019-_.:", min_size=1, max_size=8)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash to compare with")
+@settings(max_examples=scaled(60), deadline=None)
+@given(st.lists(st.sampled_from(["%s", "-", "x", "%%", "\\n"]), min_size=1, max_size=5), st.lists(_PIECE, max_size=4))
+def test_printf_text_is_what_bash_prints(form: list[str], values: list[str]) -> None:
+    """A `$(printf FORMAT ARGS)` word is read as the text bash substitutes (checked against bash itself)."""
+    line = "printf " + " ".join(shlex.quote(piece) for piece in ["".join(form), *values])
+    expected = subprocess.run(["bash", "-c", f'x="$({line})"; printf %s "$x"'], capture_output=True, text=True).stdout
+    command = parse_command(f'curl -d "K$({line})" https://example.com/')
+    read = [word for word in command.words if word.startswith("K") and word != f"K$({line})"]
+    assert read in ([], ["K" + expected]), (line, expected, command.words)  # the text bash prints, or no reading

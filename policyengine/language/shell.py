@@ -71,7 +71,7 @@ import shlex
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -712,6 +712,9 @@ class _Walk:
                 self.words[word.value] = None
                 if "$(" in word.value or "`" in word.value:
                     self._subscript_code(word, data, depth)
+                    output = self._text_output(word.value)
+                    if output is not None:
+                        self.words[output] = None  # `-d "AKIA.."$(echo ..)`: the text the word becomes
             self._argv(words, node, data, depth)
         return nested
 
@@ -1666,6 +1669,42 @@ class _Walk:
             return
         self.parse(b"echo " + value[start:].encode("utf-8"), depth + 1)
 
+    def _text_output(self, value: str) -> str | None:
+        """A word with its `$(echo ARGS)` / `$(printf FORMAT ARGS)` replaced by their text, when every one can be.
+
+        A secret split around a substitution that only prints literal text (`"AKIA.."$(echo ..)`,
+        `"$(printf "$K" REST)"` with K set on the line) is whole again in this view, for the
+        secret scan; anything else (other programs, unknown variables, other printf directives)
+        leaves the word as it is.
+        """
+
+        def output(match: re.Match[str]) -> str:
+            inner = _VARIABLE.sub(lambda m: self._variable_text(m.group(1) or m.group(2)), match.group(2))
+            try:
+                args = shlex.split(inner)
+            except ValueError:
+                raise _Unresolved from None
+            if match.group(1) == "echo":
+                while args and _ECHO_OPTION.fullmatch(args[0]):
+                    args.pop(0)
+                return " ".join(args).rstrip("\n")
+            return _printf(args).rstrip("\n")
+
+        if len(value) > MAX_DECODED:
+            return None
+        try:
+            text = _TEXT_SUBSTITUTION.sub(output, value)
+        except _Unresolved:
+            return None
+        return text if text != value else None
+
+    def _variable_text(self, name: str) -> str:
+        """A variable's literal value set earlier on the line (for _text_output); unknown stops the view."""
+        value = self.variables.get(name) if self.level == 1 else None
+        if value is None:
+            raise _Unresolved
+        return value
+
     def _repl_code(self, name: str, words: list[_Word], node: tree_sitter.Node) -> bool:
         """Whether a REPL subcommand (`shell`, `console`, `repl`...) is given code: on stdin or by `-c CODE`."""
         grammar = table.GRAMMARS.get(name)
@@ -2453,6 +2492,40 @@ _DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # ${NAME:=
 def _literal_text(text: str) -> bool:
     """Whether an expansion's word holds no expansion or quote the engine would have to read (`${X:=vim}`)."""
     return not any(char in text for char in "$`\\\"'")
+
+
+class _Unresolved(Exception):
+    """A substitution whose text _Walk._text_output cannot compute."""
+
+
+# `$(echo ARGS)`, `$(printf ARGS)` and their backtick forms with no nested substitution or operator.
+_TEXT_SUBSTITUTION = re.compile(r"(?:\$\(|`)\s*(echo|printf)\s+([^()`;&|<>\n]*?)\s*(?:\)|`)")
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_PRINTF_DIRECTIVE = re.compile(r"%(.)")
+
+
+def _printf(args: list[str]) -> str:
+    """bash's printf for `%s`, `%%`, `\\n` and `\\t`, its format reused while arguments remain; else _Unresolved."""
+    if args and args[0] == "--":
+        args = args[1:]
+    if not args or args[0].startswith("-"):
+        raise _Unresolved  # an option (`printf -v`), or a format bash would read as one
+    form, rest = args[0], args[1:]
+    if any(match.group(1) not in "s%" for match in _PRINTF_DIRECTIVE.finditer(form)):
+        raise _Unresolved
+    form = form.replace("\\n", "\n").replace("\\t", "\t")
+    slots = sum(1 for match in _PRINTF_DIRECTIVE.finditer(form) if match.group(1) == "s")
+    pieces: list[str] = []
+    while True:
+        taken, rest = rest[:slots], rest[slots:]
+        pieces.append(_fill(form, iter(taken)))
+        if not rest or not slots or len(pieces) > 64:
+            return "".join(pieces)
+
+
+def _fill(form: str, values: Iterator[str]) -> str:
+    """One pass of a printf format: each `%s` takes the next value (or nothing), `%%` is `%`."""
+    return _PRINTF_DIRECTIVE.sub(lambda match: "%" if match.group(1) == "%" else next(values, ""), form)
 
 
 def _quoted_substitution(text: str) -> int:
