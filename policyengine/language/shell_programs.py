@@ -17,7 +17,18 @@ Every entry is data the walk in `shell.py` interprets; adding a program means ad
   `sed`, `awk`, `jq`). A program not listed keeps the default: every non-option word may be a path.
 - `ALIASES` and `canonical_names`: other names of one program (`nc.openbsd` is `nc`).
 - `CODE_VARIABLES`, `PATH_VARIABLES`, `GIT_CODE_KEYS`: environment variables and git config keys
-  whose value is shell code or a path.
+  whose value is shell code or a path; by class, `variable_kind`: names ending in
+  `CODE_VARIABLE_SUFFIXES` (`*_EDITOR`, `*_PAGER`, `*_COMMAND`...), `PROMPT_VARIABLES` (PS0-PS4,
+  expanded as in double quotes), `OPTION_VARIABLES` (`TAR_OPTIONS` is more of tar's options) and
+  `LOADED_VARIABLES` (libraries and config files loaded unseen: code).
+- `RUNNER_OPTION`: long options named for a command (`--pre`, `--exec`, `--*-command`...): their
+  value is a command for a program whose row does not list them. `JOINS_WORDS`: wrappers that
+  hand their words to `sh -c` (`npm explore`).
+- `CREDENTIAL_OPTIONS`, `CREDENTIAL_VARIABLES`: options and variables whose value is a password
+  (a `password=VALUE` word for the secret scan); `DECODERS`: programs whose literal input is
+  decoded into a word (`xxd -r`, `base64 -d`, `uudecode`).
+- `PYTHON_STDIN_MODULES`, `PYTHON_CODE_MODULES`, `REPL_WORDS`, `SQL_CODE`: REPLs and SQL that run
+  code or open files.
 - `COMMAND_READERS`, `READER_VERBS`: programs that read commands of their own (sftp, ftp,
   smbclient, sqlite3...) from standard input or an option, and which operands of each verb are
   local paths (`put .env` reads .env; `!CMD` runs CMD in a shell).
