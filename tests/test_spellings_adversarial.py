@@ -60,7 +60,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
     ),
     "engine (secret scan): a token written as spaced hex and then hex-encoded again (the whole command "
     "`34392034...`) is two levels of encoding with a separator between: the scan decodes the outer hex "
-    "but not the spaced hex inside": ("calls-shell-a:126",),
+    "but not the spaced hex inside": ("calls-shell-a:129",),
     "engine: a path inside a command substitution (`$(echo x/../.env)`, `$(printf x/../.env)`, "
     "`$(cat x/../list.txt)`) is matched as written: its climb is not resolved": (
         "calls-allow-rules:71",

@@ -856,7 +856,7 @@ class _Walk:
             if not secret:
                 continue
             if form == "user":
-                cut = min((at for at in (secret.find(":"), secret.find("%")) if at >= 0), default=-1)
+                cut = min((at for at in map(secret.find, ":%,") if at >= 0), default=-1)
                 if cut < 0:
                     continue  # a user name alone: the program asks for the password
                 secret = secret[cut + 1 :]

@@ -508,7 +508,8 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
 # Options whose value is a password or token (each program's man page), so the secret scan sees
 # it as `password=VALUE` whatever it looks like (`sshpass -p PASS`, `redis-cli -a PASS`, `ldapsearch
 # -w PASS`, `mysql -pPASS`): "value" is the whole value, "user" the part after the user name's
-# `:` or `%` (`curl -u user:PASS`, `smbclient -U user%PASS`), "pass:" openssl's `pass:PASS` form.
+# `:`, `%` or `,` (`curl -u user:PASS`, `smbclient -U user%PASS`, `lftp -u user,PASS`), "pass:"
+# openssl's `pass:PASS` form.
 # A short option listed as "attached" takes its value only attached (`mysql -p` alone prompts).
 _MYSQL_CREDENTIALS = {"p": "attached", "--password": "attached"}  # `--password` alone prompts
 _LDAP_CREDENTIALS = {"w": "value", "--password": "value"}
@@ -541,6 +542,18 @@ CREDENTIAL_OPTIONS: dict[str, dict[str, str]] = {
     "snmpwalk": {"A": "value", "X": "value", "c": "value"},
     "snmpget": {"A": "value", "X": "value", "c": "value"},
     "ipmitool": {"P": "value"},
+    # PuTTY's tools take `-pw PASS` (one dash, two letters); MQTT, Cassandra, InfluxDB, RabbitMQ
+    # and the SMB and RDP clients their own password options.
+    **{name: {"-pw": "value"} for name in ("plink", "pscp", "psftp")},
+    **{name: {"P": "value", "--pw": "value"} for name in ("mosquitto_pub", "mosquitto_sub", "mosquitto_rr")},
+    "cqlsh": {"p": "value", "--password": "value"},
+    "influx": {"-password": "value", "--password": "value"},
+    "rabbitmqadmin": {"p": "value", "--password": "value"},
+    "smbmap": {"p": "value", "--password": "value"},
+    "rdesktop": {"p": "value"},
+    "ncftp": {"p": "value"},
+    "ncftpput": {"p": "value"},
+    "ncftpget": {"p": "value"},
 }  # fmt: skip
 # Environment variables holding a password a program sends (libpq, MySQL, redis-cli, sshpass,
 # Samba, the Docker and registry clients): their value is a `password=VALUE` word.
