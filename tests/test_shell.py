@@ -530,7 +530,8 @@ def test_every_wrapper_in_the_table_runs_the_command_after_it(name: str) -> None
 
 @pytest.mark.parametrize("pair", sorted(table.SUBCOMMAND_WRAPPERS), ids=" ".join)
 def test_every_subcommand_wrapper_runs_the_command_after_it(pair: tuple[str, str]) -> None:
-    assert "rm" in _programs(f"{pair[0]} {pair[1]} rm x")
+    before = "pkg " * table.SUBCOMMAND_WRAPPERS[pair].positionals  # `npm explore PKG rm x`
+    assert "rm" in _programs(f"{pair[0]} {pair[1]} {before}rm x")
 
 
 @pytest.mark.parametrize("name", sorted(table.RUNS_COMMANDS))

@@ -58,13 +58,9 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:67",
         "calls-classes-b:6",
     ),
-    "engine: a brace expansion around a program's own operand syntax (`curl -d {@.env,x}`, "
-    "`--data-urlencode {secret@.env,x}`) is not expanded before curl's @file is read": (
-        "calls-program-operands:22",
-        "calls-program-operands:23",
-        "calls-program-operands:28",
-        "calls-program-operands:70",
-    ),
+    "engine (secret scan): a token written as spaced hex and then hex-encoded again (the whole command "
+    "`34392034...`) is two levels of encoding with a separator between: the scan decodes the outer hex "
+    "but not the spaced hex inside": ("calls-shell-a:129",),
     "engine: a path inside a command substitution (`$(echo x/../.env)`, `$(printf x/../.env)`, "
     "`$(cat x/../list.txt)`) is matched as written: its climb is not resolved": (
         "calls-allow-rules:71",
@@ -84,11 +80,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "layer over a token encoded twice passes no-secrets-to-network": ("calls-secrets:59",),
     "engine: a token split across the JSON values of a command is found only as written: the same "
     "text base64- or hex-encoded once passes no-secrets-to-network": ("calls-secrets:64",),
-    "engine (shell.py): ssh's `user@host` operand becomes the URL `ssh://user@host` as written, so a user part "
-    "holding `/` (`./root@HOST`, `x/../root@HOST`; ssh splits at the last `@`) gives the URL host `.` or `x`, and "
-    "a brace around it (`{root@HOST,x}`) is not expanded first: the metadata host passes no-cloud-metadata": (
-        "calls-urls-round4:24",
-    ),
     "pack: ask-git-writes-outside-project reads git's output option as written (a regex over the "
     "command), so `cd /tmp && git format-patch -o patches` is not asked": ("calls-classes:143",),
     "engine: letters written apart (`A-K-I-A-...`, `g.h.p._...`) and then split across two arguments are not "

@@ -51,13 +51,17 @@ subshells). Programs are read by the data in `shell_programs.py`: wrappers, oper
 (`git show REV:PATH`, `curl -d @FILE`, the pattern of `grep`), URLs (`Command.urls`), code in
 environment variables and git config; code for an interpreter (`python -c`) is the unknown
 operand CODE_OPERAND. Program names are casefolded basenames, with their other names
-(`rm.exe` is also `rm`). Not looked into: code kept in a variable and run by a later expansion
-(an array subscript in arithmetic), what an interpreter's code does (only that it is code).
+(`rm.exe` is also `rm`). Code that runs later is read where it is written: environment variables
+by name class (`variable_kind`), options named for a command (`RUNNER_OPTION`), and a quoted
+`a[$(cmd)]` that bash's arithmetic may evaluate (`_subscript_code`). Passwords given as options
+and the decoded input of decoders become words for the secret scan. Not looked into: code
+assembled at run time from pieces, what an interpreter's code does (only that it is code).
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import bisect
 import dataclasses
 import functools
@@ -66,7 +70,8 @@ import re
 import shlex
 import threading
 import time
-from collections.abc import Callable, Iterable
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -156,6 +161,15 @@ _SUBCOMMAND_PROGRAMS = frozenset(
     | {name for name, _ in table.RUNS_SUBCOMMANDS}
     | {name for name, _ in table.CODE_SUBCOMMANDS}
 )
+# Programs that run the text or file they are handed as code: alone in a pager or editor
+# variable (`GIT_PAGER=sh`) they run what the program writes to them.
+_CODE_READERS = (
+    _SHELLS
+    | _OTHER_SHELLS
+    | _WINDOWS_SHELLS
+    | {"eval", "source", "."}
+    | {name for name, grammar in table.GRAMMARS.items() if grammar.interpreter}
+)
 # Names some table gives a meaning to: a program's dispatch name is the first of its names here.
 _KNOWN_NAMES = (
     _SPECIAL
@@ -185,6 +199,8 @@ _ED_COMMAND = re.compile(
 )
 # curl --connect-to HOST1:PORT1:HOST2:PORT2: where it connects instead (HOST2 may be [v6]).
 _CONNECT_TO = re.compile(r"[^:]*:[^:]*:(\[[^\]]*\]|[^:]*):(.*)")
+_ECHO_OPTION = re.compile(r"-[neE]+")  # echo's options: not text it writes
+_PROGRAM_ONLY = re.compile(r"[A-Za-z0-9_./+@%,:-]+")  # a word that is only a program's name or path
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
 _NESTING = frozenset(
@@ -219,7 +235,7 @@ _RESERVED = frozenset(
 )
 # What the walk does with a node type (others: visit the children).
 _DESCEND, _LEAF, _COMMAND, _TEXT, _STRING_TEXT, _FILE_REDIRECT, _HEREDOC = range(7)
-_EXPANSION, _SUBSTITUTION, _DECLARATION, _DESCRIPTOR, _NEGATION, _COMMENT, _ASSIGN = range(7, 14)
+_EXPANSION, _SUBSTITUTION, _DECLARATION, _DESCRIPTOR, _NEGATION, _COMMENT, _ASSIGN, _HERESTRING = range(7, 15)
 _NESTS = 64  # flag added to an action: the node opens a nesting level
 _ACTIONS: dict[str, int] = {
     "command": _COMMAND,
@@ -240,6 +256,7 @@ _ACTIONS: dict[str, int] = {
     "test_operator": _LEAF,
     "file_redirect": _FILE_REDIRECT,
     "heredoc_redirect": _HEREDOC,
+    "herestring_redirect": _HERESTRING,
     "expansion": _EXPANSION,
     "command_substitution": _SUBSTITUTION | _NESTS,
     "declaration_command": _DECLARATION,
@@ -598,10 +615,22 @@ class _Walk:
                 for child in node.named_children:
                     if child.type in ("word", "concatenation", "string", "raw_string", "number"):
                         self._word_operand(self._word(child, data))
+                    elif child.type == "heredoc_body":
+                        # `read x <<'EOF'` then `$((x))`: the body is data, as if quoted.
+                        self._subscript_code(_literal(_text(child, data)), data, level)
+            elif action == _HERESTRING:
+                content = node.named_child(node.named_child_count - 1)
+                if content is not None:
+                    self._subscript_code(self._word(content, data), data, level)  # `read x <<< 'a[$(..)]'`
             elif action == _EXPANSION:
                 if data[node.end_byte - 3 : node.end_byte] == b"@P}":
                     # ${x@P} expands x as a prompt, which runs the $(...) in its value.
                     raise CommandError("a ${...@P} expansion runs code held in a variable")
+                default = _DEFAULT_ASSIGNMENT.match(_text(node, data))
+                if default is not None and _special_variable(default.group(1)):
+                    # `: ${GIT_PAGER:='rm x'}` assigns the variable as NAME=VALUE does.
+                    assigned = _text(node, data)[default.end() : -1]
+                    self._assignment(default.group(1), ((_QUOTED, assigned),), assigned, level, _literal_text(assigned))
             elif action == _SUBSTITUTION:
                 if data[node.start_byte : node.start_byte + 1] == b"`":
                     inner = data[node.start_byte + 1 : node.end_byte - 1]
@@ -681,6 +710,11 @@ class _Walk:
         if words:
             for word in words:
                 self.words[word.value] = None
+                if "$(" in word.value or "`" in word.value:
+                    self._subscript_code(word, data, depth)
+                    output = self._text_output(word.value)
+                    if output is not None:
+                        self.words[output] = None  # `-d "AKIA.."$(echo ..)`: the text the word becomes
             self._argv(words, node, data, depth)
         return nested
 
@@ -699,7 +733,12 @@ class _Walk:
                 self.programs[program] = None
             if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
                 self._stop_resolving()
+                self._set_unseen(name, words)
             rest = words[1:]
+            if name in table.CREDENTIAL_OPTIONS:
+                self._credentials(name, rest)
+            if name in table.DECODERS:
+                self._decoded(name, rest, node, data)
             options = table.WRAPPERS.get(name)
             if options is None and name in _SUBCOMMAND_PROGRAMS and rest and rest[0].known:
                 subcommand = (name, rest[0].value)
@@ -723,7 +762,7 @@ class _Walk:
                     elif name in ("sudo", "doas") and _opens_shell(name, rest[:start]):
                         self._shell_stdin(node, data, depth)  # `sudo -s` with no command reads stdin
                     return
-                if name == "watch" and not _execs(rest[:start]):
+                if (name == "watch" and not _execs(rest[:start])) or name in table.JOINS_WORDS:
                     # Without -x, watch joins its words and hands them to `sh -c`, as eval does.
                     self._code(rest[start:], depth, name)
                     return
@@ -734,6 +773,8 @@ class _Walk:
             if name in table.OWN_GLOBS:
                 self._own_globs(name, rest)
             if name not in _SPECIAL:
+                if any(word.value in table.REPL_WORDS for word in rest) and self._repl_code(name, rest, node):
+                    self._operand(CODE_OPERAND)  # `python manage.py shell <<EOF`, `rails console <<<`
                 grammar = table.GRAMMARS.get(name)
                 if grammar is not None:
                     self._grammar(name, grammar, rest, node, data, depth)
@@ -761,6 +802,10 @@ class _Walk:
             elif name in _OTHER_SHELLS:
                 if any(word.value.startswith("-") and "c" in word.value for word in rest):
                     raise CommandError(f"{name} -c runs code in a syntax other than bash")
+                scripts = [word for word in rest if not word.value.startswith("-") or word.value == "-"]
+                if (not scripts or scripts[0].value in _STDIN_FILES) and _reads_stdin(node):
+                    # `fish <<< 'rm x'`, `echo CMD | tcsh`: commands from stdin, in another syntax.
+                    raise CommandError(f"{name} reads commands from standard input in a syntax other than bash")
                 self._operands(rest)
             elif name == "eval":
                 self._code(rest, depth, name)
@@ -775,6 +820,75 @@ class _Walk:
             else:  # find
                 self._find(rest, node, data, depth)
             return
+
+    def _credentials(self, name: str, words: list[_Word]) -> None:
+        """Passwords given as options (`sshpass -p PASS`, `mysql -pPASS`): `password=PASS` words for the secret scan.
+
+        A password in an option has no shape the scanner can know (`Xk9#mP2vLq!7`), but the option
+        says what it is; the word `password=VALUE` makes the packs' no-secrets-to-network red line see
+        it. A value that is an expansion (`-p"$DB_PASS"`) stays as written, which is no secret.
+        """
+        forms = table.CREDENTIAL_OPTIONS[name]
+        for index, word in enumerate(words):
+            value = word.value
+            if value == "--":
+                break
+            if not value.startswith("-") or value == "-":
+                continue
+            secret: str | None = None
+            if value.startswith("--") or value.partition("=")[0] in forms:
+                option, equals, attached = value.partition("=")
+                form = forms.get(option)
+                if form is None:
+                    continue
+                if equals:
+                    secret = attached
+                elif form != "attached" and index + 1 < len(words):
+                    secret = words[index + 1].value
+            else:
+                form = forms.get(value[1])  # the first letter: later ones may be another option's value
+                if form is None:
+                    continue
+                if len(value) > 2:
+                    secret = value[2:]
+                elif form != "attached" and index + 1 < len(words):
+                    secret = words[index + 1].value
+            if not secret:
+                continue
+            if form == "user":
+                cut = min((at for at in map(secret.find, ":%,") if at >= 0), default=-1)
+                if cut < 0:
+                    continue  # a user name alone: the program asks for the password
+                secret = secret[cut + 1 :]
+            elif form == "pass:":
+                if not secret.startswith("pass:"):
+                    continue  # env:VAR, file:PATH, stdin: no password on the line
+                secret = secret[5:]
+            if secret:
+                self.words["password=" + secret] = None
+
+    def _decoded(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes) -> None:
+        """A decoder fed literal text (`echo HEX | xxd -r -p`, `uudecode <<EOF`): the decoded text is a word too.
+
+        What it writes goes on down the pipe (to `curl -d @-`), so the secret scan must see it as
+        a word of the command: hex with or without separators, uuencode, base64 and base32, each
+        also read as UTF-16 (`base64 -d | iconv -f UTF-16LE`). Bounded (MAX_DECODED characters).
+        """
+        encoding, switches = table.DECODERS[name]
+        values = [word.value for word in words]
+        if switches and not any(value in switches or value.startswith("--decode") for value in values):
+            return
+        if encoding == "basenc":
+            chosen = (value[2:] for value in values if value in ("--base64", "--base64url", "--base32", "--base16"))
+            encoding = next(chosen, "")
+            encoding = {"base16": "hex", "base64url": "base64"}.get(encoding, encoding)
+        try:
+            texts = self._stdin_texts(name, node, data)
+        except CommandError:
+            return  # input the engine cannot read: nothing to decode
+        for text in texts:
+            for decoded in _decodings(encoding, text[:MAX_DECODED], "-p" in values or "-ps" in values):
+                self.words[decoded] = None
 
     def _own_globs(self, name: str, words: list[_Word]) -> None:
         """Globs a program expands itself (`gsutil cp '.en?' gs://b`, `rsync --include='.env*'`): PathPatterns."""
@@ -820,6 +934,13 @@ class _Walk:
         start = -1
         for index, word in enumerate(words):
             value = word.value
+            if value.startswith("--") and table.RUNNER_OPTION.fullmatch(value.partition("=")[0]):
+                # `--pre=CMD`, `--exec CMD`: an option named for a command; its value is read as one.
+                if "=" in value:
+                    self._code([_Word(value.partition("=")[2], word.known, word.single, ())], depth, value)
+                elif index + 1 < len(words):
+                    self._code([words[index + 1]], depth, value)
+                continue
             if value.startswith("-") and "=" in value:
                 value = value.partition("=")[2]  # `--exec='rm -rf x'`
             if any(space in value for space in " \t\n;|&("):
@@ -950,14 +1071,26 @@ class _Walk:
                 continue
             if value.startswith("--"):
                 option, equals, _ = value.partition("=")
+                after = len(option) + 1  # where an attached value starts
+                if not _takes_value(grammar, option) and name not in _NO_ABBREVIATIONS:
+                    option = _abbreviation(grammar, option)  # `curl --upload-fi .env`: getopt_long's prefixes
                 if not _takes_value(grammar, option):
+                    if table.RUNNER_OPTION.fullmatch(option):
+                        # A long option named for a command the row does not list (`rg --pre CMD`):
+                        # its value is read as one, attached or the next word.
+                        if equals:
+                            self._code([_Word(value[after:], word.known, word.single, ())], depth, name)
+                        elif index < count:
+                            self._code([words[index]], depth, name)
+                            index += 1
+                        continue
                     if equals:
-                        self._word_operand(word, len(option) + 1)  # an unknown --name=VALUE may be a path
+                        self._word_operand(word, after)  # an unknown --name=VALUE may be a path
                     continue
                 if option in grammar.pairs:
                     index += 1  # the name comes first
                 if equals:
-                    target, start = word, len(option) + 1
+                    target, start = word, after
                 elif index < count:
                     target, start = words[index], 0
                     index += 1
@@ -1005,6 +1138,9 @@ class _Walk:
             check = _SCRIPT_CHECKS.get(name)
             if check is not None and (not script.known or check(script.value)):
                 self._operand(CODE_OPERAND)  # a script that may run commands or open files
+        if name == "python" and scripted and not code and self._python_module_code(words, operands, node):
+            code = True
+            self._operand(CODE_OPERAND)
         if (
             grammar.interpreter
             and not code
@@ -1015,11 +1151,29 @@ class _Walk:
         if name in table.STDIN_SCRIPTS and _reads_stdin(node):
             self._stdin_script(name, node, data, depth)
         for word in operands:
-            self._grammar_operand(name, grammar, word)
+            self._grammar_operand(name, grammar, word, depth)
             if grammar.revisions:
                 self._git_names(word, pathspecs)
         if name in ("fd", "fdfind"):
             self._fd_found(words, pattern, operands, node, data)
+
+    def _python_module_code(self, words: list[_Word], operands: list[_Word], node: tree_sitter.Node) -> bool:
+        """`python -m code <<EOF`, `python -m timeit STMT`: a module that runs code it is given."""
+        module = ""
+        known = True
+        for index, word in enumerate(words):
+            value = word.value
+            if value == "-m" and index + 1 < len(words):
+                module, known = words[index + 1].value, words[index + 1].known
+                break
+            if value.startswith("-m") and len(value) > 2:
+                module, known = value[2:], word.known
+                break
+        top = module.partition(".")[0]
+        if top in table.PYTHON_CODE_MODULES:
+            return bool(operands)
+        # A module name the engine cannot read may be any of them.
+        return (top in table.PYTHON_STDIN_MODULES or not known) and _reads_stdin(node)
 
     def _fd_found(
         self, words: list[_Word], pattern: _Word | None, places: list[_Word], node: tree_sitter.Node, data: bytes
@@ -1048,6 +1202,21 @@ class _Walk:
 
     def _option(self, name: str, grammar: table.Grammar, option: str, word: _Word, start: int, depth: int) -> bool:
         """One option's value (word from `start`); returns whether it is code for the program."""
+        if not word.single and "{" in word.value[start:]:
+            # bash expands braces before the program reads its option (`curl -d {@.env,x}` passes
+            # `-d @.env -d x`... as words): each expansion is read as the option's value.
+            pieces = _brace_words(_after(word.parts, start))
+            if pieces is None:
+                self._operand(UNKNOWN_BRACES)
+                return False
+            if len(pieces) > 1 or pieces[0].value != word.value[start:]:
+                code = False
+                for index, piece in enumerate(pieces):
+                    code |= self._option(name, grammar, option, piece, 0, depth)
+                    if index and not start:
+                        # A separate word's later expansions are operands to the program (`-d @.env x`).
+                        self._grammar_operand(name, grammar, piece, depth)
+                return code
         if option in grammar.paths:
             self._word_operand(word, start)
             # `make -f /dev/stdin`, `awk -f -`: the script file is standard input, so code.
@@ -1110,11 +1279,17 @@ class _Walk:
         for form in _forms(path):
             self._operand(form)
 
-    def _grammar_operand(self, name: str, grammar: table.Grammar, word: _Word) -> None:
+    def _grammar_operand(self, name: str, grammar: table.Grammar, word: _Word, depth: int = 0) -> None:
         """One operand of a program the table describes."""
         value = word.value
         if grammar.plus_code and value.startswith("+") and len(value) > 1:
             self._operand(CODE_OPERAND)  # vim +CMD
+            return
+        if grammar.plus_shell and value.startswith("+"):
+            if not word.known:
+                raise CommandError(f"{name} runs commands that are not literal: {value!r}")
+            if "!" in value:
+                self.parse(value[value.index("!") + 1 :].encode("utf-8"), depth + 1)  # less '+!CMD'
             return
         if grammar.url_operands:
             if _URL.match(value):
@@ -1135,6 +1310,13 @@ class _Walk:
         self._word_operand(word)
         if "=" in value and _KEY.match(value):
             self._word_operand(word, value.index("=") + 1)  # make DESTDIR=/x
+            if name == "make" and word.known:
+                # make's VAR=VALUE sets a variable its recipes may run (`make CC='rm -rf x'`): a
+                # value that reads as a command of a known program is read as one.
+                assigned = value.partition("=")[2]
+                first = next((piece for piece in assigned.split() if not _ASSIGNMENT.match(piece)), "")
+                if _names_known(first):
+                    self.parse(assigned.encode("utf-8"), depth + 1)
 
     def _connection(self, name: str, operands: list[_Word], depth: int) -> None:
         """ssh HOST [COMMAND...] (the command is shell code run there), nc HOST PORT: URLs."""
@@ -1146,8 +1328,23 @@ class _Walk:
             if port or not host.isdigit():  # `nc -l 8080`: a port to listen on, no host
                 self._url(f"tcp://{host}:{port}" if port else f"tcp://{host}")
             return
-        self._url(host if _URL.match(host) else f"ssh://{host}")
-        self._code(operands[1:], depth, "ssh")  # the remote command line: parsed as shell code
+        rest = operands[1:]
+        first = operands[0]
+        if not first.single and "{" in host:
+            # `ssh {root@HOST,x}` is `ssh root@HOST x` to ssh: the first expansion is the host,
+            # the others start the remote command.
+            pieces = _brace_words(first.parts)
+            if pieces is None:
+                raise CommandError("ssh: a brace expansion of its destination past the bounds")
+            host, rest = pieces[0].value, [*pieces[1:], *rest]
+        if _URL.match(host):
+            self._url(host)
+        else:
+            # ssh splits user and host at the last `@` (`./root@HOST` is the user `./root`): the
+            # user is percent-encoded so that no `/` or `@` of it can move the URL's host.
+            user, at, place = host.rpartition("@")
+            self._url(f"ssh://{urllib.parse.quote(user, safe='')}@{place}" if at else f"ssh://{host}")
+        self._code(rest, depth, "ssh")  # the remote command line: parsed as shell code
 
     # -- git -----------------------------------------------------------------------------------
 
@@ -1411,6 +1608,12 @@ class _Walk:
         if name_node is None or value_node is None:
             return
         name = _text(name_node, data)
+        if name in table.CREDENTIAL_VARIABLES:
+            self.words["password=" + self._word(value_node, data).value] = None  # `PGPASSWORD=PASS psql`
+        for item in value_node.named_children if value_node.type == "array" else (value_node,):
+            text = _text(item, data)
+            if "$(" in text or "`" in text or "\\" in text or "$'" in text:
+                self._subscript_code(self._word(item, data), data, depth)
         self._remember(node, name, value_node, data)
         if not _special_variable(name):
             return
@@ -1437,6 +1640,106 @@ class _Walk:
         if value and "~" not in value and all(kind != _EXPANDED for kind, _ in word.parts):
             self.variables[name] = value  # an assignment's value is neither split nor globbed
 
+    def _subscript_code(self, word: _Word, data: bytes, depth: int) -> None:
+        """Text that bash may run later as an array subscript in arithmetic: its `$(...)` is read now.
+
+        bash evaluates a variable's value in arithmetic (`$(( x ))`, `(( x++ ))`, `let x+=1`,
+        `[[ $x -gt 1 ]]`, `${arr[x]}`) and expands the subscript of an array reference in it, so
+        `x='a[$(rm -rf b)]'; echo $(( x ))` runs rm although the `$(` was quoted. Where the value
+        reaches arithmetic cannot be told, so a quoted `$(` or backtick after a `[` in the value,
+        or any quoted one on a line that subscripts with an expansion (`a[$x]`: bash expands it
+        twice) or evaluates arithmetic at all (the value may be assembled there from pieces), has
+        the substitution read as code; a syntax error there makes the command unknown.
+        An unquoted `$(...)` is a substitution the walk reads already.
+        """
+        value = word.value
+        quoted: list[tuple[int, int]] = []  # (start, end) of the quoted pieces in value
+        offset = 0
+        for kind, text in word.parts:
+            if kind == _QUOTED:
+                quoted.append((offset, offset + len(text)))
+            offset += len(text)
+        start = _quoted_substitution(value)
+        while start >= 0 and not any(begin <= start < end for begin, end in quoted):
+            following = _quoted_substitution(value[start + 1 :])
+            start = start + 1 + following if following >= 0 else -1
+        if start < 0:
+            return
+        if "[" not in value[:start] and b"[$" not in data and b"[`" not in data and not _ARITHMETIC.search(data):
+            return
+        self.parse(b"echo " + value[start:].encode("utf-8"), depth + 1)
+
+    def _text_output(self, value: str) -> str | None:
+        """A word with its `$(echo ARGS)` / `$(printf FORMAT ARGS)` replaced by their text, when every one can be.
+
+        A secret split around a substitution that only prints literal text (`"AKIA.."$(echo ..)`,
+        `"$(printf "$K" REST)"` with K set on the line) is whole again in this view, for the
+        secret scan; anything else (other programs, unknown variables, other printf directives)
+        leaves the word as it is.
+        """
+
+        def output(match: re.Match[str]) -> str:
+            inner = _VARIABLE.sub(lambda m: self._variable_text(m.group(1) or m.group(2)), match.group(2))
+            try:
+                args = shlex.split(inner)
+            except ValueError:
+                raise _Unresolved from None
+            if match.group(1) == "echo":
+                while args and _ECHO_OPTION.fullmatch(args[0]):
+                    args.pop(0)
+                return " ".join(args).rstrip("\n")
+            return _printf(args).rstrip("\n")
+
+        if len(value) > MAX_DECODED:
+            return None
+        try:
+            text = _TEXT_SUBSTITUTION.sub(output, value)
+        except _Unresolved:
+            return None
+        return text if text != value else None
+
+    def _variable_text(self, name: str) -> str:
+        """A variable's literal value set earlier on the line (for _text_output); unknown stops the view."""
+        value = self.variables.get(name) if self.level == 1 else None
+        if value is None:
+            raise _Unresolved
+        return value
+
+    def _repl_code(self, name: str, words: list[_Word], node: tree_sitter.Node) -> bool:
+        """Whether a REPL subcommand (`shell`, `console`, `repl`...) is given code: on stdin or by `-c CODE`."""
+        grammar = table.GRAMMARS.get(name)
+        if name in table.PLAIN_PROGRAMS or name in table.TEXT_PROGRAMS or (grammar and grammar.first_is_pattern):
+            return False  # `grep shell`, `cat console`: an operand, no subcommand
+        operands = [index for index, word in enumerate(words) if not word.value.startswith("-")][:3]
+        at = next((index for index in operands if words[index].value in table.REPL_WORDS), -1)
+        if at < 0:
+            return False  # a subcommand is among the first operands (`manage.py shell`, `rails console`)
+        if any(word.value.partition("=")[0] in table.REPL_CODE_OPTIONS for word in words[at + 1 :]):
+            return True
+        return _reads_stdin(node)
+
+    def _set_unseen(self, name: str, words: list[_Word]) -> None:
+        """`read PAGER`, `mapfile PS4`, `printf -v KUBE_EDITOR ...`: a code variable set to text not seen.
+
+        The value of a variable programs run (`variable_kind`) set by a builtin from its input or
+        format cannot be read, so the command is unknown; any other variable stays merely unknown.
+        """
+        if name not in ("read", "mapfile", "readarray", "printf"):
+            return
+        names: list[str] = []
+        for index, word in enumerate(words[1:], 1):
+            value = word.value
+            if name == "printf":
+                if value == "-v" and index + 1 < len(words):
+                    names.append(words[index + 1].value)
+                elif value.startswith("-v") and len(value) > 2:
+                    names.append(value[2:])
+            elif not value.startswith("-"):
+                names.append(value)  # read's and mapfile's names (an option's value is over-read)
+        for variable in names:
+            if _special_variable(variable.partition("[")[0]):
+                raise CommandError(f"{name} sets {variable}, which programs run, to text the engine cannot see")
+
     def _stop_resolving(self) -> None:
         """From here on no variable is filled in: the line may set one in a way not modelled."""
         self.resolving = False
@@ -1459,18 +1762,40 @@ class _Walk:
         return value
 
     def _assignment(self, name: str, parts: _Parts, value: str, depth: int, known: bool = True) -> None:
-        """The value of an assignment to a variable the table knows (code or paths)."""
-        if name in table.UNKNOWN_VARIABLES:
+        """The value of an assignment to a variable the table knows (code, a prompt, options or paths)."""
+        kind = table.variable_kind(name)
+        if kind == "unknown":
             raise CommandError(f"{name} sets what programs run in a syntax this engine does not read")
-        if name in table.CODE_VARIABLES or name.startswith(table.CODE_VARIABLE_PREFIXES):
-            if not known:
-                raise CommandError(f"{name} is set to code that is not literal")
-            if value:
+        if ("code" in kind or "prompt" in kind or "options" in kind) and not known:
+            raise CommandError(f"{name} is set to code that is not literal")
+        if "code" in kind and value:
+            if name in ("LESSOPEN", "LESSCLOSE"):
+                value = value.lstrip("|-")  # less's `|CMD %s` and `||CMD %s` pipe through CMD
+            if _PROGRAM_ONLY.fullmatch(value) and (
+                name.endswith("SHELL") or not _CODE_READERS.intersection(_program(_literal(value))[0])
+            ):
+                # One program name (`CONFIG_SHELL=/bin/bash`, `EDITOR=vim`): the program runs with
+                # arguments of its caller's choosing, not a command line reading standard input.
+                for program in _program(_literal(value))[0]:
+                    self.programs[program] = None
+            else:
+                # A command line; or a shell or interpreter alone (`GIT_PAGER=sh`), which would run
+                # the text it is handed (a `*SHELL` variable names the shell its scripts run in).
                 self.parse(value.encode("utf-8"), depth + 1)
-        if name in table.PATH_VARIABLES:
+                if _PROGRAM_ONLY.fullmatch(value):
+                    self._operand(CODE_OPERAND)  # `GIT_PAGER=python3`: git's output is its code
+        if "prompt" in kind and value:
+            # A prompt is expanded as in double quotes: its $(...) and backticks run.
+            self.parse(b'echo "' + value.replace("\\", "\\\\").replace('"', '\\"').encode("utf-8") + b'"', depth + 1)
+        if "options" in kind and value:
+            program = table.OPTION_VARIABLES[name]
+            self.parse(shlex.join([program, *value.split()]).encode("utf-8"), depth + 1)
+        if "paths" in kind:
             for form in _forms(parts):
                 for piece in _PATH_LIST.split(form):
                     self._operand(paths.PathPattern(piece) if isinstance(form, paths.PathPattern) else piece)
+        if name in table.LOADED_VARIABLES and value:
+            self._operand(CODE_OPERAND)  # a library or config file loaded unseen: code the engine cannot read
 
     # -- programs that run code given as text --------------------------------------------------
 
@@ -1626,11 +1951,17 @@ class _Walk:
                 if not given.known:
                     raise CommandError(f"{name} runs commands that are not literal: {given.value!r}")
                 texts.append(given.value if given is not word else attached)
-            elif name.startswith("sqlite") and index and value.startswith("."):
+            elif name in table.SQL_OPERAND_CLIENTS and index and value.startswith("."):
                 if not word.known:
                     raise CommandError(f"{name} runs commands that are not literal: {value!r}")
                 texts.append(value)  # `sqlite3 db '.shell rm x'`: an operand after the database is a command
         texts.extend(self._stdin_texts(name, node, data))
+        if name in table.SQL_CLIENTS:
+            sql = [word.value for word in words[1:] if not word.value.startswith("-")]
+            if name not in table.SQL_OPERAND_CLIENTS:
+                sql = []  # psql's and mysql's SQL comes with -c/-e or on stdin (in texts)
+            if any(table.SQL_CODE.search(text) for text in (*texts, *sql)):
+                self._operand(CODE_OPERAND)  # `select readfile('.env')`: SQL that opens files or runs programs
         for text in texts:
             for line in _READER_LINES.split(text):
                 line = line.strip()
@@ -1700,9 +2031,22 @@ class _Walk:
                 for child in source.named_children
                 if child.type not in _REDIRECTS
             ]
-            if words and all(word.known for word in words) and words[0].value in table.TEXT_PROGRAMS:
-                # echo -e and printf turn \n into a newline: over-split, every piece is read.
-                return " ".join(word.value for word in words[1:]).replace("\\n", "\n")
+            if words and all(word.known for word in words):
+                # `/bin/echo`, `command echo`, `env echo`, `timeout 5 echo`: the program after its
+                # path and wrappers (a wrapper's options and operands are skipped up to it).
+                start = 0
+                if _program(words[0])[1] in table.WRAPPERS:
+                    start = next((i for i, word in enumerate(words[:6]) if _program(word)[1] in table.TEXT_PROGRAMS), 0)
+                if _program(words[start])[1] in table.TEXT_PROGRAMS:
+                    # echo's -n/-e/-E and printf's `--` are no text (`printf -- '+++ b/.env'` writes
+                    # the line alone). echo -e and printf turn \n into a newline: over-split, every
+                    # piece is read.
+                    text = [word.value for word in words[start + 1 :]]
+                    while text and (_ECHO_OPTION.fullmatch(text[0]) or text[0] == "--"):
+                        ended = text.pop(0) == "--"
+                        if ended:
+                            break
+                    return " ".join(text).replace("\\n", "\n")
         raise CommandError(f"{name} reads commands from a pipe whose text is unknown")
 
     def _shell_stdin(self, node: tree_sitter.Node, data: bytes, depth: int) -> None:
@@ -2092,6 +2436,106 @@ class _Walk:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+MAX_DECODED = 16 * 1024  # characters of a decoder's literal input decoded for the secret scan
+_HEX_NOISE = re.compile(r"0[xX]|\\x|[\s:,;.-]")
+_XXD_LINE = re.compile(r"^\s*[0-9a-fA-F]+:\s*((?:[0-9a-fA-F]{2,4}\s?)+)", re.MULTILINE)
+
+
+def _decodings(encoding: str, text: str, plain: bool) -> list[str]:
+    """What a decoder makes of text, as UTF-8 and as UTF-16 (little and big endian); [] when it is no such encoding."""
+    raw: bytes | None = None
+    try:
+        if encoding == "hex":
+            if not plain and _XXD_LINE.search(text):
+                text = "".join(match.group(1) for match in _XXD_LINE.finditer(text))  # an xxd dump
+            raw = bytes.fromhex(_HEX_NOISE.sub("", text))
+        elif encoding == "uu":
+            lines = text.splitlines()
+            if lines and lines[0].startswith("begin"):
+                lines = lines[1:]
+            raw = b"".join(binascii.a2b_uu(line) for line in lines if line.strip() not in ("", "`", "end"))
+        elif encoding == "base64":
+            compact = "".join(text.split())
+            altchars = b"-_" if "-" in compact or "_" in compact else None  # base64url
+            raw = base64.b64decode(compact + "=" * (-len(compact) % 4), altchars=altchars)
+        elif encoding == "base32":
+            compact = "".join(text.split()).upper()
+            raw = base64.b32decode(compact + "=" * (-len(compact) % 8))
+    except (ValueError, binascii.Error):
+        return []
+    if not raw:
+        return []
+    found: list[str] = []
+    for codec in ("utf-8", "utf-16-le", "utf-16-be"):
+        if codec != "utf-8" and (len(raw) % 2 or raw.count(0) < len(raw) // 4):
+            continue  # UTF-16 of mostly ASCII text has a NUL in every other byte
+        try:
+            decoded = raw.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        decoded = decoded.strip("\x00\r\n ")
+        if decoded and decoded.isprintable():
+            found.append(decoded)
+    return found
+
+
+# Where bash evaluates arithmetic on a variable's value: `((..))`, `$((..))`, `$[..]`, `let`,
+# `[[ .. -eq .. ]]`, integer declarations, a subscript of a name (`${a[k]}`), `declare -i`.
+_ARITHMETIC = re.compile(
+    rb"\(\(|\$\[|\blet\s|\[\[[^\]]*\s-(?:eq|ne|lt|le|gt|ge)\s|\b(?:declare|typeset|local)\s+-[A-Za-z]*i"
+    rb"|\$\{[A-Za-z_][A-Za-z0-9_]*\[[^\]@*]"
+)
+_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # ${NAME:=VALUE} assigns NAME
+
+
+def _literal_text(text: str) -> bool:
+    """Whether an expansion's word holds no expansion or quote the engine would have to read (`${X:=vim}`)."""
+    return not any(char in text for char in "$`\\\"'")
+
+
+class _Unresolved(Exception):
+    """A substitution whose text _Walk._text_output cannot compute."""
+
+
+# `$(echo ARGS)`, `$(printf ARGS)` and their backtick forms with no nested substitution or operator.
+_TEXT_SUBSTITUTION = re.compile(r"(?:\$\(|`)\s*(echo|printf)\s+([^()`;&|<>\n]*?)\s*(?:\)|`)")
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_PRINTF_DIRECTIVE = re.compile(r"%(.)")
+
+
+def _printf(args: list[str]) -> str:
+    """bash's printf for `%s`, `%%`, `\\n` and `\\t`, its format reused while arguments remain; else _Unresolved."""
+    if args and args[0] == "--":
+        args = args[1:]
+    if not args or args[0].startswith("-"):
+        raise _Unresolved  # an option (`printf -v`), or a format bash would read as one
+    form, rest = args[0], args[1:]
+    if any(match.group(1) not in "s%" for match in _PRINTF_DIRECTIVE.finditer(form)):
+        raise _Unresolved
+    form = form.replace("\\n", "\n").replace("\\t", "\t")
+    slots = sum(1 for match in _PRINTF_DIRECTIVE.finditer(form) if match.group(1) == "s")
+    pieces: list[str] = []
+    while True:
+        taken, rest = rest[:slots], rest[slots:]
+        pieces.append(_fill(form, iter(taken)))
+        if not rest or not slots or len(pieces) > 64:
+            return "".join(pieces)
+
+
+def _fill(form: str, values: Iterator[str]) -> str:
+    """One pass of a printf format: each `%s` takes the next value (or nothing), `%%` is `%`."""
+    return _PRINTF_DIRECTIVE.sub(lambda match: "%" if match.group(1) == "%" else next(values, ""), form)
+
+
+def _quoted_substitution(text: str) -> int:
+    """Where a `$(` (not the `$((` of arithmetic) or a backtick starts in quoted text; -1 when none does."""
+    tick = text.find("`")
+    dollar = text.find("$(")
+    while dollar >= 0 and text.startswith("$((", dollar):
+        dollar = text.find("$(", dollar + 3)
+    found = [index for index in (tick, dollar) if index >= 0]
+    return min(found) if found else -1
 
 
 def _may_set_variables(data: bytes) -> bool:
@@ -2551,12 +2995,35 @@ def _git_key_kind(key: str) -> str:
 
 def _special_variable(name: str) -> bool:
     """Whether a variable's value is code, paths or unknown to the table."""
-    return (
-        name in table.CODE_VARIABLES
-        or name in table.PATH_VARIABLES
-        or name in table.UNKNOWN_VARIABLES
-        or name.startswith(table.CODE_VARIABLE_PREFIXES)
-    )
+    return bool(table.variable_kind(name))
+
+
+# Programs whose long options are matched whole (their parsers take no abbreviation, or the
+# engine reads them elsewhere: git's tables resolve git's own prefixes).
+_NO_ABBREVIATIONS = frozenset({"git"})
+
+
+@functools.lru_cache(maxsize=256)
+def _long_options(grammar: table.Grammar) -> tuple[str, ...]:
+    """A row's long options that take a value (computed once per row)."""
+    options = (
+        grammar.values | grammar.paths | grammar.data | grammar.urls | grammar.dirs | grammar.globs | grammar.code
+    ) | grammar.runs
+    return tuple(sorted(option for option in options if option.startswith("--")))
+
+
+def _abbreviation(grammar: table.Grammar, option: str) -> str:
+    """The option a long-option prefix stands for, or the option itself.
+
+    getopt_long (GNU tools), curl, argparse and most option parsers take any unambiguous prefix
+    of a long option (`curl --upload-fi .env` is `--upload-file .env`). A prefix of exactly one
+    option of the row that takes a value is that option; had the program a flag with the same
+    prefix, it would refuse the word as ambiguous and run nothing, so the reading is safe.
+    """
+    if len(option) < 4:
+        return option
+    found = [known for known in _long_options(grammar) if known.startswith(option)]
+    return found[0] if len(found) == 1 else option
 
 
 def _takes_value(grammar: table.Grammar, option: str) -> bool:
@@ -2763,6 +3230,34 @@ def _forms(parts: _Parts) -> tuple[str, ...]:
     else:
         words = [tokens]
     return tuple(dict.fromkeys(_render(word) for word in words))
+
+
+def _brace_words(parts: _Parts) -> list[_Word] | None:
+    """The words bash's brace expansion makes of a word, as words (not yet globbed); None past the bounds."""
+    tokens: _Tokens = []
+    for kind, text in parts:
+        if kind == _EXPANDED:
+            tokens.append((kind, text))
+        else:
+            tokens.extend((kind, char) for char in text)
+    if len(tokens) > MAX_BRACE_CHARACTERS:
+        return None
+    try:
+        expanded = _braces(tokens, [0])
+    except _TooManyWords:
+        return None
+    words: list[_Word] = []
+    for pieces in expanded:
+        merged: list[tuple[int, str]] = []
+        for kind, text in pieces:
+            if merged and merged[-1][0] == kind:
+                merged[-1] = (kind, merged[-1][1] + text)
+            else:
+                merged.append((kind, text))
+        value = "".join(text for _, text in merged)
+        known = all(kind == _QUOTED or (kind == _BARE and not _glob(text)) for kind, text in merged)
+        words.append(_Word(value, known, True, tuple(merged)))
+    return words
 
 
 def _braces(tokens: _Tokens, count: list[int]) -> list[_Tokens]:

@@ -17,7 +17,18 @@ Every entry is data the walk in `shell.py` interprets; adding a program means ad
   `sed`, `awk`, `jq`). A program not listed keeps the default: every non-option word may be a path.
 - `ALIASES` and `canonical_names`: other names of one program (`nc.openbsd` is `nc`).
 - `CODE_VARIABLES`, `PATH_VARIABLES`, `GIT_CODE_KEYS`: environment variables and git config keys
-  whose value is shell code or a path.
+  whose value is shell code or a path; by class, `variable_kind`: names ending in
+  `CODE_VARIABLE_SUFFIXES` (`*_EDITOR`, `*_PAGER`, `*_COMMAND`...), `PROMPT_VARIABLES` (PS0-PS4,
+  expanded as in double quotes), `OPTION_VARIABLES` (`TAR_OPTIONS` is more of tar's options) and
+  `LOADED_VARIABLES` (libraries and config files loaded unseen: code).
+- `RUNNER_OPTION`: long options named for a command (`--pre`, `--exec`, `--*-command`...): their
+  value is a command for a program whose row does not list them. `JOINS_WORDS`: wrappers that
+  hand their words to `sh -c` (`npm explore`).
+- `CREDENTIAL_OPTIONS`, `CREDENTIAL_VARIABLES`: options and variables whose value is a password
+  (a `password=VALUE` word for the secret scan); `DECODERS`: programs whose literal input is
+  decoded into a word (`xxd -r`, `base64 -d`, `uudecode`).
+- `PYTHON_STDIN_MODULES`, `PYTHON_CODE_MODULES`, `REPL_WORDS`, `SQL_CODE`: REPLs and SQL that run
+  code or open files.
 - `COMMAND_READERS`, `READER_VERBS`: programs that read commands of their own (sftp, ftp,
   smbclient, sqlite3...) from standard input or an option, and which operands of each verb are
   local paths (`put .env` reads .env; `!CMD` runs CMD in a shell).
@@ -39,8 +50,12 @@ __all__ = [
     "CODE_SUBCOMMANDS",
     "CODE_VARIABLES",
     "CODE_VARIABLE_PREFIXES",
+    "CODE_VARIABLE_SUFFIXES",
     "COMMAND_READERS",
     "COREUTILS",
+    "CREDENTIAL_OPTIONS",
+    "CREDENTIAL_VARIABLES",
+    "DECODERS",
     "GIT_BANG_CODE_KEYS",
     "GIT_CODE_KEYS",
     "GIT_CODE_OPTIONS",
@@ -56,6 +71,9 @@ __all__ = [
     "GIT_STDIN_CONTENT",
     "GIT_STDIN_NAMES",
     "GRAMMARS",
+    "JOINS_WORDS",
+    "LOADED_VARIABLES",
+    "OPTION_VARIABLES",
     "OWN_GLOBS",
     "PATH_VARIABLES",
     "PLAIN_PROGRAMS",
@@ -65,10 +83,19 @@ __all__ = [
     "POWERSHELL_FILE",
     "POWERSHELL_FLAGS",
     "POWERSHELL_VALUES",
+    "PROMPT_VARIABLES",
+    "PYTHON_CODE_MODULES",
+    "PYTHON_STDIN_MODULES",
     "READER_VERBS",
+    "REPL_CODE_OPTIONS",
+    "REPL_WORDS",
+    "RUNNER_OPTION",
     "RUNS_COMMANDS",
     "RUNS_SUBCOMMANDS",
     "SCRIPT_FILE_OPTIONS",
+    "SQL_CLIENTS",
+    "SQL_CODE",
+    "SQL_OPERAND_CLIENTS",
     "STDIN_SCRIPTS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
@@ -77,6 +104,7 @@ __all__ = [
     "Grammar",
     "Wrapper",
     "canonical_names",
+    "variable_kind",
 ]
 
 
@@ -465,6 +493,8 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("bun", "x"): Wrapper(long_flags=_set("--bun", "--no-install", "--silent", "--verbose")),
     ("pipx", "run"): Wrapper(long_values=_set("--spec", "--python"), long_flags=_set("--no-cache", "--verbose")),
     ("bundle", "exec"): Wrapper(),
+    ("npm", "explore"): Wrapper(positionals=1),  # npm explore PKG -- CMD: CMD runs in the package's folder
+    ("pnpm", "explore"): Wrapper(positionals=1),
     ("conda", "run"): Wrapper(
         values="np",
         long_values=_set("--name", "--prefix", "--cwd"),
@@ -474,6 +504,89 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("mamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
     ("micromamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
 }
+
+# Options whose value is a password or token (each program's man page), so the secret scan sees
+# it as `password=VALUE` whatever it looks like (`sshpass -p PASS`, `redis-cli -a PASS`, `ldapsearch
+# -w PASS`, `mysql -pPASS`): "value" is the whole value, "user" the part after the user name's
+# `:`, `%` or `,` (`curl -u user:PASS`, `smbclient -U user%PASS`, `lftp -u user,PASS`), "pass:"
+# openssl's `pass:PASS` form.
+# A short option listed as "attached" takes its value only attached (`mysql -p` alone prompts).
+_MYSQL_CREDENTIALS = {"p": "attached", "--password": "attached"}  # `--password` alone prompts
+_LDAP_CREDENTIALS = {"w": "value", "--password": "value"}
+_OPENSSL_CREDENTIALS = {"-passin": "pass:", "-passout": "pass:", "-pass": "pass:", "-k": "value"}
+CREDENTIAL_OPTIONS: dict[str, dict[str, str]] = {
+    "sshpass": {"p": "value"},
+    "redis-cli": {"a": "value", "--pass": "value"},
+    "smbclient": {"U": "user", "--user": "user", "--password": "value"},
+    "smbget": {"U": "user", "--user": "user"},
+    "rpcclient": {"U": "user", "--user": "user"},
+    "net": {"U": "user", "--user": "user"},
+    **{name: _LDAP_CREDENTIALS for name in ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami",
+                                            "ldappasswd", "ldapcompare", "ldapmodrdn", "ldapexop")},
+    **{name: _MYSQL_CREDENTIALS for name in ("mysql", "mariadb", "mysqldump", "mysqladmin", "mysqlimport",
+                                             "mysqlshow", "mysqlcheck", "mariadb-dump")},
+    "mongo": {"p": "value", "--password": "value"},
+    "mongosh": {"p": "value", "--password": "value"},
+    "mongodump": {"p": "value", "--password": "value"},
+    "sqlcmd": {"P": "value", "--password": "value"},
+    "curl": {"u": "user", "U": "user", "--user": "user", "--proxy-user": "user", "--pass": "value",
+             "--proxy-pass": "value", "--tlspassword": "value", "--proxy-tlspassword": "value",
+             "--oauth2-bearer": "value"},
+    "wget": {"--password": "value", "--http-password": "value", "--ftp-password": "value",
+             "--proxy-password": "value"},
+    "lftp": {"u": "user", "--user": "user"},
+    "docker": {"p": "value", "--password": "value"},
+    "podman": {"p": "value", "--password": "value"},
+    "helm": {"--password": "value"},
+    "openssl": _OPENSSL_CREDENTIALS,
+    "snmpwalk": {"A": "value", "X": "value", "c": "value"},
+    "snmpget": {"A": "value", "X": "value", "c": "value"},
+    "ipmitool": {"P": "value"},
+    # PuTTY's tools take `-pw PASS` (one dash, two letters); MQTT, Cassandra, InfluxDB, RabbitMQ
+    # and the SMB and RDP clients their own password options.
+    **{name: {"-pw": "value"} for name in ("plink", "pscp", "psftp")},
+    **{name: {"P": "value", "--pw": "value"} for name in ("mosquitto_pub", "mosquitto_sub", "mosquitto_rr")},
+    "cqlsh": {"p": "value", "--password": "value"},
+    "influx": {"-password": "value", "--password": "value"},
+    "rabbitmqadmin": {"p": "value", "--password": "value"},
+    "smbmap": {"p": "value", "--password": "value"},
+    "rdesktop": {"p": "value"},
+    "ncftp": {"p": "value"},
+    "ncftpput": {"p": "value"},
+    "ncftpget": {"p": "value"},
+}  # fmt: skip
+# Environment variables holding a password a program sends (libpq, MySQL, redis-cli, sshpass,
+# Samba, the Docker and registry clients): their value is a `password=VALUE` word.
+CREDENTIAL_VARIABLES = frozenset(
+    {"PGPASSWORD", "MYSQL_PWD", "REDISCLI_AUTH", "SSHPASS", "PASSWD", "SMBPASS", "LDAPPASSWORD",
+     "MONGO_PASSWORD", "SQLCMDPASSWORD", "IPMI_PASSWORD", "RSYNC_PASSWORD", "ISQL_PASSWORD"}
+)  # fmt: skip
+
+# Decoders whose literal input (a here-string, a heredoc, `echo TEXT |`) the shell layer decodes
+# so the secret scan sees what goes on down the pipe (`echo 41:4b:.. | xxd -r -p | curl -d @-`):
+# program -> (encoding, the options that make it decode; empty: it always decodes).
+DECODERS: dict[str, tuple[str, frozenset[str]]] = {
+    "xxd": ("hex", _set("-r", "-revert", "-rp", "-pr", "-r-p")),
+    "uudecode": ("uu", frozenset()),
+    "base64": ("base64", _set("-d", "--decode", "-D", "-di", "-id")),
+    "base32": ("base32", _set("-d", "--decode", "-di", "-id")),
+    "basenc": ("basenc", _set("-d", "--decode")),
+    "openssl": ("base64", _set("-d")),  # `openssl base64 -d`, `openssl enc -d -a`
+}
+
+# Wrappers that join the words of their command with blanks and hand them to `sh -c`, as eval
+# does (npm-explore(1): "the command is run in a subshell"; watch without -x is read in shell.py).
+JOINS_WORDS = frozenset({"npm explore", "pnpm explore"})
+
+# Long options whose value, by their name, is a command a program runs (`rg --pre CMD`,
+# `sort --compress-program=CMD`, `fzf --preview CMD`, `--exec=CMD`, `--ssh-command CMD`): for a
+# program whose table row does not list the option, or that has no row, the value is read as a
+# command (a name the shell cannot parse makes the command unknown). Options of a row that take
+# no such value are known there first (`git --exec-path=DIR`).
+RUNNER_OPTION = re.compile(
+    r"--(?:[a-z0-9]+-)*(?:pre|exec|execute|command|cmd|program|prog|pager|editor|shell|hook|preview|"
+    r"askpass|rsh|run-command|filter-command)"
+)
 
 # git's subcommands whose -m is a message (elsewhere -m is a flag: `git show -m HEAD:.env`).
 GIT_MESSAGE_SUBCOMMANDS = frozenset({"commit", "tag", "merge", "stash", "notes", "revert", "cherry-pick", "am"})
@@ -523,6 +636,7 @@ class Grammar:
     revisions: bool = False  # `REV:PATH` operands name PATH (git)
     interpreter: bool = False  # without a script operand it reads code from standard input
     plus_code: bool = False  # an operand `+CMD` is code for the program (vim's +cmd)
+    plus_shell: bool = False  # an operand `+CMD` is the program's own command, whose `!CMD` runs a shell (less)
 
 
 # vi and its kin: -c CMD, --cmd CMD, -S FILE and +CMD run Ex commands (`:!rm x` runs a shell).
@@ -566,6 +680,48 @@ _FD = Grammar(
     first_is_pattern=True,
 )
 
+# curl's options that take a value, from `curl --help all` (7.88) and the curl 8 manual
+# (--ssl-sessions, --knownhosts, --ech, --ip-tos...): every one is listed, since a value option
+# missing here leaves its value to be read as a URL, and a flag listed here (as
+# --compressed-ssh was) hides the option after it (`--compressed-ssh -d @.env`).
+_CURL_VALUES = _set(
+    "X", "A", "e", "u", "m", "r", "U", "Y", "y", "C", "P", "Q", "t",
+    "--request", "--user-agent", "--referer", "--user", "--max-time", "--connect-timeout", "--range",
+    "--proxy-user", "--retry", "--retry-delay", "--retry-max-time", "--limit-rate", "--max-filesize",
+    "--resolve", "--connect-to", "--oauth2-bearer", "--aws-sigv4", "--interface", "--dns-servers",
+    "--speed-limit", "--speed-time", "--time-cond", "--continue-at", "--json-kind", "--max-redirs",
+    "--request-target", "--cert-type", "--ciphers", "--create-file-mode", "--curves", "--delegation",
+    "--dns-interface", "--dns-ipv4-addr", "--dns-ipv6-addr", "--engine", "--expect100-timeout",
+    "--ftp-account", "--ftp-alternative-to-user", "--ftp-method", "--ftp-port", "--ftp-ssl-ccc-mode",
+    "--happy-eyeballs-timeout-ms", "--hostpubmd5", "--hostpubsha256", "--keepalive-time", "--key-type",
+    "--krb", "--local-port", "--login-options", "--mail-auth", "--mail-from", "--mail-rcpt", "--noproxy",
+    "--parallel-max", "--pass", "--proto", "--proto-default", "--proto-redir", "--proxy-cert-type",
+    "--proxy-ciphers", "--proxy-key-type", "--proxy-pass", "--proxy-pinnedpubkey", "--proxy-service-name",
+    "--proxy-tls13-ciphers", "--proxy-tlsauthtype", "--proxy-tlspassword", "--proxy-tlsuser", "--quote",
+    "--rate", "--sasl-authzid", "--service-name", "--socks5-gssapi-service", "--telnet-option",
+    "--tftp-blksize", "--tls-max", "--tls13-ciphers", "--tlsauthtype", "--tlspassword", "--tlsuser",
+    "--ip-tos", "--vlan-priority", "--keepalive-cnt", "--ech", "--upload-flags", "--trace-config",
+    "--haproxy-clientip", "--sigalgs", "--parallel-max-host",
+)  # fmt: skip
+_CURL_PATHS = _set(
+    "z", "o", "T", "K", "c", "D", "E",
+    "--output", "--upload-file", "--config", "--cookie-jar", "--dump-header", "--cert", "--key",
+    "--cacert", "--capath", "--trace", "--trace-ascii", "--netrc-file", "--output-dir", "--stderr",
+    "--etag-save", "--etag-compare", "--hsts", "--alt-svc", "--unix-socket", "--abstract-unix-socket",
+    "--proxy-cacert", "--proxy-cert", "--proxy-key", "--crlfile", "--pinnedpubkey", "--egd-file",
+    "--libcurl", "--random-file", "--proxy-crlfile", "--proxy-capath", "--pubkey", "--ssl-sessions",
+    "--knownhosts",
+)  # fmt: skip
+_CURL_DATA = _set(
+    "H", "w", "d", "F", "b",
+    "--header", "--proxy-header", "--write-out", "--variable", "--data", "--data-ascii", "--data-binary",
+    "--data-raw", "--data-urlencode", "--form", "--form-string", "--json", "--cookie", "--url-query",
+)  # fmt: skip
+_CURL_URLS = _set(
+    "x", "--url", "--proxy", "--preproxy", "--doh-url", "--socks4", "--socks4a", "--socks5",
+    "--socks5-hostname",
+)  # fmt: skip
+
 GRAMMARS: dict[str, Grammar] = {
     "fd": _FD,
     "fdfind": _FD,
@@ -607,7 +763,8 @@ GRAMMARS: dict[str, Grammar] = {
             "--context-separator",
         ),
         paths=_set("f", "--file", "--ignore-file"),
-        globs=_set("g", "--glob", "--iglob"),
+        globs=_set("g", "--glob", "--iglob", "--pre-glob"),
+        runs=_set("--pre"),  # ripgrep runs `--pre CMD FILE` for every file it searches
         first_is_pattern=True,
         scripts=_set("e", "f", "--regexp", "--file"),
     ),
@@ -631,103 +788,7 @@ GRAMMARS: dict[str, Grammar] = {
         first_is_pattern=True,
         scripts=_set("f", "--from-file"),
     ),
-    "curl": Grammar(
-        values=_set(
-            "X",
-            "A",
-            "e",
-            "u",
-            "m",
-            "r",
-            "U",
-            "Y",
-            "y",
-            "C",
-            "--request",
-            "--user-agent",
-            "--referer",
-            "--user",
-            "--max-time",
-            "--connect-timeout",
-            "--range",
-            "--proxy-user",
-            "--retry",
-            "--retry-delay",
-            "--retry-max-time",
-            "--limit-rate",
-            "--max-filesize",
-            "--resolve",
-            "--connect-to",
-            "--oauth2-bearer",
-            "--aws-sigv4",
-            "--compressed-ssh",
-            "--interface",
-            "--dns-servers",
-            "--speed-limit",
-            "--speed-time",
-            "--time-cond",
-            "--continue-at",
-            "--json-kind",
-            "--max-redirs",
-            "--request-target",
-        ),
-        paths=_set(
-            "z",
-            "o",
-            "T",
-            "K",
-            "c",
-            "D",
-            "E",
-            "--output",
-            "--upload-file",
-            "--config",
-            "--cookie-jar",
-            "--dump-header",
-            "--cert",
-            "--key",
-            "--cacert",
-            "--capath",
-            "--trace",
-            "--trace-ascii",
-            "--netrc-file",
-            "--output-dir",
-            "--stderr",
-            "--etag-save",
-            "--etag-compare",
-            "--hsts",
-            "--alt-svc",
-            "--unix-socket",
-            "--abstract-unix-socket",
-            "--proxy-cacert",
-            "--proxy-cert",
-            "--proxy-key",
-            "--crlfile",
-            "--pinnedpubkey",
-        ),
-        data=_set(
-            "H",
-            "w",
-            "--header",
-            "--write-out",
-            "--variable",
-            "d",
-            "F",
-            "b",
-            "--data",
-            "--data-ascii",
-            "--data-binary",
-            "--data-raw",
-            "--data-urlencode",
-            "--form",
-            "--form-string",
-            "--json",
-            "--cookie",
-            "--url-query",
-        ),
-        urls=_set("x", "--url", "--proxy", "--preproxy", "--doh-url"),
-        url_operands=True,
-    ),
+    "curl": Grammar(values=_CURL_VALUES, paths=_CURL_PATHS, data=_CURL_DATA, urls=_CURL_URLS, url_operands=True),
     "wget": Grammar(
         values=_set(
             "t",
@@ -879,6 +940,19 @@ GRAMMARS: dict[str, Grammar] = {
         runs=_set("e", "--rsh", "--rsync-path"),
         remote_operands=True,
     ),
+    # sort runs its --compress-program on temporary files (`sort --compress-program=CMD -S 1K`).
+    # less: `+CMD` (and `++CMD`) runs less commands at start, and less's `!CMD` runs CMD in a
+    # shell (`less '+!rm -rf x' README`); -o/-O/-k/-T name files.
+    "less": Grammar(
+        values=_set("b", "h", "j", "p", "P", "t", "x", "y", "z", "--pattern", "--prompt", "--tag", "--tabs"),
+        paths=_set("o", "O", "k", "T", "--log-file", "--LOG-FILE", "--lesskey-file", "--tag-file"),
+        plus_shell=True,
+    ),
+    "sort": Grammar(
+        values=_set("k", "t", "S", "--key", "--field-separator", "--buffer-size", "--parallel", "--batch-size"),
+        paths=_set("o", "T", "--output", "--temporary-directory", "--files0-from", "--random-source"),
+        runs=_set("--compress-program"),
+    ),
     "python": Grammar(values=_set("m", "W", "X", "Q"), code=_set("c"), scripts=_set("m"), interpreter=True),
     "perl": Grammar(
         values=_set("M", "m", "C"),
@@ -905,7 +979,12 @@ GRAMMARS: dict[str, Grammar] = {
     "deno": Grammar(code=_set("--eval")),
     "php": Grammar(values=_set("d", "z"), paths=_set("f", "c", "t"), code=_set("r", "B", "R", "E"), interpreter=True),
     "lua": Grammar(paths=_set("l"), code=_set("e"), interpreter=True),
-    "rscript": Grammar(code=_set("e")),
+    "rscript": Grammar(code=_set("e"), interpreter=True),  # `Rscript -` and a piped script: code
+    # REPLs that read code from standard input (`irb <<< CODE`, `echo CODE | pry`), with their
+    # one-liner options where they have one: an interpreter row reads stdin as code.
+    **{name: Grammar(paths=_set("r", "I"), code=_set("e"), interpreter=True) for name in ("irb", "pry")},
+    **{name: Grammar(code=_set("c"), interpreter=True) for name in ("bpython", "ptpython", "ptipython")},
+    **{name: Grammar(interpreter=True) for name in ("psysh", "wish", "jjs", "nashorn", "bsh")},
     # Interpreters with an option whose value is code (each program's --help / man page): R and
     # littler (`r`, names are casefolded), julia, emacs (-eval and --eval alike), the JVM and BEAM
     # languages, Lisps and Schemes, dc (`!CMD` runs a shell), m4 (`syscmd`), ts-node and tsx,
@@ -1108,7 +1187,35 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "gmake": ("make",),
     "bfs": ("find",),  # a breadth-first find with find's expressions
     "wget2": ("wget",),
+    "py": ("python",),  # the Windows launcher: `py -3 -c CODE`
+    "pwsh-preview": ("pwsh",),
 }
+# python -m MODULE: modules that read Python (or debugger commands that run Python) from standard
+# input, and modules whose operands are statements they run (`python -m timeit STMT`).
+PYTHON_STDIN_MODULES = frozenset(
+    {"code", "pdb", "asyncio", "IPython", "ptpython", "bpython", "idlelib", "jupyter_console", "xonsh"}
+)
+PYTHON_CODE_MODULES = frozenset({"timeit"})
+# Subcommands that open a REPL or a shell of the program (`python manage.py shell`, `rails
+# console`, `deno repl`, `php artisan tinker`, `flask shell`, `poetry shell`, `nix repl`): fed a
+# here-string, a heredoc or a pipe, or given one of REPL_CODE_OPTIONS, they run code.
+REPL_WORDS = frozenset({"shell", "console", "repl", "dbshell", "tinker", "shell_plus", "irb", "pry"})
+REPL_CODE_OPTIONS = frozenset({"-c", "--command", "-e", "--eval", "--execute"})
+# SQL that reads or writes files or runs programs on the client's or server's machine (SQLite's
+# readfile/writefile/edit/load_extension, MySQL's LOAD_FILE and INTO OUTFILE, PostgreSQL's
+# pg_read_file, lo_import/lo_export and COPY ... PROGRAM, MSSQL's xp_cmdshell): code whose files
+# the engine cannot place, in the SQL a client is given (operands, -c/-e, -cmd, stdin).
+SQL_CODE = re.compile(
+    r"(?i)\b(?:readfile|writefile|edit|load_extension|fts3_tokenizer|load_file|pg_read_file|pg_read_binary_file"
+    r"|pg_ls_dir|pg_stat_file|lo_import|lo_export|sys_exec|sys_eval|xp_cmdshell)\s*\(|\binto\s+(?:out|dump)file\b"
+    r"|\b(?:from|to)\s+program\b|\bload\s+data\s+(?:local\s+)?infile\b"
+    # DuckDB and ClickHouse read files by table functions, and DuckDB by a path as a table.
+    r"|\b(?:read_csv(?:_auto)?|read_text|read_blob|read_json(?:_auto|_objects)?|read_ndjson|read_parquet|file)\s*\("
+    r"|\bfrom\s+'[^']*[./][^']*'"
+)
+SQL_CLIENTS = frozenset({"sqlite3", "sqlite", "duckdb", "psql", "mysql", "mariadb", "clickhouse-client"})
+# Clients whose operands after the database are SQL or dot-commands (`sqlite3 db "SQL"`, `duckdb db "SQL"`).
+SQL_OPERAND_CLIENTS = frozenset({"sqlite3", "sqlite", "duckdb"})
 # Versioned names: python3.12, ruby3.2, lua5.4, php8.1... are the program before the digits; a
 # dotted suffix names a family member (mkfs.ext4 is mkfs, fsck.vfat is fsck).
 _VERSIONED = re.compile(r"(python|pypy|perl|ruby|lua|php|node|pip|tclsh)[0-9][0-9.]*")
@@ -1153,12 +1260,46 @@ CODE_VARIABLES = frozenset(
         "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
         "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "BROWSER",
         "PROMPT_COMMAND", "BASH_ENV", "ENV", "LESSOPEN", "LESSCLOSE", "GIT_PROXY_COMMAND", "RSYNC_RSH",
+        "SHELL", "FCEDIT", "LESSEDIT", "MANOPT_PAGER", "SUDO_EDITOR",
         "RSYNC_CONNECT_PROG", "SYSTEMD_PAGER",
     }
 )  # fmt: skip
 # GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=CMD sets any git config key:
 # every GIT_CONFIG_VALUE_<n> is read as code.
 CODE_VARIABLE_PREFIXES = ("GIT_CONFIG_VALUE_",)
+# Round five: programs name the variable they run after themselves (KUBE_EDITOR, GH_PAGER,
+# PSQL_PAGER, SYSTEMD_EDITOR, SVN_EDITOR, GIT_SSH_COMMAND, FZF_DEFAULT_COMMAND, CONFIG_SHELL...), so
+# a list of names is always one program behind: any variable whose name ends in one of these is
+# read as code. A benign value (`GH_PAGER=cat`) is just a program name and stays harmless.
+CODE_VARIABLE_SUFFIXES = (
+    "_EDITOR", "_VISUAL", "_PAGER", "_COMMAND", "_CMD", "_SHELL", "_ASKPASS", "_BROWSER", "_RSH", "_SSH",
+)  # fmt: skip
+# bash's prompts: their value is expanded as in double quotes before it is shown, so a `$(...)` or
+# backtick in PS4 runs at each `set -x` line, in PS0/PS1 at each interactive prompt.
+PROMPT_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4"})
+# Variables a program reads as more of its own command-line options (tar splits TAR_OPTIONS on
+# blanks, then `--to-command=CMD` and `--checkpoint-action=exec=CMD` run CMD; NODE_OPTIONS'
+# `--require FILE`; zip's ZIPOPT `-TT CMD`; GNU parallel's PARALLEL): read as `PROGRAM VALUE`.
+OPTION_VARIABLES: dict[str, str] = {
+    "TAR_OPTIONS": "tar",
+    "ZIPOPT": "zip",
+    "LESS": "less",
+    "NODE_OPTIONS": "node",
+    "PARALLEL": "parallel",
+    "RUBYOPT": "ruby",
+    "PERL5OPT": "perl",
+}
+# Variables naming a library or file a program loads and runs without a word on the command
+# line saying so (the dynamic loader's preload and audit libraries, ripgrep's config file whose
+# `--pre=CMD` runs CMD): code the engine cannot see, so CODE_OPERAND as well as the path.
+# git's config files and template (hooks) folder named by variable hold code keys (core.pager,
+# core.fsmonitor, hooks) the engine never reads; Perl's PERL5DB is Perl code for `perl -d`.
+LOADED_VARIABLES = frozenset(
+    {
+        "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "RIPGREP_CONFIG_PATH", "PYTHONSTARTUP", "BASH_ENV", "ENV",
+        "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG", "GIT_TEMPLATE_DIR", "GIT_EXEC_PATH", "PERL5DB",
+    }
+)  # fmt: skip
 # Variables whose value holds settings in a syntax of their own that may run code: unknown.
 UNKNOWN_VARIABLES = frozenset({"GIT_CONFIG_PARAMETERS"})
 # Environment variables whose value is a list of paths a program loads (code, too, but in files);
@@ -1173,8 +1314,35 @@ PATH_VARIABLES = frozenset(
         "PYTHONSTARTUP",
         "BASH_ENV",
         "ENV",
+        "RIPGREP_CONFIG_PATH",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG",
+        "GIT_TEMPLATE_DIR",
+        "GIT_EXEC_PATH",
     }
 )
+
+
+@functools.lru_cache(maxsize=1024)
+def variable_kind(name: str) -> str:
+    """What a variable's value is to programs: code, prompt, options, paths, loaded, unknown, "" or several."""
+    kinds: list[str] = []
+    if name in UNKNOWN_VARIABLES:
+        return "unknown"
+    if name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or name.endswith(CODE_VARIABLE_SUFFIXES):
+        kinds.append("code")
+    if name in PROMPT_VARIABLES:
+        kinds.append("prompt")
+    if name in OPTION_VARIABLES:
+        kinds.append("options")
+    if name in PATH_VARIABLES:
+        kinds.append("paths")
+    if name in LOADED_VARIABLES:
+        kinds.append("loaded")
+    return " ".join(kinds)
+
+
 # git config keys whose value is shell code (`git -c core.pager='sh -c ...' log`): exact keys,
 # and the last part of a section.*.key (alias.* values run code when they start with `!`).
 GIT_CODE_KEYS = frozenset(
@@ -1318,6 +1486,8 @@ COMMAND_READERS: dict[str, frozenset[str]] = {
     "smbclient": _set("-c", "--command"),
     "sqlite3": _set("-cmd"),
     "sqlite": _set("-cmd"),
+    "duckdb": _set("-c", "-cmd", "-s"),
+    "clickhouse-client": _set("-q", "--query"),
     "psql": _set("-c", "--command"),
     "mysql": _set("-e", "--execute"),
     "mariadb": _set("-e", "--execute"),
