@@ -22,6 +22,7 @@ line stricter; a missed value is a bypass, so the tables err toward inclusion.
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -195,9 +196,10 @@ _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 # A value that names a place, whatever its key: rooted, home, climbing, drive, UNC, file: URL,
-# a leading expansion, a dotfile's name, or words joined by separators with no space ("etc/shadow").
+# a leading expansion, a dotfile's name (with its suffixes too: `.env.production`, `.npmrc.bak`),
+# or words joined by separators with no space ("etc/shadow").
 _PATH_SHAPE = re.compile(
-    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-]+$"
+    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-][a-z0-9_.-]*$"
     r"|[^\s/\\:]+(?:[/\\][^\s/\\]*)+$)"
 )
 # Only a value ending in a dot or a space, or holding a colon, opens as another name (checked first: runs per value).
@@ -344,9 +346,42 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
         else:
             for role in _roles_of(key, value, declared) - skip:
                 values[role].append(value)
+            if type(value) is str and _JSON_OPEN.match(value) and not _is_text(key, declared):
+                embedded = _json_text(value)
+                if embedded is not None:
+                    walk(embedded, key, skip, depth + 1)
 
     walk(arguments, "", frozenset(), 0)
     return Collected(values, argv)
+
+
+# JSON text in a string argument (`{"spec": "{\"path\": \".env\"}"}`, an options blob, a list of
+# files as text) is read by role like the arguments it spells: a tool may parse it and open what it
+# names, so its keys and shapes count as the call's own. Only an object or array is read, up to
+# _JSON_TEXT_MAX characters (past that it is left as a string: decoding megabytes per call costs
+# more than it tells), and never under a key that is plain content (a file's `content` that is JSON
+# is what a writer writes, not what it opens).
+_JSON_OPEN = re.compile(r"\s*[\[{]")
+_JSON_TEXT_MAX = 65536
+
+
+def _is_text(key: str, declared: Mapping[str, str] | None) -> bool:
+    """Whether a key holds plain content, by declaration (`role: text`) or by its name's last word."""
+    named = declared.get(key.lower()) if declared else None
+    if named is not None:
+        return role_named(named) is Role.TEXT
+    return Role.TEXT in key_roles(key) if key else False
+
+
+def _json_text(value: str) -> Any:
+    """The object or array a string spells as JSON text, or None when it spells none."""
+    if len(value) > _JSON_TEXT_MAX or not value.rstrip().endswith(("}", "]")):
+        return None
+    try:
+        embedded = json.loads(value)
+    except (ValueError, RecursionError):
+        return None
+    return embedded if isinstance(embedded, (dict, list)) else None
 
 
 # Command keys whose list is several commands (tmux send-keys' keys: one line each); under any other
