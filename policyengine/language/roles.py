@@ -294,10 +294,15 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
         roles = key_roles(key) if key else frozenset()
         if Role.TEXT in roles:
             return frozenset()
-        if not roles and isinstance(value, str):
-            return _value_roles(value)
+        if isinstance(value, str) and (not roles or roles <= _SHAPE_TOO):
+            # `to` and `from` name an address in a mail tool and a place in a move (rename_file
+            # {from, to: /usr/bin/x}): a value shaped like a path is one under them too.
+            return roles | _value_roles(value)
     return roles | _url_roles(value) if isinstance(value, str) else roles
 
+
+# Roles a key's name gives that leave the value's shape to count as well (see _roles_of).
+_SHAPE_TOO = frozenset({Role.EMAIL})
 
 _ROLES = tuple(Role)  # iterating an Enum class is slow; this runs once per call
 
@@ -344,8 +349,11 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
                 for role in (_roles_of(key, None, declared) & _WHOLE_VALUE) - skip:
                     values[role].append(None)
         else:
-            for role in _roles_of(key, value, declared) - skip:
+            found = _roles_of(key, value, declared) - skip
+            for role in found:
                 values[role].append(value)
+            if Role.COMMAND in found and type(value) is str and _NOTEBOOK_SHELL.search(value):
+                values[Role.COMMAND].extend(_notebook_shell_lines(value))
             if type(value) is str and _JSON_OPEN.match(value) and not _is_text(key, declared):
                 embedded = _json_text(value)
                 if embedded is not None:
@@ -353,6 +361,23 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
 
     walk(arguments, "", frozenset(), 0)
     return Collected(values, argv)
+
+
+# Code for a notebook kernel (jupyter_execute {code}) runs a line that starts with `!` in a shell
+# (IPython's system escape, `!!` too), as do `%sx` and `%system` lines and the `%%bash`, `%%sh`,
+# `%%script bash|sh|zsh` cell magics: each such line (or cell body) is a command of the call as
+# well, so `!rm -rf build` runs rm. The text as given stays a command too.
+_NOTEBOOK_SHELL = re.compile(r"(?m)^[ \t]*(!|%%?(sx|system|bash|sh|script)\b)")
+_NOTEBOOK_LINE = re.compile(r"(?m)^[ \t]*(?:!!?|%(?:sx|system)\b)(.*)$")
+_NOTEBOOK_CELL = re.compile(r"(?s)^[ \t]*%%(?:bash|sh|script[ \t]+\S*(?:bash|sh|zsh))\b[^\n]*\n(.*)$")
+
+
+def _notebook_shell_lines(code: str) -> list[str]:
+    """The shell commands a notebook cell runs: `!cmd`, `%sx cmd`, `%system cmd` lines and a shell cell magic's body."""
+    cell = _NOTEBOOK_CELL.match(code)
+    if cell:
+        return [cell.group(1)]
+    return [line.strip() for line in _NOTEBOOK_LINE.findall(code) if line.strip()]
 
 
 # JSON text in a string argument (`{"spec": "{\"path\": \".env\"}"}`, an options blob, a list of
