@@ -96,6 +96,15 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-secrets-round4:1",
         "calls-secrets-round4:2",
     ),
+    "spellings, not a bypass: JSON text in a string (`{\"path\": \".env\"}`) is spelled as a path (`./{...}`, "
+    "`%7b...`, full-width braces, `::$DATA`): no JSON reader parses those as the object, and roles read only "
+    "JSON text as written": (
+        "calls-classes-a:11",
+        "calls-classes-a:30",
+    ),
+    "engine (paths.py): a shell glob with a bracket or `?` before a glob's trailing `*` (`[k]ubeconfig.yaml`, "
+    "`k?beconfig.yaml`, `[i]d_rsa.pub` against `kubeconfig*`, `id_rsa*`) is not found to meet it: "
+    "no-secret-files misses the pattern": ("calls-classes-a:64",),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}
