@@ -292,17 +292,17 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
         roles = by_name | {role}
     else:
         roles = key_roles(key) if key else frozenset()
-        if Role.TEXT in roles:
+        if not roles:
+            if isinstance(value, str):
+                return _value_roles(value)
+        elif Role.TEXT in roles:
             return frozenset()
-        if isinstance(value, str) and (not roles or roles <= _SHAPE_TOO):
+        elif Role.EMAIL in roles and len(roles) == 1 and isinstance(value, str):
             # `to` and `from` name an address in a mail tool and a place in a move (rename_file
             # {from, to: /usr/bin/x}): a value shaped like a path is one under them too.
             return roles | _value_roles(value)
     return roles | _url_roles(value) if isinstance(value, str) else roles
 
-
-# Roles a key's name gives that leave the value's shape to count as well (see _roles_of).
-_SHAPE_TOO = frozenset({Role.EMAIL})
 
 _ROLES = tuple(Role)  # iterating an Enum class is slow; this runs once per call
 
@@ -350,11 +350,12 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
                     values[role].append(None)
         else:
             found = _roles_of(key, value, declared) - skip
-            for role in found:
-                values[role].append(value)
-            if Role.COMMAND in found and type(value) is str and _NOTEBOOK_SHELL.search(value):
-                values[Role.COMMAND].extend(_notebook_shell_lines(value))
-            if type(value) is str and _JSON_OPEN.match(value) and not _is_text(key, declared):
+            if found:
+                for role in found:
+                    values[role].append(value)
+                if Role.COMMAND in found and type(value) is str and _NOTEBOOK_SHELL.search(value):
+                    values[Role.COMMAND].extend(_notebook_shell_lines(value))
+            if type(value) is str and value and value[0] in _JSON_FIRST and not _is_text(key, declared):
                 embedded = _json_text(value)
                 if embedded is not None:
                     walk(embedded, key, skip, depth + 1)
@@ -387,6 +388,8 @@ def _notebook_shell_lines(code: str) -> list[str]:
 # more than it tells), and never under a key that is plain content (a file's `content` that is JSON
 # is what a writer writes, not what it opens).
 _JSON_OPEN = re.compile(r"\s*[\[{]")
+# The first characters JSON text may start with (checked first: this runs per string value).
+_JSON_FIRST = "{[ \t\r\n"
 _JSON_TEXT_MAX = 65536
 
 
