@@ -96,7 +96,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-secrets-round4:1",
         "calls-secrets-round4:2",
     ),
-    "spellings, not a bypass: JSON text in a string (`{\"path\": \".env\"}`) is spelled as a path (`./{...}`, "
+    'spellings, not a bypass: JSON text in a string (`{"path": ".env"}`) is spelled as a path (`./{...}`, '
     "`%7b...`, full-width braces, `::$DATA`): no JSON reader parses those as the object, and roles read only "
     "JSON text as written": (
         "calls-classes-a:11",
