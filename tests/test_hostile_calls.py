@@ -60,7 +60,8 @@ def baseline_registry() -> Registry:
     tools: dict[str, dict[str, Any]] = {
         "fs_read": {"path": STRING, "tags": STRINGS, "data": ANYTHING, "n": {"type": "number"}},
         "read_many": {"paths": {**STRINGS, "required": True}},
-        "copy": {"source": STRING, "destination": STRING},
+        # A tool of unknown kind with two paths (copy itself is a writer since round four).
+        "compare": {"source": STRING, "destination": STRING},
         "open_file": {"file": STRING},
         "http_post": {"url": STRING, "body": {"type": "string"}, "data": ANYTHING},
         "shell": {"command": STRING},
@@ -181,7 +182,7 @@ def test_every_spelling_of_a_dotenv_path_is_denied_by_baseline(baseline: Registr
     calls: list[Call] = [
         ("fs_read", {"path": path}),
         ("read_many", {"paths": ["notes.txt", path]}),
-        ("copy", {"source": "notes.txt", "destination": path}),
+        ("compare", {"source": "notes.txt", "destination": path}),
         ("open_file", {"file": path}),
     ]
     results = run_calls(baseline, calls)
@@ -205,7 +206,7 @@ def test_every_spelling_of_a_system_directory_is_refused_by_the_baseline_guard(b
     calls: list[Call] = [
         ("fs_read", {"path": path}),
         ("read_many", {"paths": ["notes.txt", path]}),
-        ("copy", {"source": path, "destination": "notes.txt"}),
+        ("compare", {"source": path, "destination": "notes.txt"}),
     ]
     results = run_calls(baseline, calls)
     assert_defined(results, f"system {path!a}")
@@ -415,7 +416,7 @@ keys = st.one_of(hostile_text, st.integers(), st.none())
 values = st.recursive(
     scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4), max_leaves=25
 )
-BASELINE_TOOLS = ["fs_read", "read_many", "copy", "open_file", "http_post", "shell", "nope"]
+BASELINE_TOOLS = ["fs_read", "read_many", "compare", "open_file", "http_post", "shell", "nope"]
 BFCL_NAMES = ["cat", "cd", "cp", "mv", "find", "grep", "echo", "place_order", "post_tweet", "send_message", "rm"]
 
 

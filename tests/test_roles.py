@@ -289,3 +289,42 @@ def test_the_role_names_a_spec_may_declare_are_the_engines_roles() -> None:
 
     assert set(ROLE_NAMES) == {role.value for role in Role}
     assert "'allowed': " + repr(list(ROLE_NAMES)) in (ParameterValidator._validate_role.__doc__ or "")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        # JSON text under a key with no role is read by role like the arguments it spells.
+        ({"spec": '{"path": ".env"}'}, [".env"]),
+        ({"options": ' {"file": "/etc/shadow"} '}, ["/etc/shadow"]),
+        ({"list": '[{"target": "a/b.txt"}]'}, ["a/b.txt"]),
+        # A dotfile's name with suffixes is a path by shape.
+        ({"input": ".env.production"}, [".env.production"]),
+        # Plain content stays content, and text that is no JSON object or array spells nothing.
+        ({"content": '{"path": "/etc/x"}'}, []),
+        ({"note": '{"path": ".env"}'}, []),
+        ({"q": "[1, 2"}, []),
+        ({"q": '"quoted"'}, []),
+        ({"q": "{not json}"}, []),
+    ],
+)
+def test_json_text_and_dotfile_suffixes_are_read_by_role(arguments: dict[str, Any], expected: list[str]) -> None:
+    """A string that spells JSON is walked by role; `.env.production` is a path by its shape (h1-packs)."""
+    assert _search("paths(@)", arguments) == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        # `to` and `from` are addresses by name, and places too when shaped like a path.
+        ({"from": "x", "to": "/usr/bin/x"}, {"paths": ["/usr/bin/x"], "programs": []}),
+        ({"to": "a@example.com"}, {"paths": [], "programs": []}),
+        # A notebook kernel's `!cmd`, `%sx` and `%system` lines and shell cell magics run in a shell.
+        ({"code": "!rm -rf build"}, {"paths": ["/w/build", "/w/build"], "programs": ["!rm", "rm"]}),
+        ({"code": "%%bash\nshred -u x"}, {"paths": ["/w/x", "/w/x"], "programs": ["%%bash", "shred", "shred"]}),
+    ],
+)
+def test_addresses_as_paths_and_notebook_shell_lines(arguments: dict[str, Any], expected: dict[str, Any]) -> None:
+    """A path under `to` is a path; a notebook's shell escapes are commands (h1-packs, round four)."""
+    assert _search("paths(@)", arguments, "/w") == expected["paths"]
+    assert _search("programs(@)", arguments, "/w") == expected["programs"]

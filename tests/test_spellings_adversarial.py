@@ -87,6 +87,15 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-secrets-round4:1",
         "calls-secrets-round4:2",
     ),
+    'spellings, not a bypass: JSON text in a string (`{"path": ".env"}`) is spelled as a path (`./{...}`, '
+    "`%7b...`, full-width braces, `::$DATA`): no JSON reader parses those as the object, and roles read only "
+    "JSON text as written": (
+        "calls-classes-a:11",
+        "calls-classes-a:30",
+    ),
+    "engine (paths.py): a shell glob with a bracket or `?` before a glob's trailing `*` (`[k]ubeconfig.yaml`, "
+    "`k?beconfig.yaml`, `[i]d_rsa.pub` against `kubeconfig*`, `id_rsa*`) is not found to meet it: "
+    "no-secret-files misses the pattern": ("calls-classes-a:64",),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}
@@ -215,7 +224,11 @@ def test_a_pack_copy_whose_rule_compares_the_raw_path_is_reported(tmp_path: Path
     gate = pack / "gate.yaml"
     by_role = 'when: "paths(@)[?path_matches(@, lists.env_files)] | length(@) > `0`"'
     assert by_role in gate.read_text("utf-8"), "the planted rule no longer reads as it did"
-    gate.write_text(gate.read_text("utf-8").replace(by_role, "when: \"arguments.path == '.env'\""), "utf-8")
+    planted_text = gate.read_text("utf-8").replace(by_role, "when: \"arguments.path == '.env'\"")
+    # deny-env-files-unplaced reads every string too (a second defence): the planted copy drops it.
+    start = planted_text.index("  - id: deny-env-files-unplaced")
+    planted_text = planted_text[:start] + planted_text[planted_text.index("  - id: ", start + 1) :]
+    gate.write_text(planted_text, "utf-8")
     cases = tmp_path / "calls-planted.yaml"
     cases.write_text(PLANTED_CASES, "utf-8")
 

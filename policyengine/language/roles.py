@@ -22,6 +22,7 @@ line stricter; a missed value is a bypass, so the tables err toward inclusion.
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -195,9 +196,10 @@ _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 # A value that names a place, whatever its key: rooted, home, climbing, drive, UNC, file: URL,
-# a leading expansion, a dotfile's name, or words joined by separators with no space ("etc/shadow").
+# a leading expansion, a dotfile's name (with its suffixes too: `.env.production`, `.npmrc.bak`),
+# or words joined by separators with no space ("etc/shadow").
 _PATH_SHAPE = re.compile(
-    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|[a-z]:[^\s/\\:]+[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-]+$"
+    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|[a-z]:[^\s/\\:]+[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-][a-z0-9_.-]*$"
     r"|[^\s/\\:]+(?:[/\\][^\s/\\]*)+$)"
 )
 # Only a value ending in a dot or a space, or holding a colon, opens as another name (checked first: runs per value).
@@ -292,10 +294,15 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
         roles = by_name | {role}
     else:
         roles = key_roles(key) if key else frozenset()
-        if Role.TEXT in roles:
+        if not roles:
+            if isinstance(value, str):
+                return _value_roles(value)
+        elif Role.TEXT in roles:
             return frozenset()
-        if not roles and isinstance(value, str):
-            return _value_roles(value)
+        elif Role.EMAIL in roles and len(roles) == 1 and isinstance(value, str):
+            # `to` and `from` name an address in a mail tool and a place in a move (rename_file
+            # {from, to: /usr/bin/x}): a value shaped like a path is one under them too.
+            return roles | _value_roles(value)
     return roles | _url_roles(value) if isinstance(value, str) else roles
 
 
@@ -344,11 +351,67 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
                 for role in (_roles_of(key, None, declared) & _WHOLE_VALUE) - skip:
                     values[role].append(None)
         else:
-            for role in _roles_of(key, value, declared) - skip:
-                values[role].append(value)
+            found = _roles_of(key, value, declared) - skip
+            if found:
+                for role in found:
+                    values[role].append(value)
+                if Role.COMMAND in found and type(value) is str and _NOTEBOOK_SHELL.search(value):
+                    values[Role.COMMAND].extend(_notebook_shell_lines(value))
+            if type(value) is str and value and value[0] in _JSON_FIRST and not _is_text(key, declared):
+                embedded = _json_text(value)
+                if embedded is not None:
+                    walk(embedded, key, skip, depth + 1)
 
     walk(arguments, "", frozenset(), 0)
     return Collected(values, argv)
+
+
+# Code for a notebook kernel (jupyter_execute {code}) runs a line that starts with `!` in a shell
+# (IPython's system escape, `!!` too), as do `%sx` and `%system` lines and the `%%bash`, `%%sh`,
+# `%%script bash|sh|zsh` cell magics: each such line (or cell body) is a command of the call as
+# well, so `!rm -rf build` runs rm. The text as given stays a command too.
+_NOTEBOOK_SHELL = re.compile(r"(?m)^[ \t]*(!|%%?(sx|system|bash|sh|script)\b)")
+_NOTEBOOK_LINE = re.compile(r"(?m)^[ \t]*(?:!!?|%(?:sx|system)\b)(.*)$")
+_NOTEBOOK_CELL = re.compile(r"(?s)^[ \t]*%%(?:bash|sh|script[ \t]+\S*(?:bash|sh|zsh))\b[^\n]*\n(.*)$")
+
+
+def _notebook_shell_lines(code: str) -> list[str]:
+    """The shell commands a notebook cell runs: `!cmd`, `%sx cmd`, `%system cmd` lines and a shell cell magic's body."""
+    cell = _NOTEBOOK_CELL.match(code)
+    if cell:
+        return [cell.group(1)]
+    return [line.strip() for line in _NOTEBOOK_LINE.findall(code) if line.strip()]
+
+
+# JSON text in a string argument (`{"spec": "{\"path\": \".env\"}"}`, an options blob, a list of
+# files as text) is read by role like the arguments it spells: a tool may parse it and open what it
+# names, so its keys and shapes count as the call's own. Only an object or array is read, up to
+# _JSON_TEXT_MAX characters (past that it is left as a string: decoding megabytes per call costs
+# more than it tells), and never under a key that is plain content (a file's `content` that is JSON
+# is what a writer writes, not what it opens).
+_JSON_OPEN = re.compile(r"\s*[\[{]")
+# The first characters JSON text may start with (checked first: this runs per string value).
+_JSON_FIRST = "{[ \t\r\n"
+_JSON_TEXT_MAX = 65536
+
+
+def _is_text(key: str, declared: Mapping[str, str] | None) -> bool:
+    """Whether a key holds plain content, by declaration (`role: text`) or by its name's last word."""
+    named = declared.get(key.lower()) if declared else None
+    if named is not None:
+        return role_named(named) is Role.TEXT
+    return Role.TEXT in key_roles(key) if key else False
+
+
+def _json_text(value: str) -> Any:
+    """The object or array a string spells as JSON text, or None when it spells none."""
+    if len(value) > _JSON_TEXT_MAX or not value.rstrip().endswith(("}", "]")):
+        return None
+    try:
+        embedded = json.loads(value)
+    except (ValueError, RecursionError):
+        return None
+    return embedded if isinstance(embedded, (dict, list)) else None
 
 
 # Command keys whose list is several commands (tmux send-keys' keys: one line each); under any other
