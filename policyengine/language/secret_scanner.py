@@ -163,6 +163,8 @@ CREDENTIAL_WORDS: Final = frozenset(
         "session", "sessionid", "jsessionid", "phpsessid",
         "credential", "credentials", "creds",
         "cvv", "cvc", "cvn", "cv2", "pin", "otp", "totp", "hotp",
+        # WPA's pre-shared key (wpa_supplicant's psk=, hostapd's wpa_psk) and a WebAuthn or device passkey.
+        "psk", "passkey",
     }
 )  # fmt: skip
 
@@ -179,6 +181,10 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         ("card", "verification", "code"), ("security", "answer"), ("secret", "answer"),
         ("set", "cookie"), ("mot", "de", "passe"),
         ("card", "code"), ("verification", "value"), ("card", "cid"), ("security", "value"),
+        # Keys named for what they sign or derive, not for being secret: an HMAC key, Rails'
+        # secret_key_base (every session and cookie of the app is signed with it), a pre-shared key.
+        ("hmac", "key"), ("secret", "key", "base"), ("shared", "key"), ("wpa", "key"), ("seed", "phrase"),
+        ("recovery", "phrase"), ("mnemonic", "phrase"), ("backup", "phrase"),
     }
 )  # fmt: skip
 
@@ -198,7 +204,7 @@ CREDENTIAL_SUFFIXES: Final = frozenset(
 
 # A single word that ends with one of these is a credential ("dbpassword", "accesstoken",
 # "clientsecret"); shorter words (pass, pin, pwd...) must stand alone ("bypass", "spin").
-_COMPOUND_ENDINGS = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "privatekey")
+_COMPOUND_ENDINGS = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "privatekey", "passkey")
 
 # Credentials by ending, but the word before makes them something else: pagination cursors,
 # tokenizer vocabulary, idempotency keys and links or toggles about a password.
@@ -316,6 +322,10 @@ _PLACEHOLDER = re2.compile(
             r"\$[A-Z_][A-Z0-9_]*|%[A-Z_][A-Z0-9_]*%",  # $VAR, %VAR%
             r"\{\{\s*[A-Za-z_][\w.\-]*\s*\}\}",  # {{ var }}
             r"(?:arn:aws[\w-]*:secretsmanager|op://|vault:)\S*",  # a reference to a secret store
+            # A description in words, as .env.example and README files write it: "your-api-key-here",
+            # "replace_me", "insert-token-here" (letters only: a digit makes it a possible value).
+            r"(?i:(?:[a-z]+[_\-])*(?:your|here|replace|insert|placeholder|example|sample|dummy|todo|fixme)"
+            r"(?:[_\-][a-z]+)*)",
         )
     ),
     _MATCH_ONLY,
@@ -504,6 +514,22 @@ _SHAPES: Final = (
     # (any host and spelling of it: the id and the 60+ character token after "/webhooks/" are the shape).
     ("discord-webhook", r"(?i:/webhooks/)[0-9]{17,20}/[A-Za-z0-9_\-]{60,}"),
     ("jwt", r"eyJ[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-+/=]*"),
+    # A private key's body without its armor: base64 of OpenSSH's "openssh-key-v1" magic, of a
+    # PKCS#1 RSA key (SEQUENCE, INTEGER 0, INTEGER n), of an unencrypted PKCS#8 key (version 0 and
+    # the rsaEncryption OID) and of a SEC1 P-256 EC key; the whole base64 block is the key. These
+    # prefixes are the DER structure itself: certificates and public keys start otherwise.
+    (
+        "private-key-body",
+        r"(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2}(?:AIBAAKC|QIBADANBgkqhkiG9w0BAQEFAASC)|MHcCAQEEI)"
+        r"[A-Za-z0-9+/=]*(?:(?:\r?\n|\\r\\n|\\n)[ \t]*[A-Za-z0-9+/=]+)*",
+    ),
+    # Provider tokens by their documented shapes (gitleaks: discord-client-secret and Discord's bot
+    # token, azure-ad-client-secret, braintree access tokens): a Discord bot token is the bot's id in
+    # base64 (checked: it decodes to digits), a timestamp and an HMAC; an Azure AD client secret has
+    # "<digit>Q~" at its fourth character; a Braintree token names its environment.
+    ("discord-bot-token", r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}\b"),
+    ("azure-client-secret", r"\b[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,48}"),
+    ("braintree-token", r"access_token\$(?:production|sandbox|development)\$[0-9a-z]{16}\$[0-9a-f]{32}"),
     ("basic-auth", r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#\[\]@\"'<>]*:[^\s/?#\[\]@\"'<>]+@"),
     # A hex key or UUID right after a service's name ("datadog: 37beb2...", "HEROKU_API = 5d4f..."): the
     # services whose keys are bare hex or UUIDs, from gitleaks' keyword rules (config/gitleaks.toml).
@@ -512,7 +538,10 @@ _SHAPES: Final = (
         r"(?i:\b(?:adafruit|adobe|algolia|asana|bitbucket|bittrex|codecov|confluent|datadog|dd|droneci|dropbox|etsy"
         r"|facebook|fastly|finicity|flickr|freshbooks|gitter|heroku|hubspot|intercom|launchdarkly|linkedin|mailchimp"
         r"|mailgun|mapbox|mattermost|messagebird|netlify|newrelic|okta|plaid|sendbird|sentry|snyk|squarespace"
-        r"|sumologic|travis|twilio|twitch|typeform|yandex|zendesk)[\w.\-]{0,20})[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"|sumologic|travis|twilio|twitch|typeform|yandex|zendesk"
+        # A credential's own name vouches too: "token 03764def-...", "API key is 5d4f...", "hmac: ...".
+        r"|token|secret|api[_.\-]?key|apikey|access[_.\-]?key|auth[_.\-]?key|hmac|signing[_.\-]?key|password)"
+        r"[\w.\-]{0,20})[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is[ \t]+|was[ \t]+)?)[\"']?"
         r"(?:[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b",
     ),
     # A token as a URL's user ("https://<token>@github.com/..."): 20+ token characters, no colon.
@@ -532,7 +561,7 @@ _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPT
 # credential stem, a separator, then a quoted value or one or two bare words (a scheme and its
 # token, or a word and the prose after it). Every CREDENTIAL_* entry holds a stem (tests pin it).
 _STEMS = (
-    r"pass|pwd|pw|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
+    r"pass|pwd|pw|psk|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
     r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
 )
 _KEY = rf"(?:[A-Za-z0-9_.\-]+ )?[A-Za-z0-9_.\-]*(?i:{_STEMS})[A-Za-z0-9_.\-]*"
@@ -930,6 +959,30 @@ _NOT_A_KEY_LABEL = re.compile(
 )
 
 
+def _discord_id(part: str) -> bool:
+    """True when the first part of a Discord token is base64 of a snowflake id (17-20 digits)."""
+    try:
+        decoded = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return decoded.isdigit() and 17 <= len(decoded) <= 20
+
+
+# What follows a key header when a key is there: its armor's dashes, line breaks (also as "\n"
+# escapes), RFC 1421 header lines (Proc-Type, DEK-Info) and base64. A header alone ("grep -rn
+# 'BEGIN PRIVATE KEY' tests/", docs, a pattern) carries no key. The bare phrase without the armor's
+# dashes needs a longer body: a word of prose after it must not pass for one.
+_ARMORED_BODY = re.compile(r"(?:[ \t]+BLOCK)?-{5}(?:\s|\\[rn])*(?:[A-Za-z\-]+:[^\n]*(?:\n|\\n)(?:\s|\\[rn])*)*[A-Za-z0-9+/=]{4}")
+_BARE_BODY = re.compile(r"(?:[ \t]+BLOCK)?-{0,4}(?:\s|\\[rn])+(?:[A-Za-z\-]+:[^\n]*(?:\n|\\n)(?:\s|\\[rn])*)*[A-Za-z0-9+/=]{16}")
+
+
+def _key_header_ok(text: str, start: int, end: int) -> bool:
+    """True when a BEGIN ... PRIVATE KEY header is followed by a key body (other key shapes always pass)."""
+    if not text.startswith("BEGIN", start):
+        return True
+    return bool(_ARMORED_BODY.match(text, end) or _BARE_BODY.match(text, end))
+
+
 def _shape_ok(kind: str, text: str) -> bool:
     """Checks on a shape match that the pattern alone cannot make."""
     if kind == "jwt":
@@ -942,6 +995,10 @@ def _shape_ok(kind: str, text: str) -> bool:
     if kind == "url-user-token":
         user = text[text.index("://") + 3 : -1]
         return bool(_DIGIT.search(user) and (_LOWER.search(user) or _UPPER.search(user))) and not _is_placeholder(user)
+    if kind == "discord-bot-token":
+        return _discord_id(text.split(".", 1)[0])
+    if kind == "azure-client-secret":
+        return _random_looking(text)
     if kind == "service-key":
         return not _NOT_A_KEY_LABEL.search(text)  # "sentry_release_sha: ...", "asana_task_id = ...": ids and hashes
     if kind == "provider-token" and text.startswith("SK"):
@@ -1213,8 +1270,11 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     bare = first.rstrip(".!?:").lstrip("[({")  # "password: [true]": a list of a status word
     if len(bare) < 3 or _is_placeholder(first) or bare.lower() in _STOPWORDS:
         return None
-    # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED".
+    # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED", and
+    # "DB_PASSWORD=${DB_PASSWORD}" as "${DB_PASSWORD": closed again, it is the placeholder it was.
     if first[0] in _CLOSING and _is_placeholder(first + _CLOSING[first[0]]):
+        return None
+    if first.count("{") > first.count("}") and _is_placeholder(first + "}" * (first.count("{") - first.count("}"))):
         return None
     # A link is where to set a password ("Reset your password: https://..."), not one; a URL's own
     # password is the basic-auth shape's.
@@ -1593,7 +1653,9 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
                 break  # the rest of the text is one key block
             if match_start < hidden_until:
                 continue  # inside a key block already reported (and hidden whole)
-            if _shape_ok(kind, text[match_start:match_end]):
+            if _shape_ok(kind, text[match_start:match_end]) and (
+                kind != "private-key" or _key_header_ok(text, match_start, match_end)
+            ):
                 if kind == "private-key" and key_end != -2 and key_end < match_end:
                     # Searched again only past the last END found: one pass however many headers.
                     key_end = text.find("-----END", match_end)
@@ -1908,6 +1970,8 @@ def pair_value(value: dict[Any, Any] | list[Any], is_name: Callable[[str], Any])
     # "header" for the name, in any case) gives the key spelling "value" in that dict.
     if isinstance(value, list):
         return 1 if len(value) == 2 and isinstance(value[0], str) and is_name(value[0]) else None
+    # A value marked sensitive ({"sensitive": true, "type": "string", "value": "x"}: Terraform's
+    # `output -json` and state) is a secret by its owner's word, whatever its name.
     value_key = None
     named = False
     for k, v in value.items():
@@ -1916,7 +1980,16 @@ def pair_value(value: dict[Any, Any] | list[Any], is_name: Callable[[str], Any])
             value_key = k
         elif lower in _PAIR_NAMES and isinstance(v, str) and not named and is_name(v):
             named = True
+        elif lower == "sensitive" and v is True:
+            named = True
     return value_key if named else None
+
+
+def _value_key(value: dict[Any, Any]) -> Any:
+    """The key spelling "value" in an object (any case), or None."""
+    if not _maybe_pair(value):
+        return None
+    return next((k for k in value if isinstance(k, str) and k.lower() == "value"), None)
 
 
 def _maybe_pair(value: dict[Any, Any]) -> bool:
@@ -2112,10 +2185,14 @@ def _scalars(item: Any) -> bool:
 
 
 def _credential(item: Any, at: _Path, credentials: dict[_Path, _Raw]) -> None:
-    """Record the value of a credential key (a scalar, or each of a list of scalars)."""
+    """Record the value of a credential key (a scalar, each of a list of scalars, or an object's "value")."""
     if _scalars(item):
         for i, x in enumerate(item):
             _credential(x, (*at, i), credentials)
+    elif isinstance(item, dict) and (value_key := _value_key(item)) is not None:
+        # {"db_password": {"type": "string", "value": "x"}}: a credential key's object carries the
+        # credential in its "value" (Terraform outputs, SSM parameters, Kubernetes env entries).
+        _credential(item[value_key], (*at, value_key), credentials)
     elif not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         credentials[at] = (at, "keyword", _mask(str(item)))
 
@@ -2425,6 +2502,8 @@ def _hide_credential(item: Any, hide: Callable[[Any], Any], depth: int) -> Any:
     """A credential key's value: scalars hidden (lists of them item by item), containers walked."""
     if _scalars(item):
         return [_hide_credential(x, hide, depth + 1) for x in item]
+    if isinstance(item, dict) and (value_key := _value_key(item)) is not None:
+        return {k: _hide_credential(v, hide, depth + 1) if k == value_key else hide_secrets(v, hide, depth + 1) for k, v in item.items()}
     if not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         return hide(item)
     return hide_secrets(item, hide, depth)
