@@ -589,6 +589,11 @@ _ASSIGNMENT = (
     r"[ \t]+('[^'\n]*'|\"[^\"\n]*\")"
     # A password glued to -p (mysql, mysqldump, mysqladmin) or after docker login's -p.
     r"|\bmysql[a-z]*\b[^\n]*?[ \t]-p([^\s\-][^\s]*)|\blogin\b[^\n]*?[ \t]-p[ \t]+([^\s\-][^\s]*)"
+    # Programs that take a password as an option's value: sshpass -p, redis-cli -a, and PowerShell's
+    # ConvertTo-SecureString "x" -AsPlainText (the plain text is the password).
+    r"|\bsshpass\b[^\n]*?[ \t]-p[ \t]*('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"][^\s]*)"
+    r"|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"][^\s]*)"
+    r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?('[^'\n]*'|\"[^\"\n]*\")"
 )
 # Where each alternative of _ASSIGNMENT puts its key, its separator and its value (group numbers;
 # a string is a fixed key or separator for the alternatives that imply one).
@@ -605,6 +610,9 @@ _ALTERNATIVES: Final[tuple[tuple[int | str, int | str, int], ...]] = (
     ("password", ":", 19),
     ("password", "=", 20),
     ("password", " ", 21),
+    ("password", " ", 22),
+    ("password", " ", 23),
+    ("password", " ", 24),
 )
 _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
 
@@ -736,12 +744,19 @@ _PASSWORD_WORDS_I18N: Final = (
     "पासवर्ड", "পাসওয়ার্ড", "கடவுச்சொல்", "パスフレーズ", "비번", "contrasinal", "palavra-passe",
     "mã pin", "пин-код", "pin-kod", "pin-code", "pinkod",
 )  # fmt: skip
+# A space inside a phrase may be a form's '+' ("mot+de+passe" in a query string).
 _I18N_WORDS = "|".join(
-    sorted({re.escape(_normalise(word).casefold()) for word in _PASSWORD_WORDS_I18N}, key=len, reverse=True)
+    sorted(
+        {re.escape(_normalise(word).casefold()).replace("\\ ", "[ +]") for word in _PASSWORD_WORDS_I18N},
+        key=len,
+        reverse=True,
+    )
 )
 _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
     rf"|password|passwort)\b[^\n]*[0-9])|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
+    # The value before the word: "Use X as the password", "X\n(that is the password above)".
+    r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
 )
 _PROSE_TRIGGER_RE = re2.compile(
     r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)\b)|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
@@ -750,7 +765,9 @@ _PROSE_TRIGGER_RE = re2.compile(
 )
 _PROSE_WINDOW = 96  # characters read after a trigger, on its line
 _PROSE_WORDS = 8  # words read after a trigger
-_PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/"})
+_PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/", "'s", "\u2019s", "s"})
+_PROSE_BEFORE = 6  # words read before a password word, back to the line before it
+_POSSESSIVE = ("'s ", "\u2019s ", "'s\t")
 
 # Strong-prefix tokens written backwards ("a4B8...C61_phg" is a ghp_ token): the prefix reversed at
 # the end of a run of the token's characters, read back and checked as the token it is.
@@ -789,7 +806,13 @@ _NEEDS_DECODING = (
 _JSON_START = r"(?m:^\s*[\[{])"
 # Every alternative that may start a finding; a string none of them matches holds none.
 _PLAIN_GATES = (*(p for _, p in _SHAPES), _ASSIGNMENT, _CARD_GATE, _TOKEN_RUN)
-_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE)
+# Tables (CSV, TSV, Markdown, psql and mysql result grids): a header cell named like a credential,
+# a delimiter beside it, then a line break (rows follow). _table_hits reads the structure.
+_TABLE_GATE = (
+    rf"(?m:(?:^|[,;\t|])[ \t]*[\"']?[A-Za-z0-9_ .\-]*(?i:{_STEMS})[A-Za-z0-9_ .\-]*[\"']?[ \t]*"
+    r"(?:[,;\t|][^\n]*)?\r?\n[^\n]*[,;\t|+])"
+)
+_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE)
 # A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
 # (_shell_view) may rebuild a token that no other gate sees.
@@ -897,8 +920,8 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 
 # Which analyses a string needs, in one pass: RE2's Set reports which patterns match anywhere.
 _SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = range(6)
-_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT = range(6, 10)
-_ALL_CATEGORIES = frozenset(range(10))
+_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT = range(6, 11)
+_ALL_CATEGORIES = frozenset(range(11))
 _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
@@ -1690,7 +1713,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     return hits
 
 
-_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT})
+_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT})
 
 
 def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int) -> list[_Hit]:
@@ -1704,6 +1727,70 @@ def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int)
         hits.extend(_reversed_hits(text, taken))
     if _SPELLED_AT in categories:
         hits.extend(_spelled_hits(text, taken))
+    if _TABLE_AT in categories:
+        hits.extend(_table_hits(text, taken))
+    return hits
+
+
+_MAX_TABLES = 16  # header lines read per string
+_MAX_ROWS = 1000  # rows read per table; a longer table has its credential column hidden up to there
+_DELIMITERS = (",", "\t", "|", ";")
+_RULE_LINE = re.compile(r"[ \t|+:\-=]*")  # a Markdown or result grid's rule: |---|---|, +----+, ----+----
+_NOT_A_ROW = re.compile(r"\(\d+ rows?\)|\d+ rows? in set")  # psql's and mysql's footers
+
+
+def _cells(line: str, delimiter: str) -> list[tuple[str, int]]:
+    """The cells of one table line with their offsets in it (outer pipes of a grid dropped)."""
+    cells: list[tuple[str, int]] = []
+    pos = 0
+    for part in line.split(delimiter):
+        cells.append((part, pos))
+        pos += len(part) + 1
+    if delimiter == "|" and len(cells) > 1:
+        if not cells[0][0].strip():
+            cells = cells[1:]
+        if cells and not cells[-1][0].strip():
+            cells = cells[:-1]
+    return cells
+
+
+def _table_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Values in a table column whose header names a credential: CSV, TSV, Markdown, SQL result grids."""
+    hits: list[_Hit] = []
+    lines = text.split("\n")
+    offsets = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    tables = 0
+    i = 0
+    while i < len(lines) - 1 and tables < _MAX_TABLES:
+        line = lines[i]
+        delimiter = max(_DELIMITERS, key=line.count)
+        header = _cells(line, delimiter) if line.count(delimiter) else []
+        columns = [n for n, (cell, _) in enumerate(header) if is_credential_key(cell.strip().strip("\"'` "))]
+        if len(header) < 2 or not columns:
+            i += 1
+            continue
+        tables += 1
+        # Tokenizer and pagination columns ("token") hold words: there a value must look generated.
+        strict = {n for n in columns if _key_words(header[n][0])[-1:] in (["token"], ["tokens"])}
+        j = i + 1
+        while j < len(lines) and j - i <= _MAX_ROWS:
+            row = lines[j]
+            if _RULE_LINE.fullmatch(row) and row.strip():
+                j += 1
+                continue
+            cells = _cells(row, delimiter)
+            if len(cells) != len(header) or _NOT_A_ROW.search(row):
+                break
+            for n in columns:
+                cell, at = cells[n]
+                value = cell.strip().strip("\"'`")
+                if len(value) < 3 or _is_placeholder(value) or (n in strict and not _looks_secret(value)):
+                    continue
+                start = offsets[j] + at + cell.index(value)
+                if not taken.overlaps(start, start + len(value)):
+                    hits.append(("keyword (table)", start, start + len(value), value))
+            j += 1
+        i = j
     return hits
 
 
@@ -1764,7 +1851,7 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
             break
         end = spans[0][1]
         flag = spans[3][0] >= 0
-        if text[end : end + 1] in ("'", '"') and not flag:
+        if text[end : end + 1] in ("'", '"') and not flag and not text.startswith(_POSSESSIVE, end):
             continue  # a quoted key ("password": ...): the key and assignment rules read structure
         line_end = text.find("\n", end, end + _PROSE_WINDOW)
         window_end = line_end if line_end >= 0 else min(len(text), end + _PROSE_WINDOW)
@@ -1792,7 +1879,28 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
             if not taken.overlaps(start, start + len(secret)):
                 hits.append(("password (prose)", start, start + len(secret), secret))
             break
+        else:
+            if password_word:
+                hits.extend(_prose_before(text, spans[0][0], taken))
     return hits
+
+
+def _prose_before(text: str, trigger: int, taken: _Taken) -> list[_Hit]:
+    """A password written before its word ("Use X as the password", "X\n(that is the password above)")."""
+    # Back to the start of the line before; the nearest word first. Only a word with a password's
+    # own shape counts (no "near" leniency), and no assignment ("MIN_LENGTH=12 for the password").
+    line = text.rfind("\n", 0, trigger)
+    begin = max(0, text.rfind("\n", 0, line) + 1 if line >= 0 else 0, trigger - 2 * _PROSE_WINDOW)
+    words = list(re.finditer(r"\S+", text[begin:trigger]))[-_PROSE_BEFORE:]
+    for word_match in reversed(words):
+        word = word_match.group().strip(_WORD_EDGE)
+        if "=" in word or ":" in word or not _password_like(word, near=False):
+            continue
+        start = text.find(word, begin + word_match.start(), begin + word_match.end())
+        if start >= 0 and not taken.overlaps(start, start + len(word)):
+            return [("password (prose)", start, start + len(word), word)]
+        return []
+    return []
 
 
 def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
@@ -1915,6 +2023,10 @@ def _shell_view(text: str) -> str:
     return _SHELL_OPTION.sub("' '", view)
 
 
+_FORM_SPACES = re.compile(r"[?&=][^\s?&=]*[A-Za-z]{2}\+[A-Za-z0-9'/]+\+")
+_WORD_KINDS = frozenset({"password (prose)", "keyword"})
+
+
 def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
     """(kind, excerpt) of every secret in a string, raw and normalised, JSON text included."""
     seen: dict[tuple[str, str], None] = {}
@@ -1927,6 +2039,11 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
         if not hits and text.isascii():
             # Decoding can also break a match ("password=%20%20%20x"): then the raw text decides.
             hits = _analyse(text)
+    if not hits and "+" in normal and _FORM_SPACES.search(normal):
+        # A query string or form body writes spaces as '+' ("?text=my+pw's+X"): read it with spaces
+        # (one character for one, so spans stay those of the text). Only what the words show counts:
+        # prose and key/value findings; a base64 run cut at its '+' is no token.
+        hits = [hit for hit in _analyse(normal.replace("+", " ")) if hit[0] in _WORD_KINDS]
     if not hits and _SHELL_QUOTING.search(normal):
         # A shell command's words after quote removal: 'secure''Pass123', AKIA\IOSF..., and the
         # values of repeated options (-d 'sk_live_4eC' -d 'LyjW...') side by side as quoted pieces.
@@ -2516,19 +2633,63 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, str):
         return _hide_cards_in(value, hide)
     if isinstance(value, dict):
-        if _sibling_card([v for v in value.values() if isinstance(v, str)]) is not None:
-            return {k: hide(v) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
+        strings = [v for v in value.values() if isinstance(v, str)]
+        if _sibling_card(strings) is not None:
+            pieces = iter(_hide_pieces(strings, hide))
+            return {k: next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
         return {k: hide_cards(v, hide, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        if _sibling_card([v for v in value if isinstance(v, str)]) is not None:
-            return [hide(v) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
+        strings = [v for v in value if isinstance(v, str)]
+        if _sibling_card(strings) is not None:
+            pieces = iter(_hide_pieces(strings, hide))
+            return [next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
         return [hide_cards(v, hide, depth + 1) for v in value]
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
     return value
 
 
+def _hide_pieces(pieces: list[str], hide: Callable[[Any], Any]) -> list[Any]:
+    """Sibling strings that make one card, hidden as the card they make: its mask cut back into their lengths."""
+    # ["4539", "1488", "0343", "6467"] with keep_last 4: each piece alone is "the last four" and
+    # would stay whole; the card's mask "************6467" cut in fours hides all but the last.
+    parts = [piece.strip() for piece in pieces]
+    digits = "".join(parts)
+    masked = hide(digits)
+    if not isinstance(masked, str) or len(masked) != len(digits) or masked == digits:
+        return [hide(piece) for piece in pieces]
+    out: list[Any] = []
+    pos = 0
+    for part in parts:
+        out.append(masked[pos : pos + len(part)])
+        pos += len(part)
+    return out
+
+
+# A card verification value written as text next to its label ("CVV: 737", "security code 1234"):
+# key-based redaction sees only object keys, and the masks keep short values whole.
+_CVV_LABEL = (
+    r"(?i:\b(?:cvv2?|cvc2?|cvn2?|cav2|csc|cvd|security[ _\-]?code|card[ _\-]?code|verification[ _\-]?(?:value|code)))"
+    r"[\"']?[ \t]*(?:[:=#][ \t]*|is[ \t]+)?[\"']?[0-9]{3,4}\b"
+)
+_CVV_RE = re.compile(_CVV_LABEL.replace("[0-9]{3,4}", "([0-9]{3,4})"))
+
+
+def _hide_verification_values(text: str, hide: Callable[[Any], Any]) -> str:
+    """The text with each labelled card verification value masked whole (a mask keeping its last digits keeps it all)."""
+
+    def masked(match: re.Match[str]) -> str:
+        """The match with its digits replaced."""
+        digits = match.group(1)
+        hidden = hide(digits)
+        replacement = hidden if isinstance(hidden, str) and hidden != digits else "*" * len(digits)
+        return match.group()[: match.start(1) - match.start()] + replacement + match.group()[match.end(1) - match.start() :]
+
+    return _CVV_RE.sub(masked, text)
+
+
 _ascii_card_run = _raw_search(_ASCII_CARD_RE)
+_cvv_gate = _raw_search(re2.compile(_CVV_LABEL, _MATCH_ONLY))
 # What may hide a card in an ASCII text, in one pass: an escape, an encoded run, a run of digits.
 _card_gate = _raw_search(re2.compile(f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})", _MATCH_ONLY))
 
@@ -2542,7 +2703,10 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
     """A string with each card's characters replaced; the whole string when only decoding shows a card.
 
     A base64 or hex run that decodes to a card is replaced whole (`NDExMTEx...` is a card too).
+    Labelled verification values ("CVV: 737") are masked too.
     """
+    if len(text) >= 7 and text.isascii() and _cvv_gate(text.encode("ascii")):
+        text = _hide_verification_values(text, hide)
     if len(text) < 13:
         return text
     if text.isascii() and not _card_gate(text.encode("ascii")):
