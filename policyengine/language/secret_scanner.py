@@ -84,6 +84,8 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import hashlib
+import hmac
 import itertools
 import json
 import math
@@ -93,6 +95,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -204,7 +207,17 @@ CREDENTIAL_SUFFIXES: Final = frozenset(
 
 # A single word that ends with one of these is a credential ("dbpassword", "accesstoken",
 # "clientsecret"); shorter words (pass, pin, pwd...) must stand alone ("bypass", "spin").
-_COMPOUND_ENDINGS = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "privatekey", "passkey")
+_COMPOUND_ENDINGS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "passcode",
+    "secret",
+    "token",
+    "apikey",
+    "privatekey",
+    "passkey",
+)
 
 # Credentials by ending, but the word before makes them something else: pagination cursors,
 # tokenizer vocabulary, idempotency keys and links or toggles about a password.
@@ -812,7 +825,11 @@ _TABLE_GATE = (
     rf"(?m:(?:^|[,;\t|])[ \t]*[\"']?[A-Za-z0-9_ .\-]*(?i:{_STEMS})[A-Za-z0-9_ .\-]*[\"']?[ \t]*"
     r"(?:[,;\t|][^\n]*)?\r?\n[^\n]*[,;\t|+])"
 )
-_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE)
+# Wallet seed phrases: twelve or more words of 3-8 lower-case letters in a row (BIP-39's words), one
+# a line and numbered ("1. legal") or on one line; _seed_hits checks the words and the checksum.
+_SEED_SEPARATOR = r"(?:[ \t,]+|[ \t]*\r?\n[ \t]*(?:[0-9]{1,2}[.):][ \t]*)?)"
+_SEED_GATE = rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11}}[a-z]{{3,8}}\b"
+_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE, _SEED_GATE)
 # A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
 # (_shell_view) may rebuild a token that no other gate sees.
@@ -920,8 +937,8 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 
 # Which analyses a string needs, in one pass: RE2's Set reports which patterns match anywhere.
 _SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = range(6)
-_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT = range(6, 11)
-_ALL_CATEGORIES = frozenset(range(11))
+_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT = range(6, 12)
+_ALL_CATEGORIES = frozenset(range(12))
 _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
@@ -995,8 +1012,12 @@ def _discord_id(part: str) -> bool:
 # escapes), RFC 1421 header lines (Proc-Type, DEK-Info) and base64. A header alone ("grep -rn
 # 'BEGIN PRIVATE KEY' tests/", docs, a pattern) carries no key. The bare phrase without the armor's
 # dashes needs a longer body: a word of prose after it must not pass for one.
-_ARMORED_BODY = re.compile(r"(?:[ \t]+BLOCK)?-{5}(?:\s|\\[rn])*(?:[A-Za-z\-]+:[^\n]*(?:\n|\\n)(?:\s|\\[rn])*)*[A-Za-z0-9+/=]{4}")
-_BARE_BODY = re.compile(r"(?:[ \t]+BLOCK)?-{0,4}(?:\s|\\[rn])+(?:[A-Za-z\-]+:[^\n]*(?:\n|\\n)(?:\s|\\[rn])*)*[A-Za-z0-9+/=]{16}")
+_ARMORED_BODY = re.compile(
+    r"(?:[ \t]+BLOCK)?-{5}(?:\s|\\[rn])*(?:[A-Za-z\-]+:[^\n]*(?:\n|\\n)(?:\s|\\[rn])*)*[A-Za-z0-9+/=]{4}"
+)
+_BARE_BODY = re.compile(
+    r"(?:[ \t]+BLOCK)?-{0,4}(?:\s|\\[rn])+(?:[A-Za-z\-]+:[^\n]*(?:\n|\\n)(?:\s|\\[rn])*)*[A-Za-z0-9+/=]{16}"
+)
 
 
 def _key_header_ok(text: str, start: int, end: int) -> bool:
@@ -1713,7 +1734,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     return hits
 
 
-_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT})
+_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT})
 
 
 def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int) -> list[_Hit]:
@@ -1729,6 +1750,79 @@ def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int)
         hits.extend(_spelled_hits(text, taken))
     if _TABLE_AT in categories:
         hits.extend(_table_hits(text, taken))
+    if _SEED_AT in categories:
+        hits.extend(_seed_hits(text, taken))
+    return hits
+
+
+@cache
+def _bip39_words() -> dict[str, int]:
+    """BIP-39's English word list (bip39_english.txt, MIT: see bip39_english.LICENSE), word to index."""
+    words = (Path(__file__).parent / "bip39_english.txt").read_text(encoding="ascii").split()
+    return {word: index for index, word in enumerate(words)}
+
+
+_SEED_LENGTHS = (24, 21, 18, 15, 12)
+_SEED_WORD = re.compile(r"[a-z]+")
+_SEED_SEPARATOR_RE = re.compile(_SEED_SEPARATOR)
+_ELECTRUM_PREFIXES = ("01", "100", "101", "102")  # standard, segwit, 2FA, 2FA segwit
+
+
+def _seed_valid(indexes: Sequence[int], words: Sequence[str]) -> bool:
+    """True when the words are a wallet seed: BIP-39's checksum holds, or Electrum's version hash does."""
+    bits = "".join(f"{i:011b}" for i in indexes)
+    size = len(bits) * 32 // 33
+    entropy = int(bits[:size], 2).to_bytes(size // 8, "big")
+    checksum = f"{hashlib.sha256(entropy).digest()[0]:08b}"[: len(bits) - size]
+    if bits[size:] == checksum:
+        return True
+    version = hmac.new(b"Seed version", " ".join(words).encode(), hashlib.sha512).hexdigest()
+    return version.startswith(_ELECTRUM_PREFIXES)
+
+
+def _seed_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Wallet seed phrases: 12-24 BIP-39 words in a row whose checksum holds (the phrase is the private key)."""
+    # Twelve list words in a row are rare in prose (the list has no "the", "a", "is", "of"); the
+    # checksum (or Electrum's version hash) then leaves one run in 16 to 256 of those.
+    table = _bip39_words()
+    hits: list[_Hit] = []
+    run: list[re.Match[str]] = []
+    matches = list(_SEED_WORD.finditer(text))
+    for n, match in enumerate([*matches, None]):
+        joined = (
+            match is not None
+            and match.group() in table
+            and (not run or _SEED_SEPARATOR_RE.fullmatch(text, run[-1].end(), match.start()) is not None)
+        )
+        if joined and match is not None:
+            run.append(match)
+            continue
+        if len(run) >= _SEED_LENGTHS[-1]:
+            hits.extend(_seed_windows(text, run, table, taken))
+        run = [match] if match is not None and match.group() in table else []
+        if n > _MAX_ROWS * 64:
+            break
+    return hits
+
+
+def _seed_windows(text: str, run: list[re.Match[str]], table: dict[str, int], taken: _Taken) -> list[_Hit]:
+    """The seed phrases inside one run of list words, longest first, not overlapping."""
+    hits: list[_Hit] = []
+    i = 0
+    while i + _SEED_LENGTHS[-1] <= len(run):
+        for length in _SEED_LENGTHS:
+            window = run[i : i + length]
+            if len(window) < length:
+                continue
+            words = [m.group() for m in window]
+            if _seed_valid([table[w] for w in words], words):
+                start, end = window[0].start(), window[-1].end()
+                if not taken.overlaps(start, end):
+                    hits.append(("seed-phrase", start, end, " ".join(words)))
+                i += length
+                break
+        else:
+            i += 1
     return hits
 
 
@@ -2095,9 +2189,9 @@ def pair_value(value: dict[Any, Any] | list[Any], is_name: Callable[[str], Any])
         lower = k.lower() if isinstance(k, str) else ""
         if lower == "value":
             value_key = k
-        elif lower in _PAIR_NAMES and isinstance(v, str) and not named and is_name(v):
-            named = True
-        elif lower == "sensitive" and v is True:
+        elif (lower in _PAIR_NAMES and isinstance(v, str) and not named and is_name(v)) or (
+            lower == "sensitive" and v is True
+        ):
             named = True
     return value_key if named else None
 
@@ -2620,7 +2714,10 @@ def _hide_credential(item: Any, hide: Callable[[Any], Any], depth: int) -> Any:
     if _scalars(item):
         return [_hide_credential(x, hide, depth + 1) for x in item]
     if isinstance(item, dict) and (value_key := _value_key(item)) is not None:
-        return {k: _hide_credential(v, hide, depth + 1) if k == value_key else hide_secrets(v, hide, depth + 1) for k, v in item.items()}
+        return {
+            k: _hide_credential(v, hide, depth + 1) if k == value_key else hide_secrets(v, hide, depth + 1)
+            for k, v in item.items()
+        }
     if not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         return hide(item)
     return hide_secrets(item, hide, depth)
@@ -2676,14 +2773,18 @@ _CVV_RE = re.compile(_CVV_LABEL.replace("[0-9]{3,4}", "([0-9]{3,4})"))
 
 
 def _hide_verification_values(text: str, hide: Callable[[Any], Any]) -> str:
-    """The text with each labelled card verification value masked whole (a mask keeping its last digits keeps it all)."""
+    """The text with each labelled card verification value masked whole (keep_last would keep it all)."""
 
     def masked(match: re.Match[str]) -> str:
         """The match with its digits replaced."""
         digits = match.group(1)
         hidden = hide(digits)
         replacement = hidden if isinstance(hidden, str) and hidden != digits else "*" * len(digits)
-        return match.group()[: match.start(1) - match.start()] + replacement + match.group()[match.end(1) - match.start() :]
+        return (
+            match.group()[: match.start(1) - match.start()]
+            + replacement
+            + match.group()[match.end(1) - match.start() :]
+        )
 
     return _CVV_RE.sub(masked, text)
 
