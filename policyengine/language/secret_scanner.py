@@ -780,7 +780,9 @@ _PROSE_WINDOW = 96  # characters read after a trigger, on its line
 _PROSE_WORDS = 8  # words read after a trigger
 _PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/", "'s", "\u2019s", "s"})
 _PROSE_BEFORE = 6  # words read before a password word, back to the line before it
-_POSSESSIVE = ("'s ", "\u2019s ", "'s\t")
+_POSSESSIVE = ("'s ", "\u2019s ", "'s\t", "'s+")
+_WORDS = re.compile(r"\S+")
+_FORM_WORDS = re.compile(r"[^\s+]+")  # a query string's words: '+' is its space
 
 # Strong-prefix tokens written backwards ("a4B8...C61_phg" is a ghp_ token): the prefix reversed at
 # the end of a run of the token's characters, read back and checked as the token it is.
@@ -1592,6 +1594,15 @@ def _piece_decodings(body: str) -> Iterator[tuple[str, str, int]]:
     # -, _ and / (a URL path: "/botNDYw..."), and a word glued without one ("xQUtJ...", "botNDYw...")
     # dropped one to three characters at a time, from the run or from each piece.
     pieces = [m for m in _PIECES.finditer(body) if len(m.group()) >= _MIN_ENCODED and m.group() != body]
+    if "+" in body and len(body) <= _MAX_FORM_RUN and _FORM_RUN.search(body):
+        # A query string's words are joined by '+' ("text=Le+mot+de+passe+est+<hex>"): its words too
+        # (short runs with '+' between words only: binary base64 has '+' everywhere).
+        known = {m.span() for m in pieces}
+        pieces += [
+            m
+            for m in _FORM_PIECES.finditer(body)
+            if len(m.group()) >= _MIN_ENCODED and m.group() != body and m.span() not in known
+        ]
     for at, piece in [(m.start(), m.group()) for m in pieces] or [(0, body)]:
         for k in (0, 1, 2, 3) if pieces else (1, 2, 3):
             if len(piece) - k < _MIN_ENCODED:
@@ -1608,6 +1619,9 @@ def _piece_decodings(body: str) -> Iterator[tuple[str, str, int]]:
 
 
 _PIECES = re.compile(r"[^-_/]+")
+_FORM_PIECES = re.compile(r"[^-_/+]+")
+_FORM_RUN = re.compile(r"[A-Za-z]{2,}\+[A-Za-z]{2,}\+")
+_MAX_FORM_RUN = 512
 _CONTEXT = 40  # characters before an encoded run read with what it decodes to
 _BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648 base32: upper-case letters and 2-7
 
@@ -1636,14 +1650,20 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
                 decoded = _normalise(decoded)
             # Read in its place: what stands before the run on its line and the character after it
             # make a secret of what a name or a position vouches for ("?k=<hex>", "https://<token>@").
+            # What follows vouches too: "Use <hex> as the password", "<base64>\n(that is the password)".
             at = start + offset
             before = text[max(text.rfind("\n", max(0, at - _CONTEXT), at) + 1, at - _CONTEXT) : at]
-            view = before + decoded + text[end : end + 1]
+            view = before + decoded + text[end : end + _CONTEXT]
             for kind, hit_start, _, secret in _analyse(view, level + 1):
                 if not len(before) <= hit_start < len(before) + len(decoded):
                     continue  # a secret of the context alone is the text's own finding
                 base, _, inner = kind.partition(" (")
                 hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+            # JSON once decoded is a value: its keys and pairs count as they would in the clear.
+            parsed = _json_container(decoded) if _json_text(decoded) else None
+            if parsed is not None:
+                for _, kind, excerpt in _find(parsed, (), level + 1):
+                    hits.append((f"{kind} ({encoding})", start, end, excerpt))
     return hits
 
 
@@ -1952,7 +1972,8 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
         password_word = spans[2][0] >= 0
         pos = end
         previous = ""
-        for k, word_match in enumerate(re.finditer(r"\S+", text[pos:window_end])):
+        form = "+" in text[spans[0][0] : end] or text[end : end + 1] == "+" or text.startswith("'s+", end)
+        for k, word_match in enumerate((_FORM_WORDS if form else _WORDS).finditer(text[pos:window_end])):
             if k >= _PROSE_WORDS or (flag and k >= 1):
                 break
             raw = word_match.group()
@@ -2147,6 +2168,11 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
     for kind, _, _, secret in hits:
         seen[(kind, _excerpt(kind, secret))] = None
     json_hits = _json_findings(text, depth) if _json_text(text) else _embedded_json_findings(normal, depth)
+    if not json_hits and normal != text and _json_text(normal) and not _json_text(text):
+        json_hits = _json_findings(normal, depth)
+    elif not json_hits and normal != text and _json_text(text) and _json_container(text) is None:
+        # '{\u200b"db_password": ...}' is no JSON as written; normalised (the invisible dropped) it is.
+        json_hits = _json_findings(normal, depth)
     for _, kind, excerpt in json_hits:
         seen[(kind, excerpt)] = None
     return list(seen)
@@ -2769,7 +2795,13 @@ _CVV_LABEL = (
     r"(?i:\b(?:cvv2?|cvc2?|cvn2?|cav2|csc|cvd|security[ _\-]?code|card[ _\-]?code|verification[ _\-]?(?:value|code)))"
     r"[\"']?[ \t]*(?:[:=#][ \t]*|is[ \t]+)?[\"']?[0-9]{3,4}\b"
 )
-_CVV_RE = re.compile(_CVV_LABEL.replace("[0-9]{3,4}", "([0-9]{3,4})"))
+# The value masked: three or four digits, or any word after the label that holds a digit (Unicode
+# digits, an escape, an encoding of the digits: "７３７", "%37%33%37", "NzM3"); a status word stays.
+_CVV_RE = re.compile(
+    _CVV_LABEL.replace("[0-9]{3,4}\\b", r"([^\s,;\"']{0,24}\d[^\s,;\"']{0,24})").replace("(?i:", "(?:", 1),
+    re.IGNORECASE,
+)
+_CVV_GATE = _CVV_LABEL.replace("[0-9]{3,4}\\b", r"[^\s,;\"']{0,24}\pN")
 
 
 def _hide_verification_values(text: str, hide: Callable[[Any], Any]) -> str:
@@ -2779,7 +2811,8 @@ def _hide_verification_values(text: str, hide: Callable[[Any], Any]) -> str:
         """The match with its digits replaced."""
         digits = match.group(1)
         hidden = hide(digits)
-        replacement = hidden if isinstance(hidden, str) and hidden != digits else "*" * len(digits)
+        # A replacement ("[REDACTED]") is used as given; a mask (same length) would keep the last digits.
+        replacement = hidden if isinstance(hidden, str) and len(hidden) != len(digits) else "*" * len(digits)
         return (
             match.group()[: match.start(1) - match.start()]
             + replacement
@@ -2790,7 +2823,7 @@ def _hide_verification_values(text: str, hide: Callable[[Any], Any]) -> str:
 
 
 _ascii_card_run = _raw_search(_ASCII_CARD_RE)
-_cvv_gate = _raw_search(re2.compile(_CVV_LABEL, _MATCH_ONLY))
+_cvv_gate = _raw_search(re2.compile(_CVV_GATE, _MATCH_ONLY))
 # What may hide a card in an ASCII text, in one pass: an escape, an encoded run, a run of digits.
 _card_gate = _raw_search(re2.compile(f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})", _MATCH_ONLY))
 
@@ -2806,7 +2839,7 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
     A base64 or hex run that decodes to a card is replaced whole (`NDExMTEx...` is a card too).
     Labelled verification values ("CVV: 737") are masked too.
     """
-    if len(text) >= 7 and text.isascii() and _cvv_gate(text.encode("ascii")):
+    if len(text) >= 6 and _cvv_gate(text.encode("utf-8", "surrogatepass")):
         text = _hide_verification_values(text, hide)
     if len(text) < 13:
         return text
