@@ -2796,7 +2796,7 @@ _CVV_LABEL = (
     r"[\"']?[ \t]*(?:[:=#][ \t]*|is[ \t]+)?[\"']?[0-9]{3,4}\b"
 )
 # The value masked: three or four digits, or any word after the label that holds a digit (Unicode
-# digits, an escape, an encoding of the digits: "７３７", "%37%33%37", "NzM3"); a status word stays.
+# digits in full width, an escape, an encoding of the digits: "%37%33%37", "NzM3"); a status word stays.
 _CVV_RE = re.compile(
     _CVV_LABEL.replace("[0-9]{3,4}\\b", r"([^\s,;\"']{0,24}\d[^\s,;\"']{0,24})").replace("(?i:", "(?:", 1),
     re.IGNORECASE,
