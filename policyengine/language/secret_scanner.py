@@ -831,6 +831,7 @@ _TABLE_GATE = (
 # a line and numbered ("1. legal") or on one line; _seed_hits checks the words and the checksum.
 _SEED_SEPARATOR = r"(?:[ \t,]+|[ \t]*\r?\n[ \t]*(?:[0-9]{1,2}[.):][ \t]*)?)"
 _SEED_GATE = rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11}}[a-z]{{3,8}}\b"
+_SEED_RUN_RE = re2.compile(rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11,}}[a-z]{{3,8}}\b", _MATCH_ONLY)
 _VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE, _SEED_GATE)
 # A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
@@ -855,10 +856,15 @@ _PREFILTER = re2.compile(
 # The same alternatives in two programs, for finding where matches are (_candidates): RE2 finds a
 # match's start with a reverse DFA, and the reverse of the whole alternation outgrows its memory
 # (the NFA then costs 70x on a 4 KB batch); the parts alone stay small.
+_TABLE_GATE_RE = re2.compile(_TABLE_GATE, _MATCH_ONLY)
 _PREFILTER_PARTS: Final = (
     re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _MATCH_ONLY),
     re2.compile(f"{_ENCODED_GATE}|{_SPLIT_HEADS}", _MATCH_ONLY),
-    re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES, _SHELL_GATE)), _MATCH_ONLY),
+    re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES[:4], _SHELL_GATE)), _MATCH_ONLY),
+    # Tables and seed phrases each alone: with the views above in one program, their states multiply
+    # (RE2's DFA outgrows its memory and the NFA costs 400x on a 4 KB batch).
+    _TABLE_GATE_RE,
+    re2.compile(_SEED_GATE, _MATCH_ONLY),
 )
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
@@ -1803,25 +1809,26 @@ def _seed_valid(indexes: Sequence[int], words: Sequence[str]) -> bool:
 def _seed_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Wallet seed phrases: 12-24 BIP-39 words in a row whose checksum holds (the phrase is the private key)."""
     # Twelve list words in a row are rare in prose (the list has no "the", "a", "is", "of"); the
-    # checksum (or Electrum's version hash) then leaves one run in 16 to 256 of those.
+    # checksum (or Electrum's version hash) then leaves one run in 16 to 256 of those. Only the runs
+    # RE2 finds (twelve words of the list's shape or more) are read word by word.
     table = _bip39_words()
     hits: list[_Hit] = []
-    run: list[re.Match[str]] = []
-    matches = list(_SEED_WORD.finditer(text))
-    for n, match in enumerate([*matches, None]):
-        joined = (
-            match is not None
-            and match.group() in table
-            and (not run or _SEED_SEPARATOR_RE.fullmatch(text, run[-1].end(), match.start()) is not None)
-        )
-        if joined and match is not None:
-            run.append(match)
-            continue
-        if len(run) >= _SEED_LENGTHS[-1]:
-            hits.extend(_seed_windows(text, run, table, taken))
-        run = [match] if match is not None and match.group() in table else []
-        if n > _MAX_ROWS * 64:
+    for n, spans in enumerate(_matches(_SEED_RUN_RE, text)):
+        if n >= _MAX_TABLES * 4:
             break
+        run: list[re.Match[str]] = []
+        for match in [*_SEED_WORD.finditer(text, *spans[0]), None]:
+            joined = (
+                match is not None
+                and match.group() in table
+                and (not run or _SEED_SEPARATOR_RE.fullmatch(text, run[-1].end(), match.start()) is not None)
+            )
+            if joined and match is not None:
+                run.append(match)
+                continue
+            if len(run) >= _SEED_LENGTHS[-1]:
+                hits.extend(_seed_windows(text, run, table, taken))
+            run = [match] if match is not None and match.group() in table else []
     return hits
 
 
@@ -1870,42 +1877,56 @@ def _cells(line: str, delimiter: str) -> list[tuple[str, int]]:
 
 def _table_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Values in a table column whose header names a credential: CSV, TSV, Markdown, SQL result grids."""
+    # Only lines the gate picks are read as headers (RE2, linear): a long text is not split per line.
     hits: list[_Hit] = []
-    lines = text.split("\n")
-    offsets = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
-    tables = 0
-    i = 0
-    while i < len(lines) - 1 and tables < _MAX_TABLES:
-        line = lines[i]
-        delimiter = max(_DELIMITERS, key=line.count)
-        header = _cells(line, delimiter) if line.count(delimiter) else []
-        columns = [n for n, (cell, _) in enumerate(header) if is_credential_key(cell.strip().strip("\"'` "))]
-        if len(header) < 2 or not columns:
-            i += 1
+    done = 0  # where the last table read ended
+    for n, spans in enumerate(_matches(_TABLE_GATE_RE, text)):
+        if n >= _MAX_TABLES:
+            break
+        line_start = text.rfind("\n", 0, spans[0][0]) + 1
+        if line_start < done:
             continue
-        tables += 1
-        # Tokenizer and pagination columns ("token") hold words: there a value must look generated.
-        strict = {n for n in columns if _key_words(header[n][0])[-1:] in (["token"], ["tokens"])}
-        j = i + 1
-        while j < len(lines) and j - i <= _MAX_ROWS:
-            row = lines[j]
-            if _RULE_LINE.fullmatch(row) and row.strip():
-                j += 1
-                continue
+        done = _table_at(text, line_start, taken, hits)
+    return hits
+
+
+def _line_end(text: str, start: int) -> int:
+    """Where the line that starts at `start` ends (its newline, or the end of the text)."""
+    end = text.find("\n", start)
+    return len(text) if end < 0 else end
+
+
+def _table_at(text: str, line_start: int, taken: _Taken, hits: list[_Hit]) -> int:
+    """Read the table whose header line starts at line_start into hits; return where it ends."""
+    line_end = _line_end(text, line_start)
+    line = text[line_start:line_end]
+    delimiter = max(_DELIMITERS, key=line.count)
+    header = _cells(line, delimiter) if line.count(delimiter) else []
+    columns = [n for n, (cell, _) in enumerate(header) if is_credential_key(cell.strip().strip("\"'` "))]
+    if len(header) < 2 or not columns:
+        return line_end
+    # Tokenizer and pagination columns ("token") hold words: there a value must look generated.
+    strict = {n for n in columns if _key_words(header[n][0])[-1:] in (["token"], ["tokens"])}
+    pos = line_end + 1
+    for _ in range(_MAX_ROWS):
+        if pos > len(text):
+            break
+        end = _line_end(text, pos)
+        row = text[pos:end]
+        if not (_RULE_LINE.fullmatch(row) and row.strip()):
             cells = _cells(row, delimiter)
             if len(cells) != len(header) or _NOT_A_ROW.search(row):
-                break
+                return pos
             for n in columns:
                 cell, at = cells[n]
                 value = cell.strip().strip("\"'`")
                 if len(value) < 3 or _is_placeholder(value) or (n in strict and not _looks_secret(value)):
                     continue
-                start = offsets[j] + at + cell.index(value)
+                start = pos + at + cell.index(value)
                 if not taken.overlaps(start, start + len(value)):
                     hits.append(("keyword (table)", start, start + len(value), value))
-            j += 1
-        i = j
-    return hits
+        pos = end + 1
+    return pos
 
 
 def _spaced_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
