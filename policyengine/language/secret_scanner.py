@@ -12,14 +12,19 @@ What counts as a secret, in order of how it is found:
    OpenSSH, PuTTY, encrypted), GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, npm,
    PyPI, SendGrid and Hugging Face tokens, JWTs, `user:password@` in URLs; provider tokens whose
    body is hex or upper case (Shopify, DigitalOcean, Databricks, Mailgun, Twilio, SonarQube, Pulumi,
-   New Relic, Supabase, Postman: gitleaks' prefixes), Telegram bot tokens, Discord webhooks, a
-   token as a URL's user, and hex keys a name vouches for (`?k=<hex>`, `datadog: <hex>`).
+   New Relic, Supabase, Postman: gitleaks' prefixes), Telegram bot tokens, Discord webhooks and bot
+   tokens, Azure AD client secrets, Braintree access tokens, a token as a URL's user, hex keys and
+   UUIDs a name vouches for (`?k=<hex>`, `datadog: <hex>`, `token <uuid>`), private-key bodies
+   without their armor (OpenSSH, PKCS#1, PKCS#8, SEC1), and wallet seed phrases (12-24 BIP-39
+   words whose checksum holds). A key header counts only with a key body after it.
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
    `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
    (`my password is Hunter2!`, `the password for dr_smith is x`, `token: x`), and credential
    files: `.netrc` (`machine h login u password x`), `.pgpass` (`host:port:db:user:x`) and
-   name/value lines (Kubernetes `- name: DB_PASSWORD` / `value: x`). Values that read as prose
+   name/value lines (Kubernetes `- name: DB_PASSWORD` / `value: x`); the column of a table (CSV,
+   TSV, Markdown, SQL result grids) whose header is a credential key; a value marked
+   `"sensitive": true`. Values that read as prose
    ("password: click the link"), links ("Reset your password: https://..."), status words,
    placeholders and code references (`password = get_password()`) are not secrets.
 4. **Card numbers**: 13 to 19 digits in any grouping (spaces, dashes, dots, none, Unicode
