@@ -582,6 +582,24 @@ _STEMS = (
     r"pass|pwd|pw|psk|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
     r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
 )
+# Programs that take a password as an option's value, from their manuals: the programs (a regex
+# alternation) and what stands before the value (an option, a blank or nothing when glued; for
+# smbclient's -U user%password and lftp's -u user,password, the user part too).
+PASSWORD_OPTIONS: Final = (
+    ("sshpass", r"-p[ \t]*"),
+    ("redis-cli", r"-a[ \t]+"),
+    ("ldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn|exop)", r"-w[ \t]*"),
+    ("sqlcmd|bcp|ipmitool|zip|unzip", r"-P[ \t]*"),
+    ("7z|7za|7zr|rar|unrar", r"-p"),
+    (
+        "mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|rdesktop|evil-winrm|crackmapexec|nxc|netexec",
+        r"-p[ \t]+",
+    ),
+    ("xfreerdp|wlfreerdp", r"[/\-]p:"),
+    ("openssl", r"-pass(?:in|out)[ \t]+['\"]?pass:"),
+    ("smbclient|rpcclient|smbget|smbcacls|smbmap|smbtree", r"(?:-U|--user(?:=|[ \t]))[ \t]*['\"]?[^\s%'\"]+%"),
+    ("lftp", r"-u[ \t]+['\"]?[^\s,'\"]+,"),
+)
 _KEY = rf"(?:[A-Za-z0-9_.\-]+ )?[A-Za-z0-9_.\-]*(?i:{_STEMS})[A-Za-z0-9_.\-]*"
 _WORD = r"[^\s\"'`&;,<>)\]}]+"
 _VALUE = rf"\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|{_WORD}(?:[ \t]+{_WORD})?"
@@ -607,11 +625,13 @@ _ASSIGNMENT = (
     r"[ \t]+('[^'\n]*'|\"[^\"\n]*\")"
     # A password glued to -p (mysql, mysqldump, mysqladmin) or after docker login's -p.
     r"|\bmysql[a-z]*\b[^\n]*?[ \t]-p([^\s\-][^\s]*)|\blogin\b[^\n]*?[ \t]-p[ \t]+([^\s\-][^\s]*)"
-    # Programs that take a password as an option's value: sshpass -p, redis-cli -a, and PowerShell's
-    # ConvertTo-SecureString "x" -AsPlainText (the plain text is the password).
-    r"|\bsshpass\b[^\n]*?[ \t]-p[ \t]*('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"][^\s]*)"
-    r"|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"][^\s]*)"
+    # PowerShell's ConvertTo-SecureString "x" -AsPlainText: the plain text is the password.
     r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?('[^'\n]*'|\"[^\"\n]*\")"
+    # Programs that take a password as an option's value (PASSWORD_OPTIONS below), one alternative each.
+    + "".join(
+        rf"|\b(?:{programs})\b[^\n]*?[ \t]{option}('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"][^\s'\"]*)"
+        for programs, option in PASSWORD_OPTIONS
+    )
 )
 # Where each alternative of _ASSIGNMENT puts its key, its separator and its value (group numbers;
 # a string is a fixed key or separator for the alternatives that imply one).
@@ -629,8 +649,7 @@ _ALTERNATIVES: Final[tuple[tuple[int | str, int | str, int], ...]] = (
     ("password", "=", 20),
     ("password", " ", 21),
     ("password", " ", 22),
-    ("password", " ", 23),
-    ("password", " ", 24),
+    *(("password", " ", 23 + n) for n in range(len(PASSWORD_OPTIONS))),
 )
 _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
 
