@@ -2431,6 +2431,8 @@ def _walk(
     elif isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
             _credential(value[1], (*at, 1), credentials)
+        if len(value) >= 3:
+            numbers.extend(_argv_findings(value, at))
         first = len(texts)
         for i, item in enumerate(value):
             if isinstance(item, str):
@@ -2459,6 +2461,35 @@ def _walk(
                 numbers.append((at, "card-number", _excerpt("card-number", digits)))
     else:
         raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+# A command's words as a list (the words a shell passes, an exec tool's argv): a program of
+# PASSWORD_OPTIONS among them, by its name or path, has its options read with the words that follow.
+_PROGRAM_WORD = re.compile(
+    rf"(?:[^\s]*[/\\])?(?:{'|'.join(programs for programs, _ in PASSWORD_OPTIONS)})(?:\.exe)?", re.I
+)
+_PASSWORD_OPTION_RE = re.compile(
+    "|".join(
+        rf"(?:^|[ \t])(?:{programs})(?:\.exe)?[ \t](?:[^\n]*?[ \t])?{option}([^\s\-'\"][^\s'\"]*)"
+        for programs, option in PASSWORD_OPTIONS
+    ),
+    re.I,
+)
+_MAX_ARGV = 256  # words read per list
+
+
+def _argv_findings(items: Sequence[Any], at: _Path) -> list[_Raw]:
+    """Passwords given to a program's password option in a list of words (["smbclient", "-U", "u%x"])."""
+    words = [x for x in items[:_MAX_ARGV] if isinstance(x, str)]
+    if not any(len(w) < 64 and _PROGRAM_WORD.fullmatch(w) for w in words):
+        return []
+    joined = " ".join(w.rpartition("/")[2] if _PROGRAM_WORD.fullmatch(w) else w for w in words)
+    found: list[_Raw] = []
+    for match in _PASSWORD_OPTION_RE.finditer(joined):
+        value = next(g for g in match.groups() if g is not None)
+        if not _is_placeholder(value):
+            found.append((at, "keyword", _mask(value)))
+    return found
 
 
 def _scalars(item: Any) -> bool:
