@@ -502,6 +502,9 @@ _SHAPES: Final = (
         r"|DEK-Info:[ \t]*[A-Z0-9-]+,|PuTTY-User-Key-File-[0-9]|AGE-SECRET-KEY-1[0-9A-Z]{20,}",
     ),
     ("aws-access-key", r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"),
+    # The same id folded to lower case, as a DNS name carries it ("akia5awf...9vbx.exfil.example"):
+    # DNS is case-insensitive, so exfiltration through a name lowercases; checked for digits.
+    ("aws-access-key", r"\b(?:akia|asia|abia|acca)[0-9a-z]{16}\b"),
     ("aws-secret-key", r"(?i:aws).{0,20}(?i:key|pwd|pw|password|pass|token|secret).{0,20}['\"][0-9A-Za-z/+]{40}['\"]"),
     ("github-token", r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36,}|github_pat_[A-Za-z0-9_]{22,}"),
     ("gitlab-token", r"glpat-[A-Za-z0-9_\-]{20,}"),
@@ -697,7 +700,10 @@ _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 # byte's top six bits give, A-Z or a-f). Identifiers and file names rarely are (none of ~10,000 in
 # a megabyte of them; "distanceToNextVehicle", "final_report_2024" are not), so ordinary text keeps
 # its fast path. Non-ASCII text encoded whole still passes where 12 ASCII bytes follow each other.
-_ENCODED_GATE = r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]"
+_ENCODED_GATE = (
+    r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]"
+    r"|(?:[0-9A-Fa-f]{2}[:. \-]){15}[0-9A-Fa-f]{2}"
+)
 _ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
 
 # Split tokens: a shape with a strong prefix written in pieces ("AKIA" "IOSF...", "AKIA""IOSF...",
@@ -1071,6 +1077,8 @@ def _shape_ok(kind: str, text: str) -> bool:
     if kind == "url-user-token":
         user = text[text.index("://") + 3 : -1]
         return bool(_DIGIT.search(user) and (_LOWER.search(user) or _UPPER.search(user))) and not _is_placeholder(user)
+    if kind == "aws-access-key" and text.islower():
+        return sum(c.isdigit() for c in text[4:]) >= 2 and sum(c.isalpha() for c in text[4:]) >= 2
     if kind == "discord-bot-token":
         return _discord_id(text.split(".", 1)[0])
     if kind == "azure-client-secret":
@@ -1568,7 +1576,10 @@ _NOT_TEXT_BYTES = bytes(b for b in range(256) if b not in _PRINTABLE_BYTES and b
 
 
 def _as_text(data: bytes) -> str | None:
-    """Decoded bytes as text when they read as text (UTF-8, at most 10% control bytes), else None."""
+    """Decoded bytes as text when they read as text (UTF-8 or UTF-16 of ASCII, few control bytes), else None."""
+    # UTF-16 (PowerShell's and iconv's encoding of ASCII text): a NUL after or before every character.
+    if len(data) >= 8 and not len(data) % 2 and (not data[1::2].strip(b"\0") or not data[0::2].strip(b"\0")):
+        data = data[0::2] if not data[1::2].strip(b"\0") else data[1::2]
     if len(data.translate(None, _NOT_TEXT_BYTES)) < len(data) * 0.9:
         return None
     try:
@@ -1714,6 +1725,34 @@ def _from_char_codes(codes: Iterable[int]) -> str | None:
     return "".join(chars)
 
 
+# Hex bytes written apart ("41:4b:49:41:...", "41 4b 49 41 ...", "\\x41\\x4b" is an escape): 16 or
+# more pairs with one separator, read as the bytes they spell (xxd -r -p reads them back).
+_SEPARATED_HEX = r"[0-9A-Fa-f]{2}(?:[:. \-][0-9A-Fa-f]{2}){15,}"
+_SEPARATED_HEX_RE = re2.compile(_SEPARATED_HEX, _MATCH_ONLY)
+_separated_hex_gate = _raw_search(_SEPARATED_HEX_RE)
+
+
+def _separated_hex_hits(text: str, level: int) -> list[_Hit]:
+    """Secrets spelled as hex bytes written apart, each reported at its run."""
+    hits: list[_Hit] = []
+    if not _separated_hex_gate(text.encode("utf-8", "surrogatepass")):
+        return hits
+    for n, spans in enumerate(_matches(_SEPARATED_HEX_RE, text)):
+        start, end = spans[0]
+        if n >= _MAX_CHAR_CODE_RUNS:
+            hits.append((PAST_DECODING_BUDGET, start, len(text), text[start:]))
+            break
+        run = text[start:end]
+        if len(set(run[2::3])) != 1:
+            continue  # one separator throughout, as a dump writes them
+        decoded = _as_text(bytes.fromhex("".join(run[i : i + 2] for i in range(0, len(run), 3))))
+        if decoded is None:
+            continue
+        for kind, _, _, secret in _analyse(decoded, level + 1):
+            hits.append((f"{kind.partition(' (')[0]} (hex bytes)", start, end, secret))
+    return hits
+
+
 def _char_code_hits(text: str, level: int) -> list[_Hit]:
     """Secrets spelled as runs of decimal character codes, each reported at its run."""
     hits: list[_Hit] = []
@@ -1779,6 +1818,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     if _ENCODED_AT in categories and level < MAX_DECODE_LEVELS:
         hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
         hits.extend(_char_code_hits(text, level))
+        hits.extend(_separated_hex_hits(text, level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
