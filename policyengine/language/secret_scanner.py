@@ -703,6 +703,7 @@ _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 _ENCODED_GATE = (
     r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]"
     r"|(?:[0-9A-Fa-f]{2}[:. \-]){15}[0-9A-Fa-f]{2}"
+    r"|(?m:^begin(?:-base64)? [0-7]{3,4} )"  # uuencode's header (uudecode reads the lines after it)
 )
 _ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
 
@@ -1753,6 +1754,33 @@ def _separated_hex_hits(text: str, level: int) -> list[_Hit]:
     return hits
 
 
+# uuencode (begin MODE NAME, then lines of a length character and 4-character groups, "`" and end):
+# the body is read as the bytes it spells.
+_UUENCODED = re.compile(r"(?m)^begin [0-7]{3,4} [^\n]*\r?\n((?:[ -`][ -`]{0,84}[ \t]*\r?\n){1,256})")
+
+
+def _uuencoded_hits(text: str, level: int) -> list[_Hit]:
+    """Secrets inside uuencoded blocks, each reported at its body."""
+    hits: list[_Hit] = []
+    if "begin " not in text:
+        return hits
+    for n, match in enumerate(_UUENCODED.finditer(text)):
+        if n >= _MAX_CHAR_CODE_RUNS:
+            break
+        data = b""
+        for line in match.group(1).splitlines():
+            try:
+                data += binascii.a2b_uu(line.rstrip(" \t") or " ")
+            except binascii.Error:
+                break
+        decoded = _as_text(data) if data else None
+        if decoded is None:
+            continue
+        for kind, _, _, secret in _analyse(decoded, level + 1):
+            hits.append((f"{kind.partition(' (')[0]} (uuencode)", match.start(1), match.end(1), secret))
+    return hits
+
+
 def _char_code_hits(text: str, level: int) -> list[_Hit]:
     """Secrets spelled as runs of decimal character codes, each reported at its run."""
     hits: list[_Hit] = []
@@ -1819,6 +1847,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
         hits.extend(_char_code_hits(text, level))
         hits.extend(_separated_hex_hits(text, level))
+        hits.extend(_uuencoded_hits(text, level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
