@@ -591,7 +591,7 @@ _STEMS = (
 PASSWORD_OPTIONS: Final = (
     ("sshpass", r"-p[ \t]*"),
     ("redis-cli", r"-a[ \t]+"),
-    ("ldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn|exop)", r"-w[ \t]*"),
+    ("ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapwhoami|ldappasswd|ldapcompare|ldapmodrdn|ldapexop", r"-w[ \t]*"),
     ("sqlcmd|bcp|ipmitool|zip|unzip", r"-P[ \t]*"),
     ("7z|7za|7zr|rar|unrar", r"-p"),
     (
@@ -2500,13 +2500,16 @@ def _walk(
     elif isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
             _credential(value[1], (*at, 1), credentials)
-        if len(value) >= 3:
-            numbers.extend(_argv_findings(value, at))
         first = len(texts)
         for i, item in enumerate(value):
             if isinstance(item, str):
                 texts.append(item)
                 places.append((at, i))
+        if len(texts) - first >= 3:
+            words = texts[first:]
+            # Set and suffix tests in C first: most lists name no program of the table.
+            if not _PROGRAM_NAMES.isdisjoint(words) or any(w.endswith(_PROGRAM_PATHS) for w in words):
+                numbers.extend(_argv_findings(words, at))
         if _MIN_ENCODED <= len(value) <= _MAX_CHAR_CODES and type(value[0]) is int:
             # [103, 104, 112, 95, ...]: a list of character codes is the text it spells, scanned as one.
             spelled = _from_char_codes(x if type(x) is int else -1 for x in value)
@@ -2534,6 +2537,8 @@ def _walk(
 
 # A command's words as a list (the words a shell passes, an exec tool's argv): a program of
 # PASSWORD_OPTIONS among them, by its name or path, has its options read with the words that follow.
+_PROGRAM_NAMES = frozenset(name for programs, _ in PASSWORD_OPTIONS for name in programs.split("|"))
+_PROGRAM_PATHS = tuple(f"{sep}{name}{ext}" for name in _PROGRAM_NAMES for sep in "/\\" for ext in ("", ".exe"))
 _PROGRAM_WORD = re.compile(
     rf"(?:[^\s]*[/\\])?(?:{'|'.join(programs for programs, _ in PASSWORD_OPTIONS)})(?:\.exe)?", re.I
 )
