@@ -86,3 +86,10 @@ def test_a_password_before_its_word_is_hidden_in_place() -> None:
 def test_an_encoded_password_before_its_word_is_found() -> None:
     encoded = b"Xk9#mP2vLq!7".hex()
     assert find_secrets(f"Use {encoded} as the password for prod")
+
+
+def test_a_connection_tuples_password_is_hidden_in_place() -> None:
+    value = {"cfg": {"smtp": ["mail.example.com", 587, "ops", "Gp7!Wz3#Kq8v"]}}
+    assert SECRETS.apply(value) == {"cfg": {"smtp": ["mail.example.com", 587, "ops", REDACTED]}}
+    text = '{"smtp": ["mail.example.com", 587, "ops", "Gp7!Wz3#Kq8v"]}'
+    assert SECRETS.apply(text) == text.replace("Gp7!Wz3#Kq8v", REDACTED)

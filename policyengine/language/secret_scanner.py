@@ -2505,6 +2505,8 @@ def _walk(
             if isinstance(item, str):
                 texts.append(item)
                 places.append((at, i))
+        if 3 <= len(value) <= 6:
+            numbers.extend(((*at, i), "password (connection)", _mask(value[i])) for i in _connection_password(value))
         if len(texts) - first >= 3:
             words = texts[first:]
             # Set and suffix tests in C first: most lists name no program of the table.
@@ -2564,6 +2566,30 @@ def _argv_findings(items: Sequence[Any], at: _Path) -> list[_Raw]:
         if not _is_placeholder(value):
             found.append((at, "keyword", _mask(value)))
     return found
+
+
+_HOST = re.compile(r"(?i)(?:[a-z0-9\-]+\.)+[a-z]{2,}|localhost|[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
+
+
+def _connection_password(items: Sequence[Any]) -> set[int]:
+    """The index of a password in a connection tuple (host, port, user, password in any order), if any."""
+    # ["mail.example.com", 587, "ops", "Gp7!Wz3#Kq8v"]: positional settings (SMTP, a database) carry no
+    # key; a host, a port and a word with a password's own shape beside them make the tuple one.
+    ports = [
+        x for x in items if (type(x) is int and 0 < x < 65536) or (isinstance(x, str) and x.isdigit() and len(x) <= 5)
+    ]
+    if not ports or not any(isinstance(x, str) and len(x) <= 253 and _HOST.fullmatch(x) for x in items):
+        return set()
+    return {i for i, x in enumerate(items) if isinstance(x, str) and not _HOST.fullmatch(x) and _tuple_password(x)}
+
+
+def _tuple_password(word: str) -> bool:
+    """True for a connection tuple's word with a password's own shape, as written or once decoded (hex, base64)."""
+    if _password_like(word.strip(_WORD_EDGE), near=False):
+        return True
+    if len(word) < _MIN_ENCODED or len(word) > 2 * DECODE_BUDGET or not _ENCODED_RE.fullmatch(word):
+        return False
+    return any(_password_like(decoded.strip(), near=False) for _, decoded in _decodings(word))
 
 
 def _scalars(item: Any) -> bool:
@@ -2687,6 +2713,8 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             if is_credential_key(value[0]) or (isinstance(name, str) and is_credential_key(name)):
                 return [name, _hide_credential(value[1], hide, depth + 1)]
         pieces = _split_keys(list(enumerate(value)))
+        if 3 <= len(value) <= 6:
+            pieces |= _connection_password(value)
         return [hide(item) if i in pieces else hide_secrets(item, hide, depth + 1) for i, item in enumerate(value)]
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
