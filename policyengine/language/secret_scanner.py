@@ -542,7 +542,8 @@ _SHAPES: Final = (
     (
         "private-key-body",
         r"(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2}(?:AIBAAKC|QIBADANBgkqhkiG9w0BAQEFAASC)|MHcCAQEEI)"
-        r"[A-Za-z0-9+/=]*(?:(?:\r?\n|\\r\\n|\\n)[ \t]*[A-Za-z0-9+/=]{8,})*",  # a short word after it is text
+        # 16+ more characters (the prefix alone, in docs and patterns, is no key); a short word after it is text.
+        r"[A-Za-z0-9+/=]{16,}(?:(?:\r?\n|\\r\\n|\\n)[ \t]*[A-Za-z0-9+/=]{8,})*",
     ),
     # Provider tokens by their documented shapes (gitleaks: discord-client-secret and Discord's bot
     # token, azure-ad-client-secret, braintree access tokens): a Discord bot token is the bot's id in
