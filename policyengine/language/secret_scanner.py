@@ -633,7 +633,7 @@ _ASSIGNMENT = (
     r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?('[^'\n]*'|\"[^\"\n]*\")"
     # Programs that take a password as an option's value (PASSWORD_OPTIONS below), one alternative each.
     + "".join(
-        rf"|\b(?:{programs})\b[^\n]*?[ \t]{option}('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"][^\s'\"]*)"
+        rf"|\b(?:{programs})\b[^\n]*?[ \t]{option}('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"`][^\s'\"`,;]*)"
         for programs, option in PASSWORD_OPTIONS
     )
 )
@@ -1984,6 +1984,9 @@ def _table_hits(text: str, taken: _Taken) -> list[_Hit]:
     return hits
 
 
+_HEADER_CELL = re.compile(r"[A-Za-z_][\w .\-/#]{0,39}")
+
+
 def _line_end(text: str, start: int) -> int:
     """Where the line that starts at `start` ends (its newline, or the end of the text)."""
     end = text.find("\n", start)
@@ -1996,8 +1999,13 @@ def _table_at(text: str, line_start: int, taken: _Taken, hits: list[_Hit]) -> in
     line = text[line_start:line_end]
     delimiter = max(_DELIMITERS, key=line.count)
     header = _cells(line, delimiter) if line.count(delimiter) else []
-    columns = [n for n, (cell, _) in enumerate(header) if is_credential_key(cell.strip().strip("\"'` "))]
-    if len(header) < 2 or not columns:
+    names = [cell.strip().strip("\"'` ") for cell, _ in header]
+    # A header is a row of column names: short words (a prose line with commas, a table row of
+    # descriptions, a YAML mapping are not), at least two of them.
+    if sum(bool(name) for name in names) < 2 or not all(not name or _HEADER_CELL.fullmatch(name) for name in names):
+        return line_end
+    columns = [n for n, name in enumerate(names) if name and is_credential_key(name)]
+    if not columns:
         return line_end
     # Tokenizer and pagination columns ("token") hold words: there a value must look generated.
     strict = {n for n in columns if _key_words(header[n][0])[-1:] in (["token"], ["tokens"])}
