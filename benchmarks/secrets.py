@@ -94,6 +94,15 @@ ATTACKS: list[tuple[str, Any]] = [
     (".pgpass", "db.example.com:5432:app:alice:s3cr3tPa55"),
     ("k8s name/value", "env:\n- name: DB_PASSWORD\n  value: pg-Pa55w0rd\n"),
     ("docker config auth", '{"auths": {"registry.example.com": {"auth": "YWxpY2U6czNjcjN0UGE1NQ=="}}}'),
+    # Issue 22, round five (red-team set A).
+    ("Discord bot token", "MTA4NzY1NDMyMTA5ODc2NTQzMg.9ZAsK6.INleRaCwjrbodSW9FJhmcwIB30D"),
+    ("Azure AD client secret", "v=3Vl8Q~wm7u1ypSRI.X0CakKkZwISN~GU32T8uk5maT"),
+    ("OpenSSH key body, no armor", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZWQy"),
+    ("BIP-39 seed phrase", "legal winner thank year wave sausage worth useful legal winner thank yellow"),
+    ("CSV password column", "username,password\nadmin,Zq7pQh66z9uzyEgd!\n"),
+    ("password before its word", "Use Xk9#mP2vLq!7 as the password for prod"),
+    ("Terraform sensitive output", '{"db": {"sensitive": true, "value": "Zq7pQh66z9uzyEgd!"}}'),
+    ("smbclient user%password", "smbclient //h/s -U 'admin%Xk9#mP2vLq!7' -c ls"),
 ]
 BENIGN: list[tuple[str, Any]] = [
     ("prose: password not working", "My password is not working, please help"),
@@ -119,6 +128,9 @@ BENIGN: list[tuple[str, Any]] = [
         "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n",
     ),
     ("base64 of prose", "dGhlIG1lZXRpbmcgaXMgYXQgdGVuIGluIHJvb20gZm91cg=="),
+    ("grep for a key header", "grep -rn 'BEGIN PRIVATE KEY' tests/"),
+    (".env.example placeholders", "API_KEY=your-api-key-here\nDB_PASSWORD=${DB_PASSWORD}\n"),
+    ("tokenizer CSV", "token,count\nthe,5120\n"),
 ]
 
 

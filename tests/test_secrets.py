@@ -359,7 +359,7 @@ TOKENS = {
     "google-api-key": "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",
     "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
     "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-    "private-key": "-----BEGIN RSA PRIVATE KEY-----",
+    "private-key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA",
     "basic-auth": "https://alice:S3cretPass@db.example.com/",
     "keyword": "password=hunter2hunter2",
 }

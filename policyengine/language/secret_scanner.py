@@ -12,14 +12,19 @@ What counts as a secret, in order of how it is found:
    OpenSSH, PuTTY, encrypted), GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, npm,
    PyPI, SendGrid and Hugging Face tokens, JWTs, `user:password@` in URLs; provider tokens whose
    body is hex or upper case (Shopify, DigitalOcean, Databricks, Mailgun, Twilio, SonarQube, Pulumi,
-   New Relic, Supabase, Postman: gitleaks' prefixes), Telegram bot tokens, Discord webhooks, a
-   token as a URL's user, and hex keys a name vouches for (`?k=<hex>`, `datadog: <hex>`).
+   New Relic, Supabase, Postman: gitleaks' prefixes), Telegram bot tokens, Discord webhooks and bot
+   tokens, Azure AD client secrets, Braintree access tokens, a token as a URL's user, hex keys and
+   UUIDs a name vouches for (`?k=<hex>`, `datadog: <hex>`, `token <uuid>`), private-key bodies
+   without their armor (OpenSSH, PKCS#1, PKCS#8, SEC1), and wallet seed phrases (12-24 BIP-39
+   words whose checksum holds). A key header counts only with a key body after it.
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
    `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
    (`my password is Hunter2!`, `the password for dr_smith is x`, `token: x`), and credential
    files: `.netrc` (`machine h login u password x`), `.pgpass` (`host:port:db:user:x`) and
-   name/value lines (Kubernetes `- name: DB_PASSWORD` / `value: x`). Values that read as prose
+   name/value lines (Kubernetes `- name: DB_PASSWORD` / `value: x`); the column of a table (CSV,
+   TSV, Markdown, SQL result grids) whose header is a credential key; a value marked
+   `"sensitive": true`. Values that read as prose
    ("password: click the link"), links ("Reset your password: https://..."), status words,
    placeholders and code references (`password = get_password()`) are not secrets.
 4. **Card numbers**: 13 to 19 digits in any grouping (spaces, dashes, dots, none, Unicode
@@ -84,6 +89,8 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import hashlib
+import hmac
 import itertools
 import json
 import math
@@ -93,6 +100,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -163,6 +171,8 @@ CREDENTIAL_WORDS: Final = frozenset(
         "session", "sessionid", "jsessionid", "phpsessid",
         "credential", "credentials", "creds",
         "cvv", "cvc", "cvn", "cv2", "pin", "otp", "totp", "hotp",
+        # WPA's pre-shared key (wpa_supplicant's psk=, hostapd's wpa_psk) and a WebAuthn or device passkey.
+        "psk", "passkey",
     }
 )  # fmt: skip
 
@@ -179,6 +189,10 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         ("card", "verification", "code"), ("security", "answer"), ("secret", "answer"),
         ("set", "cookie"), ("mot", "de", "passe"),
         ("card", "code"), ("verification", "value"), ("card", "cid"), ("security", "value"),
+        # Keys named for what they sign or derive, not for being secret: an HMAC key, Rails'
+        # secret_key_base (every session and cookie of the app is signed with it), a pre-shared key.
+        ("hmac", "key"), ("secret", "key", "base"), ("shared", "key"), ("wpa", "key"), ("seed", "phrase"),
+        ("recovery", "phrase"), ("mnemonic", "phrase"), ("backup", "phrase"),
     }
 )  # fmt: skip
 
@@ -198,7 +212,17 @@ CREDENTIAL_SUFFIXES: Final = frozenset(
 
 # A single word that ends with one of these is a credential ("dbpassword", "accesstoken",
 # "clientsecret"); shorter words (pass, pin, pwd...) must stand alone ("bypass", "spin").
-_COMPOUND_ENDINGS = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "privatekey")
+_COMPOUND_ENDINGS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "passcode",
+    "secret",
+    "token",
+    "apikey",
+    "privatekey",
+    "passkey",
+)
 
 # Credentials by ending, but the word before makes them something else: pagination cursors,
 # tokenizer vocabulary, idempotency keys and links or toggles about a password.
@@ -316,6 +340,10 @@ _PLACEHOLDER = re2.compile(
             r"\$[A-Z_][A-Z0-9_]*|%[A-Z_][A-Z0-9_]*%",  # $VAR, %VAR%
             r"\{\{\s*[A-Za-z_][\w.\-]*\s*\}\}",  # {{ var }}
             r"(?:arn:aws[\w-]*:secretsmanager|op://|vault:)\S*",  # a reference to a secret store
+            # A description in words, as .env.example and README files write it: "your-api-key-here",
+            # "replace_me", "insert-token-here" (letters only: a digit makes it a possible value).
+            r"(?i:(?:[a-z]+[_\-])*(?:your|here|replace|insert|placeholder|example|sample|dummy|todo|fixme)"
+            r"(?:[_\-][a-z]+)*)",
         )
     ),
     _MATCH_ONLY,
@@ -474,6 +502,9 @@ _SHAPES: Final = (
         r"|DEK-Info:[ \t]*[A-Z0-9-]+,|PuTTY-User-Key-File-[0-9]|AGE-SECRET-KEY-1[0-9A-Z]{20,}",
     ),
     ("aws-access-key", r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"),
+    # The same id folded to lower case, as a DNS name carries it ("akia5awf...9vbx.exfil.example"):
+    # DNS is case-insensitive, so exfiltration through a name lowercases; checked for digits.
+    ("aws-access-key", r"\b(?:akia|asia|abia|acca)[0-9a-z]{16}\b"),
     ("aws-secret-key", r"(?i:aws).{0,20}(?i:key|pwd|pw|password|pass|token|secret).{0,20}['\"][0-9A-Za-z/+]{40}['\"]"),
     ("github-token", r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36,}|github_pat_[A-Za-z0-9_]{22,}"),
     ("gitlab-token", r"glpat-[A-Za-z0-9_\-]{20,}"),
@@ -504,6 +535,23 @@ _SHAPES: Final = (
     # (any host and spelling of it: the id and the 60+ character token after "/webhooks/" are the shape).
     ("discord-webhook", r"(?i:/webhooks/)[0-9]{17,20}/[A-Za-z0-9_\-]{60,}"),
     ("jwt", r"eyJ[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-]{4,}={0,2}\.[A-Za-z0-9_\-+/=]*"),
+    # A private key's body without its armor: base64 of OpenSSH's "openssh-key-v1" magic, of a
+    # PKCS#1 RSA key (SEQUENCE, INTEGER 0, INTEGER n), of an unencrypted PKCS#8 key (version 0 and
+    # the rsaEncryption OID) and of a SEC1 P-256 EC key; the whole base64 block is the key. These
+    # prefixes are the DER structure itself: certificates and public keys start otherwise.
+    (
+        "private-key-body",
+        r"(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2}(?:AIBAAKC|QIBADANBgkqhkiG9w0BAQEFAASC)|MHcCAQEEI)"
+        # 16+ more characters (the prefix alone, in docs and patterns, is no key); a short word after it is text.
+        r"[A-Za-z0-9+/=]{16,}(?:(?:\r?\n|\\r\\n|\\n)[ \t]*[A-Za-z0-9+/=]{8,})*",
+    ),
+    # Provider tokens by their documented shapes (gitleaks: discord-client-secret and Discord's bot
+    # token, azure-ad-client-secret, braintree access tokens): a Discord bot token is the bot's id in
+    # base64 (checked: it decodes to digits), a timestamp and an HMAC; an Azure AD client secret has
+    # "<digit>Q~" at its fourth character; a Braintree token names its environment.
+    ("discord-bot-token", r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}\b"),
+    ("azure-client-secret", r"\b[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,48}"),
+    ("braintree-token", r"access_token\$(?:production|sandbox|development)\$[0-9a-z]{16}\$[0-9a-f]{32}"),
     ("basic-auth", r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#\[\]@\"'<>]*:[^\s/?#\[\]@\"'<>]+@"),
     # A hex key or UUID right after a service's name ("datadog: 37beb2...", "HEROKU_API = 5d4f..."): the
     # services whose keys are bare hex or UUIDs, from gitleaks' keyword rules (config/gitleaks.toml).
@@ -512,7 +560,10 @@ _SHAPES: Final = (
         r"(?i:\b(?:adafruit|adobe|algolia|asana|bitbucket|bittrex|codecov|confluent|datadog|dd|droneci|dropbox|etsy"
         r"|facebook|fastly|finicity|flickr|freshbooks|gitter|heroku|hubspot|intercom|launchdarkly|linkedin|mailchimp"
         r"|mailgun|mapbox|mattermost|messagebird|netlify|newrelic|okta|plaid|sendbird|sentry|snyk|squarespace"
-        r"|sumologic|travis|twilio|twitch|typeform|yandex|zendesk)[\w.\-]{0,20})[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"|sumologic|travis|twilio|twitch|typeform|yandex|zendesk"
+        # A credential's own name vouches too: "token 03764def-...", "API key is 5d4f...", "hmac: ...".
+        r"|token|secret|api[_.\-]?key|apikey|access[_.\-]?key|auth[_.\-]?key|hmac|signing[_.\-]?key|password)"
+        r"[\w.\-]{0,20})[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is[ \t]+|was[ \t]+)?)[\"']?"
         r"(?:[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b",
     ),
     # A token as a URL's user ("https://<token>@github.com/..."): 20+ token characters, no colon.
@@ -532,8 +583,26 @@ _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPT
 # credential stem, a separator, then a quoted value or one or two bare words (a scheme and its
 # token, or a word and the prose after it). Every CREDENTIAL_* entry holds a stem (tests pin it).
 _STEMS = (
-    r"pass|pwd|pw|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
+    r"pass|pwd|pw|psk|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
     r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
+)
+# Programs that take a password as an option's value, from their manuals: the programs (a regex
+# alternation) and what stands before the value (an option, a blank or nothing when glued; for
+# smbclient's -U user%password and lftp's -u user,password, the user part too).
+PASSWORD_OPTIONS: Final = (
+    ("sshpass", r"-p[ \t]*"),
+    ("redis-cli", r"-a[ \t]+"),
+    ("ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapwhoami|ldappasswd|ldapcompare|ldapmodrdn|ldapexop", r"-w[ \t]*"),
+    ("sqlcmd|bcp|ipmitool|zip|unzip", r"-P[ \t]*"),
+    ("7z|7za|7zr|rar|unrar", r"-p"),
+    (
+        "mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|rdesktop|evil-winrm|crackmapexec|nxc|netexec",
+        r"-p[ \t]+",
+    ),
+    ("xfreerdp|wlfreerdp", r"[/\-]p:"),
+    ("openssl", r"-pass(?:in|out)[ \t]+['\"]?pass:"),
+    ("smbclient|rpcclient|smbget|smbcacls|smbmap|smbtree", r"(?:-U|--user(?:=|[ \t]))[ \t]*['\"]?[^\s%'\"]+%"),
+    ("lftp", r"-u[ \t]+['\"]?[^\s,'\"]+,"),
 )
 _KEY = rf"(?:[A-Za-z0-9_.\-]+ )?[A-Za-z0-9_.\-]*(?i:{_STEMS})[A-Za-z0-9_.\-]*"
 _WORD = r"[^\s\"'`&;,<>)\]}]+"
@@ -560,6 +629,13 @@ _ASSIGNMENT = (
     r"[ \t]+('[^'\n]*'|\"[^\"\n]*\")"
     # A password glued to -p (mysql, mysqldump, mysqladmin) or after docker login's -p.
     r"|\bmysql[a-z]*\b[^\n]*?[ \t]-p([^\s\-][^\s]*)|\blogin\b[^\n]*?[ \t]-p[ \t]+([^\s\-][^\s]*)"
+    # PowerShell's ConvertTo-SecureString "x" -AsPlainText: the plain text is the password.
+    r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?('[^'\n]*'|\"[^\"\n]*\")"
+    # Programs that take a password as an option's value (PASSWORD_OPTIONS below), one alternative each.
+    + "".join(
+        rf"|\b(?:{programs})\b[^\n]*?[ \t]{option}('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"`][^\s'\"`,;]*)"
+        for programs, option in PASSWORD_OPTIONS
+    )
 )
 # Where each alternative of _ASSIGNMENT puts its key, its separator and its value (group numbers;
 # a string is a fixed key or separator for the alternatives that imply one).
@@ -576,6 +652,8 @@ _ALTERNATIVES: Final[tuple[tuple[int | str, int | str, int], ...]] = (
     ("password", ":", 19),
     ("password", "=", 20),
     ("password", " ", 21),
+    ("password", " ", 22),
+    *(("password", " ", 23 + n) for n in range(len(PASSWORD_OPTIONS))),
 )
 _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
 
@@ -623,7 +701,11 @@ _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 # byte's top six bits give, A-Z or a-f). Identifiers and file names rarely are (none of ~10,000 in
 # a megabyte of them; "distanceToNextVehicle", "final_report_2024" are not), so ordinary text keeps
 # its fast path. Non-ASCII text encoded whole still passes where 12 ASCII bytes follow each other.
-_ENCODED_GATE = r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]"
+_ENCODED_GATE = (
+    r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]"
+    r"|(?:[0-9A-Fa-f]{2}[:. \-]){15}[0-9A-Fa-f]{2}"
+    r"|(?m:^begin(?:-base64)? [0-7]{3,4} )"  # uuencode's header (uudecode reads the lines after it)
+)
 _ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
 
 # Split tokens: a shape with a strong prefix written in pieces ("AKIA" "IOSF...", "AKIA""IOSF...",
@@ -707,12 +789,19 @@ _PASSWORD_WORDS_I18N: Final = (
     "पासवर्ड", "পাসওয়ার্ড", "கடவுச்சொல்", "パスフレーズ", "비번", "contrasinal", "palavra-passe",
     "mã pin", "пин-код", "pin-kod", "pin-code", "pinkod",
 )  # fmt: skip
+# A space inside a phrase may be a form's '+' ("mot+de+passe" in a query string).
 _I18N_WORDS = "|".join(
-    sorted({re.escape(_normalise(word).casefold()) for word in _PASSWORD_WORDS_I18N}, key=len, reverse=True)
+    sorted(
+        {re.escape(_normalise(word).casefold()).replace("\\ ", "[ +]") for word in _PASSWORD_WORDS_I18N},
+        key=len,
+        reverse=True,
+    )
 )
 _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
     rf"|password|passwort)\b[^\n]*[0-9])|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
+    # The value before the word: "Use X as the password", "X\n(that is the password above)".
+    r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
 )
 _PROSE_TRIGGER_RE = re2.compile(
     r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)\b)|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
@@ -721,7 +810,11 @@ _PROSE_TRIGGER_RE = re2.compile(
 )
 _PROSE_WINDOW = 96  # characters read after a trigger, on its line
 _PROSE_WORDS = 8  # words read after a trigger
-_PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/"})
+_PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/", "'s", "\u2019s", "s"})
+_PROSE_BEFORE = 6  # words read before a password word, back to the line before it
+_POSSESSIVE = ("'s ", "\u2019s ", "'s\t", "'s+")
+_WORDS = re.compile(r"\S+")
+_FORM_WORDS = re.compile(r"[^\s+]+")  # a query string's words: '+' is its space
 
 # Strong-prefix tokens written backwards ("a4B8...C61_phg" is a ghp_ token): the prefix reversed at
 # the end of a run of the token's characters, read back and checked as the token it is.
@@ -760,7 +853,18 @@ _NEEDS_DECODING = (
 _JSON_START = r"(?m:^\s*[\[{])"
 # Every alternative that may start a finding; a string none of them matches holds none.
 _PLAIN_GATES = (*(p for _, p in _SHAPES), _ASSIGNMENT, _CARD_GATE, _TOKEN_RUN)
-_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE)
+# Tables (CSV, TSV, Markdown, psql and mysql result grids): a header cell named like a credential,
+# a delimiter beside it, then a line break (rows follow). _table_hits reads the structure.
+_TABLE_GATE = (
+    rf"(?m:(?:^|[,;\t|])[ \t]*[\"']?[A-Za-z0-9_ .\-]*(?i:{_STEMS})[A-Za-z0-9_ .\-]*[\"']?[ \t]*"
+    r"(?:[,;\t|][^\n]*)?\r?\n[^\n]*[,;\t|+])"
+)
+# Wallet seed phrases: twelve or more words of 3-8 lower-case letters in a row (BIP-39's words), one
+# a line and numbered ("1. legal") or on one line; _seed_hits checks the words and the checksum.
+_SEED_SEPARATOR = r"(?:[ \t,]+|[ \t]*\r?\n[ \t]*(?:[0-9]{1,2}[.):][ \t]*)?)"
+_SEED_GATE = rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11}}[a-z]{{3,8}}\b"
+_SEED_RUN_RE = re2.compile(rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11,}}[a-z]{{3,8}}\b", _MATCH_ONLY)
+_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE, _SEED_GATE)
 # A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
 # (_shell_view) may rebuild a token that no other gate sees.
@@ -784,10 +888,15 @@ _PREFILTER = re2.compile(
 # The same alternatives in two programs, for finding where matches are (_candidates): RE2 finds a
 # match's start with a reverse DFA, and the reverse of the whole alternation outgrows its memory
 # (the NFA then costs 70x on a 4 KB batch); the parts alone stay small.
+_TABLE_GATE_RE = re2.compile(_TABLE_GATE, _MATCH_ONLY)
 _PREFILTER_PARTS: Final = (
     re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _MATCH_ONLY),
     re2.compile(f"{_ENCODED_GATE}|{_SPLIT_HEADS}", _MATCH_ONLY),
-    re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES, _SHELL_GATE)), _MATCH_ONLY),
+    re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES[:4], _SHELL_GATE)), _MATCH_ONLY),
+    # Tables and seed phrases each alone: with the views above in one program, their states multiply
+    # (RE2's DFA outgrows its memory and the NFA costs 400x on a 4 KB batch).
+    _TABLE_GATE_RE,
+    re2.compile(_SEED_GATE, _MATCH_ONLY),
 )
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
@@ -868,8 +977,8 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 
 # Which analyses a string needs, in one pass: RE2's Set reports which patterns match anywhere.
 _SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = range(6)
-_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT = range(6, 10)
-_ALL_CATEGORIES = frozenset(range(10))
+_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT = range(6, 12)
+_ALL_CATEGORIES = frozenset(range(12))
 _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
@@ -930,6 +1039,34 @@ _NOT_A_KEY_LABEL = re.compile(
 )
 
 
+def _discord_id(part: str) -> bool:
+    """True when the first part of a Discord token is base64 of a snowflake id (17-20 digits)."""
+    try:
+        decoded = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return decoded.isdigit() and 17 <= len(decoded) <= 20
+
+
+# What follows a key header when a key is there: its armor's dashes, line breaks (also as "\n"
+# escapes), RFC 1421 header lines (Proc-Type, DEK-Info) and base64. A header alone ("grep -rn
+# 'BEGIN PRIVATE KEY' tests/", docs, a pattern) carries no key. The bare phrase without the armor's
+# dashes needs a longer body: a word of prose after it must not pass for one.
+_ARMORED_BODY = re.compile(
+    r"(?:[ \t]+BLOCK)?-{5}(?:\s|\\[rn])*(?:[A-Za-z\-]+:[^\n]*(?:\n|\\n)(?:\s|\\[rn])*)*[A-Za-z0-9+/=]{4}"
+)
+_BARE_BODY = re.compile(
+    r"(?:[ \t]+BLOCK)?-{0,4}(?:\s|\\[rn])+(?:[A-Za-z\-]+:[^\n]*(?:\n|\\n)(?:\s|\\[rn])*)*[A-Za-z0-9+/=]{16}"
+)
+
+
+def _key_header_ok(text: str, start: int, end: int) -> bool:
+    """True when a BEGIN ... PRIVATE KEY header is followed by a key body (other key shapes always pass)."""
+    if not text.startswith("BEGIN", start):
+        return True
+    return bool(_ARMORED_BODY.match(text, end) or _BARE_BODY.match(text, end))
+
+
 def _shape_ok(kind: str, text: str) -> bool:
     """Checks on a shape match that the pattern alone cannot make."""
     if kind == "jwt":
@@ -942,6 +1079,12 @@ def _shape_ok(kind: str, text: str) -> bool:
     if kind == "url-user-token":
         user = text[text.index("://") + 3 : -1]
         return bool(_DIGIT.search(user) and (_LOWER.search(user) or _UPPER.search(user))) and not _is_placeholder(user)
+    if kind == "aws-access-key" and text.islower():
+        return sum(c.isdigit() for c in text[4:]) >= 2 and sum(c.isalpha() for c in text[4:]) >= 2
+    if kind == "discord-bot-token":
+        return _discord_id(text.split(".", 1)[0])
+    if kind == "azure-client-secret":
+        return _random_looking(text)
     if kind == "service-key":
         return not _NOT_A_KEY_LABEL.search(text)  # "sentry_release_sha: ...", "asana_task_id = ...": ids and hashes
     if kind == "provider-token" and text.startswith("SK"):
@@ -1213,8 +1356,11 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     bare = first.rstrip(".!?:").lstrip("[({")  # "password: [true]": a list of a status word
     if len(bare) < 3 or _is_placeholder(first) or bare.lower() in _STOPWORDS:
         return None
-    # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED".
+    # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED", and
+    # "DB_PASSWORD=${DB_PASSWORD}" as "${DB_PASSWORD": closed again, it is the placeholder it was.
     if first[0] in _CLOSING and _is_placeholder(first + _CLOSING[first[0]]):
+        return None
+    if first.count("{") > first.count("}") and _is_placeholder(first + "}" * (first.count("{") - first.count("}"))):
         return None
     # A link is where to set a password ("Reset your password: https://..."), not one; a URL's own
     # password is the basic-auth shape's.
@@ -1432,7 +1578,10 @@ _NOT_TEXT_BYTES = bytes(b for b in range(256) if b not in _PRINTABLE_BYTES and b
 
 
 def _as_text(data: bytes) -> str | None:
-    """Decoded bytes as text when they read as text (UTF-8, at most 10% control bytes), else None."""
+    """Decoded bytes as text when they read as text (UTF-8 or UTF-16 of ASCII, few control bytes), else None."""
+    # UTF-16 (PowerShell's and iconv's encoding of ASCII text): a NUL after or before every character.
+    if len(data) >= 8 and not len(data) % 2 and (not data[1::2].strip(b"\0") or not data[0::2].strip(b"\0")):
+        data = data[0::2] if not data[1::2].strip(b"\0") else data[1::2]
     if len(data.translate(None, _NOT_TEXT_BYTES)) < len(data) * 0.9:
         return None
     try:
@@ -1488,6 +1637,15 @@ def _piece_decodings(body: str) -> Iterator[tuple[str, str, int]]:
     # -, _ and / (a URL path: "/botNDYw..."), and a word glued without one ("xQUtJ...", "botNDYw...")
     # dropped one to three characters at a time, from the run or from each piece.
     pieces = [m for m in _PIECES.finditer(body) if len(m.group()) >= _MIN_ENCODED and m.group() != body]
+    if "+" in body and len(body) <= _MAX_FORM_RUN and _FORM_RUN.search(body):
+        # A query string's words are joined by '+' ("text=Le+mot+de+passe+est+<hex>"): its words too
+        # (short runs with '+' between words only: binary base64 has '+' everywhere).
+        known = {m.span() for m in pieces}
+        pieces += [
+            m
+            for m in _FORM_PIECES.finditer(body)
+            if len(m.group()) >= _MIN_ENCODED and m.group() != body and m.span() not in known
+        ]
     for at, piece in [(m.start(), m.group()) for m in pieces] or [(0, body)]:
         for k in (0, 1, 2, 3) if pieces else (1, 2, 3):
             if len(piece) - k < _MIN_ENCODED:
@@ -1504,6 +1662,9 @@ def _piece_decodings(body: str) -> Iterator[tuple[str, str, int]]:
 
 
 _PIECES = re.compile(r"[^-_/]+")
+_FORM_PIECES = re.compile(r"[^-_/+]+")
+_FORM_RUN = re.compile(r"[A-Za-z]{2,}\+[A-Za-z]{2,}\+")
+_MAX_FORM_RUN = 512
 _CONTEXT = 40  # characters before an encoded run read with what it decodes to
 _BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648 base32: upper-case letters and 2-7
 
@@ -1532,14 +1693,20 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
                 decoded = _normalise(decoded)
             # Read in its place: what stands before the run on its line and the character after it
             # make a secret of what a name or a position vouches for ("?k=<hex>", "https://<token>@").
+            # What follows vouches too: "Use <hex> as the password", "<base64>\n(that is the password)".
             at = start + offset
             before = text[max(text.rfind("\n", max(0, at - _CONTEXT), at) + 1, at - _CONTEXT) : at]
-            view = before + decoded + text[end : end + 1]
+            view = before + decoded + text[end : end + _CONTEXT]
             for kind, hit_start, _, secret in _analyse(view, level + 1):
                 if not len(before) <= hit_start < len(before) + len(decoded):
                     continue  # a secret of the context alone is the text's own finding
                 base, _, inner = kind.partition(" (")
                 hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+            # JSON once decoded is a value: its keys and pairs count as they would in the clear.
+            parsed = _json_container(decoded) if _json_text(decoded) else None
+            if parsed is not None:
+                for _, kind, excerpt in _find(parsed, (), level + 1):
+                    hits.append((f"{kind} ({encoding})", start, end, excerpt))
     return hits
 
 
@@ -1558,6 +1725,61 @@ def _from_char_codes(codes: Iterable[int]) -> str | None:
             return None
         chars.append(chr(code))
     return "".join(chars)
+
+
+# Hex bytes written apart ("41:4b:49:41:...", "41 4b 49 41 ...", "\\x41\\x4b" is an escape): 16 or
+# more pairs with one separator, read as the bytes they spell (xxd -r -p reads them back).
+_SEPARATED_HEX = r"[0-9A-Fa-f]{2}(?:[:. \-][0-9A-Fa-f]{2}){15,}"
+_SEPARATED_HEX_RE = re2.compile(_SEPARATED_HEX, _MATCH_ONLY)
+_separated_hex_gate = _raw_search(_SEPARATED_HEX_RE)
+
+
+def _separated_hex_hits(text: str, level: int) -> list[_Hit]:
+    """Secrets spelled as hex bytes written apart, each reported at its run."""
+    hits: list[_Hit] = []
+    if not _separated_hex_gate(text.encode("utf-8", "surrogatepass")):
+        return hits
+    for n, spans in enumerate(_matches(_SEPARATED_HEX_RE, text)):
+        start, end = spans[0]
+        if n >= _MAX_CHAR_CODE_RUNS:
+            hits.append((PAST_DECODING_BUDGET, start, len(text), text[start:]))
+            break
+        run = text[start:end]
+        if len(set(run[2::3])) != 1:
+            continue  # one separator throughout, as a dump writes them
+        decoded = _as_text(bytes.fromhex("".join(run[i : i + 2] for i in range(0, len(run), 3))))
+        if decoded is None:
+            continue
+        for kind, _, _, secret in _analyse(decoded, level + 1):
+            hits.append((f"{kind.partition(' (')[0]} (hex bytes)", start, end, secret))
+    return hits
+
+
+# uuencode (begin MODE NAME, then lines of a length character and 4-character groups, "`" and end):
+# the body is read as the bytes it spells.
+_UUENCODED = re.compile(r"(?m)^begin [0-7]{3,4} [^\n]*\r?\n((?:[ -`][ -`]{0,84}[ \t]*\r?\n){1,256})")
+
+
+def _uuencoded_hits(text: str, level: int) -> list[_Hit]:
+    """Secrets inside uuencoded blocks, each reported at its body."""
+    hits: list[_Hit] = []
+    if "begin " not in text:
+        return hits
+    for n, match in enumerate(_UUENCODED.finditer(text)):
+        if n >= _MAX_CHAR_CODE_RUNS:
+            break
+        data = b""
+        for line in match.group(1).splitlines():
+            try:
+                data += binascii.a2b_uu(line.rstrip(" \t") or " ")
+            except binascii.Error:
+                break
+        decoded = _as_text(data) if data else None
+        if decoded is None:
+            continue
+        for kind, _, _, secret in _analyse(decoded, level + 1):
+            hits.append((f"{kind.partition(' (')[0]} (uuencode)", match.start(1), match.end(1), secret))
+    return hits
 
 
 def _char_code_hits(text: str, level: int) -> list[_Hit]:
@@ -1593,7 +1815,9 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
                 break  # the rest of the text is one key block
             if match_start < hidden_until:
                 continue  # inside a key block already reported (and hidden whole)
-            if _shape_ok(kind, text[match_start:match_end]):
+            if _shape_ok(kind, text[match_start:match_end]) and (
+                kind != "private-key" or _key_header_ok(text, match_start, match_end)
+            ):
                 if kind == "private-key" and key_end != -2 and key_end < match_end:
                     # Searched again only past the last END found: one pass however many headers.
                     key_end = text.find("-----END", match_end)
@@ -1623,12 +1847,14 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     if _ENCODED_AT in categories and level < MAX_DECODE_LEVELS:
         hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
         hits.extend(_char_code_hits(text, level))
+        hits.extend(_separated_hex_hits(text, level))
+        hits.extend(_uuencoded_hits(text, level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
 
 
-_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT})
+_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT})
 
 
 def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int) -> list[_Hit]:
@@ -1642,7 +1868,167 @@ def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int)
         hits.extend(_reversed_hits(text, taken))
     if _SPELLED_AT in categories:
         hits.extend(_spelled_hits(text, taken))
+    if _TABLE_AT in categories:
+        hits.extend(_table_hits(text, taken))
+    if _SEED_AT in categories:
+        hits.extend(_seed_hits(text, taken))
     return hits
+
+
+@cache
+def _bip39_words() -> dict[str, int]:
+    """BIP-39's English word list (bip39_english.txt, MIT: see bip39_english.LICENSE), word to index."""
+    words = (Path(__file__).parent / "bip39_english.txt").read_text(encoding="ascii").split()
+    return {word: index for index, word in enumerate(words)}
+
+
+_SEED_LENGTHS = (24, 21, 18, 15, 12)
+_SEED_WORD = re.compile(r"[a-z]+")
+_SEED_SEPARATOR_RE = re.compile(_SEED_SEPARATOR)
+_ELECTRUM_PREFIXES = ("01", "100", "101", "102")  # standard, segwit, 2FA, 2FA segwit
+
+
+def _seed_valid(indexes: Sequence[int], words: Sequence[str]) -> bool:
+    """True when the words are a wallet seed: BIP-39's checksum holds, or Electrum's version hash does."""
+    bits = "".join(f"{i:011b}" for i in indexes)
+    size = len(bits) * 32 // 33
+    entropy = int(bits[:size], 2).to_bytes(size // 8, "big")
+    checksum = f"{hashlib.sha256(entropy).digest()[0]:08b}"[: len(bits) - size]
+    if bits[size:] == checksum:
+        return True
+    version = hmac.new(b"Seed version", " ".join(words).encode(), hashlib.sha512).hexdigest()
+    return version.startswith(_ELECTRUM_PREFIXES)
+
+
+def _seed_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Wallet seed phrases: 12-24 BIP-39 words in a row whose checksum holds (the phrase is the private key)."""
+    # Twelve list words in a row are rare in prose (the list has no "the", "a", "is", "of"); the
+    # checksum (or Electrum's version hash) then leaves one run in 16 to 256 of those. Only the runs
+    # RE2 finds (twelve words of the list's shape or more) are read word by word.
+    table = _bip39_words()
+    hits: list[_Hit] = []
+    for n, spans in enumerate(_matches(_SEED_RUN_RE, text)):
+        if n >= _MAX_TABLES * 4:
+            break
+        run: list[re.Match[str]] = []
+        for match in [*_SEED_WORD.finditer(text, *spans[0]), None]:
+            joined = (
+                match is not None
+                and match.group() in table
+                and (not run or _SEED_SEPARATOR_RE.fullmatch(text, run[-1].end(), match.start()) is not None)
+            )
+            if joined and match is not None:
+                run.append(match)
+                continue
+            if len(run) >= _SEED_LENGTHS[-1]:
+                hits.extend(_seed_windows(text, run, table, taken))
+            run = [match] if match is not None and match.group() in table else []
+    return hits
+
+
+def _seed_windows(text: str, run: list[re.Match[str]], table: dict[str, int], taken: _Taken) -> list[_Hit]:
+    """The seed phrases inside one run of list words, longest first, not overlapping."""
+    hits: list[_Hit] = []
+    i = 0
+    while i + _SEED_LENGTHS[-1] <= len(run):
+        for length in _SEED_LENGTHS:
+            window = run[i : i + length]
+            if len(window) < length:
+                continue
+            words = [m.group() for m in window]
+            if _seed_valid([table[w] for w in words], words):
+                start, end = window[0].start(), window[-1].end()
+                if not taken.overlaps(start, end):
+                    hits.append(("seed-phrase", start, end, " ".join(words)))
+                i += length
+                break
+        else:
+            i += 1
+    return hits
+
+
+_MAX_TABLES = 16  # header lines read per string
+_MAX_ROWS = 1000  # rows read per table; a longer table has its credential column hidden up to there
+_DELIMITERS = (",", "\t", "|", ";")
+_RULE_LINE = re.compile(r"[ \t|+:\-=]*")  # a Markdown or result grid's rule: |---|---|, +----+, ----+----
+_NOT_A_ROW = re.compile(r"\(\d+ rows?\)|\d+ rows? in set")  # psql's and mysql's footers
+
+
+def _cells(line: str, delimiter: str) -> list[tuple[str, int]]:
+    """The cells of one table line with their offsets in it (outer pipes of a grid dropped)."""
+    cells: list[tuple[str, int]] = []
+    pos = 0
+    for part in line.split(delimiter):
+        cells.append((part, pos))
+        pos += len(part) + 1
+    if delimiter == "|" and len(cells) > 1:
+        if not cells[0][0].strip():
+            cells = cells[1:]
+        if cells and not cells[-1][0].strip():
+            cells = cells[:-1]
+    return cells
+
+
+def _table_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Values in a table column whose header names a credential: CSV, TSV, Markdown, SQL result grids."""
+    # Only lines the gate picks are read as headers (RE2, linear): a long text is not split per line.
+    hits: list[_Hit] = []
+    done = 0  # where the last table read ended
+    for n, spans in enumerate(_matches(_TABLE_GATE_RE, text)):
+        if n >= _MAX_TABLES:
+            break
+        line_start = text.rfind("\n", 0, spans[0][0]) + 1
+        if line_start < done:
+            continue
+        done = _table_at(text, line_start, taken, hits)
+    return hits
+
+
+_HEADER_CELL = re.compile(r"[A-Za-z_][\w .\-/#]{0,39}")
+
+
+def _line_end(text: str, start: int) -> int:
+    """Where the line that starts at `start` ends (its newline, or the end of the text)."""
+    end = text.find("\n", start)
+    return len(text) if end < 0 else end
+
+
+def _table_at(text: str, line_start: int, taken: _Taken, hits: list[_Hit]) -> int:
+    """Read the table whose header line starts at line_start into hits; return where it ends."""
+    line_end = _line_end(text, line_start)
+    line = text[line_start:line_end]
+    delimiter = max(_DELIMITERS, key=line.count)
+    header = _cells(line, delimiter) if line.count(delimiter) else []
+    names = [cell.strip().strip("\"'` ") for cell, _ in header]
+    # A header is a row of column names: short words (a prose line with commas, a table row of
+    # descriptions, a YAML mapping are not), at least two of them.
+    if sum(bool(name) for name in names) < 2 or not all(not name or _HEADER_CELL.fullmatch(name) for name in names):
+        return line_end
+    columns = [n for n, name in enumerate(names) if name and is_credential_key(name)]
+    if not columns:
+        return line_end
+    # Tokenizer and pagination columns ("token") hold words: there a value must look generated.
+    strict = {n for n in columns if _key_words(header[n][0])[-1:] in (["token"], ["tokens"])}
+    pos = line_end + 1
+    for _ in range(_MAX_ROWS):
+        if pos > len(text):
+            break
+        end = _line_end(text, pos)
+        row = text[pos:end]
+        if not (_RULE_LINE.fullmatch(row) and row.strip()):
+            cells = _cells(row, delimiter)
+            if len(cells) != len(header) or _NOT_A_ROW.search(row):
+                return pos
+            for n in columns:
+                cell, at = cells[n]
+                value = cell.strip().strip("\"'`")
+                if len(value) < 3 or _is_placeholder(value) or (n in strict and not _looks_secret(value)):
+                    continue
+                start = pos + at + cell.index(value)
+                if not taken.overlaps(start, start + len(value)):
+                    hits.append(("keyword (table)", start, start + len(value), value))
+        pos = end + 1
+    return pos
 
 
 def _spaced_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
@@ -1702,14 +2088,15 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
             break
         end = spans[0][1]
         flag = spans[3][0] >= 0
-        if text[end : end + 1] in ("'", '"') and not flag:
+        if text[end : end + 1] in ("'", '"') and not flag and not text.startswith(_POSSESSIVE, end):
             continue  # a quoted key ("password": ...): the key and assignment rules read structure
         line_end = text.find("\n", end, end + _PROSE_WINDOW)
         window_end = line_end if line_end >= 0 else min(len(text), end + _PROSE_WINDOW)
         password_word = spans[2][0] >= 0
         pos = end
         previous = ""
-        for k, word_match in enumerate(re.finditer(r"\S+", text[pos:window_end])):
+        form = "+" in text[spans[0][0] : end] or text[end : end + 1] == "+" or text.startswith("'s+", end)
+        for k, word_match in enumerate((_FORM_WORDS if form else _WORDS).finditer(text[pos:window_end])):
             if k >= _PROSE_WORDS or (flag and k >= 1):
                 break
             raw = word_match.group()
@@ -1730,7 +2117,28 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
             if not taken.overlaps(start, start + len(secret)):
                 hits.append(("password (prose)", start, start + len(secret), secret))
             break
+        else:
+            if password_word:
+                hits.extend(_prose_before(text, spans[0][0], taken))
     return hits
+
+
+def _prose_before(text: str, trigger: int, taken: _Taken) -> list[_Hit]:
+    """A password written before its word ("Use X as the password", "X\n(that is the password above)")."""
+    # Back to the start of the line before; the nearest word first. Only a word with a password's
+    # own shape counts (no "near" leniency), and no assignment ("MIN_LENGTH=12 for the password").
+    line = text.rfind("\n", 0, trigger)
+    begin = max(0, text.rfind("\n", 0, line) + 1 if line >= 0 else 0, trigger - 2 * _PROSE_WINDOW)
+    words = list(re.finditer(r"\S+", text[begin:trigger]))[-_PROSE_BEFORE:]
+    for word_match in reversed(words):
+        word = word_match.group().strip(_WORD_EDGE)
+        if "=" in word or ":" in word or not _password_like(word, near=False):
+            continue
+        start = text.find(word, begin + word_match.start(), begin + word_match.end())
+        if start >= 0 and not taken.overlaps(start, start + len(word)):
+            return [("password (prose)", start, start + len(word), word)]
+        return []
+    return []
 
 
 def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
@@ -1853,6 +2261,10 @@ def _shell_view(text: str) -> str:
     return _SHELL_OPTION.sub("' '", view)
 
 
+_FORM_SPACES = re.compile(r"[?&=][^\s?&=]*[A-Za-z]{2}\+[A-Za-z0-9'/]+\+")
+_WORD_KINDS = frozenset({"password (prose)", "keyword"})
+
+
 def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
     """(kind, excerpt) of every secret in a string, raw and normalised, JSON text included."""
     seen: dict[tuple[str, str], None] = {}
@@ -1865,6 +2277,11 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
         if not hits and text.isascii():
             # Decoding can also break a match ("password=%20%20%20x"): then the raw text decides.
             hits = _analyse(text)
+    if not hits and "+" in normal and _FORM_SPACES.search(normal):
+        # A query string or form body writes spaces as '+' ("?text=my+pw's+X"): read it with spaces
+        # (one character for one, so spans stay those of the text). Only what the words show counts:
+        # prose and key/value findings; a base64 run cut at its '+' is no token.
+        hits = [hit for hit in _analyse(normal.replace("+", " ")) if hit[0] in _WORD_KINDS]
     if not hits and _SHELL_QUOTING.search(normal):
         # A shell command's words after quote removal: 'secure''Pass123', AKIA\IOSF..., and the
         # values of repeated options (-d 'sk_live_4eC' -d 'LyjW...') side by side as quoted pieces.
@@ -1874,6 +2291,11 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
     for kind, _, _, secret in hits:
         seen[(kind, _excerpt(kind, secret))] = None
     json_hits = _json_findings(text, depth) if _json_text(text) else _embedded_json_findings(normal, depth)
+    if not json_hits and normal != text and _json_text(normal) and not _json_text(text):
+        json_hits = _json_findings(normal, depth)
+    elif not json_hits and normal != text and _json_text(text) and _json_container(text) is None:
+        # '{\u200b"db_password": ...}' is no JSON as written; normalised (the invisible dropped) it is.
+        json_hits = _json_findings(normal, depth)
     for _, kind, excerpt in json_hits:
         seen[(kind, excerpt)] = None
     return list(seen)
@@ -1908,15 +2330,26 @@ def pair_value(value: dict[Any, Any] | list[Any], is_name: Callable[[str], Any])
     # "header" for the name, in any case) gives the key spelling "value" in that dict.
     if isinstance(value, list):
         return 1 if len(value) == 2 and isinstance(value[0], str) and is_name(value[0]) else None
+    # A value marked sensitive ({"sensitive": true, "type": "string", "value": "x"}: Terraform's
+    # `output -json` and state) is a secret by its owner's word, whatever its name.
     value_key = None
     named = False
     for k, v in value.items():
         lower = k.lower() if isinstance(k, str) else ""
         if lower == "value":
             value_key = k
-        elif lower in _PAIR_NAMES and isinstance(v, str) and not named and is_name(v):
+        elif (lower in _PAIR_NAMES and isinstance(v, str) and not named and is_name(v)) or (
+            lower == "sensitive" and v is True
+        ):
             named = True
     return value_key if named else None
+
+
+def _value_key(value: dict[Any, Any]) -> Any:
+    """The key spelling "value" in an object (any case), or None."""
+    if not _maybe_pair(value):
+        return None
+    return next((k for k in value if isinstance(k, str) and k.lower() == "value"), None)
 
 
 def _maybe_pair(value: dict[Any, Any]) -> bool:
@@ -2081,6 +2514,13 @@ def _walk(
             if isinstance(item, str):
                 texts.append(item)
                 places.append((at, i))
+        if 3 <= len(value) <= 6:
+            numbers.extend(((*at, i), "password (connection)", _mask(value[i])) for i in _connection_password(value))
+        if len(texts) - first >= 3:
+            words = texts[first:]
+            # Set and suffix tests in C first: most lists name no program of the table.
+            if not _PROGRAM_NAMES.isdisjoint(words) or any(w.endswith(_PROGRAM_PATHS) for w in words):
+                numbers.extend(_argv_findings(words, at))
         if _MIN_ENCODED <= len(value) <= _MAX_CHAR_CODES and type(value[0]) is int:
             # [103, 104, 112, 95, ...]: a list of character codes is the text it spells, scanned as one.
             spelled = _from_char_codes(x if type(x) is int else -1 for x in value)
@@ -2106,16 +2546,75 @@ def _walk(
         raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
+# A command's words as a list (the words a shell passes, an exec tool's argv): a program of
+# PASSWORD_OPTIONS among them, by its name or path, has its options read with the words that follow.
+_PROGRAM_NAMES = frozenset(name for programs, _ in PASSWORD_OPTIONS for name in programs.split("|"))
+_PROGRAM_PATHS = tuple(f"{sep}{name}{ext}" for name in _PROGRAM_NAMES for sep in "/\\" for ext in ("", ".exe"))
+_PROGRAM_WORD = re.compile(
+    rf"(?:[^\s]*[/\\])?(?:{'|'.join(programs for programs, _ in PASSWORD_OPTIONS)})(?:\.exe)?", re.I
+)
+_PASSWORD_OPTION_RE = re.compile(
+    "|".join(
+        rf"(?:^|[ \t])(?:{programs})(?:\.exe)?[ \t](?:[^\n]*?[ \t])?{option}([^\s\-'\"][^\s'\"]*)"
+        for programs, option in PASSWORD_OPTIONS
+    ),
+    re.I,
+)
+_MAX_ARGV = 256  # words read per list
+
+
+def _argv_findings(items: Sequence[Any], at: _Path) -> list[_Raw]:
+    """Passwords given to a program's password option in a list of words (["smbclient", "-U", "u%x"])."""
+    words = [x for x in items[:_MAX_ARGV] if isinstance(x, str)]
+    if not any(len(w) < 64 and _PROGRAM_WORD.fullmatch(w) for w in words):
+        return []
+    joined = " ".join(w.rpartition("/")[2] if _PROGRAM_WORD.fullmatch(w) else w for w in words)
+    found: list[_Raw] = []
+    for match in _PASSWORD_OPTION_RE.finditer(joined):
+        value = next(g for g in match.groups() if g is not None)
+        if not _is_placeholder(value):
+            found.append((at, "keyword", _mask(value)))
+    return found
+
+
+_HOST = re.compile(r"(?i)(?:[a-z0-9\-]+\.)+[a-z]{2,}|localhost|[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
+
+
+def _connection_password(items: Sequence[Any]) -> set[int]:
+    """The index of a password in a connection tuple (host, port, user, password in any order), if any."""
+    # ["mail.example.com", 587, "ops", "Gp7!Wz3#Kq8v"]: positional settings (SMTP, a database) carry no
+    # key; a host, a port and a word with a password's own shape beside them make the tuple one.
+    ports = [
+        x for x in items if (type(x) is int and 0 < x < 65536) or (isinstance(x, str) and x.isdigit() and len(x) <= 5)
+    ]
+    if not ports or not any(isinstance(x, str) and len(x) <= 253 and _HOST.fullmatch(x) for x in items):
+        return set()
+    return {i for i, x in enumerate(items) if isinstance(x, str) and not _HOST.fullmatch(x) and _tuple_password(x)}
+
+
+def _tuple_password(word: str) -> bool:
+    """True for a connection tuple's word with a password's own shape, as written or once decoded (hex, base64)."""
+    if _password_like(word.strip(_WORD_EDGE), near=False):
+        return True
+    if len(word) < _MIN_ENCODED or len(word) > 2 * DECODE_BUDGET or not _ENCODED_RE.fullmatch(word):
+        return False
+    return any(_password_like(decoded.strip(), near=False) for _, decoded in _decodings(word))
+
+
 def _scalars(item: Any) -> bool:
     """True for a non-empty list of scalars (a credential key's list is its values)."""
     return isinstance(item, list | tuple) and bool(item) and not any(isinstance(x, dict | list | tuple) for x in item)
 
 
 def _credential(item: Any, at: _Path, credentials: dict[_Path, _Raw]) -> None:
-    """Record the value of a credential key (a scalar, or each of a list of scalars)."""
+    """Record the value of a credential key (a scalar, each of a list of scalars, or an object's "value")."""
     if _scalars(item):
         for i, x in enumerate(item):
             _credential(x, (*at, i), credentials)
+    elif isinstance(item, dict) and (value_key := _value_key(item)) is not None:
+        # {"db_password": {"type": "string", "value": "x"}}: a credential key's object carries the
+        # credential in its "value" (Terraform outputs, SSM parameters, Kubernetes env entries).
+        _credential(item[value_key], (*at, value_key), credentials)
     elif not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         credentials[at] = (at, "keyword", _mask(str(item)))
 
@@ -2223,6 +2722,8 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             if is_credential_key(value[0]) or (isinstance(name, str) and is_credential_key(name)):
                 return [name, _hide_credential(value[1], hide, depth + 1)]
         pieces = _split_keys(list(enumerate(value)))
+        if 3 <= len(value) <= 6:
+            pieces |= _connection_password(value)
         return [hide(item) if i in pieces else hide_secrets(item, hide, depth + 1) for i, item in enumerate(value)]
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
@@ -2425,6 +2926,11 @@ def _hide_credential(item: Any, hide: Callable[[Any], Any], depth: int) -> Any:
     """A credential key's value: scalars hidden (lists of them item by item), containers walked."""
     if _scalars(item):
         return [_hide_credential(x, hide, depth + 1) for x in item]
+    if isinstance(item, dict) and (value_key := _value_key(item)) is not None:
+        return {
+            k: _hide_credential(v, hide, depth + 1) if k == value_key else hide_secrets(v, hide, depth + 1)
+            for k, v in item.items()
+        }
     if not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         return hide(item)
     return hide_secrets(item, hide, depth)
@@ -2437,19 +2943,74 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, str):
         return _hide_cards_in(value, hide)
     if isinstance(value, dict):
-        if _sibling_card([v for v in value.values() if isinstance(v, str)]) is not None:
-            return {k: hide(v) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
+        strings = [v for v in value.values() if isinstance(v, str)]
+        if _sibling_card(strings) is not None:
+            pieces = iter(_hide_pieces(strings, hide))
+            return {k: next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
         return {k: hide_cards(v, hide, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        if _sibling_card([v for v in value if isinstance(v, str)]) is not None:
-            return [hide(v) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
+        strings = [v for v in value if isinstance(v, str)]
+        if _sibling_card(strings) is not None:
+            pieces = iter(_hide_pieces(strings, hide))
+            return [next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
         return [hide_cards(v, hide, depth + 1) for v in value]
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
     return value
 
 
+def _hide_pieces(pieces: list[str], hide: Callable[[Any], Any]) -> list[Any]:
+    """Sibling strings that make one card, hidden as the card they make: its mask cut back into their lengths."""
+    # ["4539", "1488", "0343", "6467"] with keep_last 4: each piece alone is "the last four" and
+    # would stay whole; the card's mask "************6467" cut in fours hides all but the last.
+    parts = [piece.strip() for piece in pieces]
+    digits = "".join(parts)
+    masked = hide(digits)
+    if not isinstance(masked, str) or len(masked) != len(digits) or masked == digits:
+        return [hide(piece) for piece in pieces]
+    out: list[Any] = []
+    pos = 0
+    for part in parts:
+        out.append(masked[pos : pos + len(part)])
+        pos += len(part)
+    return out
+
+
+# A card verification value written as text next to its label ("CVV: 737", "security code 1234"):
+# key-based redaction sees only object keys, and the masks keep short values whole.
+_CVV_LABEL = (
+    r"(?i:\b(?:cvv2?|cvc2?|cvn2?|cav2|csc|cvd|security[ _\-]?code|card[ _\-]?code|verification[ _\-]?(?:value|code)))"
+    r"[\"']?[ \t]*(?:[:=#][ \t]*|is[ \t]+)?[\"']?[0-9]{3,4}\b"
+)
+# The value masked: three or four digits, or any word after the label that holds a digit (Unicode
+# digits in full width, an escape, an encoding of the digits: "%37%33%37", "NzM3"); a status word stays.
+_CVV_RE = re.compile(
+    _CVV_LABEL.replace("[0-9]{3,4}\\b", r"([^\s,;\"']{0,24}\d[^\s,;\"']{0,24})").replace("(?i:", "(?:", 1),
+    re.IGNORECASE,
+)
+_CVV_GATE = _CVV_LABEL.replace("[0-9]{3,4}\\b", r"[^\s,;\"']{0,24}\pN")
+
+
+def _hide_verification_values(text: str, hide: Callable[[Any], Any]) -> str:
+    """The text with each labelled card verification value masked whole (keep_last would keep it all)."""
+
+    def masked(match: re.Match[str]) -> str:
+        """The match with its digits replaced."""
+        digits = match.group(1)
+        hidden = hide(digits)
+        # A replacement ("[REDACTED]") is used as given; a mask (same length) would keep the last digits.
+        replacement = hidden if isinstance(hidden, str) and len(hidden) != len(digits) else "*" * len(digits)
+        return (
+            match.group()[: match.start(1) - match.start()]
+            + replacement
+            + match.group()[match.end(1) - match.start() :]
+        )
+
+    return _CVV_RE.sub(masked, text)
+
+
 _ascii_card_run = _raw_search(_ASCII_CARD_RE)
+_cvv_gate = _raw_search(re2.compile(_CVV_GATE, _MATCH_ONLY))
 # What may hide a card in an ASCII text, in one pass: an escape, an encoded run, a run of digits.
 _card_gate = _raw_search(re2.compile(f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})", _MATCH_ONLY))
 
@@ -2463,7 +3024,10 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
     """A string with each card's characters replaced; the whole string when only decoding shows a card.
 
     A base64 or hex run that decodes to a card is replaced whole (`NDExMTEx...` is a card too).
+    Labelled verification values ("CVV: 737") are masked too.
     """
+    if len(text) >= 6 and _cvv_gate(text.encode("utf-8", "surrogatepass")):
+        text = _hide_verification_values(text, hide)
     if len(text) < 13:
         return text
     if text.isascii() and not _card_gate(text.encode("ascii")):
