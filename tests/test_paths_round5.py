@@ -202,6 +202,8 @@ def test_the_ntfs_fold_table_is_every_letter_whose_upper_case_casefolding_keeps_
         ("D:\\Users\\bob\\My Documents\\x", "d:/users/bob/documents/x"),
         ("\\Users\\All Users\\x", "?:/programdata/x"),
         ("/mnt/c/Users/All Users/x", "/mnt/c/programdata/x"),
+        ("\\mnt\\c\\Users\\All Users\\x", "?:/mnt/c/programdata/x"),  # a POSIX mount spelled with backslashes
+        ("\\c\\Users\\All Users\\x", "?:/c/programdata/x"),
         ("/home/users/all users/x", "/home/users/all users/x"),  # no drive: no junction
     ],
 )

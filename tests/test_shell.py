@@ -6,6 +6,7 @@ The property tests draw up to 150 cases each; POLICYENGINE_TEST_SCALE=10 draws t
 
 from __future__ import annotations
 
+import gc
 import random
 import re
 import shutil
@@ -570,3 +571,30 @@ def test_a_grammar_gives_each_option_one_meaning(name: str) -> None:
 )
 def test_a_program_is_reported_under_its_written_and_canonical_names(written: str, names: tuple[str, ...]) -> None:
     assert parse_command(f"{written} x").programs == names
+
+
+def test_a_garbage_collection_inside_a_parse_is_not_charged_to_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A collection run inside a parse (here: a finaliser burning 3x the budget) leaves the command known."""
+
+    class Slow:
+        def __init__(self) -> None:
+            self.cycle = self  # only the cyclic collector frees it
+
+        def __del__(self) -> None:
+            end = time.thread_time() + 3 * shell.PARSE_SECONDS
+            while time.thread_time() < end:
+                pass
+
+    parser = shell._parser
+    collected = []
+
+    def parser_then_collect() -> Any:
+        if not collected:
+            collected.append(gc.collect())  # between the budget's start and the inner command's parse
+        return parser()
+
+    gc.collect()
+    Slow()
+    monkeypatch.setattr(shell, "_parser", parser_then_collect)
+    command = parse_command("bash -c 'rm -rf build-gc-budget-check'")
+    assert collected and "rm" in command.programs

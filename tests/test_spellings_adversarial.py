@@ -58,9 +58,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:67",
         "calls-classes-b:6",
     ),
-    "engine (secret scan): a token written as spaced hex and then hex-encoded again (the whole command "
-    "`34392034...`) is two levels of encoding with a separator between: the scan decodes the outer hex "
-    "but not the spaced hex inside": ("calls-shell-a:129",),
     "engine: a path inside a command substitution (`$(echo x/../.env)`, `$(printf x/../.env)`, "
     "`$(cat x/../list.txt)`) is matched as written: its climb is not resolved": (
         "calls-allow-rules:71",
@@ -101,6 +98,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "engine: a uuencoded body is read after its `begin` line; the body base64-encoded in place is read "
     "without that line (its context stops at the line start), so its uuencode is not recognised": (
         "calls-secrets-a:42",
+        "calls-shell-a:131",
     ),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.

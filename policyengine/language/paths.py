@@ -371,7 +371,15 @@ def _drive_start(root: Root, parts: tuple[str, ...]) -> int:
     if len(root) == 3:
         return 0  # "c:/"
     if root == UNKNOWN:
-        return 1 if parts[0] == "?:" else -1  # "\\Users\\All Users": the current drive's root
+        if parts[0] != "?:":
+            return -1
+        # "\\Users\\All Users" is on the current drive's root; "\\mnt\\c\\Users" is read as the packs
+        # read "?:/mnt/c/...": a POSIX tool given the slashes as backslashes opens the mount.
+        if len(parts) > 3 and parts[1] in _MOUNTS and len(parts[2]) == 1 and parts[3] in _JUNCTION_HEADS:
+            return 3
+        if len(parts) > 2 and len(parts[1]) == 1 and parts[2] in _JUNCTION_HEADS:
+            return 2
+        return 1
     if root == "/":
         if len(parts[0]) == 1:
             return 1
