@@ -1333,16 +1333,57 @@ def _spelled_rules(subject: str, patterns: Iterable[str]) -> list[tuple[Automato
     """Whole rules the subject spells itself: `id_rsa*` by a name starting `id_rsa`, `secrets` by a folder `secrets`."""
     components = subject.casefold().split("/")
     name = components[-1]
-    spelled = name[: min((name.find(c) for c in "*?[" if c in name), default=len(name))]
+    head = _name_head(name)
+    starred = "*" in name
     found: list[tuple[Automaton, bool]] = []
     for pattern in patterns:
         last = pattern.rsplit("/", 1)[-1].casefold()
         prefix = last[: min((last.find(c) for c in "*?[" if c in last), default=len(last))]
-        if (prefix and last.endswith("*") and spelled.startswith(prefix)) or (
+        if (prefix and last.endswith("*") and _head_may_spell(head, starred, prefix)) or (
             prefix == last and last in components  # a folder the subject names itself: `secrets/*.txt`
         ):
             found.append((_rule_automaton(pattern), _straddles(pattern)))
     return found
+
+
+def _name_head(name: str) -> tuple[Charset, ...]:
+    """The sets of a subject name's characters before its first `*`: each `?` or `[..]` one character of a set.
+
+    A name spells a rule's literal prefix when each of these characters may be the prefix's: `[k]ubeconfig.yaml`
+    and `k?beconfig.yaml` spell `kubeconfig` as surely as `kubeconfig.yaml` does (the shell opens that file),
+    so a bracket or `?` never hides a name from `kubeconfig*`. A leading wildcard never stands for a dot.
+    """
+    sets: list[Charset] = []
+    i = 0
+    while i < len(name) and name[i] != "*":
+        ch = name[i]
+        if ch == "?":
+            charset = _NOT_SLASH
+        elif ch == "[" and (end := _class_end(name, i)) >= 0:
+            try:
+                charset = _class_charset(name, i, end, subject=True)
+            except PathPatternError:  # pragma: no cover - a subject's reversed range is empty, never raised
+                charset = _ANY
+            sets.append(_without_dot(charset) if i == 0 else charset)
+            i = end + 1
+            continue
+        else:
+            charset = _literal(ch)
+        sets.append(_without_dot(charset) if i == 0 and ch == "?" else charset)
+        i += 1
+    return tuple(sets)
+
+
+def _head_may_spell(head: tuple[Charset, ...], starred: bool, prefix: str) -> bool:
+    """Whether the name's head (see _name_head) may spell the prefix, character for character.
+
+    A head cut short by a `*` (`ku*.yaml`, `i?_r*.pub`) may spell the rest of the prefix with that `*`:
+    the shell opens `kubeconfig.yaml`. An empty head (`*.md`) spells no name in particular and is left to
+    the name's own reading (see _name_rule_automaton), or every glob would be a secret read.
+    """
+    if not head or (len(head) < len(prefix) and not starred):
+        return False
+    return all(_meets(charset, _literal(ch)) for charset, ch in zip(head, prefix))
 
 
 def _too_large(parts: tuple[str, ...]) -> bool:
