@@ -1527,7 +1527,7 @@ def _head_may_spell(head: tuple[Charset, ...], starred: bool, prefix: str) -> bo
     """
     if len(head) < min(len(prefix), MIN_SPELLED_HEAD) or (len(head) < len(prefix) and not starred):
         return False
-    return all(_meets(charset, _literal(ch)) for charset, ch in zip(head, prefix))
+    return all(_meets(charset, _literal(ch)) for charset, ch in zip(head, prefix, strict=False))
 
 
 def _too_large(parts: tuple[str, ...]) -> bool:
