@@ -709,6 +709,8 @@ def _may_readings(readings: list[Reading], pattern: bool = False, copies: bool =
 
     With `copies` (name globs: secret files), also each with a copy's affixes read off.
     """
+    # A root-relative path written with "\\" ("\\rootfs\\etc") is also a POSIX path for a tool that turns "\\" into "/".
+    readings = readings + [("/", parts[1:]) for root, parts in readings if _drive_unknown(root, parts)]
     extra = [
         alias
         for root, parts in readings
