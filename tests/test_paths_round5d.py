@@ -50,6 +50,15 @@ OTHER_ROOTS = [
     "/nix/var/nix/profiles/system/etc/sudoers",  # NixOS builds /etc from it
     "/run/current-system/etc/sudoers",
     "/rootfs/sysroot/ostree/deploy/x/deploy/y/etc/shadow",  # an alias inside an alias
+    # Windows' own spellings of its folder (already unknown or placed; kept here beside the other drives)
+    "%SystemRoot%\\System32\\x",
+    "\\\\?\\GLOBALROOT\\Device\\HarddiskVolume3\\Windows\\x",
+    "\\\\.\\D:\\Windows\\x",
+    "\\\\?\\Volume{4c1b02c1-d990-11dc-99ae-806e6f6e6963}\\Windows\\x",
+    "D:\\WINDOW~1\\System32\\x",
+    "D:\\PROGRA~1\\x",
+    "D:\\Windows.\\System32\\x",
+    "D:\\Windows::$INDEX_ALLOCATION\\System32\\x",
 ]
 
 # Benign look-alikes: not in SYSTEM under any root.
