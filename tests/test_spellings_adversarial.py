@@ -90,9 +90,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-classes-a:11",
         "calls-classes-a:30",
     ),
-    "engine (paths.py): a shell glob with a bracket or `?` before a glob's trailing `*` (`[k]ubeconfig.yaml`, "
-    "`k?beconfig.yaml`, `[i]d_rsa.pub` against `kubeconfig*`, `id_rsa*`) is not found to meet it: "
-    "no-secret-files misses the pattern": ("calls-classes-a:64",),
     "engine: a private key's body without armor split across two arguments is not glued: the split view "
     "glues literal strong prefixes, and a PKCS#8 body's prefix holds a length that varies": ("calls-secrets-a:12",),
     "engine: a uuencoded body is read after its `begin` line; the body base64-encoded in place is read "

@@ -70,7 +70,8 @@ CASES = [
     # Ordinary hosts stay themselves.
     ("https://example.com/169.254.169.254", "example.com"),
     ("https://Example.COM:443/", "example.com"),
-    ("https://169.254.169.254.nip.io/", "169.254.169.254.nip.io"),
+    ("https://169.254.169.254.nip.io.example.com/", "169.254.169.254.nip.io.example.com"),
+    ("https://docs.nip.io/", "docs.nip.io"),  # a wildcard DNS service's own name spells no address
     ("https://1.2.3.4.5/", "1.2.3.4.5"),
     ("https://[::1]/", "::1"),
     ("https://[2001:db8::1]/", "2001:db8::1"),

@@ -446,8 +446,14 @@ def _ipv4(host: str) -> str | None:
     return str(ipaddress.IPv4Address(value))
 
 
+# Tunnels whose address carries the IPv4 the packet is delivered to: 6to4 (RFC 3056, 2002:V4ADDR::/48, the
+# IPv4 in bits 16-47) and Teredo (RFC 4380, 2001:0::/32, the client's IPv4 in the last 32 bits, inverted).
+_SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
+_TEREDO = ipaddress.IPv6Network("2001::/32")
+
+
 def _ipv6(host: str) -> str | None:
-    """An IPv6 address compressed canonically, or the IPv4 it embeds (mapped, `::a.b.c.d`, NAT64)."""
+    """An IPv6 address compressed canonically, or the IPv4 it embeds (mapped, `::a.b.c.d`, NAT64, 6to4, Teredo)."""
     try:
         address = ipaddress.IPv6Address(host.partition("%")[0])  # a zone (`%eth0`) names no other host
     except ValueError:
@@ -455,7 +461,36 @@ def _ipv6(host: str) -> str | None:
     value = int(address)
     if any(address in net for net in _EMBEDS_V4) or (value >> 32 == 0 and value > 1):
         return str(ipaddress.IPv4Address(value & 0xFFFFFFFF))
+    if address in _SIX_TO_FOUR:
+        return str(ipaddress.IPv4Address((value >> 80) & 0xFFFFFFFF))
+    if address in _TEREDO:
+        return str(ipaddress.IPv4Address(~value & 0xFFFFFFFF))
     return address.compressed
+
+
+# Wildcard DNS services answer a name that spells an address with that address, for anyone: `169.254.169.254.nip.io`,
+# `169-254-169-254.sslip.io`, `a9fea9fe.nip.io` (hex), `fd00-ec2--254.sslip.io` (IPv6, "--" for "::"). Such a
+# name is its address, as surely as the address written in a URL.
+_WILDCARD_DNS = ("sslip.io", "nip.io", "xip.io", "traefik.me")
+_DASHED_V4 = re.compile(r"(?:^|.*-)([0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3})")
+_HEX_V4 = re.compile(r"(?:^|.*-)([0-9a-f]{8})")
+_DOTTED_V4 = re.compile(r"[0-9]{1,3}")
+
+
+def _wildcard_address(host: str) -> str | None:
+    """The address a wildcard DNS name spells (see _WILDCARD_DNS), canonical; None for any other name."""
+    suffix = next((s for s in _WILDCARD_DNS if host.endswith("." + s)), None)
+    if suffix is None:
+        return None
+    labels = host[: -len(suffix) - 1].split(".")
+    if len(labels) >= 4 and all(_DOTTED_V4.fullmatch(label) for label in labels[-4:]):
+        return _ipv4(".".join(str(int(label)) for label in labels[-4:]))
+    last = labels[-1]
+    if dashed := _DASHED_V4.fullmatch(last):
+        return _ipv4(".".join(str(int(n)) for n in dashed[1].split("-")))
+    if hexed := _HEX_V4.fullmatch(last):
+        return str(ipaddress.IPv4Address(int(hexed[1], 16)))
+    return _ipv6(last.replace("-", ":")) if "-" in last else None
 
 
 def _authority_host(url: str) -> str | None:
@@ -494,7 +529,7 @@ def url_host(url: str) -> str | None:
     host = host.rstrip(".")
     if ":" in host:
         return _ipv6(host) or written
-    return _ipv4(host) or host or None
+    return _ipv4(host) or _wildcard_address(host) or host or None
 
 
 # The roles of the last document asked about: several rules of one call read the same roles,

@@ -7,6 +7,7 @@ only makes a rule stricter; under-matching would let a spelling slip past it.
 
 from __future__ import annotations
 
+import fnmatch
 import ipaddress
 import itertools
 import re
@@ -603,6 +604,131 @@ def nul_readings(path: str) -> tuple[str, ...]:
     return (path, stripped)
 
 
+# Other roots of the same system, from "/": a path below one names the system's own file as surely as the
+# plain path (`/rootfs/etc/shadow` is the node's /etc/shadow). "*" is any one name. "May" tests read a path
+# both ways; "surely" tests never (an alias widens what may be forbidden, never what is allowed).
+_ROOT_ALIASES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("rootfs",), ()),  # cAdvisor's and many node agents' mount of the host's root
+    (("host",), ()),  # Falco, node-exporter: /host/etc is the host's /etc
+    (("hostfs",), ()),  # Elastic's Beats
+    (("host-root",), ()),
+    (("proc", "*", "root"), ()),  # every process's view of its root: /proc/self/root/etc is /etc
+    (("sysroot", "ostree", "deploy", "*", "deploy", "*"), ()),  # an OSTree deployment (Fedora CoreOS, Silverblue)
+    (("sysroot", "ostree", "deploy", "*", "var"), ("var",)),
+    (("ostree", "deploy", "*", "deploy", "*"), ()),  # /ostree links to /sysroot/ostree
+    (("ostree", "deploy", "*", "var"), ("var",)),
+    (("sysroot",), ()),  # the physical root (OSTree) and the real root seen from an initramfs
+    ((".snapshots", "*", "snapshot"), ()),  # snapper's btrfs snapshots of the root
+    (("volumes", "*"), ()),  # macOS: any volume may be the system's ("/Volumes/Macintosh HD")
+    (("system", "volumes", "data"), ()),  # macOS's data volume, firmlinked into the root
+    (("nix", "var", "nix", "profiles", "system"), ()),  # NixOS builds /etc from the system profile
+    (("run", "current-system"), ()),
+    (("run", "booted-system"), ()),
+    (("mnt", "sysimage"), ()),  # Anaconda's installed system
+)
+_ALIAS_HEADS = frozenset(key[0] for key, _target in _ROOT_ALIASES)
+MAX_ALIAS_ROUNDS = 3  # an alias inside an alias (/rootfs/sysroot/ostree/...), bounded
+
+
+def _name_may_be(part: str, name: str, pattern: bool) -> bool:
+    """Whether a component is the table's name ("*": any name); a pattern's component when it may expand to it."""
+    if name == "*":
+        return part not in ("..", "**")
+    return part == name or (pattern and _is_pattern(part) and fnmatch.fnmatchcase(name, part))
+
+
+def _alias_readings(root: Root, parts: tuple[str, ...], pattern: bool = False) -> list[Reading]:
+    """The same place read from the system's other roots: `d:/windows` may be `c:/windows`, `/rootfs/etc` is `/etc`.
+
+    Windows may be installed on any drive, and its program and user folders moved to another one, so a path
+    on a drive other than C: is also read on C: (and WSL's, Cygwin's and MSYS2's mounts of a drive likewise).
+    """
+    found: list[Reading] = []
+    todo = [(root, parts)]
+    for _ in range(MAX_ALIAS_ROUNDS):
+        following: list[Reading] = []
+        for r, p in todo:
+            if len(r) == 3 and r != "c:/":
+                following.append(("c:/", p))
+            elif r == "/" and p:
+                if p[0] in _MOUNTS and len(p) > 1 and len(p[1]) == 1 and p[1] != "c":
+                    following.append(("/", (p[0], "c", *p[2:])))
+                elif len(p[0]) == 1 and p[0] not in ("c", "*", "?"):
+                    following.append(("/", ("c", *p[1:])))
+                if p[0] in _ALIAS_HEADS or (pattern and _is_pattern(p[0])):
+                    for key, target in _ROOT_ALIASES:
+                        if len(p) > len(key) and all(_name_may_be(a, b, pattern) for a, b in zip(p, key, strict=False)):
+                            following.append(("/", (*target, *p[len(key) :])))
+        found += following
+        todo = following
+        if not todo:
+            break
+    return found
+
+
+# A copy's name, as file managers and browsers write it: the copy holds what the original does, so a name with
+# these affixes read off is tested too (`.env copy`, `.pgpass - Copy`, `Copy of .env`, `.env (1)`,
+# `secrets copy.yml`). Group "name" + "ext" is the original. Editors' backup and swap affixes (`.env~`,
+# `.netrc.bak`, `#.env#`) are the packs' to read off (their rules' affix lists), not the engine's.
+_COPY_NAME = re.compile(
+    r"copy(?: \(\d+\))? of (?P<of>.+)"  # Windows XP's Explorer
+    r"|(?P<name>.+?)(?:"
+    r" - copy(?: \(\d+\))?"  # Windows' Explorer
+    r"| copy(?: \d+)?"  # macOS's Finder
+    r"| ?\((?:copy|another copy|\d+(?:st|nd|rd|th) copy|copy \d+|\d+)\)"  # GNOME's Files, browsers' downloads
+    r")(?P<ext>\.[^./ ]+)?"
+)
+# The same over a whole path, one search: most paths hold no copy's name, and their names are not searched.
+_COPY_ANYWHERE = re.compile(r"cop|\(")
+MAX_COPY_ROUNDS = 3  # a copy of a copy (".env copy (1)", "Copy of .env - Copy"), bounded
+
+
+def _original_name(part: str) -> str | None:
+    """The name a copy was made from (see _COPY_NAME), or None when the name is no copy's."""
+    match = _COPY_NAME.fullmatch(part) if "cop" in part or "(" in part else None
+    if match is None:
+        return None
+    if match["of"] is not None:
+        return match["of"]
+    return str(match["name"]) + (match["ext"] or "")
+
+
+def _copy_readings(root: Root, parts: tuple[str, ...]) -> list[Reading]:
+    """The path with a copy's affixes read off each name in turn: a copy of a secret file (or folder) is one too."""
+    found: list[Reading] = []
+    for index, part in enumerate(parts):
+        original, rounds = part, 0
+        while rounds < MAX_COPY_ROUNDS and (name := _original_name(original)) and name not in (".", ".."):
+            original, rounds = name, rounds + 1
+            found.append((root, (*parts[:index], original, *parts[index + 1 :])))
+    return found
+
+
+def _may_readings(readings: list[Reading], pattern: bool = False, copies: bool = False) -> list[Reading]:
+    """Readings for a "may" test: each one, and each read from the system's other roots (see _ROOT_ALIASES).
+
+    With `copies` (name globs: secret files), also each with a copy's affixes read off.
+    """
+    # A root-relative path written with "\\" ("\\rootfs\\etc") is also a POSIX path for a tool that turns "\\" into "/".
+    readings = readings + [("/", parts[1:]) for root, parts in readings if _drive_unknown(root, parts)]
+    extra = [
+        alias
+        for root, parts in readings
+        if pattern
+        or (len(root) == 3 and root != "c:/")
+        or (root == "/" and parts and (parts[0] in _ALIAS_HEADS or parts[0] in _MOUNTS or len(parts[0]) == 1))
+        for alias in _alias_readings(root, parts, pattern)
+    ]
+    if copies and not pattern:
+        extra += [
+            copy
+            for root, parts in readings + extra
+            if _COPY_ANYWHERE.search("/".join(parts))
+            for copy in _copy_readings(root, parts)
+        ]
+    return readings + extra if extra else readings
+
+
 def _drive_unknown(root: Root, parts: tuple[str, ...]) -> bool:
     """A root-relative path written with "\\" ("?:/windows/x"): its components are known, its root is not."""
     return root == UNKNOWN and bool(parts) and parts[0] == "?:"
@@ -636,8 +762,11 @@ def path_within(path: str, dirs: str | Iterable[str]) -> bool:
     """Whether the path may be one of the directories or below one: a path of unknown place may be."""
     directories = [_parse_any(directory) for directory in _as_list(dirs)]
     if type(path) is PathPattern:
-        return any(_pattern_may_within(root, parts, directories) for root, parts in _pattern_readings(path))
-    return any(_may_within(root, parts, directories) for root, parts in _readings(path))
+        return any(
+            _pattern_may_within(root, parts, directories)
+            for root, parts in _may_readings(_pattern_readings(path), pattern=True)
+        )
+    return any(_may_within(root, parts, directories) for root, parts in _may_readings(_readings(path)))
 
 
 def path_surely_within(path: str, dirs: str | Iterable[str]) -> bool:
@@ -663,8 +792,11 @@ def within_matcher(dirs: Iterable[str]) -> Callable[[str], bool]:
 
     def within(path: str) -> bool:
         if type(path) is PathPattern:
-            return any(_pattern_may_within(root, parts, parsed) for root, parts in _pattern_readings(path))
-        return any(_may_within(root, parts, parsed) for root, parts in _readings(path))
+            return any(
+                _pattern_may_within(root, parts, parsed)
+                for root, parts in _may_readings(_pattern_readings(path), pattern=True)
+            )
+        return any(_may_within(root, parts, parsed) for root, parts in _may_readings(_readings(path)))
 
     return within
 
@@ -715,8 +847,13 @@ def globs_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
             if not automata:  # built on the first pattern subject: plain paths never need them
                 automata.extend((_name_rule_automaton(p), _straddles(p)) for p in patterns)
             rules = automata + _spelled_rules(path, patterns)
-            return any(_pattern_may_match(root, parts, rules) for root, parts in _pattern_readings(path))
-        return any(_may_match(root, parts, regex, straddles) for root, parts in _readings(path))
+            return any(
+                _pattern_may_match(root, parts, rules)
+                for root, parts in _may_readings(_pattern_readings(path), pattern=True)
+            )
+        return any(
+            _may_match(root, parts, regex, straddles) for root, parts in _may_readings(_readings(path), copies=True)
+        )
 
     return matches
 
@@ -879,10 +1016,15 @@ def path_matches(path: str, patterns: str | Iterable[str]) -> bool:
     if type(path) is PathPattern:
         listed = _as_list(patterns)
         rules = [(_name_rule_automaton(p), _straddles(p)) for p in listed] + _spelled_rules(path, listed)
-        return any(_pattern_may_match(root, parts, rules) for root, parts in _pattern_readings(path))
+        return any(
+            _pattern_may_match(root, parts, rules)
+            for root, parts in _may_readings(_pattern_readings(path), pattern=True)
+        )
     compiled = [(_compiled_path_glob(p), _straddles(p)) for p in _as_list(patterns)]
     return any(
-        _may_match(root, parts, regex, straddles) for root, parts in _readings(path) for regex, straddles in compiled
+        _may_match(root, parts, regex, straddles)
+        for root, parts in _may_readings(_readings(path), copies=True)
+        for regex, straddles in compiled
     )
 
 
@@ -1333,16 +1475,61 @@ def _spelled_rules(subject: str, patterns: Iterable[str]) -> list[tuple[Automato
     """Whole rules the subject spells itself: `id_rsa*` by a name starting `id_rsa`, `secrets` by a folder `secrets`."""
     components = subject.casefold().split("/")
     name = components[-1]
-    spelled = name[: min((name.find(c) for c in "*?[" if c in name), default=len(name))]
+    head = _name_head(name)
+    starred = "*" in name
     found: list[tuple[Automaton, bool]] = []
     for pattern in patterns:
         last = pattern.rsplit("/", 1)[-1].casefold()
         prefix = last[: min((last.find(c) for c in "*?[" if c in last), default=len(last))]
-        if (prefix and last.endswith("*") and spelled.startswith(prefix)) or (
+        if (prefix and last.endswith("*") and _head_may_spell(head, starred, prefix)) or (
             prefix == last and last in components  # a folder the subject names itself: `secrets/*.txt`
         ):
             found.append((_rule_automaton(pattern), _straddles(pattern)))
     return found
+
+
+MIN_SPELLED_HEAD = 2  # characters a name's head must spell before a `*` to stand for a rule's name
+
+
+def _name_head(name: str) -> tuple[Charset, ...]:
+    """The sets of a subject name's characters before its first `*`: each `?` or `[..]` one character of a set.
+
+    A name spells a rule's literal prefix when each of these characters may be the prefix's: `[k]ubeconfig.yaml`
+    and `k?beconfig.yaml` spell `kubeconfig` as surely as `kubeconfig.yaml` does (the shell opens that file),
+    so a bracket or `?` never hides a name from `kubeconfig*`. A leading wildcard never stands for a dot.
+    """
+    sets: list[Charset] = []
+    i = 0
+    while i < len(name) and name[i] != "*":
+        ch = name[i]
+        if ch == "?":
+            charset = _NOT_SLASH
+        elif ch == "[" and (end := _class_end(name, i)) >= 0:
+            try:
+                charset = _class_charset(name, i, end, subject=True)
+            except PathPatternError:  # pragma: no cover - a subject's reversed range is empty, never raised
+                charset = _ANY
+            sets.append(_without_dot(charset) if i == 0 else charset)
+            i = end + 1
+            continue
+        else:
+            charset = _literal(ch)
+        sets.append(_without_dot(charset) if i == 0 and ch == "?" else charset)
+        i += 1
+    return tuple(sets)
+
+
+def _head_may_spell(head: tuple[Charset, ...], starred: bool, prefix: str) -> bool:
+    """Whether the name's head (see _name_head) may spell the prefix, character for character.
+
+    A head cut short by a `*` (`ku*.yaml`, `i?_r*.pub`) may spell the rest of the prefix with that `*`:
+    the shell opens `kubeconfig.yaml`. A head shorter than MIN_SPELLED_HEAD (`*.md`, `[a-c]*.md`) spells no
+    name in particular and is left to the name's own reading (see _name_rule_automaton), or every glob
+    would be a secret read.
+    """
+    if len(head) < min(len(prefix), MIN_SPELLED_HEAD) or (len(head) < len(prefix) and not starred):
+        return False
+    return all(_meets(charset, _literal(ch)) for charset, ch in zip(head, prefix, strict=False))
 
 
 def _too_large(parts: tuple[str, ...]) -> bool:
