@@ -329,6 +329,11 @@ class Command:
     # Every word of every command as bash passes it: quotes and escapes removed, variables set
     # earlier on the line filled in, other expansions as written (for secrets(@): `'sec''ret'`).
     words: tuple[str, ...] = dataclasses.field(default=(), compare=False)  # a view: two readings are equal without it
+    # Each argument vector run, its words as bash passes them joined by one space, once from the
+    # program and again after each wrapper (`sudo git $'\x63lean' -f` gives `sudo git clean -f` and
+    # `git clean -f`): a table that reads a subcommand or option from the text (commands(@)) sees
+    # it after quote removal, $'..' decoding and the line's variables, however the shell spelled it.
+    lines: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
 
 class CommandError(ValueError):
@@ -476,7 +481,7 @@ def _parse(text: str) -> Command:
     except Exception as error:  # never let a parser or walker failure pass as anything else
         _parser().reset()  # in case a parse stopped half-way: the next one must start afresh
         raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
-    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words))
+    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words), tuple(walk.lines))
 
 
 def _parser() -> tree_sitter.Parser:
@@ -501,6 +506,7 @@ class _Walk:
         "programs",
         "resolving",
         "urls",
+        "lines",
         "variables",
         "words",
     )
@@ -511,6 +517,7 @@ class _Walk:
         self.operands: dict[str, None] = {}
         self.urls: dict[str, None] = {}
         self.words: dict[str, None] = {}
+        self.lines: dict[str, None] = {}
         # Variables surely set to literal text earlier on the top-level line, in source order
         # (`f=.env; cat $f`); a name absent is unknown. `resolving` is off once the line does
         # anything that may set a variable in a way not modelled (see _may_set_variables).
@@ -754,6 +761,7 @@ class _Walk:
     def _run(self, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """_argv's body: a wrapper hands on the words of the command it runs."""
         while words:
+            self.lines[" ".join(word.value for word in words)] = None
             names, name = _program(words[0])
             for program in names:
                 self.programs[program] = None
