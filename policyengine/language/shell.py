@@ -481,6 +481,8 @@ def _parse(text: str) -> Command:
     except Exception as error:  # never let a parser or walker failure pass as anything else
         _parser().reset()  # in case a parse stopped half-way: the next one must start afresh
         raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
+    if walk.written:
+        walk.deferred()
     return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words), tuple(walk.lines))
 
 
@@ -501,14 +503,15 @@ class _Walk:
         "deadline",
         "dirs",
         "level",
+        "lines",
         "local",
         "operands",
         "programs",
         "resolving",
         "urls",
-        "lines",
         "variables",
         "words",
+        "written",
     )
 
     def __init__(self) -> None:
@@ -518,6 +521,7 @@ class _Walk:
         self.urls: dict[str, None] = {}
         self.words: dict[str, None] = {}
         self.lines: dict[str, None] = {}
+        self.written: list[tuple[str, str]] = []  # (file, literal text) the line writes with echo, printf or a heredoc
         # Variables surely set to literal text earlier on the top-level line, in source order
         # (`f=.env; cat $f`); a name absent is unknown. `resolving` is off once the line does
         # anything that may set a variable in a way not modelled (see _may_set_variables).
@@ -806,6 +810,11 @@ class _Walk:
                 self._reader(name, rest, node, data, depth)  # then its words as any program's
             if name in table.OWN_GLOBS:
                 self._own_globs(name, rest)
+            if name in table.SCHEDULERS:
+                for text in self._stdin_texts(name, node, data):  # `echo '* * * * * rm -rf x' | crontab -`
+                    self._script_text(text, strict=True)
+            if name in table.SCRIPT_SETTER_PROGRAMS and rest:
+                self._package_scripts([word.value for word in rest[:2]], rest, depth)
             if name not in _SPECIAL:
                 if any(word.value in table.REPL_WORDS for word in rest) and self._repl_code(name, rest, node):
                     self._operand(CODE_OPERAND)  # `python manage.py shell <<EOF`, `rails console <<<`
@@ -975,6 +984,8 @@ class _Walk:
                 elif index + 1 < len(words):
                     self._code([words[index + 1]], depth, value)
                 continue
+            if value.startswith("-") and table.CODE_OPTION.fullmatch(value.partition("=")[0]):
+                self._operand(CODE_OPERAND)  # `janet2 --eval CODE`: code for an interpreter no table knows
             if value.startswith("-") and "=" in value:
                 value = value.partition("=")[2]  # `--exec='rm -rf x'`
             if any(space in value for space in " \t\n;|&("):
@@ -2139,6 +2150,63 @@ class _Walk:
                 elif letter and letter in "gGvV" and "!" in rest:
                     raise CommandError(f"{name}: a global command may run a shell: {line[:40]!r}")
 
+    def deferred(self) -> None:
+        """Read the texts the line wrote to files as commands run later (cc-deferred-delete, round five set D)."""
+        # A text written to a file whose name is a script's, a Makefile's or an rc file's, or to any
+        # file when the line also runs a shell, make, source, crontab or the file itself, is read as
+        # commands: a crontab's time fields, make's target lines and recipe prefixes taken off. When
+        # the line runs it, a text that cannot be read is unknown; otherwise it may be data, and a
+        # line that cannot be read is skipped.
+        names = set(self.programs)
+        runs = bool(names & table.SCRIPT_RUNNERS) or any(
+            _basename(target).casefold() in names for target, _ in self.written
+        )
+        files: dict[str, list[str]] = {}
+        for target, text in self.written:  # `echo a > s.sh; echo b >> s.sh`: one script
+            files.setdefault(target, []).append(text)
+        for target, texts in files.items():
+            script = bool(table.SCRIPT_FILE.search(_basename(target)))
+            if runs or script:
+                # Unknown only when the line runs a script it wrote (`> x.json && make` may be data).
+                self._script_text("\n".join(texts), strict=runs and script)
+
+    def _script_text(self, text: str, strict: bool) -> None:
+        """Parse text a shell, make or cron may run: whole, then line by line."""
+        lines = []
+        for line in text.replace("\\t", "\t").replace("\\n", "\n").splitlines():
+            if _MAKE_TARGET.match(line):
+                continue  # `all: deps`: a Makefile's target line, no command
+            line = _CRON_TIMES.sub("", line, count=1).lstrip(" \t")
+            lines.append(line.lstrip("@+-") if line[:1] in "@+-" else line)
+        level, dirs = self.level, len(self.dirs)
+        try:
+            self.parse("\n".join(lines).encode("utf-8"), 1)
+            return
+        except CommandError:
+            self.level = level
+            del self.dirs[dirs:]
+        for line in lines:
+            try:
+                self.parse(line.encode("utf-8"), 1)
+            except CommandError:
+                self.level = level
+                del self.dirs[dirs:]
+                if strict:
+                    raise
+
+    def _package_scripts(self, head: list[str], words: list[_Word], depth: int) -> None:
+        """`npm pkg set scripts.x='rm -rf d'`, `npm set-script x CMD`: a script a later `npm run` runs."""
+        setter = table.SCRIPT_SETTERS.get(tuple(head)) or table.SCRIPT_SETTERS.get(tuple(head[:1]))
+        if setter == "pairs":
+            for word in words[2:]:
+                key, equals, value = word.value.partition("=")
+                if equals and key.startswith("scripts."):
+                    if not word.known:
+                        raise CommandError(f"a package script set to text that is not literal: {key!r}")
+                    self.parse(value.encode("utf-8"), depth + 1)
+        elif setter == "name" and len(words) > 2:
+            self._code(words[2:3], depth, "set-script")  # set-script NAME CMD
+
     def _code(self, words: list[_Word], depth: int, name: str) -> None:
         """eval ARGS: the arguments joined by spaces are parsed again."""
         if not words:
@@ -2299,6 +2367,32 @@ class _Walk:
             if "&" in operator and operator not in ("&>", "&>>") and (value.isdigit() or value == "-"):
                 continue  # >&2, 2>&1, <&-: descriptors, not files
             self._word_operand(word)
+            if ">" in operator and word.known:
+                self._written(node, value, data)
+
+    def _written(self, node: tree_sitter.Node, target: str, data: bytes) -> None:
+        """Keep the literal text `echo`/`printf`/a heredoc writes to a file: it may be a script run later."""
+        # A deleting command written to a script, Makefile or crontab and run (`echo 'rm -rf x' > s.sh
+        # && bash s.sh`) is read by deferred(). Text that is not literal is not kept: data written
+        # with a variable is no script the engine could read, and most such writes are data.
+        parent = node.parent
+        if parent is None or parent.type != "redirected_statement":
+            return
+        body = parent.named_child(0)
+        if body is None or body.type != "command":
+            return
+        name_node = _child(body, "command_name")
+        if name_node is None:
+            return
+        name = _program(self._word(name_node.named_child(0) or name_node, data))[1]
+        try:
+            if name in table.TEXT_PROGRAMS:
+                texts = [self._piped_text(name, body, data)]
+            else:
+                texts = [text for text in self._stdin_texts(name, body, data) if text]
+        except CommandError:
+            return
+        self.written.extend((target, text) for text in texts)
 
     def _operands(self, words: Iterable[_Word]) -> None:
         """Arguments of an ordinary program: the ones that may name a path."""
@@ -2622,6 +2716,11 @@ def _text(node: tree_sitter.Node, data: bytes) -> str:
     return data[node.start_byte : node.end_byte].decode("utf-8")
 
 
+def _basename(path: str) -> str:
+    """The last name of a path, either separator."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def _child(node: tree_sitter.Node, kind: str) -> tree_sitter.Node | None:
     """The first named child of a type."""
     for child in node.named_children:
@@ -2804,6 +2903,10 @@ def _unquoted(raw: str) -> _Word:
 # Operands standing for what the engine cannot place. The path layer reads `$_...` as an
 # expansion, an unknown name, so path red lines say "may" and allow rules "not surely"; the
 # markers hold no glob character, so they read the same inside a PathPattern.
+# A crontab line's five time fields (or an @reboot-style nickname) and a Makefile's target line.
+_CRON_TIMES = re.compile(r"^\s*(?:@[a-z]+|(?:[0-9*/,-]+\s+){4}[0-9A-Za-z*/,-]+)\s+")
+_MAKE_TARGET = re.compile(r"^[^\s:=#][^:=#]*::?(?:\s|$)")
+
 CODE_OPERAND = "$_code"  # code for an interpreter (`python -c`, `perl -e`, a risky sed or awk script)
 UNKNOWN_FILES = "$_files"  # files a finder selects by a test the engine cannot read (`find -regex`, fd's regex)
 UNKNOWN_CWD = "$_cwd"  # a directory `cd` moved to that the engine cannot know (`cd -`, `cd {a,b}`)
