@@ -765,8 +765,8 @@ class _Walk:
     def _run(self, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """_argv's body: a wrapper hands on the words of the command it runs."""
         while words:
-            self.lines[" ".join(word.value for word in words)] = None
             names, name = _program(words[0])
+            self._line(name, words)
             for program in names:
                 self.programs[program] = None
             if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
@@ -810,6 +810,13 @@ class _Walk:
                 self._reader(name, rest, node, data, depth)  # then its words as any program's
             if name in table.OWN_GLOBS:
                 self._own_globs(name, rest)
+            levels = table.SUBCOMMAND_LEVELS.get(name)
+            if levels is not None:
+                for word in rest[:levels]:
+                    if word.value.startswith("-"):
+                        break  # options: the subcommand words are before them
+                    if not word.known:
+                        raise CommandError(f"{name}: the subcommand {word.value!r} is not literal")
             if name in table.SCHEDULERS:
                 for text in self._stdin_texts(name, node, data):  # `echo '* * * * * rm -rf x' | crontab -`
                     self._script_text(text, strict=True)
@@ -863,6 +870,24 @@ class _Walk:
             else:  # find
                 self._find(rest, node, data, depth)
             return
+
+    def _line(self, name: str, words: list[_Word]) -> None:
+        """Record an argv as bash passes it (Command.lines), and again with abbreviated long flags in full."""
+        values = [word.value for word in words]
+        self.lines[" ".join(values)] = None
+        flags = table.LONG_FLAGS.get(name)
+        if flags is None:
+            return
+        expanded = False
+        for index, value in enumerate(values):
+            option = value.partition("=")[0]
+            if len(option) > 3 and option.startswith("--") and option not in flags:
+                full = [flag for flag in flags if flag.startswith(option)]
+                if full:
+                    values[index] = " ".join(full)  # `tar --remove-f` is `--remove-files`
+                    expanded = True
+        if expanded:
+            self.lines[" ".join(values)] = None
 
     def _credentials(self, name: str, words: list[_Word]) -> None:
         """Passwords given as options (`sshpass -p PASS`, `mysql -pPASS`): `password=PASS` words for the secret scan.

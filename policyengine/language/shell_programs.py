@@ -74,6 +74,7 @@ __all__ = [
     "GRAMMARS",
     "JOINS_WORDS",
     "LOADED_VARIABLES",
+    "LONG_FLAGS",
     "OPTION_VARIABLES",
     "OWN_GLOBS",
     "PATH_VARIABLES",
@@ -103,6 +104,7 @@ __all__ = [
     "SQL_CODE",
     "SQL_OPERAND_CLIENTS",
     "STDIN_SCRIPTS",
+    "SUBCOMMAND_LEVELS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
     "UNKNOWN_VARIABLES",
@@ -617,12 +619,42 @@ RUNS_SUBCOMMANDS = frozenset(
 )  # fmt: skip
 
 
+# Long flags that make a command delete (round five, set D, cc-delete-options), by program
+# (after canonical names: gtar is tar). getopt_long and git's parse-options take any unambiguous
+# prefix (`tar --remove-f`, `git clean --forc`): a word that is a prefix of one of these is also
+# spelled in full in Command.lines, so a pack's table of deleting options meets it. A prefix of
+# several is spelled as each (the program would refuse an ambiguous one: no harm in the reading).
+LONG_FLAGS: dict[str, frozenset[str]] = {
+    "tar": _set("--remove-files", "--recursive-unlink", "--unlink-first", "--overwrite", "--delete"),
+    "bsdtar": _set("--remove-files", "--unlink-first", "--unlink"),
+    "rsync": _set(
+        "--delete", "--delete-before", "--delete-during", "--delete-delay", "--delete-after",
+        "--delete-excluded", "--delete-missing-args", "--remove-source-files", "--remove-sent-files",
+    ),
+    "git": _set("--force", "--delete", "--prune", "--mirror", "--hard", "--cached"),
+    "zip": _set("--move"),
+    "rclone": _set("--delete-before", "--delete-during", "--delete-after", "--delete-excluded"),
+}  # fmt: skip
+
+# Programs whose subcommand picks whether they delete, push or reach the network (round five,
+# set D, cc-var-subcmd), with how many leading words are subcommands (`aws s3 rm`, `docker volume
+# rm`): a subcommand word the engine cannot know (`docker ${a}sh` with `a` unknown) makes the
+# command unknown, as git's does (a line variable set to literal text is filled in first).
+SUBCOMMAND_LEVELS: dict[str, int] = {
+    **dict.fromkeys(("docker", "podman", "nerdctl", "kubectl", "oc", "helm", "zfs", "zpool", "diskutil"), 2),
+    **dict.fromkeys(("lvm", "btrfs", "rclone", "s3cmd", "azcopy", "gsutil", "tmutil", "mdadm", "npm", "pnpm"), 2),
+    **dict.fromkeys(("yarn", "bun", "cargo", "gh", "hub", "glab", "jj", "hg", "sl", "fsutil", "vssadmin"), 2),
+    **dict.fromkeys(("aws", "gcloud", "doctl", "flyctl", "heroku", "vercel", "netlify", "wrangler"), 2),
+    "az": 3,  # az storage blob delete-batch
+}  # fmt: skip
+
 # Deferred commands (round five, set D, cc-deferred-delete). Programs that take commands on
 # standard input to run later (cron's table, at and batch jobs: crontab's time fields are taken
 # off); a literal text the line writes to a file is read as commands when the file's name is a
 # script's, a Makefile's or an rc file's (SCRIPT_FILE; a name with no extension is often data:
-# `echo x > /etc/hosts`), or when the line also runs one of SCRIPT_RUNNERS or the file itself; and package-manager commands that set a script a later
-# `npm run` runs (`npm pkg set scripts.NAME=CMD`, the older `npm set-script NAME CMD`).
+# `echo x > /etc/hosts`), or when the line also runs one of SCRIPT_RUNNERS or the file itself;
+# and package-manager commands that set a script a later `npm run` runs (`npm pkg set
+# scripts.NAME=CMD`, the older `npm set-script NAME CMD`).
 SCHEDULERS = frozenset({"crontab", "at", "batch"})
 SCRIPT_FILE = re.compile(
     r"(?i)^(?:.*\.(?:sh|bash|zsh|ksh|dash|command|mk|make|cron|crontab)|(?:gnu)?makefile|crontab"
