@@ -2392,8 +2392,9 @@ class _Walk:
             if "&" in operator and operator not in ("&>", "&>>") and (value.isdigit() or value == "-"):
                 continue  # >&2, 2>&1, <&-: descriptors, not files
             self._word_operand(word)
-            if ">" in operator and word.known:
-                self._written(node, value, data)
+            if ">" in operator:
+                # A target the engine cannot place (`> /tmp/c.s? && sh /tmp/c.sh`) may be the script run.
+                self._written(node, value if word.known else _UNKNOWN_SCRIPT, data)
 
     def _written(self, node: tree_sitter.Node, target: str, data: bytes) -> None:
         """Keep the literal text `echo`/`printf`/a heredoc writes to a file: it may be a script run later."""
@@ -2404,6 +2405,8 @@ class _Walk:
         if parent is None or parent.type != "redirected_statement":
             return
         body = parent.named_child(0)
+        while body is not None and body.type in ("list", "pipeline"):
+            body = body.named_child(body.named_child_count - 1)  # the grammar's `a && echo x > f`: echo's
         if body is None or body.type != "command":
             return
         name_node = _child(body, "command_name")
@@ -2411,13 +2414,13 @@ class _Walk:
             return
         name = _program(self._word(name_node.named_child(0) or name_node, data))[1]
         try:
-            if name in table.TEXT_PROGRAMS:
-                texts = [self._piped_text(name, body, data)]
-            else:
-                texts = [text for text in self._stdin_texts(name, body, data) if text]
+            texts = [self._piped_text(name, body, data)]  # echo or printf, after its wrappers
         except CommandError:
-            return
-        self.written.extend((target, text) for text in texts)
+            try:
+                texts = self._stdin_texts(name, body, data)  # `cat > x.sh <<EOF`, `tee x.sh <<< ..`
+            except CommandError:
+                return
+        self.written.extend((target, text) for text in texts if text)
 
     def _operands(self, words: Iterable[_Word]) -> None:
         """Arguments of an ordinary program: the ones that may name a path."""
@@ -2928,6 +2931,7 @@ def _unquoted(raw: str) -> _Word:
 # Operands standing for what the engine cannot place. The path layer reads `$_...` as an
 # expansion, an unknown name, so path red lines say "may" and allow rules "not surely"; the
 # markers hold no glob character, so they read the same inside a PathPattern.
+_UNKNOWN_SCRIPT = "$_script"  # a write target of unknown name: read when the line runs a script
 # A crontab line's five time fields (or an @reboot-style nickname) and a Makefile's target line.
 _CRON_TIMES = re.compile(r"^\s*(?:@[a-z]+|(?:[0-9*/,-]+\s+){4}[0-9A-Za-z*/,-]+)\s+")
 _MAKE_TARGET = re.compile(r"^[^\s:=#][^:=#]*::?(?:\s|$)")
