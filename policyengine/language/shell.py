@@ -817,6 +817,15 @@ class _Walk:
                         break  # options: the subcommand words are before them
                     if not word.known:
                         raise CommandError(f"{name}: the subcommand {word.value!r} is not literal")
+            if name in table.STDIN_WRITERS:
+                try:  # `tee s.sh <<< 'rm -rf x'`: the text goes to each file operand
+                    texts = self._stdin_texts(name, node, data)
+                except CommandError:
+                    texts = []
+                for word in rest:
+                    if not word.value.startswith("-"):
+                        target = word.value if word.known else _UNKNOWN_SCRIPT
+                        self.written.extend((target, text) for text in texts if text)
             if name in table.SCHEDULERS:
                 for text in self._stdin_texts(name, node, data):  # `echo '* * * * * rm -rf x' | crontab -`
                     self._script_text(text, strict=True)
@@ -2184,12 +2193,16 @@ class _Walk:
         # line that cannot be read is skipped.
         names = set(self.programs)
         runs = bool(names & table.SCRIPT_RUNNERS) or any(
-            _basename(target).casefold() in names for target, _ in self.written
+            _basename(target.rstrip(". ")).casefold() in names for target, _ in self.written
         )
         files: dict[str, list[str]] = {}
         for target, text in self.written:  # `echo a > s.sh; echo b >> s.sh`: one script
             files.setdefault(target, []).append(text)
-        for target, texts in files.items():
+        interpreted = any(program in _CODE_READERS for program in names)
+        for written, texts in files.items():
+            target = written.rstrip(". ")  # Windows drops a name's trailing dots and blanks (`t.py.`)
+            if interpreted and table.CODE_FILE.search(target):
+                self._operand(CODE_OPERAND)  # `> t.py && python3 t.py`: code the line wrote and runs
             script = bool(table.SCRIPT_FILE.search(_basename(target)))
             if runs or script:
                 # Unknown only when the line runs a script it wrote (`> x.json && make` may be data).

@@ -47,6 +47,7 @@ __all__ = [
     "ALIASES",
     "CMD_RUNS",
     "CMD_SWITCHES",
+    "CODE_FILE",
     "CODE_OPTION",
     "CODE_SUBCOMMANDS",
     "CODE_VARIABLES",
@@ -104,6 +105,7 @@ __all__ = [
     "SQL_CODE",
     "SQL_OPERAND_CLIENTS",
     "STDIN_SCRIPTS",
+    "STDIN_WRITERS",
     "SUBCOMMAND_LEVELS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
@@ -664,6 +666,10 @@ SCRIPT_RUNNERS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "source", ".", "make", "gmake", "bmake", "crontab"}
     | {"at", "batch", "run-parts", "chmod", "install", "systemctl", "launchctl"}
 )
+# Code written to a file of an interpreter's extension on a line that runs an interpreter
+# (`echo 'import shutil...' > t.py && python3 t.py`) is `$_code`; tee writes its stdin to its files.
+CODE_FILE = re.compile(r"(?i)\.(?:py|pyw|js|mjs|cjs|ts|mts|rb|pl|pm|php|lua|r|jl|exs?|clj|cljs|groovy|tcl|coffee)$")
+STDIN_WRITERS = frozenset({"tee"})
 SCRIPT_SETTER_PROGRAMS = frozenset({"npm", "pnpm", "bun"})
 SCRIPT_SETTERS: dict[tuple[str, ...], str] = {("pkg", "set"): "pairs", ("set-script",): "name"}
 
@@ -1121,6 +1127,7 @@ GRAMMARS: dict[str, Grammar] = {
     "fennel": Grammar(code=_set("e", "--eval"), interpreter=True),
     **{name: Grammar(code=_set("e", "--eval"), interpreter=True) for name in ("coffee", "lumo", "planck", "nbb")},
     **{name: Grammar(interpreter=True) for name in ("chez", "scheme", "petite")},
+    "gjs": Grammar(paths=_set("I", "--include-path"), code=_set("c", "--command"), interpreter=True),
     "ssh": Grammar(
         values=_set("B", "b", "c", "D", "e", "I", "J", "L", "l", "m", "O", "o", "p", "Q", "R", "W", "w", "P"),
         paths=_set("i", "F", "E", "S"),
