@@ -521,7 +521,8 @@ class _Walk:
         self.urls: dict[str, None] = {}
         self.words: dict[str, None] = {}
         self.lines: dict[str, None] = {}
-        self.written: list[tuple[str, str]] = []  # (file, literal text) the line writes with echo, printf or a heredoc
+        # (file, writing command, its source): read only when deferred() needs the text
+        self.written: list[tuple[str, tree_sitter.Node, bytes]] = []
         # Variables surely set to literal text earlier on the top-level line, in source order
         # (`f=.env; cat $f`); a name absent is unknown. `resolving` is off once the line does
         # anything that may set a variable in a way not modelled (see _may_set_variables).
@@ -817,15 +818,10 @@ class _Walk:
                         break  # options: the subcommand words are before them
                     if not word.known:
                         raise CommandError(f"{name}: the subcommand {word.value!r} is not literal")
-            if name in table.STDIN_WRITERS:
-                try:  # `tee s.sh <<< 'rm -rf x'`: the text goes to each file operand
-                    texts = self._stdin_texts(name, node, data)
-                except CommandError:
-                    texts = []
-                for word in rest:
+            if name in table.STDIN_WRITERS and node.type == "command":
+                for word in rest:  # `tee s.sh <<< 'rm -rf x'`: the text goes to each file operand
                     if not word.value.startswith("-"):
-                        target = word.value if word.known else _UNKNOWN_SCRIPT
-                        self.written.extend((target, text) for text in texts if text)
+                        self.written.append((word.value if word.known else _UNKNOWN_SCRIPT, node, data))
             if name in table.SCHEDULERS:
                 for text in self._stdin_texts(name, node, data):  # `echo '* * * * * rm -rf x' | crontab -`
                     self._script_text(text, strict=True)
@@ -2191,20 +2187,23 @@ class _Walk:
         # commands: a crontab's time fields, make's target lines and recipe prefixes taken off. When
         # the line runs it, a text that cannot be read is unknown; otherwise it may be data, and a
         # line that cannot be read is skipped.
-        names = set(self.programs)
-        runs = bool(names & table.SCRIPT_RUNNERS) or any(
-            _basename(target.rstrip(". ")).casefold() in names for target, _ in self.written
+        names = self.programs.keys()  # set operations in C: this runs for every line with a `>`
+        runs = not names.isdisjoint(table.SCRIPT_RUNNERS) or any(
+            _basename(target.rstrip(". ")).casefold() in names for target, _, _ in self.written
         )
+        interpreted = not names.isdisjoint(_CODE_READERS)
         files: dict[str, list[str]] = {}
-        for target, text in self.written:  # `echo a > s.sh; echo b >> s.sh`: one script
-            files.setdefault(target, []).append(text)
-        interpreted = any(program in _CODE_READERS for program in names)
-        for written, texts in files.items():
+        for written, body, data in self.written:  # `echo a > s.sh; echo b >> s.sh`: one script
             target = written.rstrip(". ")  # Windows drops a name's trailing dots and blanks (`t.py.`)
-            if interpreted and table.CODE_FILE.search(target):
-                self._operand(CODE_OPERAND)  # `> t.py && python3 t.py`: code the line wrote and runs
+            code = interpreted and bool(table.CODE_FILE.search(target))
+            if runs or code or table.SCRIPT_FILE.search(_basename(target)):
+                texts = [text for text in self._written_texts(body, data) if text]
+                if texts and code:
+                    self._operand(CODE_OPERAND)  # `> t.py && python3 t.py`: code the line wrote and runs
+                files.setdefault(target, []).extend(texts)
+        for target, texts in files.items():
             script = bool(table.SCRIPT_FILE.search(_basename(target)))
-            if runs or script:
+            if texts and (runs or script):
                 # Unknown only when the line runs a script it wrote (`> x.json && make` may be data).
                 self._script_text("\n".join(texts), strict=runs and script)
 
@@ -2420,20 +2419,28 @@ class _Walk:
         body = parent.named_child(0)
         while body is not None and body.type in ("list", "pipeline"):
             body = body.named_child(body.named_child_count - 1)  # the grammar's `a && echo x > f`: echo's
-        if body is None or body.type != "command":
-            return
+        if body is not None and body.type == "command":
+            self.written.append((target, body, data))  # its text is read only if deferred() needs it
+
+    def _written_texts(self, body: tree_sitter.Node, data: bytes) -> list[str]:
+        """The literal text a writing command writes: echo's or printf's words, cat's or tee's stdin."""
         name_node = _child(body, "command_name")
         if name_node is None:
-            return
+            return []
         name = _program(self._word(name_node.named_child(0) or name_node, data))[1]
         try:
-            texts = [self._piped_text(name, body, data)]  # echo or printf, after its wrappers
+            if name in table.TEXT_PROGRAMS:
+                return [self._piped_text(name, body, data)]  # echo or printf
+            if name in table.WRAPPERS:  # `nice echo x > s.sh`, `env cat > s.sh <<EOF`
+                try:
+                    return [self._piped_text(name, body, data)]
+                except CommandError:
+                    return self._stdin_texts(name, body, data)
+            if name in _TEXT_COPIERS:
+                return self._stdin_texts(name, body, data)  # `cat > x.sh <<EOF`, `tee x.sh <<< ..`
         except CommandError:
-            try:
-                texts = self._stdin_texts(name, body, data)  # `cat > x.sh <<EOF`, `tee x.sh <<< ..`
-            except CommandError:
-                return
-        self.written.extend((target, text) for text in texts if text)
+            pass  # not literal text: no script the engine could read, and most such writes are data
+        return []
 
     def _operands(self, words: Iterable[_Word]) -> None:
         """Arguments of an ordinary program: the ones that may name a path."""
@@ -2944,6 +2951,7 @@ def _unquoted(raw: str) -> _Word:
 # Operands standing for what the engine cannot place. The path layer reads `$_...` as an
 # expansion, an unknown name, so path red lines say "may" and allow rules "not surely"; the
 # markers hold no glob character, so they read the same inside a PathPattern.
+_TEXT_COPIERS = frozenset({"cat", "tee"})  # they write their literal stdin out unchanged
 _UNKNOWN_SCRIPT = "$_script"  # a write target of unknown name: read when the line runs a script
 # A crontab line's five time fields (or an @reboot-style nickname) and a Makefile's target line.
 _CRON_TIMES = re.compile(r"^\s*(?:@[a-z]+|(?:[0-9*/,-]+\s+){4}[0-9A-Za-z*/,-]+)\s+")
