@@ -701,13 +701,33 @@ def _secrets(call: _Call) -> list[str]:
     return found
 
 
+def _command_lines(call: _Call) -> list[str]:
+    """The call's commands as written, then each argument vector as bash passes its words (shell.Command.lines)."""
+    # A table that reads a subcommand or option from the text must meet it however the shell spells
+    # it (`git $'\x63lean'`, `d=cle; git ${d}an`, `docker volume "r"m`): the words after quote
+    # removal, $'..' decoding and the line's variables are added. Adding texts only makes an
+    # any-of test on commands(@) match more. A command that cannot be read adds none: the
+    # red lines that parse it refuse it.
+    commands = call.commands
+    if not commands:
+        return commands
+    try:
+        parsed = call.parsed
+    except Exception:
+        return commands
+    seen = dict.fromkeys(commands)
+    for command in parsed:
+        seen.update(dict.fromkeys(command.lines))
+    return list(seen)
+
+
 _ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "secrets": _secrets,
     "paths": _paths,
     "urls": _urls,
     "emails": _strings_of(roles.Role.EMAIL),
     "amounts": lambda call: call.found.values[roles.Role.AMOUNT],
-    "commands": lambda call: call.commands,
+    "commands": _command_lines,
     "programs": lambda call: [program for command in call.parsed for program in command.programs],
 }
 

@@ -329,6 +329,11 @@ class Command:
     # Every word of every command as bash passes it: quotes and escapes removed, variables set
     # earlier on the line filled in, other expansions as written (for secrets(@): `'sec''ret'`).
     words: tuple[str, ...] = dataclasses.field(default=(), compare=False)  # a view: two readings are equal without it
+    # Each argument vector run, its words as bash passes them joined by one space, once from the
+    # program and again after each wrapper (`sudo git $'\x63lean' -f` gives `sudo git clean -f` and
+    # `git clean -f`): a table that reads a subcommand or option from the text (commands(@)) sees
+    # it after quote removal, $'..' decoding and the line's variables, however the shell spelled it.
+    lines: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
 
 class CommandError(ValueError):
@@ -476,7 +481,9 @@ def _parse(text: str) -> Command:
     except Exception as error:  # never let a parser or walker failure pass as anything else
         _parser().reset()  # in case a parse stopped half-way: the next one must start afresh
         raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
-    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words))
+    if walk.written:
+        walk.deferred()
+    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words), tuple(walk.lines))
 
 
 def _parser() -> tree_sitter.Parser:
@@ -496,6 +503,7 @@ class _Walk:
         "deadline",
         "dirs",
         "level",
+        "lines",
         "local",
         "operands",
         "programs",
@@ -503,6 +511,7 @@ class _Walk:
         "urls",
         "variables",
         "words",
+        "written",
     )
 
     def __init__(self) -> None:
@@ -511,6 +520,9 @@ class _Walk:
         self.operands: dict[str, None] = {}
         self.urls: dict[str, None] = {}
         self.words: dict[str, None] = {}
+        self.lines: dict[str, None] = {}
+        # (file, writing command, its source): read only when deferred() needs the text
+        self.written: list[tuple[str, tree_sitter.Node, bytes]] = []
         # Variables surely set to literal text earlier on the top-level line, in source order
         # (`f=.env; cat $f`); a name absent is unknown. `resolving` is off once the line does
         # anything that may set a variable in a way not modelled (see _may_set_variables).
@@ -755,6 +767,7 @@ class _Walk:
         """_argv's body: a wrapper hands on the words of the command it runs."""
         while words:
             names, name = _program(words[0])
+            self._line(name, words)
             for program in names:
                 self.programs[program] = None
             if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
@@ -798,6 +811,22 @@ class _Walk:
                 self._reader(name, rest, node, data, depth)  # then its words as any program's
             if name in table.OWN_GLOBS:
                 self._own_globs(name, rest)
+            levels = table.SUBCOMMAND_LEVELS.get(name)
+            if levels is not None:
+                for word in rest[:levels]:
+                    if word.value.startswith("-"):
+                        break  # options: the subcommand words are before them
+                    if not word.known:
+                        raise CommandError(f"{name}: the subcommand {word.value!r} is not literal")
+            if name in table.STDIN_WRITERS and node.type == "command":
+                for word in rest:  # `tee s.sh <<< 'rm -rf x'`: the text goes to each file operand
+                    if not word.value.startswith("-"):
+                        self.written.append((word.value if word.known else _UNKNOWN_SCRIPT, node, data))
+            if name in table.SCHEDULERS:
+                for text in self._stdin_texts(name, node, data):  # `echo '* * * * * rm -rf x' | crontab -`
+                    self._script_text(text, strict=True)
+            if name in table.SCRIPT_SETTER_PROGRAMS and rest:
+                self._package_scripts([word.value for word in rest[:2]], rest, depth)
             if name not in _SPECIAL:
                 if any(word.value in table.REPL_WORDS for word in rest) and self._repl_code(name, rest, node):
                     self._operand(CODE_OPERAND)  # `python manage.py shell <<EOF`, `rails console <<<`
@@ -846,6 +875,24 @@ class _Walk:
             else:  # find
                 self._find(rest, node, data, depth)
             return
+
+    def _line(self, name: str, words: list[_Word]) -> None:
+        """Record an argv as bash passes it (Command.lines), and again with abbreviated long flags in full."""
+        values = [word.value for word in words]
+        self.lines[" ".join(values)] = None
+        flags = table.LONG_FLAGS.get(name)
+        if flags is None:
+            return
+        expanded = False
+        for index, value in enumerate(values):
+            option = value.partition("=")[0]
+            if len(option) > 3 and option.startswith("--") and option not in flags:
+                full = [flag for flag in flags if flag.startswith(option)]
+                if full:
+                    values[index] = " ".join(full)  # `tar --remove-f` is `--remove-files`
+                    expanded = True
+        if expanded:
+            self.lines[" ".join(values)] = None
 
     def _credentials(self, name: str, words: list[_Word]) -> None:
         """Passwords given as options (`sshpass -p PASS`, `mysql -pPASS`): `password=PASS` words for the secret scan.
@@ -967,6 +1014,8 @@ class _Walk:
                 elif index + 1 < len(words):
                     self._code([words[index + 1]], depth, value)
                 continue
+            if value.startswith("-") and table.CODE_OPTION.fullmatch(value.partition("=")[0]):
+                self._operand(CODE_OPERAND)  # `janet2 --eval CODE`: code for an interpreter no table knows
             if value.startswith("-") and "=" in value:
                 value = value.partition("=")[2]  # `--exec='rm -rf x'`
             if any(space in value for space in " \t\n;|&("):
@@ -2131,6 +2180,70 @@ class _Walk:
                 elif letter and letter in "gGvV" and "!" in rest:
                     raise CommandError(f"{name}: a global command may run a shell: {line[:40]!r}")
 
+    def deferred(self) -> None:
+        """Read the texts the line wrote to files as commands run later (cc-deferred-delete, round five set D)."""
+        # A text written to a file whose name is a script's, a Makefile's or an rc file's, or to any
+        # file when the line also runs a shell, make, source, crontab or the file itself, is read as
+        # commands: a crontab's time fields, make's target lines and recipe prefixes taken off. When
+        # the line runs it, a text that cannot be read is unknown; otherwise it may be data, and a
+        # line that cannot be read is skipped.
+        names = self.programs.keys()  # set operations in C: this runs for every line with a `>`
+        runs = not names.isdisjoint(table.SCRIPT_RUNNERS) or any(
+            _basename(target.rstrip(". ")).casefold() in names for target, _, _ in self.written
+        )
+        interpreted = not names.isdisjoint(_CODE_READERS)
+        files: dict[str, list[str]] = {}
+        for written, body, data in self.written:  # `echo a > s.sh; echo b >> s.sh`: one script
+            target = written.rstrip(". ")  # Windows drops a name's trailing dots and blanks (`t.py.`)
+            code = interpreted and bool(table.CODE_FILE.search(target))
+            if runs or code or table.SCRIPT_FILE.search(_basename(target)):
+                texts = [text for text in self._written_texts(body, data) if text]
+                if texts and code:
+                    self._operand(CODE_OPERAND)  # `> t.py && python3 t.py`: code the line wrote and runs
+                files.setdefault(target, []).extend(texts)
+        for target, texts in files.items():
+            script = bool(table.SCRIPT_FILE.search(_basename(target)))
+            if texts and (runs or script):
+                # Unknown only when the line runs a script it wrote (`> x.json && make` may be data).
+                self._script_text("\n".join(texts), strict=runs and script)
+
+    def _script_text(self, text: str, strict: bool) -> None:
+        """Parse text a shell, make or cron may run: whole, then line by line."""
+        lines = []
+        for line in text.replace("\\t", "\t").replace("\\n", "\n").splitlines():
+            if _MAKE_TARGET.match(line):
+                continue  # `all: deps`: a Makefile's target line, no command
+            line = _CRON_TIMES.sub("", line, count=1).lstrip(" \t")
+            lines.append(line.lstrip("@+-") if line[:1] in "@+-" else line)
+        level, dirs = self.level, len(self.dirs)
+        try:
+            self.parse("\n".join(lines).encode("utf-8"), 1)
+            return
+        except CommandError:
+            self.level = level
+            del self.dirs[dirs:]
+        for line in lines:
+            try:
+                self.parse(line.encode("utf-8"), 1)
+            except CommandError:
+                self.level = level
+                del self.dirs[dirs:]
+                if strict:
+                    raise
+
+    def _package_scripts(self, head: list[str], words: list[_Word], depth: int) -> None:
+        """`npm pkg set scripts.x='rm -rf d'`, `npm set-script x CMD`: a script a later `npm run` runs."""
+        setter = table.SCRIPT_SETTERS.get(tuple(head)) or table.SCRIPT_SETTERS.get(tuple(head[:1]))
+        if setter == "pairs":
+            for word in words[2:]:
+                key, equals, value = word.value.partition("=")
+                if equals and key.startswith("scripts."):
+                    if not word.known:
+                        raise CommandError(f"a package script set to text that is not literal: {key!r}")
+                    self.parse(value.encode("utf-8"), depth + 1)
+        elif setter == "name" and len(words) > 2:
+            self._code(words[2:3], depth, "set-script")  # set-script NAME CMD
+
     def _code(self, words: list[_Word], depth: int, name: str) -> None:
         """eval ARGS: the arguments joined by spaces are parsed again."""
         if not words:
@@ -2291,6 +2404,43 @@ class _Walk:
             if "&" in operator and operator not in ("&>", "&>>") and (value.isdigit() or value == "-"):
                 continue  # >&2, 2>&1, <&-: descriptors, not files
             self._word_operand(word)
+            if ">" in operator:
+                # A target the engine cannot place (`> /tmp/c.s? && sh /tmp/c.sh`) may be the script run.
+                self._written(node, value if word.known else _UNKNOWN_SCRIPT, data)
+
+    def _written(self, node: tree_sitter.Node, target: str, data: bytes) -> None:
+        """Keep the literal text `echo`/`printf`/a heredoc writes to a file: it may be a script run later."""
+        # A deleting command written to a script, Makefile or crontab and run (`echo 'rm -rf x' > s.sh
+        # && bash s.sh`) is read by deferred(). Text that is not literal is not kept: data written
+        # with a variable is no script the engine could read, and most such writes are data.
+        parent = node.parent
+        if parent is None or parent.type != "redirected_statement":
+            return
+        body = parent.named_child(0)
+        while body is not None and body.type in ("list", "pipeline"):
+            body = body.named_child(body.named_child_count - 1)  # the grammar's `a && echo x > f`: echo's
+        if body is not None and body.type == "command":
+            self.written.append((target, body, data))  # its text is read only if deferred() needs it
+
+    def _written_texts(self, body: tree_sitter.Node, data: bytes) -> list[str]:
+        """The literal text a writing command writes: echo's or printf's words, cat's or tee's stdin."""
+        name_node = _child(body, "command_name")
+        if name_node is None:
+            return []
+        name = _program(self._word(name_node.named_child(0) or name_node, data))[1]
+        try:
+            if name in table.TEXT_PROGRAMS:
+                return [self._piped_text(name, body, data)]  # echo or printf
+            if name in table.WRAPPERS:  # `nice echo x > s.sh`, `env cat > s.sh <<EOF`
+                try:
+                    return [self._piped_text(name, body, data)]
+                except CommandError:
+                    return self._stdin_texts(name, body, data)
+            if name in _TEXT_COPIERS:
+                return self._stdin_texts(name, body, data)  # `cat > x.sh <<EOF`, `tee x.sh <<< ..`
+        except CommandError:
+            pass  # not literal text: no script the engine could read, and most such writes are data
+        return []
 
     def _operands(self, words: Iterable[_Word]) -> None:
         """Arguments of an ordinary program: the ones that may name a path."""
@@ -2614,6 +2764,11 @@ def _text(node: tree_sitter.Node, data: bytes) -> str:
     return data[node.start_byte : node.end_byte].decode("utf-8")
 
 
+def _basename(path: str) -> str:
+    """The last name of a path, either separator."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def _child(node: tree_sitter.Node, kind: str) -> tree_sitter.Node | None:
     """The first named child of a type."""
     for child in node.named_children:
@@ -2796,6 +2951,12 @@ def _unquoted(raw: str) -> _Word:
 # Operands standing for what the engine cannot place. The path layer reads `$_...` as an
 # expansion, an unknown name, so path red lines say "may" and allow rules "not surely"; the
 # markers hold no glob character, so they read the same inside a PathPattern.
+_TEXT_COPIERS = frozenset({"cat", "tee"})  # they write their literal stdin out unchanged
+_UNKNOWN_SCRIPT = "$_script"  # a write target of unknown name: read when the line runs a script
+# A crontab line's five time fields (or an @reboot-style nickname) and a Makefile's target line.
+_CRON_TIMES = re.compile(r"^\s*(?:@[a-z]+|(?:[0-9*/,-]+\s+){4}[0-9A-Za-z*/,-]+)\s+")
+_MAKE_TARGET = re.compile(r"^[^\s:=#][^:=#]*::?(?:\s|$)")
+
 CODE_OPERAND = "$_code"  # code for an interpreter (`python -c`, `perl -e`, a risky sed or awk script)
 UNKNOWN_FILES = "$_files"  # files a finder selects by a test the engine cannot read (`find -regex`, fd's regex)
 UNKNOWN_CWD = "$_cwd"  # a directory `cd` moved to that the engine cannot know (`cd -`, `cd {a,b}`)

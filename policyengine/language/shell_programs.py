@@ -47,6 +47,8 @@ __all__ = [
     "ALIASES",
     "CMD_RUNS",
     "CMD_SWITCHES",
+    "CODE_FILE",
+    "CODE_OPTION",
     "CODE_SUBCOMMANDS",
     "CODE_VARIABLES",
     "CODE_VARIABLE_PREFIXES",
@@ -73,6 +75,7 @@ __all__ = [
     "GRAMMARS",
     "JOINS_WORDS",
     "LOADED_VARIABLES",
+    "LONG_FLAGS",
     "OPTION_VARIABLES",
     "OWN_GLOBS",
     "PATH_VARIABLES",
@@ -92,19 +95,22 @@ __all__ = [
     "RUNNER_OPTION",
     "RUNS_COMMANDS",
     "RUNS_SUBCOMMANDS",
+    "SCHEDULERS",
+    "SCRIPT_FILE",
     "SCRIPT_FILE_OPTIONS",
+    "SCRIPT_RUNNERS",
+    "SCRIPT_SETTERS",
+    "SCRIPT_SETTER_PROGRAMS",
     "SQL_CLIENTS",
     "SQL_CODE",
     "SQL_OPERAND_CLIENTS",
     "STDIN_SCRIPTS",
+    "STDIN_WRITERS",
+    "SUBCOMMAND_LEVELS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
     "UNKNOWN_VARIABLES",
     "WRAPPERS",
-    "Grammar",
-    "Wrapper",
-    "canonical_names",
-    "variable_kind",
 ]
 
 
@@ -583,6 +589,10 @@ JOINS_WORDS = frozenset({"npm explore", "pnpm explore"})
 # program whose table row does not list the option, or that has no row, the value is read as a
 # command (a name the shell cannot parse makes the command unknown). Options of a row that take
 # no such value are known there first (`git --exec-path=DIR`).
+# Long options named for code a program evaluates (`--eval`, `--evaluate`, `--eval-string`,
+# `-eval`): for a program no table knows, their value is code for an interpreter (`$_code`), so
+# the next interpreter's one-liner is not read as a plain word (round five, set D).
+CODE_OPTION = re.compile(r"--?(?:[a-z0-9]+-)*(?:eval|evaluate)(?:-[a-z]+)?")
 RUNNER_OPTION = re.compile(
     r"--(?:[a-z0-9]+-)*(?:pre|exec|execute|command|cmd|program|prog|pager|editor|shell|hook|preview|"
     r"askpass|rsh|run-command|filter-command)"
@@ -610,6 +620,58 @@ RUNS_SUBCOMMANDS = frozenset(
     }
 )  # fmt: skip
 
+
+# Long flags that make a command delete (round five, set D, cc-delete-options), by program
+# (after canonical names: gtar is tar). getopt_long and git's parse-options take any unambiguous
+# prefix (`tar --remove-f`, `git clean --forc`): a word that is a prefix of one of these is also
+# spelled in full in Command.lines, so a pack's table of deleting options meets it. A prefix of
+# several is spelled as each (the program would refuse an ambiguous one: no harm in the reading).
+LONG_FLAGS: dict[str, frozenset[str]] = {
+    "tar": _set("--remove-files", "--recursive-unlink", "--unlink-first", "--overwrite", "--delete"),
+    "bsdtar": _set("--remove-files", "--unlink-first", "--unlink"),
+    "rsync": _set(
+        "--delete", "--delete-before", "--delete-during", "--delete-delay", "--delete-after",
+        "--delete-excluded", "--delete-missing-args", "--remove-source-files", "--remove-sent-files",
+    ),
+    "git": _set("--force", "--delete", "--prune", "--mirror", "--hard", "--cached"),
+    "zip": _set("--move"),
+    "rclone": _set("--delete-before", "--delete-during", "--delete-after", "--delete-excluded"),
+}  # fmt: skip
+
+# Programs whose subcommand picks whether they delete, push or reach the network (round five,
+# set D, cc-var-subcmd), with how many leading words are subcommands (`aws s3 rm`, `docker volume
+# rm`): a subcommand word the engine cannot know (`docker ${a}sh` with `a` unknown) makes the
+# command unknown, as git's does (a line variable set to literal text is filled in first).
+SUBCOMMAND_LEVELS: dict[str, int] = {
+    **dict.fromkeys(("docker", "podman", "nerdctl", "kubectl", "oc", "helm", "zfs", "zpool", "diskutil"), 2),
+    **dict.fromkeys(("lvm", "btrfs", "rclone", "s3cmd", "azcopy", "gsutil", "tmutil", "mdadm", "npm", "pnpm"), 2),
+    **dict.fromkeys(("yarn", "bun", "cargo", "gh", "hub", "glab", "jj", "hg", "sl", "fsutil", "vssadmin"), 2),
+    **dict.fromkeys(("aws", "gcloud", "doctl", "flyctl", "heroku", "vercel", "netlify", "wrangler"), 2),
+    "az": 3,  # az storage blob delete-batch
+}  # fmt: skip
+
+# Deferred commands (round five, set D, cc-deferred-delete). Programs that take commands on
+# standard input to run later (cron's table, at and batch jobs: crontab's time fields are taken
+# off); a literal text the line writes to a file is read as commands when the file's name is a
+# script's, a Makefile's or an rc file's (SCRIPT_FILE; a name with no extension is often data:
+# `echo x > /etc/hosts`), or when the line also runs one of SCRIPT_RUNNERS or the file itself;
+# and package-manager commands that set a script a later `npm run` runs (`npm pkg set
+# scripts.NAME=CMD`, the older `npm set-script NAME CMD`).
+SCHEDULERS = frozenset({"crontab", "at", "batch"})
+SCRIPT_FILE = re.compile(
+    r"(?i)^(?:.*\.(?:sh|bash|zsh|ksh|dash|command|mk|make|cron|crontab)|(?:gnu)?makefile|crontab"
+    r"|\.?(?:bash|zsh|ksh|mksh)rc|\.?(?:bash_|z)?(?:profile|login|logout)|\.zshenv|\.envrc)$"
+)
+SCRIPT_RUNNERS = frozenset(
+    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "source", ".", "make", "gmake", "bmake", "crontab"}
+    | {"at", "batch", "run-parts", "chmod", "install", "systemctl", "launchctl"}
+)
+# Code written to a file of an interpreter's extension on a line that runs an interpreter
+# (`echo 'import shutil...' > t.py && python3 t.py`) is `$_code`; tee writes its stdin to its files.
+CODE_FILE = re.compile(r"(?i)\.(?:py|pyw|js|mjs|cjs|ts|mts|rb|pl|pm|php|lua|r|jl|exs?|clj|cljs|groovy|tcl|coffee)$")
+STDIN_WRITERS = frozenset({"tee"})
+SCRIPT_SETTER_PROGRAMS = frozenset({"npm", "pnpm", "bun"})
+SCRIPT_SETTERS: dict[tuple[str, ...], str] = {("pkg", "set"): "pairs", ("set-script",): "name"}
 
 # Subcommands whose operands are code for the program (`deno eval CODE`, as `deno --eval CODE`).
 CODE_SUBCOMMANDS = frozenset({("deno", "eval"), ("crystal", "eval")})
@@ -1044,6 +1106,28 @@ GRAMMARS: dict[str, Grammar] = {
     "m4": Grammar(values=_set("D", "U", "I", "--define", "--undefine", "--include"), interpreter=True),
     "osascript": Grammar(values=_set("l", "s"), code=_set("e"), interpreter=True),
     "tclsh": Grammar(interpreter=True),
+    # Interpreters and shells of other runtimes with a one-liner option (each one's --help): Google's
+    # zx (JavaScript with fs and $`cmd`), the MongoDB shells (JavaScript with require('fs')), Janet,
+    # Hy, Fennel, CoffeeScript, Lumo, Planck, nbb, Chez Scheme. Their code is `$_code`: it may open,
+    # delete or run anything (round five, set D).
+    "zx": Grammar(
+        values=_set("--shell", "--prefix", "--postfix", "--ext", "--cwd"), code=_set("e", "--eval"), interpreter=True
+    ),
+    **{
+        name: Grammar(
+            values=_set("u", "p", "--username", "--password", "--host", "--port", "--authenticationDatabase"),
+            paths=_set("f", "--file", "--tlsCertificateKeyFile", "--tlsCAFile"),
+            code=_set("--eval"),
+            interpreter=True,
+        )
+        for name in ("mongosh", "mongo")
+    },
+    "janet": Grammar(code=_set("e"), interpreter=True),
+    "hy": Grammar(values=_set("m"), code=_set("c"), interpreter=True),
+    "fennel": Grammar(code=_set("e", "--eval"), interpreter=True),
+    **{name: Grammar(code=_set("e", "--eval"), interpreter=True) for name in ("coffee", "lumo", "planck", "nbb")},
+    **{name: Grammar(interpreter=True) for name in ("chez", "scheme", "petite")},
+    "gjs": Grammar(paths=_set("I", "--include-path"), code=_set("c", "--command"), interpreter=True),
     "ssh": Grammar(
         values=_set("B", "b", "c", "D", "e", "I", "J", "L", "l", "m", "O", "o", "p", "Q", "R", "W", "w", "P"),
         paths=_set("i", "F", "E", "S"),

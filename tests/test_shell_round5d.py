@@ -1,0 +1,93 @@
+"""Round five of issue 22 (set D, reading commands): tests/data/shell_words_round5d.yaml and the tables behind it.
+
+Each class is tested by its table, row by row: Command.lines (each argv as bash passes its words,
+so a subcommand table meets `git $'\\x63lean'` and `d=cle; git ${d}an`), getopt prefixes of
+deleting long flags, deferred commands (text a line writes to a script and runs), and
+interpreters whose code is `$_code`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jmespath
+import pytest
+import yaml
+
+from policyengine.language import shell_programs as table
+from policyengine.language.functions import OPTIONS
+from policyengine.language.shell import CommandError, parse_command
+
+CASES_FILE = Path(__file__).parent / "data" / "shell_words_round5d.yaml"
+CASE_KEYS = {"command", "programs", "has_operands", "not_operands", "lines", "not_lines", "unknown"}
+
+
+def _load_cases() -> list[dict[str, Any]]:
+    """The set-D cases; a missing or malformed file fails collection."""
+    cases = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))
+    if not isinstance(cases, list) or len(cases) < 50:
+        raise AssertionError(f"{CASES_FILE.name} must hold a list of at least 50 cases")
+    for case in cases:
+        if not isinstance(case, dict) or not isinstance(case.get("command"), str) or set(case) - CASE_KEYS:
+            raise AssertionError(f"malformed case in {CASES_FILE.name}: {case!r}")
+        if not case.get("unknown") and "programs" not in case:
+            raise AssertionError(f"a case must list programs or be unknown: {case!r}")
+    return cases
+
+
+CASES = _load_cases()
+
+
+def search(expression: str, document: Any) -> Any:
+    """Evaluate a rule expression with the engine's functions."""
+    return jmespath.search(expression, document, options=OPTIONS)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[repr(case["command"])[:60] for case in CASES])
+def test_round5d_case(case: dict[str, Any]) -> None:
+    text = case["command"]
+    if case.get("unknown"):
+        with pytest.raises(CommandError):
+            parse_command(text)
+        return
+    command = parse_command(text)
+    assert list(command.programs) == case["programs"], command
+    operands = [str(operand) for operand in command.operands]
+    for operand in case.get("has_operands", []):
+        assert operand in operands, command
+    for operand in case.get("not_operands", []):
+        assert operand not in operands, command
+    for line in case.get("lines", []):
+        assert line in command.lines, command.lines
+    for line in case.get("not_lines", []):
+        assert not any(found.startswith(line) for found in command.lines), command.lines
+
+
+def test_commands_of_a_call_hold_the_lines_after_the_text() -> None:
+    """commands(@) is the command as written, then each argv as bash passes it (no duplicates)."""
+    call = {"arguments": {"command": "git $'\\x63lean' -fdx; git clean -fdx"}}
+    assert search("commands(@)", call) == ["git $'\\x63lean' -fdx; git clean -fdx", "git clean -fdx"]
+    assert search("commands(@)", {"arguments": {"command": "git status"}}) == ["git status"]
+
+
+def test_commands_of_a_call_that_cannot_be_parsed_are_the_text_alone() -> None:
+    """A command the parser refuses adds no line: the red lines that parse it refuse it."""
+    assert search("commands(@)", {"arguments": {"command": "echo 'x"}}) == ["echo 'x"]
+
+
+def test_long_flags_are_long_options() -> None:
+    """Every LONG_FLAGS entry is a full long option: a prefix is expanded to it, never the reverse."""
+    for program, flags in table.LONG_FLAGS.items():
+        for flag in flags:
+            assert flag.startswith("--") and len(flag) > 4, (program, flag)
+
+
+@pytest.mark.parametrize("name", ["run.sh", "x.BASH", "Makefile", "GNUmakefile", "rules.mk", ".bashrc", ".profile"])
+def test_script_file_names(name: str) -> None:
+    assert table.SCRIPT_FILE.search(name)
+
+
+@pytest.mark.parametrize("name", ["NOTES.md", "out.txt", "config.json", "passwd", "hosts", "data.csv"])
+def test_data_file_names(name: str) -> None:
+    assert not table.SCRIPT_FILE.search(name)
