@@ -173,6 +173,9 @@ CREDENTIAL_WORDS: Final = frozenset(
         "cvv", "cvc", "cvn", "cv2", "pin", "otp", "totp", "hotp",
         # WPA's pre-shared key (wpa_supplicant's psk=, hostapd's wpa_psk) and a WebAuthn or device passkey.
         "psk", "passkey",
+        # A wallet's mnemonic, a bearer token under its scheme's name, a Nostr secret key, a keypair
+        # file's array (Solana's id.json holds the private key): the value is the credential.
+        "mnemonic", "bearer", "nsec", "keypair",
     }
 )  # fmt: skip
 
@@ -193,6 +196,11 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         # secret_key_base (every session and cookie of the app is signed with it), a pre-shared key.
         ("hmac", "key"), ("secret", "key", "base"), ("shared", "key"), ("wpa", "key"), ("seed", "phrase"),
         ("recovery", "phrase"), ("mnemonic", "phrase"), ("backup", "phrase"),
+        # Other names of the same things: a passphrase in two words, a TOTP seed, 2FA recovery
+        # codes (each logs in once without the second factor), a secret word, a Solana keypair.
+        ("pass", "phrase"), ("otp", "seed"), ("totp", "seed"), ("mfa", "seed"), ("2fa", "seed"),
+        ("otp", "secret"), ("recovery", "codes"), ("recovery", "code"), ("backup", "codes"),
+        ("secret", "word"), ("secret", "phrase"), ("wallet", "seed"), ("seed", "words"),
     }
 )  # fmt: skip
 
@@ -575,6 +583,33 @@ _SHAPES: Final = (
         r"[?&;](?i:k|key|apikey|api_key|api-key|access_key|accesskey|app_key|appkey|auth|sig|signature)"
         r"=[0-9A-Fa-f]{32,}\b",
     ),
+    # Capability URLs: the URL itself is the credential (whoever holds it reads, writes or posts), so
+    # its secret part is the shape whatever the host: an Azure SAS (sv=... and sig=), an OCI
+    # pre-authenticated request (/p/<token>/n/), Slack workflow triggers and workflow webhooks,
+    # Teams (webhook.office.com/webhookb2/...), Mattermost (/hooks/<26 lower-case characters>)
+    # and Zapier catch hooks. Shapes from gitleaks' rules and the providers' docs.
+    ("azure-sas-url", r"[?&](?i:sig)=[A-Za-z0-9%+/]{20,}={0,2}"),
+    ("oci-par-url", r"/p/[A-Za-z0-9_\-]{20,}/n/[a-z0-9_\-]+/b/"),
+    (
+        "chat-webhook",
+        r"hooks\.slack\.com/(?:triggers|workflows)/T[A-Z0-9]{6,}/[0-9A-Za-z]{6,}/[0-9a-f]{16,}"
+        r"|(?i:webhook\.office\.com|\.logic\.azure\.com)/[A-Za-z0-9/@\-]*[0-9a-f]{32}[A-Za-z0-9/@\-]*"
+        r"|/hooks/[a-z0-9]{26}\b|hooks\.zapier\.com/hooks/catch/[0-9]{4,}/[a-z0-9]{5,}",
+    ),
+    # Windows password hashes as pwdump, secretsdump and fgdump print them: user:RID:LM:NT:::, the NT
+    # hash (32 hex) logs in as the user by itself (pass-the-hash).
+    ("ntlm-hash", r"[^\s:]{1,64}:[0-9]{1,10}:[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}:::"),
+    # Nostr's private key (bech32 "nsec1" and 58 characters): the account itself.
+    ("nostr-key", r"\bnsec1[02-9ac-hj-np-z]{58}\b"),
+    # Token families from gitleaks' rules that no shape above covers: Vault service and batch tokens,
+    # Dynatrace, Mapbox secret tokens, GitLab's other tokens (pipeline triggers, runners, deploy,
+    # feed, incoming mail, SCIM, OAuth app secrets), Azure DevOps PATs under their name.
+    (
+        "provider-token",
+        r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}\b|\bdt0[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"
+        r"|\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"
+        r"|\b(?:glptt|glrt|gldt|glft|glimt|glsoat|gloas|GR1348941)-?[A-Za-z0-9_\-]{20,}\b",
+    ),
 )
 _SHAPE_KINDS: Final = tuple(kind for kind, _ in _SHAPES)
 _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPTIONS)
@@ -584,6 +619,7 @@ _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPT
 # token, or a word and the prose after it). Every CREDENTIAL_* entry holds a stem (tests pin it).
 _STEMS = (
     r"pass|pwd|pw|psk|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
+    r"|mnemonic|bearer|nsec|recovery|backup|seed"
     r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
 )
 # Programs that take a password as an option's value, from their manuals: the programs (a regex
@@ -861,7 +897,8 @@ _TABLE_GATE = (
 )
 # Wallet seed phrases: twelve or more words of 3-8 lower-case letters in a row (BIP-39's words), one
 # a line and numbered ("1. legal") or on one line; _seed_hits checks the words and the checksum.
-_SEED_SEPARATOR = r"(?:[ \t,]+|[ \t]*\r?\n[ \t]*(?:[0-9]{1,2}[.):][ \t]*)?)"
+# A '+' is a query string's space (a phrase sent as ?m=legal+winner+...).
+_SEED_SEPARATOR = r"(?:[ \t,+]+|[ \t]*\r?\n[ \t]*(?:[0-9]{1,2}[.):][ \t]*)?)"
 _SEED_GATE = rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11}}[a-z]{{3,8}}\b"
 _SEED_RUN_RE = re2.compile(rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11,}}[a-z]{{3,8}}\b", _MATCH_ONLY)
 _VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE, _SEED_GATE)
@@ -1926,9 +1963,29 @@ def _seed_hits(text: str, taken: _Taken) -> list[_Hit]:
     return hits
 
 
+_SEED_LIST_COMMA = re.compile(r"[ \t]*,")
+
+
+def _seed_alone(text: str, run: list[re.Match[str]]) -> bool:
+    """True for a run of exactly 12, 15, 18, 21 or 24 list words, not a comma list, mostly distinct."""
+    # The checksum rejects a phrase with one word changed (or made up by hand): it is still a key a
+    # wallet asks to confirm, and a made-up phrase is indistinguishable from a real one to a
+    # reader. A run of a seed's exact length between words off the list (or the string's ends) is
+    # one; a longer run is prose or a word list and needs the checksum window by window. A list
+    # with commas ("apple, banana, ...") is an enumeration, and a repeated word is no phrase.
+    if len(run) not in _SEED_LENGTHS or len({m.group() for m in run}) < len(run) - 2:
+        return False
+    return not any(_SEED_LIST_COMMA.match(text, a.end()) for a in run[:-1])
+
+
 def _seed_windows(text: str, run: list[re.Match[str]], table: dict[str, int], taken: _Taken) -> list[_Hit]:
     """The seed phrases inside one run of list words, longest first, not overlapping."""
     hits: list[_Hit] = []
+    if _seed_alone(text, run):
+        start, end = run[0].start(), run[-1].end()
+        if not taken.overlaps(start, end):
+            hits.append(("seed-phrase", start, end, " ".join(m.group() for m in run)))
+        return hits
     i = 0
     while i + _SEED_LENGTHS[-1] <= len(run):
         for length in _SEED_LENGTHS:
