@@ -776,6 +776,21 @@ _SPLIT_RE = re2.compile(_SPLIT, _MATCH_ONLY)
 # The prefilter's part: the prefixes alone (gaps allowed), a superset that keeps its DFA small (the
 # whole gappy program in it costs 10x on long texts).
 _SPLIT_HEADS = "|".join(_gappy(prefixes, "", 0) for _, prefixes, _, _ in _SPLIT_SHAPES)
+# Separated tokens: the same prefixes cut by one punctuation mark that repeats through the token
+# ("ghp_.EBf.u1W...", "AKIA_A0BB_Z2LG_...", "sk_liv/e_inFx/...", "npm_G:JnWmx:..."): any mark a
+# reader is told to drop. The head is the prefix (a mark allowed between its characters) and a
+# mark within the next 24 characters; _separated_hits drops each mark in turn and reads the shape.
+_SEPARATORS: Final = ".|~/:;_-#*^!="  # not the backslash: the shell view drops it as bash does
+_SEPARATOR_CLASS = "[" + re.escape(_SEPARATORS) + "]"
+_SEPARATED_HEADS = "|".join(
+    rf"\b(?:{'|'.join(f'(?:{_SEPARATOR_CLASS})?'.join(re.escape(c) for c in prefix) for prefix in prefixes)})"
+    rf"[A-Za-z0-9_\-]{{0,24}}{_SEPARATOR_CLASS}[A-Za-z0-9]"
+    for _, prefixes, _, _ in _SPLIT_SHAPES
+)
+_SEPARATED_HEADS_RE = re2.compile(_SEPARATED_HEADS, _MATCH_ONLY)
+_SEPARATED_WORD = re.compile(r"[A-Za-z0-9" + re.escape(_SEPARATORS) + r"]{1,512}")
+# What the prefilter and the category set look for: split or separated heads.
+_SPLIT_GATE = f"{_SPLIT_HEADS}|{_SEPARATED_HEADS}"
 # The same shapes without gaps, anchored: what the pieces glued back together must be.
 _SPLIT_WHOLE: Final = tuple(
     re.compile(rf"(?:{'|'.join(map(re.escape, prefixes))})[{chars}]{{{count},}}")
@@ -918,7 +933,7 @@ _PREFILTER_OPTIONS.max_mem = 64 << 20
 _PREFILTER = re2.compile(
     "|".join(
         f"(?:{p})"
-        for p in (*_PLAIN_GATES, *_VIEW_GATES, _SHELL_GATE, _ENCODED_GATE, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)
+        for p in (*_PLAIN_GATES, *_VIEW_GATES, _SHELL_GATE, _ENCODED_GATE, _SPLIT_GATE, _NEEDS_DECODING, _JSON_START)
     ),
     _PREFILTER_OPTIONS,
 )
@@ -928,7 +943,7 @@ _PREFILTER = re2.compile(
 _TABLE_GATE_RE = re2.compile(_TABLE_GATE, _MATCH_ONLY)
 _PREFILTER_PARTS: Final = (
     re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _MATCH_ONLY),
-    re2.compile(f"{_ENCODED_GATE}|{_SPLIT_HEADS}", _MATCH_ONLY),
+    re2.compile(f"{_ENCODED_GATE}|{_SPLIT_GATE}", _MATCH_ONLY),
     re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES[:4], _SHELL_GATE)), _MATCH_ONLY),
     # Tables and seed phrases each alone: with the views above in one program, their states multiply
     # (RE2's DFA outgrows its memory and the NFA costs 400x on a 4 KB batch).
@@ -1023,7 +1038,7 @@ _categories_set = _set_matcher(
         _CARD_GATE,
         _TOKEN_RUN,
         _ENCODED_GATE,
-        _SPLIT_HEADS,
+        _SPLIT_GATE,
         *_VIEW_GATES,
     ]
 )
@@ -1566,6 +1581,47 @@ def _split_hits(text: str, taken: _Taken, *, siblings: bool = False) -> list[_Hi
     return hits
 
 
+def _separated_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Strong-prefix tokens cut by one repeated punctuation mark ("AKIA_A0BB_Z2LG_..."), the mark dropped."""
+    hits: list[_Hit] = []
+    for n, spans in enumerate(_matches(_SEPARATED_HEADS_RE, text)):
+        start = spans[0][0]
+        if n >= MAX_SPLIT:
+            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
+            break
+        word = _SEPARATED_WORD.match(text, start)
+        if word is None or taken.overlaps(start, word.end()):
+            continue
+        found = _separated_token(word.group())
+        if found is not None:
+            hits.append((f"{found[0]} (split)", start, word.end(), found[1]))
+    return hits
+
+
+def _separated_token(word: str) -> tuple[str, str] | None:
+    """(kind, token) when dropping one punctuation mark from the word leaves a strong-prefix token at its start."""
+    for mark in set(word) & set(_SEPARATORS):
+        pieces = word.split(mark)
+        glued = "".join(pieces)
+        for index, whole in enumerate(_SPLIT_WHOLE):
+            match = whole.match(glued)
+            if match is None:
+                continue
+            token = match.group()[: _SPLIT_MAXIMUM[index]]
+            if len(token) < _SPLIT_MINIMUM[index] or len(token) <= len(pieces[0]) or not _token_ok(index, token):
+                continue
+            # An AWS id's body is upper case and digits, as are names ("ASIA_PACIFIC_SALES_2024"): a
+            # generated id cut in pieces has digits in most of them, a name in few.
+            if _SPLIT_SHAPES[index][0] == "aws-access-key":
+                body = [p for p in pieces[1:] if p]
+                if sum(1 for p in body if _DIGIT.search(p)) * 2 <= len(body) or any(
+                    len(p) >= 6 and p.isalpha() for p in body
+                ):
+                    continue
+            return _SPLIT_SHAPES[index][0], token
+    return None
+
+
 def _split_anchored(text: str) -> Callable[[int], int]:
     """The end of the gappy shape that starts at a position of the text (-1: none), read in a bounded window."""
     raw = getattr(_SPLIT_RE, "_regexp", None)
@@ -1888,6 +1944,9 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_uuencoded_hits(text, level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
+    if _SPLIT_AT in categories:
+        # Last: a token the views glue back (one mark after every character) keeps their name.
+        hits.extend(_separated_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
     return hits
 
 
