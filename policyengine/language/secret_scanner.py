@@ -916,7 +916,14 @@ _TABLE_GATE = (
 _SEED_SEPARATOR = r"(?:[ \t,+]+|[ \t]*\r?\n[ \t]*(?:[0-9]{1,2}[.):][ \t]*)?)"
 _SEED_GATE = rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11}}[a-z]{{3,8}}\b"
 _SEED_RUN_RE = re2.compile(rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11,}}[a-z]{{3,8}}\b", _MATCH_ONLY)
-_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE, _SEED_GATE)
+# A password by its shape alone ("prod db: sa / Xk9#mP2vL7q!", "use hP3#vn8Lq!s2 to unlock"): a letter,
+# a digit and a symbol side by side, in any order; _strong_password_hits reads the word around them.
+_PW_SYMBOL = r"[!#$%^&*?~@+]"
+_STRONG_GATE = (
+    rf"[A-Za-z][0-9]{_PW_SYMBOL}|[A-Za-z]{_PW_SYMBOL}[0-9]|[0-9][A-Za-z]{_PW_SYMBOL}"
+    rf"|[0-9]{_PW_SYMBOL}[A-Za-z]|{_PW_SYMBOL}[A-Za-z][0-9]|{_PW_SYMBOL}[0-9][A-Za-z]"
+)
+_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE, _SEED_GATE, _STRONG_GATE)
 # A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
 # (_shell_view) may rebuild a token that no other gate sees.
@@ -949,6 +956,7 @@ _PREFILTER_PARTS: Final = (
     # (RE2's DFA outgrows its memory and the NFA costs 400x on a 4 KB batch).
     _TABLE_GATE_RE,
     re2.compile(_SEED_GATE, _MATCH_ONLY),
+    re2.compile(_STRONG_GATE, _MATCH_ONLY),
 )
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
@@ -1030,7 +1038,8 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 # Which analyses a string needs, in one pass: RE2's Set reports which patterns match anywhere.
 _SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = range(6)
 _SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT = range(6, 12)
-_ALL_CATEGORIES = frozenset(range(12))
+_STRONG_AT = 12
+_ALL_CATEGORIES = frozenset(range(13))
 _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
@@ -1950,7 +1959,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     return hits
 
 
-_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT})
+_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT, _STRONG_AT})
 
 
 def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int) -> list[_Hit]:
@@ -1968,7 +1977,72 @@ def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int)
         hits.extend(_table_hits(text, taken))
     if _SEED_AT in categories:
         hits.extend(_seed_hits(text, taken))
+    if _STRONG_AT in categories:
+        hits.extend(_strong_password_hits(text, _Taken((start, end) for _, start, end, _ in hits) if hits else taken))
     return hits
+
+
+_STRONG_GATE_RE = re2.compile(_STRONG_GATE, _MATCH_ONLY)
+_NOT_SPACE = re.compile(r"\S+")
+_FIELD_PIECES = re.compile(r"[^=&\s]+")
+_STRONG_SYMBOLS = frozenset("!#$%^&*?~@+")
+# Characters of code, markup and paths: a word holding one is an expression, not a password a
+# person types or is told ("a[i]!=b", "{0!r}", "$HOME/x").
+_CODE_CHARACTERS = frozenset("()[]{}<>\"'`/\\,;")
+_MAX_STRONG = 64
+_MIN_STRONG_CHANGES = 5  # changes of character class inside the word: "Xk9#mP2vL7q!" has 10
+
+
+def _strong_password(word: str) -> bool:
+    """True for a word a generator or a person made as a password: 8-64 characters, all four classes, interleaved."""
+    if not 8 <= len(word) <= _MAX_STRONG or _CODE_CHARACTERS.intersection(word) or _EMAIL.fullmatch(word):
+        return False
+    # Symbols inside the word: an edge one is punctuation ("Why3D?"), a hashtag ("#Web3Dev2024") or
+    # markup ("**Step1A**"); '@' alone is an address, '+' alone base64, '$' or '%' first a variable.
+    symbols = _STRONG_SYMBOLS.intersection(word.strip("!?*~#+"))
+    if not symbols or symbols in ({"@"}, {"+"}) or word.startswith(("$", "%")):
+        return False
+    if not (_UPPER.search(word) and _LOWER.search(word) and _DIGIT.search(word)) or _is_placeholder(word):
+        return False
+    classes = ["u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "s" for c in word]
+    return sum(a != b for a, b in itertools.pairwise(classes)) >= _MIN_STRONG_CHANGES
+
+
+def _strong_password_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Passwords told without a name ("wifi is Vx7#pQ2m!rT", "sa / Xk9#mP2vL7q!"): words of a strong password's shape."""
+    # A secret needs no keyword when its shape says it: upper and lower case, digits and symbols
+    # interleaved (5 class changes or more) in one word no code, path, address or variable is.
+    # Weaker passwords ("Summer2024!") still need a phrase (_prose_hits) or a key.
+    hits: list[_Hit] = []
+    last = 0
+    for n in itertools.count():
+        gate = _STRONG_GATE_RE.search(text, last)
+        if gate is None:
+            break
+        at = gate.start()
+        if n >= MAX_SPLIT:
+            hits.append((PAST_SPLIT_BUDGET, at, len(text), text[at:]))
+            break
+        # One look per word: the search goes on after it (a megabyte of base64 is one word).
+        begin = max(text.rfind(" ", last, at), text.rfind("\n", last, at), text.rfind("\t", last, at), last - 1) + 1
+        word = _NOT_SPACE.match(text, begin)
+        if word is None:
+            last = at + 1
+            continue
+        last = word.end()
+        if last - begin > 4 * _MAX_STRONG:
+            continue  # no password, nor a form body of a few fields
+        # A form body's fields ("u=sa&p=Xk9#mP2vL7q!") one by one, then the word whole.
+        for field in (*_FIELD_PIECES.finditer(text, begin, last), word):
+            value = field.group().strip(_WORD_EDGE)
+            if _strong_password(value):
+                start = text.find(value, field.start(), field.end())
+                if not taken.overlaps(start, start + len(value)):
+                    hits.append(("password (shape)", start, start + len(value), value))
+                break
+    return hits
+
+
 
 
 @cache
