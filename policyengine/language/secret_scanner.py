@@ -599,6 +599,17 @@ _SHAPES: Final = (
     # Windows password hashes as pwdump, secretsdump and fgdump print them: user:RID:LM:NT:::, the NT
     # hash (32 hex) logs in as the user by itself (pass-the-hash).
     ("ntlm-hash", r"[^\s:]{1,64}:[0-9]{1,10}:[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}:::"),
+    # Two-factor recovery codes (GitHub's 5-5, GitLab's and others' groups of 4-6 lower-case
+    # characters joined by a dash), three or more in a row: each signs in without the second factor.
+    (
+        "recovery-codes",
+        r"\b[a-z0-9]{4,6}-[a-z0-9]{4,6}(?:(?:[ \t]*[,;]?[ \t]*\r?\n?[ \t]*|[ \t]+)[a-z0-9]{4,6}-[a-z0-9]{4,6}){2,}\b",
+    ),
+    # A TOTP setup key as authenticator apps show it: base32 in groups of four, eight groups or more.
+    ("totp-seed", r"\b(?:[a-z2-7]{4} ){7,}[a-z2-7]{4}\b|\b(?:[A-Z2-7]{4} ){7,}[A-Z2-7]{4}\b"),
+    # A Solana keypair file (solana-keygen's id.json): 64 numbers 0-255 in brackets, the secret key
+    # and the public key, as JSON text or printed.
+    ("solana-keypair", r"\[[ \t\r\n]*(?:[0-9]{1,3}[ \t\r\n]*,[ \t\r\n]*){63}[0-9]{1,3}[ \t\r\n]*\]"),
     # Nostr's private key (bech32 "nsec1" and 58 characters): the account itself.
     ("nostr-key", r"\bnsec1[02-9ac-hj-np-z]{58}\b"),
     # Token families from gitleaks' rules that no shape above covers: Vault service and batch tokens,
@@ -738,7 +749,8 @@ _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 # a megabyte of them; "distanceToNextVehicle", "final_report_2024" are not), so ordinary text keeps
 # its fast path. Non-ASCII text encoded whole still passes where 12 ASCII bytes follow each other.
 _ENCODED_GATE = (
-    r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]"
+    r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*[,;][ \t]*){15}[0-9]"
+    r"|(?:[01]{8}[ \t,;]?){7}[01]{8}"
     r"|(?:[0-9A-Fa-f]{2}[:. \-]){15}[0-9A-Fa-f]{2}"
     r"|(?m:^begin(?:-base64)? [0-7]{3,4} )"  # uuencode's header (uudecode reads the lines after it)
 )
@@ -883,9 +895,27 @@ _ROTATED_SHAPES: Final = tuple(
     for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
     if chars in ("0-9A-Z", "A-Za-z0-9", "A-Za-z0-9_", "0-9A-Za-z")  # classes rotation keeps
 )
-_REVERSED_GATE = "|".join(pattern for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES))
+# And in ROT47 (every printable character but the space turned half way round: "89A0" is "ghp_"):
+# the prefix and each character of the body's class rotated; read back by rotating again.
+_ROT47 = str.maketrans({c: chr(33 + (c - 33 + 47) % 94) for c in range(33, 127)})
+
+
+def _rot47_class(chars: str) -> str:
+    """A character class of the ROT47 images of the characters `[chars]` matches."""
+    pattern = re.compile(f"[{chars}]")
+    return "".join(re.escape(chr(c).translate(_ROT47)) for c in range(33, 127) if pattern.fullmatch(chr(c)))
+
+
+_ROT47_SHAPES: Final = tuple(
+    (index, rf"(?:{'|'.join(re.escape(p.translate(_ROT47)) for p in prefixes)})[{_rot47_class(chars)}]{{{count}}}")
+    for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
+    if len(prefixes[0]) >= 4  # "sk-", "hf_" rotated are three common characters: the longer prefixes only
+)
+_REVERSED_GATE = "|".join(pattern for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES, *_ROT47_SHAPES))
 # RE2 (linear): a backtracking "[chars]{36,}_phg" reads every long run once per position.
-_REVERSED_RE = re2.compile("|".join(f"({pattern})" for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES)), _OPTIONS)
+_REVERSED_RE = re2.compile(
+    "|".join(f"({pattern})" for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES, *_ROT47_SHAPES)), _OPTIONS
+)
 
 # Digits spelled as words ("card four-one-one-one 1111 1111 1111"): a number word followed by
 # another or by a digit lets the text through; the words are read as digits and the card check runs on that view.
@@ -1148,6 +1178,16 @@ def _shape_ok(kind: str, text: str) -> bool:
         return _random_looking(text)
     if kind == "service-key":
         return not _NOT_A_KEY_LABEL.search(text)  # "sentry_release_sha: ...", "asana_task_id = ...": ids and hashes
+    if kind == "solana-keypair":
+        return all(int(n) < 256 for n in _ASCII_DIGITS.findall(text))
+    if kind == "recovery-codes":
+        # Generated codes mix digits and letters in most groups; "well-known state-of-art" do not.
+        codes = re.findall(r"[a-z0-9]+-[a-z0-9]+", text)
+        return sum(1 for c in codes if _DIGIT.search(c) and re.search("[a-z]", c)) * 4 >= len(codes) * 3
+    if kind == "totp-seed":
+        # Base32 of random bytes: digits 2-7 in several groups (words of four letters have none).
+        groups = text.split()
+        return sum(1 for g in groups if _DIGIT.search(g)) * 2 >= len(groups)
     if kind == "provider-token" and text.startswith("SK"):
         return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
@@ -1814,9 +1854,13 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
 
 # Character codes written out ("103,104,112,95,..." is "ghp_..."): 16 or more printable ASCII
 # codes in decimal, separated by commas, read as the text they spell.
-_CHAR_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*,[ \t]*){15,}[0-9]{2,3}(?![0-9.])")
+# Codes joined by commas or semicolons (one mark through the run), and binary octets ("01001000
+# 01101011 ..."): any list separator a reader is told to read the codes from.
+_CHAR_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*([,;])[ \t]*)(?:[0-9]{2,3}[ \t]*\1[ \t]*){14,}[0-9]{2,3}(?![0-9.])")
+_BINARY_OCTETS = re.compile(r"(?<![01])(?:[01]{8}[ \t,;]?){7,}[01]{8}(?![01])")
 _MAX_CHAR_CODE_RUNS = 16
-_char_code_gate = _raw_search(re2.compile(r"(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]", _MATCH_ONLY))
+_CHAR_CODE_GATE = r"(?:[0-9]{2,3}[ \t]*[,;][ \t]*){15}[0-9]|(?:[01]{8}[ \t,;]?){7}[01]{8}"
+_char_code_gate = _raw_search(re2.compile(_CHAR_CODE_GATE, _MATCH_ONLY))
 
 
 def _from_char_codes(codes: Iterable[int]) -> str | None:
@@ -1887,13 +1931,17 @@ def _uuencoded_hits(text: str, level: int) -> list[_Hit]:
 def _char_code_hits(text: str, level: int) -> list[_Hit]:
     """Secrets spelled as runs of decimal character codes, each reported at its run."""
     hits: list[_Hit] = []
-    if "," not in text or not _char_code_gate(text.encode("utf-8", "surrogatepass")):
+    if not _char_code_gate(text.encode("utf-8", "surrogatepass")):
         return hits  # one RE2 pass: the backtracking pattern below reads only texts that have a run
-    for n, match in enumerate(_CHAR_CODES.finditer(text)):
+    runs = itertools.chain(
+        ((m, [int(code) for code in _ASCII_DIGITS.findall(m.group())]) for m in _CHAR_CODES.finditer(text)),
+        ((m, [int(octet, 2) for octet in re.findall("[01]{8}", m.group())]) for m in _BINARY_OCTETS.finditer(text)),
+    )
+    for n, (match, codes) in enumerate(runs):
         if n >= _MAX_CHAR_CODE_RUNS:
             hits.append((PAST_DECODING_BUDGET, match.start(), len(text), text[match.start() :]))
             break
-        decoded = _from_char_codes(int(code) for code in match.group().split(","))
+        decoded = _from_char_codes(codes)
         if decoded is None:
             continue
         for kind, _, _, secret in _analyse(decoded, level + 1):
@@ -2340,12 +2388,17 @@ def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
             hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
             break
         group = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
-        rotated = group >= len(_REVERSED_SHAPES)
-        index = _ROTATED_SHAPES[group - len(_REVERSED_SHAPES)][0] if rotated else group
-        token = text[start:end].translate(_ROT13) if rotated else text[start:end][::-1]
+        rot47 = group - len(_REVERSED_SHAPES) - len(_ROTATED_SHAPES)
+        rotated = group >= len(_REVERSED_SHAPES) and rot47 < 0
+        if rot47 >= 0:
+            index, token, how = _ROT47_SHAPES[rot47][0], text[start:end].translate(_ROT47), "rot47"
+        elif rotated:
+            index, token, how = _ROTATED_SHAPES[group - len(_REVERSED_SHAPES)][0], text[start:end].translate(_ROT13), "rot13"
+        else:
+            index, token, how = group, text[start:end][::-1], "reversed"
         if taken.overlaps(start, end) or not _SPLIT_WHOLE[index].match(token) or not _token_ok(index, token):
             continue
-        hits.append((f"{_SPLIT_SHAPES[index][0]} ({'rot13' if rotated else 'reversed'})", start, end, token))
+        hits.append((f"{_SPLIT_SHAPES[index][0]} ({how})", start, end, token))
     return hits
 
 
