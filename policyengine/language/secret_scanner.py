@@ -717,11 +717,20 @@ _ASCII_CARD_RE = re2.compile(_ASCII_CARD_RUN, _MATCH_ONLY)
 # only in a card's grouping (fours, Amex's 4-6-5, two halves one a line), also across the dots
 # normalisation leaves ("4532·0151..."): strings are joined by line breaks for the prefilter, and a
 # line break between any digits would let every call with two numbers through.
+# A card's own groups (4-4-4-4, Amex's 4-6-5, Diners' 4-6-4) with anything short and digit-free
+# between them: "4539:5260:...", "4539, 5260, ...", "card#4539#...", "5425x3019x...", "4539 and
+# 6821 and ...", "4539 5260 (cont.) 1815 9083"; a letter O for a zero inside a group. Only the
+# card's grouping is read this way (any filler between arbitrary digits would read lists of numbers).
+_CARD_FILLER = r"[^0-9\n]{1,12}"
+_SPREAD_CARD = (
+    rf"[0-9Oo]{{4}}(?:{_CARD_FILLER}[0-9Oo]{{4}}){{3}}|[0-9]{{4}}{_CARD_FILLER}[0-9]{{6}}{_CARD_FILLER}[0-9]{{4,5}}"
+)
 _WEAK = r"[ \t/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}"
 _CARD_GATE = (
     r"[0-9](?:(?:[ \t._\-]{1,6}|,)?[0-9]){12,}"
     rf"|[0-9]{{4}}(?:{_WEAK}[0-9]{{4}}){{2,3}}{_WEAK}[0-9]{{1,4}}|[0-9]{{4}}{_WEAK}[0-9]{{6}}{_WEAK}[0-9]{{4,5}}"
     r"|(?m:^[0-9]{8}\n[0-9]{5,8}$)"
+    rf"|{_SPREAD_CARD}"
 )
 _GAP = (
     r"(?:[\p{Zs}\p{Cf}\p{Mn}\t._\-\x{2010}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}\x{FF0E}"
@@ -1366,7 +1375,37 @@ def _card_spans(text: str) -> list[tuple[int, int, str]]:
             if b < len(run) and run[b].isdigit():
                 groups = groups[:-1]
             found.extend(_card_windows(groups, whole_run=False))
+    if text.isascii() and _spread_card_search(text.encode("ascii")):
+        found.extend(_spread_cards(text, _Taken((start, end) for start, end, _ in found)))
     return found
+
+
+_SPREAD_CARD_RE = re2.compile(_SPREAD_CARD, _MATCH_ONLY)
+_CARD_GROUP = re.compile(r"[0-9Oo]+")
+_spread_card_search = _raw_search(_SPREAD_CARD_RE)
+_O_TO_ZERO = str.maketrans("Oo", "00")
+
+
+def _spread_cards(text: str, taken: _Taken) -> list[tuple[int, int, str]]:
+    """Cards in their own grouping with other fillers between the groups (see _SPREAD_CARD)."""
+    hits: list[tuple[int, int, str]] = []
+    for n, spans in enumerate(_matches(_SPREAD_CARD_RE, text)):
+        start, end = spans[0]
+        if n >= MAX_SPLIT:
+            break  # a text of thousands of number groups: the cards among the first are reported
+        if taken.overlaps(start, end) or text[start - 1 : start].isalnum() or text[end : end + 1].isalnum():
+            continue  # part of a longer number or word ("10000", "Oooo")
+        found = [m for m in _CARD_GROUP.finditer(text, start, end) if _DIGIT.search(m.group())]
+        groups = [m.group() for m in found]
+        # Fillers hold at most two words ("and", "(cont.)"): a sentence between groups joins none.
+        if any(len(text[a.end() : b.start()].split()) > 2 for a, b in itertools.pairwise(found)):
+            continue
+        if any(sum(c.isdigit() for c in g) < len(g) - 1 for g in groups):
+            continue  # one letter O per group at most: "Oooo" is a word
+        digits = "".join(groups).translate(_O_TO_ZERO)
+        if _is_card(digits):
+            hits.append((start, end, digits))
+    return hits
 
 
 def _unicode_groups(text: str, run_start: int, run_end: int) -> list[tuple[str, int, int]]:
@@ -3255,7 +3294,9 @@ def _hide_verification_values(text: str, hide: Callable[[Any], Any]) -> str:
 _ascii_card_run = _raw_search(_ASCII_CARD_RE)
 _cvv_gate = _raw_search(re2.compile(_CVV_GATE, _MATCH_ONLY))
 # What may hide a card in an ASCII text, in one pass: an escape, an encoded run, a run of digits.
-_card_gate = _raw_search(re2.compile(f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})", _MATCH_ONLY))
+_card_gate = _raw_search(
+    re2.compile(f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})|(?:{_SPREAD_CARD})", _MATCH_ONLY)
+)
 
 
 def _has_card_run(text: str) -> bool:
@@ -3277,7 +3318,7 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
         return text  # one RE2 pass on the common path: nothing below could match
     encoded = not text.isascii() or _needs_decoding(text)
     runs = _encoded_card_runs(text) if _encoded_gate(text.encode("utf-8", "surrogatepass")) else []
-    if not encoded and not runs and not _has_card_run(text):
+    if not encoded and not runs and not _has_card_run(text) and not _spread_card_search(text.encode("ascii")):
         return text
     spans = _card_spans(text)
     if encoded and len(card_numbers(text)) > len(spans):
