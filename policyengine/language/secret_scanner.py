@@ -607,6 +607,14 @@ _SHAPES: Final = (
     ),
     # A TOTP setup key as authenticator apps show it: base32 in groups of four, eight groups or more.
     ("totp-seed", r"\b(?:[a-z2-7]{4} ){7,}[a-z2-7]{4}\b|\b(?:[A-Z2-7]{4} ){7,}[A-Z2-7]{4}\b"),
+    # A hex key a sentence vouches for ("signing material 0x654d...", "HMAC used for the callbacks
+    # c67a...", "private key: 0xf20d..."): a key word, a few words, then 32+ hex on the same line.
+    # Words that make the hex a digest, an id or an address void it (_shape_ok): a hash is public.
+    (
+        "hex-key",
+        r"(?i:\b(?:private|priv|signing|signer|secret|hmac|seed|key[ \t]+material|pk)\b)[^\n]{0,48}?"
+        r"\b(?:0x)?[0-9a-fA-F]{32,}\b",
+    ),
     # A Solana keypair file (solana-keygen's id.json): 64 numbers 0-255 in brackets, the secret key
     # and the public key, as JSON text or printed.
     ("solana-keypair", r"\[[ \t\r\n]*(?:[0-9]{1,3}[ \t\r\n]*,[ \t\r\n]*){63}[0-9]{1,3}[ \t\r\n]*\]"),
@@ -1167,6 +1175,11 @@ def _key_header_ok(text: str, start: int, end: int) -> bool:
     return bool(_ARMORED_BODY.match(text, end) or _BARE_BODY.match(text, end))
 
 
+_NOT_A_HEX_KEY = re.compile(
+    r"(?i)sha|hash|digest|checksum|commit|\btx|transaction|address|block|fingerprint|\bid\b|uuid|rev|version|public"
+)
+
+
 def _shape_ok(kind: str, text: str) -> bool:
     """Checks on a shape match that the pattern alone cannot make."""
     if kind == "jwt":
@@ -1187,6 +1200,8 @@ def _shape_ok(kind: str, text: str) -> bool:
         return _random_looking(text)
     if kind == "service-key":
         return not _NOT_A_KEY_LABEL.search(text)  # "sentry_release_sha: ...", "asana_task_id = ...": ids and hashes
+    if kind == "hex-key":
+        return not _NOT_A_HEX_KEY.search(text)
     if kind == "solana-keypair":
         return all(int(n) < 256 for n in _ASCII_DIGITS.findall(text))
     if kind == "recovery-codes":
@@ -1584,7 +1599,7 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
         return text.index("://", start) + 3, end - 1  # scheme://TOKEN@
     if kind == "query-key":
         return text.index("=", start) + 1, end
-    if kind == "service-key":
+    if kind in ("service-key", "hex-key"):
         value = _HEX_TAIL.search(text, start, end)
         return (value.start(), end) if value else (start, end)
     return start, end
