@@ -592,9 +592,10 @@ _SHAPES: Final = (
     ("oci-par-url", r"/p/[A-Za-z0-9_\-]{20,}/n/[a-z0-9_\-]+/b/"),
     (
         "chat-webhook",
-        r"hooks\.slack\.com/(?:triggers|workflows)/T[A-Z0-9]{6,}/[0-9A-Za-z]{6,}/[0-9a-f]{16,}"
-        r"|(?i:webhook\.office\.com|\.logic\.azure\.com)/[A-Za-z0-9/@\-]*[0-9a-f]{32}[A-Za-z0-9/@\-]*"
-        r"|/hooks/[a-z0-9]{26}\b|hooks\.zapier\.com/hooks/catch/[0-9]{4,}/[a-z0-9]{5,}",
+        # By path, whatever the host's spelling (case, port, trailing dot), as discord-webhook.
+        r"/(?:triggers|workflows)/T[A-Z0-9]{6,}/[0-9A-Za-z]{6,}/[0-9a-f]{16,}"
+        r"|(?i:/webhookb2/)[A-Za-z0-9@\-]+/(?i:IncomingWebhook)/[0-9a-f]{32}"
+        r"|/hooks/[a-z0-9]{26}\b|/hooks/catch/[0-9]{4,}/[a-z0-9]{5,}",
     ),
     # Windows password hashes as pwdump, secretsdump and fgdump print them: user:RID:LM:NT:::, the NT
     # hash (32 hex) logs in as the user by itself (pass-the-hash).
