@@ -58,9 +58,18 @@ def test_word_lists_that_are_no_seed_stay_clean(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        ("https://a.blob.core.windows.net/db/x.bak?sv=2022-11-02&sp=r&sig=q8ZK1%2FbB2xY7nT4vR9mW3pL6sD0fG5h%3D", "azure-sas-url"),
-        ("https://objectstorage.us-ashburn-1.oraclecloud.com/p/wJ89m1NPdhHXshd2ee_AWk3c9p8/n/acme/b/bk/o/x", "oci-par-url"),
-        ("https://HOOKS.SLACK.COM:443/triggers/T04FFMXC182/8900511957994/002a3fe622ef97f05bfbc30983c6a460", "chat-webhook"),
+        (
+            "https://a.blob.core.windows.net/db/x.bak?sv=2022-11-02&sp=r&sig=q8ZK1%2FbB2xY7nT4vR9mW3pL6sD0fG5h%3D",
+            "azure-sas-url",
+        ),
+        (
+            "https://objectstorage.us-ashburn-1.oraclecloud.com/p/wJ89m1NPdhHXshd2ee_AWk3c9p8/n/acme/b/bk/o/x",
+            "oci-par-url",
+        ),
+        (
+            "https://HOOKS.SLACK.COM:443/triggers/T04FFMXC182/8900511957994/002a3fe622ef97f05bfbc30983c6a460",
+            "chat-webhook",
+        ),
         ("https://chat.acme.io/hooks/r2hy2xu78ga0hi9szl6b0ge0o5", "chat-webhook"),
         ("https://hooks.zapier.com/hooks/catch/3171751/fvc5633/", "chat-webhook"),
         (

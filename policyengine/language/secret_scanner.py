@@ -1911,7 +1911,9 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
 # codes in decimal, separated by commas, read as the text they spell.
 # Codes joined by commas or semicolons (one mark through the run), and binary octets ("01001000
 # 01101011 ..."): any list separator a reader is told to read the codes from.
-_CHAR_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*([,;])[ \t]*)(?:[0-9]{2,3}[ \t]*\1[ \t]*){14,}[0-9]{2,3}(?![0-9.])")
+_CHAR_CODES = re.compile(
+    r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*([,;])[ \t]*)(?:[0-9]{2,3}[ \t]*\1[ \t]*){14,}[0-9]{2,3}(?![0-9.])"
+)
 _BINARY_OCTETS = re.compile(r"(?<![01])(?:[01]{8}[ \t,;]?){7,}[01]{8}(?![01])")
 _MAX_CHAR_CODE_RUNS = 16
 _CHAR_CODE_GATE = r"(?:[0-9]{2,3}[ \t]*[,;][ \t]*){15}[0-9]|(?:[01]{8}[ \t,;]?){7}[01]{8}"
@@ -2112,7 +2114,7 @@ def _strong_password(word: str) -> bool:
 
 
 def _strong_password_hits(text: str, taken: _Taken) -> list[_Hit]:
-    """Passwords told without a name ("wifi is Vx7#pQ2m!rT", "sa / Xk9#mP2vL7q!"): words of a strong password's shape."""
+    """Passwords told without a name ("wifi is Vx7#pQ2m!rT", "sa / Xk9#mP2vL7q!"): words of a password's shape."""
     # A secret needs no keyword when its shape says it: upper and lower case, digits and symbols
     # interleaved (5 class changes or more) in one word no code, path, address or variable is.
     # Weaker passwords ("Summer2024!") still need a phrase (_prose_hits) or a key.
@@ -2144,8 +2146,6 @@ def _strong_password_hits(text: str, taken: _Taken) -> list[_Hit]:
                     hits.append(("password (shape)", start, start + len(value), value))
                 break
     return hits
-
-
 
 
 @cache
@@ -2448,7 +2448,11 @@ def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
         if rot47 >= 0:
             index, token, how = _ROT47_SHAPES[rot47][0], text[start:end].translate(_ROT47), "rot47"
         elif rotated:
-            index, token, how = _ROTATED_SHAPES[group - len(_REVERSED_SHAPES)][0], text[start:end].translate(_ROT13), "rot13"
+            index, token, how = (
+                _ROTATED_SHAPES[group - len(_REVERSED_SHAPES)][0],
+                text[start:end].translate(_ROT13),
+                "rot13",
+            )
         else:
             index, token, how = group, text[start:end][::-1], "reversed"
         if taken.overlaps(start, end) or not _SPLIT_WHOLE[index].match(token) or not _token_ok(index, token):
