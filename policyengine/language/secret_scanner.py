@@ -16,7 +16,10 @@ What counts as a secret, in order of how it is found:
    tokens, Azure AD client secrets, Braintree access tokens, a token as a URL's user, hex keys and
    UUIDs a name vouches for (`?k=<hex>`, `datadog: <hex>`, `token <uuid>`), private-key bodies
    without their armor (OpenSSH, PKCS#1, PKCS#8, SEC1), and wallet seed phrases (12-24 BIP-39
-   words whose checksum holds). A key header counts only with a key body after it.
+   words whose checksum holds, or a run of exactly a seed's length). A key header counts only with
+   a key body after it. Capability URLs (Azure SAS `sig=`, OCI `/p/.../n/`, Slack triggers, Teams,
+   Mattermost and Zapier hooks), pwdump NTLM lines, 2FA recovery codes, grouped TOTP keys, Solana
+   keypair arrays, Nostr `nsec1` keys, and a hex key a key word names on its line.
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
    `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
@@ -56,7 +59,11 @@ What counts as a secret, in order of how it is found:
    spelled as words (`four-one-one-one 1111 ...`); passwords in prose without a credential key
    (a phrase such as `login:`, `pw for the db:`, `passphrase`, `curl -u user:x`, or the word
    password in one of 40 languages, then a word
-   shaped like a password); and, when nothing else is found, a shell command as bash's quote
+   shaped like a password); a word of a strong password's own shape with no phrase at all
+   (`password (shape)`: upper, lower, digits and an inner symbol interleaved); strong-prefix tokens
+   cut by one repeated punctuation mark (`AKIA_A0BB_...`), in ROT47, as `;`-joined codes or binary
+   octets; cards in their own grouping with short fillers (`4539:5260:...`, `5425x3019x...`);
+   and, when nothing else is found, a shell command as bash's quote
    removal leaves it (`'a''b'`, `\\x`, plain `a=x` assignments put in, repeated options' values
    side by side).
 
