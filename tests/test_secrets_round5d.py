@@ -79,9 +79,6 @@ def test_word_lists_that_are_no_seed_stay_clean(text: str) -> None:
         ),
         ("Administrator:500:aad3b435b51404eeaad3b435b51404ee:8846f7eaee8fb117ad06bdd830b7586c:::", "ntlm-hash"),
         ("nsec1l4j0huhphxe89jvgr44jur7ngdux08gqecgnx4h62mn8mmrsk4apr8mhnd", "nostr-key"),
-        ("codes: 4f2a1-9c3b7 8d0e2-1a6f5 77b3c-e19d0", "recovery-codes"),
-        ("Setup key: jbsw y3dp ehpk 3pxp ftxg dcke t5fs t6oh", "totp-seed"),
-        ("[" + ", ".join(str((i * 37 + 11) % 256) for i in range(64)) + "]", "solana-keypair"),
         ("hvs.CAESIJ8h1bX2c3d4e5f6g7h8i9j0kLmNoPqRsTuV", "provider-token"),
         ("signing material 0x654d8d8fe7c6a2d11fcd503dfa2f4d5b1bc6670a71ba5f7afb3f5b19189a23d3", "hex-key"),
         ("HMAC used for the callbacks c67a329cc46c88de3ffed2fbc145b4f6fc62cf5a", "hex-key"),
@@ -238,6 +235,12 @@ def test_a_card_in_its_grouping_with_fillers_is_found_and_masked(text: str) -> N
 )
 def test_numbers_with_words_between_stay_clean(text: str) -> None:
     assert "card-number" not in _kinds(text)
+
+
+def test_recovery_codes_totp_keys_and_keypairs_are_found_under_their_names() -> None:
+    # In bare text their shapes cost the prefilter twice its time on batched calls: names only.
+    value = {"recovery_codes": ["4f2a1-9c3b7"], "otp_seed": "JBSWY3DPEHPK3PXPRZ6D6P3E", "keypair": [81, 55, 224]}
+    assert {f.where.split("[")[0] for f in find_secrets(value)} == {"recovery_codes", "otp_seed", "keypair"}
 
 
 def test_a_bare_password_printed_by_a_secret_store_is_redacted() -> None:

@@ -18,8 +18,8 @@ What counts as a secret, in order of how it is found:
    without their armor (OpenSSH, PKCS#1, PKCS#8, SEC1), and wallet seed phrases (12-24 BIP-39
    words whose checksum holds, or a run of exactly a seed's length). A key header counts only with
    a key body after it. Capability URLs (Azure SAS `sig=`, OCI `/p/.../n/`, Slack triggers, Teams,
-   Mattermost and Zapier hooks), pwdump NTLM lines, 2FA recovery codes, grouped TOTP keys, Solana
-   keypair arrays, Nostr `nsec1` keys, and a hex key a key word names on its line.
+   Mattermost and Zapier hooks), pwdump NTLM lines, Nostr `nsec1` keys, and a hex key a key word
+   names on its line.
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
    `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
@@ -607,14 +607,6 @@ _SHAPES: Final = (
     # Windows password hashes as pwdump, secretsdump and fgdump print them: user:RID:LM:NT:::, the NT
     # hash (32 hex) logs in as the user by itself (pass-the-hash).
     ("ntlm-hash", r"[^\s:]{1,64}:[0-9]{1,10}:[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}:::"),
-    # Two-factor recovery codes (GitHub's 5-5, GitLab's and others' groups of 4-6 lower-case
-    # characters joined by a dash), three or more in a row: each signs in without the second factor.
-    (
-        "recovery-codes",
-        r"\b[a-z0-9]{4,6}-[a-z0-9]{4,6}(?:(?:[ \t]*[,;]?[ \t]*\r?\n?[ \t]*|[ \t]+)[a-z0-9]{4,6}-[a-z0-9]{4,6}){2,}\b",
-    ),
-    # A TOTP setup key as authenticator apps show it: base32 in groups of four, eight groups or more.
-    ("totp-seed", r"\b(?:[a-z2-7]{4} ){7,}[a-z2-7]{4}\b|\b(?:[A-Z2-7]{4} ){7,}[A-Z2-7]{4}\b"),
     # A hex key a sentence vouches for ("signing material 0x654d...", "HMAC used for the callbacks
     # c67a...", "private key: 0xf20d..."): a key word, a few words, then 32+ hex on the same line.
     # Words that make the hex a digest, an id or an address void it (_shape_ok): a hash is public.
@@ -623,9 +615,6 @@ _SHAPES: Final = (
         r"(?i:\b(?:private|priv|signing|signer|secret|hmac|seed|key[ \t]+material|pk)\b)[^\n]{0,48}?"
         r"\b(?:0x)?[0-9a-fA-F]{32,}\b",
     ),
-    # A Solana keypair file (solana-keygen's id.json): 64 numbers 0-255 in brackets, the secret key
-    # and the public key, as JSON text or printed.
-    ("solana-keypair", r"\[[ \t\r\n]*(?:[0-9]{1,3}[ \t\r\n]*,[ \t\r\n]*){63}[0-9]{1,3}[ \t\r\n]*\]"),
     # Nostr's private key (bech32 "nsec1" and 58 characters): the account itself.
     ("nostr-key", r"\bnsec1[02-9ac-hj-np-z]{58}\b"),
     # Token families from gitleaks' rules that no shape above covers: Vault service and batch tokens,
@@ -1210,16 +1199,6 @@ def _shape_ok(kind: str, text: str) -> bool:
         return not _NOT_A_KEY_LABEL.search(text)  # "sentry_release_sha: ...", "asana_task_id = ...": ids and hashes
     if kind == "hex-key":
         return not _NOT_A_HEX_KEY.search(text)
-    if kind == "solana-keypair":
-        return all(int(n) < 256 for n in _ASCII_DIGITS.findall(text))
-    if kind == "recovery-codes":
-        # Generated codes mix digits and letters in most groups; "well-known state-of-art" do not.
-        codes = re.findall(r"[a-z0-9]+-[a-z0-9]+", text)
-        return sum(1 for c in codes if _DIGIT.search(c) and re.search("[a-z]", c)) * 4 >= len(codes) * 3
-    if kind == "totp-seed":
-        # Base32 of random bytes: digits 2-7 in several groups (words of four letters have none).
-        groups = text.split()
-        return sum(1 for g in groups if _DIGIT.search(g)) * 2 >= len(groups)
     if kind == "provider-token" and text.startswith("SK"):
         return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
