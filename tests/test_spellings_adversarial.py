@@ -72,7 +72,14 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-secrets:58",
         "calls-secrets-b:27",
         "calls-secrets-b:28",
+        "calls-d-secrets:11",
+        "calls-d-secrets:18",
+        "calls-d-secrets:37",
     ),
+    "engine: a password shorter than 12 characters base64-encoded is a run under the 16 characters "
+    "the decoder reads (shorter runs are words and ids): it passes no-credentials-in-posts": ("calls-d-secrets:22",),
+    "engine: a hex run glued to hex letters of the words around it ('...com2f70...2fbackups') decodes "
+    "misaligned: the OCI pre-authenticated path inside passes no-credentials-in-posts": ("calls-d-secrets:6",),
     "engine, a known limit (docs/security.md: two levels of encoding are decoded): a third base64 "
     "layer over a token encoded twice passes no-secrets-to-network": ("calls-secrets:59",),
     "engine: a token split across the JSON values of a command is found only as written: the same "

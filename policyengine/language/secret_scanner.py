@@ -16,7 +16,10 @@ What counts as a secret, in order of how it is found:
    tokens, Azure AD client secrets, Braintree access tokens, a token as a URL's user, hex keys and
    UUIDs a name vouches for (`?k=<hex>`, `datadog: <hex>`, `token <uuid>`), private-key bodies
    without their armor (OpenSSH, PKCS#1, PKCS#8, SEC1), and wallet seed phrases (12-24 BIP-39
-   words whose checksum holds). A key header counts only with a key body after it.
+   words whose checksum holds, or a run of exactly a seed's length). A key header counts only with
+   a key body after it. Capability URLs (Azure SAS `sig=`, OCI `/p/.../n/`, Slack triggers, Teams,
+   Mattermost and Zapier hooks), pwdump NTLM lines, Nostr `nsec1` keys, and a hex key a key word
+   names on its line.
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
    `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
@@ -56,7 +59,11 @@ What counts as a secret, in order of how it is found:
    spelled as words (`four-one-one-one 1111 ...`); passwords in prose without a credential key
    (a phrase such as `login:`, `pw for the db:`, `passphrase`, `curl -u user:x`, or the word
    password in one of 40 languages, then a word
-   shaped like a password); and, when nothing else is found, a shell command as bash's quote
+   shaped like a password); a word of a strong password's own shape with no phrase at all
+   (`password (shape)`: upper, lower, digits and an inner symbol interleaved); strong-prefix tokens
+   cut by one repeated punctuation mark (`AKIA_A0BB_...`), in ROT47, as `;`-joined codes or binary
+   octets; cards in their own grouping with short fillers (`4539:5260:...`, `5425x3019x...`);
+   and, when nothing else is found, a shell command as bash's quote
    removal leaves it (`'a''b'`, `\\x`, plain `a=x` assignments put in, repeated options' values
    side by side).
 
@@ -173,6 +180,9 @@ CREDENTIAL_WORDS: Final = frozenset(
         "cvv", "cvc", "cvn", "cv2", "pin", "otp", "totp", "hotp",
         # WPA's pre-shared key (wpa_supplicant's psk=, hostapd's wpa_psk) and a WebAuthn or device passkey.
         "psk", "passkey",
+        # A wallet's mnemonic, a bearer token under its scheme's name, a Nostr secret key, a keypair
+        # file's array (Solana's id.json holds the private key): the value is the credential.
+        "mnemonic", "bearer", "nsec", "keypair",
     }
 )  # fmt: skip
 
@@ -193,6 +203,11 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         # secret_key_base (every session and cookie of the app is signed with it), a pre-shared key.
         ("hmac", "key"), ("secret", "key", "base"), ("shared", "key"), ("wpa", "key"), ("seed", "phrase"),
         ("recovery", "phrase"), ("mnemonic", "phrase"), ("backup", "phrase"),
+        # Other names of the same things: a passphrase in two words, a TOTP seed, 2FA recovery
+        # codes (each logs in once without the second factor), a secret word, a Solana keypair.
+        ("pass", "phrase"), ("otp", "seed"), ("totp", "seed"), ("mfa", "seed"), ("2fa", "seed"),
+        ("otp", "secret"), ("recovery", "codes"), ("recovery", "code"), ("backup", "codes"),
+        ("secret", "word"), ("secret", "phrase"), ("wallet", "seed"), ("seed", "words"),
     }
 )  # fmt: skip
 
@@ -575,6 +590,42 @@ _SHAPES: Final = (
         r"[?&;](?i:k|key|apikey|api_key|api-key|access_key|accesskey|app_key|appkey|auth|sig|signature)"
         r"=[0-9A-Fa-f]{32,}\b",
     ),
+    # Capability URLs: the URL itself is the credential (whoever holds it reads, writes or posts), so
+    # its secret part is the shape whatever the host: an Azure SAS (sv=... and sig=), an OCI
+    # pre-authenticated request (/p/<token>/n/), Slack workflow triggers and workflow webhooks,
+    # Teams (webhook.office.com/webhookb2/...), Mattermost (/hooks/<26 lower-case characters>)
+    # and Zapier catch hooks. Shapes from gitleaks' rules and the providers' docs.
+    ("azure-sas-url", r"[?&](?i:sig)=[A-Za-z0-9%+/]{20,}={0,2}"),
+    ("oci-par-url", r"/p/[A-Za-z0-9_\-]{20,}/n/[a-z0-9_\-]+/b/"),
+    (
+        "chat-webhook",
+        # By path, whatever the host's spelling (case, port, trailing dot), as discord-webhook.
+        r"/(?:triggers|workflows)/T[A-Z0-9]{6,}/[0-9A-Za-z]{6,}/[0-9a-f]{16,}"
+        r"|(?i:/webhookb2/)[A-Za-z0-9@\-]+/(?i:IncomingWebhook)/[0-9a-f]{32}"
+        r"|/hooks/[a-z0-9]{26}\b|/hooks/catch/[0-9]{4,}/[a-z0-9]{5,}",
+    ),
+    # Windows password hashes as pwdump, secretsdump and fgdump print them: user:RID:LM:NT:::, the NT
+    # hash (32 hex) logs in as the user by itself (pass-the-hash).
+    ("ntlm-hash", r"[^\s:]{1,64}:[0-9]{1,10}:[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}:::"),
+    # A hex key a sentence vouches for ("signing material 0x654d...", "HMAC used for the callbacks
+    # c67a...", "private key: 0xf20d..."): a key word, a few words, then 32+ hex on the same line.
+    # Words that make the hex a digest, an id or an address void it (_shape_ok): a hash is public.
+    (
+        "hex-key",
+        r"(?i:\b(?:private|priv|signing|signer|secret|hmac|seed|key[ \t]+material|pk)\b)[^\n]{0,48}?"
+        r"\b(?:0x)?[0-9a-fA-F]{32,}\b",
+    ),
+    # Nostr's private key (bech32 "nsec1" and 58 characters): the account itself.
+    ("nostr-key", r"\bnsec1[02-9ac-hj-np-z]{58}\b"),
+    # Token families from gitleaks' rules that no shape above covers: Vault service and batch tokens,
+    # Dynatrace, Mapbox secret tokens, GitLab's other tokens (pipeline triggers, runners, deploy,
+    # feed, incoming mail, SCIM, OAuth app secrets), Azure DevOps PATs under their name.
+    (
+        "provider-token",
+        r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}\b|\bdt0[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"
+        r"|\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"
+        r"|\b(?:glptt|glrt|gldt|glft|glimt|glsoat|gloas|GR1348941)-?[A-Za-z0-9_\-]{20,}\b",
+    ),
 )
 _SHAPE_KINDS: Final = tuple(kind for kind, _ in _SHAPES)
 _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPTIONS)
@@ -584,6 +635,7 @@ _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPT
 # token, or a word and the prose after it). Every CREDENTIAL_* entry holds a stem (tests pin it).
 _STEMS = (
     r"pass|pwd|pw|psk|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
+    r"|mnemonic|bearer|nsec|recovery|backup|seed"
     r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
 )
 # Programs that take a password as an option's value, from their manuals: the programs (a regex
@@ -670,11 +722,20 @@ _ASCII_CARD_RE = re2.compile(_ASCII_CARD_RUN, _MATCH_ONLY)
 # only in a card's grouping (fours, Amex's 4-6-5, two halves one a line), also across the dots
 # normalisation leaves ("4532·0151..."): strings are joined by line breaks for the prefilter, and a
 # line break between any digits would let every call with two numbers through.
+# A card's own groups (4-4-4-4, Amex's 4-6-5, Diners' 4-6-4) with anything short and digit-free
+# between them: "4539:5260:...", "4539, 5260, ...", "card#4539#...", "5425x3019x...", "4539 and
+# 6821 and ...", "4539 5260 (cont.) 1815 9083"; a letter O for a zero inside a group. Only the
+# card's grouping is read this way (any filler between arbitrary digits would read lists of numbers).
+_CARD_FILLER = r"[^0-9\n]{1,12}"
+_SPREAD_CARD = (
+    rf"[0-9Oo]{{4}}(?:{_CARD_FILLER}[0-9Oo]{{4}}){{3}}|[0-9]{{4}}{_CARD_FILLER}[0-9]{{6}}{_CARD_FILLER}[0-9]{{4,5}}"
+)
 _WEAK = r"[ \t/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}"
 _CARD_GATE = (
     r"[0-9](?:(?:[ \t._\-]{1,6}|,)?[0-9]){12,}"
     rf"|[0-9]{{4}}(?:{_WEAK}[0-9]{{4}}){{2,3}}{_WEAK}[0-9]{{1,4}}|[0-9]{{4}}{_WEAK}[0-9]{{6}}{_WEAK}[0-9]{{4,5}}"
     r"|(?m:^[0-9]{8}\n[0-9]{5,8}$)"
+    rf"|{_SPREAD_CARD}"
 )
 _GAP = (
     r"(?:[\p{Zs}\p{Cf}\p{Mn}\t._\-\x{2010}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}\x{FF0E}"
@@ -702,7 +763,8 @@ _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 # a megabyte of them; "distanceToNextVehicle", "final_report_2024" are not), so ordinary text keeps
 # its fast path. Non-ASCII text encoded whole still passes where 12 ASCII bytes follow each other.
 _ENCODED_GATE = (
-    r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]"
+    r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*[,;][ \t]*){15}[0-9]"
+    r"|(?:[01]{8}[ \t,;]?){7}[01]{8}"
     r"|(?:[0-9A-Fa-f]{2}[:. \-]){15}[0-9A-Fa-f]{2}"
     r"|(?m:^begin(?:-base64)? [0-7]{3,4} )"  # uuencode's header (uudecode reads the lines after it)
 )
@@ -740,6 +802,21 @@ _SPLIT_RE = re2.compile(_SPLIT, _MATCH_ONLY)
 # The prefilter's part: the prefixes alone (gaps allowed), a superset that keeps its DFA small (the
 # whole gappy program in it costs 10x on long texts).
 _SPLIT_HEADS = "|".join(_gappy(prefixes, "", 0) for _, prefixes, _, _ in _SPLIT_SHAPES)
+# Separated tokens: the same prefixes cut by one punctuation mark that repeats through the token
+# ("ghp_.EBf.u1W...", "AKIA_A0BB_Z2LG_...", "sk_liv/e_inFx/...", "npm_G:JnWmx:..."): any mark a
+# reader is told to drop. The head is the prefix (a mark allowed between its characters) and a
+# mark within the next 24 characters; _separated_hits drops each mark in turn and reads the shape.
+_SEPARATORS: Final = ".|~/:;_-#*^!="  # not the backslash: the shell view drops it as bash does
+_SEPARATOR_CLASS = "[" + re.escape(_SEPARATORS) + "]"
+_SEPARATED_HEADS = "|".join(
+    rf"\b(?:{'|'.join(f'(?:{_SEPARATOR_CLASS})?'.join(re.escape(c) for c in prefix) for prefix in prefixes)})"
+    rf"[A-Za-z0-9_\-]{{0,24}}{_SEPARATOR_CLASS}[A-Za-z0-9]"
+    for _, prefixes, _, _ in _SPLIT_SHAPES
+)
+_SEPARATED_HEADS_RE = re2.compile(_SEPARATED_HEADS, _MATCH_ONLY)
+_SEPARATED_WORD = re.compile(r"[A-Za-z0-9" + re.escape(_SEPARATORS) + r"]{1,512}")
+# What the prefilter and the category set look for: split or separated heads.
+_SPLIT_GATE = f"{_SPLIT_HEADS}|{_SEPARATED_HEADS}"
 # The same shapes without gaps, anchored: what the pieces glued back together must be.
 _SPLIT_WHOLE: Final = tuple(
     re.compile(rf"(?:{'|'.join(map(re.escape, prefixes))})[{chars}]{{{count},}}")
@@ -832,9 +909,27 @@ _ROTATED_SHAPES: Final = tuple(
     for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
     if chars in ("0-9A-Z", "A-Za-z0-9", "A-Za-z0-9_", "0-9A-Za-z")  # classes rotation keeps
 )
-_REVERSED_GATE = "|".join(pattern for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES))
+# And in ROT47 (every printable character but the space turned half way round: "89A0" is "ghp_"):
+# the prefix and each character of the body's class rotated; read back by rotating again.
+_ROT47 = str.maketrans({c: chr(33 + (c - 33 + 47) % 94) for c in range(33, 127)})
+
+
+def _rot47_class(chars: str) -> str:
+    """A character class of the ROT47 images of the characters `[chars]` matches."""
+    pattern = re.compile(f"[{chars}]")
+    return "".join(re.escape(chr(c).translate(_ROT47)) for c in range(33, 127) if pattern.fullmatch(chr(c)))
+
+
+_ROT47_SHAPES: Final = tuple(
+    (index, rf"(?:{'|'.join(re.escape(p.translate(_ROT47)) for p in prefixes)})[{_rot47_class(chars)}]{{{count}}}")
+    for index, (_, prefixes, chars, count) in enumerate(_SPLIT_SHAPES)
+    if len(prefixes[0]) >= 4  # "sk-", "hf_" rotated are three common characters: the longer prefixes only
+)
+_REVERSED_GATE = "|".join(pattern for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES, *_ROT47_SHAPES))
 # RE2 (linear): a backtracking "[chars]{36,}_phg" reads every long run once per position.
-_REVERSED_RE = re2.compile("|".join(f"({pattern})" for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES)), _OPTIONS)
+_REVERSED_RE = re2.compile(
+    "|".join(f"({pattern})" for _, pattern in (*_REVERSED_SHAPES, *_ROTATED_SHAPES, *_ROT47_SHAPES)), _OPTIONS
+)
 
 # Digits spelled as words ("card four-one-one-one 1111 1111 1111"): a number word followed by
 # another or by a digit lets the text through; the words are read as digits and the card check runs on that view.
@@ -861,10 +956,18 @@ _TABLE_GATE = (
 )
 # Wallet seed phrases: twelve or more words of 3-8 lower-case letters in a row (BIP-39's words), one
 # a line and numbered ("1. legal") or on one line; _seed_hits checks the words and the checksum.
-_SEED_SEPARATOR = r"(?:[ \t,]+|[ \t]*\r?\n[ \t]*(?:[0-9]{1,2}[.):][ \t]*)?)"
+# A '+' is a query string's space (a phrase sent as ?m=legal+winner+...).
+_SEED_SEPARATOR = r"(?:[ \t,+]+|[ \t]*\r?\n[ \t]*(?:[0-9]{1,2}[.):][ \t]*)?)"
 _SEED_GATE = rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11}}[a-z]{{3,8}}\b"
 _SEED_RUN_RE = re2.compile(rf"\b(?:[a-z]{{3,8}}{_SEED_SEPARATOR}){{11,}}[a-z]{{3,8}}\b", _MATCH_ONLY)
-_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE, _SEED_GATE)
+# A password by its shape alone ("prod db: sa / Xk9#mP2vL7q!", "use hP3#vn8Lq!s2 to unlock"): a letter,
+# a digit and a symbol side by side, in any order; _strong_password_hits reads the word around them.
+_PW_SYMBOL = r"[!#$%^&*?~@+]"
+_STRONG_GATE = (
+    rf"[A-Za-z][0-9]{_PW_SYMBOL}|[A-Za-z]{_PW_SYMBOL}[0-9]|[0-9][A-Za-z]{_PW_SYMBOL}"
+    rf"|[0-9]{_PW_SYMBOL}[A-Za-z]|{_PW_SYMBOL}[A-Za-z][0-9]|{_PW_SYMBOL}[0-9][A-Za-z]"
+)
+_VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE, _SEED_GATE, _STRONG_GATE)
 # A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
 # (_shell_view) may rebuild a token that no other gate sees.
@@ -881,7 +984,7 @@ _PREFILTER_OPTIONS.max_mem = 64 << 20
 _PREFILTER = re2.compile(
     "|".join(
         f"(?:{p})"
-        for p in (*_PLAIN_GATES, *_VIEW_GATES, _SHELL_GATE, _ENCODED_GATE, _SPLIT_HEADS, _NEEDS_DECODING, _JSON_START)
+        for p in (*_PLAIN_GATES, *_VIEW_GATES, _SHELL_GATE, _ENCODED_GATE, _SPLIT_GATE, _NEEDS_DECODING, _JSON_START)
     ),
     _PREFILTER_OPTIONS,
 )
@@ -891,12 +994,13 @@ _PREFILTER = re2.compile(
 _TABLE_GATE_RE = re2.compile(_TABLE_GATE, _MATCH_ONLY)
 _PREFILTER_PARTS: Final = (
     re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _MATCH_ONLY),
-    re2.compile(f"{_ENCODED_GATE}|{_SPLIT_HEADS}", _MATCH_ONLY),
+    re2.compile(f"{_ENCODED_GATE}|{_SPLIT_GATE}", _MATCH_ONLY),
     re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES[:4], _SHELL_GATE)), _MATCH_ONLY),
     # Tables and seed phrases each alone: with the views above in one program, their states multiply
     # (RE2's DFA outgrows its memory and the NFA costs 400x on a 4 KB batch).
     _TABLE_GATE_RE,
     re2.compile(_SEED_GATE, _MATCH_ONLY),
+    re2.compile(_STRONG_GATE, _MATCH_ONLY),
 )
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
@@ -978,7 +1082,8 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 # Which analyses a string needs, in one pass: RE2's Set reports which patterns match anywhere.
 _SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = range(6)
 _SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT = range(6, 12)
-_ALL_CATEGORIES = frozenset(range(12))
+_STRONG_AT = 12
+_ALL_CATEGORIES = frozenset(range(13))
 _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
@@ -986,7 +1091,7 @@ _categories_set = _set_matcher(
         _CARD_GATE,
         _TOKEN_RUN,
         _ENCODED_GATE,
-        _SPLIT_HEADS,
+        _SPLIT_GATE,
         *_VIEW_GATES,
     ]
 )
@@ -1067,6 +1172,11 @@ def _key_header_ok(text: str, start: int, end: int) -> bool:
     return bool(_ARMORED_BODY.match(text, end) or _BARE_BODY.match(text, end))
 
 
+_NOT_A_HEX_KEY = re.compile(
+    r"(?i)sha|hash|digest|checksum|commit|\btx|transaction|address|block|fingerprint|\bid\b|uuid|rev|version|public"
+)
+
+
 def _shape_ok(kind: str, text: str) -> bool:
     """Checks on a shape match that the pattern alone cannot make."""
     if kind == "jwt":
@@ -1087,6 +1197,8 @@ def _shape_ok(kind: str, text: str) -> bool:
         return _random_looking(text)
     if kind == "service-key":
         return not _NOT_A_KEY_LABEL.search(text)  # "sentry_release_sha: ...", "asana_task_id = ...": ids and hashes
+    if kind == "hex-key":
+        return not _NOT_A_HEX_KEY.search(text)
     if kind == "provider-token" and text.startswith("SK"):
         return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
@@ -1265,7 +1377,37 @@ def _card_spans(text: str) -> list[tuple[int, int, str]]:
             if b < len(run) and run[b].isdigit():
                 groups = groups[:-1]
             found.extend(_card_windows(groups, whole_run=False))
+    if text.isascii() and _spread_card_search(text.encode("ascii")):
+        found.extend(_spread_cards(text, _Taken((start, end) for start, end, _ in found)))
     return found
+
+
+_SPREAD_CARD_RE = re2.compile(_SPREAD_CARD, _MATCH_ONLY)
+_CARD_GROUP = re.compile(r"[0-9Oo]+")
+_spread_card_search = _raw_search(_SPREAD_CARD_RE)
+_O_TO_ZERO = str.maketrans("Oo", "00")
+
+
+def _spread_cards(text: str, taken: _Taken) -> list[tuple[int, int, str]]:
+    """Cards in their own grouping with other fillers between the groups (see _SPREAD_CARD)."""
+    hits: list[tuple[int, int, str]] = []
+    for n, spans in enumerate(_matches(_SPREAD_CARD_RE, text)):
+        start, end = spans[0]
+        if n >= MAX_SPLIT:
+            break  # a text of thousands of number groups: the cards among the first are reported
+        if taken.overlaps(start, end) or text[start - 1 : start].isalnum() or text[end : end + 1].isalnum():
+            continue  # part of a longer number or word ("10000", "Oooo")
+        found = [m for m in _CARD_GROUP.finditer(text, start, end) if _DIGIT.search(m.group())]
+        groups = [m.group() for m in found]
+        # Fillers hold at most two words ("and", "(cont.)"): a sentence between groups joins none.
+        if any(len(text[a.end() : b.start()].split()) > 2 for a, b in itertools.pairwise(found)):
+            continue
+        if any(sum(c.isdigit() for c in g) < len(g) - 1 for g in groups):
+            continue  # one letter O per group at most: "Oooo" is a word
+        digits = "".join(groups).translate(_O_TO_ZERO)
+        if _is_card(digits):
+            hits.append((start, end, digits))
+    return hits
 
 
 def _unicode_groups(text: str, run_start: int, run_end: int) -> list[tuple[str, int, int]]:
@@ -1444,7 +1586,7 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
         return text.index("://", start) + 3, end - 1  # scheme://TOKEN@
     if kind == "query-key":
         return text.index("=", start) + 1, end
-    if kind == "service-key":
+    if kind in ("service-key", "hex-key"):
         value = _HEX_TAIL.search(text, start, end)
         return (value.start(), end) if value else (start, end)
     return start, end
@@ -1527,6 +1669,47 @@ def _split_hits(text: str, taken: _Taken, *, siblings: bool = False) -> list[_Hi
         if glued is not None and (glued[2] or not siblings):
             hits.append((f"{_SPLIT_SHAPES[index][0]} (split)", start, glued[1], glued[0]))
     return hits
+
+
+def _separated_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Strong-prefix tokens cut by one repeated punctuation mark ("AKIA_A0BB_Z2LG_..."), the mark dropped."""
+    hits: list[_Hit] = []
+    for n, spans in enumerate(_matches(_SEPARATED_HEADS_RE, text)):
+        start = spans[0][0]
+        if n >= MAX_SPLIT:
+            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
+            break
+        word = _SEPARATED_WORD.match(text, start)
+        if word is None or taken.overlaps(start, word.end()):
+            continue
+        found = _separated_token(word.group())
+        if found is not None:
+            hits.append((f"{found[0]} (split)", start, word.end(), found[1]))
+    return hits
+
+
+def _separated_token(word: str) -> tuple[str, str] | None:
+    """(kind, token) when dropping one punctuation mark from the word leaves a strong-prefix token at its start."""
+    for mark in set(word) & set(_SEPARATORS):
+        pieces = word.split(mark)
+        glued = "".join(pieces)
+        for index, whole in enumerate(_SPLIT_WHOLE):
+            match = whole.match(glued)
+            if match is None:
+                continue
+            token = match.group()[: _SPLIT_MAXIMUM[index]]
+            if len(token) < _SPLIT_MINIMUM[index] or len(token) <= len(pieces[0]) or not _token_ok(index, token):
+                continue
+            # An AWS id's body is upper case and digits, as are names ("ASIA_PACIFIC_SALES_2024"): a
+            # generated id cut in pieces has digits in most of them, a name in few.
+            if _SPLIT_SHAPES[index][0] == "aws-access-key":
+                body = [p for p in pieces[1:] if p]
+                if sum(1 for p in body if _DIGIT.search(p)) * 2 <= len(body) or any(
+                    len(p) >= 6 and p.isalpha() for p in body
+                ):
+                    continue
+            return _SPLIT_SHAPES[index][0], token
+    return None
 
 
 def _split_anchored(text: str) -> Callable[[int], int]:
@@ -1712,9 +1895,15 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
 
 # Character codes written out ("103,104,112,95,..." is "ghp_..."): 16 or more printable ASCII
 # codes in decimal, separated by commas, read as the text they spell.
-_CHAR_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*,[ \t]*){15,}[0-9]{2,3}(?![0-9.])")
+# Codes joined by commas or semicolons (one mark through the run), and binary octets ("01001000
+# 01101011 ..."): any list separator a reader is told to read the codes from.
+_CHAR_CODES = re.compile(
+    r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*([,;])[ \t]*)(?:[0-9]{2,3}[ \t]*\1[ \t]*){14,}[0-9]{2,3}(?![0-9.])"
+)
+_BINARY_OCTETS = re.compile(r"(?<![01])(?:[01]{8}[ \t,;]?){7,}[01]{8}(?![01])")
 _MAX_CHAR_CODE_RUNS = 16
-_char_code_gate = _raw_search(re2.compile(r"(?:[0-9]{2,3}[ \t]*,[ \t]*){15}[0-9]", _MATCH_ONLY))
+_CHAR_CODE_GATE = r"(?:[0-9]{2,3}[ \t]*[,;][ \t]*){15}[0-9]|(?:[01]{8}[ \t,;]?){7}[01]{8}"
+_char_code_gate = _raw_search(re2.compile(_CHAR_CODE_GATE, _MATCH_ONLY))
 
 
 def _from_char_codes(codes: Iterable[int]) -> str | None:
@@ -1785,13 +1974,17 @@ def _uuencoded_hits(text: str, level: int) -> list[_Hit]:
 def _char_code_hits(text: str, level: int) -> list[_Hit]:
     """Secrets spelled as runs of decimal character codes, each reported at its run."""
     hits: list[_Hit] = []
-    if "," not in text or not _char_code_gate(text.encode("utf-8", "surrogatepass")):
+    if not _char_code_gate(text.encode("utf-8", "surrogatepass")):
         return hits  # one RE2 pass: the backtracking pattern below reads only texts that have a run
-    for n, match in enumerate(_CHAR_CODES.finditer(text)):
+    runs = itertools.chain(
+        ((m, [int(code) for code in _ASCII_DIGITS.findall(m.group())]) for m in _CHAR_CODES.finditer(text)),
+        ((m, [int(octet, 2) for octet in re.findall("[01]{8}", m.group())]) for m in _BINARY_OCTETS.finditer(text)),
+    )
+    for n, (match, codes) in enumerate(runs):
         if n >= _MAX_CHAR_CODE_RUNS:
             hits.append((PAST_DECODING_BUDGET, match.start(), len(text), text[match.start() :]))
             break
-        decoded = _from_char_codes(int(code) for code in match.group().split(","))
+        decoded = _from_char_codes(codes)
         if decoded is None:
             continue
         for kind, _, _, secret in _analyse(decoded, level + 1):
@@ -1851,10 +2044,13 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_uuencoded_hits(text, level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
+    if _SPLIT_AT in categories:
+        # Last: a token the views glue back (one mark after every character) keeps their name.
+        hits.extend(_separated_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
     return hits
 
 
-_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT})
+_VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT, _STRONG_AT})
 
 
 def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int) -> list[_Hit]:
@@ -1872,6 +2068,69 @@ def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int)
         hits.extend(_table_hits(text, taken))
     if _SEED_AT in categories:
         hits.extend(_seed_hits(text, taken))
+    if _STRONG_AT in categories:
+        hits.extend(_strong_password_hits(text, _Taken((start, end) for _, start, end, _ in hits) if hits else taken))
+    return hits
+
+
+_STRONG_GATE_RE = re2.compile(_STRONG_GATE, _MATCH_ONLY)
+_NOT_SPACE = re.compile(r"\S+")
+_FIELD_PIECES = re.compile(r"[^=&\s]+")
+_STRONG_SYMBOLS = frozenset("!#$%^&*?~@+")
+# Characters of code, markup and paths: a word holding one is an expression, not a password a
+# person types or is told ("a[i]!=b", "{0!r}", "$HOME/x").
+_CODE_CHARACTERS = frozenset("()[]{}<>\"'`/\\,;")
+_MAX_STRONG = 64
+_MIN_STRONG_CHANGES = 5  # changes of character class inside the word: "Xk9#mP2vL7q!" has 10
+
+
+def _strong_password(word: str) -> bool:
+    """True for a word a generator or a person made as a password: 8-64 characters, all four classes, interleaved."""
+    if not 8 <= len(word) <= _MAX_STRONG or _CODE_CHARACTERS.intersection(word) or _EMAIL.fullmatch(word):
+        return False
+    # Symbols inside the word: an edge one is punctuation ("Why3D?"), a hashtag ("#Web3Dev2024") or
+    # markup ("**Step1A**"); '@' alone is an address, '+' alone base64, '$' or '%' first a variable.
+    symbols = _STRONG_SYMBOLS.intersection(word.strip("!?*~#+"))
+    if not symbols or symbols in ({"@"}, {"+"}) or word.startswith(("$", "%")):
+        return False
+    if not (_UPPER.search(word) and _LOWER.search(word) and _DIGIT.search(word)) or _is_placeholder(word):
+        return False
+    classes = ["u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "s" for c in word]
+    return sum(a != b for a, b in itertools.pairwise(classes)) >= _MIN_STRONG_CHANGES
+
+
+def _strong_password_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Passwords told without a name ("wifi is Vx7#pQ2m!rT", "sa / Xk9#mP2vL7q!"): words of a password's shape."""
+    # A secret needs no keyword when its shape says it: upper and lower case, digits and symbols
+    # interleaved (5 class changes or more) in one word no code, path, address or variable is.
+    # Weaker passwords ("Summer2024!") still need a phrase (_prose_hits) or a key.
+    hits: list[_Hit] = []
+    last = 0
+    for n in itertools.count():
+        gate = _STRONG_GATE_RE.search(text, last)
+        if gate is None:
+            break
+        at = gate.start()
+        if n >= MAX_SPLIT:
+            hits.append((PAST_SPLIT_BUDGET, at, len(text), text[at:]))
+            break
+        # One look per word: the search goes on after it (a megabyte of base64 is one word).
+        begin = max(text.rfind(" ", last, at), text.rfind("\n", last, at), text.rfind("\t", last, at), last - 1) + 1
+        word = _NOT_SPACE.match(text, begin)
+        if word is None:
+            last = at + 1
+            continue
+        last = word.end()
+        if last - begin > 4 * _MAX_STRONG:
+            continue  # no password, nor a form body of a few fields
+        # A form body's fields ("u=sa&p=Xk9#mP2vL7q!") one by one, then the word whole.
+        for field in (*_FIELD_PIECES.finditer(text, begin, last), word):
+            value = field.group().strip(_WORD_EDGE)
+            if _strong_password(value):
+                start = text.find(value, field.start(), field.end())
+                if not taken.overlaps(start, start + len(value)):
+                    hits.append(("password (shape)", start, start + len(value), value))
+                break
     return hits
 
 
@@ -1926,9 +2185,29 @@ def _seed_hits(text: str, taken: _Taken) -> list[_Hit]:
     return hits
 
 
+_SEED_LIST_COMMA = re.compile(r"[ \t]*,")
+
+
+def _seed_alone(text: str, run: list[re.Match[str]]) -> bool:
+    """True for a run of exactly 12, 15, 18, 21 or 24 list words, not a comma list, mostly distinct."""
+    # The checksum rejects a phrase with one word changed (or made up by hand): it is still a key a
+    # wallet asks to confirm, and a made-up phrase is indistinguishable from a real one to a
+    # reader. A run of a seed's exact length between words off the list (or the string's ends) is
+    # one; a longer run is prose or a word list and needs the checksum window by window. A list
+    # with commas ("apple, banana, ...") is an enumeration, and a repeated word is no phrase.
+    if len(run) not in _SEED_LENGTHS or len({m.group() for m in run}) < len(run) - 2:
+        return False
+    return not any(_SEED_LIST_COMMA.match(text, a.end()) for a in run[:-1])
+
+
 def _seed_windows(text: str, run: list[re.Match[str]], table: dict[str, int], taken: _Taken) -> list[_Hit]:
     """The seed phrases inside one run of list words, longest first, not overlapping."""
     hits: list[_Hit] = []
+    if _seed_alone(text, run):
+        start, end = run[0].start(), run[-1].end()
+        if not taken.overlaps(start, end):
+            hits.append(("seed-phrase", start, end, " ".join(m.group() for m in run)))
+        return hits
     i = 0
     while i + _SEED_LENGTHS[-1] <= len(run):
         for length in _SEED_LENGTHS:
@@ -2150,12 +2429,21 @@ def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
             hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
             break
         group = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
-        rotated = group >= len(_REVERSED_SHAPES)
-        index = _ROTATED_SHAPES[group - len(_REVERSED_SHAPES)][0] if rotated else group
-        token = text[start:end].translate(_ROT13) if rotated else text[start:end][::-1]
+        rot47 = group - len(_REVERSED_SHAPES) - len(_ROTATED_SHAPES)
+        rotated = group >= len(_REVERSED_SHAPES) and rot47 < 0
+        if rot47 >= 0:
+            index, token, how = _ROT47_SHAPES[rot47][0], text[start:end].translate(_ROT47), "rot47"
+        elif rotated:
+            index, token, how = (
+                _ROTATED_SHAPES[group - len(_REVERSED_SHAPES)][0],
+                text[start:end].translate(_ROT13),
+                "rot13",
+            )
+        else:
+            index, token, how = group, text[start:end][::-1], "reversed"
         if taken.overlaps(start, end) or not _SPLIT_WHOLE[index].match(token) or not _token_ok(index, token):
             continue
-        hits.append((f"{_SPLIT_SHAPES[index][0]} ({'rot13' if rotated else 'reversed'})", start, end, token))
+        hits.append((f"{_SPLIT_SHAPES[index][0]} ({how})", start, end, token))
     return hits
 
 
@@ -3012,7 +3300,9 @@ def _hide_verification_values(text: str, hide: Callable[[Any], Any]) -> str:
 _ascii_card_run = _raw_search(_ASCII_CARD_RE)
 _cvv_gate = _raw_search(re2.compile(_CVV_GATE, _MATCH_ONLY))
 # What may hide a card in an ASCII text, in one pass: an escape, an encoded run, a run of digits.
-_card_gate = _raw_search(re2.compile(f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})", _MATCH_ONLY))
+_card_gate = _raw_search(
+    re2.compile(f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})|(?:{_SPREAD_CARD})", _MATCH_ONLY)
+)
 
 
 def _has_card_run(text: str) -> bool:
@@ -3034,7 +3324,7 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
         return text  # one RE2 pass on the common path: nothing below could match
     encoded = not text.isascii() or _needs_decoding(text)
     runs = _encoded_card_runs(text) if _encoded_gate(text.encode("utf-8", "surrogatepass")) else []
-    if not encoded and not runs and not _has_card_run(text):
+    if not encoded and not runs and not _has_card_run(text) and not _spread_card_search(text.encode("ascii")):
         return text
     spans = _card_spans(text)
     if encoded and len(card_numbers(text)) > len(spans):
