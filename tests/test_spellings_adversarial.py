@@ -57,6 +57,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:12",
         "calls-program-operands:67",
         "calls-classes-b:6",
+        "calls-d-claude-code:4",
     ),
     "engine: a path inside a command substitution (`$(echo x/../.env)`, `$(printf x/../.env)`, "
     "`$(cat x/../list.txt)`) is matched as written: its climb is not resolved": (
