@@ -47,6 +47,8 @@ BUDGET = 4_000
 
 # Weaker spellings found, by class: each class names the cases (file stem:index) it was found in.
 _FOUND: dict[str, tuple[str, ...]] = {
+    "engine: a bare password base64-encoded once (TG0zJGtQOXFSNyE) is no shape the detector reads, and "
+    "bfcl's post_secret_shapes reads text as written": ("calls-d-baseline-bfcl:107",),
     "engine: a bracket glob in the word bash runs (`/bin/[r]m`, `/usr/bin/[s]udo`, `./[n]c`, `sudo /bin/[r]m`) "
     "runs that program, but the program is read as written, not as any program the glob may match": (
         "calls-commands:22",
