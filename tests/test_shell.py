@@ -586,7 +586,7 @@ def test_a_garbage_collection_inside_a_parse_is_not_charged_to_the_command(monke
                 pass
 
     parser = shell._parser
-    collected = []
+    collected: list[int] = []
 
     def parser_then_collect() -> Any:
         if not collected:
