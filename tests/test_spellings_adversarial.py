@@ -69,6 +69,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
     ),
     "engine: a secret whose halves are sent in two arguments (`data`, `data_2`) is not joined: "
     "grouped card numbers and encoded AWS keys pass no-secrets-to-network": (
+        "calls-d-baseline-bfcl:108",
         "calls-secrets:35",
         "calls-secrets:40",
         "calls-secrets:57",
