@@ -464,3 +464,16 @@ class MutatingApproval:
     async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
         self.mutate(request.call)
         return ApprovalAnswer.ALLOWED_ONCE
+
+
+def load_shell_word_cases(path: Path, keys: set[str], minimum: int) -> list[dict[str, Any]]:
+    """A shell-words case file (tests/data/shell_words_*.yaml); a missing or malformed file fails collection."""
+    cases = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(cases, list) or len(cases) < minimum:
+        raise AssertionError(f"{path.name} must hold a list of at least {minimum} cases")
+    for case in cases:
+        if not isinstance(case, dict) or not isinstance(case.get("command"), str) or set(case) - keys:
+            raise AssertionError(f"malformed case in {path.name}: {case!r}")
+        if not case.get("unknown") and "programs" not in case:
+            raise AssertionError(f"a case must list programs or be unknown: {case!r}")
+    return cases

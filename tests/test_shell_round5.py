@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,26 +24,13 @@ from policyengine.language import shell
 from policyengine.language import shell_programs as table
 from policyengine.language.paths import PathPattern
 from policyengine.language.shell import CODE_OPERAND, CommandError, parse_command
-from support import scaled
+from support import load_shell_word_cases, scaled
 
 CASES_FILE = Path(__file__).parent / "data" / "shell_words_round5.yaml"
 CASE_KEYS = {"command", "programs", "operands", "has_operands", "not_operands", "urls", "unknown", "words"}
 
 
-def _load_cases() -> list[dict[str, Any]]:
-    """The round-five cases; a missing or malformed file fails collection."""
-    cases = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))
-    if not isinstance(cases, list) or len(cases) < 80:
-        raise AssertionError(f"{CASES_FILE.name} must hold a list of at least 80 cases")
-    for case in cases:
-        if not isinstance(case, dict) or not isinstance(case.get("command"), str) or set(case) - CASE_KEYS:
-            raise AssertionError(f"malformed case in {CASES_FILE.name}: {case!r}")
-        if not case.get("unknown") and "programs" not in case:
-            raise AssertionError(f"a case must list programs or be unknown: {case!r}")
-    return cases
-
-
-CASES = _load_cases()
+CASES = load_shell_word_cases(CASES_FILE, CASE_KEYS, 80)
 
 
 def _expected(item: Any) -> tuple[str, str]:

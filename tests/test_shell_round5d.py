@@ -13,30 +13,17 @@ from typing import Any
 
 import jmespath
 import pytest
-import yaml
 
 from policyengine.language import shell_programs as table
 from policyengine.language.functions import OPTIONS
 from policyengine.language.shell import CommandError, parse_command
+from support import load_shell_word_cases
 
 CASES_FILE = Path(__file__).parent / "data" / "shell_words_round5d.yaml"
 CASE_KEYS = {"command", "programs", "has_operands", "not_operands", "lines", "not_lines", "unknown"}
 
 
-def _load_cases() -> list[dict[str, Any]]:
-    """The set-D cases; a missing or malformed file fails collection."""
-    cases = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))
-    if not isinstance(cases, list) or len(cases) < 50:
-        raise AssertionError(f"{CASES_FILE.name} must hold a list of at least 50 cases")
-    for case in cases:
-        if not isinstance(case, dict) or not isinstance(case.get("command"), str) or set(case) - CASE_KEYS:
-            raise AssertionError(f"malformed case in {CASES_FILE.name}: {case!r}")
-        if not case.get("unknown") and "programs" not in case:
-            raise AssertionError(f"a case must list programs or be unknown: {case!r}")
-    return cases
-
-
-CASES = _load_cases()
+CASES = load_shell_word_cases(CASES_FILE, CASE_KEYS, 50)
 
 
 def search(expression: str, document: Any) -> Any:

@@ -3401,12 +3401,7 @@ def _forms(parts: _Parts) -> tuple[str, ...]:
         kind, text = parts[0]
         if kind == _EXPANDED or not (_SPECIAL_CHARS.intersection(text)):
             return (text,)
-    tokens: _Tokens = []
-    for kind, text in parts:
-        if kind == _EXPANDED:
-            tokens.append((kind, text))
-        else:
-            tokens.extend((kind, char) for char in text)
+    tokens = _tokens(parts)
     if any(kind == _BARE and char == "{" for kind, char in tokens):
         if len(tokens) > MAX_BRACE_CHARACTERS:
             return (UNKNOWN_BRACES,)  # reading braces costs a scan per `{`: long words are refused
@@ -3419,14 +3414,20 @@ def _forms(parts: _Parts) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_render(word) for word in words))
 
 
-def _brace_words(parts: _Parts) -> list[_Word] | None:
-    """The words bash's brace expansion makes of a word, as words (not yet globbed); None past the bounds."""
+def _tokens(parts: _Parts) -> _Tokens:
+    """A word's parts as brace expansion reads them: an expansion whole, quoted and bare text by character."""
     tokens: _Tokens = []
     for kind, text in parts:
         if kind == _EXPANDED:
             tokens.append((kind, text))
         else:
             tokens.extend((kind, char) for char in text)
+    return tokens
+
+
+def _brace_words(parts: _Parts) -> list[_Word] | None:
+    """The words bash's brace expansion makes of a word, as words (not yet globbed); None past the bounds."""
+    tokens = _tokens(parts)
     if len(tokens) > MAX_BRACE_CHARACTERS:
         return None
     try:
