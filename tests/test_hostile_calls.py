@@ -466,6 +466,27 @@ def test_huge_arguments_get_a_defined_result_in_bounded_time(baseline: Registry,
     print(f"worst: {worst[0]} at {worst[1] * 1000:.0f} ms")
 
 
+def test_a_call_body_is_scanned_for_secrets_once_though_rules_also_scan_values_they_build(
+    baseline: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two baseline red lines read secrets(@), and one of them also secrets([...hosts...]) of a list
+    # it builds: the call's arguments must stay memoised across both (a 10 MB body costs ~0.9 s a scan).
+    from policyengine.language import secret_scanner
+
+    scanned: list[Any] = []
+    real = secret_scanner.find_secrets
+
+    def counting(value: Any, *, path: str = "") -> list[Any]:
+        scanned.append(value)
+        return real(value, path=path)
+
+    monkeypatch.setattr(secret_scanner, "find_secrets", counting)
+    body = "a" * 100_000
+    [(result, _)] = run_calls(baseline, [("http_post", {"url": "https://x", "body": body})])
+    assert result.outcome is Outcome.OK
+    assert sum(isinstance(v, Mapping) and v.get("body") == body for v in scanned) == 1, len(scanned)
+
+
 _TIMED_CHILD = textwrap.dedent(
     """
     import asyncio, json, sys, time

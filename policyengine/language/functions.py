@@ -532,19 +532,25 @@ def url_host(url: str) -> str | None:
     return _ipv4(host) or _wildcard_address(host) or host or None
 
 
-# The roles of the last document asked about: several rules of one call read the same roles,
-# and a call document is built once per call, so identity is the key. One tuple, read and
-# replaced whole: a thread evaluating another call can never hand this one its views.
-_memo: tuple[Any, dict[str, Any]] = (None, {})
+# The roles of the last documents asked about: several rules of one call read the same roles,
+# and a call document is built once per call, so identity is the key. A rule may also ask about a
+# value it builds (`secrets([... hosts ...])`), which would evict the call document if only the
+# last one were kept: the call's 10 MB body was then scanned once per rule (0.9 s each). So the
+# last few are kept, newest first, in one tuple read and replaced whole: a thread evaluating
+# another call can never hand this one its views.
+_MEMO_SIZE = 4
+_memo: tuple[tuple[Any, dict[str, Any]], ...] = ()
 
 
 def _by_role(document: Any, what: str) -> list[Any]:
     """One role view of a call document (or of bare arguments), computed once per document."""
     global _memo
-    held, views = _memo
-    if held is not document:
+    held = _memo
+    views = next((v for d, v in held if d is document), None)
+    if views is None:
         views = {}
-        _memo = (document, views)  # holds the document, so its id cannot be reused while memoised
+        # Holds the documents, so their ids cannot be reused while memoised.
+        _memo = ((document, views), *held[: _MEMO_SIZE - 1])
     found = views.get(what)
     if found is None:
         try:
