@@ -476,11 +476,8 @@ def test_a_pattern_with_the_stand_in_characters_fails_closed() -> None:
     assert not path_matches(".e\ue001/x", ".env")  # a plain path is unaffected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="as for plain paths, a one-component glob is tested only on the names after an unknown one; "
-    "$x may be '.', which would keep .env in the path",
-)
 def test_names_before_an_expansion_may_still_be_in_the_path() -> None:
-    """`.env/$x/y*` may be `.env/y1` (when $x is empty or ".")."""
+    """`.env/$x/y*` may be `.env/y1` (when $x is empty or "."); a name that is not the glob's stays apart."""
     assert path_matches(PathPattern(".env/$x/y*"), ".env")
+    assert path_matches(".env/$x/y", ".env") and path_matches("keys/%D%/id_rsa.pem", "*.pem")
+    assert not path_matches(".venv/$x/lib", ".env") and not path_matches(PathPattern(".venv/$x/l*"), ".env")

@@ -815,6 +815,19 @@ def _known_tail(parts: tuple[str, ...]) -> tuple[str, ...] | None:
     return parts[last + 1 :] if last + 1 < len(parts) else None
 
 
+def _known_names(parts: tuple[str, ...]) -> tuple[str, ...]:
+    """The components whose names are known, in order: one reading of a path whose unknowns are "." or empty.
+
+    An expansion may be "." (or nothing), so the names before it may stay in the path: `.env/$x/y`
+    may be `.env/y`. An 8.3 name or a device prefix never climbs, so what precedes it stays too.
+    """
+    return tuple(
+        part
+        for index, part in enumerate(parts)
+        if not ((index == 0 and (part.startswith("//") or part == "?:")) or _unknown_name(part, index == 0, True))
+    )
+
+
 @lru_cache(maxsize=CACHE_SIZE)
 def _straddles(pattern: str) -> bool:
     """Whether a glob could match across an unknown component: anchored, or more than one component."""
@@ -830,9 +843,15 @@ def _may_match(root: Root, parts: tuple[str, ...], regex: Any, straddles: bool) 
     if root != UNKNOWN:
         return regex.fullmatch(_join(root, parts)) is not None
     # An unknown name may be anything, so a glob that could span it may match; a one-component
-    # glob (".env", "*.pem") is tested on the names that follow it, unless the last is unknown.
+    # glob (".env", "*.pem") is tested on the names that follow it, unless the last is unknown,
+    # and on every known name (the unknowns read as "."): `.env/$x/y` may be `.env/y`.
     tail = _known_tail(parts)
-    return straddles or tail is None or regex.fullmatch("/".join(tail)) is not None
+    return (
+        straddles
+        or tail is None
+        or regex.fullmatch("/".join(tail)) is not None
+        or regex.fullmatch("/".join(_known_names(parts))) is not None
+    )
 
 
 def globs_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
@@ -1721,7 +1740,8 @@ def _pattern_may_match(root: Root, parts: tuple[str, ...], rules: Sequence[tuple
         tail = _known_tail(parts)
         if tail is None or all(part == "**" for part in tail):
             return True  # the last name is the unknown one (a "**" after it may be no name at all)
-        readings = [("", tail)]
+        known = _known_names(parts)
+        readings = [("", tail)] if known == tail else [("", tail), ("", known)]
         if any(straddles for _automaton, straddles in rules):
             return True
     subjects = [_subject_automaton(r, p) for r, p in readings]
