@@ -1091,6 +1091,9 @@ class _Walk:
                 variable, _, assigned = value.partition("=")
                 if _special_variable(variable.rstrip("+")):
                     self._assignment(variable.rstrip("+"), _after(word.parts, len(variable) + 1), assigned, depth)
+                else:
+                    after = _after(word.parts, len(variable) + 1)
+                    self._assigned_paths(variable.rstrip("+"), _Word(assigned, word.known, word.single, after))
                 index += 1
                 continue
             if positionals > 0:
@@ -1691,9 +1694,27 @@ class _Walk:
                 self._subscript_code(self._word(item, data), data, depth)
         self._remember(node, name, value_node, data)
         if not _special_variable(name):
+            if value_node.type != "array":
+                self._assigned_paths(name, self._word(value_node, data))
             return
         word = self._word(value_node, data)
         self._assignment(name, word.parts, word.value, depth, word.known)
+
+    def _assigned_paths(self, name: str, word: _Word) -> None:
+        """A variable set to a path names that path (`PREFIX=/usr make install`, `GOBIN=/usr/local/bin go install`).
+
+        Round six (set E, shell-system-paths): build and install tools take their targets from the
+        environment (PREFIX, DESTDIR, GOBIN, CARGO_INSTALL_ROOT...), and no table can list every
+        name; so any assignment's value, or piece of a `:` list, that is spelled as a path
+        (`/`, `~`, `./`, `../`) is a path operand, as `make PREFIX=/usr` already is. Search lists
+        (`PATH`, `MANPATH`, `*PATH` not in PATH_VARIABLES) only say where to look: not operands.
+        """
+        if name.endswith("PATH") or not word.value.startswith(_PATH_STARTS) and ":" not in word.value:
+            return
+        for form in _forms(word.parts):
+            for piece in _PATH_LIST.split(form):
+                if piece.startswith(_PATH_STARTS):
+                    self._operand(paths.PathPattern(piece) if isinstance(form, paths.PathPattern) else piece)
 
     def _remember(self, node: tree_sitter.Node, name: str, value_node: tree_sitter.Node | None, data: bytes) -> None:
         """Keep NAME=VALUE for later words when it surely runs, in order, with literal text; else NAME is unknown."""
@@ -2964,6 +2985,7 @@ MAX_DIRS = 8  # places a line's `cd`s may have led to before they count as unkno
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _REMOTE = re.compile(r"((?:[^@/:\s]+@)?(?:\[[^\]/]+\]|[^/:\[\s]+)):(.*)")  # scp's [user@]host:path
 _PATH_LIST = re.compile(r"[:\s]+")
+_PATH_STARTS = ("/", "~", "./", "../")  # an assignment's value spelled as a path (_assigned_paths)
 _SSH_CODE_OPTIONS = frozenset({"proxycommand", "localcommand", "remotecommand", "knownhostscommand"})
 _GIT_VALUE_OPTIONS = frozenset(
     {"--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source", "--list-cmds"}

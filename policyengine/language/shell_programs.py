@@ -484,6 +484,27 @@ _UV_RUN = Wrapper(
     dirs=_set("--directory"),
 )
 
+# `docker exec [OPTIONS] CONTAINER CMD...` (podman's and nerdctl's are the same; compose's takes
+# a service): the command starts after the container.
+_CONTAINER_EXEC = Wrapper(
+    values="euwT",
+    flags="dit",
+    long_values=_set("--env", "--env-file", "--user", "--workdir", "--detach-keys", "--index"),
+    long_flags=_set("--detach", "--interactive", "--tty", "--privileged", "--no-TTY", "--help"),
+    positionals=1,
+)
+# `kubectl exec [OPTIONS] POD -- CMD...` (oc's too), with kubectl's global options.
+_KUBECTL_EXEC = Wrapper(
+    values="cfnsv",
+    flags="itq",
+    long_values=_set(
+        "--container", "--filename", "--namespace", "--pod-running-timeout", "--context", "--kubeconfig",
+        "--cluster", "--user", "--server", "--token", "--as", "--as-group", "--request-timeout", "--selector",
+    ),
+    long_flags=_set("--stdin", "--tty", "--quiet", "--insecure-skip-tls-verify", "--help"),
+    positionals=1,
+)  # fmt: skip
+
 # `PROGRAM SUBCOMMAND ...` where the subcommand runs the rest as a command.
 SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("uv", "run"): _UV_RUN,
@@ -509,6 +530,13 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ),
     ("mamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
     ("micromamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
+    # Round six (set E, sqlclients): a command run in a container or pod is a command, read as
+    # `ssh host CMD` is (`kubectl exec pod -- psql -c 'DROP ...'`, `docker exec -i c psql`): its
+    # program is one of the line's programs, so a red line on SQL clients or deleters meets it.
+    # The container or pod is the one positional word; an option not listed is unknown.
+    **{(name, "exec"): _CONTAINER_EXEC for name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose")},
+    **{(name, "exec"): _KUBECTL_EXEC for name in ("kubectl", "oc", "microk8s.kubectl", "k3s")},
+    ("oc", "rsh"): _KUBECTL_EXEC,
 }
 
 # Options whose value is a password or token (each program's man page), so the secret scan sees
