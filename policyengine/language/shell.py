@@ -483,6 +483,9 @@ def _parse(text: str) -> Command:
         raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
     if walk.written:
         walk.deferred()
+    for subcommand, line in walk.git_lines:
+        if subcommand in walk.git_forced:
+            walk.lines[f"{line} {_GIT_SAFETY_OPTIONS[subcommand]}"] = None
     return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words), tuple(walk.lines))
 
 
@@ -502,6 +505,8 @@ class _Walk:
         "checks",
         "deadline",
         "dirs",
+        "git_forced",
+        "git_lines",
         "level",
         "lines",
         "local",
@@ -535,6 +540,10 @@ class _Walk:
         self.dirs: list[str] = []
         self.local: list[str] = []
         self.cdpath = False  # the line sets CDPATH: `cd rel` may go anywhere
+        # git subcommands whose safety switch the line turns off (table.GIT_SAFETY_KEYS), and each
+        # git argv met, by subcommand: _parse spells those again with the switch's option.
+        self.git_forced: set[str] = set()
+        self.git_lines: list[tuple[str, str]] = []
         self.deadline = _parse_clock() + PARSE_SECONDS
         self.checks = 0
 
@@ -1094,6 +1103,7 @@ class _Walk:
                 else:
                     after = _after(word.parts, len(variable) + 1)
                     self._assigned_paths(variable.rstrip("+"), _Word(assigned, word.known, word.single, after))
+                    self._git_environment(variable, assigned if word.known else "$")
                 index += 1
                 continue
             if positionals > 0:
@@ -1123,6 +1133,8 @@ class _Walk:
         pathspecs = True  # git: whether the subcommand's operands may be pathspecs
         if name == "git":
             words = self._git_globals(words, depth)
+            if words and words[0].value in _GIT_SAFETY_OPTIONS:
+                self.git_lines.append((words[0].value, " ".join(["git", *(word.value for word in words)])))
             if not words or self._git_subcommand(words[0].value, words[1:], node, data, depth):
                 return
             if words[0].value not in table.GIT_MESSAGE_SUBCOMMANDS:
@@ -1449,7 +1461,8 @@ class _Walk:
                 if value == "-c":
                     self._git_setting(target.value, depth)
                 elif option == "--config-env":
-                    key = target.value.partition("=")[0]
+                    key = target.value[start:].partition("=")[0]  # `--config-env=KEY=VAR` too
+                    self._git_safety(key, "", False)  # its value comes from the environment: unknown
                     if _git_key_kind(key):
                         raise CommandError(f"git --config-env sets {key} from the environment")
                 elif value == "-C" or option in ("--git-dir", "--work-tree"):
@@ -1468,7 +1481,9 @@ class _Walk:
 
     def _git_setting(self, setting: str, depth: int) -> None:
         """KEY=VALUE of `git -c` or `git config`: a value that git runs is parsed as shell code."""
-        key, _, value = setting.partition("=")
+        key, equals, value = setting.partition("=")
+        if equals:
+            self._git_safety(key, value, True)
         kind = _git_key_kind(key)
         if kind == "path":
             self._operand(value)
@@ -1482,6 +1497,20 @@ class _Walk:
         folded = key.casefold()
         if folded.startswith("url.ext::"):
             self._git_ext(key[9:].rpartition(".")[0], depth)  # url.ext::CMD.insteadOf=https://
+
+    def _git_safety(self, key: str, value: str, known: bool) -> None:
+        """A git config KEY=VALUE on the line that may turn a subcommand's safety switch off (GIT_SAFETY_KEYS)."""
+        switch = table.GIT_SAFETY_KEYS.get(key.casefold())
+        if switch is not None and (not known or value.strip().casefold() not in table.GIT_TRUE):
+            self.git_forced.add(switch[0])
+
+    def _git_environment(self, name: str, value: str) -> None:
+        """GIT_CONFIG_KEY_n / GIT_CONFIG_PARAMETERS naming a safety key: its value is taken as false (_git_safety)."""
+        if name.startswith("GIT_CONFIG_KEY_") or name == "GIT_CONFIG_PARAMETERS":
+            folded = value.casefold()
+            for key, (subcommand, _) in table.GIT_SAFETY_KEYS.items():
+                if key in folded or not _literal_text(value):
+                    self.git_forced.add(subcommand)
 
     def _git_ext(self, text: str, depth: int) -> None:
         """The command of an `ext::` URL (git-remote-ext(1)): words split at unescaped spaces, run without a shell."""
@@ -1534,6 +1563,10 @@ class _Walk:
             # `git config [--file F] KEY VALUE`, `git config set KEY VALUE`: every pair of words is tried.
             plain = [word for word in words if not word.value.startswith("-")]
             for key, setting in itertools.pairwise(plain):
+                if key.known:
+                    self._git_safety(key.value, setting.value, setting.known)
+                elif any(part in key.value.casefold() for part in ("clean", "force", "$", "*", "?", "[")):
+                    self._git_safety("clean.requireforce", "", False)  # a key that may become the switch
                 if key.known and not _git_setting_runs(key.value, setting.value):
                     continue
                 if not setting.known:
@@ -1695,7 +1728,14 @@ class _Walk:
         self._remember(node, name, value_node, data)
         if not _special_variable(name):
             if value_node.type != "array":
-                self._assigned_paths(name, self._word(value_node, data))
+                word = self._word(value_node, data)
+                parent = node.parent
+                exported = (
+                    parent is not None and parent.type == "declaration_command" and _text(parent, data)[:6] == "export"
+                )
+                if (parent is not None and parent.type == "command") or exported:
+                    self._assigned_paths(name, word)  # the environment of a program (`export` too)
+                self._git_environment(name, word.value if word.known else "$")
             return
         word = self._word(value_node, data)
         self._assignment(name, word.parts, word.value, depth, word.known)
@@ -1709,7 +1749,7 @@ class _Walk:
         (`/`, `~`, `./`, `../`) is a path operand, as `make PREFIX=/usr` already is. Search lists
         (`PATH`, `MANPATH`, `*PATH` not in PATH_VARIABLES) only say where to look: not operands.
         """
-        if name.endswith("PATH") or not word.value.startswith(_PATH_STARTS) and ":" not in word.value:
+        if name.endswith("PATH") or (not word.value.startswith(_PATH_STARTS) and ":" not in word.value):
             return
         for form in _forms(word.parts):
             for piece in _PATH_LIST.split(form):
@@ -2985,6 +3025,8 @@ MAX_DIRS = 8  # places a line's `cd`s may have led to before they count as unkno
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _REMOTE = re.compile(r"((?:[^@/:\s]+@)?(?:\[[^\]/]+\]|[^/:\[\s]+)):(.*)")  # scp's [user@]host:path
 _PATH_LIST = re.compile(r"[:\s]+")
+# Each safety switch's subcommand and the option it stands for (table.GIT_SAFETY_KEYS).
+_GIT_SAFETY_OPTIONS = dict(table.GIT_SAFETY_KEYS.values())
 _PATH_STARTS = ("/", "~", "./", "../")  # an assignment's value spelled as a path (_assigned_paths)
 _SSH_CODE_OPTIONS = frozenset({"proxycommand", "localcommand", "remotecommand", "knownhostscommand"})
 _GIT_VALUE_OPTIONS = frozenset(

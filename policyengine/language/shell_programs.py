@@ -54,6 +54,7 @@ __all__ = [
     "CODE_VARIABLE_PREFIXES",
     "CODE_VARIABLE_SUFFIXES",
     "COMMAND_READERS",
+    "CONTAINER_EXEC_PROGRAMS",
     "COREUTILS",
     "CREDENTIAL_OPTIONS",
     "CREDENTIAL_VARIABLES",
@@ -70,14 +71,17 @@ __all__ = [
     "GIT_RANGE_FILES",
     "GIT_RUNS",
     "GIT_RUNS_ATTACHED",
+    "GIT_SAFETY_KEYS",
     "GIT_STDIN_CONTENT",
     "GIT_STDIN_NAMES",
+    "GIT_TRUE",
     "GRAMMARS",
     "JOINS_WORDS",
     "LOADED_VARIABLES",
     "LONG_FLAGS",
     "OPTION_VARIABLES",
     "OWN_GLOBS",
+    "PATCH_PROGRAMS",
     "PATH_VARIABLES",
     "PLAIN_PROGRAMS",
     "POWERSHELL_ALIASES",
@@ -484,6 +488,11 @@ _UV_RUN = Wrapper(
     dirs=_set("--directory"),
 )
 
+# Programs whose `exec` subcommand runs a command in a container or pod (SUBCOMMAND_WRAPPERS);
+# their other subcommands name objects (`docker rm c` removes a container, runs no `rm`), so
+# docker, podman and kubectl stay in PLAIN_PROGRAMS.
+_KUBECTLS = ("kubectl", "oc", "microk8s.kubectl", "k3s")
+CONTAINER_EXEC_PROGRAMS = frozenset({"docker", "podman", "nerdctl", "docker-compose", "podman-compose", *_KUBECTLS})
 # `docker exec [OPTIONS] CONTAINER CMD...` (podman's and nerdctl's are the same; compose's takes
 # a service): the command starts after the container.
 _CONTAINER_EXEC = Wrapper(
@@ -534,8 +543,8 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     # `ssh host CMD` is (`kubectl exec pod -- psql -c 'DROP ...'`, `docker exec -i c psql`): its
     # program is one of the line's programs, so a red line on SQL clients or deleters meets it.
     # The container or pod is the one positional word; an option not listed is unknown.
-    **{(name, "exec"): _CONTAINER_EXEC for name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose")},
-    **{(name, "exec"): _KUBECTL_EXEC for name in ("kubectl", "oc", "microk8s.kubectl", "k3s")},
+    **{(name, "exec"): _CONTAINER_EXEC for name in CONTAINER_EXEC_PROGRAMS if name not in _KUBECTLS},
+    **{(name, "exec"): _KUBECTL_EXEC for name in _KUBECTLS},
     ("oc", "rsh"): _KUBECTL_EXEC,
 }
 
@@ -1527,6 +1536,17 @@ GIT_NO_PATHSPECS = frozenset(
 GIT_EXACT_OPTIONS = frozenset({"--to", "--cc"})
 # Subcommands that read a patch from standard input and write the files it names (git-apply(1), git-am(1)).
 GIT_PATCH_READERS = frozenset({"apply", "am"})
+# Programs other than git that read a patch (unified or context diff) from standard input and
+# write the files its `---`/`+++` lines name (round six, set E, patch-writes).
+PATCH_PROGRAMS = frozenset({"patch", "gpatch"})
+# git config keys that are a safety switch of one subcommand (round six, set E, git-clean-noforce):
+# set false (or to a value the engine cannot read) by `git -c`, `--config-env`, GIT_CONFIG_KEY_n or
+# `git config` on the same line, the subcommand acts as if given the option, so Command.lines
+# spells that subcommand again with the option (`git -c clean.requireForce=false clean -dx` is
+# also `git clean -dx --force`) and a pack's table of forced subcommands meets it.
+GIT_SAFETY_KEYS: dict[str, tuple[str, str]] = {"clean.requireforce": ("clean", "--force")}
+# git's true spellings of a boolean (git-config(1)); any other value may be false.
+GIT_TRUE = frozenset({"true", "yes", "on", "1"})
 # Options whose value ends in `:FILE` (git-log(1) -L START,END:FILE and -L :FUNCNAME:FILE).
 GIT_RANGE_FILES: dict[str, frozenset[str]] = {"log": _set("L")}
 # Options whose value is code for an interpreter (git-filter-repo(1): Python callbacks): `$_code`.
