@@ -810,6 +810,8 @@ class _Walk:
                     elif name in ("sudo", "doas") and _opens_shell(name, rest[:start]):
                         self._shell_stdin(node, data, depth)  # `sudo -s` with no command reads stdin
                     return
+                if name == "xargs" and node.type == "command":
+                    self._xargs_items(rest[:start], rest[start:], node, data, depth)
                 if (name == "watch" and not _execs(rest[:start])) or name in table.JOINS_WORDS:
                     # Without -x, watch joins its words and hands them to `sh -c`, as eval does.
                     self._code(rest[start:], depth, name)
@@ -831,6 +833,10 @@ class _Walk:
                 for word in rest:  # `tee s.sh <<< 'rm -rf x'`: the text goes to each file operand
                     if not word.value.startswith("-"):
                         self.written.append((word.value if word.known else _UNKNOWN_SCRIPT, node, data))
+            if name in table.PATCH_PROGRAMS and node.type == "command":
+                # Round six (set E, patch-writes): patch(1) reads its patch from standard input
+                # unless given -i; a literal one names the files it writes, as git apply's does.
+                self._git_patch(name, node, data)
             if name in table.SCHEDULERS:
                 for text in self._stdin_texts(name, node, data):  # `echo '* * * * * rm -rf x' | crontab -`
                     self._script_text(text, strict=True)
@@ -842,6 +848,11 @@ class _Walk:
                 grammar = table.GRAMMARS.get(name)
                 if grammar is not None:
                     self._grammar(name, grammar, rest, node, data, depth)
+                elif name in table.STDIN_COMMANDS and _reads_stdin(node) and all(w.value.startswith("-") for w in rest):
+                    # Round six (set E, shell-grammar-deleters): `echo 'rm -rf src' | parallel`: with no
+                    # command of its own, each line of its input is a command line.
+                    for text in self._stdin_texts(name, node, data):
+                        self.parse(text.encode("utf-8"), depth + 1)
                 elif name in table.RUNS_COMMANDS and any(not word.value.startswith("-") for word in rest):
                     raise CommandError(f"{name} runs a command this engine cannot place")
                 elif name in ("cd", "pushd"):
@@ -1040,6 +1051,58 @@ class _Walk:
         return start
 
     # -- wrappers ------------------------------------------------------------------------------
+
+    def _xargs_items(
+        self, options: list[_Word], command: list[_Word], node: tree_sitter.Node, data: bytes, depth: int
+    ) -> None:
+        """xargs' input items are words of the command it runs: a literal input is read in them (`<<< 'rm -rf src'`).
+
+        Round six (set E, shell-grammar-deleters): `xargs -I{} sh -c '{}' <<< 'rm -rf src'` runs
+        `sh -c 'rm -rf src'`, and `printf .env | xargs cat` runs `cat .env`. With a replace string
+        (-I STR, -i, --replace) each input line takes its place in every word; without one the
+        items (blank-separated, or the whole input with -0/-d) are appended. Input that is not
+        literal (`find ... | xargs`) stays unread unless the command is the item itself (its
+        program or a shell's whole `-c` code): then what runs is unknown.
+        """
+        if not command:
+            return
+        replace: str | None = None
+        whole = False
+        for index, word in enumerate(options):
+            value = word.value
+            if value == "-I" and index + 1 < len(options):
+                replace = options[index + 1].value
+            elif value.startswith("-I") and len(value) > 2:
+                replace = value[2:]
+            elif value.startswith("-i") or value.startswith("--replace"):
+                replace = value.partition("=")[2] if "=" in value else value[2:] or "{}"
+            elif value in ("-0", "--null") or value.startswith(("-d", "--delimiter")):
+                whole = True
+        try:
+            texts = self._stdin_texts("xargs", node, data) if _reads_stdin(node) else []
+        except CommandError:
+            texts = []
+            if replace and (
+                command[0].value.startswith(replace)
+                or any(word.value.strip().startswith(replace) for word in command[2:3] if command[1].value == "-c")
+            ):
+                raise CommandError("xargs runs a command given on its input, which is not literal") from None
+        items: list[str] = []
+        for text in texts:
+            if whole or replace:
+                pieces = [text.rstrip("\n")] if whole else [line.strip() for line in text.splitlines()]
+            else:
+                try:
+                    pieces = shlex.split(text)
+                except ValueError:
+                    pieces = text.split()
+            items.extend(piece for piece in pieces if piece)
+        values = [word.value for word in command]
+        if replace:
+            for item in items[:_MAX_ITEMS]:
+                self._argv([_literal(value.replace(replace, item)) for value in values], node, data, depth + 1)
+        elif items:
+            self._argv([*command, *map(_literal, items[:_MAX_ITEMS])], node, data, depth + 1)
 
     def _wrapper_options(self, name: str, options: table.Wrapper, words: list[_Word], depth: int) -> int:
         """Index of the wrapped command in words, or -(i+1) when words[i:] are operands, not a command."""
@@ -1585,9 +1648,11 @@ class _Walk:
         return False
 
     def _git_patch(self, subcommand: str, node: tree_sitter.Node, data: bytes) -> None:
-        """`git apply <<EOF`, `git am`: the files a literal patch on stdin writes (its `---`/`+++`/rename lines)."""
+        """`git apply <<EOF`, `git am`, `patch <<EOF`: the files a literal patch on stdin writes (---/+++, renames)."""
         try:
-            texts = self._stdin_texts(f"git {subcommand}", node, data)
+            texts = self._stdin_texts(
+                subcommand if subcommand in table.PATCH_PROGRAMS else f"git {subcommand}", node, data
+            )
         except CommandError:
             self._operand(_GIT_UNKNOWN_NAMES)  # a patch another program writes: it may name any file
             return
@@ -3027,6 +3092,7 @@ _REMOTE = re.compile(r"((?:[^@/:\s]+@)?(?:\[[^\]/]+\]|[^/:\[\s]+)):(.*)")  # scp
 _PATH_LIST = re.compile(r"[:\s]+")
 # Each safety switch's subcommand and the option it stands for (table.GIT_SAFETY_KEYS).
 _GIT_SAFETY_OPTIONS = dict(table.GIT_SAFETY_KEYS.values())
+_MAX_ITEMS = 64  # xargs input items read into its command (_xargs_items)
 _PATH_STARTS = ("/", "~", "./", "../")  # an assignment's value spelled as a path (_assigned_paths)
 _SSH_CODE_OPTIONS = frozenset({"proxycommand", "localcommand", "remotecommand", "knownhostscommand"})
 _GIT_VALUE_OPTIONS = frozenset(
@@ -3041,7 +3107,9 @@ _GIT_EXT_ESCAPES = {" ": " ", "%": "%", "s": "upload-pack", "S": "git-upload-pac
 _PATCH_NAME = re.compile(
     r"^(?:(?:---|\+\+\+)[ \t]+(?:[ab]/)?(\S[^\t\n]*)"
     r"|diff --git (?:a/)?(\S+) (?:b/)?(\S+)"
-    r"|(?:rename|copy) (?:from|to) (\S[^\n]*))",
+    r"|(?:rename|copy) (?:from|to) (\S[^\n]*)"
+    # A context diff's names (`*** FILE`, not a `*** 1,3 ****` hunk) and an `Index: FILE` line (patch(1)).
+    r"|\*\*\*[ \t]+(?![0-9]+(?:,[0-9]+)?[ \t]+\*{4})(?:[ab]/)?(\S[^\t\n]*)|Index:[ \t]+(\S[^\n]*))",
     re.MULTILINE,
 )
 # Object names or pathspecs git reads from a stdin or file the engine cannot read: unknown names.

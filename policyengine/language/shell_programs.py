@@ -108,6 +108,7 @@ __all__ = [
     "SQL_CLIENTS",
     "SQL_CODE",
     "SQL_OPERAND_CLIENTS",
+    "STDIN_COMMANDS",
     "STDIN_SCRIPTS",
     "STDIN_WRITERS",
     "SUBCOMMAND_LEVELS",
@@ -649,6 +650,9 @@ RUNS_COMMANDS = frozenset(
         "ssh-agent", "dbus-launch", "wsl",
     }
 )  # fmt: skip
+# Programs that, given no command, run each line of their standard input as a command line
+# (GNU parallel, its `sem`): a literal input is parsed, any other is unknown (round six, set E).
+STDIN_COMMANDS = frozenset({"parallel"})
 # The same for one subcommand of a program (`op run -- cmd`; `op item get` is fine).
 RUNS_SUBCOMMANDS = frozenset(
     {
