@@ -2136,6 +2136,24 @@ class _Walk:
                 operands.append(word)
             self._operands(operands)  # `-Recurse`, `-rf`: options
 
+    def _sql_paths(self, text: str) -> None:
+        """The files SQL opens: path-shaped string literals of SQL that reads or writes files are path operands.
+
+        Round six (set E, sql-file-access): `duckdb -c "COPY (...) TO '/etc/cron.d/job'"` and
+        `clickhouse local -q "SELECT * FROM file('.env')"` name the file in a string literal. In SQL
+        that may open files (table.SQL_CODE, COPY, ATTACH, EXPORT/IMPORT DATABASE, INTO OUTFILE),
+        each literal spelled as a path (a separator, a leading `.` or `~`, or a file extension; no
+        blank) is a path operand, a glob (`read_csv('*.csv')`) a pattern; URLs are URLs.
+        """
+        if not table.SQL_FILE_ACCESS.search(text):
+            return
+        for match in _SQL_LITERAL.finditer(text):
+            value = match.group(1).replace("''", "'")
+            if _URL.match(value):
+                self._url(value)
+            elif _SQL_PATH.fullmatch(value):
+                self._word_operand(_foreign_word(value))
+
     def _reader(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """sftp, ftp, smbclient, sqlite3...: the commands they are given, from stdin or an option, name local paths."""
         texts: list[str] = []
@@ -2163,6 +2181,8 @@ class _Walk:
                 sql = []  # psql's and mysql's SQL comes with -c/-e or on stdin (in texts)
             if any(table.SQL_CODE.search(text) for text in (*texts, *sql)):
                 self._operand(CODE_OPERAND)  # `select readfile('.env')`: SQL that opens files or runs programs
+            for text in (*texts, *sql):
+                self._sql_paths(text)
         for text in texts:
             for line in _READER_LINES.split(text):
                 line = line.strip()
@@ -3092,6 +3112,9 @@ _REMOTE = re.compile(r"((?:[^@/:\s]+@)?(?:\[[^\]/]+\]|[^/:\[\s]+)):(.*)")  # scp
 _PATH_LIST = re.compile(r"[:\s]+")
 # Each safety switch's subcommand and the option it stands for (table.GIT_SAFETY_KEYS).
 _GIT_SAFETY_OPTIONS = dict(table.GIT_SAFETY_KEYS.values())
+_SQL_LITERAL = re.compile(r"'((?:[^']|'')*)'")  # a SQL string literal ('' is a quote)
+# A literal spelled as a path: a separator, a leading `.` or `~`, or a name with an extension; no blank.
+_SQL_PATH = re.compile(r"(?=[^\s]*(?:[/\\]|^[.~]|[^./\\]\.[A-Za-z0-9]{1,10}$))[^\s]{1,4096}")
 _MAX_ITEMS = 64  # xargs input items read into its command (_xargs_items)
 _PATH_STARTS = ("/", "~", "./", "../")  # an assignment's value spelled as a path (_assigned_paths)
 _SSH_CODE_OPTIONS = frozenset({"proxycommand", "localcommand", "remotecommand", "knownhostscommand"})

@@ -107,6 +107,7 @@ __all__ = [
     "SCRIPT_SETTER_PROGRAMS",
     "SQL_CLIENTS",
     "SQL_CODE",
+    "SQL_FILE_ACCESS",
     "SQL_OPERAND_CLIENTS",
     "STDIN_COMMANDS",
     "STDIN_SCRIPTS",
@@ -1164,6 +1165,29 @@ GRAMMARS: dict[str, Grammar] = {
         for name in ("mongosh", "mongo")
     },
     "janet": Grammar(code=_set("e"), interpreter=True),
+    # Round six (set E, unknown-interpreters): interpreters with an option whose value is code
+    # (Forth, Lisps and Schemes, Pike, Io, R, LuaJIT, Prolog, Wolfram, Rebol/Red, Factor): code
+    # the engine does not read, `$_code` for the red lines. Their scripts are operands.
+    **{
+        name: Grammar(code=_set("e", "--evaluate"), interpreter=True)
+        for name in ("gforth", "gforth-fast", "gforth-itc")
+    },
+    **{name: Grammar(code=_set("e", "--eval"), interpreter=True) for name in ("ccl", "ccl64", "lx86cl64", "ecl")},
+    **{name: Grammar(code=_set("e", "p"), interpreter=True) for name in ("chibi-scheme", "gsi", "gxi")},
+    "kawa": Grammar(code=_set("e", "c"), interpreter=True),
+    "pike": Grammar(code=_set("e"), interpreter=True),
+    "io": Grammar(code=_set("e"), interpreter=True),
+    **{name: Grammar(code=_set("e"), interpreter=True) for name in ("R", "Rscript", "luajit", "moon", "utop")},
+    "scilab": Grammar(code=_set("e"), interpreter=True),
+    "maxima": Grammar(code=_set("--batch-string", "r"), interpreter=True),
+    "gprolog": Grammar(code=_set("--entry-goal", "--query-goal"), interpreter=True),
+    "scryer-prolog": Grammar(code=_set("g"), interpreter=True),
+    **{
+        name: Grammar(code=_set("code", "c", "run"), interpreter=True)
+        for name in ("wolframscript", "wolfram", "math")
+    },
+    **{name: Grammar(code=_set("--do"), interpreter=True) for name in ("red", "rebol", "rebol3", "r3")},
+    "factor": Grammar(code=_set("e"), interpreter=True),
     "hy": Grammar(values=_set("m"), code=_set("c"), interpreter=True),
     "fennel": Grammar(code=_set("e", "--eval"), interpreter=True),
     **{name: Grammar(code=_set("e", "--eval"), interpreter=True) for name in ("coffee", "lumo", "planck", "nbb")},
@@ -1338,7 +1362,17 @@ SQL_CODE = re.compile(
     r"|\b(?:read_csv(?:_auto)?|read_text|read_blob|read_json(?:_auto|_objects)?|read_ndjson|read_parquet|file)\s*\("
     r"|\bfrom\s+'[^']*[./][^']*'"
 )
-SQL_CLIENTS = frozenset({"sqlite3", "sqlite", "duckdb", "psql", "mysql", "mariadb", "clickhouse-client"})
+# SQL that may open a file named in a string literal (round six, set E, sql-file-access): the
+# functions and clauses of SQL_CODE, and COPY, ATTACH, EXPORT/IMPORT DATABASE, INSTALL/LOAD of a
+# file, SQLite's VACUUM INTO and ClickHouse's INTO OUTFILE and file()/s3()/url() table functions.
+SQL_FILE_ACCESS = re.compile(
+    SQL_CODE.pattern + r"|\b(?:copy|attach|vacuum\s+into|(?:export|import)\s+database|install|load|"
+    r"backup|restore)\b|\b(?:file|s3|url|hdfs|azureblobstorage|gcs)\s*\(",
+    re.IGNORECASE,
+)
+SQL_CLIENTS = frozenset(
+    {"sqlite3", "sqlite", "duckdb", "psql", "mysql", "mariadb", "clickhouse-client", "clickhouse", "clickhouse-local"}
+)
 # Clients whose operands after the database are SQL or dot-commands (`sqlite3 db "SQL"`, `duckdb db "SQL"`).
 SQL_OPERAND_CLIENTS = frozenset({"sqlite3", "sqlite", "duckdb"})
 # Versioned names: python3.12, ruby3.2, lua5.4, php8.1... are the program before the digits; a
@@ -1624,6 +1658,8 @@ COMMAND_READERS: dict[str, frozenset[str]] = {
     "sqlite": _set("-cmd"),
     "duckdb": _set("-c", "-cmd", "-s"),
     "clickhouse-client": _set("-q", "--query"),
+    "clickhouse": _set("-q", "--query"),  # `clickhouse local|client -q SQL`: the multi-call binary
+    "clickhouse-local": _set("-q", "--query"),
     "psql": _set("-c", "--command"),
     "mysql": _set("-e", "--execute"),
     "mariadb": _set("-e", "--execute"),
