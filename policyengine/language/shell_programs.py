@@ -498,8 +498,8 @@ CONTAINER_EXEC_PROGRAMS = frozenset({"docker", "podman", "nerdctl", "docker-comp
 # `docker exec [OPTIONS] CONTAINER CMD...` (podman's and nerdctl's are the same; compose's takes
 # a service): the command starts after the container.
 _CONTAINER_EXEC = Wrapper(
-    values="euwT",
-    flags="dit",
+    values="euw",
+    flags="ditT",
     long_values=_set("--env", "--env-file", "--user", "--workdir", "--detach-keys", "--index"),
     long_flags=_set("--detach", "--interactive", "--tty", "--privileged", "--no-TTY", "--help"),
     positionals=1,
