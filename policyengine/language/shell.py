@@ -64,6 +64,7 @@ import base64
 import binascii
 import bisect
 import dataclasses
+import fnmatch
 import functools
 import gc
 import itertools
@@ -1078,6 +1079,8 @@ class _Walk:
                 replace = value.partition("=")[2] if "=" in value else value[2:] or "{}"
             elif value in ("-0", "--null") or value.startswith(("-d", "--delimiter")):
                 whole = True
+        for word in self._echoed_words(node, data):
+            self._word_operand(word)  # `echo .[e]nv | xargs cat`: echo writes what bash made of its words
         try:
             texts = self._stdin_texts("xargs", node, data) if _reads_stdin(node) else []
         except CommandError:
@@ -1103,6 +1106,26 @@ class _Walk:
                 self._argv([_literal(value.replace(replace, item)) for value in values], node, data, depth + 1)
         elif items:
             self._argv([*command, *map(_literal, items[:_MAX_ITEMS])], node, data, depth + 1)
+
+    def _echoed_words(self, node: tree_sitter.Node, data: bytes) -> list[_Word]:
+        """The words of an `echo`/`printf` piped into this command (globs and braces as written), else none."""
+        current = node.parent if node.parent is not None and node.parent.type == "redirected_statement" else node
+        parent = current.parent
+        if parent is None or parent.type != "pipeline":
+            return []
+        elements = parent.named_children
+        place = next((i for i, element in enumerate(elements) if element.id == current.id), 0)
+        source = elements[place - 1] if place else None
+        if source is None or source.type != "command":
+            return []
+        words = [
+            self._word(child.named_child(0) or child, data) if child.type == "command_name" else self._word(child, data)
+            for child in source.named_children
+            if child.type not in _REDIRECTS and child.type != "variable_assignment"
+        ]
+        if not words or _program(words[0])[1] not in table.TEXT_PROGRAMS:
+            return []
+        return [word for word in words[1:] if not _ECHO_OPTION.fullmatch(word.value)]
 
     def _wrapper_options(self, name: str, options: table.Wrapper, words: list[_Word], depth: int) -> int:
         """Index of the wrapped command in words, or -(i+1) when words[i:] are operands, not a command."""
@@ -1563,9 +1586,15 @@ class _Walk:
 
     def _git_safety(self, key: str, value: str, known: bool) -> None:
         """A git config KEY=VALUE on the line that may turn a subcommand's safety switch off (GIT_SAFETY_KEYS)."""
-        switch = table.GIT_SAFETY_KEYS.get(key.casefold())
-        if switch is not None and (not known or value.strip().casefold() not in table.GIT_TRUE):
-            self.git_forced.add(switch[0])
+        # Over-approximated: a key that holds the variable's name (`./clean.requireForce`) or a glob
+        # that may match the key (`[c]lean.requireForce`) counts; git refuses the keys that are not it.
+        folded = key.casefold()
+        if known and value.strip().casefold() in table.GIT_TRUE:
+            return
+        for safety, (subcommand, _) in table.GIT_SAFETY_KEYS.items():
+            globbed = any(char in folded for char in "*?[") and fnmatch.fnmatchcase(safety, folded)
+            if globbed or safety.rpartition(".")[2] in folded:
+                self.git_forced.add(subcommand)
 
     def _git_environment(self, name: str, value: str) -> None:
         """GIT_CONFIG_KEY_n / GIT_CONFIG_PARAMETERS naming a safety key: its value is taken as false (_git_safety)."""

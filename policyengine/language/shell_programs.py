@@ -1182,10 +1182,7 @@ GRAMMARS: dict[str, Grammar] = {
     "maxima": Grammar(code=_set("--batch-string", "r"), interpreter=True),
     "gprolog": Grammar(code=_set("--entry-goal", "--query-goal"), interpreter=True),
     "scryer-prolog": Grammar(code=_set("g"), interpreter=True),
-    **{
-        name: Grammar(code=_set("code", "c", "run"), interpreter=True)
-        for name in ("wolframscript", "wolfram", "math")
-    },
+    **{name: Grammar(code=_set("code", "c", "run"), interpreter=True) for name in ("wolframscript", "wolfram", "math")},
     **{name: Grammar(code=_set("--do"), interpreter=True) for name in ("red", "rebol", "rebol3", "r3")},
     "factor": Grammar(code=_set("e"), interpreter=True),
     "hy": Grammar(values=_set("m"), code=_set("c"), interpreter=True),
