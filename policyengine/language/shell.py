@@ -789,6 +789,8 @@ class _Walk:
             if name in table.DECODERS:
                 self._decoded(name, rest, node, data)
             options = table.WRAPPERS.get(name)
+            if options is None and name in table.SUBCOMMAND_GLOBALS and rest and rest[0].value.startswith("-"):
+                rest = self._after_globals(name, rest, depth)  # `kubectl -n data exec POD -- CMD`
             if options is None and name in _SUBCOMMAND_PROGRAMS and rest and rest[0].known:
                 subcommand = (name, rest[0].value)
                 if subcommand in table.RUNS_SUBCOMMANDS and len(rest) > 1:
@@ -1106,6 +1108,23 @@ class _Walk:
                 self._argv([_literal(value.replace(replace, item)) for value in values], node, data, depth + 1)
         elif items:
             self._argv([*command, *map(_literal, items[:_MAX_ITEMS])], node, data, depth + 1)
+
+    def _after_globals(self, name: str, words: list[_Word], depth: int) -> list[_Word]:
+        """The words from a program's subcommand on, past its global options (SUBCOMMAND_GLOBALS); all if unsure.
+
+        Only a subcommand that runs a command (`exec`) needs the skip: a global option the table
+        does not list leaves the words as they are (the program keeps today's reading), unless a
+        later word may be that subcommand (`kubectl --x y exec pod -- rm x`): then it is unknown.
+        """
+        try:
+            start = self._wrapper_options(name, table.SUBCOMMAND_GLOBALS[name], words, depth)
+        except CommandError:
+            if any((name, word.value) in table.SUBCOMMAND_WRAPPERS for word in words):
+                raise
+            return words
+        if 0 < start < len(words) and (name, words[start].value) in table.SUBCOMMAND_WRAPPERS:
+            return words[start:]
+        return words
 
     def _echoed_words(self, node: tree_sitter.Node, data: bytes) -> list[_Word]:
         """The words of an `echo`/`printf` piped into this command (globs and braces as written), else none."""

@@ -112,6 +112,7 @@ __all__ = [
     "STDIN_COMMANDS",
     "STDIN_SCRIPTS",
     "STDIN_WRITERS",
+    "SUBCOMMAND_GLOBALS",
     "SUBCOMMAND_LEVELS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
@@ -515,6 +516,68 @@ _KUBECTL_EXEC = Wrapper(
     long_flags=_set("--stdin", "--tty", "--quiet", "--insecure-skip-tls-verify", "--help"),
     positionals=1,
 )  # fmt: skip
+
+# Global options of the container and cluster CLIs, before their subcommand (`kubectl -n data
+# exec POD -- CMD`, `docker -H ssh://h exec C CMD`): skipped to find an `exec` (SUBCOMMAND_WRAPPERS).
+_KUBECTL_GLOBALS = Wrapper(
+    values="nsv",
+    flags="",
+    long_values=_set(
+        "--namespace",
+        "--context",
+        "--kubeconfig",
+        "--cluster",
+        "--user",
+        "--server",
+        "--token",
+        "--as",
+        "--as-group",
+        "--as-uid",
+        "--request-timeout",
+        "--certificate-authority",
+        "--client-certificate",
+        "--client-key",
+        "--tls-server-name",
+        "--cache-dir",
+        "--username",
+        "--password",
+        "--profile",
+        "--v",
+    ),
+    long_flags=_set("--insecure-skip-tls-verify", "--match-server-version", "--warnings-as-errors"),
+)
+_DOCKER_GLOBALS = Wrapper(
+    values="cHlfp",  # compose's -f FILE and -p PROJECT too
+    flags="D",
+    long_values=_set(
+        "--context",
+        "--host",
+        "--log-level",
+        "--config",
+        "--tlscacert",
+        "--tlscert",
+        "--tlskey",
+        "--connection",
+        "--url",
+        "--identity",
+        "--root",
+        "--runroot",
+        "--storage-driver",
+        "--cgroup-manager",
+        "--namespace",
+        "--address",
+        "--file",
+        "--project-name",
+        "--project-directory",
+        "--profile",
+        "--env-file",
+    ),
+    long_flags=_set("--debug", "--tls", "--tlsverify", "--remote", "--compatibility", "--verbose", "--no-ansi"),
+)
+SUBCOMMAND_GLOBALS: dict[str, Wrapper] = {
+    **dict.fromkeys(_KUBECTLS, _KUBECTL_GLOBALS),
+    **dict.fromkeys(("docker", "podman", "nerdctl", "docker-compose", "podman-compose"), _DOCKER_GLOBALS),
+}  # fmt: skip
 
 # `PROGRAM SUBCOMMAND ...` where the subcommand runs the rest as a command.
 SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
