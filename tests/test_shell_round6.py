@@ -102,3 +102,10 @@ def test_sql_that_opens_files_names_its_literals(sql: str) -> None:
 @pytest.mark.parametrize("sql", ["select '/etc/x'", "insert into t values ('/etc/x')", "select * from copyright"])
 def test_sql_without_file_access_names_no_literal(sql: str) -> None:
     assert "/etc/x" not in parse_command(f'psql -c "{sql}"').operands
+
+
+@pytest.mark.parametrize("program", sorted(table.METADATA_CLIENTS))
+def test_every_metadata_client_names_its_endpoint(program: str) -> None:
+    """A METADATA_CLIENTS program's endpoint is one of urls(@), so the metadata red lines meet it."""
+    urls = search("urls(@)", {"arguments": {"command": f"{program} --all"}})
+    assert table.METADATA_CLIENTS[program] in urls

@@ -788,6 +788,8 @@ class _Walk:
                 self._credentials(name, rest)
             if name in table.DECODERS:
                 self._decoded(name, rest, node, data)
+            if name in table.METADATA_CLIENTS:
+                self._url(table.METADATA_CLIENTS[name])  # `ec2-metadata --all` reads this endpoint
             options = table.WRAPPERS.get(name)
             if options is None and name in table.SUBCOMMAND_GLOBALS and rest and rest[0].value.startswith("-"):
                 rest = self._after_globals(name, rest, depth)  # `kubectl -n data exec POD -- CMD`
@@ -912,7 +914,8 @@ class _Walk:
             if len(option) > 3 and option.startswith("--") and option not in flags:
                 full = [flag for flag in flags if flag.startswith(option)]
                 if full:
-                    values[index] = " ".join(full)  # `tar --remove-f` is `--remove-files`
+                    tail = value[len(option) :]  # `=VALUE` stays with its option (`--sou=X` is `--source=X`)
+                    values[index] = " ".join(flag + tail for flag in full)  # `tar --remove-f` is `--remove-files`
                     expanded = True
         if expanded:
             self.lines[" ".join(values)] = None

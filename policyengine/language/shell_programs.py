@@ -79,6 +79,7 @@ __all__ = [
     "JOINS_WORDS",
     "LOADED_VARIABLES",
     "LONG_FLAGS",
+    "METADATA_CLIENTS",
     "OPTION_VARIABLES",
     "OWN_GLOBS",
     "PATCH_PROGRAMS",
@@ -138,6 +139,19 @@ class Wrapper:
     positional_paths: bool = False
     no_command: str = ""  # short options after which the remaining words are not a command
 
+
+# Programs that read a cloud instance-metadata service, and the endpoint each reads (round six,
+# set E, metadata-clients): the endpoint is one of the command's URLs, so a red line on metadata
+# addresses meets the client as it meets `curl http://169.254.169.254/` (amazon-ec2-utils'
+# ec2-metadata, cloud-utils' ec2metadata, oci-utils' tools, Google's guest environment).
+METADATA_CLIENTS: dict[str, str] = {
+    **dict.fromkeys(("ec2-metadata", "ec2metadata", "ec2-imds"), "http://169.254.169.254/latest/meta-data/"),
+    **dict.fromkeys(("oci-metadata", "oci-instanceid", "oci-public-ip"), "http://169.254.169.254/opc/v2/instance/"),
+    **dict.fromkeys(
+        ("google_metadata_script_runner", "gce-metadata", "google_guest_agent"),
+        "http://metadata.google.internal/computeMetadata/v1/",
+    ),
+}
 
 # Programs whose arguments are text they print, never files they open: `echo $HOME` names no
 # path (its redirections still do, and a `$(...)` inside still runs).
@@ -738,7 +752,12 @@ LONG_FLAGS: dict[str, frozenset[str]] = {
         "--delete", "--delete-before", "--delete-during", "--delete-delay", "--delete-after",
         "--delete-excluded", "--delete-missing-args", "--remove-source-files", "--remove-sent-files",
     ),
-    "git": _set("--force", "--delete", "--prune", "--mirror", "--hard", "--cached"),
+    # Round six (set E, git-tree-deletes): the options that make checkout, restore and read-tree
+    # overwrite or remove the working tree, so `git restore --sou=X --work .` reads in full.
+    "git": _set(
+        "--force", "--delete", "--prune", "--mirror", "--hard", "--cached", "--no-overlay", "--worktree",
+        "--source", "--reset", "--staged", "--include-untracked",
+    ),
     "zip": _set("--move"),
     "rclone": _set("--delete-before", "--delete-during", "--delete-after", "--delete-excluded"),
 }  # fmt: skip
