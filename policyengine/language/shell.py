@@ -665,11 +665,11 @@ class _Walk:
                         self._word_operand(self._word(child, data))
                     elif child.type == "heredoc_body":
                         # `read x <<'EOF'` then `$((x))`: the body is data, as if quoted.
-                        self._subscript_code(_literal(_text(child, data)), data, level)
+                        self._subscript_code(_literal(_text(child, data)), data, level, stdin=True)
             elif action == _HERESTRING:
                 content = node.named_child(node.named_child_count - 1)
                 if content is not None:
-                    self._subscript_code(self._word(content, data), data, level)  # `read x <<< 'a[$(..)]'`
+                    self._subscript_code(self._word(content, data), data, level, stdin=True)  # `read x <<< 'a[$(..)]'`
             elif action == _EXPANSION:
                 if data[node.end_byte - 3 : node.end_byte] == b"@P}":
                     # ${x@P} expands x as a prompt, which runs the $(...) in its value.
@@ -791,6 +791,8 @@ class _Walk:
             if name in table.METADATA_CLIENTS:
                 self._url(table.METADATA_CLIENTS[name])  # `ec2-metadata --all` reads this endpoint
             options = table.WRAPPERS.get(name)
+            if name in table.COMPOSE_PLUGINS and len(rest) > 1 and rest[0].value == "compose":
+                name, rest = table.COMPOSE_PLUGINS[name], rest[1:]  # `docker compose exec` is docker-compose's
             if options is None and name in table.SUBCOMMAND_GLOBALS and rest and rest[0].value.startswith("-"):
                 rest = self._after_globals(name, rest, depth)  # `kubectl -n data exec POD -- CMD`
             if options is None and name in _SUBCOMMAND_PROGRAMS and rest and rest[0].known:
@@ -801,6 +803,13 @@ class _Walk:
                     self._operand(CODE_OPERAND)  # `deno eval CODE`
                     return
                 options = table.SUBCOMMAND_WRAPPERS.get(subcommand)
+                command = self._container_run(rest[1:], depth) if subcommand in table.CONTAINER_RUN else None
+                if command is not None:
+                    self._line(name, words)
+                    if not command:
+                        return
+                    words = command
+                    continue
                 if options is not None:
                     name = f"{name} {rest[0].value}"
                     rest = rest[1:]
@@ -1111,6 +1120,32 @@ class _Walk:
                 self._argv([_literal(value.replace(replace, item)) for value in values], node, data, depth + 1)
         elif items:
             self._argv([*command, *map(_literal, items[:_MAX_ITEMS])], node, data, depth + 1)
+
+    def _container_run(self, words: list[_Word], depth: int) -> list[_Word] | None:
+        """`docker run [OPTIONS] IMAGE [CMD...]`: the command after the image ([] if none); None to read words as today.
+
+        Round six (set E, sqlclients): `docker run --rm postgres psql -h prod -c 'DROP ...'` runs
+        psql. The options are many and change with each release, so an option the table does not
+        list (or a word that is not literal) leaves today's reading, never unknown. `--entrypoint
+        E` makes E the program; a first word that is an option is an argument of the image's own
+        entrypoint (no program). `-v HOST:DIR` and `--env-file` name host paths.
+        """
+        try:
+            start = self._wrapper_options("docker run", table.CONTAINER_RUN_OPTIONS, words, depth)
+        except CommandError:
+            return None
+        entrypoint: str | None = None
+        for index, word in enumerate(words[:start]):
+            option, equals, value = word.value.partition("=")
+            if option == "--entrypoint":
+                entrypoint = value if equals else words[index + 1].value if index + 1 < start else None
+        command = words[start + 1 :]  # the image (or compose's service) is words[start]; options end there
+        if entrypoint:
+            command = [_literal(entrypoint), *command]
+        if command and command[0].value.startswith("-"):
+            self._operands(command)
+            return []
+        return command
 
     def _after_globals(self, name: str, words: list[_Word], depth: int) -> list[_Word]:
         """The words from a program's subcommand on, past its global options (SUBCOMMAND_GLOBALS); all if unsure.
@@ -1892,7 +1927,7 @@ class _Walk:
         if value and "~" not in value and all(kind != _EXPANDED for kind, _ in word.parts):
             self.variables[name] = value  # an assignment's value is neither split nor globbed
 
-    def _subscript_code(self, word: _Word, data: bytes, depth: int) -> None:
+    def _subscript_code(self, word: _Word, data: bytes, depth: int, stdin: bool = False) -> None:
         """Text that bash may run later as an array subscript in arithmetic: its `$(...)` is read now.
 
         bash evaluates a variable's value in arithmetic (`$(( x ))`, `(( x++ ))`, `let x+=1`,
@@ -1902,7 +1937,10 @@ class _Walk:
         or any quoted one on a line that subscripts with an expansion (`a[$x]`: bash expands it
         twice) or evaluates arithmetic at all (the value may be assembled there from pieces), has
         the substitution read as code; a syntax error there makes the command unknown.
-        An unquoted `$(...)` is a substitution the walk reads already.
+        An unquoted `$(...)` is a substitution the walk reads already. Text on standard input
+        (`stdin`: a heredoc's body, a here-string) becomes a value only through a program on the
+        same line (`read`, `$(cat <<EOF)`), so only a line that evaluates arithmetic or subscripts
+        with an expansion reads it (`cat <<'EOF' > f` with `[` and a backtick in it is data).
         """
         value = word.value
         quoted: list[tuple[int, int]] = []  # (start, end) of the quoted pieces in value
@@ -1917,7 +1955,12 @@ class _Walk:
             start = start + 1 + following if following >= 0 else -1
         if start < 0:
             return
-        if "[" not in value[:start] and b"[$" not in data and b"[`" not in data and not _ARITHMETIC.search(data):
+        if (
+            (stdin or "[" not in value[:start])
+            and b"[$" not in data
+            and b"[`" not in data
+            and not _ARITHMETIC.search(data)
+        ):
             return
         self.parse(b"echo " + value[start:].encode("utf-8"), depth + 1)
 

@@ -54,7 +54,10 @@ __all__ = [
     "CODE_VARIABLE_PREFIXES",
     "CODE_VARIABLE_SUFFIXES",
     "COMMAND_READERS",
+    "COMPOSE_PLUGINS",
     "CONTAINER_EXEC_PROGRAMS",
+    "CONTAINER_RUN",
+    "CONTAINER_RUN_OPTIONS",
     "COREUTILS",
     "CREDENTIAL_OPTIONS",
     "CREDENTIAL_VARIABLES",
@@ -531,6 +534,38 @@ _KUBECTL_EXEC = Wrapper(
     positionals=1,
 )  # fmt: skip
 
+# `docker run [OPTIONS] IMAGE [CMD...]` (podman's, nerdctl's; compose's `run SERVICE [CMD]`):
+# read softly (shell._container_run), an option not listed leaves today's reading. Host paths:
+# `-v HOST:DIR`, `--env-file`, `--cidfile`, `--label-file`.
+CONTAINER_RUN = frozenset(
+    {(name, "run") for name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose")}
+)
+CONTAINER_RUN_OPTIONS = Wrapper(
+    values="acehlmpuvw",
+    flags="diPqtT",
+    long_values=_set(
+        "--attach", "--add-host", "--annotation", "--blkio-weight", "--cap-add", "--cap-drop", "--cgroup-parent",
+        "--cgroupns", "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-shares", "--cpus", "--cpuset-cpus",
+        "--cpuset-mems", "--detach-keys", "--device", "--dns", "--dns-option", "--dns-search", "--domainname",
+        "--entrypoint", "--env", "--env-file", "--expose", "--gpus", "--group-add", "--health-cmd",
+        "--health-interval", "--health-retries", "--health-start-period", "--health-timeout", "--hostname", "--ip",
+        "--ip6", "--ipc", "--isolation", "--label", "--label-file", "--link", "--log-driver", "--log-opt",
+        "--mac-address", "--memory", "--memory-reservation", "--memory-swap", "--mount", "--name", "--network",
+        "--net", "--network-alias", "--pid", "--pids-limit", "--platform", "--publish", "--pull", "--restart",
+        "--runtime", "--security-opt", "--shm-size", "--stop-signal", "--stop-timeout", "--storage-opt",
+        "--sysctl", "--tmpfs", "--ulimit", "--user", "--userns", "--uts", "--volume", "--volumes-from",
+        "--workdir",
+    ),
+    long_flags=_set(
+        "--detach", "--init", "--interactive", "--no-healthcheck", "--privileged", "--publish-all", "--quiet",
+        "--read-only", "--rm", "--tty", "--no-deps", "--service-ports", "--remove-orphans", "--build",
+    ),
+    paths=_set("v", "--volume", "--env-file", "--cidfile", "--label-file"),
+)  # fmt: skip
+
+# `docker compose ...` is the plugin spelling of `docker-compose ...` (and podman's).
+COMPOSE_PLUGINS = {"docker": "docker-compose", "podman": "podman-compose"}
+
 # Global options of the container and cluster CLIs, before their subcommand (`kubectl -n data
 # exec POD -- CMD`, `docker -H ssh://h exec C CMD`): skipped to find an `exec` (SUBCOMMAND_WRAPPERS).
 _KUBECTL_GLOBALS = Wrapper(
@@ -772,6 +807,7 @@ SUBCOMMAND_LEVELS: dict[str, int] = {
     **dict.fromkeys(("yarn", "bun", "cargo", "gh", "hub", "glab", "jj", "hg", "sl", "fsutil", "vssadmin"), 2),
     **dict.fromkeys(("aws", "gcloud", "doctl", "flyctl", "heroku", "vercel", "netlify", "wrangler"), 2),
     "az": 3,  # az storage blob delete-batch
+    **dict.fromkeys(("docker-compose", "podman-compose"), 1),  # also `docker compose` (COMPOSE_PLUGINS)
 }  # fmt: skip
 
 # Deferred commands (round five, set D, cc-deferred-delete). Programs that take commands on
