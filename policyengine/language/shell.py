@@ -64,6 +64,7 @@ import base64
 import binascii
 import bisect
 import dataclasses
+import fnmatch
 import functools
 import gc
 import itertools
@@ -483,6 +484,9 @@ def _parse(text: str) -> Command:
         raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
     if walk.written:
         walk.deferred()
+    for subcommand, line in walk.git_lines:
+        if subcommand in walk.git_forced:
+            walk.lines[f"{line} {_GIT_SAFETY_OPTIONS[subcommand]}"] = None
     return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words), tuple(walk.lines))
 
 
@@ -502,6 +506,8 @@ class _Walk:
         "checks",
         "deadline",
         "dirs",
+        "git_forced",
+        "git_lines",
         "level",
         "lines",
         "local",
@@ -535,6 +541,10 @@ class _Walk:
         self.dirs: list[str] = []
         self.local: list[str] = []
         self.cdpath = False  # the line sets CDPATH: `cd rel` may go anywhere
+        # git subcommands whose safety switch the line turns off (table.GIT_SAFETY_KEYS), and each
+        # git argv met, by subcommand: _parse spells those again with the switch's option.
+        self.git_forced: set[str] = set()
+        self.git_lines: list[tuple[str, str]] = []
         self.deadline = _parse_clock() + PARSE_SECONDS
         self.checks = 0
 
@@ -655,11 +665,11 @@ class _Walk:
                         self._word_operand(self._word(child, data))
                     elif child.type == "heredoc_body":
                         # `read x <<'EOF'` then `$((x))`: the body is data, as if quoted.
-                        self._subscript_code(_literal(_text(child, data)), data, level)
+                        self._subscript_code(_literal(_text(child, data)), data, level, stdin=True)
             elif action == _HERESTRING:
                 content = node.named_child(node.named_child_count - 1)
                 if content is not None:
-                    self._subscript_code(self._word(content, data), data, level)  # `read x <<< 'a[$(..)]'`
+                    self._subscript_code(self._word(content, data), data, level, stdin=True)  # `read x <<< 'a[$(..)]'`
             elif action == _EXPANSION:
                 if data[node.end_byte - 3 : node.end_byte] == b"@P}":
                     # ${x@P} expands x as a prompt, which runs the $(...) in its value.
@@ -778,7 +788,13 @@ class _Walk:
                 self._credentials(name, rest)
             if name in table.DECODERS:
                 self._decoded(name, rest, node, data)
+            if name in table.METADATA_CLIENTS:
+                self._url(table.METADATA_CLIENTS[name])  # `ec2-metadata --all` reads this endpoint
             options = table.WRAPPERS.get(name)
+            if name in table.COMPOSE_PLUGINS and len(rest) > 1 and rest[0].value == "compose":
+                name, rest = table.COMPOSE_PLUGINS[name], rest[1:]  # `docker compose exec` is docker-compose's
+            if options is None and name in table.SUBCOMMAND_GLOBALS and rest and rest[0].value.startswith("-"):
+                rest = self._after_globals(name, rest, depth)  # `kubectl -n data exec POD -- CMD`
             if options is None and name in _SUBCOMMAND_PROGRAMS and rest and rest[0].known:
                 subcommand = (name, rest[0].value)
                 if subcommand in table.RUNS_SUBCOMMANDS and len(rest) > 1:
@@ -787,6 +803,13 @@ class _Walk:
                     self._operand(CODE_OPERAND)  # `deno eval CODE`
                     return
                 options = table.SUBCOMMAND_WRAPPERS.get(subcommand)
+                command = self._container_run(rest[1:], depth) if subcommand in table.CONTAINER_RUN else None
+                if command is not None:
+                    self._line(name, words)
+                    if not command:
+                        return
+                    words = command
+                    continue
                 if options is not None:
                     name = f"{name} {rest[0].value}"
                     rest = rest[1:]
@@ -801,6 +824,8 @@ class _Walk:
                     elif name in ("sudo", "doas") and _opens_shell(name, rest[:start]):
                         self._shell_stdin(node, data, depth)  # `sudo -s` with no command reads stdin
                     return
+                if name == "xargs" and node.type == "command":
+                    self._xargs_items(rest[:start], rest[start:], node, data, depth)
                 if (name == "watch" and not _execs(rest[:start])) or name in table.JOINS_WORDS:
                     # Without -x, watch joins its words and hands them to `sh -c`, as eval does.
                     self._code(rest[start:], depth, name)
@@ -822,6 +847,10 @@ class _Walk:
                 for word in rest:  # `tee s.sh <<< 'rm -rf x'`: the text goes to each file operand
                     if not word.value.startswith("-"):
                         self.written.append((word.value if word.known else _UNKNOWN_SCRIPT, node, data))
+            if name in table.PATCH_PROGRAMS and node.type == "command":
+                # Round six (set E, patch-writes): patch(1) reads its patch from standard input
+                # unless given -i; a literal one names the files it writes, as git apply's does.
+                self._git_patch(name, node, data)
             if name in table.SCHEDULERS:
                 for text in self._stdin_texts(name, node, data):  # `echo '* * * * * rm -rf x' | crontab -`
                     self._script_text(text, strict=True)
@@ -833,6 +862,11 @@ class _Walk:
                 grammar = table.GRAMMARS.get(name)
                 if grammar is not None:
                     self._grammar(name, grammar, rest, node, data, depth)
+                elif name in table.STDIN_COMMANDS and _reads_stdin(node) and all(w.value.startswith("-") for w in rest):
+                    # Round six (set E, shell-grammar-deleters): `echo 'rm -rf src' | parallel`: with no
+                    # command of its own, each line of its input is a command line.
+                    for text in self._stdin_texts(name, node, data):
+                        self.parse(text.encode("utf-8"), depth + 1)
                 elif name in table.RUNS_COMMANDS and any(not word.value.startswith("-") for word in rest):
                     raise CommandError(f"{name} runs a command this engine cannot place")
                 elif name in ("cd", "pushd"):
@@ -889,7 +923,8 @@ class _Walk:
             if len(option) > 3 and option.startswith("--") and option not in flags:
                 full = [flag for flag in flags if flag.startswith(option)]
                 if full:
-                    values[index] = " ".join(full)  # `tar --remove-f` is `--remove-files`
+                    tail = value[len(option) :]  # `=VALUE` stays with its option (`--sou=X` is `--source=X`)
+                    values[index] = " ".join(flag + tail for flag in full)  # `tar --remove-f` is `--remove-files`
                     expanded = True
         if expanded:
             self.lines[" ".join(values)] = None
@@ -1032,6 +1067,123 @@ class _Walk:
 
     # -- wrappers ------------------------------------------------------------------------------
 
+    def _xargs_items(
+        self, options: list[_Word], command: list[_Word], node: tree_sitter.Node, data: bytes, depth: int
+    ) -> None:
+        """xargs' input items are words of the command it runs: a literal input is read in them (`<<< 'rm -rf src'`).
+
+        Round six (set E, shell-grammar-deleters): `xargs -I{} sh -c '{}' <<< 'rm -rf src'` runs
+        `sh -c 'rm -rf src'`, and `printf .env | xargs cat` runs `cat .env`. With a replace string
+        (-I STR, -i, --replace) each input line takes its place in every word; without one the
+        items (blank-separated, or the whole input with -0/-d) are appended. Input that is not
+        literal (`find ... | xargs`) stays unread unless the command is the item itself (its
+        program or a shell's whole `-c` code): then what runs is unknown.
+        """
+        if not command:
+            return
+        replace: str | None = None
+        whole = False
+        for index, word in enumerate(options):
+            value = word.value
+            if value == "-I" and index + 1 < len(options):
+                replace = options[index + 1].value
+            elif value.startswith("-I") and len(value) > 2:
+                replace = value[2:]
+            elif value.startswith("-i") or value.startswith("--replace"):
+                replace = value.partition("=")[2] if "=" in value else value[2:] or "{}"
+            elif value in ("-0", "--null") or value.startswith(("-d", "--delimiter")):
+                whole = True
+        for word in self._echoed_words(node, data):
+            self._word_operand(word)  # `echo .[e]nv | xargs cat`: echo writes what bash made of its words
+        try:
+            texts = self._stdin_texts("xargs", node, data) if _reads_stdin(node) else []
+        except CommandError:
+            texts = []
+            if replace and (
+                command[0].value.startswith(replace)
+                or any(word.value.strip().startswith(replace) for word in command[2:3] if command[1].value == "-c")
+            ):
+                raise CommandError("xargs runs a command given on its input, which is not literal") from None
+        items: list[str] = []
+        for text in texts:
+            if whole or replace:
+                pieces = [text.rstrip("\n")] if whole else [line.strip() for line in text.splitlines()]
+            else:
+                try:
+                    pieces = shlex.split(text)
+                except ValueError:
+                    pieces = text.split()
+            items.extend(piece for piece in pieces if piece)
+        values = [word.value for word in command]
+        if replace:
+            for item in items[:_MAX_ITEMS]:
+                self._argv([_literal(value.replace(replace, item)) for value in values], node, data, depth + 1)
+        elif items:
+            self._argv([*command, *map(_literal, items[:_MAX_ITEMS])], node, data, depth + 1)
+
+    def _container_run(self, words: list[_Word], depth: int) -> list[_Word] | None:
+        """`docker run [OPTIONS] IMAGE [CMD...]`: the command after the image ([] if none); None to read words as today.
+
+        Round six (set E, sqlclients): `docker run --rm postgres psql -h prod -c 'DROP ...'` runs
+        psql. The options are many and change with each release, so an option the table does not
+        list (or a word that is not literal) leaves today's reading, never unknown. `--entrypoint
+        E` makes E the program; a first word that is an option is an argument of the image's own
+        entrypoint (no program). `-v HOST:DIR` and `--env-file` name host paths.
+        """
+        try:
+            start = self._wrapper_options("docker run", table.CONTAINER_RUN_OPTIONS, words, depth)
+        except CommandError:
+            return None
+        entrypoint: str | None = None
+        for index, word in enumerate(words[:start]):
+            option, equals, value = word.value.partition("=")
+            if option == "--entrypoint":
+                entrypoint = value if equals else words[index + 1].value if index + 1 < start else None
+        command = words[start + 1 :]  # the image (or compose's service) is words[start]; options end there
+        if entrypoint:
+            command = [_literal(entrypoint), *command]
+        if command and command[0].value.startswith("-"):
+            self._operands(command)
+            return []
+        return command
+
+    def _after_globals(self, name: str, words: list[_Word], depth: int) -> list[_Word]:
+        """The words from a program's subcommand on, past its global options (SUBCOMMAND_GLOBALS); all if unsure.
+
+        Only a subcommand that runs a command (`exec`) needs the skip: a global option the table
+        does not list leaves the words as they are (the program keeps today's reading), unless a
+        later word may be that subcommand (`kubectl --x y exec pod -- rm x`): then it is unknown.
+        """
+        try:
+            start = self._wrapper_options(name, table.SUBCOMMAND_GLOBALS[name], words, depth)
+        except CommandError:
+            if any((name, word.value) in table.SUBCOMMAND_WRAPPERS for word in words):
+                raise
+            return words
+        if 0 < start < len(words) and (name, words[start].value) in table.SUBCOMMAND_WRAPPERS:
+            return words[start:]
+        return words
+
+    def _echoed_words(self, node: tree_sitter.Node, data: bytes) -> list[_Word]:
+        """The words of an `echo`/`printf` piped into this command (globs and braces as written), else none."""
+        current = node.parent if node.parent is not None and node.parent.type == "redirected_statement" else node
+        parent = current.parent
+        if parent is None or parent.type != "pipeline":
+            return []
+        elements = parent.named_children
+        place = next((i for i, element in enumerate(elements) if element.id == current.id), 0)
+        source = elements[place - 1] if place else None
+        if source is None or source.type != "command":
+            return []
+        words = [
+            self._word(child.named_child(0) or child, data) if child.type == "command_name" else self._word(child, data)
+            for child in source.named_children
+            if child.type not in _REDIRECTS and child.type != "variable_assignment"
+        ]
+        if not words or _program(words[0])[1] not in table.TEXT_PROGRAMS:
+            return []
+        return [word for word in words[1:] if not _ECHO_OPTION.fullmatch(word.value)]
+
     def _wrapper_options(self, name: str, options: table.Wrapper, words: list[_Word], depth: int) -> int:
         """Index of the wrapped command in words, or -(i+1) when words[i:] are operands, not a command."""
         index = 0
@@ -1091,6 +1243,10 @@ class _Walk:
                 variable, _, assigned = value.partition("=")
                 if _special_variable(variable.rstrip("+")):
                     self._assignment(variable.rstrip("+"), _after(word.parts, len(variable) + 1), assigned, depth)
+                else:
+                    after = _after(word.parts, len(variable) + 1)
+                    self._assigned_paths(variable.rstrip("+"), _Word(assigned, word.known, word.single, after))
+                    self._git_environment(variable, assigned if word.known else "$")
                 index += 1
                 continue
             if positionals > 0:
@@ -1120,6 +1276,8 @@ class _Walk:
         pathspecs = True  # git: whether the subcommand's operands may be pathspecs
         if name == "git":
             words = self._git_globals(words, depth)
+            if words and words[0].value in _GIT_SAFETY_OPTIONS:
+                self.git_lines.append((words[0].value, " ".join(["git", *(word.value for word in words)])))
             if not words or self._git_subcommand(words[0].value, words[1:], node, data, depth):
                 return
             if words[0].value not in table.GIT_MESSAGE_SUBCOMMANDS:
@@ -1446,7 +1604,8 @@ class _Walk:
                 if value == "-c":
                     self._git_setting(target.value, depth)
                 elif option == "--config-env":
-                    key = target.value.partition("=")[0]
+                    key = target.value[start:].partition("=")[0]  # `--config-env=KEY=VAR` too
+                    self._git_safety(key, "", False)  # its value comes from the environment: unknown
                     if _git_key_kind(key):
                         raise CommandError(f"git --config-env sets {key} from the environment")
                 elif value == "-C" or option in ("--git-dir", "--work-tree"):
@@ -1465,7 +1624,9 @@ class _Walk:
 
     def _git_setting(self, setting: str, depth: int) -> None:
         """KEY=VALUE of `git -c` or `git config`: a value that git runs is parsed as shell code."""
-        key, _, value = setting.partition("=")
+        key, equals, value = setting.partition("=")
+        if equals:
+            self._git_safety(key, value, True)
         kind = _git_key_kind(key)
         if kind == "path":
             self._operand(value)
@@ -1479,6 +1640,26 @@ class _Walk:
         folded = key.casefold()
         if folded.startswith("url.ext::"):
             self._git_ext(key[9:].rpartition(".")[0], depth)  # url.ext::CMD.insteadOf=https://
+
+    def _git_safety(self, key: str, value: str, known: bool) -> None:
+        """A git config KEY=VALUE on the line that may turn a subcommand's safety switch off (GIT_SAFETY_KEYS)."""
+        # Over-approximated: a key that holds the variable's name (`./clean.requireForce`) or a glob
+        # that may match the key (`[c]lean.requireForce`) counts; git refuses the keys that are not it.
+        folded = key.casefold()
+        if known and value.strip().casefold() in table.GIT_TRUE:
+            return
+        for safety, (subcommand, _) in table.GIT_SAFETY_KEYS.items():
+            globbed = any(char in folded for char in "*?[") and fnmatch.fnmatchcase(safety, folded)
+            if globbed or safety.rpartition(".")[2] in folded:
+                self.git_forced.add(subcommand)
+
+    def _git_environment(self, name: str, value: str) -> None:
+        """GIT_CONFIG_KEY_n / GIT_CONFIG_PARAMETERS naming a safety key: its value is taken as false (_git_safety)."""
+        if name.startswith("GIT_CONFIG_KEY_") or name == "GIT_CONFIG_PARAMETERS":
+            folded = value.casefold()
+            for key, (subcommand, _) in table.GIT_SAFETY_KEYS.items():
+                if key in folded or not _literal_text(value):
+                    self.git_forced.add(subcommand)
 
     def _git_ext(self, text: str, depth: int) -> None:
         """The command of an `ext::` URL (git-remote-ext(1)): words split at unescaped spaces, run without a shell."""
@@ -1531,6 +1712,10 @@ class _Walk:
             # `git config [--file F] KEY VALUE`, `git config set KEY VALUE`: every pair of words is tried.
             plain = [word for word in words if not word.value.startswith("-")]
             for key, setting in itertools.pairwise(plain):
+                if key.known:
+                    self._git_safety(key.value, setting.value, setting.known)
+                elif any(part in key.value.casefold() for part in ("clean", "force", "$", "*", "?", "[")):
+                    self._git_safety("clean.requireforce", "", False)  # a key that may become the switch
                 if key.known and not _git_setting_runs(key.value, setting.value):
                     continue
                 if not setting.known:
@@ -1549,9 +1734,11 @@ class _Walk:
         return False
 
     def _git_patch(self, subcommand: str, node: tree_sitter.Node, data: bytes) -> None:
-        """`git apply <<EOF`, `git am`: the files a literal patch on stdin writes (its `---`/`+++`/rename lines)."""
+        """`git apply <<EOF`, `git am`, `patch <<EOF`: the files a literal patch on stdin writes (---/+++, renames)."""
         try:
-            texts = self._stdin_texts(f"git {subcommand}", node, data)
+            texts = self._stdin_texts(
+                subcommand if subcommand in table.PATCH_PROGRAMS else f"git {subcommand}", node, data
+            )
         except CommandError:
             self._operand(_GIT_UNKNOWN_NAMES)  # a patch another program writes: it may name any file
             return
@@ -1691,9 +1878,34 @@ class _Walk:
                 self._subscript_code(self._word(item, data), data, depth)
         self._remember(node, name, value_node, data)
         if not _special_variable(name):
+            if value_node.type != "array":
+                word = self._word(value_node, data)
+                parent = node.parent
+                exported = (
+                    parent is not None and parent.type == "declaration_command" and _text(parent, data)[:6] == "export"
+                )
+                if (parent is not None and parent.type == "command") or exported:
+                    self._assigned_paths(name, word)  # the environment of a program (`export` too)
+                self._git_environment(name, word.value if word.known else "$")
             return
         word = self._word(value_node, data)
         self._assignment(name, word.parts, word.value, depth, word.known)
+
+    def _assigned_paths(self, name: str, word: _Word) -> None:
+        """A variable set to a path names that path (`PREFIX=/usr make install`, `GOBIN=/usr/local/bin go install`).
+
+        Round six (set E, shell-system-paths): build and install tools take their targets from the
+        environment (PREFIX, DESTDIR, GOBIN, CARGO_INSTALL_ROOT...), and no table can list every
+        name; so any assignment's value, or piece of a `:` list, that is spelled as a path
+        (`/`, `~`, `./`, `../`) is a path operand, as `make PREFIX=/usr` already is. Search lists
+        (`PATH`, `MANPATH`, `*PATH` not in PATH_VARIABLES) only say where to look: not operands.
+        """
+        if name.endswith("PATH") or (not word.value.startswith(_PATH_STARTS) and ":" not in word.value):
+            return
+        for form in _forms(word.parts):
+            for piece in _PATH_LIST.split(form):
+                if piece.startswith(_PATH_STARTS):
+                    self._operand(paths.PathPattern(piece) if isinstance(form, paths.PathPattern) else piece)
 
     def _remember(self, node: tree_sitter.Node, name: str, value_node: tree_sitter.Node | None, data: bytes) -> None:
         """Keep NAME=VALUE for later words when it surely runs, in order, with literal text; else NAME is unknown."""
@@ -1715,7 +1927,7 @@ class _Walk:
         if value and "~" not in value and all(kind != _EXPANDED for kind, _ in word.parts):
             self.variables[name] = value  # an assignment's value is neither split nor globbed
 
-    def _subscript_code(self, word: _Word, data: bytes, depth: int) -> None:
+    def _subscript_code(self, word: _Word, data: bytes, depth: int, stdin: bool = False) -> None:
         """Text that bash may run later as an array subscript in arithmetic: its `$(...)` is read now.
 
         bash evaluates a variable's value in arithmetic (`$(( x ))`, `(( x++ ))`, `let x+=1`,
@@ -1725,7 +1937,10 @@ class _Walk:
         or any quoted one on a line that subscripts with an expansion (`a[$x]`: bash expands it
         twice) or evaluates arithmetic at all (the value may be assembled there from pieces), has
         the substitution read as code; a syntax error there makes the command unknown.
-        An unquoted `$(...)` is a substitution the walk reads already.
+        An unquoted `$(...)` is a substitution the walk reads already. Text on standard input
+        (`stdin`: a heredoc's body, a here-string) becomes a value only through a program on the
+        same line (`read`, `$(cat <<EOF)`), so only a line that evaluates arithmetic or subscripts
+        with an expansion reads it (`cat <<'EOF' > f` with `[` and a backtick in it is data).
         """
         value = word.value
         quoted: list[tuple[int, int]] = []  # (start, end) of the quoted pieces in value
@@ -1740,7 +1955,12 @@ class _Walk:
             start = start + 1 + following if following >= 0 else -1
         if start < 0:
             return
-        if "[" not in value[:start] and b"[$" not in data and b"[`" not in data and not _ARITHMETIC.search(data):
+        if (
+            (stdin or "[" not in value[:start])
+            and b"[$" not in data
+            and b"[`" not in data
+            and not _ARITHMETIC.search(data)
+        ):
             return
         self.parse(b"echo " + value[start:].encode("utf-8"), depth + 1)
 
@@ -2010,6 +2230,24 @@ class _Walk:
                 operands.append(word)
             self._operands(operands)  # `-Recurse`, `-rf`: options
 
+    def _sql_paths(self, text: str) -> None:
+        """The files SQL opens: path-shaped string literals of SQL that reads or writes files are path operands.
+
+        Round six (set E, sql-file-access): `duckdb -c "COPY (...) TO '/etc/cron.d/job'"` and
+        `clickhouse local -q "SELECT * FROM file('.env')"` name the file in a string literal. In SQL
+        that may open files (table.SQL_CODE, COPY, ATTACH, EXPORT/IMPORT DATABASE, INTO OUTFILE),
+        each literal spelled as a path (a separator, a leading `.` or `~`, or a file extension; no
+        blank) is a path operand, a glob (`read_csv('*.csv')`) a pattern; URLs are URLs.
+        """
+        if not table.SQL_FILE_ACCESS.search(text):
+            return
+        for match in _SQL_LITERAL.finditer(text):
+            value = match.group(1).replace("''", "'")
+            if _URL.match(value):
+                self._url(value)
+            elif _SQL_PATH.fullmatch(value):
+                self._word_operand(_foreign_word(value))
+
     def _reader(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """sftp, ftp, smbclient, sqlite3...: the commands they are given, from stdin or an option, name local paths."""
         texts: list[str] = []
@@ -2037,6 +2275,8 @@ class _Walk:
                 sql = []  # psql's and mysql's SQL comes with -c/-e or on stdin (in texts)
             if any(table.SQL_CODE.search(text) for text in (*texts, *sql)):
                 self._operand(CODE_OPERAND)  # `select readfile('.env')`: SQL that opens files or runs programs
+            for text in (*texts, *sql):
+                self._sql_paths(text)
         for text in texts:
             for line in _READER_LINES.split(text):
                 line = line.strip()
@@ -2964,6 +3204,13 @@ MAX_DIRS = 8  # places a line's `cd`s may have led to before they count as unkno
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _REMOTE = re.compile(r"((?:[^@/:\s]+@)?(?:\[[^\]/]+\]|[^/:\[\s]+)):(.*)")  # scp's [user@]host:path
 _PATH_LIST = re.compile(r"[:\s]+")
+# Each safety switch's subcommand and the option it stands for (table.GIT_SAFETY_KEYS).
+_GIT_SAFETY_OPTIONS = dict(table.GIT_SAFETY_KEYS.values())
+_SQL_LITERAL = re.compile(r"'((?:[^']|'')*)'")  # a SQL string literal ('' is a quote)
+# A literal spelled as a path: a separator, a leading `.` or `~`, or a name with an extension; no blank.
+_SQL_PATH = re.compile(r"(?=[^\s]*(?:[/\\]|^[.~]|[^./\\]\.[A-Za-z0-9]{1,10}$))[^\s]{1,4096}")
+_MAX_ITEMS = 64  # xargs input items read into its command (_xargs_items)
+_PATH_STARTS = ("/", "~", "./", "../")  # an assignment's value spelled as a path (_assigned_paths)
 _SSH_CODE_OPTIONS = frozenset({"proxycommand", "localcommand", "remotecommand", "knownhostscommand"})
 _GIT_VALUE_OPTIONS = frozenset(
     {"--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source", "--list-cmds"}
@@ -2977,7 +3224,9 @@ _GIT_EXT_ESCAPES = {" ": " ", "%": "%", "s": "upload-pack", "S": "git-upload-pac
 _PATCH_NAME = re.compile(
     r"^(?:(?:---|\+\+\+)[ \t]+(?:[ab]/)?(\S[^\t\n]*)"
     r"|diff --git (?:a/)?(\S+) (?:b/)?(\S+)"
-    r"|(?:rename|copy) (?:from|to) (\S[^\n]*))",
+    r"|(?:rename|copy) (?:from|to) (\S[^\n]*)"
+    # A context diff's names (`*** FILE`, not a `*** 1,3 ****` hunk) and an `Index: FILE` line (patch(1)).
+    r"|\*\*\*[ \t]+(?![0-9]+(?:,[0-9]+)?[ \t]+\*{4})(?:[ab]/)?(\S[^\t\n]*)|Index:[ \t]+(\S[^\n]*))",
     re.MULTILINE,
 )
 # Object names or pathspecs git reads from a stdin or file the engine cannot read: unknown names.

@@ -54,6 +54,10 @@ __all__ = [
     "CODE_VARIABLE_PREFIXES",
     "CODE_VARIABLE_SUFFIXES",
     "COMMAND_READERS",
+    "COMPOSE_PLUGINS",
+    "CONTAINER_EXEC_PROGRAMS",
+    "CONTAINER_RUN",
+    "CONTAINER_RUN_OPTIONS",
     "COREUTILS",
     "CREDENTIAL_OPTIONS",
     "CREDENTIAL_VARIABLES",
@@ -70,14 +74,18 @@ __all__ = [
     "GIT_RANGE_FILES",
     "GIT_RUNS",
     "GIT_RUNS_ATTACHED",
+    "GIT_SAFETY_KEYS",
     "GIT_STDIN_CONTENT",
     "GIT_STDIN_NAMES",
+    "GIT_TRUE",
     "GRAMMARS",
     "JOINS_WORDS",
     "LOADED_VARIABLES",
     "LONG_FLAGS",
+    "METADATA_CLIENTS",
     "OPTION_VARIABLES",
     "OWN_GLOBS",
+    "PATCH_PROGRAMS",
     "PATH_VARIABLES",
     "PLAIN_PROGRAMS",
     "POWERSHELL_ALIASES",
@@ -103,9 +111,12 @@ __all__ = [
     "SCRIPT_SETTER_PROGRAMS",
     "SQL_CLIENTS",
     "SQL_CODE",
+    "SQL_FILE_ACCESS",
     "SQL_OPERAND_CLIENTS",
+    "STDIN_COMMANDS",
     "STDIN_SCRIPTS",
     "STDIN_WRITERS",
+    "SUBCOMMAND_GLOBALS",
     "SUBCOMMAND_LEVELS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
@@ -131,6 +142,19 @@ class Wrapper:
     positional_paths: bool = False
     no_command: str = ""  # short options after which the remaining words are not a command
 
+
+# Programs that read a cloud instance-metadata service, and the endpoint each reads (round six,
+# set E, metadata-clients): the endpoint is one of the command's URLs, so a red line on metadata
+# addresses meets the client as it meets `curl http://169.254.169.254/` (amazon-ec2-utils'
+# ec2-metadata, cloud-utils' ec2metadata, oci-utils' tools, Google's guest environment).
+METADATA_CLIENTS: dict[str, str] = {
+    **dict.fromkeys(("ec2-metadata", "ec2metadata", "ec2-imds"), "http://169.254.169.254/latest/meta-data/"),
+    **dict.fromkeys(("oci-metadata", "oci-instanceid", "oci-public-ip"), "http://169.254.169.254/opc/v2/instance/"),
+    **dict.fromkeys(
+        ("google_metadata_script_runner", "gce-metadata", "google_guest_agent"),
+        "http://metadata.google.internal/computeMetadata/v1/",
+    ),
+}
 
 # Programs whose arguments are text they print, never files they open: `echo $HOME` names no
 # path (its redirections still do, and a `$(...)` inside still runs).
@@ -484,6 +508,126 @@ _UV_RUN = Wrapper(
     dirs=_set("--directory"),
 )
 
+# Programs whose `exec` subcommand runs a command in a container or pod (SUBCOMMAND_WRAPPERS);
+# their other subcommands name objects (`docker rm c` removes a container, runs no `rm`), so
+# docker, podman and kubectl stay in PLAIN_PROGRAMS.
+_KUBECTLS = ("kubectl", "oc", "microk8s.kubectl", "k3s")
+CONTAINER_EXEC_PROGRAMS = frozenset({"docker", "podman", "nerdctl", "docker-compose", "podman-compose", *_KUBECTLS})
+# `docker exec [OPTIONS] CONTAINER CMD...` (podman's and nerdctl's are the same; compose's takes
+# a service): the command starts after the container.
+_CONTAINER_EXEC = Wrapper(
+    values="euw",
+    flags="ditT",
+    long_values=_set("--env", "--env-file", "--user", "--workdir", "--detach-keys", "--index"),
+    long_flags=_set("--detach", "--interactive", "--tty", "--privileged", "--no-TTY", "--help"),
+    positionals=1,
+)
+# `kubectl exec [OPTIONS] POD -- CMD...` (oc's too), with kubectl's global options.
+_KUBECTL_EXEC = Wrapper(
+    values="cfnsv",
+    flags="itq",
+    long_values=_set(
+        "--container", "--filename", "--namespace", "--pod-running-timeout", "--context", "--kubeconfig",
+        "--cluster", "--user", "--server", "--token", "--as", "--as-group", "--request-timeout", "--selector",
+    ),
+    long_flags=_set("--stdin", "--tty", "--quiet", "--insecure-skip-tls-verify", "--help"),
+    positionals=1,
+)  # fmt: skip
+
+# `docker run [OPTIONS] IMAGE [CMD...]` (podman's, nerdctl's; compose's `run SERVICE [CMD]`):
+# read softly (shell._container_run), an option not listed leaves today's reading. Host paths:
+# `-v HOST:DIR`, `--env-file`, `--cidfile`, `--label-file`.
+CONTAINER_RUN = frozenset(
+    {(name, "run") for name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose")}
+)
+CONTAINER_RUN_OPTIONS = Wrapper(
+    values="acehlmpuvw",
+    flags="diPqtT",
+    long_values=_set(
+        "--attach", "--add-host", "--annotation", "--blkio-weight", "--cap-add", "--cap-drop", "--cgroup-parent",
+        "--cgroupns", "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-shares", "--cpus", "--cpuset-cpus",
+        "--cpuset-mems", "--detach-keys", "--device", "--dns", "--dns-option", "--dns-search", "--domainname",
+        "--entrypoint", "--env", "--env-file", "--expose", "--gpus", "--group-add", "--health-cmd",
+        "--health-interval", "--health-retries", "--health-start-period", "--health-timeout", "--hostname", "--ip",
+        "--ip6", "--ipc", "--isolation", "--label", "--label-file", "--link", "--log-driver", "--log-opt",
+        "--mac-address", "--memory", "--memory-reservation", "--memory-swap", "--mount", "--name", "--network",
+        "--net", "--network-alias", "--pid", "--pids-limit", "--platform", "--publish", "--pull", "--restart",
+        "--runtime", "--security-opt", "--shm-size", "--stop-signal", "--stop-timeout", "--storage-opt",
+        "--sysctl", "--tmpfs", "--ulimit", "--user", "--userns", "--uts", "--volume", "--volumes-from",
+        "--workdir",
+    ),
+    long_flags=_set(
+        "--detach", "--init", "--interactive", "--no-healthcheck", "--privileged", "--publish-all", "--quiet",
+        "--read-only", "--rm", "--tty", "--no-deps", "--service-ports", "--remove-orphans", "--build",
+    ),
+    paths=_set("v", "--volume", "--env-file", "--cidfile", "--label-file"),
+)  # fmt: skip
+
+# `docker compose ...` is the plugin spelling of `docker-compose ...` (and podman's).
+COMPOSE_PLUGINS = {"docker": "docker-compose", "podman": "podman-compose"}
+
+# Global options of the container and cluster CLIs, before their subcommand (`kubectl -n data
+# exec POD -- CMD`, `docker -H ssh://h exec C CMD`): skipped to find an `exec` (SUBCOMMAND_WRAPPERS).
+_KUBECTL_GLOBALS = Wrapper(
+    values="nsv",
+    flags="",
+    long_values=_set(
+        "--namespace",
+        "--context",
+        "--kubeconfig",
+        "--cluster",
+        "--user",
+        "--server",
+        "--token",
+        "--as",
+        "--as-group",
+        "--as-uid",
+        "--request-timeout",
+        "--certificate-authority",
+        "--client-certificate",
+        "--client-key",
+        "--tls-server-name",
+        "--cache-dir",
+        "--username",
+        "--password",
+        "--profile",
+        "--v",
+    ),
+    long_flags=_set("--insecure-skip-tls-verify", "--match-server-version", "--warnings-as-errors"),
+)
+_DOCKER_GLOBALS = Wrapper(
+    values="cHlfp",  # compose's -f FILE and -p PROJECT too
+    flags="D",
+    long_values=_set(
+        "--context",
+        "--host",
+        "--log-level",
+        "--config",
+        "--tlscacert",
+        "--tlscert",
+        "--tlskey",
+        "--connection",
+        "--url",
+        "--identity",
+        "--root",
+        "--runroot",
+        "--storage-driver",
+        "--cgroup-manager",
+        "--namespace",
+        "--address",
+        "--file",
+        "--project-name",
+        "--project-directory",
+        "--profile",
+        "--env-file",
+    ),
+    long_flags=_set("--debug", "--tls", "--tlsverify", "--remote", "--compatibility", "--verbose", "--no-ansi"),
+)
+SUBCOMMAND_GLOBALS: dict[str, Wrapper] = {
+    **dict.fromkeys(_KUBECTLS, _KUBECTL_GLOBALS),
+    **dict.fromkeys(("docker", "podman", "nerdctl", "docker-compose", "podman-compose"), _DOCKER_GLOBALS),
+}  # fmt: skip
+
 # `PROGRAM SUBCOMMAND ...` where the subcommand runs the rest as a command.
 SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("uv", "run"): _UV_RUN,
@@ -509,6 +653,13 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ),
     ("mamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
     ("micromamba", "run"): Wrapper(values="np", long_values=_set("--name", "--prefix")),
+    # Round six (set E, sqlclients): a command run in a container or pod is a command, read as
+    # `ssh host CMD` is (`kubectl exec pod -- psql -c 'DROP ...'`, `docker exec -i c psql`): its
+    # program is one of the line's programs, so a red line on SQL clients or deleters meets it.
+    # The container or pod is the one positional word; an option not listed is unknown.
+    **{(name, "exec"): _CONTAINER_EXEC for name in CONTAINER_EXEC_PROGRAMS if name not in _KUBECTLS},
+    **{(name, "exec"): _KUBECTL_EXEC for name in _KUBECTLS},
+    ("oc", "rsh"): _KUBECTL_EXEC,
 }
 
 # Options whose value is a password or token (each program's man page), so the secret scan sees
@@ -612,6 +763,9 @@ RUNS_COMMANDS = frozenset(
         "ssh-agent", "dbus-launch", "wsl",
     }
 )  # fmt: skip
+# Programs that, given no command, run each line of their standard input as a command line
+# (GNU parallel, its `sem`): a literal input is parsed, any other is unknown (round six, set E).
+STDIN_COMMANDS = frozenset({"parallel"})
 # The same for one subcommand of a program (`op run -- cmd`; `op item get` is fine).
 RUNS_SUBCOMMANDS = frozenset(
     {
@@ -633,7 +787,12 @@ LONG_FLAGS: dict[str, frozenset[str]] = {
         "--delete", "--delete-before", "--delete-during", "--delete-delay", "--delete-after",
         "--delete-excluded", "--delete-missing-args", "--remove-source-files", "--remove-sent-files",
     ),
-    "git": _set("--force", "--delete", "--prune", "--mirror", "--hard", "--cached"),
+    # Round six (set E, git-tree-deletes): the options that make checkout, restore and read-tree
+    # overwrite or remove the working tree, so `git restore --sou=X --work .` reads in full.
+    "git": _set(
+        "--force", "--delete", "--prune", "--mirror", "--hard", "--cached", "--no-overlay", "--worktree",
+        "--source", "--reset", "--staged", "--include-untracked",
+    ),
     "zip": _set("--move"),
     "rclone": _set("--delete-before", "--delete-during", "--delete-after", "--delete-excluded"),
 }  # fmt: skip
@@ -648,6 +807,7 @@ SUBCOMMAND_LEVELS: dict[str, int] = {
     **dict.fromkeys(("yarn", "bun", "cargo", "gh", "hub", "glab", "jj", "hg", "sl", "fsutil", "vssadmin"), 2),
     **dict.fromkeys(("aws", "gcloud", "doctl", "flyctl", "heroku", "vercel", "netlify", "wrangler"), 2),
     "az": 3,  # az storage blob delete-batch
+    **dict.fromkeys(("docker-compose", "podman-compose"), 1),  # also `docker compose` (COMPOSE_PLUGINS)
 }  # fmt: skip
 
 # Deferred commands (round five, set D, cc-deferred-delete). Programs that take commands on
@@ -1123,6 +1283,26 @@ GRAMMARS: dict[str, Grammar] = {
         for name in ("mongosh", "mongo")
     },
     "janet": Grammar(code=_set("e"), interpreter=True),
+    # Round six (set E, unknown-interpreters): interpreters with an option whose value is code
+    # (Forth, Lisps and Schemes, Pike, Io, R, LuaJIT, Prolog, Wolfram, Rebol/Red, Factor): code
+    # the engine does not read, `$_code` for the red lines. Their scripts are operands.
+    **{
+        name: Grammar(code=_set("e", "--evaluate"), interpreter=True)
+        for name in ("gforth", "gforth-fast", "gforth-itc")
+    },
+    **{name: Grammar(code=_set("e", "--eval"), interpreter=True) for name in ("ccl", "ccl64", "lx86cl64", "ecl")},
+    **{name: Grammar(code=_set("e", "p"), interpreter=True) for name in ("chibi-scheme", "gsi", "gxi")},
+    "kawa": Grammar(code=_set("e", "c"), interpreter=True),
+    "pike": Grammar(code=_set("e"), interpreter=True),
+    "io": Grammar(code=_set("e"), interpreter=True),
+    **{name: Grammar(code=_set("e"), interpreter=True) for name in ("R", "Rscript", "luajit", "moon", "utop")},
+    "scilab": Grammar(code=_set("e"), interpreter=True),
+    "maxima": Grammar(code=_set("--batch-string", "r"), interpreter=True),
+    "gprolog": Grammar(code=_set("--entry-goal", "--query-goal"), interpreter=True),
+    "scryer-prolog": Grammar(code=_set("g"), interpreter=True),
+    **{name: Grammar(code=_set("code", "c", "run"), interpreter=True) for name in ("wolframscript", "wolfram", "math")},
+    **{name: Grammar(code=_set("--do"), interpreter=True) for name in ("red", "rebol", "rebol3", "r3")},
+    "factor": Grammar(code=_set("e"), interpreter=True),
     "hy": Grammar(values=_set("m"), code=_set("c"), interpreter=True),
     "fennel": Grammar(code=_set("e", "--eval"), interpreter=True),
     **{name: Grammar(code=_set("e", "--eval"), interpreter=True) for name in ("coffee", "lumo", "planck", "nbb")},
@@ -1297,7 +1477,17 @@ SQL_CODE = re.compile(
     r"|\b(?:read_csv(?:_auto)?|read_text|read_blob|read_json(?:_auto|_objects)?|read_ndjson|read_parquet|file)\s*\("
     r"|\bfrom\s+'[^']*[./][^']*'"
 )
-SQL_CLIENTS = frozenset({"sqlite3", "sqlite", "duckdb", "psql", "mysql", "mariadb", "clickhouse-client"})
+# SQL that may open a file named in a string literal (round six, set E, sql-file-access): the
+# functions and clauses of SQL_CODE, and COPY, ATTACH, EXPORT/IMPORT DATABASE, INSTALL/LOAD of a
+# file, SQLite's VACUUM INTO and ClickHouse's INTO OUTFILE and file()/s3()/url() table functions.
+SQL_FILE_ACCESS = re.compile(
+    SQL_CODE.pattern + r"|\b(?:copy|attach|vacuum\s+into|(?:export|import)\s+database|install|load|"
+    r"backup|restore)\b|\b(?:file|s3|url|hdfs|azureblobstorage|gcs)\s*\(",
+    re.IGNORECASE,
+)
+SQL_CLIENTS = frozenset(
+    {"sqlite3", "sqlite", "duckdb", "psql", "mysql", "mariadb", "clickhouse-client", "clickhouse", "clickhouse-local"}
+)
 # Clients whose operands after the database are SQL or dot-commands (`sqlite3 db "SQL"`, `duckdb db "SQL"`).
 SQL_OPERAND_CLIENTS = frozenset({"sqlite3", "sqlite", "duckdb"})
 # Versioned names: python3.12, ruby3.2, lua5.4, php8.1... are the program before the digits; a
@@ -1499,6 +1689,17 @@ GIT_NO_PATHSPECS = frozenset(
 GIT_EXACT_OPTIONS = frozenset({"--to", "--cc"})
 # Subcommands that read a patch from standard input and write the files it names (git-apply(1), git-am(1)).
 GIT_PATCH_READERS = frozenset({"apply", "am"})
+# Programs other than git that read a patch (unified or context diff) from standard input and
+# write the files its `---`/`+++` lines name (round six, set E, patch-writes).
+PATCH_PROGRAMS = frozenset({"patch", "gpatch"})
+# git config keys that are a safety switch of one subcommand (round six, set E, git-clean-noforce):
+# set false (or to a value the engine cannot read) by `git -c`, `--config-env`, GIT_CONFIG_KEY_n or
+# `git config` on the same line, the subcommand acts as if given the option, so Command.lines
+# spells that subcommand again with the option (`git -c clean.requireForce=false clean -dx` is
+# also `git clean -dx --force`) and a pack's table of forced subcommands meets it.
+GIT_SAFETY_KEYS: dict[str, tuple[str, str]] = {"clean.requireforce": ("clean", "--force")}
+# git's true spellings of a boolean (git-config(1)); any other value may be false.
+GIT_TRUE = frozenset({"true", "yes", "on", "1"})
 # Options whose value ends in `:FILE` (git-log(1) -L START,END:FILE and -L :FUNCNAME:FILE).
 GIT_RANGE_FILES: dict[str, frozenset[str]] = {"log": _set("L")}
 # Options whose value is code for an interpreter (git-filter-repo(1): Python callbacks): `$_code`.
@@ -1572,6 +1773,8 @@ COMMAND_READERS: dict[str, frozenset[str]] = {
     "sqlite": _set("-cmd"),
     "duckdb": _set("-c", "-cmd", "-s"),
     "clickhouse-client": _set("-q", "--query"),
+    "clickhouse": _set("-q", "--query"),  # `clickhouse local|client -q SQL`: the multi-call binary
+    "clickhouse-local": _set("-q", "--query"),
     "psql": _set("-c", "--command"),
     "mysql": _set("-e", "--execute"),
     "mariadb": _set("-e", "--execute"),
