@@ -60,6 +60,18 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:67",
         "calls-classes-b:6",
         "calls-d-claude-code:4",
+        "calls-e-p3-cc:39",
+    ),
+    "engine: commands(@) gives a word as written, so a pack's regex over a command reads a flag, subcommand "
+    "or config key spelled as a brace (`/{MIR,x}`, which bash expands to it) or a bracket glob (`[r]ails`) as "
+    "written; its path spellings (`/./MIR`, `x/../bearer.repo`, `manage.py.`) are other words, no bypass": (
+        "calls-e-p3-cc:28",
+        "calls-e-p3-cc:29",
+        "calls-e-p3-cc:124",
+        "calls-e-p3-cc:126",
+        "calls-e-p3-cc:136",
+        "calls-e-p3-cc:137",
+        "calls-e-p3-cc:139",
     ),
     "engine: a path inside a command substitution (`$(echo x/../.env)`, `$(printf x/../.env)`, "
     "`$(cat x/../list.txt)`) is matched as written: its climb is not resolved": (
