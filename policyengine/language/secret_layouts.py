@@ -262,7 +262,7 @@ def _table_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list
     return spans
 
 
-def _finditer(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+def _finditer(pattern: Any, text: str) -> Iterator[Any]:
     """At most _MAX_READS matches of a pattern."""
     for n, match in enumerate(pattern.finditer(text)):
         if n >= _MAX_READS:
@@ -270,8 +270,9 @@ def _finditer(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
         yield match
 
 
-_NV_HEADER_RE = re.compile(_NV_HEADER)
-_ALIGNED_RE = re.compile(f"{_ALIGNED_HEADER}|{_ALIGNED_HEADER_B}")
+# RE2 (linear) finds the header lines: a backtracking "[^\n]*key" reads a long line once per "key".
+_NV_HEADER_RE = re2.compile(_NV_HEADER, _OPTIONS)
+_ALIGNED_RE = re2.compile(f"{_ALIGNED_HEADER}|{_ALIGNED_HEADER_B}", _OPTIONS)
 
 
 def _table_at(text: str, line_start: int, is_name: NameTest, is_placeholder: NameTest, spans: list[Span]) -> int:
@@ -339,7 +340,9 @@ def _table_at(text: str, line_start: int, is_name: NameTest, is_placeholder: Nam
     return pos
 
 
-_LABEL_RE = re.compile(r"(?m)^[ \t]*([A-Za-z][\w.\-]*(?: [\w.\-]+){1,3})[ \t]*[:=][ \t]*(\S[^\n]*?)[ \t\r]*$")
+_LABEL_RE = re.compile(r"[ \t]*([A-Za-z][\w.\-]*(?: [\w.\-]+){1,3})[ \t]*[:=][ \t]*(\S(?:[^\n]*\S)?)[ \t\r]*")
+_LABEL_LINE_RE = re2.compile(_LABEL_LINE, _OPTIONS)
+_MAX_LINE = 4096  # a longer line is data, not a labelled value
 
 
 _STEM_RE = re.compile(_STEM)
@@ -356,7 +359,13 @@ _PROSE_WORDS: Final = frozenset(
 def _label_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
     """Values after a label of several words that names a credential ("Key Content : x")."""
     spans: list[Span] = []
-    for match in _finditer(_LABEL_RE, text):
+    for candidate in _finditer(_LABEL_LINE_RE, text):
+        line_start = text.rfind("\n", 0, candidate.start()) + 1
+        line_end = text.find("\n", candidate.start())
+        line_end = len(text) if line_end < 0 else line_end
+        match = _LABEL_RE.fullmatch(text, line_start, line_end) if line_end - line_start <= _MAX_LINE else None
+        if match is None:
+            continue
         label = match.group(1)
         if not _STEM_RE.search(label) or _PROSE_WORDS.intersection(label.lower().split()) or not is_name(label):
             continue
@@ -455,12 +464,12 @@ def _eth_spans(text: str, label: str) -> list[Span]:
     spans: list[Span] = []
     for match in _finditer(_ETH_RE, text):
         line_start = text.rfind("\n", 0, match.start()) + 1
-        before = text[line_start : match.start()]
+        before = text[max(line_start, match.start() - 64) : match.start()]
         line_end = text.find("\n", match.end())
-        after = text[match.end() : len(text) if line_end < 0 else line_end]
+        after = text[match.end() : min(match.end() + 64, len(text) if line_end < 0 else line_end)]
         if _HASH_WORDS.search(before):
             continue
-        alone = not before.strip(" \t\"'") and not after.strip(" \t\r\"',")
+        alone = line_start >= match.start() - 64 and not before.strip(" \t\"'") and not after.strip(" \t\r\"',")
         prefixed = match.group(1) is not None
         if _WALLET_WORDS.search(before) or (
             alone and prefixed and not (label and _HASH_LABEL.search(label)) and not _hash_line_before(text, line_start)
@@ -496,20 +505,21 @@ _NUMBER_WORD = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
 _SPELLED_RUN = rf"(?i:\b(?:{_NUMBER_WORD})\b)(?:[ \t,.\-]{{1,3}}(?:(?i:(?:{_NUMBER_WORD})\b)|[0-9]+))+"
 _SPELLED_RE = re.compile(_SPELLED_RUN)
 _SPELLED_PART = re.compile(rf"(?i)\b({_NUMBER_WORD})\b|([0-9]+)")
-# Halves with labels: "first8=60118507 last8=45358681", "part 1: 4539 1488 / part 2: 0343 6467".
+# Pieces with labels: "first8=60118507 last8=45358681", "part 1: 4539 1488 / part 2: 0343 6467". Pieces
+# of 4-10 digits in a row on one line, at most 24 characters apart, each after a label; the label
+# (what stands before a piece) must say it is a part (first, last, part, half, a digit: "last8").
 _LABELLED_PIECE = r"[A-Za-z][\w\-]{0,15}[ \t]*[:=#][ \t]*[0-9]{4,10}"
-_NEXT_PIECE = rf"(?:[^0-9\n]{{1,24}}|[^0-9\n]{{0,12}}[A-Za-z][\w\-]{{0,15}}[ \t]*[:=#][ \t]*)[0-9]{{4,10}}"
-_HALVES = rf"{_LABELLED_PIECE}(?:{_NEXT_PIECE}){{1,3}}"
-_HALVES_RE = re.compile(rf"(?<![\w])({_HALVES})")
 _PIECE = re.compile(r"(?<![0-9A-Za-z])[0-9]{4,10}(?![0-9])")
 _PIECE_LABEL = re.compile(
     r"(?i)[0-9]|first|last|part|half|chunk|seg|piece|begin|end|start|head|tail|prefix|suffix|front|back|"
     r"upper|lower|left|right|card|pan|cc|number|num|no"
 )
+_MAX_PIECES = 4096  # digit groups read per text
+_LABEL_END = re.compile(r"[A-Za-z][\w\-]{0,15}[ \t]*[:=#][ \t]*$")
 _REVERSED = r"(?<![0-9])[0-9]{13,19}(?![0-9])"
 _REVERSED_RE = re.compile(_REVERSED)
 _CARD_GATE = re2.compile(
-    f"(?:{_SPELLED_RUN})|(?:{_LABELLED_PIECE}{_NEXT_PIECE})|(?:[0-9]{{13,19}})", _OPTIONS
+    f"(?:{_SPELLED_RUN})|(?:{_LABELLED_PIECE}[^\\n]{{1,24}}[0-9]{{4,10}})|(?:[0-9]{{13,19}})", _OPTIONS
 )
 
 
@@ -525,12 +535,21 @@ def card_layout_spans(text: str, is_card: NameTest) -> list[CardLayout]:
         digits = match.group()
         if not is_card(digits) and is_card(digits[::-1]):
             found.append(("reversed", [match.span()]))
-    for match in _finditer(_HALVES_RE, text):
-        pieces = list(_PIECE.finditer(text, match.start(), match.end()))
-        labels = [text[(pieces[i - 1].end() if i else match.start()) : p.start()] for i, p in enumerate(pieces)]
-        if len(pieces) < 2 or not all(_PIECE_LABEL.search(label) for label in labels):
-            continue
-        found.extend(_pieces_cards(pieces, is_card))
+    chain: list[re.Match[str]] = []
+    for n, piece in enumerate(_PIECE.finditer(text)):
+        if n >= _MAX_PIECES:
+            break
+        previous = chain[-1].end() if chain else text.rfind("\n", 0, piece.start()) + 1
+        label = text[max(previous, piece.start() - 24) : piece.start()]
+        labelled = "\n" not in label and _LABEL_END.search(label) is not None and _PIECE_LABEL.search(label) is not None
+        if chain and (not labelled or piece.start() - previous > 24):
+            if len(chain) > 1:
+                found.extend(_pieces_cards(chain, is_card))
+            chain = []
+        if labelled:
+            chain.append(piece)
+    if len(chain) > 1:
+        found.extend(_pieces_cards(chain, is_card))
     for match in _finditer(_SPELLED_RE, text):
         digits = "".join(
             str(_NUMBER_WORDS[m.group(1).lower()]) if m.group(1) else m.group(2)

@@ -217,9 +217,9 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         ("server", "key"), ("root", "key"), ("deploy", "key"), ("management", "key"),
         ("key", "content"), ("key", "material"), ("network", "key"), ("wep", "key"),
     }
-    # Token abbreviated after what it opens (Twilio CLI's authTok, api_tkn); "tok" alone is a word's token.
-    | {(qualifier, short) for qualifier in ("auth", "access", "api", "bot", "refresh", "id", "session", "bearer",
-       "user", "app", "admin", "secret", "deploy", "ci", "personal", "oauth") for short in ("tok", "tkn")}
+    # Token abbreviated after what it opens (Twilio CLI's authTok, session_tkn); "tok" alone is a word's
+    # token. Only qualifiers the assignment pattern's stems hold (_STEMS), so text finds them too.
+    | {(qualifier, short) for qualifier in ("auth", "oauth", "session", "secret", "bearer") for short in ("tok", "tkn")}
 )  # fmt: skip
 
 # Words after the credential that keep it one: "password_confirm", "token_value", "secret_b64".
