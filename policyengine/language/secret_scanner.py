@@ -3059,12 +3059,40 @@ def _hide_columns(rows: Any, columns: list[int], hide: Callable[[Any], Any], dep
     return out
 
 
+def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
+    """Spans of layout secrets in text, read as written, normalised and decoded like the detector reads text.
+
+    A layout in full-width letters, with invisible characters or %-escapes is read in the normalised
+    view and hides the whole string (no span of the view is one of the text); one inside a base64 or
+    hex run hides that run.
+    """
+    spans = _layouts.layout_spans(text, is_credential_key, _is_placeholder, label)
+    if spans:
+        return spans
+    if not text.isascii() or _needs_decoding(text):
+        view = _normalise(text)
+        if view != text and _layouts.layout_spans(view, is_credential_key, _is_placeholder, label):
+            return [(0, len(text))]
+    if len(text) >= _MIN_ENCODED and _encoded_gate(text.encode("utf-8", "surrogatepass")):
+        for n, found in enumerate(_matches(_ENCODED_RE, text)):
+            if n >= MAX_DECODED:
+                break
+            start, end = found[0]
+            if end - start > 2 * DECODE_BUDGET:
+                continue
+            for _, decoded in _decodings(text[start:end]):
+                if _layouts.layout_spans(decoded, is_credential_key, _is_placeholder, label):
+                    spans.append((start, end))
+                    break
+    return spans
+
+
 def _layout_candidate(value: Any, depth: int) -> bool:
     """True when a value may hold a layout secret_layouts reads (strings through one RE2 gate each)."""
     if depth > MAX_DEPTH:
         return True  # hide_secrets raises there
     if isinstance(value, str):
-        return _layouts.maybe_layout(value)
+        return bool(_layout_spans(value))
     if isinstance(value, dict):
         if _layouts.record_value(value, is_credential_key) is not None:
             return True
@@ -3118,7 +3146,7 @@ def _hide_in_text(text: str, hide: Callable[[Any], Any], label: str = "") -> Any
     plain = text.isascii() and not _needs_decoding(text)
     hits = (not plain or _prefilter(text)) and bool(_text_hits(text, 0))
     # Layouts the detector does not read (tables, records in XML, hex dumps): secret_layouts.
-    layout = _layouts.layout_spans(text, is_credential_key, _is_placeholder, label)
+    layout = _layout_spans(text, label)
     if not hits and not layout:
         return text
     rewritten = _hide_in_json(text, hide) if _json_text(text) else None
