@@ -84,6 +84,8 @@ def record_value(value: dict[Any, Any], is_name: NameTest) -> Any:
         if not isinstance(k, str):
             continue
         word = _last_word(k)
+        if _marked_secret(word, v):
+            named = True  # the owner's word: SSM's SecureString, 1Password's CONCEALED, GitLab's masked
         if word in _VALUE_WORDS and not (word == "string" and k.lower() not in ("secretstring", "secret_string")):
             if value_key is not None:
                 return None
@@ -91,6 +93,20 @@ def record_value(value: dict[Any, Any], is_name: NameTest) -> Any:
         elif word in _NAME_WORDS and isinstance(v, str) and len(v) <= 128 and is_name(v):
             named = True
     return value_key if named else None
+
+
+# Fields by which a record's owner marks its value secret, whatever its name: a type or kind
+# (SSM's SecureString, 1Password's CONCEALED, Vercel's encrypted/sensitive), or a flag (GitLab's
+# masked, Terraform's sensitive, is_secret) set to true.
+_SECRET_TYPES: Final = frozenset({"securestring", "concealed", "secret", "sensitive", "encrypted", "password"})
+_SECRET_FLAGS: Final = frozenset({"masked", "sensitive", "secret", "hidden", "concealed"})
+
+
+def _marked_secret(word: str, value: Any) -> bool:
+    """True when a field (by its last word) marks its record's value secret."""
+    if word in ("type", "kind") and isinstance(value, str):
+        return value.lower() in _SECRET_TYPES
+    return word in _SECRET_FLAGS and value is True
 
 
 # Header and row fields of a column table given as a value.
@@ -172,7 +188,11 @@ _ALIGNED_HEADER = rf"(?m:^[ \t]*[A-Za-z_][\w.\-#/]*(?: [\w.\-#/]+)?(?:[ \t]{{2,}
 _ALIGNED_HEADER_B = rf"(?m:^[ \t]*[^\n]*{_STEM}[\w.\-#/]*(?:[ \t]{{2,}}|\t)[A-Za-z_])"
 # A label of two to four words, a colon or "=", a value ("Key Content     : x").
 _LABEL_LINE = rf"(?m:^[ \t]*[A-Za-z][\w.\-]*(?: [\w.\-]+){{1,3}}[ \t]*[:=][ \t]*\S)"
-_XML = rf"<[A-Za-z_][^<>\n]{{0,400}}{_STEM}"
+_XML = rf"<[A-Za-z_][^<>\n]{{0,400}}{_STEM}|(?i:<(?:name|key)>)[^<\n]{{0,128}}{_STEM}"
+# psql's expanded display ("-[ RECORD 1 ]--", then "name | value" lines) and redis-cli's numbered
+# replies ('1) "requirepass"' then '2) "value"').
+_RECORD_LINE = rf"(?m:^[ \t]*[A-Za-z_][\w.\-]*{_STEM}[\w.\-]*[ \t]*\|[ \t]*\S)"
+_NUMBERED = rf"(?m:^[ \t]*[0-9]{{1,4}}\)[ \t]+\"[^\"\n]{{0,64}}{_STEM}[^\"\n]{{0,64}}\"[ \t]*\r?\n[ \t]*[0-9]{{1,4}}\)[ \t]+\")"
 # A DER private key in hex: SEQUENCE, length, INTEGER version 0 or 1, then a SEQUENCE (PKCS#8's
 # algorithm), an INTEGER (PKCS#1's modulus) or an OCTET STRING (SEC1's key). Bytes may be split by
 # spaces, colons, commas, line breaks or written 0x30 / \x30.
@@ -180,7 +200,7 @@ _B = r"[0-9A-Fa-f]{2}"
 _S = r"(?:[ \t,:\r\n]{0,4}(?:0[xX]|\\x)?)"
 _DER = rf"30{_S}(?:81{_S}{_B}|82{_S}{_B}{_S}{_B}|[0-7][0-9A-Fa-f]){_S}02{_S}01{_S}0[01]{_S}(?:30|02|04)"
 _ETH = r"(?:0[xX])?[0-9A-Fa-f]{64}"
-_GATES = (_NV_HEADER, _ALIGNED_HEADER, _ALIGNED_HEADER_B, _LABEL_LINE, _XML, _DER, _ETH)
+_GATES = (_NV_HEADER, _ALIGNED_HEADER, _ALIGNED_HEADER_B, _LABEL_LINE, _XML, _DER, _ETH, _RECORD_LINE, _NUMBERED)
 _GATE = re2.compile("|".join(f"(?:{g})" for g in _GATES), _OPTIONS)
 _DER_RE = re.compile(_DER)
 _MAX_READS = 16  # tables, labels, tags or dumps read per text: past it, the first ones are hidden
@@ -202,6 +222,7 @@ def layout_spans(text: str, is_name: NameTest, is_placeholder: NameTest, label: 
     spans.extend(_label_spans(text, is_name, is_placeholder))
     spans.extend(_xml_spans(text, is_name, is_placeholder))
     spans.extend(_der_spans(text))
+    spans.extend(_pair_line_spans(text, is_name, is_placeholder))
     spans.extend(_eth_spans(text, label))
     return spans
 
@@ -387,7 +408,7 @@ _NOT_SECRET_ATTRIBUTES: Final = frozenset({"type", "autocomplete", "for", "class
 
 def _xml_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
     """Values of XML elements named like a credential by an attribute, and credential attributes."""
-    spans: list[Span] = []
+    spans = _element_pairs(text, is_name, is_placeholder)
     for match in _finditer(_TAG, text):
         attributes: dict[str, tuple[str, int, int]] = {}
         base = match.start(2)
@@ -413,6 +434,48 @@ def _xml_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[S
                 inner = after.group(1)
                 start = after.start(1) + len(inner) - len(inner.lstrip())
                 spans.append((start, start + len(inner.strip())))
+    return spans
+
+
+_ELEMENT_PAIR = re.compile(
+    r"(?i)<(name|key)>[ \t\r\n]*([^<]{1,128}?)[ \t\r\n]*</\1>[ \t\r\n]*"
+    r"(?:<description>[^<]{0,512}</description>[ \t\r\n]*)?<(value|val)>([^<]*)</\3>"
+)
+
+
+def _element_pairs(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
+    """Hadoop-style <property><name>fs.s3a.secret.key</name><value>x</value></property>: the value."""
+    spans: list[Span] = []
+    for match in _finditer(_ELEMENT_PAIR, text):
+        value = match.group(4)
+        if is_name(match.group(2)) and value.strip() and not is_placeholder(value):
+            start = match.start(4) + len(value) - len(value.lstrip())
+            spans.append((start, start + len(value.strip())))
+    return spans
+
+
+_RECORD_LINE_RE = re2.compile(_RECORD_LINE, _OPTIONS)
+_RECORD_PAIR = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\|[ \t]*(\S(?:[^\n|]*\S)?)[ \t\r]*")
+_NUMBERED_RE = re2.compile(_NUMBERED, _OPTIONS)
+_NUMBERED_PAIR = re.compile(r"[ \t]*[0-9]{1,4}\)[ \t]+\"([^\"\n]{1,128})\"[ \t]*\r?\n[ \t]*[0-9]{1,4}\)[ \t]+\"([^\"\n]*)\"")
+
+
+def _pair_line_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
+    """Values in psql's expanded records ("api_key | x") and redis-cli's numbered name/value replies."""
+    spans: list[Span] = []
+    if "-[ RECORD" in text:
+        for candidate in _finditer(_RECORD_LINE_RE, text):
+            line_start = text.rfind("\n", 0, candidate.start()) + 1
+            line_end = text.find("\n", candidate.start())
+            line_end = len(text) if line_end < 0 else line_end
+            match = _RECORD_PAIR.fullmatch(text, line_start, line_end) if line_end - line_start <= _MAX_LINE else None
+            if match and is_name(match.group(1)) and not is_placeholder(match.group(2)):
+                spans.append(match.span(2))
+    for candidate in _finditer(_NUMBERED_RE, text):
+        line_start = text.rfind("\n", 0, candidate.start()) + 1
+        match = _NUMBERED_PAIR.match(text, line_start)
+        if match and is_name(match.group(1)) and match.group(2) and not is_placeholder(match.group(2)):
+            spans.append(match.span(2))
     return spans
 
 

@@ -185,6 +185,8 @@ CREDENTIAL_WORDS: Final = frozenset(
         # A wallet's mnemonic, a bearer token under its scheme's name, a Nostr secret key, a keypair
         # file's array (Solana's id.json holds the private key): the value is the credential.
         "mnemonic", "bearer", "nsec", "keypair",
+        # Redis's own names for its password and its replicas' (CONFIG GET requirepass, masterauth).
+        "requirepass", "masterauth",
     }
 )  # fmt: skip
 
