@@ -208,6 +208,14 @@ _MAX_ROWS = 1000
 _MAX_TEXT = 1 << 20  # longer texts are not read for layouts (the detector still scans them)
 
 
+_RECORD_GATE = re2.compile(rf"{_STEM}|(?i:securestring|concealed|masked|sensitive|encrypted|hidden)", _OPTIONS)
+
+
+def maybe_record(text: str) -> bool:
+    """True when a JSON text may hold a record or column table that names a credential (one RE2 pass)."""
+    return _RECORD_GATE.search(text) is not None
+
+
 def maybe_layout(text: str) -> bool:
     """True when a text may hold a layout read here (one RE2 pass)."""
     return len(text) <= _MAX_TEXT and _GATE.search(text) is not None

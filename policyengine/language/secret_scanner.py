@@ -3089,12 +3089,20 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
     return spans
 
 
+def _json_layout(text: str) -> bool:
+    """True when a JSON text holds a record or column table (read once parsed, with its keys)."""
+    if not _json_text(text) or not _layouts.maybe_record(text):
+        return False  # a record or column names a credential or marks its value secret: no word, no parse
+    parsed = _json_container(text)
+    return parsed is not None and _layout_candidate(parsed, 1)
+
+
 def _layout_candidate(value: Any, depth: int) -> bool:
     """True when a value may hold a layout secret_layouts reads (strings through one RE2 gate each)."""
     if depth > MAX_DEPTH:
         return True  # hide_secrets raises there
     if isinstance(value, str):
-        return bool(_layout_spans(value))
+        return bool(_layout_spans(value)) or _json_layout(value)
     if isinstance(value, dict):
         if _layouts.record_value(value, is_credential_key) is not None:
             return True
@@ -3149,7 +3157,7 @@ def _hide_in_text(text: str, hide: Callable[[Any], Any], label: str = "") -> Any
     hits = (not plain or _prefilter(text)) and bool(_text_hits(text, 0))
     # Layouts the detector does not read (tables, records in XML, hex dumps): secret_layouts.
     layout = _layout_spans(text, label)
-    if not hits and not layout:
+    if not hits and not layout and not _json_layout(text):
         return text
     rewritten = _hide_in_json(text, hide) if _json_text(text) else None
     if rewritten is not None and rewritten == text and not hits:
