@@ -31,7 +31,10 @@ SECRET_CASES: list[tuple[str, Any, Any]] = [
     ),
     (
         "cloudformation-parameter",
-        [{"ParameterKey": "DbMasterPassword", "ParameterValue": "bronze"}, {"ParameterKey": "Env", "ParameterValue": "prod"}],
+        [
+            {"ParameterKey": "DbMasterPassword", "ParameterValue": "bronze"},
+            {"ParameterKey": "Env", "ParameterValue": "prod"},
+        ],
         [{"ParameterKey": "DbMasterPassword", "ParameterValue": R}, {"ParameterKey": "Env", "ParameterValue": "prod"}],
     ),
     (
@@ -80,7 +83,11 @@ SECRET_CASES: list[tuple[str, Any, Any]] = [
         "====== Data ======\nKey        Value\n---        -----\ndb_pass    Pl4tinum$Falcon7\ndb_user    app\n",
         f"====== Data ======\nKey        Value\n---        -----\ndb_pass    {R}\ndb_user    app\n",
     ),
-    ("pipe-name-value", "| Name | Value |\n|---|---|\n| db_password | hunter2xyz |\n", f"| Name | Value |\n|---|---|\n| db_password | {R} |\n"),
+    (
+        "pipe-name-value",
+        "| Name | Value |\n|---|---|\n| db_password | hunter2xyz |\n",
+        f"| Name | Value |\n|---|---|\n| db_password | {R} |\n",
+    ),
     ("csv-name-value", "name,value\nDB_PASSWORD,hunter2xyz\n", f"name,value\nDB_PASSWORD,{R}\n"),
     ("aligned-column", "USER       PASSWORD\nadmin      Orchid-Lamp\n", f"USER       PASSWORD\nadmin      {R}\n"),
     ("benign-kv", "Key        Value\n---        -----\nregion     eu-west-1\n", None),
@@ -92,7 +99,11 @@ SECRET_CASES: list[tuple[str, Any, Any]] = [
     ),
     ("redis-numbered", '1) "requirepass"\n2) "Harbor-Lynx-9931"\n', f'1) "requirepass"\n2) "{R}"\n'),
     # Labels of several words.
-    ("netsh", "    Security key           : Present\n    Key Content            : CorpWifi!Lantern73\n", f"    Security key           : Present\n    Key Content            : {R}\n"),
+    (
+        "netsh",
+        "    Security key           : Present\n    Key Content            : CorpWifi!Lantern73\n",
+        f"    Security key           : Present\n    Key Content            : {R}\n",
+    ),
     ("benign-sentence", "Reset your password: https://accounts.example.org/reset\n", None),
     # XML.
     ("xml-add", '<add key="SmtpPassword" value="J1o3l27kh71VrGe1dH" />', f'<add key="SmtpPassword" value="{R}" />'),
@@ -120,7 +131,11 @@ SECRET_CASES: list[tuple[str, Any, Any]] = [
     ("benign-hash-key", {"hash": f"0x{ETH}"}, None),
     ("benign-checksum", f"{ETH}  dist/app.tar.gz\n", None),
     # Keys named for the power they give, token abbreviated.
-    ("admin-key", {"appId": "ACME01", "adminKey": "0f3fa3174fb90e765149e0d68c16c19a"}, {"appId": "ACME01", "adminKey": R}),
+    (
+        "admin-key",
+        {"appId": "ACME01", "adminKey": "0f3fa3174fb90e765149e0d68c16c19a"},
+        {"appId": "ACME01", "adminKey": R},
+    ),
     ("auth-tok", {"authTok": "41dc109a258ff3d9a018c410d11f6c2d"}, {"authTok": R}),
     ("benign-tok", {"tokens": [{"tok": "the", "pos": "DET"}], "keyCount": 3}, None),
 ]
@@ -140,7 +155,9 @@ def test_json_text_with_a_record_stays_json() -> None:
 @pytest.mark.parametrize(
     "encoded",
     [
-        pytest.param("\uff2b\uff45\uff59 \uff23\uff4f\uff4e\uff54\uff45\uff4e\uff54 : CorpWifi!Lantern73", id="full-width"),
+        pytest.param(
+            "\uff2b\uff45\uff59 \uff23\uff4f\uff4e\uff54\uff45\uff4e\uff54 : CorpWifi!Lantern73", id="full-width"
+        ),
         pytest.param("Key%20Content%20%3A%20CorpWifi!Lantern73", id="url-encoded"),
         pytest.param("S2V5IENvbnRlbnQgOiBDb3JwV2lmaSFMYW50ZXJuNzM=", id="base64"),
     ],
@@ -166,7 +183,9 @@ def test_cards_written_reversed_in_pieces_or_spelled_keep_their_last_four(text: 
     assert CARDS.apply({"file_content": text}) == {"file_content": text if masked is None else masked}
 
 
-@pytest.mark.parametrize("key", ["adminKey", "writeKey", "sdk_key", "authTok", "session_tkn", "keyMaterial", "Key Content", "requirepass"])
+@pytest.mark.parametrize(
+    "key", ["adminKey", "writeKey", "sdk_key", "authTok", "session_tkn", "keyMaterial", "Key Content", "requirepass"]
+)
 def test_credential_keys_by_power_and_abbreviation(key: str) -> None:
     assert is_credential_key(key)
 

@@ -30,6 +30,7 @@ linear pass. Spans are (start, end) of the secret only, so the text around stays
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, Final
@@ -187,12 +188,15 @@ _NV_HEADER = rf"(?m:^[ \t|]*[\"']?{_NV_NAME}[\"']?{_CELL_GAP}[\"']?{_NV_VALUE}\b
 _ALIGNED_HEADER = rf"(?m:^[ \t]*[A-Za-z_][\w.\-#/]*(?: [\w.\-#/]+)?(?:[ \t]{{2,}}|\t)[^\n]*{_STEM})"
 _ALIGNED_HEADER_B = rf"(?m:^[ \t]*[^\n]*{_STEM}[\w.\-#/]*(?:[ \t]{{2,}}|\t)[A-Za-z_])"
 # A label of two to four words, a colon or "=", a value ("Key Content     : x").
-_LABEL_LINE = rf"(?m:^[ \t]*[A-Za-z][\w.\-]*(?: [\w.\-]+){{1,3}}[ \t]*[:=][ \t]*\S)"
-_XML = rf"<[A-Za-z_][^<>\n]{{0,400}}{_STEM}|(?i:<(?:name|key)>)[^<\n]{{0,128}}{_STEM}"
+_LABEL_LINE = rf"(?m:^[ \t]*(?:[A-Za-z][\w.\-]* ){{0,3}}[\w.\-]*{_STEM}[\w.\-]*(?: [\w.\-]+){{0,3}}[ \t]*[:=][ \t]*\S)"
+_XML_TAG = rf"<[A-Za-z_][^<>\n]{{0,400}}{_STEM}"
+_XML = rf"{_XML_TAG}|(?i:<(?:name|key)>)[^<\n]{{0,128}}{_STEM}"
 # psql's expanded display ("-[ RECORD 1 ]--", then "name | value" lines) and redis-cli's numbered
 # replies ('1) "requirepass"' then '2) "value"').
 _RECORD_LINE = rf"(?m:^[ \t]*[A-Za-z_][\w.\-]*{_STEM}[\w.\-]*[ \t]*\|[ \t]*\S)"
-_NUMBERED = rf"(?m:^[ \t]*[0-9]{{1,4}}\)[ \t]+\"[^\"\n]{{0,64}}{_STEM}[^\"\n]{{0,64}}\"[ \t]*\r?\n[ \t]*[0-9]{{1,4}}\)[ \t]+\")"
+_NUMBERED = (
+    rf"(?m:^[ \t]*[0-9]{{1,4}}\)[ \t]+\"[^\"\n]{{0,64}}{_STEM}[^\"\n]{{0,64}}\"[ \t]*\r?\n[ \t]*[0-9]{{1,4}}\)[ \t]+\")"
+)
 # A DER private key in hex: SEQUENCE, length, INTEGER version 0 or 1, then a SEQUENCE (PKCS#8's
 # algorithm), an INTEGER (PKCS#1's modulus) or an OCTET STRING (SEC1's key). Bytes may be split by
 # spaces, colons, commas, line breaks or written 0x30 / \x30.
@@ -203,7 +207,9 @@ _ETH = r"(?:0[xX])?[0-9A-Fa-f]{64}"
 _GATES = (_NV_HEADER, _ALIGNED_HEADER, _ALIGNED_HEADER_B, _LABEL_LINE, _XML, _DER, _ETH, _RECORD_LINE, _NUMBERED)
 _GATE = re2.compile("|".join(f"(?:{g})" for g in _GATES), _OPTIONS)
 _DER_RE = re.compile(_DER)
-_MAX_READS = 16  # tables, labels, tags or dumps read per text: past it, the first ones are hidden
+# Places read per text and reader (each a line or a tag the gate picked: it holds a credential word);
+# past it, the first ones are hidden.
+_MAX_READS = 256
 _MAX_ROWS = 1000
 _MAX_TEXT = 1 << 20  # longer texts are not read for layouts (the detector still scans them)
 
@@ -256,7 +262,7 @@ _FOOTER = re.compile(r"\(\d+ rows?\)|\d+ rows? in set")
 def _split(line: str, delimiter: str | None) -> list[tuple[int, int]]:
     """(start, end) of each stripped cell of a line: by a delimiter, or by runs of 2+ spaces / tabs."""
     if delimiter is None:
-        cells = []
+        cells: list[tuple[int, int]] = []
         for m in _ALIGNED_CELL.finditer(line):
             if cells and "\t" not in line[cells[-1][1] : m.start()] and m.start() - cells[-1][1] < 2:
                 cells[-1] = (cells[-1][0], m.end())
@@ -342,7 +348,7 @@ def _table_at(text: str, line_start: int, is_name: NameTest, is_placeholder: Nam
             # Values with runs of spaces: cut at the header's column starts instead.
             bounds = [a for a, _ in header] + [len(row)]
             cells = []
-            for a, b in zip(bounds, bounds[1:], strict=False):
+            for a, b in itertools.pairwise(bounds):
                 piece = row[a:b] if a < len(row) else ""
                 stripped = piece.strip()
                 at = a + piece.find(stripped) if stripped else a
@@ -405,9 +411,12 @@ def _label_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list
     return spans
 
 
+_XML_TAG_RE = re2.compile(_XML_TAG, _OPTIONS)
 _TAG = re.compile(r"<([A-Za-z_][\w:.\-]*)((?:\s+[\w:.\-]+\s*=\s*(?:\"[^\"<]*\"|'[^'<]*'))+)\s*(/?)>")
 _ATTRIBUTE = re.compile(r"([\w:.\-]+)\s*=\s*(?:\"([^\"<]*)\"|'([^'<]*)')")
-_NAME_ATTRIBUTES: Final = frozenset({"key", "name", "field", "property", "setting", "param", "variable", "option", "id"})
+_NAME_ATTRIBUTES: Final = frozenset(
+    {"key", "name", "field", "property", "setting", "param", "variable", "option", "id"}
+)
 _VALUE_ATTRIBUTES: Final = frozenset({"value", "val", "defaultvalue", "default"})
 _TEXT_AFTER = re.compile(r"[ \t\r\n]*(?:<(?:value|string)>)?([^<]*)<")
 # Attributes that name something else though their names end like a credential word.
@@ -417,7 +426,10 @@ _NOT_SECRET_ATTRIBUTES: Final = frozenset({"type", "autocomplete", "for", "class
 def _xml_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
     """Values of XML elements named like a credential by an attribute, and credential attributes."""
     spans = _element_pairs(text, is_name, is_placeholder)
-    for match in _finditer(_TAG, text):
+    for candidate in _finditer(_XML_TAG_RE, text):
+        match = _TAG.match(text, candidate.start())
+        if match is None:
+            continue
         attributes: dict[str, tuple[str, int, int]] = {}
         base = match.start(2)
         for attribute in _ATTRIBUTE.finditer(match.group(2)):
@@ -465,7 +477,9 @@ def _element_pairs(text: str, is_name: NameTest, is_placeholder: NameTest) -> li
 _RECORD_LINE_RE = re2.compile(_RECORD_LINE, _OPTIONS)
 _RECORD_PAIR = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\|[ \t]*(\S(?:[^\n|]*\S)?)[ \t\r]*")
 _NUMBERED_RE = re2.compile(_NUMBERED, _OPTIONS)
-_NUMBERED_PAIR = re.compile(r"[ \t]*[0-9]{1,4}\)[ \t]+\"([^\"\n]{1,128})\"[ \t]*\r?\n[ \t]*[0-9]{1,4}\)[ \t]+\"([^\"\n]*)\"")
+_NUMBERED_PAIR = re.compile(
+    r"[ \t]*[0-9]{1,4}\)[ \t]+\"([^\"\n]{1,128})\"[ \t]*\r?\n[ \t]*[0-9]{1,4}\)[ \t]+\"([^\"\n]*)\""
+)
 
 
 def _pair_line_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
@@ -489,7 +503,8 @@ def _pair_line_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> 
 
 # A line of a hex dump: an offset, then bytes in hex (grouped or not), then xxd's or hexdump's text.
 _DUMP_LINE = re.compile(
-    r"[ \t]*(?:[0-9A-Fa-f]{4,8}:?[ \t]+)?(?:(?:0[xX]|\\x)?[0-9A-Fa-f]{2,}[ \t,:]*){2,}[^\n]*|[ \t]*[0-9A-Fa-f]{16,}[ \t]*"
+    r"[ \t]*(?:[0-9A-Fa-f]{4,8}:?[ \t]+)?(?:(?:0[xX]|\\x)?[0-9A-Fa-f]{2,}[ \t,:]*){2,}[^\n]*"
+    r"|[ \t]*[0-9A-Fa-f]{16,}[ \t]*"
 )
 
 

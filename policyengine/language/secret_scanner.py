@@ -3031,7 +3031,7 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             name = hide_secrets(value[0], hide, depth + 1)
             if is_credential_key(value[0]) or (isinstance(name, str) and is_credential_key(name)):
                 return [name, _hide_credential(value[1], hide, depth + 1)]
-        columns = _layouts.header_rows(value, is_credential_key) if value and isinstance(value[0], list) else []
+        columns = _layouts.header_rows(list(value), is_credential_key) if value and isinstance(value[0], list) else []
         if columns:  # rows of a table whose first row names its columns: [["email", "api_key"], [..]]
             return [value[0], *_hide_columns(list(value[1:]), columns, hide, depth + 1)]
         pieces = _split_keys(list(enumerate(value)))
