@@ -172,6 +172,8 @@ CARD_CASES: list[tuple[str, str, str | None]] = [
     ("labelled-halves", "first8=60118507 last8=45358681", "first8=******** last8=****8681"),
     ("french", "card: quatre cinq trois neuf 282066763034", "card: " + "*" * 31 + "3034"),
     ("spanish", "tarjeta: cuatro uno uno uno 111111111111", "tarjeta: " + "*" * 27 + "1111"),
+    ("benign-reversed-id", "order 8638715072765245 shipped", None),
+    ("benign-date-range", "start=20261204 end=20261205", None),
     ("benign-labelled-ids", "order=12345678 ref=87654321 first=2026 last=1204", None),
     ("benign-timestamp", "at 1733400000123 ms", None),
     ("benign-prose", "dos tres cuatro amigos", None),
@@ -212,3 +214,10 @@ def test_layout_readers_stay_linear_on_hostile_text(text: str) -> None:
     layouts.layout_spans(text, is_credential_key, lambda value: False)
     layouts.card_layout_spans(text, lambda digits: True)
     assert time.process_time() - started < 1.5
+
+
+def test_a_reversed_card_under_a_card_key_is_masked() -> None:
+    assert CARDS.apply({"card": "8638715072765245", "order": "8638715072765245"}) == {
+        "card": "8638************",
+        "order": "8638715072765245",
+    }

@@ -41,6 +41,25 @@ _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
 _OPTIONS.never_capture = True
 
+_UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+
+
+def _raw_search(pattern: Any) -> Callable[[str], bool]:
+    """'Has a match' on a text: the extension's Match on its UTF-8 bytes when exposed (no wrapper cost per call)."""
+    raw = getattr(pattern, "_regexp", None)
+    if raw is not None and _UNANCHORED is not None and callable(getattr(raw, "Match", None)):
+        match = raw.Match
+        unanchored = _UNANCHORED
+
+        def search(text: str) -> bool:
+            """One RE2 pass over the bytes."""
+            data = text.encode("utf-8", "surrogatepass")
+            return bool(match(unanchored, data, 0, len(data))[0][0] >= 0)
+
+        return search
+    return lambda text: pattern.search(text) is not None
+
+
 NameTest = Callable[[str], bool]
 Span = tuple[int, int]
 
@@ -205,7 +224,7 @@ _S = r"(?:[ \t,:\r\n]{0,4}(?:0[xX]|\\x)?)"
 _DER = rf"30{_S}(?:81{_S}{_B}|82{_S}{_B}{_S}{_B}|[0-7][0-9A-Fa-f]){_S}02{_S}01{_S}0[01]{_S}(?:30|02|04)"
 _ETH = r"(?:0[xX])?[0-9A-Fa-f]{64}"
 _GATES = (_NV_HEADER, _ALIGNED_HEADER, _ALIGNED_HEADER_B, _LABEL_LINE, _XML, _DER, _ETH, _RECORD_LINE, _NUMBERED)
-_GATE = re2.compile("|".join(f"(?:{g})" for g in _GATES), _OPTIONS)
+_GATE = _raw_search(re2.compile("|".join(f"(?:{g})" for g in _GATES), _OPTIONS))
 _DER_RE = re.compile(_DER)
 # Places read per text and reader (each a line or a tag the gate picked: it holds a credential word);
 # past it, the first ones are hidden.
@@ -214,17 +233,19 @@ _MAX_ROWS = 1000
 _MAX_TEXT = 1 << 20  # longer texts are not read for layouts (the detector still scans them)
 
 
-_RECORD_GATE = re2.compile(rf"{_STEM}|(?i:securestring|concealed|masked|sensitive|encrypted|hidden)", _OPTIONS)
+_RECORD_GATE = _raw_search(
+    re2.compile(rf"{_STEM}|(?i:securestring|concealed|masked|sensitive|encrypted|hidden)", _OPTIONS)
+)
 
 
 def maybe_record(text: str) -> bool:
     """True when a JSON text may hold a record or column table that names a credential (one RE2 pass)."""
-    return _RECORD_GATE.search(text) is not None
+    return _RECORD_GATE(text)
 
 
 def maybe_layout(text: str) -> bool:
     """True when a text may hold a layout read here (one RE2 pass)."""
-    return len(text) <= _MAX_TEXT and _GATE.search(text) is not None
+    return len(text) <= _MAX_TEXT and _GATE(text)
 
 
 def layout_spans(text: str, is_name: NameTest, is_placeholder: NameTest, label: str = "") -> list[Span]:
@@ -596,30 +617,43 @@ _SPELLED_PART = re.compile(rf"(?i)\b({_NUMBER_WORD})\b|([0-9]+)")
 # (what stands before a piece) must say it is a part (first, last, part, half, a digit: "last8").
 _LABELLED_PIECE = r"[A-Za-z][\w\-]{0,15}[ \t]*[:=#][ \t]*[0-9]{4,10}"
 _PIECE = re.compile(r"(?<![0-9A-Za-z])[0-9]{4,10}(?![0-9])")
+# A piece's label says it is a part: a word for one, or letters with a digit ("last8", "part2", "p1").
+# Not start/end/from/to: a date range ("start=20261204 end=20261205") would join into a card one time in ten.
 _PIECE_LABEL = re.compile(
-    r"(?i)[0-9]|first|last|part|half|chunk|seg|piece|begin|end|start|head|tail|prefix|suffix|front|back|"
-    r"upper|lower|left|right|card|pan|cc|number|num|no"
+    r"(?i)[a-z][0-9]|\b(?:first|last|part|half|chunk|seg|segment|piece|head|tail|prefix|suffix|front|back|"
+    r"card|pan|cc)"
+)
+# A card word before a reversed number, or in the key it came under: reversed, one 16-digit id in
+# twenty would read as a card.
+_CARD_WORD = re.compile(
+    r"(?i)(?:card|\bcc|\bpan\b|visa|master ?card|amex|discover|tarjeta|carte|karte|cart[aã]o|kaart|payment)"
 )
 _MAX_PIECES = 4096  # digit groups read per text
 _LABEL_END = re.compile(r"[A-Za-z][\w\-]{0,15}[ \t]*[:=#][ \t]*$")
 _REVERSED = r"(?<![0-9])[0-9]{13,19}(?![0-9])"
 _REVERSED_RE = re.compile(_REVERSED)
-_CARD_GATE = re2.compile(
-    f"(?:{_SPELLED_RUN})|(?:{_LABELLED_PIECE}[^\\n]{{1,24}}[0-9]{{4,10}})|(?:[0-9]{{13,19}})", _OPTIONS
-)
+# What may start a card read here; the card redaction's own one-pass gate holds it too (CARD_GATE).
+CARD_GATE: Final = f"(?:{_SPELLED_RUN})|(?:{_LABELLED_PIECE}[^\\n]{{1,24}}[0-9]{{4,10}})|(?:[0-9]{{13,19}})"
+_CARD_GATE = _raw_search(re2.compile(CARD_GATE, _OPTIONS))
 
 
 CardLayout = tuple[str, list[Span]]  # how it is written ("reversed", "pieces", "spelled"), where
 
 
-def card_layout_spans(text: str, is_card: NameTest) -> list[CardLayout]:
-    """Cards written reversed, in labelled pieces, or with digits spelled as words: how, and where."""
-    if len(text) < 13 or len(text) > _MAX_TEXT or _CARD_GATE.search(text) is None:
+def card_layout_spans(text: str, is_card: NameTest, label: str = "") -> list[CardLayout]:
+    """Cards written reversed, in labelled pieces, or with digits spelled as words: how, and where.
+
+    `label` is the key the text came under: a card word there lets a reversed number be read.
+    """
+    if len(text) < 13 or len(text) > _MAX_TEXT or not _CARD_GATE(text):
         return []
     found: list[CardLayout] = []
+    named = bool(label) and _CARD_WORD.search(label) is not None
     for match in _finditer(_REVERSED_RE, text):
         digits = match.group()
-        if not is_card(digits) and is_card(digits[::-1]):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        before = text[max(line_start, match.start() - 40) : match.start()]
+        if (named or _CARD_WORD.search(before)) and not is_card(digits) and is_card(digits[::-1]):
             found.append(("reversed", [match.span()]))
     chain: list[re.Match[str]] = []
     for n, piece in enumerate(_PIECE.finditer(text)):

@@ -3340,7 +3340,10 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         if _sibling_card(strings) is not None:
             pieces = iter(_hide_pieces(strings, hide))
             return {k: next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
-        return {k: hide_cards(v, hide, depth + 1) for k, v in value.items()}
+        return {
+            k: _hide_cards_in(v, hide, str(k)) if isinstance(v, str) else hide_cards(v, hide, depth + 1)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         strings = [v for v in value if isinstance(v, str)]
         if _sibling_card(strings) is not None:
@@ -3406,7 +3409,10 @@ _ascii_card_run = _raw_search(_ASCII_CARD_RE)
 _cvv_gate = _raw_search(re2.compile(_CVV_GATE, _MATCH_ONLY))
 # What may hide a card in an ASCII text, in one pass: an escape, an encoded run, a run of digits.
 _card_gate = _raw_search(
-    re2.compile(f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})|(?:{_SPREAD_CARD})", _MATCH_ONLY)
+    re2.compile(
+        f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})|(?:{_SPREAD_CARD})|{_layouts.CARD_GATE}",
+        _MATCH_ONLY,
+    )
 )
 
 
@@ -3415,22 +3421,22 @@ def _has_card_run(text: str) -> bool:
     return _ascii_card_run(text.encode("ascii"))
 
 
-def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
+def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> Any:
     """A string with each card's characters replaced; the whole string when only decoding shows a card.
 
     A base64 or hex run that decodes to a card is replaced whole (`NDExMTEx...` is a card too).
-    Labelled verification values ("CVV: 737") are masked too.
+    Labelled verification values ("CVV: 737") are masked too. `label` is the key the string came under.
     """
     if len(text) >= 6 and _cvv_gate(text.encode("utf-8", "surrogatepass")):
         text = _hide_verification_values(text, hide)
-    # Cards written reversed, in labelled pieces or with digits spelled out: secret_layouts.
-    written = _layouts.card_layout_spans(text, _is_card)
-    if written:
-        text = _hide_card_layouts(text, written, hide)
     if len(text) < 13:
         return text
     if text.isascii() and not _card_gate(text.encode("ascii")):
         return text  # one RE2 pass on the common path: nothing below could match
+    # Cards written reversed, in labelled pieces or with digits spelled out: secret_layouts.
+    written = _layouts.card_layout_spans(text, _is_card, label)
+    if written:
+        text = _hide_card_layouts(text, written, hide)
     encoded = not text.isascii() or _needs_decoding(text)
     runs = _encoded_card_runs(text) if _encoded_gate(text.encode("utf-8", "surrogatepass")) else []
     if not encoded and not runs and not _has_card_run(text) and not _spread_card_search(text.encode("ascii")):
