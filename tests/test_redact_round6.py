@@ -172,6 +172,8 @@ CARD_CASES: list[tuple[str, str, str | None]] = [
     ("labelled-halves", "first8=60118507 last8=45358681", "first8=******** last8=****8681"),
     ("french", "card: quatre cinq trois neuf 282066763034", "card: " + "*" * 31 + "3034"),
     ("spanish", "tarjeta: cuatro uno uno uno 111111111111", "tarjeta: " + "*" * 27 + "1111"),
+    ("reversed-said", "written backwards: 8638715072765245", "written backwards: 8638************"),
+    ("pieces-in-words", "first 8 digits: 60118507, last 8: 45358681", "first 8 digits: ********, last 8: ****8681"),
     ("benign-reversed-id", "order 8638715072765245 shipped", None),
     ("benign-date-range", "start=20261204 end=20261205", None),
     ("benign-labelled-ids", "order=12345678 ref=87654321 first=2026 last=1204", None),

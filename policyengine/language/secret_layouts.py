@@ -626,10 +626,11 @@ _PIECE_LABEL = re.compile(
 # A card word before a reversed number, or in the key it came under: reversed, one 16-digit id in
 # twenty would read as a card.
 _CARD_WORD = re.compile(
-    r"(?i)(?:card|\bcc|\bpan\b|visa|master ?card|amex|discover|tarjeta|carte|karte|cart[aã]o|kaart|payment)"
+    r"(?i)(?:card|\bcc|\bpan\b|visa|master ?card|amex|discover|tarjeta|carte|karte|cart[aã]o|kaart|payment"
+    r"|revers|backward)"  # a number said to be written backwards is one to read the other way
 )
 _MAX_PIECES = 4096  # digit groups read per text
-_LABEL_END = re.compile(r"[A-Za-z][\w\-]{0,15}[ \t]*[:=#][ \t]*$")
+_LABEL_END = re.compile(r"[A-Za-z0-9][\w\-]{0,15}[ \t]*[:=#][ \t]*$")  # "last8=", "last 8: " (a letter is in the label)
 _REVERSED = r"(?<![0-9])[0-9]{13,19}(?![0-9])"
 _REVERSED_RE = re.compile(_REVERSED)
 # What may start a card read here; the card redaction's own one-pass gate holds it too (CARD_GATE).
