@@ -96,6 +96,9 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "the decoder reads (shorter runs are words and ids): it passes no-credentials-in-posts": ("calls-d-secrets:22",),
     "engine: a hex run glued to hex letters of the words around it ('...com2f70...2fbackups') decodes "
     "misaligned: the OCI pre-authenticated path inside passes no-credentials-in-posts": ("calls-d-secrets:6",),
+    "engine: a bare 64-hex value is a wallet key only beside its wallet word (alone it reads as a "
+    "SHA-256); the mutator encodes the value without the word, so the encoded value alone passes "
+    "redact-secret-strings": ("calls-e-x3b-redact:26",),
     "engine, a known limit (docs/security.md: two levels of encoding are decoded): a third base64 "
     "layer over a token encoded twice passes no-secrets-to-network": ("calls-secrets:59",),
     "engine: a token split across the JSON values of a command is found only as written: the same "

@@ -113,6 +113,8 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import secret_layouts as _layouts
+
 __all__ = [
     "CREDENTIAL_ENDINGS",
     "CREDENTIAL_SUFFIXES",
@@ -183,6 +185,8 @@ CREDENTIAL_WORDS: Final = frozenset(
         # A wallet's mnemonic, a bearer token under its scheme's name, a Nostr secret key, a keypair
         # file's array (Solana's id.json holds the private key): the value is the credential.
         "mnemonic", "bearer", "nsec", "keypair",
+        # Redis's own names for its password and its replicas' (CONFIG GET requirepass, masterauth).
+        "requirepass", "masterauth",
     }
 )  # fmt: skip
 
@@ -208,7 +212,16 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         ("pass", "phrase"), ("otp", "seed"), ("totp", "seed"), ("mfa", "seed"), ("2fa", "seed"),
         ("otp", "secret"), ("recovery", "codes"), ("recovery", "code"), ("backup", "codes"),
         ("secret", "word"), ("secret", "phrase"), ("wallet", "seed"), ("seed", "words"),
+        # Keys named for the power they give (Algolia's adminKey, Segment's writeKey, New Relic's
+        # license key, LaunchDarkly's sdkKey, FCM's server key) and a Wi-Fi key as netsh and
+        # Windows' profile XML name it (Key Content, keyMaterial).
+        ("admin", "key"), ("write", "key"), ("ingest", "key"), ("license", "key"), ("sdk", "key"),
+        ("server", "key"), ("root", "key"), ("deploy", "key"), ("management", "key"),
+        ("key", "content"), ("key", "material"), ("network", "key"), ("wep", "key"),
     }
+    # Token abbreviated after what it opens (Twilio CLI's authTok, session_tkn); "tok" alone is a word's
+    # token. Only qualifiers the assignment pattern's stems hold (_STEMS), so text finds them too.
+    | {(qualifier, short) for qualifier in ("auth", "oauth", "session", "secret", "bearer") for short in ("tok", "tkn")}
 )  # fmt: skip
 
 # Words after the credential that keep it one: "password_confirm", "token_value", "secret_b64".
@@ -2971,7 +2984,7 @@ def text_has_secret(text: str) -> bool:
 def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     """The value with every string or number find_secrets reports replaced by hide(it) (itself if none)."""
     if depth == 0:
-        if not _find(value, (), 0):
+        if not _find(value, (), 0) and not _layout_candidate(value, 0):
             return value  # nothing to hide: one walk and one prefilter pass decide it for most values
         hidden = hide_secrets(value, hide, 1)
         # A token begun in one value and ended in the next (wherever they sit) is hidden in both.
@@ -2982,6 +2995,11 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         return _hide_in_text(value, hide)
     if isinstance(value, dict):
         pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        if pair is None:
+            # A name and a value in sibling fields under other spellings ({"OptionName": .., "Value": ..},
+            # {"k": .., "v": ..}, {"ParameterKey": .., "ParameterValue": ..}): see secret_layouts.
+            pair = _layouts.record_value(value, is_credential_key)
+        table = _layouts.column_table(value, is_credential_key)
         pieces = _split_keys(list(value.items()))
         out: dict[Any, Any] = {}
         for key, item in value.items():
@@ -2990,6 +3008,10 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
                 if key == pair or is_credential_key(str(key))
                 else hide(item)
                 if key in pieces
+                else _hide_columns(item, table[1], hide, depth + 1)
+                if table is not None and key == table[0]
+                else _hide_in_text(item, hide, str(key))
+                if isinstance(item, str)
                 else hide_secrets(item, hide, depth + 1)
             )
             if isinstance(key, str) and text_has_secret(key):
@@ -3009,6 +3031,9 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             name = hide_secrets(value[0], hide, depth + 1)
             if is_credential_key(value[0]) or (isinstance(name, str) and is_credential_key(name)):
                 return [name, _hide_credential(value[1], hide, depth + 1)]
+        columns = _layouts.header_rows(list(value), is_credential_key) if value and isinstance(value[0], list) else []
+        if columns:  # rows of a table whose first row names its columns: [["email", "api_key"], [..]]
+            return [value[0], *_hide_columns(list(value[1:]), columns, hide, depth + 1)]
         pieces = _split_keys(list(enumerate(value)))
         if 3 <= len(value) <= 6:
             pieces |= _connection_password(value)
@@ -3016,6 +3041,79 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
     return value
+
+
+def _hide_columns(rows: Any, columns: list[int], hide: Callable[[Any], Any], depth: int) -> Any:
+    """The rows of a column table with the credential columns' cells hidden, the rest scanned."""
+    if not isinstance(rows, list):
+        return hide_secrets(rows, hide, depth)
+    out: list[Any] = []
+    for row in rows:
+        if isinstance(row, list):
+            out.append(
+                [
+                    _hide_credential(cell, hide, depth + 1) if i in columns else hide_secrets(cell, hide, depth + 1)
+                    for i, cell in enumerate(row)
+                ]
+            )
+        else:
+            out.append(hide_secrets(row, hide, depth + 1))
+    return out
+
+
+def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
+    """Spans of layout secrets in text, read as written, normalised and decoded like the detector reads text.
+
+    A layout in full-width letters, with invisible characters or %-escapes is read in the normalised
+    view and hides the whole string (no span of the view is one of the text); one inside a base64 or
+    hex run hides that run.
+    """
+    spans = _layouts.layout_spans(text, is_credential_key, _is_placeholder, label)
+    if spans:
+        return spans
+    if not text.isascii() or _needs_decoding(text):
+        view = _normalise(text)
+        if view != text and _layouts.layout_spans(view, is_credential_key, _is_placeholder, label):
+            return [(0, len(text))]
+    if len(text) >= _MIN_ENCODED and _encoded_gate(text.encode("utf-8", "surrogatepass")):
+        for n, found in enumerate(_matches(_ENCODED_RE, text)):
+            if n >= MAX_DECODED:
+                break
+            start, end = found[0]
+            if end - start > 2 * DECODE_BUDGET:
+                continue
+            for _, decoded in _decodings(text[start:end]):
+                if _layouts.layout_spans(decoded, is_credential_key, _is_placeholder, label):
+                    spans.append((start, end))
+                    break
+    return spans
+
+
+def _json_layout(text: str) -> bool:
+    """True when a JSON text holds a record or column table (read once parsed, with its keys)."""
+    if not _json_text(text) or not _layouts.maybe_record(text):
+        return False  # a record or column names a credential or marks its value secret: no word, no parse
+    parsed = _json_container(text)
+    return parsed is not None and _layout_candidate(parsed, 1)
+
+
+def _layout_candidate(value: Any, depth: int) -> bool:
+    """True when a value may hold a layout secret_layouts reads (strings through one RE2 gate each)."""
+    if depth > MAX_DEPTH:
+        return True  # hide_secrets raises there
+    if isinstance(value, str):
+        return bool(_layout_spans(value)) or _json_layout(value)
+    if isinstance(value, dict):
+        if _layouts.record_value(value, is_credential_key) is not None:
+            return True
+        if _layouts.column_table(value, is_credential_key) is not None:
+            return True
+        return any(_layout_candidate(v, depth + 1) for v in value.values())
+    if isinstance(value, list | tuple):
+        if value and isinstance(value[0], list) and _layouts.header_rows(list(value), is_credential_key):
+            return True
+        return any(_layout_candidate(v, depth + 1) for v in value)
+    return False
 
 
 def _hide_neighbours(value: Any, hide: Callable[[Any], Any]) -> Any:
@@ -3050,20 +3148,27 @@ def _split_keys(items: list[tuple[Any, Any]]) -> set[Any]:
     return {strings[i][0] for i in taken}
 
 
-def _hide_in_text(text: str, hide: Callable[[Any], Any]) -> Any:
-    """A string with each secret replaced inside it (JSON text stays JSON), or hide(string) when that cannot be done."""
+def _hide_in_text(text: str, hide: Callable[[Any], Any], label: str = "") -> Any:
+    """A string with each secret replaced inside it (JSON text stays JSON), or hide(string) when that cannot be done.
+
+    `label` is the key the string was found under (a 32-byte hex value under "hash" is no wallet key).
+    """
     plain = text.isascii() and not _needs_decoding(text)
-    if plain and not _prefilter(text):
-        return text
-    if not _text_hits(text, 0):
+    hits = (not plain or _prefilter(text)) and bool(_text_hits(text, 0))
+    # Layouts the detector does not read (tables, records in XML, hex dumps): secret_layouts.
+    layout = _layout_spans(text, label)
+    if not hits and not layout and not _json_layout(text):
         return text
     rewritten = _hide_in_json(text, hide) if _json_text(text) else None
-    if rewritten is None and not plain:
+    if rewritten is not None and rewritten == text and not hits:
+        return text  # JSON text read as JSON: its values were each read with their keys
+    if rewritten is None and not plain and hits:
         # Found only once decoded ("%67hp_...", a zero-width space inside): no span in the raw text.
         return hide(text)
     if rewritten is None:
         spans: list[tuple[int, int]] = []
-        for start, end in sorted((start, end) for _, start, end, _ in _analyse(text)):
+        found = [(start, end) for _, start, end, _ in _analyse(text)] if hits else []
+        for start, end in sorted([*found, *layout]):
             if spans and start <= spans[-1][1]:
                 spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
             else:
@@ -3235,7 +3340,10 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         if _sibling_card(strings) is not None:
             pieces = iter(_hide_pieces(strings, hide))
             return {k: next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
-        return {k: hide_cards(v, hide, depth + 1) for k, v in value.items()}
+        return {
+            k: _hide_cards_in(v, hide, str(k)) if isinstance(v, str) else hide_cards(v, hide, depth + 1)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         strings = [v for v in value if isinstance(v, str)]
         if _sibling_card(strings) is not None:
@@ -3301,7 +3409,10 @@ _ascii_card_run = _raw_search(_ASCII_CARD_RE)
 _cvv_gate = _raw_search(re2.compile(_CVV_GATE, _MATCH_ONLY))
 # What may hide a card in an ASCII text, in one pass: an escape, an encoded run, a run of digits.
 _card_gate = _raw_search(
-    re2.compile(f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})|(?:{_SPREAD_CARD})", _MATCH_ONLY)
+    re2.compile(
+        f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})|(?:{_SPREAD_CARD})|{_layouts.CARD_GATE}",
+        _MATCH_ONLY,
+    )
 )
 
 
@@ -3310,11 +3421,11 @@ def _has_card_run(text: str) -> bool:
     return _ascii_card_run(text.encode("ascii"))
 
 
-def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
+def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> Any:
     """A string with each card's characters replaced; the whole string when only decoding shows a card.
 
     A base64 or hex run that decodes to a card is replaced whole (`NDExMTEx...` is a card too).
-    Labelled verification values ("CVV: 737") are masked too.
+    Labelled verification values ("CVV: 737") are masked too. `label` is the key the string came under.
     """
     if len(text) >= 6 and _cvv_gate(text.encode("utf-8", "surrogatepass")):
         text = _hide_verification_values(text, hide)
@@ -3322,6 +3433,10 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
         return text
     if text.isascii() and not _card_gate(text.encode("ascii")):
         return text  # one RE2 pass on the common path: nothing below could match
+    # Cards written reversed, in labelled pieces or with digits spelled out: secret_layouts.
+    written = _layouts.card_layout_spans(text, _is_card, label)
+    if written:
+        text = _hide_card_layouts(text, written, hide)
     encoded = not text.isascii() or _needs_decoding(text)
     runs = _encoded_card_runs(text) if _encoded_gate(text.encode("utf-8", "surrogatepass")) else []
     if not encoded and not runs and not _has_card_run(text) and not _spread_card_search(text.encode("ascii")):
@@ -3338,6 +3453,32 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any]) -> Any:
         else:
             joined.append((start, end))
     return _replace(text, joined, hide) if joined else text
+
+
+def _hide_card_layouts(text: str, written: list[_layouts.CardLayout], hide: Callable[[Any], Any]) -> str:
+    """The text with each card secret_layouts found masked as the card it is (a mask keeps its real last digits)."""
+    edits: list[tuple[int, int, str]] = []
+    for kind, spans in written:
+        parts = [text[start:end] for start, end in spans]
+        if kind == "reversed":
+            masked = hide(parts[0][::-1])
+            same = isinstance(masked, str) and len(masked) == len(parts[0])
+            replacements = [masked[::-1] if same else str(masked)]
+        elif kind == "pieces":
+            replacements = [str(r) for r in _hide_pieces(parts, hide)]
+        else:
+            replacements = [str(hide(parts[0]))]
+        edits.extend((start, end, r) for (start, end), r in zip(spans, replacements, strict=True))
+    out: list[str] = []
+    last = 0
+    for start, end, replacement in sorted(edits):
+        if start < last:
+            continue  # overlapping readings of one card: the first is enough
+        out.append(text[last:start])
+        out.append(replacement)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _encoded_card_runs(text: str) -> list[tuple[int, int]]:
