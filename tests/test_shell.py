@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from policyengine.language import shell as shell
@@ -444,6 +444,8 @@ HEREDOC_LINE = st.text(alphabet=" \t\\'\"$`(){}[]|&;<>#*?=!-/abcrmxEOF", max_siz
 
 @settings(max_examples=scaled(150), deadline=None)
 @given(st.lists(HEREDOC_LINE, max_size=4), st.sampled_from(["'EOF'", '"EOF"', "\\EOF"]), st.sampled_from(["<<", "<<-"]))
+@example(["[`x`]"], "'EOF'", "<<")  # a `[` and a backtick in the body once counted as the line's subscript
+@example(["$(=)"], '"EOF"', "<<")
 def test_quoted_heredoc_body_never_runs_anything(lines: list[str], delimiter: str, operator: str) -> None:
     if operator == "<<-" and any(line.lstrip("\t") == "EOF" for line in lines):
         return  # with <<-, that line would end the heredoc

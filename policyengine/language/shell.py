@@ -1939,8 +1939,9 @@ class _Walk:
         the substitution read as code; a syntax error there makes the command unknown.
         An unquoted `$(...)` is a substitution the walk reads already. Text on standard input
         (`stdin`: a heredoc's body, a here-string) becomes a value only through a program on the
-        same line (`read`, `$(cat <<EOF)`), so only a line that evaluates arithmetic or subscripts
-        with an expansion reads it (`cat <<'EOF' > f` with `[` and a backtick in it is data).
+        same line (`read`, `$(cat <<EOF)`): read by one, it is a value as above; otherwise only a
+        line (the body left out) that evaluates arithmetic or subscripts with an expansion reads it
+        (`cat <<'EOF' > f` with `[` and a backtick in it is data).
         """
         value = word.value
         quoted: list[tuple[int, int]] = []  # (start, end) of the quoted pieces in value
@@ -1955,11 +1956,16 @@ class _Walk:
             start = start + 1 + following if following >= 0 else -1
         if start < 0:
             return
+        # Text on stdin is not part of the line that may subscript or evaluate it: a `[` and a
+        # backtick inside a quoted heredoc's body are the body's, not the line's.
+        line = data.replace(value.encode("utf-8", "surrogatepass"), b"") if stdin else data
+        if stdin and _STDIN_TO_VARIABLE.search(line):
+            stdin = False  # `read x <<'EOF'`, `$(cat <<EOF)`: the body becomes a variable's value
         if (
             (stdin or "[" not in value[:start])
-            and b"[$" not in data
-            and b"[`" not in data
-            and not _ARITHMETIC.search(data)
+            and b"[$" not in line
+            and b"[`" not in line
+            and not _ARITHMETIC.search(line)
         ):
             return
         self.parse(b"echo " + value[start:].encode("utf-8"), depth + 1)
@@ -2902,6 +2908,8 @@ _ARITHMETIC = re.compile(
     rb"\(\(|\$\[|\blet\s|\[\[[^\]]*\s-(?:eq|ne|lt|le|gt|ge)\s|\b(?:declare|typeset|local)\s+-[A-Za-z]*i"
     rb"|\$\{[A-Za-z_][A-Za-z0-9_]*\[[^\]@*]"
 )
+# Programs and forms through which standard input becomes a variable's value on the same line.
+_STDIN_TO_VARIABLE = re.compile(rb"\b(?:read|mapfile|readarray)\b|\$\(|`")
 _DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # ${NAME:=VALUE} assigns NAME
 
 
