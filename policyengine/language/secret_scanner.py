@@ -612,7 +612,8 @@ _SHAPES: Final = (
     # Words that make the hex a digest, an id or an address void it (_shape_ok): a hash is public.
     (
         "hex-key",
-        r"(?i:\b(?:private|priv|signing|signer|secret|hmac|seed|key[ \t]+material|pk)\b)[^\n]{0,48}?"
+        r"(?i:\b(?:private|priv|signing|signer|secret|hmac|seed|key[ \t]+material|pk|aead|aes(?:[\-_ ]?(?:128|192|256))?"
+        r"|kek|dek|master[ \t_\-]?(?:key|secret)|encryption[ \t_\-]?key|license[ \t_\-]?key|server[ \t_\-]?token)\b)[^\n]{0,48}?"
         r"\b(?:0x)?[0-9a-fA-F]{32,}\b",
     ),
     # Nostr's private key (bech32 "nsec1" and 58 characters): the account itself.
@@ -625,6 +626,19 @@ _SHAPES: Final = (
         r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}\b|\bdt0[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"
         r"|\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"
         r"|\b(?:glptt|glrt|gldt|glft|glimt|glsoat|gloas|GR1348941)-?[A-Za-z0-9_\-]{20,}\b",
+    ),
+    # A legacy Vault service token ("s." and 24 base62 characters; checked: mixed case and a digit,
+    # not words) and a New Relic license key (36 hex and "NRAL"); the hex and base32 families with no
+    # prefix are found by _family_hits (their patterns here would double the prefilter's cost).
+    ("vault-token", r"\bs\.[A-Za-z0-9]{24}\b"),
+    ("newrelic-key", r"\b[0-9a-fA-F]{36}NRAL\b"),
+    # Capability URLs in general: a long random path segment after a path word that names a hook, a
+    # key or a token ("/with/key/<key>" IFTTT, "/hooks/<id>/<token>" Rocket.Chat, "/t/<token>/" conda
+    # channels, "/token/<x>"): whoever holds the URL holds the key. Checked: the segment is random.
+    (
+        "capability-url",
+        r"/(?i:hooks?|webhooks?|keys?|tokens?|t|secrets?|apikey|api-key|api_key)"
+        r"/(?:[A-Za-z0-9_\-]{6,40}/)?[A-Za-z0-9_\-]{20,}",
     ),
 )
 _SHAPE_KINDS: Final = tuple(kind for kind, _ in _SHAPES)
@@ -655,6 +669,11 @@ PASSWORD_OPTIONS: Final = (
     ("openssl", r"-pass(?:in|out)[ \t]+['\"]?pass:"),
     ("smbclient|rpcclient|smbget|smbcacls|smbmap|smbtree", r"(?:-U|--user(?:=|[ \t]))[ \t]*['\"]?[^\s%'\"]+%"),
     ("lftp", r"-u[ \t]+['\"]?[^\s,'\"]+,"),
+    # Package managers' logins (round six): nuget's -Password (dotnet nuget's --password is a flag
+    # already), cargo login's token operand, twine's -p.
+    ("nuget|dotnet", r"-(?i:password)[ \t]+"),
+    ("cargo", r"login(?:[ \t]+--registry(?:[ \t]+|=)\S+)?[ \t]+"),
+    ("twine", r"-p[ \t]+"),
 )
 _KEY = rf"(?:[A-Za-z0-9_.\-]+ )?[A-Za-z0-9_.\-]*(?i:{_STEMS})[A-Za-z0-9_.\-]*"
 _WORD = r"[^\s\"'`&;,<>)\]}]+"
@@ -688,6 +707,18 @@ _ASSIGNMENT = (
         rf"|\b(?:{programs})\b[^\n]*?[ \t]{option}('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"`][^\s'\"`,;]*)"
         for programs, option in PASSWORD_OPTIONS
     )
+    # A configuration command is an assignment with a blank for its "=" (round six, package
+    # managers): "composer config [-g] bearer.HOST x" (and github-oauth, gitlab-token, http-basic
+    # USER x...), "poetry config pypi-token.NAME x" set a token whatever the key's last word is;
+    # "yarn config set npmAuthToken x", "npm config set KEY x" are read as KEY = x; "bundle config
+    # [set] HOST user:x" and BUNDLE_HOST=user:x carry Bundler's source credentials.
+    + r"|\bconfig[ \t]+(?:set[ \t]+)?(?:-{1,2}[A-Za-z][\w\-]*[ \t]+)*"
+    r"(?i:bearer|github-oauth|gitlab-token|gitlab-oauth|http-basic|bitbucket-oauth|pypi-token)\.[\w.\-]+[ \t]+"
+    r"(?:[^\s'\"-][^\s'\"]*[ \t]+)?('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"`][^\s'\"`,;]*)"
+    + rf"|\bconfig[ \t]+(?:set[ \t]+)?(?:-{{1,2}}[A-Za-z][\w\-]*[ \t]+)*({_KEY})[ \t]+({_VALUE})"
+    r"|\bbundle[ \t]+config\b(?:[ \t]+set)?(?:[ \t]+--?[\w\-]+)*[ \t]+[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)+[ \t]+"
+    r"['\"]?[^\s:'\"@]+:([^\s'\"]+)"
+    r"|\bBUNDLE_[A-Z0-9_]+__[A-Z0-9_]+[ \t]*=[ \t]*['\"]?[^\s:'\"@]+:([^\s'\"]+)"
 )
 # Where each alternative of _ASSIGNMENT puts its key, its separator and its value (group numbers;
 # a string is a fixed key or separator for the alternatives that imply one).
@@ -706,8 +737,14 @@ _ALTERNATIVES: Final[tuple[tuple[int | str, int | str, int], ...]] = (
     ("password", " ", 21),
     ("password", " ", 22),
     *(("password", " ", 23 + n) for n in range(len(PASSWORD_OPTIONS))),
+    ("password", " ", 23 + len(PASSWORD_OPTIONS)),
+    (24 + len(PASSWORD_OPTIONS), " ", 25 + len(PASSWORD_OPTIONS)),
+    ("password", ":", 26 + len(PASSWORD_OPTIONS)),
+    ("password", ":", 27 + len(PASSWORD_OPTIONS)),
 )
 _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
+# Value groups of the alternatives whose value is a token operand, not an option's value: it must look like one.
+_TOKEN_OPERANDS: Final = frozenset(23 + n for n, (programs, _) in enumerate(PASSWORD_OPTIONS) if programs == "cargo")
 
 # Card runs: digits with at most a short separator between them, 13 digits or more. The
 # prefilter and ASCII text use the ASCII form (normalised text has its digits, dashes and spaces
@@ -874,17 +911,26 @@ _I18N_WORDS = "|".join(
         reverse=True,
     )
 )
+# Round six: words that name a password without saying it ("NAS combo: x", "wifi x", "unlocks
+# with x") and an account pointed at its password ("Grafana admin -> x"): the value after them must
+# still have a password's shape (_password_like), as after "login".
+_PROSE_OTHER_WORDS = (
+    r"combo|combination|wi-?fi|wlan|psk|unlock(?:s|ed)?[ \t]+with|opens[ \t]+with"
+)
+_PROSE_ARROW = r"(?:admin|administrator|root|superuser|user(?:name)?|account|login)[ \t]*(?:->|=>|\x{2192}|\x{21D2})"
 _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
-    rf"|password|passwort)\b[^\n]*[0-9])|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
+    rf"|password|passwort|{_PROSE_OTHER_WORDS})\b[^\n]*[0-9])|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
     # The value before the word: "Use X as the password", "X\n(that is the password above)".
     r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
 )
 _PROSE_TRIGGER_RE = re2.compile(
-    r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)\b)|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
+    r"(?i:\b(?:((?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds"
+    rf"|{_PROSE_OTHER_WORDS})\b|{_PROSE_ARROW}))|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
     rf"|password|passwort)\b|(?:{_I18N_WORDS})\pL{{0,6}}))|(?:^|\s)(-u|--user|--proxy-user)[ =]",
     _OPTIONS,
 )
+_PROSE_NAMING = re.compile(rf"(?i:{_PROSE_OTHER_WORDS})")  # the round-six words (see _prose_hits)
 _PROSE_WINDOW = 96  # characters read after a trigger, on its line
 _PROSE_WORDS = 8  # words read after a trigger
 _PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/", "'s", "\u2019s", "s"})
@@ -993,7 +1039,9 @@ _PREFILTER = re2.compile(
 # (the NFA then costs 70x on a 4 KB batch); the parts alone stay small.
 _TABLE_GATE_RE = re2.compile(_TABLE_GATE, _MATCH_ONLY)
 _PREFILTER_PARTS: Final = (
-    re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _MATCH_ONLY),
+    # With the prefilter's memory: under RE2's default 8 MB the DFA of every shape and assignment
+    # ran out on 4 KB batches and fell back to the NFA (~100x: 19 ms a BFCL batch round, 0.2 ms now).
+    re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _PREFILTER_OPTIONS),
     re2.compile(f"{_ENCODED_GATE}|{_SPLIT_GATE}", _MATCH_ONLY),
     re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES[:4], _SHELL_GATE)), _MATCH_ONLY),
     # Tables and seed phrases each alone: with the views above in one program, their states multiply
@@ -1177,6 +1225,14 @@ _NOT_A_HEX_KEY = re.compile(
 )
 
 
+# Words that make a value near a provider's name an id, a hash or a build, not its key.
+_NOT_A_PROVIDER_KEY = re.compile(
+    r"(?i)sha|hash|digest|checksum|commit|version|release|build|\bid\b|uuid|guid|\bapp\b|dyno|request|trace|event"
+)
+# A path segment of words and numbers ("release-2024-notes-v2", "deploy_done_2024_12"): a slug, not a key.
+_WORD_SLUG = re.compile(r"(?:[A-Za-z]{2,}|[0-9]{1,8})(?:[_\-](?:[A-Za-z]{2,}|[0-9]{1,8}))*")
+
+
 def _shape_ok(kind: str, text: str) -> bool:
     """Checks on a shape match that the pattern alone cannot make."""
     if kind == "jwt":
@@ -1199,6 +1255,15 @@ def _shape_ok(kind: str, text: str) -> bool:
         return not _NOT_A_KEY_LABEL.search(text)  # "sentry_release_sha: ...", "asana_task_id = ...": ids and hashes
     if kind == "hex-key":
         return not _NOT_A_HEX_KEY.search(text)
+    if kind == "vault-token":
+        body = text[2:]
+        return _random_looking(body) and sum(len(w) for w in _WORDISH.findall(body)) <= len(body) // 2
+    if kind == "capability-url":
+        segment = text.rsplit("/", 1)[1]
+        digits = sum(c.isdigit() for c in segment)
+        return (_random_looking(segment) or (digits >= 3 and len(segment) - digits >= 8)) and not _WORD_SLUG.fullmatch(
+            segment
+        )
     if kind == "provider-token" and text.startswith("SK"):
         return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
@@ -1529,6 +1594,8 @@ def _assignments(text: str, taken: _Taken) -> Iterable[_Hit]:
             raw = raw.strip()  # <password> x </password>
         elif value_at == 21 and raw.isdigit():
             continue  # "login ... -p 2222": a port
+        elif value_at in _TOKEN_OPERANDS and not (len(raw) >= 16 and _DIGIT.search(raw)):
+            continue  # "cargo login then paste it": an operand that is a word, not a token
         secret = _assignment_secret(key, sep, raw)
         if secret is None:
             continue
@@ -1992,6 +2059,53 @@ def _char_code_hits(text: str, level: int) -> list[_Hit]:
     return hits
 
 
+# Token families with no fixed prefix but a fixed alphabet and length (round six), found in one
+# small RE2 program run only on texts whose categories hold a token run or a hex run (the
+# prefilter passes them already): an Azure DevOps PAT (exactly 52 lower-case base32 characters,
+# RFC 4648's a-z2-7; checked: digits and a random text's entropy), a Twilio account SID with its
+# 32-hex auth token beside it, a Mailchimp key (32 hex, "-us" and its datacenter), and a hex key
+# or UUID a provider's name vouches for a few words before it on its line ("Plaid client <id> /
+# <secret>", "HEROKU creds <uuid>", "X-Postmark-Server <uuid>"; service-key wants the value right
+# after the name). Words that make the value an id, a hash or a build void the last.
+_FAMILY_KINDS: Final = ("azure-devops-pat", "twilio-credentials", "mailchimp-key", "provider-key")
+_FAMILY_RE = re2.compile(
+    r"(\b[a-z2-7]{52}\b)|(\bAC[0-9a-f]{32}\b[^\n0-9a-f]{1,12}[0-9a-f]{32}\b)|(\b[0-9a-f]{32}-us[0-9]{1,2}\b)"
+    r"|(\b(?:[0-9a-fA-F]{30,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b)",
+    _OPTIONS,
+)
+_PROVIDER_BEFORE = re.compile(
+    r"(?i)\b(?:algolia|heroku|mailchimp|mailgun|newrelic|new[ \t]relic|plaid|postmark|sendgrid|twilio|pagerduty"
+    r"|segment|circleci|rollbar|bugsnag|airtable|contentful|launchdarkly|datadog|sentry|okta|zendesk)\b[^\n]{0,40}$"
+)
+_PROVIDER_WINDOW = 64  # characters read back from a hex value for a provider's name
+_FAMILY_CATEGORIES = frozenset({_TOKENS_AT, _ENCODED_AT})
+
+
+def _family_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Tokens of the prefix-less families (_FAMILY_RE), each checked as its kind."""
+    hits: list[_Hit] = []
+    for n, spans in enumerate(_matches(_FAMILY_RE, text)):
+        start, end = spans[0]
+        if n >= MAX_SPLIT:
+            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
+            break
+        kind = _FAMILY_KINDS[next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1]
+        token = text[start:end]
+        if taken.overlaps(start, end):
+            continue
+        if kind == "azure-devops-pat":
+            # Random base32 has ~10 digits in 52 characters and ~4.6 bits of entropy; words have neither.
+            if sum(c.isdigit() for c in token) < 4 or _entropy(token) < 4.2:
+                continue
+        elif kind == "provider-key":
+            line = max(text.rfind("\n", max(0, start - _PROVIDER_WINDOW), start) + 1, start - _PROVIDER_WINDOW)
+            named = _PROVIDER_BEFORE.search(text, line, start)
+            if named is None or _NOT_A_PROVIDER_KEY.search(text, named.start(), end):
+                continue
+        hits.append((kind, start, end, token))
+    return hits
+
+
 def _analyse(text: str, level: int = 0) -> list[_Hit]:
     """Every secret in one (normalised) string, with the span to hide; `level`: decodings already done."""
     categories = _categories(text)
@@ -2022,6 +2136,8 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
                 hits.append(
                     (kind, start, end, text[match_start:match_end] if kind == "private-key" else text[start:end])
                 )
+    if categories & _FAMILY_CATEGORIES:
+        hits.extend(_family_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
     if _ASSIGNMENTS_AT in categories:
         hits.extend(_assignments(text, _Taken((start, end) for _, start, end, _ in hits)))
     if _CARDS_AT in categories:
@@ -2372,6 +2488,7 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
         line_end = text.find("\n", end, end + _PROSE_WINDOW)
         window_end = line_end if line_end >= 0 else min(len(text), end + _PROSE_WINDOW)
         password_word = spans[2][0] >= 0
+        naming = spans[1][0] >= 0 and _PROSE_NAMING.fullmatch(text, spans[1][0], spans[1][1]) is not None
         pos = end
         previous = ""
         form = "+" in text[spans[0][0] : end] or text[end : end + 1] == "+" or text.startswith("'s+", end)
@@ -2387,6 +2504,8 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
                 secret = word if word and not _is_placeholder(word) and _looks_secret(word) else ""
             else:
                 secret = word if _password_like(word, near=near) else ""
+                if secret and naming and _strong_password(secret) and _STRONG_GATE_RE.search(secret):
+                    break  # "wifi Vx7#pQ2m!rT": the shape view names it (password (shape)) without the word
             previous = raw.lower()
             if not secret:
                 if raw.endswith(('",', "',", '"}', "'}")):
