@@ -103,6 +103,7 @@ import json
 import math
 import re
 import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -932,7 +933,7 @@ _PROSE_TRIGGER_RE = re2.compile(
 )
 _PROSE_NAMING = re.compile(rf"(?i:{_PROSE_OTHER_WORDS})")  # the round-six words (see _prose_hits)
 _PROSE_WINDOW = 96  # characters read after a trigger, on its line
-_PROSE_WORDS = 8  # words read after a trigger
+_PROSE_WORDS = 10  # words read after a trigger ("pass for the shared account is the reverse of X")
 _PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/", "'s", "\u2019s", "s"})
 _PROSE_BEFORE = 6  # words read before a password word, back to the line before it
 _POSSESSIVE = ("'s ", "\u2019s ", "'s\t", "'s+")
@@ -1014,6 +1015,18 @@ _STRONG_GATE = (
     rf"|[0-9]{_PW_SYMBOL}[A-Za-z]|{_PW_SYMBOL}[A-Za-z][0-9]|{_PW_SYMBOL}[0-9][A-Za-z]"
 )
 _VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE, _SEED_GATE, _STRONG_GATE)
+# Encodings the base64/hex decoder does not read (round six), each a gate and a reader (_coded_hits):
+# character codes apart by blanks (decimal or octal: "103 104 112 95", "147 150 160 137"),
+# chr() chains ("chr(103)+chr(104)"), Morse code, base85 and Ascii85 words (four symbols in a word,
+# as base64 never has), 64-byte JSON arrays (a Solana keypair: "[41, 65, 43, ...]"), and strong-prefix
+# tokens under any Caesar shift or Atbash ("jks_..." is ghp_ shifted by 3, "ZPRZ..." is AKIA).
+_CODED_GATES: Final = (
+    r"(?:[0-9]{2,3}[ \t]+){15}[0-9]{2,3}|(?i:chr|char)\([ \t]*[0-9]{2,3}[ \t]*\)[ \t]*[+.,&|]?[ \t]*(?i:chr|char)\("
+    r"|(?:[.\-]{1,6}(?:[ \t]{1,3}|[ \t]*/[ \t]*)){15}[.\-]",
+    r"(?:[0-9A-Za-z+\-_]{0,12}[!#$%&()*;<=>?@^`{|}~]){3}",
+    r"\[[ \t]*(?:[0-9]{1,3}[ \t]*,[ \t]*){15}[0-9]",
+    r"\b[A-Za-z]{3}_[A-Za-z0-9]{36}\b|\b[A-Z]{4}[A-Z0-9]{16}\b",
+)
 # A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
 # (_shell_view) may rebuild a token that no other gate sees.
@@ -1030,7 +1043,16 @@ _PREFILTER_OPTIONS.max_mem = 64 << 20
 _PREFILTER = re2.compile(
     "|".join(
         f"(?:{p})"
-        for p in (*_PLAIN_GATES, *_VIEW_GATES, _SHELL_GATE, _ENCODED_GATE, _SPLIT_GATE, _NEEDS_DECODING, _JSON_START)
+        for p in (
+            *_PLAIN_GATES,
+            *_VIEW_GATES,
+            _SHELL_GATE,
+            _ENCODED_GATE,
+            _SPLIT_GATE,
+            _NEEDS_DECODING,
+            _JSON_START,
+            *_CODED_GATES,
+        )
     ),
     _PREFILTER_OPTIONS,
 )
@@ -1049,6 +1071,7 @@ _PREFILTER_PARTS: Final = (
     _TABLE_GATE_RE,
     re2.compile(_SEED_GATE, _MATCH_ONLY),
     re2.compile(_STRONG_GATE, _MATCH_ONLY),
+    re2.compile("|".join(f"(?:{p})" for p in _CODED_GATES), _MATCH_ONLY),
 )
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
@@ -1131,7 +1154,8 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 _SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = range(6)
 _SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT = range(6, 12)
 _STRONG_AT = 12
-_ALL_CATEGORIES = frozenset(range(13))
+_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT = range(13, 17)
+_ALL_CATEGORIES = frozenset(range(17))
 _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
@@ -1141,6 +1165,7 @@ _categories_set = _set_matcher(
         _ENCODED_GATE,
         _SPLIT_GATE,
         *_VIEW_GATES,
+        *_CODED_GATES,
     ]
 )
 _split_search = _raw_search(_SPLIT_RE)
@@ -1847,9 +1872,26 @@ def _b64(run: str) -> str | None:
         return None
     try:
         # binascii directly: b64decode(validate=True) runs a regexp over the run first.
-        return _as_text(binascii.a2b_base64(body + "=" * (-len(body) % 4), strict_mode=True))
+        data = binascii.a2b_base64(body + "=" * (-len(body) % 4), strict_mode=True)
     except (binascii.Error, ValueError):
         return None
+    return _as_text(_inflated(data) if data[:1] in _DEFLATE_HEADS else data)
+
+
+# gzip ("H4sI..." once base64) and zlib streams are inflated before they are read: a compressed
+# secret is still one (round six). At most _MAX_INFLATED bytes come out (a zip bomb costs nothing).
+_DEFLATE_HEADS = (b"\x1f", b"\x78")
+_MAX_INFLATED = 1 << 16
+
+
+def _inflated(data: bytes) -> bytes:
+    """The bytes a gzip or zlib stream inflates to (at most _MAX_INFLATED), or the data when it is neither."""
+    if not (data[:2] == b"\x1f\x8b" or (len(data) > 2 and data[0] == 0x78 and (data[0] << 8 | data[1]) % 31 == 0)):
+        return data
+    try:
+        return zlib.decompressobj(wbits=47).decompress(data, _MAX_INFLATED)
+    except zlib.error:
+        return data
 
 
 def _decodings(run: str) -> Iterator[tuple[str, str]]:
@@ -1915,6 +1957,7 @@ _PIECES = re.compile(r"[^-_/]+")
 _FORM_PIECES = re.compile(r"[^-_/+]+")
 _FORM_RUN = re.compile(r"[A-Za-z]{2,}\+[A-Za-z]{2,}\+")
 _MAX_FORM_RUN = 512
+_TOKEN_WHOLE = re.compile(_TOKEN_RUN)
 _CONTEXT = 40  # characters before an encoded run read with what it decodes to
 _BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648 base32: upper-case letters and 2-7
 
@@ -1947,11 +1990,17 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
             at = start + offset
             before = text[max(text.rfind("\n", max(0, at - _CONTEXT), at) + 1, at - _CONTEXT) : at]
             view = before + decoded + text[end : end + _CONTEXT]
+            found = len(hits)
             for kind, hit_start, _, secret in _analyse(view, level + 1):
                 if not len(before) <= hit_start < len(before) + len(decoded):
                     continue  # a secret of the context alone is the text's own finding
                 base, _, inner = kind.partition(" (")
                 hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+            # A run that decodes to one random token is an encoded key wherever it stands: the URL
+            # around it ("?q=<base64>") voids high entropy for the run, not for what it hides.
+            token = decoded.strip()
+            if len(hits) == found and _TOKEN_WHOLE.fullmatch(token) and _high_entropy(token, 0, token):
+                hits.append((f"high-entropy ({encoding})", start, end, token))
             # JSON once decoded is a value: its keys and pairs count as they would in the clear.
             parsed = _json_container(decoded) if _json_text(decoded) else None
             if parsed is not None:
@@ -2106,6 +2155,163 @@ def _family_hits(text: str, taken: _Taken) -> list[_Hit]:
     return hits
 
 
+# Readers of _CODED_GATES (Python regexps, run only on texts whose gate matched; all bounded).
+_SPACED_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]+){15,}[0-9]{2,3}(?![0-9.])")
+_CHR_CALL = re.compile(r"(?i:chr|char)\([ \t]*([0-9]{1,3})[ \t]*\)")
+_CHR_JOIN = re.compile(r"[ \t]*[+.,&|]?[ \t]*")
+_MORSE_RUN = re.compile(r"(?<![.\-\w])[.\-]{1,6}(?:(?:[ \t]{1,3}|[ \t]*/[ \t]*)[.\-]{1,6}){15,}(?![.\-\w])")
+_MORSE: Final = dict(
+    zip(
+        ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.."
+        " ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. ..--.- -....-".split(),
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
+        strict=True,
+    )
+)
+# A word (printable ASCII, no blank) with three of the symbols base64 never has: RE2 finds them.
+_BASE85_SYMBOL = r"[!#$%&()*;<=>?@^`{|}~]"
+_BASE85_RE = re2.compile(rf"[!-~]*{_BASE85_SYMBOL}[!-~]*{_BASE85_SYMBOL}[!-~]*{_BASE85_SYMBOL}[!-~]*", _MATCH_ONLY)
+_MAX_BASE85 = 256  # words decoded per string; past it, the rest is reported undecoded (PAST_DECODING_BUDGET)
+_CODED_SEARCH: Final = tuple(
+    (at, _raw_search(re2.compile(gate, _MATCH_ONLY)))
+    for at, gate in zip((_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT), _CODED_GATES, strict=True)
+)
+_coded_any = _raw_search(re2.compile("|".join(f"(?:{gate})" for gate in _CODED_GATES), _PREFILTER_OPTIONS))
+_BASE85_ALPHABET = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~")
+_BYTE_ARRAY = re.compile(r"\[[ \t]*[0-9]{1,3}(?:[ \t]*,[ \t]*[0-9]{1,3}){63}[ \t]*,?[ \t]*\]")
+_SHIFTED_TOKEN = re.compile(r"\b[A-Za-z]{3}_[A-Za-z0-9]{36}\b|\b[A-Z]{4}[A-Z0-9]{16}\b")
+_SHIFT_PREFIXES: Final = ("ghp", "gho", "ghu", "ghs", "ghr", "npm", "akia", "asia", "abia", "acca")
+_MAX_CODED = 16  # runs read per string and reader; past it, the rest is reported unchecked
+
+
+def _shift_letters(token: str, shift: int | None) -> str:
+    """The token with each letter shifted back by `shift` (Caesar), or mirrored when shift is None (Atbash)."""
+    out = []
+    for c in token:
+        base = 65 if "A" <= c <= "Z" else 97 if "a" <= c <= "z" else 0
+        if not base:
+            out.append(c)
+        elif shift is None:
+            out.append(chr(base + 25 - (ord(c) - base)))
+        else:
+            out.append(chr(base + (ord(c) - base - shift) % 26))
+    return "".join(out)
+
+
+def _unshifted(token: str) -> Iterator[str]:
+    """Readings of a token whose prefix is a known prefix under a Caesar shift or Atbash."""
+    head = token[: 4 if token[3] != "_" else 3].lower()
+    for known in _SHIFT_PREFIXES:
+        if len(known) != len(head):
+            continue
+        shifts = {(ord(a) - ord(b)) % 26 for a, b in zip(head, known, strict=True)}
+        if len(shifts) == 1 and not shifts & {0, 13}:  # ROT13 is the reversed view's (_ROTATED_SHAPES)
+            yield _shift_letters(token, shifts.pop())
+        elif all(ord(a) - 97 == 25 - (ord(b) - 97) for a, b in zip(head, known, strict=True)):
+            yield _shift_letters(token, None)
+
+
+_OCTAL_DIGITS = frozenset("01234567")
+
+
+def _codes_text(codes: list[str]) -> Iterator[tuple[str, str]]:
+    """(encoding, text) for character codes read in decimal and, when they can be, in octal."""
+    if all(set(c) <= _OCTAL_DIGITS for c in codes):
+        text = _from_char_codes(int(c, 8) for c in codes)
+        if text is not None:
+            yield "octal codes", text
+    text = _from_char_codes(int(c) for c in codes)
+    if text is not None:
+        yield "char codes", text
+
+
+def _coded_hits(text: str, categories: frozenset[int], level: int) -> list[_Hit]:
+    """Secrets in the encodings of _CODED_GATES, each reported at its run with the encoding named."""
+    found: list[tuple[str, int, int, str]] = []  # (encoding, start, end, decoded)
+    hits: list[_Hit] = []
+    if len(text) > _SET_LIMIT:
+        # _categories answers "all" for a long text: one RE2 pass per gate says which readers it needs.
+        data = text.encode("utf-8", "surrogatepass")
+        if not _coded_any(data):
+            return hits  # one pass says none of the gates matches (the usual case)
+        categories = frozenset(at for at, search in _CODED_SEARCH if search(data))
+    if _CODES_AT in categories:
+        for n, match in enumerate(_SPACED_CODES.finditer(text)):
+            if n >= _MAX_CODED:
+                break
+            found.extend((how, *match.span(), decoded) for how, decoded in _codes_text(match.group().split()))
+        chain: list[re.Match[str]] = []
+        for match in [*_CHR_CALL.finditer(text), None]:
+            if match is not None and (not chain or _CHR_JOIN.fullmatch(text, chain[-1].end(), match.start())):
+                chain.append(match)
+                continue
+            if len(chain) >= 8:
+                decoded = _from_char_codes(int(m.group(1)) for m in chain)
+                if decoded is not None:
+                    found.append(("chr()", chain[0].start(), chain[-1].end(), decoded))
+            chain = [match] if match is not None else []
+        for n, match in enumerate(_MORSE_RUN.finditer(text)):
+            if n >= _MAX_CODED:
+                break
+            letters = [_MORSE.get(code) for code in re.split(r"[ \t/]+", match.group())]
+            if None not in letters:
+                found.append(("morse", *match.span(), "".join(c for c in letters if c)))
+    if _BASE85_AT in categories:
+        tried = 0
+        for spans in _matches(_BASE85_RE, text):
+            start, end = spans[0]
+            word = text[start:end]
+            if not 20 <= len(word) <= 512 or not _random_looking(word):
+                continue
+            if tried >= _MAX_BASE85:
+                hits.append((PAST_DECODING_BUDGET, start, len(text), text[start:]))
+                break
+            tried += 1
+            # The word, and the value after a query's or an assignment's '=' ("?d=<ascii85>").
+            for candidate in {word, word.rsplit("=", 1)[-1], word.rsplit(":", 1)[-1]}:
+                if len(candidate) < 20:
+                    continue
+                for how, data in _base85_bytes(candidate):
+                    decoded = _as_text(data)
+                    if decoded is not None:
+                        found.append((how, start, end, decoded))
+    if _BYTE_ARRAY_AT in categories:
+        for n, match in enumerate(_BYTE_ARRAY.finditer(text)):
+            if n >= _MAX_CODED:
+                break
+            values = [int(v) for v in _ASCII_DIGITS.findall(match.group())]
+            # 64 bytes, each a byte, as random as a key (a histogram or a pixel row repeats values).
+            if max(values) <= 255 and len(set(values)) >= 40:
+                found.append(("byte array", *match.span(), ""))
+    if _SHIFTED_AT in categories:
+        for n, match in enumerate(_SHIFTED_TOKEN.finditer(text)):
+            if n >= MAX_SPLIT:
+                break
+            found.extend(("shifted", *match.span(), decoded) for decoded in _unshifted(match.group()))
+    for how, start, end, decoded in found:
+        if how == "byte array":
+            hits.append(("wallet-keypair (byte array)", start, end, text[start:end]))
+            continue
+        for kind, _, _, secret in _analyse(decoded, level + 1):
+            hits.append((f"{kind.partition(' (')[0]} ({how})", start, end, secret))
+    return hits
+
+
+def _base85_bytes(word: str) -> Iterator[tuple[str, bytes]]:
+    """(encoding, bytes) for each way a word decodes: Ascii85 (with or without <~ ~>), base85 (RFC 1924)."""
+    body = word[2:-2] if word.startswith("<~") and word.endswith("~>") else word
+    if all("!" <= c <= "u" or c == "z" for c in body):
+        try:
+            yield "ascii85", base64.a85decode(body)
+        except ValueError:
+            pass
+    if _BASE85_ALPHABET.issuperset(word):
+        try:
+            yield "base85", base64.b85decode(word)
+        except ValueError:
+            pass
+
+
 def _analyse(text: str, level: int = 0) -> list[_Hit]:
     """Every secret in one (normalised) string, with the span to hide; `level`: decodings already done."""
     categories = _categories(text)
@@ -2158,6 +2364,8 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_char_code_hits(text, level))
         hits.extend(_separated_hex_hits(text, level))
         hits.extend(_uuencoded_hits(text, level))
+    if categories & _CODED_AT and level < MAX_DECODE_LEVELS:
+        hits.extend(_coded_hits(text, categories, level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
     if _SPLIT_AT in categories:
@@ -2166,6 +2374,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     return hits
 
 
+_CODED_AT = frozenset({_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT})
 _VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT, _STRONG_AT})
 
 
