@@ -762,11 +762,11 @@ _ASCII_CARD_RE = re2.compile(_ASCII_CARD_RUN, _MATCH_ONLY)
 # line break between any digits would let every call with two numbers through.
 # A card's own groups (4-4-4-4, Amex's 4-6-5, Diners' 4-6-4) with anything short and digit-free
 # between them: "4539:5260:...", "4539, 5260, ...", "card#4539#...", "5425x3019x...", "4539 and
-# 6821 and ...", "4539 5260 (cont.) 1815 9083"; a letter O for a zero inside a group. Only the
+# 6821 and ...", "4539 5260 (cont.) 1815 9083"; a look-alike letter for a digit inside a group. Only the
 # card's grouping is read this way (any filler between arbitrary digits would read lists of numbers).
 _CARD_FILLER = r"[^0-9\n]{1,12}"
 _SPREAD_CARD = (
-    rf"[0-9Oo]{{4}}(?:{_CARD_FILLER}[0-9Oo]{{4}}){{3}}|[0-9]{{4}}{_CARD_FILLER}[0-9]{{6}}{_CARD_FILLER}[0-9]{{4,5}}"
+    rf"[0-9OoSlIBZ]{{4}}(?:{_CARD_FILLER}[0-9OoSlIBZ]{{4}}){{3}}|[0-9]{{4}}{_CARD_FILLER}[0-9]{{6}}{_CARD_FILLER}[0-9]{{4,5}}"
 )
 _WEAK = r"[ \t/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}"
 _CARD_GATE = (
@@ -812,7 +812,7 @@ _ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
 # sibling values {"a": "ghp_16C7", "b": "e42F..."}), matched with gaps of quotes, spaces, '+' and
 # ',' between any two characters. Sibling values are joined with SIBLING, a gap of its own.
 SIBLING: Final = "\x1f"
-_SPLIT_GAP = r"[\s\"'`+,\x1f]{1,8}"
+_SPLIT_GAP = r"[\s\"'`+,\x1f#@]{1,8}"  # "#" and "@": a token cut into hashtags or mentions (round six)
 _SPLIT_SHAPES: Final = (
     ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), "0-9A-Z", 16),
     ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "A-Za-z0-9_", 36),
@@ -879,9 +879,10 @@ _STRONG_GAP = re.compile(r"[\"'`\x1f]")
 # Letters written apart ("A K I A I O S F...", "A-K-I-A-...", "g l p a t - a B..."): a run of single
 # characters (a dash among them), each followed by one separator; the gate lets any separators
 # through, _SPACED_RUN wants one repeated.
-_SPACED_GATE = r"[A-Za-z0-9_](?:[ .,\-][A-Za-z0-9_\-]){11,}"
+# The separator may be two marks ("g-.h-.p-._-.e...", round six) and a bar, colon, semicolon or star.
+_SPACED_GATE = r"[A-Za-z0-9_](?:[ .,\-|:;*]{1,2}[A-Za-z0-9_\-]){11,}"
 _SPACED_RUN = re.compile(
-    r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_]([ .,\-])[A-Za-z0-9_\-](?:\1[A-Za-z0-9_\-]){10,}(?![A-Za-z0-9_\-])"
+    r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_]([ .,\-|:;*]{1,2})[A-Za-z0-9_\-](?:\1[A-Za-z0-9_\-]){10,}(?![A-Za-z0-9_\-])"
 )
 _SPACED_GATE_RE = re2.compile(_SPACED_GATE, _MATCH_ONLY)
 _MAX_SPACED = 64  # runs glued per string; past it, the rest is reported unchecked (PAST_SPLIT_BUDGET)
@@ -1473,9 +1474,11 @@ def _card_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 _SPREAD_CARD_RE = re2.compile(_SPREAD_CARD, _MATCH_ONLY)
-_CARD_GROUP = re.compile(r"[0-9Oo]+")
+_CARD_GROUP = re.compile(r"[0-9OoSlIBZ]+")
 _spread_card_search = _raw_search(_SPREAD_CARD_RE)
-_O_TO_ZERO = str.maketrans("Oo", "00")
+# Letters that stand for digits (O/0, l/1, I/1, S/5, B/8, Z/2; round six): one a group, and the
+# whole must pass Luhn (a look-alike read wrong fails it nine times in ten).
+_O_TO_ZERO = str.maketrans("OoSlIBZ", "0051182")
 
 
 def _spread_cards(text: str, taken: _Taken) -> list[tuple[int, int, str]]:
@@ -1493,7 +1496,7 @@ def _spread_cards(text: str, taken: _Taken) -> list[tuple[int, int, str]]:
         if any(len(text[a.end() : b.start()].split()) > 2 for a, b in itertools.pairwise(found)):
             continue
         if any(sum(c.isdigit() for c in g) < len(g) - 1 for g in groups):
-            continue  # one letter O per group at most: "Oooo" is a word
+            continue  # one look-alike letter per group at most: "Oooo", "BOSS" are words
         digits = "".join(groups).translate(_O_TO_ZERO)
         if _is_card(digits):
             hits.append((start, end, digits))
@@ -2647,7 +2650,8 @@ def _spaced_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
             break
         if taken.covers(start, end):
             continue  # "4 1 1 1 ...": a card run already
-        glued = match.group()[::2]  # one separator after each character: every other one is the text
+        # One separator after each character: every (1 + its length)-th character is the text.
+        glued = match.group()[:: len(match.group(1)) + 1]
         # The glued text holds no separator, so it has no run of its own: no deeper recursion.
         for kind, _, _, secret in _analyse(glued, level):
             hits.append((f"{kind.partition(' (')[0]} (spaced)", start, end, secret))
