@@ -41,7 +41,7 @@ What counts as a secret, in order of how it is found:
    Published values are not secrets: integrity hashes (`sha512-...`, `sha256:...`), SSH public
    keys (`ssh-ed25519 AAAA...`) and armored public blocks (public keys, certificates).
 6. **Encoded**: runs of 16+ base64-alphabet characters are decoded (base64 standard or URL-safe,
-   padded or not; hex; base32) and, when they decode to text, scanned again with the 40 characters
+   padded or not; hex; base32) and, when they decode to text, scanned again with the 64 characters
    before them, two levels deep; runs of decimal character codes are read as their text; the kind
    names the encodings, outermost first (`aws-access-key (base64, hex)`). Percent-encoding and
    `\\xNN`/`\\uNNNN`/octal escapes are decoded by normalisation (below). A budget bounds the work per
@@ -613,8 +613,10 @@ _SHAPES: Final = (
     # Words that make the hex a digest, an id or an address void it (_shape_ok): a hash is public.
     (
         "hex-key",
-        r"(?i:\b(?:private|priv|signing|signer|secret|hmac|seed|key[ \t]+material|pk|aead|aes(?:[\-_ ]?(?:128|192|256))?"
-        r"|kek|dek|master[ \t_\-]?(?:key|secret)|encryption[ \t_\-]?key|license[ \t_\-]?key|server[ \t_\-]?token)\b)[^\n]{0,48}?"
+        r"(?i:\b(?:private|priv|signing|signer|secret|hmac|seed|key[ \t]+material|pk"
+        # Round six: the names of symmetric keys ("AEAD master", "AES-256 key", a KEK or DEK, a license key).
+        r"|aead|aes(?:[\-_ ]?(?:128|192|256))?|kek|dek|master[ \t_\-]?(?:key|secret)|encryption[ \t_\-]?key"
+        r"|license[ \t_\-]?key|server[ \t_\-]?token)\b)[^\n]{0,48}?"
         r"\b(?:0x)?[0-9a-fA-F]{32,}\b",
     ),
     # Nostr's private key (bech32 "nsec1" and 58 characters): the account itself.
@@ -766,7 +768,8 @@ _ASCII_CARD_RE = re2.compile(_ASCII_CARD_RUN, _MATCH_ONLY)
 # card's grouping is read this way (any filler between arbitrary digits would read lists of numbers).
 _CARD_FILLER = r"[^0-9\n]{1,12}"
 _SPREAD_CARD = (
-    rf"[0-9OoSlIBZ]{{4}}(?:{_CARD_FILLER}[0-9OoSlIBZ]{{4}}){{3}}|[0-9]{{4}}{_CARD_FILLER}[0-9]{{6}}{_CARD_FILLER}[0-9]{{4,5}}"
+    rf"[0-9OoSlIBZ]{{4}}(?:{_CARD_FILLER}[0-9OoSlIBZ]{{4}}){{3}}"
+    rf"|[0-9]{{4}}{_CARD_FILLER}[0-9]{{6}}{_CARD_FILLER}[0-9]{{4,5}}"
 )
 _WEAK = r"[ \t/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}"
 _CARD_GATE = (
@@ -916,13 +919,12 @@ _I18N_WORDS = "|".join(
 # Round six: words that name a password without saying it ("NAS combo: x", "wifi x", "unlocks
 # with x") and an account pointed at its password ("Grafana admin -> x"): the value after them must
 # still have a password's shape (_password_like), as after "login".
-_PROSE_OTHER_WORDS = (
-    r"combo|combination|wi-?fi|wlan|psk|unlock(?:s|ed)?[ \t]+with|opens[ \t]+with"
-)
+_PROSE_OTHER_WORDS = r"combo|combination|wi-?fi|wlan|psk|unlock(?:s|ed)?[ \t]+with|opens[ \t]+with"
 _PROSE_ARROW = r"(?:admin|administrator|root|superuser|user(?:name)?|account|login)[ \t]*(?:->|=>|\x{2192}|\x{21D2})"
 _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
-    rf"|password|passwort|{_PROSE_OTHER_WORDS})\b[^\n]*[0-9])|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
+    rf"|password|passwort|{_PROSE_OTHER_WORDS})\b[^\n]*[0-9])|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])"
+    rf"|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
     # The value before the word: "Use X as the password", "X\n(that is the password above)".
     r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
 )
@@ -1023,8 +1025,9 @@ _VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TAB
 # tokens under any Caesar shift or Atbash ("jks_..." is ghp_ shifted by 3, "ZPRZ..." is AKIA).
 _CODED_GATES: Final = (
     r"(?:[0-9]{2,3}[ \t]+){15}[0-9]{2,3}|(?i:chr|char)\([ \t]*[0-9]{2,3}[ \t]*\)[ \t]*[+.,&|]?[ \t]*(?i:chr|char)\("
-    r"|(?:[.\-]{1,6}(?:[ \t]{1,3}|[ \t]*/[ \t]*)){15}[.\-]",
-    r"(?:[0-9A-Za-z+\-_]{0,12}[!#$%&()*;<=>?@^`{|}~]){3}",
+    r"|(?:[.\-]+[ \t/]+){15}[.\-]",
+    # Unbounded runs: counted ones multiply the states of the Set's DFA.
+    r"(?:[0-9A-Za-z+\-_]*[!#$%&()*;<=>?@^`{|}~]){3}",
     r"\[[ \t]*(?:[0-9]{1,3}[ \t]*,[ \t]*){15}[0-9]",
     r"\b[A-Za-z]{3}_[A-Za-z0-9]{36}\b|\b[A-Z]{4}[A-Z0-9]{16}\b",
 )
@@ -1681,6 +1684,8 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
         return text.index("://", start) + 3, end - 1  # scheme://TOKEN@
     if kind == "query-key":
         return text.index("=", start) + 1, end
+    if kind == "capability-url":
+        return text.rindex("/", start, end) + 1, end  # the key segment: the URL stays readable
     if kind in ("service-key", "hex-key"):
         value = _HEX_TAIL.search(text, start, end)
         return (value.start(), end) if value else (start, end)
@@ -1961,7 +1966,7 @@ _FORM_PIECES = re.compile(r"[^-_/+]+")
 _FORM_RUN = re.compile(r"[A-Za-z]{2,}\+[A-Za-z]{2,}\+")
 _MAX_FORM_RUN = 512
 _TOKEN_WHOLE = re.compile(_TOKEN_RUN)
-_CONTEXT = 40  # characters before an encoded run read with what it decodes to
+_CONTEXT = 64  # characters before an encoded run read with what it decodes to (a provider's name: _PROVIDER_WINDOW)
 _BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648 base32: upper-case letters and 2-7
 
 
@@ -2163,14 +2168,11 @@ _SPACED_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]+){15,}[0-9]{2,3}(?![0
 _CHR_CALL = re.compile(r"(?i:chr|char)\([ \t]*([0-9]{1,3})[ \t]*\)")
 _CHR_JOIN = re.compile(r"[ \t]*[+.,&|]?[ \t]*")
 _MORSE_RUN = re.compile(r"(?<![.\-\w])[.\-]{1,6}(?:(?:[ \t]{1,3}|[ \t]*/[ \t]*)[.\-]{1,6}){15,}(?![.\-\w])")
-_MORSE: Final = dict(
-    zip(
-        ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.."
-        " ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. ..--.- -....-".split(),
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
-        strict=True,
-    )
+_MORSE_CODES = (
+    ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.."
+    " ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. ..--.- -....-"
 )
+_MORSE: Final = dict(zip(_MORSE_CODES.split(" "), "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", strict=True))
 # A word (printable ASCII, no blank) with three of the symbols base64 never has: RE2 finds them.
 _BASE85_SYMBOL = r"[!#$%&()*;<=>?@^`{|}~]"
 _BASE85_RE = re2.compile(rf"[!-~]*{_BASE85_SYMBOL}[!-~]*{_BASE85_SYMBOL}[!-~]*{_BASE85_SYMBOL}[!-~]*", _MATCH_ONLY)
@@ -2244,15 +2246,15 @@ def _coded_hits(text: str, categories: frozenset[int], level: int) -> list[_Hit]
                 break
             found.extend((how, *match.span(), decoded) for how, decoded in _codes_text(match.group().split()))
         chain: list[re.Match[str]] = []
-        for match in [*_CHR_CALL.finditer(text), None]:
-            if match is not None and (not chain or _CHR_JOIN.fullmatch(text, chain[-1].end(), match.start())):
-                chain.append(match)
+        for call in [*_CHR_CALL.finditer(text), None]:
+            if call is not None and (not chain or _CHR_JOIN.fullmatch(text, chain[-1].end(), call.start())):
+                chain.append(call)
                 continue
             if len(chain) >= 8:
                 decoded = _from_char_codes(int(m.group(1)) for m in chain)
                 if decoded is not None:
                     found.append(("chr()", chain[0].start(), chain[-1].end(), decoded))
-            chain = [match] if match is not None else []
+            chain = [call] if call is not None else []
         for n, match in enumerate(_MORSE_RUN.finditer(text)):
             if n >= _MAX_CODED:
                 break
@@ -2303,16 +2305,17 @@ def _coded_hits(text: str, categories: frozenset[int], level: int) -> list[_Hit]
 def _base85_bytes(word: str) -> Iterator[tuple[str, bytes]]:
     """(encoding, bytes) for each way a word decodes: Ascii85 (with or without <~ ~>), base85 (RFC 1924)."""
     body = word[2:-2] if word.startswith("<~") and word.endswith("~>") else word
+    decoders: list[tuple[str, str, Callable[[str], bytes]]] = []
     if all("!" <= c <= "u" or c == "z" for c in body):
-        try:
-            yield "ascii85", base64.a85decode(body)
-        except ValueError:
-            pass
+        decoders.append(("ascii85", body, base64.a85decode))
     if _BASE85_ALPHABET.issuperset(word):
+        decoders.append(("base85", word, base64.b85decode))
+    for how, encoded, decode in decoders:
         try:
-            yield "base85", base64.b85decode(word)
+            data = decode(encoded)
         except ValueError:
-            pass
+            continue
+        yield how, data
 
 
 def _analyse(text: str, level: int = 0) -> list[_Hit]:
