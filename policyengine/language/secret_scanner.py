@@ -19,7 +19,10 @@ What counts as a secret, in order of how it is found:
    words whose checksum holds, or a run of exactly a seed's length). A key header counts only with
    a key body after it. Capability URLs (Azure SAS `sig=`, OCI `/p/.../n/`, Slack triggers, Teams,
    Mattermost and Zapier hooks), pwdump NTLM lines, Nostr `nsec1` keys, and a hex key a key word
-   names on its line.
+   names on its line. Round six: prefix-less families by alphabet and length (Vault `s.`, Azure
+   DevOps PATs, Twilio SID and token, Mailchimp `-usNN`, New Relic `NRAL`, a hex key or UUID a
+   provider's name vouches for a few words before it), capability URLs by path word
+   (`/hooks/<id>/<token>`, `/with/key/<key>`, `/t/<token>/`) and 64-byte JSON arrays (keypairs).
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
    `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
