@@ -131,6 +131,10 @@ def test_each_class_of_set_e_is_found_in_a_new_spelling(text: str, kind: str) ->
         "run cargo login then paste the token from the registry page",
         "1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3",
         "the release notes are in notes-for-the-quarterly-release-of-the-platform-v2",
+        "wifi SSID: Corp-Guest-2024",
+        "user -> Profile2024 page",
+        "Combination therapy with Drug-A200 and Drug-B300",
+        "DELETE https://api.acme.io/v1/tokens/7f3a9b2c4d5e6f7a8b9c0d1e2f3a4b5c",
     ],
 )
 def test_their_benign_look_alikes_stay_clean(text: str) -> None:

@@ -938,6 +938,7 @@ _PROSE_TRIGGER_RE = re2.compile(
     _OPTIONS,
 )
 _PROSE_NAMING = re.compile(rf"(?i:{_PROSE_OTHER_WORDS})")  # the round-six words (see _prose_hits)
+_PROSE_ARROW_END = re.compile(r"(?:->|=>|\u2192|\u21d2)$")  # an account pointed at its password
 _PROSE_WINDOW = 96  # characters read after a trigger, on its line
 _PROSE_WORDS = 10  # words read after a trigger ("pass for the shared account is the reverse of X")
 _PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/", "'s", "\u2019s", "s"})
@@ -1261,6 +1262,7 @@ _NOT_A_HEX_KEY = re.compile(
 _NOT_A_PROVIDER_KEY = re.compile(
     r"(?i)sha|hash|digest|checksum|commit|version|release|build|\bid\b|uuid|guid|\bapp\b|dyno|request|trace|event"
 )
+_HEX_ID = re.compile(r"[0-9a-fA-F\-]+")
 # A path segment of words and numbers ("release-2024-notes-v2", "deploy_done_2024_12"): a slug, not a key.
 _WORD_SLUG = re.compile(r"(?:[A-Za-z]{2,}|[0-9]{1,8})(?:[_\-](?:[A-Za-z]{2,}|[0-9]{1,8}))*")
 
@@ -1293,9 +1295,9 @@ def _shape_ok(kind: str, text: str) -> bool:
     if kind == "capability-url":
         segment = text.rsplit("/", 1)[1]
         digits = sum(c.isdigit() for c in segment)
-        return (_random_looking(segment) or (digits >= 3 and len(segment) - digits >= 8)) and not _WORD_SLUG.fullmatch(
-            segment
-        )
+        if _WORD_SLUG.fullmatch(segment) or _HEX_ID.fullmatch(segment):
+            return False  # a slug of words, or a hex id or UUID (the id of a token, not the token)
+        return _random_looking(segment) or (digits >= 3 and len(segment) - digits >= 8)
     if kind == "provider-token" and text.startswith("SK"):
         return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
@@ -2707,7 +2709,10 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
         line_end = text.find("\n", end, end + _PROSE_WINDOW)
         window_end = line_end if line_end >= 0 else min(len(text), end + _PROSE_WINDOW)
         password_word = spans[2][0] >= 0
-        naming = spans[1][0] >= 0 and _PROSE_NAMING.fullmatch(text, spans[1][0], spans[1][1]) is not None
+        naming = spans[1][0] >= 0 and (
+            _PROSE_NAMING.fullmatch(text, spans[1][0], spans[1][1]) is not None
+            or _PROSE_ARROW_END.search(text, spans[1][0], spans[1][1]) is not None
+        )
         pos = end
         previous = ""
         form = "+" in text[spans[0][0] : end] or text[end : end + 1] == "+" or text.startswith("'s+", end)
@@ -2723,6 +2728,8 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
                 secret = word if word and not _is_placeholder(word) and _looks_secret(word) else ""
             else:
                 secret = word if _password_like(word, near=near) else ""
+                if secret and naming and not _PASSWORD_SYMBOLS.intersection(secret):
+                    secret = ""  # after "wifi", "combo", "admin ->": a symbol too ("wifi SSID: Corp-Guest-2024")
                 if secret and naming and _strong_password(secret) and _STRONG_GATE_RE.search(secret):
                     break  # "wifi Vx7#pQ2m!rT": the shape view names it (password (shape)) without the word
             previous = raw.lower()
