@@ -84,6 +84,8 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-e-x3a-secrets:28",
         "calls-e-x3a-secrets:30",
     ),
+    "engine: a password shorter than 12 characters base64-encoded is a run under the 16 characters "
+    "the decoder reads (shorter runs are words and ids): it passes no-credentials-in-posts": ("calls-d-secrets:22",),
     "engine: a hex run glued to hex letters of the words around it ('...com2f70...2fbackups') decodes "
     "misaligned: the OCI pre-authenticated path inside passes no-credentials-in-posts": ("calls-d-secrets:6",),
     "engine, a known limit (docs/security.md: two levels of encoding are decoded): a third base64 "
