@@ -135,6 +135,8 @@ def test_each_class_of_set_e_is_found_in_a_new_spelling(text: str, kind: str) ->
         "user -> Profile2024 page",
         "Combination therapy with Drug-A200 and Drug-B300",
         "DELETE https://api.acme.io/v1/tokens/7f3a9b2c4d5e6f7a8b9c0d1e2f3a4b5c",
+        "https://forum.acme.io/t/How-To-Install-V2-On-Ubuntu-22/1234",
+        "https://x.io/keys/release_2024_signing_key_v3",
     ],
 )
 def test_their_benign_look_alikes_stay_clean(text: str) -> None:

@@ -1264,6 +1264,7 @@ _NOT_A_PROVIDER_KEY = re.compile(
     r"(?i)sha|hash|digest|checksum|commit|version|release|build|\bid\b|uuid|guid|\bapp\b|dyno|request|trace|event"
 )
 _HEX_ID = re.compile(r"[0-9a-fA-F\-]+")
+_SLUG_SEPARATOR = re.compile(r"[-_]")
 # A path segment of words and numbers ("release-2024-notes-v2", "deploy_done_2024_12"): a slug, not a key.
 _WORD_SLUG = re.compile(r"(?:[A-Za-z]{2,}|[0-9]{1,8})(?:[_\-](?:[A-Za-z]{2,}|[0-9]{1,8}))*")
 
@@ -1298,6 +1299,9 @@ def _shape_ok(kind: str, text: str) -> bool:
         digits = sum(c.isdigit() for c in segment)
         if _WORD_SLUG.fullmatch(segment) or _HEX_ID.fullmatch(segment):
             return False  # a slug of words, or a hex id or UUID (the id of a token, not the token)
+        pieces = _SLUG_SEPARATOR.split(segment)
+        if len(pieces) >= 3 and all(p.isalpha() or p.isdigit() or len(p) <= 3 for p in pieces):
+            return False  # a title slug ("/t/How-To-Install-V2-On-Ubuntu-22", a forum topic)
         return _random_looking(segment) or (digits >= 3 and len(segment) - digits >= 8)
     if kind == "provider-token" and text.startswith("SK"):
         return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
