@@ -91,6 +91,10 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-d-secrets:11",
         "calls-d-secrets:18",
         "calls-d-secrets:37",
+        # Round six: a Caesar-shifted or Atbash token, or letters apart by a two-mark separator, in two halves.
+        "calls-e-x3a-secrets:27",
+        "calls-e-x3a-secrets:28",
+        "calls-e-x3a-secrets:30",
     ),
     "engine: a password shorter than 12 characters base64-encoded is a run under the 16 characters "
     "the decoder reads (shorter runs are words and ids): it passes no-credentials-in-posts": ("calls-d-secrets:22",),

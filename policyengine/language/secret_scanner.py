@@ -19,7 +19,10 @@ What counts as a secret, in order of how it is found:
    words whose checksum holds, or a run of exactly a seed's length). A key header counts only with
    a key body after it. Capability URLs (Azure SAS `sig=`, OCI `/p/.../n/`, Slack triggers, Teams,
    Mattermost and Zapier hooks), pwdump NTLM lines, Nostr `nsec1` keys, and a hex key a key word
-   names on its line.
+   names on its line. Round six: prefix-less families by alphabet and length (Vault `s.`, Azure
+   DevOps PATs, Twilio SID and token, Mailchimp `-usNN`, New Relic `NRAL`, a hex key or UUID a
+   provider's name vouches for a few words before it), capability URLs by path word
+   (`/hooks/<id>/<token>`, `/with/key/<key>`, `/t/<token>/`) and 64-byte JSON arrays (keypairs).
 3. **Assignments in text** whose key is a credential key: JSON `"password": "x"`, YAML
    `client_secret: x`, INI/.env `KEY = x`, query strings `?access_token=x`, headers
    `Authorization: Bearer x`, flags `--password x`, XML `<password>x</password>`, prose
@@ -41,7 +44,7 @@ What counts as a secret, in order of how it is found:
    Published values are not secrets: integrity hashes (`sha512-...`, `sha256:...`), SSH public
    keys (`ssh-ed25519 AAAA...`) and armored public blocks (public keys, certificates).
 6. **Encoded**: runs of 16+ base64-alphabet characters are decoded (base64 standard or URL-safe,
-   padded or not; hex; base32) and, when they decode to text, scanned again with the 40 characters
+   padded or not; hex; base32) and, when they decode to text, scanned again with the 64 characters
    before them, two levels deep; runs of decimal character codes are read as their text; the kind
    names the encodings, outermost first (`aws-access-key (base64, hex)`). Percent-encoding and
    `\\xNN`/`\\uNNNN`/octal escapes are decoded by normalisation (below). A budget bounds the work per
@@ -103,6 +106,7 @@ import json
 import math
 import re
 import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -625,7 +629,10 @@ _SHAPES: Final = (
     # Words that make the hex a digest, an id or an address void it (_shape_ok): a hash is public.
     (
         "hex-key",
-        r"(?i:\b(?:private|priv|signing|signer|secret|hmac|seed|key[ \t]+material|pk)\b)[^\n]{0,48}?"
+        r"(?i:\b(?:private|priv|signing|signer|secret|hmac|seed|key[ \t]+material|pk"
+        # Round six: the names of symmetric keys ("AEAD master", "AES-256 key", a KEK or DEK, a license key).
+        r"|aead|aes(?:[\-_ ]?(?:128|192|256))?|kek|dek|master[ \t_\-]?(?:key|secret)|encryption[ \t_\-]?key"
+        r"|license[ \t_\-]?key|server[ \t_\-]?token)\b)[^\n]{0,48}?"
         r"\b(?:0x)?[0-9a-fA-F]{32,}\b",
     ),
     # Nostr's private key (bech32 "nsec1" and 58 characters): the account itself.
@@ -638,6 +645,19 @@ _SHAPES: Final = (
         r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}\b|\bdt0[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"
         r"|\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"
         r"|\b(?:glptt|glrt|gldt|glft|glimt|glsoat|gloas|GR1348941)-?[A-Za-z0-9_\-]{20,}\b",
+    ),
+    # A legacy Vault service token ("s." and 24 base62 characters; checked: mixed case and a digit,
+    # not words) and a New Relic license key (36 hex and "NRAL"); the hex and base32 families with no
+    # prefix are found by _family_hits (their patterns here would double the prefilter's cost).
+    ("vault-token", r"\bs\.[A-Za-z0-9]{24}\b"),
+    ("newrelic-key", r"\b[0-9a-fA-F]{36}NRAL\b"),
+    # Capability URLs in general: a long random path segment after a path word that names a hook, a
+    # key or a token ("/with/key/<key>" IFTTT, "/hooks/<id>/<token>" Rocket.Chat, "/t/<token>/" conda
+    # channels, "/token/<x>"): whoever holds the URL holds the key. Checked: the segment is random.
+    (
+        "capability-url",
+        r"/(?i:hooks?|webhooks?|keys?|tokens?|t|secrets?|apikey|api-key|api_key)"
+        r"/(?:[A-Za-z0-9_\-]{6,40}/)?[A-Za-z0-9_\-]{20,}",
     ),
 )
 _SHAPE_KINDS: Final = tuple(kind for kind, _ in _SHAPES)
@@ -668,6 +688,11 @@ PASSWORD_OPTIONS: Final = (
     ("openssl", r"-pass(?:in|out)[ \t]+['\"]?pass:"),
     ("smbclient|rpcclient|smbget|smbcacls|smbmap|smbtree", r"(?:-U|--user(?:=|[ \t]))[ \t]*['\"]?[^\s%'\"]+%"),
     ("lftp", r"-u[ \t]+['\"]?[^\s,'\"]+,"),
+    # Package managers' logins (round six): nuget's -Password (dotnet nuget's --password is a flag
+    # already), cargo login's token operand, twine's -p.
+    ("nuget|dotnet", r"-(?i:password)[ \t]+"),
+    ("cargo", r"login(?:[ \t]+--registry(?:[ \t]+|=)\S+)?[ \t]+"),
+    ("twine", r"-p[ \t]+"),
 )
 _KEY = rf"(?:[A-Za-z0-9_.\-]+ )?[A-Za-z0-9_.\-]*(?i:{_STEMS})[A-Za-z0-9_.\-]*"
 _WORD = r"[^\s\"'`&;,<>)\]}]+"
@@ -701,6 +726,18 @@ _ASSIGNMENT = (
         rf"|\b(?:{programs})\b[^\n]*?[ \t]{option}('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"`][^\s'\"`,;]*)"
         for programs, option in PASSWORD_OPTIONS
     )
+    # A configuration command is an assignment with a blank for its "=" (round six, package
+    # managers): "composer config [-g] bearer.HOST x" (and github-oauth, gitlab-token, http-basic
+    # USER x...), "poetry config pypi-token.NAME x" set a token whatever the key's last word is;
+    # "yarn config set npmAuthToken x", "npm config set KEY x" are read as KEY = x; "bundle config
+    # [set] HOST user:x" and BUNDLE_HOST=user:x carry Bundler's source credentials.
+    + r"|\bconfig[ \t]+(?:set[ \t]+)?(?:-{1,2}[A-Za-z][\w\-]*[ \t]+)*"
+    r"(?i:bearer|github-oauth|gitlab-token|gitlab-oauth|http-basic|bitbucket-oauth|pypi-token)\.[\w.\-]+[ \t]+"
+    r"(?:[^\s'\"-][^\s'\"]*[ \t]+)?('[^'\n]*'|\"[^\"\n]*\"|[^\s\-'\"`][^\s'\"`,;]*)"
+    + rf"|\bconfig[ \t]+(?:set[ \t]+)?(?:-{{1,2}}[A-Za-z][\w\-]*[ \t]+)*({_KEY})[ \t]+({_VALUE})"
+    r"|\bbundle[ \t]+config\b(?:[ \t]+set)?(?:[ \t]+--?[\w\-]+)*[ \t]+[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)+[ \t]+"
+    r"['\"]?[^\s:'\"@]+:([^\s'\"]+)"
+    r"|\bBUNDLE_[A-Z0-9_]+__[A-Z0-9_]+[ \t]*=[ \t]*['\"]?[^\s:'\"@]+:([^\s'\"]+)"
 )
 # Where each alternative of _ASSIGNMENT puts its key, its separator and its value (group numbers;
 # a string is a fixed key or separator for the alternatives that imply one).
@@ -719,8 +756,14 @@ _ALTERNATIVES: Final[tuple[tuple[int | str, int | str, int], ...]] = (
     ("password", " ", 21),
     ("password", " ", 22),
     *(("password", " ", 23 + n) for n in range(len(PASSWORD_OPTIONS))),
+    ("password", " ", 23 + len(PASSWORD_OPTIONS)),
+    (24 + len(PASSWORD_OPTIONS), " ", 25 + len(PASSWORD_OPTIONS)),
+    ("password", ":", 26 + len(PASSWORD_OPTIONS)),
+    ("password", ":", 27 + len(PASSWORD_OPTIONS)),
 )
 _ASSIGNMENT_RE = re2.compile(_ASSIGNMENT, _OPTIONS)
+# Value groups of the alternatives whose value is a token operand, not an option's value: it must look like one.
+_TOKEN_OPERANDS: Final = frozenset(23 + n for n, (programs, _) in enumerate(PASSWORD_OPTIONS) if programs == "cargo")
 
 # Card runs: digits with at most a short separator between them, 13 digits or more. The
 # prefilter and ASCII text use the ASCII form (normalised text has its digits, dashes and spaces
@@ -737,11 +780,12 @@ _ASCII_CARD_RE = re2.compile(_ASCII_CARD_RUN, _MATCH_ONLY)
 # line break between any digits would let every call with two numbers through.
 # A card's own groups (4-4-4-4, Amex's 4-6-5, Diners' 4-6-4) with anything short and digit-free
 # between them: "4539:5260:...", "4539, 5260, ...", "card#4539#...", "5425x3019x...", "4539 and
-# 6821 and ...", "4539 5260 (cont.) 1815 9083"; a letter O for a zero inside a group. Only the
+# 6821 and ...", "4539 5260 (cont.) 1815 9083"; a look-alike letter for a digit inside a group. Only the
 # card's grouping is read this way (any filler between arbitrary digits would read lists of numbers).
 _CARD_FILLER = r"[^0-9\n]{1,12}"
 _SPREAD_CARD = (
-    rf"[0-9Oo]{{4}}(?:{_CARD_FILLER}[0-9Oo]{{4}}){{3}}|[0-9]{{4}}{_CARD_FILLER}[0-9]{{6}}{_CARD_FILLER}[0-9]{{4,5}}"
+    rf"[0-9OoSlIBZ]{{4}}(?:{_CARD_FILLER}[0-9OoSlIBZ]{{4}}){{3}}"
+    rf"|[0-9]{{4}}{_CARD_FILLER}[0-9]{{6}}{_CARD_FILLER}[0-9]{{4,5}}"
 )
 _WEAK = r"[ \t/|+()\r\n\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}]{1,6}"
 _CARD_GATE = (
@@ -787,7 +831,7 @@ _ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
 # sibling values {"a": "ghp_16C7", "b": "e42F..."}), matched with gaps of quotes, spaces, '+' and
 # ',' between any two characters. Sibling values are joined with SIBLING, a gap of its own.
 SIBLING: Final = "\x1f"
-_SPLIT_GAP = r"[\s\"'`+,\x1f]{1,8}"
+_SPLIT_GAP = r"[\s\"'`+,\x1f#@]{1,8}"  # "#" and "@": a token cut into hashtags or mentions (round six)
 _SPLIT_SHAPES: Final = (
     ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), "0-9A-Z", 16),
     ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "A-Za-z0-9_", 36),
@@ -854,9 +898,10 @@ _STRONG_GAP = re.compile(r"[\"'`\x1f]")
 # Letters written apart ("A K I A I O S F...", "A-K-I-A-...", "g l p a t - a B..."): a run of single
 # characters (a dash among them), each followed by one separator; the gate lets any separators
 # through, _SPACED_RUN wants one repeated.
-_SPACED_GATE = r"[A-Za-z0-9_](?:[ .,\-][A-Za-z0-9_\-]){11,}"
+# The separator may be two marks ("g-.h-.p-._-.e...", round six) and a bar, colon, semicolon or star.
+_SPACED_GATE = r"[A-Za-z0-9_](?:[ .,\-|:;*]{1,2}[A-Za-z0-9_\-]){11,}"
 _SPACED_RUN = re.compile(
-    r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_]([ .,\-])[A-Za-z0-9_\-](?:\1[A-Za-z0-9_\-]){10,}(?![A-Za-z0-9_\-])"
+    r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_]([ .,\-|:;*]{1,2})[A-Za-z0-9_\-](?:\1[A-Za-z0-9_\-]){10,}(?![A-Za-z0-9_\-])"
 )
 _SPACED_GATE_RE = re2.compile(_SPACED_GATE, _MATCH_ONLY)
 _MAX_SPACED = 64  # runs glued per string; past it, the rest is reported unchecked (PAST_SPLIT_BUDGET)
@@ -887,19 +932,28 @@ _I18N_WORDS = "|".join(
         reverse=True,
     )
 )
+# Round six: words that name a password without saying it ("NAS combo: x", "wifi x", "unlocks
+# with x") and an account pointed at its password ("Grafana admin -> x"): the value after them must
+# still have a password's shape (_password_like), as after "login".
+_PROSE_OTHER_WORDS = r"combo|combination|wi-?fi|wlan|psk|unlock(?:s|ed)?[ \t]+with|opens[ \t]+with"
+_PROSE_ARROW = r"(?:admin|administrator|root|superuser|user(?:name)?|account|login)[ \t]*(?:->|=>|\x{2192}|\x{21D2})"
 _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
-    rf"|password|passwort)\b[^\n]*[0-9])|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
+    rf"|password|passwort|{_PROSE_OTHER_WORDS})\b[^\n]*[0-9])|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])"
+    rf"|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
     # The value before the word: "Use X as the password", "X\n(that is the password above)".
     r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
 )
 _PROSE_TRIGGER_RE = re2.compile(
-    r"(?i:\b(?:(log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)\b)|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
+    r"(?i:\b(?:((?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds"
+    rf"|{_PROSE_OTHER_WORDS})\b|{_PROSE_ARROW}))|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
     rf"|password|passwort)\b|(?:{_I18N_WORDS})\pL{{0,6}}))|(?:^|\s)(-u|--user|--proxy-user)[ =]",
     _OPTIONS,
 )
+_PROSE_NAMING = re.compile(rf"(?i:{_PROSE_OTHER_WORDS})")  # the round-six words (see _prose_hits)
+_PROSE_ARROW_END = re.compile(r"(?:->|=>|\u2192|\u21d2)$")  # an account pointed at its password
 _PROSE_WINDOW = 96  # characters read after a trigger, on its line
-_PROSE_WORDS = 8  # words read after a trigger
+_PROSE_WORDS = 10  # words read after a trigger ("pass for the shared account is the reverse of X")
 _PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/", "'s", "\u2019s", "s"})
 _PROSE_BEFORE = 6  # words read before a password word, back to the line before it
 _POSSESSIVE = ("'s ", "\u2019s ", "'s\t", "'s+")
@@ -981,6 +1035,20 @@ _STRONG_GATE = (
     rf"|[0-9]{_PW_SYMBOL}[A-Za-z]|{_PW_SYMBOL}[A-Za-z][0-9]|{_PW_SYMBOL}[0-9][A-Za-z]"
 )
 _VIEW_GATES = (_SPACED_GATE, _PROSE_TRIGGER, _REVERSED_GATE, _SPELLED_GATE, _TABLE_GATE, _SEED_GATE, _STRONG_GATE)
+# Encodings the base64/hex decoder does not read (round six), each a gate and a reader (_coded_hits):
+# character codes apart by blanks (decimal or octal: "103 104 112 95", "147 150 160 137"),
+# chr() chains ("chr(103)+chr(104)"), Morse code, base85 and Ascii85 words (four symbols in a word,
+# as base64 never has), 64-byte JSON arrays (a Solana keypair: "[41, 65, 43, ...]"), and strong-prefix
+# tokens under any Caesar shift or Atbash ("jks_..." is ghp_ shifted by 3, "ZPRZ..." is AKIA).
+_CODED_GATES: Final = (
+    r"(?:[0-9]{2,3}[ \t]+){15}[0-9]{2,3}|(?i:chr|char)\([ \t]*[0-9]{2,3}[ \t]*\)[ \t]*[+.,&|]?[ \t]*(?i:chr|char)\("
+    r"|(?:[.\-]+[ \t/]+){15}[.\-]",
+    # Unbounded runs: counted ones multiply the states of the Set's DFA. Not '=' or '&' (assignments and
+    # query strings have them in a row); a random base85 word of 20 has about four of the others.
+    r"(?:[0-9A-Za-z+\-_]*[!#$%()*;<>?@^`{|}~]){3}",
+    r"\[[ \t]*(?:[0-9]{1,3}[ \t]*,[ \t]*){15}[0-9]",
+    r"\b[A-Za-z]{3}_[A-Za-z0-9]{36}\b|\b[A-Z]{4}[A-Z0-9]{16}\b",
+)
 # A backslash before a letter, which bash drops ("s\\k_live_..."), variables glued to each other
 # or to a word ("$a$b", "${a}k", "s$b") and quoted option values in a row: the shell view
 # (_shell_view) may rebuild a token that no other gate sees.
@@ -997,7 +1065,16 @@ _PREFILTER_OPTIONS.max_mem = 64 << 20
 _PREFILTER = re2.compile(
     "|".join(
         f"(?:{p})"
-        for p in (*_PLAIN_GATES, *_VIEW_GATES, _SHELL_GATE, _ENCODED_GATE, _SPLIT_GATE, _NEEDS_DECODING, _JSON_START)
+        for p in (
+            *_PLAIN_GATES,
+            *_VIEW_GATES,
+            _SHELL_GATE,
+            _ENCODED_GATE,
+            _SPLIT_GATE,
+            _NEEDS_DECODING,
+            _JSON_START,
+            *_CODED_GATES,
+        )
     ),
     _PREFILTER_OPTIONS,
 )
@@ -1006,7 +1083,9 @@ _PREFILTER = re2.compile(
 # (the NFA then costs 70x on a 4 KB batch); the parts alone stay small.
 _TABLE_GATE_RE = re2.compile(_TABLE_GATE, _MATCH_ONLY)
 _PREFILTER_PARTS: Final = (
-    re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _MATCH_ONLY),
+    # With the prefilter's memory: under RE2's default 8 MB the DFA of every shape and assignment
+    # ran out on 4 KB batches and fell back to the NFA (~100x: 19 ms a BFCL batch round, 0.2 ms now).
+    re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _PREFILTER_OPTIONS),
     re2.compile(f"{_ENCODED_GATE}|{_SPLIT_GATE}", _MATCH_ONLY),
     re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES[:4], _SHELL_GATE)), _MATCH_ONLY),
     # Tables and seed phrases each alone: with the views above in one program, their states multiply
@@ -1014,6 +1093,7 @@ _PREFILTER_PARTS: Final = (
     _TABLE_GATE_RE,
     re2.compile(_SEED_GATE, _MATCH_ONLY),
     re2.compile(_STRONG_GATE, _MATCH_ONLY),
+    re2.compile("|".join(f"(?:{p})" for p in _CODED_GATES), _MATCH_ONLY),
 )
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
@@ -1096,7 +1176,8 @@ def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
 _SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = range(6)
 _SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT = range(6, 12)
 _STRONG_AT = 12
-_ALL_CATEGORIES = frozenset(range(13))
+_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT = range(13, 17)
+_ALL_CATEGORIES = frozenset(range(17))
 _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
@@ -1106,6 +1187,7 @@ _categories_set = _set_matcher(
         _ENCODED_GATE,
         _SPLIT_GATE,
         *_VIEW_GATES,
+        *_CODED_GATES,
     ]
 )
 _split_search = _raw_search(_SPLIT_RE)
@@ -1190,6 +1272,16 @@ _NOT_A_HEX_KEY = re.compile(
 )
 
 
+# Words that make a value near a provider's name an id, a hash or a build, not its key.
+_NOT_A_PROVIDER_KEY = re.compile(
+    r"(?i)sha|hash|digest|checksum|commit|version|release|build|\bid\b|uuid|guid|\bapp\b|dyno|request|trace|event"
+)
+_HEX_ID = re.compile(r"[0-9a-fA-F\-]+")
+_SLUG_SEPARATOR = re.compile(r"[-_]")
+# A path segment of words and numbers ("release-2024-notes-v2", "deploy_done_2024_12"): a slug, not a key.
+_WORD_SLUG = re.compile(r"(?:[A-Za-z]{2,}|[0-9]{1,8})(?:[_\-](?:[A-Za-z]{2,}|[0-9]{1,8}))*")
+
+
 def _shape_ok(kind: str, text: str) -> bool:
     """Checks on a shape match that the pattern alone cannot make."""
     if kind == "jwt":
@@ -1212,6 +1304,18 @@ def _shape_ok(kind: str, text: str) -> bool:
         return not _NOT_A_KEY_LABEL.search(text)  # "sentry_release_sha: ...", "asana_task_id = ...": ids and hashes
     if kind == "hex-key":
         return not _NOT_A_HEX_KEY.search(text)
+    if kind == "vault-token":
+        body = text[2:]
+        return _random_looking(body) and sum(len(w) for w in _WORDISH.findall(body)) <= len(body) // 2
+    if kind == "capability-url":
+        segment = text.rsplit("/", 1)[1]
+        digits = sum(c.isdigit() for c in segment)
+        if _WORD_SLUG.fullmatch(segment) or _HEX_ID.fullmatch(segment):
+            return False  # a slug of words, or a hex id or UUID (the id of a token, not the token)
+        pieces = _SLUG_SEPARATOR.split(segment)
+        if len(pieces) >= 3 and all(p.isalpha() or p.isdigit() or len(p) <= 3 for p in pieces):
+            return False  # a title slug ("/t/How-To-Install-V2-On-Ubuntu-22", a forum topic)
+        return _random_looking(segment) or (digits >= 3 and len(segment) - digits >= 8)
     if kind == "provider-token" and text.startswith("SK"):
         return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
@@ -1396,9 +1500,11 @@ def _card_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 _SPREAD_CARD_RE = re2.compile(_SPREAD_CARD, _MATCH_ONLY)
-_CARD_GROUP = re.compile(r"[0-9Oo]+")
+_CARD_GROUP = re.compile(r"[0-9OoSlIBZ]+")
 _spread_card_search = _raw_search(_SPREAD_CARD_RE)
-_O_TO_ZERO = str.maketrans("Oo", "00")
+# Letters that stand for digits (O/0, l/1, I/1, S/5, B/8, Z/2; round six): one a group, and the
+# whole must pass Luhn (a look-alike read wrong fails it nine times in ten).
+_O_TO_ZERO = str.maketrans("OoSlIBZ", "0051182")
 
 
 def _spread_cards(text: str, taken: _Taken) -> list[tuple[int, int, str]]:
@@ -1416,7 +1522,7 @@ def _spread_cards(text: str, taken: _Taken) -> list[tuple[int, int, str]]:
         if any(len(text[a.end() : b.start()].split()) > 2 for a, b in itertools.pairwise(found)):
             continue
         if any(sum(c.isdigit() for c in g) < len(g) - 1 for g in groups):
-            continue  # one letter O per group at most: "Oooo" is a word
+            continue  # one look-alike letter per group at most: "Oooo", "BOSS" are words
         digits = "".join(groups).translate(_O_TO_ZERO)
         if _is_card(digits):
             hits.append((start, end, digits))
@@ -1542,6 +1648,8 @@ def _assignments(text: str, taken: _Taken) -> Iterable[_Hit]:
             raw = raw.strip()  # <password> x </password>
         elif value_at == 21 and raw.isdigit():
             continue  # "login ... -p 2222": a port
+        elif value_at in _TOKEN_OPERANDS and not (len(raw) >= 16 and _DIGIT.search(raw)):
+            continue  # "cargo login then paste it": an operand that is a word, not a token
         secret = _assignment_secret(key, sep, raw)
         if secret is None:
             continue
@@ -1599,6 +1707,8 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
         return text.index("://", start) + 3, end - 1  # scheme://TOKEN@
     if kind == "query-key":
         return text.index("=", start) + 1, end
+    if kind == "capability-url":
+        return text.rindex("/", start, end) + 1, end  # the key segment: the URL stays readable
     if kind in ("service-key", "hex-key"):
         value = _HEX_TAIL.search(text, start, end)
         return (value.start(), end) if value else (start, end)
@@ -1793,9 +1903,26 @@ def _b64(run: str) -> str | None:
         return None
     try:
         # binascii directly: b64decode(validate=True) runs a regexp over the run first.
-        return _as_text(binascii.a2b_base64(body + "=" * (-len(body) % 4), strict_mode=True))
+        data = binascii.a2b_base64(body + "=" * (-len(body) % 4), strict_mode=True)
     except (binascii.Error, ValueError):
         return None
+    return _as_text(_inflated(data) if data[:1] in _DEFLATE_HEADS else data)
+
+
+# gzip ("H4sI..." once base64) and zlib streams are inflated before they are read: a compressed
+# secret is still one (round six). At most _MAX_INFLATED bytes come out (a zip bomb costs nothing).
+_DEFLATE_HEADS = (b"\x1f", b"\x78")
+_MAX_INFLATED = 1 << 16
+
+
+def _inflated(data: bytes) -> bytes:
+    """The bytes a gzip or zlib stream inflates to (at most _MAX_INFLATED), or the data when it is neither."""
+    if not (data[:2] == b"\x1f\x8b" or (len(data) > 2 and data[0] == 0x78 and (data[0] << 8 | data[1]) % 31 == 0)):
+        return data
+    try:
+        return zlib.decompressobj(wbits=47).decompress(data, _MAX_INFLATED)
+    except zlib.error:
+        return data
 
 
 def _decodings(run: str) -> Iterator[tuple[str, str]]:
@@ -1861,7 +1988,8 @@ _PIECES = re.compile(r"[^-_/]+")
 _FORM_PIECES = re.compile(r"[^-_/+]+")
 _FORM_RUN = re.compile(r"[A-Za-z]{2,}\+[A-Za-z]{2,}\+")
 _MAX_FORM_RUN = 512
-_CONTEXT = 40  # characters before an encoded run read with what it decodes to
+_TOKEN_WHOLE = re.compile(_TOKEN_RUN)
+_CONTEXT = 64  # characters before an encoded run read with what it decodes to (a provider's name: _PROVIDER_WINDOW)
 _BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648 base32: upper-case letters and 2-7
 
 
@@ -1893,11 +2021,17 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
             at = start + offset
             before = text[max(text.rfind("\n", max(0, at - _CONTEXT), at) + 1, at - _CONTEXT) : at]
             view = before + decoded + text[end : end + _CONTEXT]
+            found = len(hits)
             for kind, hit_start, _, secret in _analyse(view, level + 1):
                 if not len(before) <= hit_start < len(before) + len(decoded):
                     continue  # a secret of the context alone is the text's own finding
                 base, _, inner = kind.partition(" (")
                 hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+            # A run that decodes to one random token is an encoded key wherever it stands: the URL
+            # around it ("?q=<base64>") voids high entropy for the run, not for what it hides.
+            token = decoded.strip()
+            if len(hits) == found and _TOKEN_WHOLE.fullmatch(token) and _high_entropy(token, 0, token):
+                hits.append((f"high-entropy ({encoding})", start, end, token))
             # JSON once decoded is a value: its keys and pairs count as they would in the clear.
             parsed = _json_container(decoded) if _json_text(decoded) else None
             if parsed is not None:
@@ -2005,6 +2139,218 @@ def _char_code_hits(text: str, level: int) -> list[_Hit]:
     return hits
 
 
+# Token families with no fixed prefix but a fixed alphabet and length (round six), found in one
+# small RE2 program run only on texts whose categories hold a token run or a hex run (the
+# prefilter passes them already): an Azure DevOps PAT (exactly 52 lower-case base32 characters,
+# RFC 4648's a-z2-7; checked: digits and a random text's entropy), a Twilio account SID with its
+# 32-hex auth token beside it, a Mailchimp key (32 hex, "-us" and its datacenter), and a hex key
+# or UUID a provider's name vouches for a few words before it on its line ("Plaid client <id> /
+# <secret>", "HEROKU creds <uuid>", "X-Postmark-Server <uuid>"; service-key wants the value right
+# after the name). Words that make the value an id, a hash or a build void the last.
+# No capture groups (the kind is read off the match): submatches of a 10 MB hex run cost 0.3 s.
+_FAMILY_RE = re2.compile(
+    r"\b[a-z2-7]{52}\b|\bAC[0-9a-f]{32}\b[^\n0-9a-f]{1,12}[0-9a-f]{32}\b|\b[0-9a-f]{32}-us[0-9]{1,2}\b"
+    r"|\b(?:[0-9a-fA-F]{30,128}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b",
+    _MATCH_ONLY,
+)
+_BASE32_LOWER = re.compile(r"[a-z2-7]{52}")
+_TWILIO = re.compile(r"AC[0-9a-f]{32}[^\n0-9a-f]")
+_MAILCHIMP = re.compile(r"[0-9a-f]{32}-us[0-9]{1,2}")
+_PROVIDER_BEFORE = re.compile(
+    r"(?i)\b(?:algolia|heroku|mailchimp|mailgun|newrelic|new[ \t]relic|plaid|postmark|sendgrid|twilio|pagerduty"
+    r"|segment|circleci|rollbar|bugsnag|airtable|contentful|launchdarkly|datadog|sentry|okta|zendesk)\b[^\n]{0,40}$"
+)
+_PROVIDER_WINDOW = 64  # characters read back from a hex value for a provider's name
+_FAMILY_CATEGORIES = frozenset({_TOKENS_AT, _ENCODED_AT})
+
+
+def _family_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Tokens of the prefix-less families (_FAMILY_RE), each checked as its kind."""
+    hits: list[_Hit] = []
+    for n, spans in enumerate(_matches(_FAMILY_RE, text)):
+        start, end = spans[0]
+        if n >= MAX_SPLIT:
+            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
+            break
+        token = text[start:end]
+        if _BASE32_LOWER.fullmatch(token):
+            kind = "azure-devops-pat"
+        elif _TWILIO.match(token):
+            kind = "twilio-credentials"
+        elif _MAILCHIMP.fullmatch(token):
+            kind = "mailchimp-key"
+        else:
+            kind = "provider-key"
+        if taken.overlaps(start, end):
+            continue
+        if kind == "azure-devops-pat":
+            # Random base32 has ~10 digits in 52 characters and ~4.6 bits of entropy; words have neither.
+            if sum(c.isdigit() for c in token) < 4 or _entropy(token) < 4.2:
+                continue
+        elif kind == "provider-key":
+            line = max(text.rfind("\n", max(0, start - _PROVIDER_WINDOW), start) + 1, start - _PROVIDER_WINDOW)
+            named = _PROVIDER_BEFORE.search(text, line, start)
+            if named is None or _NOT_A_PROVIDER_KEY.search(text, named.start(), end):
+                continue
+        hits.append((kind, start, end, token))
+    return hits
+
+
+# Readers of _CODED_GATES (Python regexps, run only on texts whose gate matched; all bounded).
+_SPACED_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]+){15,}[0-9]{2,3}(?![0-9.])")
+_CHR_CALL = re.compile(r"(?i:chr|char)\([ \t]*([0-9]{1,3})[ \t]*\)")
+_CHR_JOIN = re.compile(r"[ \t]*[+.,&|]?[ \t]*")
+_MORSE_RUN = re.compile(r"(?<![.\-\w])[.\-]{1,6}(?:(?:[ \t]{1,3}|[ \t]*/[ \t]*)[.\-]{1,6}){15,}(?![.\-\w])")
+_MORSE_CODES = (
+    ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.."
+    " ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. ..--.- -....-"
+)
+_MORSE: Final = dict(zip(_MORSE_CODES.split(" "), "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", strict=True))
+# A word (printable ASCII, no blank) with three of the symbols base64 and query strings never have.
+_BASE85_SYMBOL = r"[!#$%()*;<>?@^`{|}~]"
+_BASE85_RE = re2.compile(rf"[!-~]*{_BASE85_SYMBOL}[!-~]*{_BASE85_SYMBOL}[!-~]*{_BASE85_SYMBOL}[!-~]*", _MATCH_ONLY)
+_MAX_BASE85 = 256  # words decoded per string; past it, the rest is reported undecoded (PAST_DECODING_BUDGET)
+_CODED_SEARCH: Final = tuple(
+    (at, _raw_search(re2.compile(gate, _MATCH_ONLY)))
+    for at, gate in zip((_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT), _CODED_GATES, strict=True)
+)
+_coded_any = _raw_search(re2.compile("|".join(f"(?:{gate})" for gate in _CODED_GATES), _PREFILTER_OPTIONS))
+_BASE85_ALPHABET = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~")
+_BYTE_ARRAY = re.compile(r"\[[ \t]*[0-9]{1,3}(?:[ \t]*,[ \t]*[0-9]{1,3}){63}[ \t]*,?[ \t]*\]")
+_SHIFTED_TOKEN = re.compile(r"\b[A-Za-z]{3}_[A-Za-z0-9]{36}\b|\b[A-Z]{4}[A-Z0-9]{16}\b")
+_SHIFT_PREFIXES: Final = ("ghp", "gho", "ghu", "ghs", "ghr", "npm", "akia", "asia", "abia", "acca")
+_MAX_CODED = 16  # runs read per string and reader; past it, the rest is reported unchecked
+
+
+def _shift_letters(token: str, shift: int | None) -> str:
+    """The token with each letter shifted back by `shift` (Caesar), or mirrored when shift is None (Atbash)."""
+    out = []
+    for c in token:
+        base = 65 if "A" <= c <= "Z" else 97 if "a" <= c <= "z" else 0
+        if not base:
+            out.append(c)
+        elif shift is None:
+            out.append(chr(base + 25 - (ord(c) - base)))
+        else:
+            out.append(chr(base + (ord(c) - base - shift) % 26))
+    return "".join(out)
+
+
+def _unshifted(token: str) -> Iterator[str]:
+    """Readings of a token whose prefix is a known prefix under a Caesar shift or Atbash."""
+    head = token[: 4 if token[3] != "_" else 3].lower()
+    for known in _SHIFT_PREFIXES:
+        if len(known) != len(head):
+            continue
+        shifts = {(ord(a) - ord(b)) % 26 for a, b in zip(head, known, strict=True)}
+        if len(shifts) == 1 and not shifts & {0, 13}:  # ROT13 is the reversed view's (_ROTATED_SHAPES)
+            yield _shift_letters(token, shifts.pop())
+        elif all(ord(a) - 97 == 25 - (ord(b) - 97) for a, b in zip(head, known, strict=True)):
+            yield _shift_letters(token, None)
+
+
+_OCTAL_DIGITS = frozenset("01234567")
+
+
+def _codes_text(codes: list[str]) -> Iterator[tuple[str, str]]:
+    """(encoding, text) for character codes read in decimal and, when they can be, in octal."""
+    if all(set(c) <= _OCTAL_DIGITS for c in codes):
+        text = _from_char_codes(int(c, 8) for c in codes)
+        if text is not None:
+            yield "octal codes", text
+    text = _from_char_codes(int(c) for c in codes)
+    if text is not None:
+        yield "char codes", text
+
+
+def _coded_hits(text: str, categories: frozenset[int], level: int) -> list[_Hit]:
+    """Secrets in the encodings of _CODED_GATES, each reported at its run with the encoding named."""
+    found: list[tuple[str, int, int, str]] = []  # (encoding, start, end, decoded)
+    hits: list[_Hit] = []
+    if len(text) > _SET_LIMIT:
+        # _categories answers "all" for a long text: one RE2 pass per gate says which readers it needs.
+        data = text.encode("utf-8", "surrogatepass")
+        if not _coded_any(data):
+            return hits  # one pass says none of the gates matches (the usual case)
+        categories = frozenset(at for at, search in _CODED_SEARCH if search(data))
+    if _CODES_AT in categories:
+        for n, match in enumerate(_SPACED_CODES.finditer(text)):
+            if n >= _MAX_CODED:
+                break
+            found.extend((how, *match.span(), decoded) for how, decoded in _codes_text(match.group().split()))
+        chain: list[re.Match[str]] = []
+        for call in [*_CHR_CALL.finditer(text), None]:
+            if call is not None and (not chain or _CHR_JOIN.fullmatch(text, chain[-1].end(), call.start())):
+                chain.append(call)
+                continue
+            if len(chain) >= 8:
+                decoded = _from_char_codes(int(m.group(1)) for m in chain)
+                if decoded is not None:
+                    found.append(("chr()", chain[0].start(), chain[-1].end(), decoded))
+            chain = [call] if call is not None else []
+        for n, match in enumerate(_MORSE_RUN.finditer(text)):
+            if n >= _MAX_CODED:
+                break
+            letters = [_MORSE.get(code) for code in re.split(r"[ \t/]+", match.group())]
+            if None not in letters:
+                found.append(("morse", *match.span(), "".join(c for c in letters if c)))
+    if _BASE85_AT in categories:
+        tried = 0
+        for spans in _matches(_BASE85_RE, text):
+            start, end = spans[0]
+            word = text[start:end]
+            if not 20 <= len(word) <= 512 or not _random_looking(word):
+                continue
+            if tried >= _MAX_BASE85:
+                hits.append((PAST_DECODING_BUDGET, start, len(text), text[start:]))
+                break
+            tried += 1
+            # The word, and the value after a query's or an assignment's '=' ("?d=<ascii85>").
+            for candidate in {word, word.rsplit("=", 1)[-1], word.rsplit(":", 1)[-1]}:
+                if len(candidate) < 20:
+                    continue
+                for how, data in _base85_bytes(candidate):
+                    decoded = _as_text(data)
+                    if decoded is not None:
+                        found.append((how, start, end, decoded))
+    if _BYTE_ARRAY_AT in categories:
+        for n, match in enumerate(_BYTE_ARRAY.finditer(text)):
+            if n >= _MAX_CODED:
+                break
+            values = [int(v) for v in _ASCII_DIGITS.findall(match.group())]
+            # 64 bytes, each a byte, as random as a key (a histogram or a pixel row repeats values).
+            if max(values) <= 255 and len(set(values)) >= 40:
+                found.append(("byte array", *match.span(), ""))
+    if _SHIFTED_AT in categories:
+        for n, match in enumerate(_SHIFTED_TOKEN.finditer(text)):
+            if n >= MAX_SPLIT:
+                break
+            found.extend(("shifted", *match.span(), decoded) for decoded in _unshifted(match.group()))
+    for how, start, end, decoded in found:
+        if how == "byte array":
+            hits.append(("wallet-keypair (byte array)", start, end, text[start:end]))
+            continue
+        for kind, _, _, secret in _analyse(decoded, level + 1):
+            hits.append((f"{kind.partition(' (')[0]} ({how})", start, end, secret))
+    return hits
+
+
+def _base85_bytes(word: str) -> Iterator[tuple[str, bytes]]:
+    """(encoding, bytes) for each way a word decodes: Ascii85 (with or without <~ ~>), base85 (RFC 1924)."""
+    body = word[2:-2] if word.startswith("<~") and word.endswith("~>") else word
+    decoders: list[tuple[str, str, Callable[[str], bytes]]] = []
+    if all("!" <= c <= "u" or c == "z" for c in body):
+        decoders.append(("ascii85", body, base64.a85decode))
+    if _BASE85_ALPHABET.issuperset(word):
+        decoders.append(("base85", word, base64.b85decode))
+    for how, encoded, decode in decoders:
+        try:
+            data = decode(encoded)
+        except ValueError:
+            continue
+        yield how, data
+
+
 def _analyse(text: str, level: int = 0) -> list[_Hit]:
     """Every secret in one (normalised) string, with the span to hide; `level`: decodings already done."""
     categories = _categories(text)
@@ -2035,6 +2381,8 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
                 hits.append(
                     (kind, start, end, text[match_start:match_end] if kind == "private-key" else text[start:end])
                 )
+    if categories & _FAMILY_CATEGORIES:
+        hits.extend(_family_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
     if _ASSIGNMENTS_AT in categories:
         hits.extend(_assignments(text, _Taken((start, end) for _, start, end, _ in hits)))
     if _CARDS_AT in categories:
@@ -2055,6 +2403,8 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_char_code_hits(text, level))
         hits.extend(_separated_hex_hits(text, level))
         hits.extend(_uuencoded_hits(text, level))
+    if categories & _CODED_AT and level < MAX_DECODE_LEVELS:
+        hits.extend(_coded_hits(text, categories, level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
     if _SPLIT_AT in categories:
@@ -2063,6 +2413,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     return hits
 
 
+_CODED_AT = frozenset({_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT})
 _VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT, _STRONG_AT})
 
 
@@ -2335,7 +2686,8 @@ def _spaced_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
             break
         if taken.covers(start, end):
             continue  # "4 1 1 1 ...": a card run already
-        glued = match.group()[::2]  # one separator after each character: every other one is the text
+        # One separator after each character: every (1 + its length)-th character is the text.
+        glued = match.group()[:: len(match.group(1)) + 1]
         # The glued text holds no separator, so it has no run of its own: no deeper recursion.
         for kind, _, _, secret in _analyse(glued, level):
             hits.append((f"{kind.partition(' (')[0]} (spaced)", start, end, secret))
@@ -2385,6 +2737,10 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
         line_end = text.find("\n", end, end + _PROSE_WINDOW)
         window_end = line_end if line_end >= 0 else min(len(text), end + _PROSE_WINDOW)
         password_word = spans[2][0] >= 0
+        naming = spans[1][0] >= 0 and (
+            _PROSE_NAMING.fullmatch(text, spans[1][0], spans[1][1]) is not None
+            or _PROSE_ARROW_END.search(text, spans[1][0], spans[1][1]) is not None
+        )
         pos = end
         previous = ""
         form = "+" in text[spans[0][0] : end] or text[end : end + 1] == "+" or text.startswith("'s+", end)
@@ -2400,6 +2756,10 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
                 secret = word if word and not _is_placeholder(word) and _looks_secret(word) else ""
             else:
                 secret = word if _password_like(word, near=near) else ""
+                if secret and naming and not _PASSWORD_SYMBOLS.intersection(secret):
+                    secret = ""  # after "wifi", "combo", "admin ->": a symbol too ("wifi SSID: Corp-Guest-2024")
+                if secret and naming and _strong_password(secret) and _STRONG_GATE_RE.search(secret):
+                    break  # "wifi Vx7#pQ2m!rT": the shape view names it (password (shape)) without the word
             previous = raw.lower()
             if not secret:
                 if raw.endswith(('",', "',", '"}', "'}")):
