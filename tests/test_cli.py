@@ -101,8 +101,8 @@ def broken_pack(tmp_path: Path) -> BrokenPack:
     )
     _edit(
         gate,
-        '[?path_matches(@, lists.env_files)] | length(@) > `0`"',
-        '[?path_matchez(@, lists.env_files)] | length(@) > `0`"',
+        '[?path_matches(@, lists.env_files) && !regex_match(@, lists.env_file_templates)] | length(@) > `0`"',
+        '[?path_matchez(@, lists.env_files) && !regex_match(@, lists.env_file_templates)] | length(@) > `0`"',
     )
     _edit(
         red,

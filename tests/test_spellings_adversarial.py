@@ -254,7 +254,7 @@ def test_a_pack_copy_whose_rule_compares_the_raw_path_is_reported(tmp_path: Path
     shutil.copytree(PACKS["baseline"], pack)
     gate = pack / "gate.yaml"
     by_role = (
-        'when: "paths(@)[?path_matches(@, lists.env_files) && !path_surely_matches(@, lists.env_file_templates)]'
+        'when: "paths(@)[?path_matches(@, lists.env_files) && !regex_match(@, lists.env_file_templates)]'
         ' | length(@) > `0`"'
     )
     assert by_role in gate.read_text("utf-8"), "the planted rule no longer reads as it did"
