@@ -477,3 +477,27 @@ def load_shell_word_cases(path: Path, keys: set[str], minimum: int) -> list[dict
         if not case.get("unknown") and "programs" not in case:
             raise AssertionError(f"a case must list programs or be unknown: {case!r}")
     return cases
+
+
+def check_shell_word_case(case: dict[str, Any]) -> None:
+    """One shell-words case (programs, operands present or absent, argv lines present or absent, or unknown)."""
+    from policyengine.language.shell import CommandError, parse_command
+
+    text = case["command"]
+    if case.get("unknown"):
+        try:
+            parse_command(text)
+        except CommandError:
+            return
+        raise AssertionError(f"{text!r} must be unknown (CommandError)")
+    command = parse_command(text)
+    assert list(command.programs) == case["programs"], command
+    operands = [str(operand) for operand in command.operands]
+    for operand in case.get("has_operands", []):
+        assert operand in operands, command
+    for operand in case.get("not_operands", []):
+        assert operand not in operands, command
+    for line in case.get("lines", []):
+        assert line in command.lines, command.lines
+    for line in case.get("not_lines", []):
+        assert not any(found.startswith(line) for found in command.lines), command.lines
