@@ -234,19 +234,42 @@ def megabyte_texts() -> dict[str, str]:
 
 
 def before_scanner(rev: str) -> Any:
-    """The secret_scanner module of commit `rev`, loaded on its own (it imports only re2 and the stdlib)."""
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{rev}:policyengine/language/secret_scanner.py"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    path = Path(tempfile.mkdtemp(prefix="secrets-before-")) / "secret_scanner_before.py"
+    """The secret_scanner module of commit `rev`, loaded on its own with that commit's data and layouts module."""
+
+    def show(name: str) -> str | None:
+        found = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{rev}:policyengine/language/{name}"],
+            capture_output=True,
+            text=True,
+        )
+        return found.stdout if found.returncode == 0 else None
+
+    source = show("secret_scanner.py")
+    if source is None:
+        raise SystemExit(f"{rev} has no policyengine/language/secret_scanner.py")
+    folder = Path(tempfile.mkdtemp(prefix="secrets-before-"))
+    for data in ("bip39_english.txt", "bip39_english.LICENSE"):  # read from the module's own folder
+        text = show(data)
+        if text is not None:
+            (folder / data).write_text(text, encoding="utf-8")
+    layouts = show("secret_layouts.py")
+    if layouts is not None:
+        # The scanner of that commit with its own layouts module, not this checkout's.
+        load_module("secret_layouts_before", folder / "secret_layouts_before.py", layouts)
+        source = source.replace(
+            "from policyengine.language import secret_layouts as _layouts",
+            "import secret_layouts_before as _layouts",
+        )
+    return load_module("secret_scanner_before", folder / "secret_scanner_before.py", source)
+
+
+def load_module(name: str, path: Path, source: str) -> Any:
+    """A module from source text, written to `path` and registered as `name` (dataclasses look it up)."""
     path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("secret_scanner_before", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["secret_scanner_before"] = module  # dataclasses look their module up
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
