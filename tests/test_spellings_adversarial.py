@@ -59,7 +59,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-program-operands:12",
         "calls-program-operands:67",
         "calls-classes-b:6",
-        "calls-d-claude-code:4",
         "calls-e-p3-cc:39",
     ),
     "engine: commands(@) gives a word as written, so a pack's regex over a command reads a flag, subcommand "
