@@ -170,7 +170,9 @@ WINDOWS_SYSTEM_SPELLINGS = [
     "%43:%5cWindows", "c:/windows./system32", "C:\\Windows \\x",
 ]  # fmt: skip
 
-NOT_SYSTEM = ["/etcetera", "/\u0435tc/passwd", "etc/passwd", "/srv/etc/passwd", "/usrlocal", "notes.txt"]
+# /srv/etc/app.conf: an etc folder under another place is no /etc (round seven: but its system files,
+# /srv/etc/passwd as /srv/chroot/X/etc/shadow, are a root mounted there - system_dir_tails).
+NOT_SYSTEM = ["/etcetera", "/\u0435tc/passwd", "etc/passwd", "/srv/etc/app.conf", "/usrlocal", "notes.txt"]
 
 
 def _ids(values: Sequence[str]) -> list[str]:
