@@ -73,6 +73,26 @@ def test_paths_are_found_under_any_name_at_any_depth_and_in_lists() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("value", "is_path"),
+    [
+        ("$HOME", True),
+        ("${ENV_FILE}", True),
+        ("$HOME/.env", True),
+        ("${x}/y", True),
+        ("$dir/.env", True),
+        ("$region", False),  # a MongoDB field reference: nothing outside a command expands it
+        ("$status", False),
+        ("$totalAmount", False),
+    ],
+)
+def test_an_expansion_is_a_path_by_shape_as_an_environment_variable_or_before_more_of_a_path(
+    value: str, is_path: bool
+) -> None:
+    # Set F's false positive: {"$group": {"_id": "$region"}} in an aggregation pipeline.
+    assert (len(_search("paths(@)", {"pipeline": [{"_id": value}]})) == 1) is is_path
+
+
 def test_relative_paths_resolve_against_the_calls_cwd_and_climbs_against_its_root() -> None:
     arguments = {"path": "../../../../etc/shadow", "file": "notes.txt", "other": "notes.txt"}
     assert _search("paths(@)", arguments, cwd="/workspace/a") == ["/etc/shadow", "/workspace/a/notes.txt"]

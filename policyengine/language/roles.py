@@ -196,10 +196,13 @@ _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 # A value that names a place, whatever its key: rooted, home, climbing, drive, UNC, file: URL,
-# a leading expansion, a dotfile's name (with its suffixes too: `.env.production`, `.npmrc.bak`),
+# a leading expansion (an environment variable's name alone, $HOME, or any expansion before more of
+# a path, $x/y; a lower-case word alone, $region, is a MongoDB field reference or template text,
+# which nothing outside a command expands - round seven, set F's one false positive), a dotfile's
+# name (with its suffixes too: `.env.production`, `.npmrc.bak`),
 # or words joined by separators with no space ("etc/shadow").
 _PATH_SHAPE = re.compile(
-    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|[a-z]:[^\s/\\:]+[/\\]|file:|\$\{?[a-z_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-][a-z0-9_.-]*$"
+    r"(?is)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|[a-z]:[^\s/\\:]+[/\\]|file:|\$\{?(?-i:[A-Z_][A-Z0-9_]*)\}?\s*$|\$\{?[a-z_][a-z0-9_]*\}?[^\sa-z0-9_]|%[a-z_][a-z0-9_]*%|\.[a-z0-9_-][a-z0-9_.-]*$"
     r"|[^\s/\\:]+(?:[/\\][^\s/\\]*)+$)"
 )
 # Only a value ending in a dot or a space, or holding a colon, opens as another name (checked first: runs per value).
