@@ -1,4 +1,4 @@
-"""url_host(url): one canonical host for every spelling of it (docs/functions.md#url_host, issue 22)."""
+"""url_host and url_path: one canonical host and path for every spelling (docs/functions.md, issue 22)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policyengine.language.functions import OPTIONS, url_host
+from policyengine.language.functions import OPTIONS, url_host, url_path
 
 METADATA = "169.254.169.254"
 
@@ -167,3 +167,38 @@ def test_url_host_never_raises_and_is_stable(text: str) -> None:
     host = url_host(f"http://{text}")
     assert host is None or isinstance(host, str)
     assert url_host(f"http://{text}") == host
+
+
+# -- url_path (round seven: metadata APIs known by their path) ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "path"),
+    [
+        ("http://imds/latest/meta-data/iam/", "/latest/meta-data/iam"),
+        ("http://127.0.0.1:42356/%6Dsi/token?api-version=1", "/msi/token"),
+        ("http://meta/./computeMetadata/v1/x", "/computemetadata/v1/x"),
+        ("http://h/a/../LATEST//meta-data/", "/latest/meta-data"),
+        ("http://h/%252e%252e/latest/meta-data", "/latest/meta-data"),
+        ("http:\\\\h\\latest\\meta-data", "/latest/meta-data"),
+        ("http://h/../../latest", "/latest"),  # a climb stops at the root, as a server's does
+        ("http://h?x=/latest/meta-data", "/"),  # the query is no path
+        ("http://h#/latest/meta-data", "/"),
+        ("http://h", "/"),
+        ("imds/latest/meta-data", "/latest/meta-data"),
+    ],
+)
+def test_url_path_is_the_path_a_server_routes(url: str, path: str) -> None:
+    assert url_path(url) == path
+
+
+def test_url_path_is_a_rule_language_function_returning_null_for_no_host() -> None:
+    search: Any = jmespath.search
+    assert search("url_path(@)", "http://h/%6Dsi/token", options=OPTIONS) == "/msi/token"
+    assert search("url_path(@)", "file:///etc/x", options=OPTIONS) is None
+
+
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_url_path_never_raises_and_is_rooted_without_dot_segments(host: str, rest: str) -> None:
+    path = url_path(f"http://{host}/{rest}")
+    assert path is None or (path.startswith("/") and "/./" not in path + "/" and "/../" not in path + "/")

@@ -319,6 +319,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         """The canonical host of a URL (any IPv4 spelling as a dotted quad), or null when it names none."""
         return url_host(url)
 
+    @_signature({"types": ["string"]})
+    def _func_url_path(self, url: str) -> str | None:
+        """The path of a URL, decoded, case-folded and with dot segments resolved, or null when it names no host."""
+        return url_path(url)
+
     @_signature({"types": []})
     def _func_commands(self, document: Any) -> list[str]:
         """Every shell command in a call, by role (an argv list is joined as the shell would read it)."""
@@ -530,6 +535,37 @@ def url_host(url: str) -> str | None:
     if ":" in host:
         return _ipv6(host) or written
     return _ipv4(host) or _wildcard_address(host) or host or None
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def url_path(url: str) -> str | None:
+    """The path of a URL as a server routes it (see docs/functions.md#url_path), or null when it names no host."""
+    if _authority_host(url) is None:
+        return None
+    text = url.strip().translate(_TAB_NEWLINE)
+    scheme = _SCHEME.match(text)
+    rest = text[scheme.end() :] if scheme else text
+    cut = _AUTHORITY_END.search(rest)
+    if cut is None or rest[cut.start()] in "?#":
+        return "/"
+    path = re.split(r"[?#]", rest[cut.start() :], maxsplit=1)[0]
+    # Decode and fold until stable (%2e%2e, %252e, full-width letters), as url_host reads names;
+    # a server reads `\` as `/` (WHATWG) and resolves dot segments before routing.
+    for _ in range(3):
+        before = path
+        path = unicodedata.normalize("NFKC", unquote(path, errors="replace")).casefold()
+        if path == before:
+            break
+    out: list[str] = []
+    for segment in path.replace("\\", "/").split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(segment)
+    return "/" + "/".join(out)
 
 
 # The roles of the last documents asked about: several rules of one call read the same roles,
