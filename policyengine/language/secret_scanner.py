@@ -637,6 +637,32 @@ _SHAPES: Final = (
     ),
     # Nostr's private key (bech32 "nsec1" and 58 characters): the account itself.
     ("nostr-key", r"\bnsec1[02-9ac-hj-np-z]{58}\b"),
+    # Round seven: credential formats with a documented layout and no shape above. Alibaba Cloud's
+    # AccessKey id (LTAI and 20, gitleaks' alibaba-access-key-id), Square's access token and
+    # application secret (sq0atp-, sq0csp-), a 1Password account's Secret Key (A3-, the account id,
+    # 26 characters in groups), an Asana personal access token (1/ or 2/, ids, a colon, 32 hex),
+    # an Oracle connect string with its password (jdbc:oracle:thin:user/PASSWORD@, sqlplus
+    # user/PASSWORD@db), BitLocker's 48-digit recovery password (eight groups of six digits, each a
+    # multiple of 11: checked) and a FileVault / Apple personal recovery key (six groups of four
+    # capitals and digits: checked for both). App passwords (Apple app-specific, Google app
+    # passwords: 16 lower-case letters in four groups of four) have no prefix: the words "app
+    # password", "app pw" or "app-specific" before them are the shape.
+    ("alibaba-key", r"\bLTAI[A-Za-z0-9]{12,20}\b"),
+    ("square-token", r"\bsq0atp-[0-9A-Za-z_\-]{22,60}|\bsq0csp-[0-9A-Za-z_\-]{40,60}"),
+    ("1password-secret-key", r"\bA3-[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b"),
+    ("asana-token", r"\b[12]/[0-9]{8,20}(?:/[0-9]{8,20})?:[0-9a-f]{32}\b"),
+    (
+        "oracle-connect",
+        r"(?i:jdbc:oracle:(?:thin|oci8?|kprb):|\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)[ \t]+(?:-[A-Za-z]+[ \t]+)*)"
+        r"[\"']?[A-Za-z_][\w$#.]{0,63}/[^\s/@\"']{1,128}@",
+    ),
+    ("bitlocker-key", r"\b[0-9]{6}(?:-[0-9]{6}){7}\b"),
+    ("recovery-key", r"\b[A-Z0-9]{4}(?:-[A-Z0-9]{4}){5}\b"),
+    (
+        "app-password",
+        r"(?i:\bapp(?:lication)?[ \t\-]?(?:specific|pw|pwd|pass(?:word)?s?)\b)[^\n]{0,40}?"
+        r"\b(?:[a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{4}|[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4})\b",
+    ),
     # Token families from gitleaks' rules that no shape above covers: Vault service and batch tokens,
     # Dynatrace, Mapbox secret tokens, GitLab's other tokens (pipeline triggers, runners, deploy,
     # feed, incoming mail, SCIM, OAuth app secrets), Azure DevOps PATs under their name.
@@ -1316,6 +1342,18 @@ def _shape_ok(kind: str, text: str) -> bool:
         if len(pieces) >= 3 and all(p.isalpha() or p.isdigit() or len(p) <= 3 for p in pieces):
             return False  # a title slug ("/t/How-To-Install-V2-On-Ubuntu-22", a forum topic)
         return _random_looking(segment) or (digits >= 3 and len(segment) - digits >= 8)
+    if kind == "alibaba-key":
+        return _random_looking(text[4:]) or (len(text) == 24 and bool(_DIGIT.search(text, 4)))
+    if kind == "oracle-connect":
+        password = text[text.rindex("/", 0, len(text) - 1) + 1 : -1]
+        return not _is_placeholder(password)
+    if kind == "bitlocker-key":
+        return all(int(group) % 11 == 0 for group in text.split("-"))  # (each is 11 times a 16-bit word)
+    if kind == "recovery-key":
+        body = text.replace("-", "")
+        if _HEX_ID.fullmatch(body):
+            return False  # hex in groups is a fingerprint or an id; a recovery key uses all 36 characters
+        return sum(c.isdigit() for c in body) >= 4 and sum(c.isalpha() for c in body) >= 4
     if kind == "provider-token" and text.startswith("SK"):
         return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
@@ -1709,6 +1747,10 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
         return text.index("=", start) + 1, end
     if kind == "capability-url":
         return text.rindex("/", start, end) + 1, end  # the key segment: the URL stays readable
+    if kind == "oracle-connect":
+        return text.rindex("/", start, end - 1) + 1, end - 1  # user/PASSWORD@
+    if kind == "app-password":
+        return end - 19, end  # the password, not the words that name it
     if kind in ("service-key", "hex-key"):
         value = _HEX_TAIL.search(text, start, end)
         return (value.start(), end) if value else (start, end)
@@ -2530,6 +2572,7 @@ def _seed_hits(text: str, taken: _Taken) -> list[_Hit]:
     # RE2 finds (twelve words of the list's shape or more) are read word by word.
     table = _bip39_words()
     hits: list[_Hit] = []
+    read_until = -1  # the end of the last lines read for Monero's seeds
     for n, spans in enumerate(_matches(_SEED_RUN_RE, text)):
         if n >= _MAX_TABLES * 4:
             break
@@ -2546,6 +2589,49 @@ def _seed_hits(text: str, taken: _Taken) -> list[_Hit]:
             if len(run) >= _SEED_LENGTHS[-1]:
                 hits.extend(_seed_windows(text, run, table, taken))
             run = [match] if match is not None and match.group() in table else []
+        if spans[0][0] >= read_until:
+            read_until = _line_bounds(text, *spans[0])[1]
+            hits.extend(_monero_seeds(text, *spans[0], _Taken((start, end) for _, start, end, _ in hits), taken))
+    return hits
+
+
+def _line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """The start of the line before `start`'s and the end of `end`'s line."""
+    begin = text.rfind("\n", 0, max(0, text.rfind("\n", 0, start))) + 1
+    stop = text.find("\n", end)
+    return begin, len(text) if stop < 0 else stop
+
+
+_MONERO_WORDS = re.compile(r"\b[a-z]{3,12}\b")
+_MONERO_LENGTH = 25
+
+
+def _monero_seeds(text: str, start: int, end: int, *takens: _Taken) -> list[_Hit]:
+    """Monero's 25-word seeds (other word lists than BIP-39's): the 25th word is the checksum word."""
+    # Monero (and its forks) append a checksum word: the word at crc32(the first three letters of
+    # each of the 24 words) mod 24, repeated. Read on the run RE2 found and the words around it,
+    # whatever the list (one in 24 runs passes the index, fewer still repeat the word there).
+    words = list(_MONERO_WORDS.finditer(text, *_line_bounds(text, start, end)))
+    names = [m.group() for m in words]
+    hits: list[_Hit] = []
+    i = 0
+    while i + _MONERO_LENGTH <= len(words):
+        window = words[i : i + _MONERO_LENGTH]
+        last = names[i + 24]
+        if last not in names[i : i + 24]:  # the cheap test first: the checksum word repeats one of the 24
+            i += 1
+            continue
+        prefix = "".join(word[:3] for word in names[i : i + 24]).encode()
+        joined = all(
+            _SEED_SEPARATOR_RE.fullmatch(text, a.end(), b.start()) is not None for a, b in itertools.pairwise(window)
+        )
+        if last == names[i + zlib.crc32(prefix) % 24] and joined and len(set(names[i : i + 25])) >= 20:
+            first, end_at = window[0].start(), window[-1].end()
+            if not any(taken.overlaps(first, end_at) for taken in takens):
+                hits.append(("seed-phrase", first, end_at, " ".join(names[i : i + 25])))
+            i += _MONERO_LENGTH
+            continue
+        i += 1
     return hits
 
 
