@@ -604,7 +604,9 @@ _SHAPES: Final = (
     # is a hash, under a key's name it is the key.
     (
         "query-key",
-        r"[?&;](?i:k|key|apikey|api_key|api-key|access_key|accesskey|app_key|appkey|auth|sig|signature)"
+        r"[?&;](?i:k|key|apikey|api_key|api-key|access_key|accesskey|app_key|appkey|auth|sig|signature"
+        # Round seven: an application's id that is its key (OpenWeatherMap's appid) and license keys.
+        r"|appid|app_id|app-id|license|licence|license_key|licensekey|license-key|lic)"
         r"=[0-9A-Fa-f]{32,}\b",
     ),
     # Capability URLs: the URL itself is the credential (whoever holds it reads, writes or posts), so
@@ -613,13 +615,22 @@ _SHAPES: Final = (
     # Teams (webhook.office.com/webhookb2/...), Mattermost (/hooks/<26 lower-case characters>)
     # and Zapier catch hooks. Shapes from gitleaks' rules and the providers' docs.
     ("azure-sas-url", r"[?&](?i:sig)=[A-Za-z0-9%+/]{20,}={0,2}"),
+    # Signed URLs (round seven): CloudFront's canned and custom policies (Signature= with
+    # Key-Pair-Id), S3's SigV2 and V4 and GCS's V4 query signatures: the signature grants the object.
+    ("signed-url", r"[?&](?:Signature|X-Amz-Signature|X-Goog-Signature)=[A-Za-z0-9%~_+/=\-]{40,}"),
     ("oci-par-url", r"/p/[A-Za-z0-9_\-]{20,}/n/[a-z0-9_\-]+/b/"),
     (
         "chat-webhook",
         # By path, whatever the host's spelling (case, port, trailing dot), as discord-webhook.
         r"/(?:triggers|workflows)/T[A-Z0-9]{6,}/[0-9A-Za-z]{6,}/[0-9a-f]{16,}"
         r"|(?i:/webhookb2/)[A-Za-z0-9@\-]+/(?i:IncomingWebhook)/[0-9a-f]{32}"
-        r"|/hooks/[a-z0-9]{26}\b|/hooks/catch/[0-9]{4,}/[a-z0-9]{5,}",
+        r"|/hooks/[a-z0-9]{26}\b|/hooks/catch/[0-9]{4,}/[a-z0-9]{5,}"
+        # Round seven: Make (Integromat) hooks, Feishu / Lark custom bots (their token is a UUID, so
+        # capability-url's "a UUID is an id" does not apply), DingTalk and WeCom robots, Google
+        # Apps Script web apps (/macros/s/<deployment id>/exec runs as its owner).
+        r"|(?i:\bhook\.(?:[a-z0-9]+\.)?(?:make|integromat)\.com)/[a-z0-9]{20,}"
+        r"|/open-apis/bot/v2/hook/[0-9A-Za-z\-]{20,}|(?i:/robot/send\?access_token=)[0-9a-f]{32,}"
+        r"|(?i:/cgi-bin/webhook/send\?key=)[0-9a-f\-]{32,}|/macros/s/AKfyc[A-Za-z0-9_\-]{20,}",
     ),
     # Windows password hashes as pwdump, secretsdump and fgdump print them: user:RID:LM:NT:::, the NT
     # hash (32 hex) logs in as the user by itself (pass-the-hash).
@@ -962,18 +973,28 @@ _I18N_WORDS = "|".join(
 # with x") and an account pointed at its password ("Grafana admin -> x"): the value after them must
 # still have a password's shape (_password_like), as after "login".
 _PROSE_OTHER_WORDS = r"combo|combination|wi-?fi|wlan|psk|unlock(?:s|ed)?[ \t]+with|opens[ \t]+with"
+# Round seven: the password's word abbreviated (psw, pswd, p/w, pwrd) or in French shorthand
+# (mdp, "mot de passe"), and "credentials" in other languages (Zugangsdaten, identifiants...):
+# after them, as after "password" and "login", a word must still have a password's shape.
+_PASSWORD_ABBREVIATIONS = r"psw|pswd|pswrd|pwrd|pword|passw|p/w|mdp"
+_CREDENTIAL_WORDS_I18N = (
+    r"zugangsdaten|anmeldedaten|logindaten|identifiants|credenciales|credenziali|credenciais"
+    r"|inloggegevens|toegangsgegevens|dane[ \t]+logowania|inloggningsuppgifter"
+)
 _PROSE_ARROW = r"(?:admin|administrator|root|superuser|user(?:name)?|account|login)[ \t]*(?:->|=>|\x{2192}|\x{21D2})"
 _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
-    rf"|password|passwort|{_PROSE_OTHER_WORDS})\b[^\n]*[0-9])|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])"
+    rf"|password|passwort|{_PROSE_OTHER_WORDS}|{_PASSWORD_ABBREVIATIONS}|{_CREDENTIAL_WORDS_I18N})\b[^\n]*[0-9])"
+    rf"|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])"
     rf"|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
     # The value before the word: "Use X as the password", "X\n(that is the password above)".
     r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
 )
 _PROSE_TRIGGER_RE = re2.compile(
-    r"(?i:\b(?:((?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds"
+    rf"(?i:\b(?:((?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|{_CREDENTIAL_WORDS_I18N}"
     rf"|{_PROSE_OTHER_WORDS})\b|{_PROSE_ARROW}))|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
-    rf"|password|passwort)\b|(?:{_I18N_WORDS})\pL{{0,6}}))|(?:^|\s)(-u|--user|--proxy-user)[ =]",
+    rf"|password|passwort|{_PASSWORD_ABBREVIATIONS})\b|(?:{_I18N_WORDS})\pL{{0,6}}))"
+    r"|(?:^|\s)(-u|--user|--proxy-user)[ =]",
     _OPTIONS,
 )
 _PROSE_NAMING = re.compile(rf"(?i:{_PROSE_OTHER_WORDS})")  # the round-six words (see _prose_hits)
@@ -1743,7 +1764,7 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
         return text.index(":", scheme_end) + 1, end - 1  # user:PASSWORD@
     if kind == "url-user-token":
         return text.index("://", start) + 3, end - 1  # scheme://TOKEN@
-    if kind == "query-key":
+    if kind in ("query-key", "signed-url"):
         return text.index("=", start) + 1, end
     if kind == "capability-url":
         return text.rindex("/", start, end) + 1, end  # the key segment: the URL stays readable
@@ -2804,8 +2825,28 @@ def _password_like(word: str, *, near: bool) -> bool:
     lower = any(c.islower() for c in word)
     if any(c in _PASSWORD_SYMBOLS for c in word) or (upper and lower and digits >= 3):
         return True
-    # "correct-horse-battery-staple-91": words and digits, a password only right after its keyword.
-    return near and ((letters >= 4 and not word.isidentifier()) or (upper and lower))
+    # "correct-horse-battery-staple-91": words and digits, a password only right after its keyword;
+    # so are lower-case words run into a year or a number ("autumnleaves2024", "winter2023sa", round
+    # seven), but not an identifier with an underscore ("db_password2").
+    return near and (
+        (letters >= 4 and not word.isidentifier())
+        or (upper and lower)
+        or (letters >= 4 and digits >= 2 and "_" not in word)
+    )
+
+
+_CLASS_CHANGE = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+# Words that are no user name in "login jdoe / x", "creds for the contractor: jdoe x" (round seven).
+_NOT_A_USER = frozenset(
+    {"for", "the", "as", "to", "with", "is", "was", "and", "or", "of", "on", "in", "at", "via", "using", "by"}
+    | {"a", "an"}
+)
+_USER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9._\-]{1,31}|[^@\s]+@[A-Za-z0-9.\-]+")
+
+
+def _mixed_password(word: str) -> bool:
+    """True for letters and digits interleaved in both cases ("Tr0ub4dor3xq"): no name, year or model number."""
+    return any(c.isupper() for c in word) and any(c.islower() for c in word) and len(_CLASS_CHANGE.findall(word)) >= 4
 
 
 def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
@@ -2829,6 +2870,10 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
         )
         pos = end
         previous = ""
+        # A credential phrase's user and password pair ("login jdoe / x", "creds: jdoe x"): the word
+        # after the user (or after a slash after it) is read as right after a password's word.
+        pairs = spans[1][0] >= 0 and not naming
+        user_at = -9
         form = "+" in text[spans[0][0] : end] or text[end : end + 1] == "+" or text.startswith("'s+", end)
         for k, word_match in enumerate((_FORM_WORDS if form else _WORDS).finditer(text[pos:window_end])):
             if k >= _PROSE_WORDS or (flag and k >= 1):
@@ -2837,15 +2882,27 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
             word = raw.strip(_WORD_EDGE)
             if flag or (k == 0 and ":" in word and not password_word):
                 word = word.partition(":")[2].strip(_WORD_EDGE)  # user:password
+            elif password_word and k == 0 and word[:1] == "=":
+                word = word[1:]  # "pswd=x": an abbreviation no assignment key holds
             near = password_word and (k == 0 or previous in _PROSE_LINK or previous.endswith(":"))
+            if pairs and (k == user_at + 1 or (k == user_at + 2 and previous == "/")):
+                near = True
             if flag:
                 secret = word if word and not _is_placeholder(word) and _looks_secret(word) else ""
             else:
                 secret = word if _password_like(word, near=near) else ""
-                if secret and naming and not _PASSWORD_SYMBOLS.intersection(secret):
+                if secret and naming and not _PASSWORD_SYMBOLS.intersection(secret) and not _mixed_password(secret):
                     secret = ""  # after "wifi", "combo", "admin ->": a symbol too ("wifi SSID: Corp-Guest-2024")
                 if secret and naming and _strong_password(secret) and _STRONG_GATE_RE.search(secret):
                     break  # "wifi Vx7#pQ2m!rT": the shape view names it (password (shape)) without the word
+            if (
+                pairs
+                and not secret
+                and (k == 0 or previous.endswith(":"))
+                and word.lower() not in _NOT_A_USER
+                and _USER_NAME.fullmatch(word)
+            ):
+                user_at = k
             previous = raw.lower()
             if not secret:
                 if raw.endswith(('",', "',", '"}', "'}")):
