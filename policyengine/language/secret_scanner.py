@@ -191,6 +191,9 @@ CREDENTIAL_WORDS: Final = frozenset(
         "mnemonic", "bearer", "nsec", "keypair",
         # Redis's own names for its password and its replicas' (CONFIG GET requirepass, masterauth).
         "requirepass", "masterauth",
+        # Round seven: the password's abbreviations (psw, pswd, pwrd: a 1Password field's label) and
+        # a VPN's pre-shared key named alone (preshared, presharedkey: WireGuard's PresharedKey).
+        "psw", "pswd", "pswrd", "pwrd", "preshared", "presharedkey",
     }
 )  # fmt: skip
 
