@@ -707,7 +707,7 @@ _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPT
 # credential stem, a separator, then a quoted value or one or two bare words (a scheme and its
 # token, or a word and the prose after it). Every CREDENTIAL_* entry holds a stem (tests pin it).
 _STEMS = (
-    r"pass|pwd|pw|psk|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
+    r"pass|pwd|pw|psw|psk|preshared|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
     r"|mnemonic|bearer|nsec|recovery|backup|seed"
     r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
 )
@@ -860,7 +860,9 @@ _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 # a megabyte of them; "distanceToNextVehicle", "final_report_2024" are not), so ordinary text keeps
 # its fast path. Non-ASCII text encoded whole still passes where 12 ASCII bytes follow each other.
 _ENCODED_GATE = (
-    r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*[,;][ \t]*){15}[0-9]"
+    r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*[,;+][ \t]*){15}[0-9]"
+    r"|(?:=[0-9A-Fa-f]{2}){16}"  # quoted-printable (round seven)
+    r"|(?:[a-z]{0,7}[2-7]){4}[a-z2-7]{4}"  # lower-case base32 (round seven): digits 2-7 among letters
     r"|(?:[01]{8}[ \t,;]?){7}[01]{8}"
     r"|(?:[0-9A-Fa-f]{2}[:. \-]){15}[0-9A-Fa-f]{2}"
     r"|(?m:^begin(?:-base64)? [0-7]{3,4} )"  # uuencode's header (uudecode reads the lines after it)
@@ -2005,9 +2007,11 @@ def _run_decodings(run: str) -> Iterator[tuple[str, str, int]]:
         if text is not None:
             yield "hex", text, 0
             return
-    if _BASE32.fullmatch(body) and len(body) % 8 in (0, 2, 4, 5, 7):
+    if len(body) % 8 in (0, 2, 4, 5, 7) and (
+        _BASE32.fullmatch(body) or (_BASE32_FOLDED.fullmatch(body) and len(_BASE32_DIGITS.findall(body)) >= 3)
+    ):
         try:
-            text = _as_text(base64.b32decode(body + "=" * (-len(body) % 8)))
+            text = _as_text(base64.b32decode(body.upper() + "=" * (-len(body) % 8)))
         except binascii.Error:
             text = None
         if text is not None:
@@ -2057,6 +2061,12 @@ _MAX_FORM_RUN = 512
 _TOKEN_WHOLE = re.compile(_TOKEN_RUN)
 _CONTEXT = 64  # characters before an encoded run read with what it decodes to (a provider's name: _PROVIDER_WINDOW)
 _BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648 base32: upper-case letters and 2-7
+# Round seven: base32 folded to lower case (a DNS name, a chat that lowercases), with some digits.
+_BASE32_FOLDED = re.compile(r"[a-z2-7]+")
+_BASE32_DIGITS = re.compile(r"[2-7]")
+# A lower-case base32 payload cut into DNS labels ("<63>.<rest>.exfil.example.org"): the labels
+# are glued, one more at a time, and read again.
+_DNS_LABELS = re.compile(r"(?<![A-Za-z0-9.\-])[a-z2-7]{16,63}(?:\.[a-z0-9\-]{1,63}){1,8}")
 
 
 def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
@@ -2111,11 +2121,11 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
 # Codes joined by commas or semicolons (one mark through the run), and binary octets ("01001000
 # 01101011 ..."): any list separator a reader is told to read the codes from.
 _CHAR_CODES = re.compile(
-    r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*([,;])[ \t]*)(?:[0-9]{2,3}[ \t]*\1[ \t]*){14,}[0-9]{2,3}(?![0-9.])"
+    r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*([,;+])[ \t]*)(?:[0-9]{2,3}[ \t]*\1[ \t]*){14,}[0-9]{2,3}(?![0-9.])"
 )
 _BINARY_OCTETS = re.compile(r"(?<![01])(?:[01]{8}[ \t,;]?){7,}[01]{8}(?![01])")
 _MAX_CHAR_CODE_RUNS = 16
-_CHAR_CODE_GATE = r"(?:[0-9]{2,3}[ \t]*[,;][ \t]*){15}[0-9]|(?:[01]{8}[ \t,;]?){7}[01]{8}"
+_CHAR_CODE_GATE = r"(?:[0-9]{2,3}[ \t]*[,;+][ \t]*){15}[0-9]|(?:[01]{8}[ \t,;]?){7}[01]{8}"
 _char_code_gate = _raw_search(re2.compile(_CHAR_CODE_GATE, _MATCH_ONLY))
 
 
@@ -2131,9 +2141,32 @@ def _from_char_codes(codes: Iterable[int]) -> str | None:
 
 # Hex bytes written apart ("41:4b:49:41:...", "41 4b 49 41 ...", "\\x41\\x4b" is an escape): 16 or
 # more pairs with one separator, read as the bytes they spell (xxd -r -p reads them back).
-_SEPARATED_HEX = r"[0-9A-Fa-f]{2}(?:[:. \-][0-9A-Fa-f]{2}){15,}"
+# Round seven: quoted-printable's "=67=68=70..." (every byte escaped) is hex bytes with "=" before each.
+_SEPARATED_HEX = r"[0-9A-Fa-f]{2}(?:[:. \-][0-9A-Fa-f]{2}){15,}|(?:=[0-9A-Fa-f]{2}){16,}"
 _SEPARATED_HEX_RE = re2.compile(_SEPARATED_HEX, _MATCH_ONLY)
 _separated_hex_gate = _raw_search(_SEPARATED_HEX_RE)
+
+
+def _dns_label_hits(text: str, level: int) -> list[_Hit]:
+    """Lower-case base32 cut into a host name's labels, glued label by label and decoded."""
+    hits: list[_Hit] = []
+    for n, match in enumerate(_DNS_LABELS.finditer(text)):
+        if n >= _MAX_CHAR_CODE_RUNS:
+            break
+        labels = match.group().split(".")
+        glued = labels[0]
+        for label in labels[1:]:
+            if not _BASE32_FOLDED.fullmatch(label):
+                break
+            glued += label
+            if len(glued) % 8 not in (0, 2, 4, 5, 7):
+                continue
+            decoded = _as_text(base64.b32decode(glued.upper() + "=" * (-len(glued) % 8)))
+            found = [] if decoded is None else _analyse(decoded, level + 1)
+            if found:
+                hits.extend((f"{k.partition(' (')[0]} (dns labels)", *match.span(), v) for k, _, _, v in found)
+                break
+    return hits
 
 
 def _separated_hex_hits(text: str, level: int) -> list[_Hit]:
@@ -2147,6 +2180,8 @@ def _separated_hex_hits(text: str, level: int) -> list[_Hit]:
             hits.append((PAST_DECODING_BUDGET, start, len(text), text[start:]))
             break
         run = text[start:end]
+        if run[0] == "=":
+            run = run[1:].replace("=", ":")  # quoted-printable: one "=" before each byte
         if len(set(run[2::3])) != 1:
             continue  # one separator throughout, as a dump writes them
         decoded = _as_text(bytes.fromhex("".join(run[i : i + 2] for i in range(0, len(run), 3))))
@@ -2468,6 +2503,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
         hits.extend(_char_code_hits(text, level))
         hits.extend(_separated_hex_hits(text, level))
+        hits.extend(_dns_label_hits(text, level))
         hits.extend(_uuencoded_hits(text, level))
     if categories & _CODED_AT and level < MAX_DECODE_LEVELS:
         hits.extend(_coded_hits(text, categories, level))
