@@ -94,6 +94,10 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-e-x3a-secrets:28",
         "calls-e-x3a-secrets:30",
     ),
+    "engine: quoted-printable, '+'-joined character codes and lower-case base32 cut in two values are "
+    "two runs that each decode to half a token (round seven): the halves are not glued before decoding": (
+        *(f"calls-g-secrets:{n}" for n in (19, 20, 21, 65, 66, 67, 111, 112, 113)),
+    ),
     "engine: a hex run glued to hex letters of the words around it ('...com2f70...2fbackups') decodes "
     "misaligned: the OCI pre-authenticated path inside passes no-credentials-in-posts": ("calls-d-secrets:6",),
     "engine: a bare 64-hex value is a wallet key only beside its wallet word (alone it reads as a "

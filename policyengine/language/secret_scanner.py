@@ -862,12 +862,14 @@ _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 _ENCODED_GATE = (
     r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*[,;+][ \t]*){15}[0-9]"
     r"|(?:=[0-9A-Fa-f]{2}){16}"  # quoted-printable (round seven)
-    r"|(?:[a-z]{0,7}[2-7]){4}[a-z2-7]{4}"  # lower-case base32 (round seven): digits 2-7 among letters
     r"|(?:[01]{8}[ \t,;]?){7}[01]{8}"
     r"|(?:[0-9A-Fa-f]{2}[:. \-]){15}[0-9A-Fa-f]{2}"
     r"|(?m:^begin(?:-base64)? [0-7]{3,4} )"  # uuencode's header (uudecode reads the lines after it)
 )
+# Per run (Python's re), without the round-seven lower-case base32 alternative: a run of it is
+# told by _folded_base32 instead, which fails at the run's first other character.
 _ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
+_ENCODED_GATE += r"|(?:[a-z]{0,7}[2-7]){4}[a-z2-7]{4}"  # lower-case base32 (round seven): digits 2-7 among letters
 
 # Split tokens: a shape with a strong prefix written in pieces ("AKIA" "IOSF...", "AKIA""IOSF...",
 # sibling values {"a": "ghp_16C7", "b": "e42F..."}), matched with gaps of quotes, spaces, '+' and
@@ -2007,9 +2009,7 @@ def _run_decodings(run: str) -> Iterator[tuple[str, str, int]]:
         if text is not None:
             yield "hex", text, 0
             return
-    if len(body) % 8 in (0, 2, 4, 5, 7) and (
-        _BASE32.fullmatch(body) or (_BASE32_FOLDED.fullmatch(body) and len(_BASE32_DIGITS.findall(body)) >= 3)
-    ):
+    if len(body) % 8 in (0, 2, 4, 5, 7) and (_BASE32.fullmatch(body) or _folded_base32(body)):
         try:
             text = _as_text(base64.b32decode(body.upper() + "=" * (-len(body) % 8)))
         except binascii.Error:
@@ -2067,6 +2067,7 @@ _BASE32_DIGITS = re.compile(r"[2-7]")
 # A lower-case base32 payload cut into DNS labels ("<63>.<rest>.exfil.example.org"): the labels
 # are glued, one more at a time, and read again.
 _DNS_LABELS = re.compile(r"(?<![A-Za-z0-9.\-])[a-z2-7]{16,63}(?:\.[a-z0-9\-]{1,63}){1,8}")
+_dns_labels_gate = _raw_search(re2.compile(r"[a-z2-7]{16}\.[a-z0-9\-]", _MATCH_ONLY))
 
 
 def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
@@ -2078,7 +2079,9 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
     decoded_runs = 0
     for spans in _matches(_ENCODED_RE, text):
         start, end = spans[0]
-        if taken.covers(start, end) or not _ENCODED_GATE_RE.search(text, start, end):
+        if taken.covers(start, end) or not (
+            _ENCODED_GATE_RE.search(text, start, end) or _folded_base32(text[start:end].rstrip("="))
+        ):
             continue  # a finding as it stands (a part may be one by chance: digits in hex), or no text inside
         if decoded_runs >= MAX_DECODED or budget <= 0:
             # Fail closed: what the budget leaves undecoded is reported, from here to the end.
@@ -2147,9 +2150,16 @@ _SEPARATED_HEX_RE = re2.compile(_SEPARATED_HEX, _MATCH_ONLY)
 _separated_hex_gate = _raw_search(_SEPARATED_HEX_RE)
 
 
+def _folded_base32(body: str) -> bool:
+    """True for a run of base32 folded to lower case: a-z and 2-7 only, three digits or more."""
+    return _BASE32_FOLDED.fullmatch(body) is not None and len(_BASE32_DIGITS.findall(body)) >= 3
+
+
 def _dns_label_hits(text: str, level: int) -> list[_Hit]:
     """Lower-case base32 cut into a host name's labels, glued label by label and decoded."""
     hits: list[_Hit] = []
+    if not _dns_labels_gate(text.encode("utf-8", "surrogatepass")):
+        return hits  # one RE2 pass first: the pattern below has a look-behind
     for n, match in enumerate(_DNS_LABELS.finditer(text)):
         if n >= _MAX_CHAR_CODE_RUNS:
             break
