@@ -866,10 +866,10 @@ _ENCODED_GATE = (
     r"|(?:[0-9A-Fa-f]{2}[:. \-]){15}[0-9A-Fa-f]{2}"
     r"|(?m:^begin(?:-base64)? [0-7]{3,4} )"  # uuencode's header (uudecode reads the lines after it)
 )
-# Per run (Python's re), without the round-seven lower-case base32 alternative: a run of it is
-# told by _folded_base32 instead, which fails at the run's first other character.
+# Lower-case base32 (round seven) has no gate of its own (it would cost every text's prefilter):
+# a run of it long enough to hold a token is a token run (_TOKENS_AT), whose runs are decoded
+# too; _folded_base32 tells such a run, failing at its first other character.
 _ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
-_ENCODED_GATE += r"|(?:[a-z]{0,7}[2-7]){4}[a-z2-7]{4}"  # lower-case base32 (round seven): digits 2-7 among letters
 
 # Split tokens: a shape with a strong prefix written in pieces ("AKIA" "IOSF...", "AKIA""IOSF...",
 # sibling values {"a": "ghp_16C7", "b": "e42F..."}), matched with gaps of quotes, spaces, '+' and
@@ -983,7 +983,7 @@ _PROSE_OTHER_WORDS = r"combo|combination|wi-?fi|wlan|psk|unlock(?:s|ed)?[ \t]+wi
 # Round seven: the password's word abbreviated (psw, pswd, p/w, pwrd) or in French shorthand
 # (mdp, "mot de passe"), and "credentials" in other languages (Zugangsdaten, identifiants...):
 # after them, as after "password" and "login", a word must still have a password's shape.
-_PASSWORD_ABBREVIATIONS = r"psw|pswd|pswrd|pwrd|pword|passw|p/w|mdp"
+_PASSWORD_ABBREVIATIONS = r"psw(?:r?d)?|pw(?:or|r)d|passw|p/w|mdp"
 _CREDENTIAL_WORDS_I18N = (
     r"zugangsdaten|anmeldedaten|logindaten|identifiants|credenciales|credenziali|credenciais"
     r"|inloggegevens|toegangsgegevens|dane[ \t]+logowania|inloggningsuppgifter"
@@ -2509,7 +2509,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
                 hits.append(("high-entropy", start, end, text[start:end]))
     if _SPLIT_AT in categories:
         hits.extend(_split_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
-    if _ENCODED_AT in categories and level < MAX_DECODE_LEVELS:
+    if categories & _FAMILY_CATEGORIES and level < MAX_DECODE_LEVELS:
         hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
         hits.extend(_char_code_hits(text, level))
         hits.extend(_separated_hex_hits(text, level))
