@@ -597,7 +597,9 @@ _SHAPES: Final = (
         r"|mailgun|mapbox|mattermost|messagebird|netlify|newrelic|okta|plaid|sendbird|sentry|snyk|squarespace"
         r"|sumologic|travis|twilio|twitch|typeform|yandex|zendesk"
         # A credential's own name vouches too: "token 03764def-...", "API key is 5d4f...", "hmac: ...".
-        r"|token|secret|api[_.\-]?key|apikey|access[_.\-]?key|auth[_.\-]?key|hmac|signing[_.\-]?key|password)"
+        r"|token|secret|api[_.\-]?key|apikey|access[_.\-]?key|auth[_.\-]?key|hmac|signing[_.\-]?key|password"
+        # Round seven: an application id that is its key (OpenWeatherMap's appid) and a license key.
+        r"|appid|app[_.\-]id|licen[cs]e)"
         r"[\w.\-]{0,20})[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is[ \t]+|was[ \t]+)?)[\"']?"
         r"(?:[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b",
     ),
@@ -662,6 +664,11 @@ _SHAPES: Final = (
     # passwords: 16 lower-case letters in four groups of four) have no prefix: the words "app
     # password", "app pw" or "app-specific" before them are the shape.
     ("alibaba-key", r"\bLTAI[A-Za-z0-9]{12,20}\b"),
+    # Its AccessKey secret (30 base62 characters) under an "sk" or "secret" name ("sk_value = ...").
+    (
+        "alibaba-secret",
+        r"(?i:\b(?:sk|access[_.\-]?key[_.\-]?secret)[\w.\-]{0,12})[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9]{30}\b",
+    ),
     ("square-token", r"\bsq0atp-[0-9A-Za-z_\-]{22,60}|\bsq0csp-[0-9A-Za-z_\-]{40,60}"),
     ("1password-secret-key", r"\bA3-[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b"),
     ("asana-token", r"\b[12]/[0-9]{8,20}(?:/[0-9]{8,20})?:[0-9a-f]{32}\b"),
@@ -684,7 +691,9 @@ _SHAPES: Final = (
         "provider-token",
         r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}\b|\bdt0[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"
         r"|\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"
-        r"|\b(?:glptt|glrt|gldt|glft|glimt|glsoat|gloas|GR1348941)-?[A-Za-z0-9_\-]{20,}\b",
+        r"|\b(?:glptt|glrt|gldt|glft|glimt|glsoat|gloas|GR1348941)-?[A-Za-z0-9_\-]{20,}\b"
+        # Round seven: an Airtable personal access token (pat, a 14-character id, a dot, 64 hex).
+        r"|\bpat[A-Za-z0-9]{14}\.[0-9a-f]{64}\b",
     ),
     # A legacy Vault service token ("s." and 24 base62 characters; checked: mixed case and a digit,
     # not words) and a New Relic license key (36 hex and "NRAL"); the hex and base32 families with no
@@ -1372,6 +1381,8 @@ def _shape_ok(kind: str, text: str) -> bool:
         return _random_looking(segment) or (digits >= 3 and len(segment) - digits >= 8)
     if kind == "alibaba-key":
         return _random_looking(text[4:]) or (len(text) == 24 and bool(_DIGIT.search(text, 4)))
+    if kind == "alibaba-secret":
+        return _random_looking(text[-30:])
     if kind == "oracle-connect":
         password = text[text.rindex("/", 0, len(text) - 1) + 1 : -1]
         return not _is_placeholder(password)
@@ -1777,6 +1788,8 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
         return text.rindex("/", start, end) + 1, end  # the key segment: the URL stays readable
     if kind == "oracle-connect":
         return text.rindex("/", start, end - 1) + 1, end - 1  # user/PASSWORD@
+    if kind == "alibaba-secret":
+        return end - 30, end
     if kind == "app-password":
         return end - 19, end  # the password, not the words that name it
     if kind in ("service-key", "hex-key"):
