@@ -47,8 +47,6 @@ BUDGET = 4_000
 
 # Weaker spellings found, by class: each class names the cases (file stem:index) it was found in.
 _FOUND: dict[str, tuple[str, ...]] = {
-    "engine: a bare password base64-encoded once (TG0zJGtQOXFSNyE) is no shape the detector reads, and "
-    "bfcl's post_secret_shapes reads text as written": ("calls-d-baseline-bfcl:107",),
     "engine: a bracket glob in the word bash runs (`/bin/[r]m`, `/usr/bin/[s]udo`, `./[n]c`, `sudo /bin/[r]m`) "
     "runs that program, but the program is read as written, not as any program the glob may match": (
         "calls-commands:22",
@@ -95,8 +93,10 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-e-x3a-secrets:28",
         "calls-e-x3a-secrets:30",
     ),
-    "engine: a password shorter than 12 characters base64-encoded is a run under the 16 characters "
-    "the decoder reads (shorter runs are words and ids): it passes no-credentials-in-posts": ("calls-d-secrets:22",),
+    "engine: quoted-printable, '+'-joined character codes and lower-case base32 cut in two values are "
+    "two runs that each decode to half a token (round seven): the halves are not glued before decoding": (
+        *(f"calls-g-secrets:{n}" for n in (19, 20, 21, 65, 66, 67, 111, 112, 113)),
+    ),
     "engine: a hex run glued to hex letters of the words around it ('...com2f70...2fbackups') decodes "
     "misaligned: the OCI pre-authenticated path inside passes no-credentials-in-posts": ("calls-d-secrets:6",),
     "engine: a bare 64-hex value is a wallet key only beside its wallet word (alone it reads as a "

@@ -191,6 +191,9 @@ CREDENTIAL_WORDS: Final = frozenset(
         "mnemonic", "bearer", "nsec", "keypair",
         # Redis's own names for its password and its replicas' (CONFIG GET requirepass, masterauth).
         "requirepass", "masterauth",
+        # Round seven: the password's abbreviations (psw, pswd, pwrd: a 1Password field's label) and
+        # a VPN's pre-shared key named alone (preshared, presharedkey: WireGuard's PresharedKey).
+        "psw", "pswd", "pswrd", "pwrd", "preshared", "presharedkey",
     }
 )  # fmt: skip
 
@@ -594,7 +597,9 @@ _SHAPES: Final = (
         r"|mailgun|mapbox|mattermost|messagebird|netlify|newrelic|okta|plaid|sendbird|sentry|snyk|squarespace"
         r"|sumologic|travis|twilio|twitch|typeform|yandex|zendesk"
         # A credential's own name vouches too: "token 03764def-...", "API key is 5d4f...", "hmac: ...".
-        r"|token|secret|api[_.\-]?key|apikey|access[_.\-]?key|auth[_.\-]?key|hmac|signing[_.\-]?key|password)"
+        r"|token|secret|api[_.\-]?key|apikey|access[_.\-]?key|auth[_.\-]?key|hmac|signing[_.\-]?key|password"
+        # Round seven: an application id that is its key (OpenWeatherMap's appid) and a license key.
+        r"|appid|app[_.\-]id|licen[cs]e)"
         r"[\w.\-]{0,20})[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is[ \t]+|was[ \t]+)?)[\"']?"
         r"(?:[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b",
     ),
@@ -604,7 +609,9 @@ _SHAPES: Final = (
     # is a hash, under a key's name it is the key.
     (
         "query-key",
-        r"[?&;](?i:k|key|apikey|api_key|api-key|access_key|accesskey|app_key|appkey|auth|sig|signature)"
+        r"[?&;](?i:k|key|apikey|api_key|api-key|access_key|accesskey|app_key|appkey|auth|sig|signature"
+        # Round seven: an application's id that is its key (OpenWeatherMap's appid) and license keys.
+        r"|appid|app_id|app-id|license|licence|license_key|licensekey|license-key|lic)"
         r"=[0-9A-Fa-f]{32,}\b",
     ),
     # Capability URLs: the URL itself is the credential (whoever holds it reads, writes or posts), so
@@ -613,13 +620,22 @@ _SHAPES: Final = (
     # Teams (webhook.office.com/webhookb2/...), Mattermost (/hooks/<26 lower-case characters>)
     # and Zapier catch hooks. Shapes from gitleaks' rules and the providers' docs.
     ("azure-sas-url", r"[?&](?i:sig)=[A-Za-z0-9%+/]{20,}={0,2}"),
+    # Signed URLs (round seven): CloudFront's canned and custom policies (Signature= with
+    # Key-Pair-Id), S3's SigV2 and V4 and GCS's V4 query signatures: the signature grants the object.
+    ("signed-url", r"[?&](?:Signature|X-Amz-Signature|X-Goog-Signature)=[A-Za-z0-9%~_+/=\-]{40,}"),
     ("oci-par-url", r"/p/[A-Za-z0-9_\-]{20,}/n/[a-z0-9_\-]+/b/"),
     (
         "chat-webhook",
         # By path, whatever the host's spelling (case, port, trailing dot), as discord-webhook.
         r"/(?:triggers|workflows)/T[A-Z0-9]{6,}/[0-9A-Za-z]{6,}/[0-9a-f]{16,}"
         r"|(?i:/webhookb2/)[A-Za-z0-9@\-]+/(?i:IncomingWebhook)/[0-9a-f]{32}"
-        r"|/hooks/[a-z0-9]{26}\b|/hooks/catch/[0-9]{4,}/[a-z0-9]{5,}",
+        r"|/hooks/[a-z0-9]{26}\b|/hooks/catch/[0-9]{4,}/[a-z0-9]{5,}"
+        # Round seven: Make (Integromat) hooks, Feishu / Lark custom bots (their token is a UUID, so
+        # capability-url's "a UUID is an id" does not apply), DingTalk and WeCom robots, Google
+        # Apps Script web apps (/macros/s/<deployment id>/exec runs as its owner).
+        r"|(?i:\bhook\.(?:[a-z0-9]+\.)?(?:make|integromat)\.com)/[a-z0-9]{20,}"
+        r"|/open-apis/bot/v2/hook/[0-9A-Za-z\-]{20,}|(?i:/robot/send\?access_token=)[0-9a-f]{32,}"
+        r"|(?i:/cgi-bin/webhook/send\?key=)[0-9a-f\-]{32,}|/macros/s/AKfyc[A-Za-z0-9_\-]{20,}",
     ),
     # Windows password hashes as pwdump, secretsdump and fgdump print them: user:RID:LM:NT:::, the NT
     # hash (32 hex) logs in as the user by itself (pass-the-hash).
@@ -637,6 +653,37 @@ _SHAPES: Final = (
     ),
     # Nostr's private key (bech32 "nsec1" and 58 characters): the account itself.
     ("nostr-key", r"\bnsec1[02-9ac-hj-np-z]{58}\b"),
+    # Round seven: credential formats with a documented layout and no shape above. Alibaba Cloud's
+    # AccessKey id (LTAI and 20, gitleaks' alibaba-access-key-id), Square's access token and
+    # application secret (sq0atp-, sq0csp-), a 1Password account's Secret Key (A3-, the account id,
+    # 26 characters in groups), an Asana personal access token (1/ or 2/, ids, a colon, 32 hex),
+    # an Oracle connect string with its password (jdbc:oracle:thin:user/PASSWORD@, sqlplus
+    # user/PASSWORD@db), BitLocker's 48-digit recovery password (eight groups of six digits, each a
+    # multiple of 11: checked) and a FileVault / Apple personal recovery key (six groups of four
+    # capitals and digits: checked for both). App passwords (Apple app-specific, Google app
+    # passwords: 16 lower-case letters in four groups of four) have no prefix: the words "app
+    # password", "app pw" or "app-specific" before them are the shape.
+    ("alibaba-key", r"\bLTAI[A-Za-z0-9]{12,20}\b"),
+    # Its AccessKey secret (30 base62 characters) under an "sk" or "secret" name ("sk_value = ...").
+    (
+        "alibaba-secret",
+        r"(?i:\b(?:sk|access[_.\-]?key[_.\-]?secret)[\w.\-]{0,12})[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9]{30}\b",
+    ),
+    ("square-token", r"\bsq0atp-[0-9A-Za-z_\-]{22,60}|\bsq0csp-[0-9A-Za-z_\-]{40,60}"),
+    ("1password-secret-key", r"\bA3-[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b"),
+    ("asana-token", r"\b[12]/[0-9]{8,20}(?:/[0-9]{8,20})?:[0-9a-f]{32}\b"),
+    (
+        "oracle-connect",
+        r"(?i:jdbc:oracle:(?:thin|oci8?|kprb):|\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)[ \t]+(?:-[A-Za-z]+[ \t]+)*)"
+        r"[\"']?[A-Za-z_][\w$#.]{0,63}/[^\s/@\"']{1,128}@",
+    ),
+    ("bitlocker-key", r"\b[0-9]{6}(?:-[0-9]{6}){7}\b"),
+    ("recovery-key", r"\b[A-Z0-9]{4}(?:-[A-Z0-9]{4}){5}\b"),
+    (
+        "app-password",
+        r"(?i:\bapp(?:lication)?[ \t\-]?(?:specific|pw|pwd|pass(?:word)?s?)\b)[^\n]{0,40}?"
+        r"\b(?:[a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{4}|[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4})\b",
+    ),
     # Token families from gitleaks' rules that no shape above covers: Vault service and batch tokens,
     # Dynatrace, Mapbox secret tokens, GitLab's other tokens (pipeline triggers, runners, deploy,
     # feed, incoming mail, SCIM, OAuth app secrets), Azure DevOps PATs under their name.
@@ -644,7 +691,9 @@ _SHAPES: Final = (
         "provider-token",
         r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}\b|\bdt0[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"
         r"|\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"
-        r"|\b(?:glptt|glrt|gldt|glft|glimt|glsoat|gloas|GR1348941)-?[A-Za-z0-9_\-]{20,}\b",
+        r"|\b(?:glptt|glrt|gldt|glft|glimt|glsoat|gloas|GR1348941)-?[A-Za-z0-9_\-]{20,}\b"
+        # Round seven: an Airtable personal access token (pat, a 14-character id, a dot, 64 hex).
+        r"|\bpat[A-Za-z0-9]{14}\.[0-9a-f]{64}\b",
     ),
     # A legacy Vault service token ("s." and 24 base62 characters; checked: mixed case and a digit,
     # not words) and a New Relic license key (36 hex and "NRAL"); the hex and base32 families with no
@@ -667,7 +716,7 @@ _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPT
 # credential stem, a separator, then a quoted value or one or two bare words (a scheme and its
 # token, or a word and the prose after it). Every CREDENTIAL_* entry holds a stem (tests pin it).
 _STEMS = (
-    r"pass|pwd|pw|psk|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
+    r"pass|pwd|pw|psw|psk|preshared|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
     r"|mnemonic|bearer|nsec|recovery|backup|seed"
     r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
 )
@@ -820,11 +869,15 @@ _ENCODED_RE = re2.compile(_ENCODED_RUN, _MATCH_ONLY)
 # a megabyte of them; "distanceToNextVehicle", "final_report_2024" are not), so ordinary text keeps
 # its fast path. Non-ASCII text encoded whole still passes where 12 ASCII bytes follow each other.
 _ENCODED_GATE = (
-    r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*[,;][ \t]*){15}[0-9]"
+    r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3}){4}|[0-9A-Fa-f]{16}|[A-Z2-7]{16}|(?:[0-9]{2,3}[ \t]*[,;+][ \t]*){15}[0-9]"
+    r"|(?:=[0-9A-Fa-f]{2}){16}"  # quoted-printable (round seven)
     r"|(?:[01]{8}[ \t,;]?){7}[01]{8}"
     r"|(?:[0-9A-Fa-f]{2}[:. \-]){15}[0-9A-Fa-f]{2}"
     r"|(?m:^begin(?:-base64)? [0-7]{3,4} )"  # uuencode's header (uudecode reads the lines after it)
 )
+# Lower-case base32 (round seven) has no gate of its own (it would cost every text's prefilter):
+# a run of it long enough to hold a token is a token run (_TOKENS_AT), whose runs are decoded
+# too; _folded_base32 tells such a run, failing at its first other character.
 _ENCODED_GATE_RE = re.compile(_ENCODED_GATE)
 
 # Split tokens: a shape with a strong prefix written in pieces ("AKIA" "IOSF...", "AKIA""IOSF...",
@@ -936,18 +989,28 @@ _I18N_WORDS = "|".join(
 # with x") and an account pointed at its password ("Grafana admin -> x"): the value after them must
 # still have a password's shape (_password_like), as after "login".
 _PROSE_OTHER_WORDS = r"combo|combination|wi-?fi|wlan|psk|unlock(?:s|ed)?[ \t]+with|opens[ \t]+with"
+# Round seven: the password's word abbreviated (psw, pswd, p/w, pwrd) or in French shorthand
+# (mdp, "mot de passe"), and "credentials" in other languages (Zugangsdaten, identifiants...):
+# after them, as after "password" and "login", a word must still have a password's shape.
+_PASSWORD_ABBREVIATIONS = r"psw(?:r?d)?|pw(?:or|r)d|passw|p/w|mdp"
+_CREDENTIAL_WORDS_I18N = (
+    r"zugangsdaten|anmeldedaten|logindaten|identifiants|credenciales|credenziali|credenciais"
+    r"|inloggegevens|toegangsgegevens|dane[ \t]+logowania|inloggningsuppgifter"
+)
 _PROSE_ARROW = r"(?:admin|administrator|root|superuser|user(?:name)?|account|login)[ \t]*(?:->|=>|\x{2192}|\x{21D2})"
 _PROSE_TRIGGER = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
-    rf"|password|passwort|{_PROSE_OTHER_WORDS})\b[^\n]*[0-9])|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])"
+    rf"|password|passwort|{_PROSE_OTHER_WORDS}|{_PASSWORD_ABBREVIATIONS}|{_CREDENTIAL_WORDS_I18N})\b[^\n]*[0-9])"
+    rf"|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])"
     rf"|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
     # The value before the word: "Use X as the password", "X\n(that is the password above)".
     r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
 )
 _PROSE_TRIGGER_RE = re2.compile(
-    r"(?i:\b(?:((?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds"
+    rf"(?i:\b(?:((?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|{_CREDENTIAL_WORDS_I18N}"
     rf"|{_PROSE_OTHER_WORDS})\b|{_PROSE_ARROW}))|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
-    rf"|password|passwort)\b|(?:{_I18N_WORDS})\pL{{0,6}}))|(?:^|\s)(-u|--user|--proxy-user)[ =]",
+    rf"|password|passwort|{_PASSWORD_ABBREVIATIONS})\b|(?:{_I18N_WORDS})\pL{{0,6}}))"
+    r"|(?:^|\s)(-u|--user|--proxy-user)[ =]",
     _OPTIONS,
 )
 _PROSE_NAMING = re.compile(rf"(?i:{_PROSE_OTHER_WORDS})")  # the round-six words (see _prose_hits)
@@ -1316,6 +1379,20 @@ def _shape_ok(kind: str, text: str) -> bool:
         if len(pieces) >= 3 and all(p.isalpha() or p.isdigit() or len(p) <= 3 for p in pieces):
             return False  # a title slug ("/t/How-To-Install-V2-On-Ubuntu-22", a forum topic)
         return _random_looking(segment) or (digits >= 3 and len(segment) - digits >= 8)
+    if kind == "alibaba-key":
+        return _random_looking(text[4:]) or (len(text) == 24 and bool(_DIGIT.search(text, 4)))
+    if kind == "alibaba-secret":
+        return _random_looking(text[-30:])
+    if kind == "oracle-connect":
+        password = text[text.rindex("/", 0, len(text) - 1) + 1 : -1]
+        return not _is_placeholder(password)
+    if kind == "bitlocker-key":
+        return all(int(group) % 11 == 0 for group in text.split("-"))  # (each is 11 times a 16-bit word)
+    if kind == "recovery-key":
+        body = text.replace("-", "")
+        if _HEX_ID.fullmatch(body):
+            return False  # hex in groups is a fingerprint or an id; a recovery key uses all 36 characters
+        return sum(c.isdigit() for c in body) >= 4 and sum(c.isalpha() for c in body) >= 4
     if kind == "provider-token" and text.startswith("SK"):
         return bool(_DIGIT.search(text, 2)) and bool(re.search("[a-fA-F]", text[2:]))  # hex, not a word
     return True
@@ -1705,10 +1782,16 @@ def _shape_span(kind: str, text: str, start: int, end: int, key_end: int) -> tup
         return text.index(":", scheme_end) + 1, end - 1  # user:PASSWORD@
     if kind == "url-user-token":
         return text.index("://", start) + 3, end - 1  # scheme://TOKEN@
-    if kind == "query-key":
+    if kind in ("query-key", "signed-url"):
         return text.index("=", start) + 1, end
     if kind == "capability-url":
         return text.rindex("/", start, end) + 1, end  # the key segment: the URL stays readable
+    if kind == "oracle-connect":
+        return text.rindex("/", start, end - 1) + 1, end - 1  # user/PASSWORD@
+    if kind == "alibaba-secret":
+        return end - 30, end
+    if kind == "app-password":
+        return end - 19, end  # the password, not the words that name it
     if kind in ("service-key", "hex-key"):
         value = _HEX_TAIL.search(text, start, end)
         return (value.start(), end) if value else (start, end)
@@ -1939,9 +2022,9 @@ def _run_decodings(run: str) -> Iterator[tuple[str, str, int]]:
         if text is not None:
             yield "hex", text, 0
             return
-    if _BASE32.fullmatch(body) and len(body) % 8 in (0, 2, 4, 5, 7):
+    if len(body) % 8 in (0, 2, 4, 5, 7) and (_BASE32.fullmatch(body) or _folded_base32(body)):
         try:
-            text = _as_text(base64.b32decode(body + "=" * (-len(body) % 8)))
+            text = _as_text(base64.b32decode(body.upper() + "=" * (-len(body) % 8)))
         except binascii.Error:
             text = None
         if text is not None:
@@ -1991,6 +2074,13 @@ _MAX_FORM_RUN = 512
 _TOKEN_WHOLE = re.compile(_TOKEN_RUN)
 _CONTEXT = 64  # characters before an encoded run read with what it decodes to (a provider's name: _PROVIDER_WINDOW)
 _BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648 base32: upper-case letters and 2-7
+# Round seven: base32 folded to lower case (a DNS name, a chat that lowercases), with some digits.
+_BASE32_FOLDED = re.compile(r"[a-z2-7]+")
+_BASE32_DIGITS = re.compile(r"[2-7]")
+# A lower-case base32 payload cut into DNS labels ("<63>.<rest>.exfil.example.org"): the labels
+# are glued, one more at a time, and read again.
+_DNS_LABELS = re.compile(r"(?<![A-Za-z0-9.\-])[a-z2-7]{16,63}(?:\.[a-z0-9\-]{1,63}){1,8}")
+_dns_labels_gate = _raw_search(re2.compile(r"[a-z2-7]{16}\.[a-z0-9\-]", _MATCH_ONLY))
 
 
 def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
@@ -2002,7 +2092,9 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
     decoded_runs = 0
     for spans in _matches(_ENCODED_RE, text):
         start, end = spans[0]
-        if taken.covers(start, end) or not _ENCODED_GATE_RE.search(text, start, end):
+        if taken.covers(start, end) or not (
+            _ENCODED_GATE_RE.search(text, start, end) or _folded_base32(text[start:end].rstrip("="))
+        ):
             continue  # a finding as it stands (a part may be one by chance: digits in hex), or no text inside
         if decoded_runs >= MAX_DECODED or budget <= 0:
             # Fail closed: what the budget leaves undecoded is reported, from here to the end.
@@ -2045,11 +2137,11 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
 # Codes joined by commas or semicolons (one mark through the run), and binary octets ("01001000
 # 01101011 ..."): any list separator a reader is told to read the codes from.
 _CHAR_CODES = re.compile(
-    r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*([,;])[ \t]*)(?:[0-9]{2,3}[ \t]*\1[ \t]*){14,}[0-9]{2,3}(?![0-9.])"
+    r"(?<![0-9.])(?:[0-9]{2,3}[ \t]*([,;+])[ \t]*)(?:[0-9]{2,3}[ \t]*\1[ \t]*){14,}[0-9]{2,3}(?![0-9.])"
 )
 _BINARY_OCTETS = re.compile(r"(?<![01])(?:[01]{8}[ \t,;]?){7,}[01]{8}(?![01])")
 _MAX_CHAR_CODE_RUNS = 16
-_CHAR_CODE_GATE = r"(?:[0-9]{2,3}[ \t]*[,;][ \t]*){15}[0-9]|(?:[01]{8}[ \t,;]?){7}[01]{8}"
+_CHAR_CODE_GATE = r"(?:[0-9]{2,3}[ \t]*[,;+][ \t]*){15}[0-9]|(?:[01]{8}[ \t,;]?){7}[01]{8}"
 _char_code_gate = _raw_search(re2.compile(_CHAR_CODE_GATE, _MATCH_ONLY))
 
 
@@ -2065,9 +2157,39 @@ def _from_char_codes(codes: Iterable[int]) -> str | None:
 
 # Hex bytes written apart ("41:4b:49:41:...", "41 4b 49 41 ...", "\\x41\\x4b" is an escape): 16 or
 # more pairs with one separator, read as the bytes they spell (xxd -r -p reads them back).
-_SEPARATED_HEX = r"[0-9A-Fa-f]{2}(?:[:. \-][0-9A-Fa-f]{2}){15,}"
+# Round seven: quoted-printable's "=67=68=70..." (every byte escaped) is hex bytes with "=" before each.
+_SEPARATED_HEX = r"[0-9A-Fa-f]{2}(?:[:. \-][0-9A-Fa-f]{2}){15,}|(?:=[0-9A-Fa-f]{2}){16,}"
 _SEPARATED_HEX_RE = re2.compile(_SEPARATED_HEX, _MATCH_ONLY)
 _separated_hex_gate = _raw_search(_SEPARATED_HEX_RE)
+
+
+def _folded_base32(body: str) -> bool:
+    """True for a run of base32 folded to lower case: a-z and 2-7 only, three digits or more."""
+    return _BASE32_FOLDED.fullmatch(body) is not None and len(_BASE32_DIGITS.findall(body)) >= 3
+
+
+def _dns_label_hits(text: str, level: int) -> list[_Hit]:
+    """Lower-case base32 cut into a host name's labels, glued label by label and decoded."""
+    hits: list[_Hit] = []
+    if not _dns_labels_gate(text.encode("utf-8", "surrogatepass")):
+        return hits  # one RE2 pass first: the pattern below has a look-behind
+    for n, match in enumerate(_DNS_LABELS.finditer(text)):
+        if n >= _MAX_CHAR_CODE_RUNS:
+            break
+        labels = match.group().split(".")
+        glued = labels[0]
+        for label in labels[1:]:
+            if not _BASE32_FOLDED.fullmatch(label):
+                break
+            glued += label
+            if len(glued) % 8 not in (0, 2, 4, 5, 7):
+                continue
+            decoded = _as_text(base64.b32decode(glued.upper() + "=" * (-len(glued) % 8)))
+            found = [] if decoded is None else _analyse(decoded, level + 1)
+            if found:
+                hits.extend((f"{k.partition(' (')[0]} (dns labels)", *match.span(), v) for k, _, _, v in found)
+                break
+    return hits
 
 
 def _separated_hex_hits(text: str, level: int) -> list[_Hit]:
@@ -2081,6 +2203,8 @@ def _separated_hex_hits(text: str, level: int) -> list[_Hit]:
             hits.append((PAST_DECODING_BUDGET, start, len(text), text[start:]))
             break
         run = text[start:end]
+        if run[0] == "=":
+            run = run[1:].replace("=", ":")  # quoted-printable: one "=" before each byte
         if len(set(run[2::3])) != 1:
             continue  # one separator throughout, as a dump writes them
         decoded = _as_text(bytes.fromhex("".join(run[i : i + 2] for i in range(0, len(run), 3))))
@@ -2398,10 +2522,11 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
                 hits.append(("high-entropy", start, end, text[start:end]))
     if _SPLIT_AT in categories:
         hits.extend(_split_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
-    if _ENCODED_AT in categories and level < MAX_DECODE_LEVELS:
+    if categories & _FAMILY_CATEGORIES and level < MAX_DECODE_LEVELS:
         hits.extend(_decoded_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
         hits.extend(_char_code_hits(text, level))
         hits.extend(_separated_hex_hits(text, level))
+        hits.extend(_dns_label_hits(text, level))
         hits.extend(_uuencoded_hits(text, level))
     if categories & _CODED_AT and level < MAX_DECODE_LEVELS:
         hits.extend(_coded_hits(text, categories, level))
@@ -2530,6 +2655,7 @@ def _seed_hits(text: str, taken: _Taken) -> list[_Hit]:
     # RE2 finds (twelve words of the list's shape or more) are read word by word.
     table = _bip39_words()
     hits: list[_Hit] = []
+    read_until = -1  # the end of the last lines read for Monero's seeds
     for n, spans in enumerate(_matches(_SEED_RUN_RE, text)):
         if n >= _MAX_TABLES * 4:
             break
@@ -2546,6 +2672,49 @@ def _seed_hits(text: str, taken: _Taken) -> list[_Hit]:
             if len(run) >= _SEED_LENGTHS[-1]:
                 hits.extend(_seed_windows(text, run, table, taken))
             run = [match] if match is not None and match.group() in table else []
+        if spans[0][0] >= read_until:
+            read_until = _line_bounds(text, *spans[0])[1]
+            hits.extend(_monero_seeds(text, *spans[0], _Taken((start, end) for _, start, end, _ in hits), taken))
+    return hits
+
+
+def _line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """The start of the line before `start`'s and the end of `end`'s line."""
+    begin = text.rfind("\n", 0, max(0, text.rfind("\n", 0, start))) + 1
+    stop = text.find("\n", end)
+    return begin, len(text) if stop < 0 else stop
+
+
+_MONERO_WORDS = re.compile(r"\b[a-z]{3,12}\b")
+_MONERO_LENGTH = 25
+
+
+def _monero_seeds(text: str, start: int, end: int, *takens: _Taken) -> list[_Hit]:
+    """Monero's 25-word seeds (other word lists than BIP-39's): the 25th word is the checksum word."""
+    # Monero (and its forks) append a checksum word: the word at crc32(the first three letters of
+    # each of the 24 words) mod 24, repeated. Read on the run RE2 found and the words around it,
+    # whatever the list (one in 24 runs passes the index, fewer still repeat the word there).
+    words = list(_MONERO_WORDS.finditer(text, *_line_bounds(text, start, end)))
+    names = [m.group() for m in words]
+    hits: list[_Hit] = []
+    i = 0
+    while i + _MONERO_LENGTH <= len(words):
+        window = words[i : i + _MONERO_LENGTH]
+        last = names[i + 24]
+        if last not in names[i : i + 24]:  # the cheap test first: the checksum word repeats one of the 24
+            i += 1
+            continue
+        prefix = "".join(word[:3] for word in names[i : i + 24]).encode()
+        joined = all(
+            _SEED_SEPARATOR_RE.fullmatch(text, a.end(), b.start()) is not None for a, b in itertools.pairwise(window)
+        )
+        if last == names[i + zlib.crc32(prefix) % 24] and joined and len(set(names[i : i + 25])) >= 20:
+            first, end_at = window[0].start(), window[-1].end()
+            if not any(taken.overlaps(first, end_at) for taken in takens):
+                hits.append(("seed-phrase", first, end_at, " ".join(names[i : i + 25])))
+            i += _MONERO_LENGTH
+            continue
+        i += 1
     return hits
 
 
@@ -2718,8 +2887,28 @@ def _password_like(word: str, *, near: bool) -> bool:
     lower = any(c.islower() for c in word)
     if any(c in _PASSWORD_SYMBOLS for c in word) or (upper and lower and digits >= 3):
         return True
-    # "correct-horse-battery-staple-91": words and digits, a password only right after its keyword.
-    return near and ((letters >= 4 and not word.isidentifier()) or (upper and lower))
+    # "correct-horse-battery-staple-91": words and digits, a password only right after its keyword;
+    # so are lower-case words run into a year or a number ("autumnleaves2024", "winter2023sa", round
+    # seven), but not an identifier with an underscore ("db_password2").
+    return near and (
+        (letters >= 4 and not word.isidentifier())
+        or (upper and lower)
+        or (letters >= 4 and digits >= 2 and "_" not in word)
+    )
+
+
+_CLASS_CHANGE = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+# Words that are no user name in "login jdoe / x", "creds for the contractor: jdoe x" (round seven).
+_NOT_A_USER = frozenset(
+    {"for", "the", "as", "to", "with", "is", "was", "and", "or", "of", "on", "in", "at", "via", "using", "by"}
+    | {"a", "an"}
+)
+_USER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9._\-]{1,31}|[^@\s]+@[A-Za-z0-9.\-]+")
+
+
+def _mixed_password(word: str) -> bool:
+    """True for letters and digits interleaved in both cases ("Tr0ub4dor3xq"): no name, year or model number."""
+    return any(c.isupper() for c in word) and any(c.islower() for c in word) and len(_CLASS_CHANGE.findall(word)) >= 4
 
 
 def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
@@ -2743,6 +2932,10 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
         )
         pos = end
         previous = ""
+        # A credential phrase's user and password pair ("login jdoe / x", "creds: jdoe x"): the word
+        # after the user (or after a slash after it) is read as right after a password's word.
+        pairs = spans[1][0] >= 0 and not naming
+        user_at = -9
         form = "+" in text[spans[0][0] : end] or text[end : end + 1] == "+" or text.startswith("'s+", end)
         for k, word_match in enumerate((_FORM_WORDS if form else _WORDS).finditer(text[pos:window_end])):
             if k >= _PROSE_WORDS or (flag and k >= 1):
@@ -2751,15 +2944,27 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
             word = raw.strip(_WORD_EDGE)
             if flag or (k == 0 and ":" in word and not password_word):
                 word = word.partition(":")[2].strip(_WORD_EDGE)  # user:password
+            elif password_word and k == 0 and word[:1] == "=":
+                word = word[1:]  # "pswd=x": an abbreviation no assignment key holds
             near = password_word and (k == 0 or previous in _PROSE_LINK or previous.endswith(":"))
+            if pairs and (k == user_at + 1 or (k == user_at + 2 and previous == "/")):
+                near = True
             if flag:
                 secret = word if word and not _is_placeholder(word) and _looks_secret(word) else ""
             else:
                 secret = word if _password_like(word, near=near) else ""
-                if secret and naming and not _PASSWORD_SYMBOLS.intersection(secret):
+                if secret and naming and not _PASSWORD_SYMBOLS.intersection(secret) and not _mixed_password(secret):
                     secret = ""  # after "wifi", "combo", "admin ->": a symbol too ("wifi SSID: Corp-Guest-2024")
                 if secret and naming and _strong_password(secret) and _STRONG_GATE_RE.search(secret):
                     break  # "wifi Vx7#pQ2m!rT": the shape view names it (password (shape)) without the word
+            if (
+                pairs
+                and not secret
+                and (k == 0 or previous.endswith(":"))
+                and word.lower() not in _NOT_A_USER
+                and _USER_NAME.fullmatch(word)
+            ):
+                user_at = k
             previous = raw.lower()
             if not secret:
                 if raw.endswith(('",', "',", '"}', "'}")):
