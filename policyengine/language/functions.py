@@ -537,6 +537,9 @@ def url_host(url: str) -> str | None:
     return _ipv4(host) or _wildcard_address(host) or host or None
 
 
+_QUERY_START = re.compile(r"[?#]")
+
+
 @lru_cache(maxsize=CACHE_SIZE)
 def url_path(url: str) -> str | None:
     """The path of a URL as a server routes it (see docs/functions.md#url_path), or null when it names no host."""
@@ -548,7 +551,7 @@ def url_path(url: str) -> str | None:
     cut = _AUTHORITY_END.search(rest)
     if cut is None or rest[cut.start()] in "?#":
         return "/"
-    path = re.split(r"[?#]", rest[cut.start() :], maxsplit=1)[0]
+    path = _QUERY_START.split(rest[cut.start() :], maxsplit=1)[0]
     # Decode and fold until stable (%2e%2e, %252e, full-width letters), as url_host reads names;
     # a server reads `\` as `/` (WHATWG) and resolves dot segments before routing.
     for _ in range(3):
