@@ -51,7 +51,8 @@ def _kinds(value: object) -> set[str]:
         ("cargo login Zq8Xw2Vb6Nm4Lk9Jh3Gf7Ds1Ap5Oi0Uy", "keyword"),  # pkgcreds
         ("bundle config gems.acme.io ci:Lantern-Orbit-7741", "keyword"),  # pkgcreds
         ("nuget sources update -Name acme -Password Qz9xW3vB7nM2kL5j", "keyword"),  # pkgcreds
-        ("the safe combination is Harbor!Gate42", "password (prose)"),  # prosepw
+        # Round eight: a safe's combination is a credential key (safe_combination): its value is one by its key.
+        ("the safe combination is Harbor!Gate42", "keyword"),  # prosepw
         ("guest wlan: Orchid#Valley88", "password (prose)"),  # prosepw
         ("the vault door opens with Copper-Falcon-5523!", "password (prose)"),  # prosepw
         ("jenkins root => Tidal$Marble91 (temp)", "password (prose)"),  # prosepw

@@ -117,6 +117,7 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
 
 __all__ = [
@@ -194,6 +195,9 @@ CREDENTIAL_WORDS: Final = frozenset(
         # Round seven: the password's abbreviations (psw, pswd, pwrd: a 1Password field's label) and
         # a VPN's pre-shared key named alone (preshared, presharedkey: WireGuard's PresharedKey).
         "psw", "pswd", "pswrd", "pwrd", "preshared", "presharedkey",
+        # Round eight: a SIM's unblocking key. The password in other languages and misspelt are
+        # read by _label_key (secret_labels.PASSWORD_WORDS, password_misspelling).
+        "puk",
     }
 )  # fmt: skip
 
@@ -225,6 +229,16 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         ("admin", "key"), ("write", "key"), ("ingest", "key"), ("license", "key"), ("sdk", "key"),
         ("server", "key"), ("root", "key"), ("deploy", "key"), ("management", "key"),
         ("key", "content"), ("key", "material"), ("network", "key"), ("wep", "key"),
+        # Round eight: a symmetric cipher's key by its algorithm or use (aes_key, enc_key, WPA2_KEY),
+        # an authenticator's setup key, and the codes that open a door, an alarm, a safe or a SIM
+        # (door_code, alarm_code, unlock_code, safe_combination, puk: secretlabels.CODE_LABELS).
+        ("aes", "key"), ("des", "key"), ("enc", "key"), ("encrypt", "key"), ("crypt", "key"),
+        ("crypto", "key"), ("cipher", "key"), ("wrap", "key"), ("wrapping", "key"), ("wpa2", "key"),
+        ("wpa3", "key"), ("setup", "key"), ("totp", "key"), ("otp", "key"), ("mfa", "key"), ("2fa", "key"),
+        ("authenticator", "key"), ("door", "code"), ("alarm", "code"), ("gate", "code"), ("entry", "code"),
+        ("keypad", "code"), ("lock", "code"), ("unlock", "code"), ("garage", "code"), ("safe", "code"),
+        ("disarm", "code"), ("access", "code"), ("safe", "combination"), ("lock", "combination"),
+        ("door", "pin"), ("sim", "pin"),
     }
     # Token abbreviated after what it opens (Twilio CLI's authTok, session_tkn); "tok" alone is a word's
     # token. Only qualifiers the assignment pattern's stems hold (_STEMS), so text finds them too.
@@ -238,6 +252,8 @@ CREDENTIAL_SUFFIXES: Final = frozenset(
         "b64", "base64", "hex", "enc", "encrypted", "hash", "hashed", "digest", "bytes", "data",
         "confirm", "confirmation", "again", "repeat", "repeated", "verify", "new", "old",
         "current", "input", "contents", "content",
+        # Round eight: the encoding a Wi-Fi key is shown in (wifi_psk_ascii, wpa_key_hex).
+        "ascii", "utf8",
         # Environments and roles after the credential: "pw_prod_rw", "db_password_staging".
         "prod", "production", "prd", "dev", "development", "staging", "stage", "stg", "test", "testing",
         "qa", "uat", "local", "live", "sandbox", "primary", "secondary", "backup", "rw", "ro", "readonly",
@@ -315,6 +331,8 @@ def _ends_with_credential(words: list[str]) -> bool:
         return True
     if last in CREDENTIAL_WORDS:
         ending = last
+    elif _label_word(last) or (len(words) > 1 and _label_word(before + last)):
+        return before not in _NOT_CREDENTIAL_BEFORE["password"]
     else:
         ending = next((e for e in _COMPOUND_ENDINGS if last.endswith(e)), "")
         if not ending:
@@ -326,12 +344,35 @@ def _ends_with_credential(words: list[str]) -> bool:
     return not (excluded and before in excluded)
 
 
+_UNICODE_WORDS = re.compile(r"[^\W_]+")
+
+
+def _label_word(word: str) -> bool:
+    """True for the password's word in another language (or compounded: "adminkennwort") or misspelt ("passwrd")."""
+    if word in _LABEL_WORDS or _labels.password_misspelling(word):
+        return True
+    return len(word) >= 7 and word.endswith(_LONG_LABELS)
+
+
+def _label_key(key: str) -> bool:
+    """True for a key in any script whose last words are the password's word ("лозинка", "şifrə", "p.w.")."""
+    folded = _labels.fold(_CAMEL.sub("_", _normalise(key)))
+    words = _UNICODE_WORDS.findall(folded)
+    while len(words) > 1 and (words[-1].isdigit() or words[-1] in CREDENTIAL_SUFFIXES):
+        words = words[:-1]
+    if not words:
+        return False
+    if _label_word(words[-1]) or "".join(words[-3:]) in _LABEL_WORDS or "".join(words[-2:]) in _LABEL_WORDS:
+        return not (len(words) > 1 and words[-2] in _NOT_CREDENTIAL_BEFORE["password"])
+    return _labels.password_misspelling("".join(words)) and len(words) <= 2  # "p.w.", "P W"
+
+
 def is_credential_key(key: str) -> bool:
     """True when `key` names a credential: its value is a secret whatever it looks like."""
     known = _KEY_CACHE.get(key)
     if known is not None:
         return known
-    result = _credential_words(_key_words(key))
+    result = _credential_words(_key_words(key)) or ((not key.isascii() or "." in key or " " in key) and _label_key(key))
     if len(key) <= _KEY_CACHE_LENGTH and len(_KEY_CACHE) < _KEY_CACHE_SIZE:
         _KEY_CACHE[key] = result
     return result
@@ -524,6 +565,12 @@ def _normalise(text: str) -> str:
             return text
     raise ValueError(f"string is encoded more than {MAX_DECODE_ROUNDS} levels deep")
 
+
+# Round eight: "password" in other languages (secret_labels.PASSWORD_WORDS), as keys are read:
+# normalised, folded, without spaces ("mot de passe", "kata sandi" are one word here); the long
+# ones also end a compound ("benutzerkennwort", "adminsalasana").
+_LABEL_WORDS: Final = _labels.label_words(_normalise)
+_LONG_LABELS: Final = tuple(word for word in _LABEL_WORDS if len(word) >= 6 and word.isascii())
 
 # ---------------------------------------------------------------------------------------------
 # Text patterns
@@ -719,6 +766,11 @@ _STEMS = (
     r"pass|pwd|pw|psw|psk|preshared|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
     r"|mnemonic|bearer|nsec|recovery|backup|seed"
     r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
+    # Round eight: codes by what they open, the password misspelt (pasword, pssword, p.w.) and in
+    # other languages (secret_labels.PASSWORD_WORDS, ASCII spellings: "KENNWORT=x", "haslo: x").
+    r"|puk|(?:door|alarm|gate|entry|keypad|lock|garage|safe|disarm|access)[_ .\-]?(?:code|combination|pin)"
+    r"|pas+o?w|ps+w|p\.w|"
+    + "|".join(sorted((re.escape(w) for w in _LABEL_WORDS if w.isascii() and len(w) >= 5), key=len, reverse=True))
 )
 # Programs that take a password as an option's value, from their manuals: the programs (a regex
 # alternation) and what stands before the value (an option, a blank or nothing when glued; for
@@ -978,9 +1030,12 @@ _PASSWORD_WORDS_I18N: Final = (
     "mã pin", "пин-код", "pin-kod", "pin-code", "pinkod",
 )  # fmt: skip
 # A space inside a phrase may be a form's '+' ("mot+de+passe" in a query string).
+# Round eight: with secret_labels.PASSWORD_WORDS, the word in the EU's, the UN's and the most spoken
+# languages, native and transliterated.
 _I18N_WORDS = "|".join(
     sorted(
-        {re.escape(_normalise(word).casefold()).replace("\\ ", "[ +]") for word in _PASSWORD_WORDS_I18N},
+        {re.escape(_normalise(word).casefold()).replace("\\ ", "[ +]") for word in _PASSWORD_WORDS_I18N}
+        | set(_labels.label_regex(_normalise).split("|")),
         key=len,
         reverse=True,
     )
@@ -1005,6 +1060,14 @@ _PROSE_TRIGGER = (
     rf"|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
     # The value before the word: "Use X as the password", "X\n(that is the password above)".
     r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
+    # Round eight (_label_prose_hits): a password's word with no digit after it ("the VPN password is
+    # sandcastle"), misspelt ("passwrd: x"); a PIN's or a code's name, then digits; a credential's
+    # noun then a generated word ("the unseal code is Vn48Tq2Lm9Xa"); a login's user and password
+    # fields side by side in a query string ("?u=admin&p=x").
+    rf"|(?i:\b(?:password|passphrase|pass[ \t]phrase|passcode|passwd|{_labels.MISSPELLINGS})(?:[^A-Za-z0-9]|$))"
+    rf"|\bPIN\b|(?i:\b(?:pin|{_labels.CODE_LABELS})\b[^\n]*[0-9])"
+    rf"|(?i:\b(?:{_labels.SECRET_NOUNS})\b[^\n]*[a-z][0-9])|(?i:\buse[ \t]+\S+[ \t]+to[ \t]+(?:get|log|sign))"
+    rf"|(?i:[?&;](?:{_labels.USER_FIELDS})=[^&\s]+&(?:{_labels.PASSWORD_FIELDS})=|[?&;](?:{_labels.PASSWORD_FIELDS})=[^&\s]+&(?:{_labels.USER_FIELDS})=)"
 )
 _PROSE_TRIGGER_RE = re2.compile(
     rf"(?i:\b(?:((?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|{_CREDENTIAL_WORDS_I18N}"
@@ -1017,11 +1080,15 @@ _PROSE_NAMING = re.compile(rf"(?i:{_PROSE_OTHER_WORDS})")  # the round-six words
 _PROSE_ARROW_END = re.compile(r"(?:->|=>|\u2192|\u21d2)$")  # an account pointed at its password
 _PROSE_WINDOW = 96  # characters read after a trigger, on its line
 _PROSE_WORDS = 10  # words read after a trigger ("pass for the shared account is the reverse of X")
-_PROSE_LINK = frozenset({"is", "was", "to", ":", "=", "-", "/", "'s", "\u2019s", "s"})
+# Round eight: with "is" in the languages of secret_labels.PASSWORD_WORDS ("la clave es x", "heslo je x").
+_PROSE_LINK = (
+    frozenset({"is", "was", "to", ":", "=", "-", "/", "'s", "\u2019s", "s"}) | _labels.COPULAS - _labels.ENGLISH_WORDS
+)
 _PROSE_BEFORE = 6  # words read before a password word, back to the line before it
 _POSSESSIVE = ("'s ", "\u2019s ", "'s\t", "'s+")
 _WORDS = re.compile(r"\S+")
-_FORM_WORDS = re.compile(r"[^\s+]+")  # a query string's words: '+' is its space
+# A query string's words: '+' is its space and '&' ends its field ("?q=password+policy&p=2" is two fields).
+_FORM_WORDS = re.compile(r"[^\s+&]+")
 
 # Strong-prefix tokens written backwards ("a4B8...C61_phg" is a ghp_ token): the prefix reversed at
 # the end of a run of the token's characters, read back and checked as the token it is.
@@ -1678,7 +1745,7 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     prose = sep.strip().lower() in ("is", "was")
     if quoted:
         value = raw[1:-1]
-        if _is_placeholder(value) or (prose and not _looks_secret(value)):
+        if _is_placeholder(value) or (prose and not _looks_secret(value)) or _translation(key, value):
             return None
         return value
     if "\n" in sep:
@@ -1709,7 +1776,16 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     # Prose: "is"/"was", or a colon followed by more words ("password: click the link").
     if (prose or more) and not _looks_secret(first):
         return None
-    return first
+    return None if _translation(key, first) else first
+
+
+def _translation(key: str, value: str) -> bool:
+    """True for a glossary's line: the password's word translated ("'contrasenya' = password"), not a password."""
+    word = _labels.fold(value.strip(_WORD_EDGE))
+    if not (word in CREDENTIAL_WORDS or word in _LABEL_WORDS):
+        return False
+    last = _UNICODE_WORDS.findall(_labels.fold(_normalise(key)))[-1:]
+    return last != [word]
 
 
 def _assignments(text: str, taken: _Taken) -> Iterable[_Hit]:
@@ -2549,6 +2625,7 @@ def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int)
         hits.extend(_spaced_hits(text, taken, level))
     if _PROSE_AT in categories:
         hits.extend(_prose_hits(text, taken))
+        hits.extend(_label_prose_hits(text, _Taken((start, end) for _, start, end, _ in hits) if hits else taken))
     if _REVERSED_AT in categories:
         hits.extend(_reversed_hits(text, taken))
     if _SPELLED_AT in categories:
@@ -2998,6 +3075,24 @@ def _prose_before(text: str, trigger: int, taken: _Taken) -> list[_Hit]:
     return []
 
 
+# Round eight: values a label gives whatever their shape (secret_labels.label_prose_hits).
+_STRONG_LABEL_RE = re.compile(
+    rf"(?i:\b(?:password|passphrase|pass[ \t]phrase|passcode|passwd|{_labels.MISSPELLINGS})(?![A-Za-z0-9])"
+    rf"|(?<![A-Za-z])(?:{_I18N_WORDS})[^\W\d_]{{0,6}})"
+)
+_CODE_LABEL_RE = re.compile(
+    rf"\bPIN\b|(?i:\bpin\b)(?=[ \t]*(?:[:=#]|is\b|was\b|[0-9]))|(?i:\b(?:{_labels.CODE_LABELS})\b)"
+)
+_NOUN_RE = re.compile(rf"(?i:\b(?:{_labels.SECRET_NOUNS})\b|\buse\b)")
+
+
+def _label_prose_hits(text: str, taken: _Taken) -> list[_Hit]:
+    """Passwords of letters only, passphrases, PINs and generated codes told after their label (round eight)."""
+    hits = _labels.label_prose_hits(text, _STRONG_LABEL_RE, _CODE_LABEL_RE, _NOUN_RE)
+    hits.extend(_labels.query_pair_hits(text))
+    return [hit for hit in hits if not taken.overlaps(hit[1], hit[2]) and not _is_placeholder(hit[3])]
+
+
 def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Strong-prefix tokens written backwards, each read back and checked as its shape."""
     hits: list[_Hit] = []
@@ -3129,6 +3224,7 @@ def _shell_view(text: str) -> str:
 
 _FORM_SPACES = re.compile(r"[?&=][^\s?&=]*[A-Za-z]{2}\+[A-Za-z0-9'/]+\+")
 _WORD_KINDS = frozenset({"password (prose)", "keyword"})
+_FORM_BLANKS = str.maketrans("+&", "  ")
 
 
 def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
@@ -3146,8 +3242,9 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
     if not hits and "+" in normal and _FORM_SPACES.search(normal):
         # A query string or form body writes spaces as '+' ("?text=my+pw's+X"): read it with spaces
         # (one character for one, so spans stay those of the text). Only what the words show counts:
-        # prose and key/value findings; a base64 run cut at its '+' is no token.
-        hits = [hit for hit in _analyse(normal.replace("+", " ")) if hit[0] in _WORD_KINDS]
+        # prose and key/value findings; a base64 run cut at its '+' is no token. '&' ends a field:
+        # "?q=password+policy&p=2" is a search for two words and a page, not "policy&p=2" (round eight).
+        hits = [hit for hit in _analyse(normal.translate(_FORM_BLANKS)) if hit[0] in _WORD_KINDS]
     if not hits and _SHELL_QUOTING.search(normal):
         # A shell command's words after quote removal: 'secure''Pass123', AKIA\IOSF..., and the
         # values of repeated options (-d 'sk_live_4eC' -d 'LyjW...') side by side as quoted pieces.
