@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "label_regex",
     "label_words",
     "password_misspelling",
+    "punctuated_hits",
     "query_pair_hits",
 ]
 
@@ -58,7 +59,7 @@ PASSWORD_WORDS: Final[dict[str, tuple[str, ...]]] = {
     "ga": ("pasfhocal", "focal faire"),
     "hr": ("lozinka", "zaporka"),
     "hu": ("jelszó", "jelszo"),
-    "it": ("parola d'ordine", "parola chiave d'accesso"),
+    "it": ("parola d'ordine",),
     "lt": ("slaptažodis", "slaptazodis"),
     "lv": ("parole",),
     "mt": ("kelma sigrieta",),
@@ -156,7 +157,7 @@ COPULAS: Final = frozenset(
     {
         "is", "was", "are", "be", "now", "es", "era", "fue", "ist", "war", "lautet", "lautete", "je", "bylo", "byl",
         "jest", "est", "etait", "e", "sono", "eh", "sao", "foi", "ar", "var", "er", "on", "oli", "olur", "dir",
-        "dur", "ir", "yra", "ei", "van", "este", "ni", "ndi", "adalah", "ialah", "la", "o", "zni", "znie",
+        "dur", "ir", "yra", "ei", "van", "este", "ni", "ndi", "adalah", "ialah", "zni", "znie",
         "wynosi", "brzmi", "glasi", "это", "\u0435", "є", "是", "为", "為", "は", "는", "은", "\u2014", "\u2013",
     }
 )  # fmt: skip
@@ -264,7 +265,8 @@ def password_misspelling(word: str) -> bool:
 
 def label_regex(normalise: Callable[[str], str]) -> str:
     """The table's words as one alternation, as `normalise` writes them (long words first)."""
-    spellings = [word for words in PASSWORD_WORDS.values() for word in words]
+    # Not English's: the scanner's own alternatives read them with word boundaries ("PasswordMinLength" is none).
+    spellings = [word for language, words in PASSWORD_WORDS.items() if language != "en" for word in words]
     # Both as the text carries them (normalise keeps ə, ł) and as a keyboard without them types them.
     forms = {normalise(word).casefold() for word in spellings} | {normalise(fold(word)) for word in spellings}
     escaped = {re.escape(form).replace("\\ ", "[ +]") for form in forms}
@@ -313,29 +315,38 @@ def _value_after(text: str, start: int, end: int, links: Iterable[str]) -> tuple
     return None
 
 
-def label_prose_hits(
-    text: str, strong_label: re.Pattern[str], code_label: re.Pattern[str], noun: re.Pattern[str]
-) -> list[Hit]:
+Spans = Iterable[Sequence[tuple[int, int]]]
+_SHORT_LABEL = 7  # a label shorter than this must start a word ("clave", not "enclave")
+_PIN_LINK = re.compile(r"[ \t]*(?:[:=#]|is\b|was\b|[0-9])", re.IGNORECASE)
+
+
+def label_prose_hits(text: str, strong: Spans, codes: Spans, nouns: Spans, *, budget: int, past: str) -> list[Hit]:
     """Values told after a label whatever their shape: letters-only passwords, passphrases, PINs, generated codes."""
+    # The spans come from the scanner's RE2 programs (one linear pass each); each label reads a
+    # bounded window after it, and past `budget` labels the rest is reported unread (`past`).
     hits: list[Hit] = []
-    for label in strong_label.finditer(text):
-        line_end = text.find("\n", label.end())
-        line_end = len(text) if line_end < 0 else line_end
-        hit = _password_value(text, label.end(), min(line_end, label.end() + 160), label.group())
-        if hit:
-            hits.append(hit)
-    for label in code_label.finditer(text):
-        line_end = text.find("\n", label.end())
-        line_end = len(text) if line_end < 0 else line_end
-        hit = _code_value(text, label.end(), min(line_end, label.end() + 96))
-        if hit:
-            hits.append(hit)
-    for label in noun.finditer(text):
-        if label.group().lower() == "use" and not _USE_TO_ENTER.match(text, label.end()):
+    for n, (start, end) in enumerate(spans[0] for spans in strong):
+        if n >= budget:
+            return [*hits, (past, start, len(text), text[start:])]
+        if end - start < _SHORT_LABEL and start and text[start - 1].isalpha():
             continue
-        line_end = text.find("\n", label.end())
-        line_end = len(text) if line_end < 0 else line_end
-        for k, match in enumerate(_WORD.finditer(text, label.end(), min(line_end, label.end() + 96))):
+        hit = _password_value(text, end, _window(text, end, 160), text[start:end])
+        if hit:
+            hits.append(hit)
+    for n, (start, end) in enumerate(spans[0] for spans in codes):
+        if n >= budget:
+            return [*hits, (past, start, len(text), text[start:])]
+        if text[start:end] in ("pin", "Pin") and not _PIN_LINK.match(text, end):
+            continue  # the verb: "pin the version", "Pin it to the board"
+        hit = _code_value(text, end, _window(text, end, 96))
+        if hit:
+            hits.append(hit)
+    for n, (start, end) in enumerate(spans[0] for spans in nouns):
+        if n >= budget:
+            return [*hits, (past, start, len(text), text[start:])]
+        if text[start:end].lower() == "use" and not _USE_TO_ENTER.match(text, end):
+            continue
+        for k, match in enumerate(_WORD.finditer(text, end, _window(text, end, 96))):
             if k >= 8:
                 break
             if _generated(match.group()):
@@ -344,18 +355,27 @@ def label_prose_hits(
     return hits
 
 
+def _window(text: str, start: int, size: int) -> int:
+    """The end of what a label reads: `size` characters on its line."""
+    line_end = text.find("\n", start, start + size)
+    return line_end if line_end >= 0 else min(len(text), start + size)
+
+
 def _password_value(text: str, start: int, end: int, label: str) -> Hit | None:
     """After a password's word: "is|was|:" then one plain word ending the clause, or a passphrase's words."""
     # The link: a colon or "=" right after the label, or a copula within a few words ("the
     # password for alice on the NAS is X"); each copula is tried ("was changed, it is now X").
     rest = text[start:end].lstrip()
+    # A word of letters alone after a foreign label needs a colon: "clave" and "parola" are also
+    # "key" and "word" ("la clave del exito es la constancia").
+    english = _ENGLISH_LABEL.fullmatch(label) is not None
     colon = rest[:1] in (":", "=")
     if colon:
         words = list(_WORD.finditer(text, text.index(rest[0], start) + 1, end))[:12]
         candidates = [0]
     else:
         words = list(_WORD.finditer(text, start, end))[:16]
-        links = _ENGLISH_LINKS if _ENGLISH_LABEL.fullmatch(label) else COPULAS
+        links = _ENGLISH_LINKS if english else COPULAS
         candidates = [k + 1 for k, match in enumerate(words) if match.group().lower() in links]
     phrase = "phrase" in label.lower()
     for at in candidates:
@@ -363,7 +383,7 @@ def _password_value(text: str, start: int, end: int, label: str) -> Hit | None:
             at += 1
         if at >= len(words):
             continue
-        hit = _value_at(text, words[at:], phrase=phrase, colon=colon)
+        hit = _value_at(text, words[at:], phrase=phrase, colon=colon, plain=english or colon)
         if hit:
             return hit
     return None
@@ -373,7 +393,7 @@ _ENGLISH_LABEL = re.compile(rf"(?i)password|passphrase|pass[ \t]phrase|passcode|
 _BEFORE_VALUE: Final = frozenset({"now", "still", "just", "simply", "currently", "set", "to", "is", "was"})
 
 
-def _value_at(text: str, words: list[re.Match[str]], *, phrase: bool, colon: bool) -> Hit | None:
+def _value_at(text: str, words: list[re.Match[str]], *, phrase: bool, colon: bool, plain: bool) -> Hit | None:
     """The password the words after a label's link tell: a passphrase's plain words, or one word ending the clause."""
     if phrase or colon:
         # A passphrase: plain words to the clause's end ("correct horse battery staple (for ...)").
@@ -393,7 +413,7 @@ def _value_at(text: str, words: list[re.Match[str]], *, phrase: bool, colon: boo
             return ("password (prose)", body[0].start(), body[-1].end(), text[body[0].start() : body[-1].end()])
     first = words[0]
     value = first.group()
-    if (_plain_value(value) or _told_value(value)) and _SENTENCE_END.match(text, first.end()):
+    if ((plain and _plain_value(value)) or _told_value(value)) and _SENTENCE_END.match(text, first.end()):
         return ("password (prose)", first.start(), first.end(), value)
     return None
 
@@ -445,4 +465,59 @@ def query_pair_hits(text: str) -> list[Hit]:
         value = match.group(group)
         if len(value) >= 4 and not (value.isdigit() and len(value) < 6):
             hits.append(("password (query)", match.start(group), match.end(group), value))
+    return hits
+
+
+# Round eight (post-password-symbol-gap): a generated password cut by punctuation the shape view
+# does not count as a symbol ("Kp7/Wm3/Xr9q", "Mx9.Bq4.Lzt", "Nq4(Vr8)Tzk") or led by a symbol
+# ("*Rt7vQ2mK9", "?Blue7Sky9x"). The gate wants a digit, punctuation and a capital in a row, or a
+# symbol before a capitalised word with a digit; the reader wants every piece mixed.
+PUNCTUATED_GATE: Final = r"[0-9][./()_\-][A-Z][a-z0-9]|(?:^|\s)[*?!~^&][A-Z][a-z]+[0-9]"
+_LEADING = "*?!~^&"  # not "#" (a hashtag), "@" (a mention), "$" or "%" (a variable)
+_PIECE_SPLIT = re.compile(r"[./()_\-]")
+_BLANK_WORD = re.compile(r"\S+")
+
+
+def _pieces_mixed(piece: str) -> bool:
+    """True for a piece with two classes of letters and digits at least ("Kp7", "Lzt", "Wm3")."""
+    return sum((any(c.isupper() for c in piece), any(c.islower() for c in piece), any(c.isdigit() for c in piece))) >= 2
+
+
+def punctuated(word: str) -> bool:
+    """True for a generated password cut by punctuation or led by a symbol: upper, lower, digits, every piece mixed."""
+    if not 8 <= len(word) <= 32 or not word.isascii() or "://" in word or "@" in word:
+        return False
+    core = word[1:] if word[0] in _LEADING else word
+    if not (any(c.isupper() for c in core) and any(c.islower() for c in core) and any(c.isdigit() for c in core)):
+        return False
+    pieces = _PIECE_SPLIT.split(core.rstrip(")"))
+    if not all(piece.isalnum() for piece in pieces) or len(pieces) > 5:
+        return False
+    if len(pieces) == 1:
+        # One piece after a leading symbol: letters and digits interleaved like a generator's.
+        return core is not word and len(_CLASS_CHANGE.findall(core)) >= 5 and sum(c.isdigit() for c in core) >= 2
+    return len(pieces) >= 3 and all(2 <= len(piece) <= 6 and _pieces_mixed(piece) for piece in pieces)
+
+
+def punctuated_hits(text: str, gates: Spans) -> list[Hit]:
+    """The words around the gate's matches that punctuated() accepts, as "password (shape)"."""
+    hits: list[Hit] = []
+    last = -1
+    for spans in gates:
+        at = spans[0][0]
+        if text[at].isspace():
+            at += 1  # the gate's blank before a leading symbol
+        if at < last:
+            continue  # one look per word
+        begin = at
+        while begin > 0 and not text[begin - 1].isspace() and at - begin < 40:
+            begin -= 1
+        match = _BLANK_WORD.match(text, begin)
+        if match is None:
+            continue
+        last = match.end()
+        word = match.group().rstrip(",;:.!?'\"").lstrip("'\"([")
+        if punctuated(word):
+            start = text.find(word, match.start(), match.end())
+            hits.append(("password (shape)", start, start + len(word), word))
     return hits

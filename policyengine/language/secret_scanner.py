@@ -344,7 +344,8 @@ def _ends_with_credential(words: list[str]) -> bool:
     return not (excluded and before in excluded)
 
 
-_UNICODE_WORDS = re.compile(r"[^\W_]+")
+# Words in any script: what is no blank or ASCII punctuation (Indic vowel signs are no \w).
+_UNICODE_WORDS = re.compile(r"[^\s!-/:-@\[-`{-~]+")
 
 
 def _label_word(word: str) -> bool:
@@ -1030,8 +1031,16 @@ _PASSWORD_WORDS_I18N: Final = (
     "mã pin", "пин-код", "pin-kod", "pin-code", "pinkod",
 )  # fmt: skip
 # A space inside a phrase may be a form's '+' ("mot+de+passe" in a query string).
+_I18N_ROUND7 = "|".join(
+    sorted(
+        {re.escape(_normalise(word).casefold()).replace("\\ ", "[ +]") for word in _PASSWORD_WORDS_I18N},
+        key=len,
+        reverse=True,
+    )
+)
 # Round eight: with secret_labels.PASSWORD_WORDS, the word in the EU's, the UN's and the most spoken
-# languages, native and transliterated.
+# languages, native and transliterated. The prefilter reads the new words in a program of their own
+# (_LABEL_GATE): in the phrases' program they doubled the cost of a 4 KB batch.
 _I18N_WORDS = "|".join(
     sorted(
         {re.escape(_normalise(word).casefold()).replace("\\ ", "[ +]") for word in _PASSWORD_WORDS_I18N}
@@ -1053,22 +1062,32 @@ _CREDENTIAL_WORDS_I18N = (
     r"|inloggegevens|toegangsgegevens|dane[ \t]+logowania|inloggningsuppgifter"
 )
 _PROSE_ARROW = r"(?:admin|administrator|root|superuser|user(?:name)?|account|login)[ \t]*(?:->|=>|\x{2192}|\x{21D2})"
-_PROSE_TRIGGER = (
+_PROSE_PHRASES = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
     rf"|password|passwort|{_PROSE_OTHER_WORDS}|{_PASSWORD_ABBREVIATIONS}|{_CREDENTIAL_WORDS_I18N})\b[^\n]*[0-9])"
     rf"|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])"
-    rf"|(?i:(?:{_I18N_WORDS})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
+    rf"|(?i:(?:{_I18N_ROUND7})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
     # The value before the word: "Use X as the password", "X\n(that is the password above)".
     r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
-    # Round eight (_label_prose_hits): a password's word with no digit after it ("the VPN password is
-    # sandcastle"), misspelt ("passwrd: x"); a PIN's or a code's name, then digits; a credential's
-    # noun then a generated word ("the unseal code is Vn48Tq2Lm9Xa"); a login's user and password
-    # fields side by side in a query string ("?u=admin&p=x").
-    rf"|(?i:\b(?:password|passphrase|pass[ \t]phrase|passcode|passwd|{_labels.MISSPELLINGS})(?:[^A-Za-z0-9]|$))"
+)
+# Round eight (_label_prose_hits): a password's word with no digit after it ("the VPN password is
+# sandcastle"), misspelt ("passwrd: x"); a PIN's or a code's name, then digits; a credential's
+# noun then a generated word ("the unseal code is Vn48Tq2Lm9Xa"); a login's user and password
+# fields side by side in a query string ("?u=admin&p=x"). A program of its own in the prefilter's
+# parts: with the phrases above, the reverse DFA that finds a match's start outgrows its memory.
+_LABEL_GATE = (
+    # A word after the label on its line: a key alone ("password") is the key rules' (and no view's).
+    rf"(?i:\b(?:password|passphrase|pass[ \t]phrase|passcode|passwd|{_labels.MISSPELLINGS})"
+    r"[^A-Za-z0-9\n][^\n]*[A-Za-z])"
+    rf"|(?i:(?:{_I18N_WORDS})\pL{{0,6}}[ \t:=\x{{FF1A}}'\x{{2019}}][^\n]*[^\s])"
     rf"|\bPIN\b|(?i:\b(?:pin|{_labels.CODE_LABELS})\b[^\n]*[0-9])"
     rf"|(?i:\b(?:{_labels.SECRET_NOUNS})\b[^\n]*[a-z][0-9])|(?i:\buse[ \t]+\S+[ \t]+to[ \t]+(?:get|log|sign))"
-    rf"|(?i:[?&;](?:{_labels.USER_FIELDS})=[^&\s]+&(?:{_labels.PASSWORD_FIELDS})=|[?&;](?:{_labels.PASSWORD_FIELDS})=[^&\s]+&(?:{_labels.USER_FIELDS})=)"
+    rf"|(?i:[?&;](?:{_labels.USER_FIELDS})=[^&\s]+&(?:{_labels.PASSWORD_FIELDS})="
+    rf"|[?&;](?:{_labels.PASSWORD_FIELDS})=[^&\s]+&(?:{_labels.USER_FIELDS})=)"
+    # and a generated password cut by punctuation or led by a symbol ("Kp7/Wm3/Xr9q", "*Rt7vQ2mK9").
+    rf"|{_labels.PUNCTUATED_GATE}"
 )
+_PROSE_TRIGGER = f"{_PROSE_PHRASES}|{_LABEL_GATE}"
 _PROSE_TRIGGER_RE = re2.compile(
     rf"(?i:\b(?:((?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|{_CREDENTIAL_WORDS_I18N}"
     rf"|{_PROSE_OTHER_WORDS})\b|{_PROSE_ARROW}))|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
@@ -1217,7 +1236,11 @@ _PREFILTER_PARTS: Final = (
     # ran out on 4 KB batches and fell back to the NFA (~100x: 19 ms a BFCL batch round, 0.2 ms now).
     re2.compile("|".join(f"(?:{p})" for p in (*_PLAIN_GATES, _NEEDS_DECODING, _JSON_START)), _PREFILTER_OPTIONS),
     re2.compile(f"{_ENCODED_GATE}|{_SPLIT_GATE}", _MATCH_ONLY),
-    re2.compile("|".join(f"(?:{p})" for p in (*_VIEW_GATES[:4], _SHELL_GATE)), _MATCH_ONLY),
+    re2.compile(
+        "|".join(f"(?:{p})" for p in (_SPACED_GATE, _PROSE_PHRASES, _REVERSED_GATE, _SPELLED_GATE, _SHELL_GATE)),
+        _MATCH_ONLY,
+    ),
+    re2.compile(_LABEL_GATE, _MATCH_ONLY),
     # Tables and seed phrases each alone: with the views above in one program, their states multiply
     # (RE2's DFA outgrows its memory and the NFA costs 400x on a 4 KB batch).
     _TABLE_GATE_RE,
@@ -3075,21 +3098,30 @@ def _prose_before(text: str, trigger: int, taken: _Taken) -> list[_Hit]:
     return []
 
 
-# Round eight: values a label gives whatever their shape (secret_labels.label_prose_hits).
-_STRONG_LABEL_RE = re.compile(
-    rf"(?i:\b(?:password|passphrase|pass[ \t]phrase|passcode|passwd|{_labels.MISSPELLINGS})(?![A-Za-z0-9])"
-    rf"|(?<![A-Za-z])(?:{_I18N_WORDS})[^\W\d_]{{0,6}})"
+# Round eight: values a label gives whatever their shape (secret_labels.label_prose_hits), found
+# by RE2 (linear; Python's re on the table's alternation cost 0.5 s a megabyte).
+_STRONG_LABEL_RE = re2.compile(
+    rf"(?i:\b(?:password|passphrase|pass[ \t]phrase|passcode|passwd|{_labels.MISSPELLINGS})\b|\bp\.w\.?"
+    rf"|(?:{_I18N_WORDS})\pL{{0,6}})",
+    _MATCH_ONLY,
 )
-_CODE_LABEL_RE = re.compile(
-    rf"\bPIN\b|(?i:\bpin\b)(?=[ \t]*(?:[:=#]|is\b|was\b|[0-9]))|(?i:\b(?:{_labels.CODE_LABELS})\b)"
-)
-_NOUN_RE = re.compile(rf"(?i:\b(?:{_labels.SECRET_NOUNS})\b|\buse\b)")
+_CODE_LABEL_RE = re2.compile(rf"\bPIN\b|(?i:\b(?:pin|{_labels.CODE_LABELS})\b)", _MATCH_ONLY)
+_NOUN_RE = re2.compile(rf"(?i:\b(?:{_labels.SECRET_NOUNS}|use)\b)", _MATCH_ONLY)
+_PUNCTUATED_GATE_RE = re2.compile(_labels.PUNCTUATED_GATE, _MATCH_ONLY)
 
 
 def _label_prose_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Passwords of letters only, passphrases, PINs and generated codes told after their label (round eight)."""
-    hits = _labels.label_prose_hits(text, _STRONG_LABEL_RE, _CODE_LABEL_RE, _NOUN_RE)
+    hits = _labels.label_prose_hits(
+        text,
+        _matches(_STRONG_LABEL_RE, text),
+        _matches(_CODE_LABEL_RE, text),
+        _matches(_NOUN_RE, text),
+        budget=MAX_SPLIT,
+        past=PAST_SPLIT_BUDGET,
+    )
     hits.extend(_labels.query_pair_hits(text))
+    hits.extend(_labels.punctuated_hits(text, _matches(_PUNCTUATED_GATE_RE, text)))
     return [hit for hit in hits if not taken.overlaps(hit[1], hit[2]) and not _is_placeholder(hit[3])]
 
 
