@@ -30,6 +30,8 @@ __all__ = [
     "MISSPELLINGS",
     "PASSWORD_FIELDS",
     "PASSWORD_WORDS",
+    "PUNCTUATED_GATE",
+    "QUERY_GATE",
     "SECRET_NOUNS",
     "USER_FIELDS",
     "fold",
@@ -37,6 +39,7 @@ __all__ = [
     "label_regex",
     "label_words",
     "password_misspelling",
+    "punctuated",
     "punctuated_hits",
     "query_pair_hits",
 ]
@@ -148,7 +151,7 @@ _LETTERS: Final = str.maketrans(  # the dotless i is escaped: ruff reads it as a
 
 def fold(text: str) -> str:
     """The text as labels are compared: case-folded, accents dropped, whole letters (ə, ł, ß) spelled in ASCII."""
-    text = unicodedata.normalize("NFKD", text.casefold().translate(_LETTERS))
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", text).casefold().translate(_LETTERS))
     return "".join(c for c in text if not unicodedata.combining(c)).translate(_LETTERS)
 
 
@@ -189,6 +192,7 @@ MISSPELLINGS: Final = (
 # ("?u=admin&p=x"); "p" alone is a page, beside a user it is the user's password.
 USER_FIELDS: Final = r"u|usr|user|username|uname|login|email|uid|account|acct"
 PASSWORD_FIELDS: Final = r"p|pw|pwd|pass|pswd|passwd|pword|pwrd"
+QUERY_GATE: Final = rf"(?i:[?&;](?:{USER_FIELDS}|{PASSWORD_FIELDS})=[^&#\s]*&)"
 _QUERY_PAIR = re.compile(
     rf"(?i)[?&;](?:{USER_FIELDS})=[^&#\s]+&(?:{PASSWORD_FIELDS})=([^&#\s]+)"
     rf"|[?&;](?:{PASSWORD_FIELDS})=([^&#\s]+)&(?:{USER_FIELDS})="
@@ -221,6 +225,8 @@ _NOT_A_VALUE: Final = frozenset(
         # Sizes and forms: "the pwd is characters long", "password: letters and digits".
         "characters", "chars", "digits", "letters", "numbers", "symbols", "words", "minimum", "maximum",
         "min", "max", "lowercase", "uppercase", "alphanumeric", "numeric", "mixed",
+        # Credential words themselves ("password is passwords", "the password is token").
+        "token", "key", "code", "credential", "session", "cookie", "auth", "security", "card", "number",
     }
 )  # fmt: skip
 # Words no passphrase holds: a sentence about the passphrase, not the passphrase.
@@ -294,7 +300,7 @@ def _generated(word: str) -> bool:
 def _plain_value(word: str) -> bool:
     """True for a word of letters that may be a password: no status word, function word or adjective's ending."""
     lower = word.lower()
-    if not _PLAIN.fullmatch(lower) or lower in _NOT_A_VALUE:
+    if not _PLAIN.fullmatch(lower) or lower in _NOT_A_VALUE or lower.removesuffix("s") in _NOT_A_VALUE:
         return False
     return not lower.endswith(_NOT_A_VALUE_ENDINGS) or len(lower) >= 10
 

@@ -61,8 +61,11 @@ What counts as a secret, in order of how it is found:
    `a.b.c`, `a,b,c`) glued back and scanned; strong-prefix tokens written backwards or in ROT13; card digits
    spelled as words (`four-one-one-one 1111 ...`); passwords in prose without a credential key
    (a phrase such as `login:`, `pw for the db:`, `passphrase`, `curl -u user:x`, or the word
-   password in one of 40 languages, then a word
-   shaped like a password); a word of a strong password's own shape with no phrase at all
+   password in the languages of secret_labels.PASSWORD_WORDS or misspelt, then a word
+   shaped like a password; round eight: after a strong label any value that ends the clause,
+   letters only or a passphrase, a PIN's or a door code's digits, a generated code after a
+   credential's noun, a user and a password field in a query string, a generated password cut
+   by punctuation); a word of a strong password's own shape with no phrase at all
    (`password (shape)`: upper, lower, digits and an inner symbol interleaved); strong-prefix tokens
    cut by one repeated punctuation mark (`AKIA_A0BB_...`), in ROT47, as `;`-joined codes or binary
    octets; cards in their own grouping with short fillers (`4539:5260:...`, `5425x3019x...`);
@@ -3100,28 +3103,33 @@ def _prose_before(text: str, trigger: int, taken: _Taken) -> list[_Hit]:
 
 # Round eight: values a label gives whatever their shape (secret_labels.label_prose_hits), found
 # by RE2 (linear; Python's re on the table's alternation cost 0.5 s a megabyte).
-_STRONG_LABEL_RE = re2.compile(
+_STRONG_LABEL = (
     rf"(?i:\b(?:password|passphrase|pass[ \t]phrase|passcode|passwd|{_labels.MISSPELLINGS})\b|\bp\.w\.?"
-    rf"|(?:{_I18N_WORDS})\pL{{0,6}})",
-    _MATCH_ONLY,
+    rf"|(?:{_I18N_WORDS})\pL{{0,6}})"
 )
-_CODE_LABEL_RE = re2.compile(rf"\bPIN\b|(?i:\b(?:pin|{_labels.CODE_LABELS})\b)", _MATCH_ONLY)
-_NOUN_RE = re2.compile(rf"(?i:\b(?:{_labels.SECRET_NOUNS}|use)\b)", _MATCH_ONLY)
-_PUNCTUATED_GATE_RE = re2.compile(_labels.PUNCTUATED_GATE, _MATCH_ONLY)
+_CODE_LABEL = rf"\bPIN\b|(?i:\b(?:pin|{_labels.CODE_LABELS})\b)"
+_NOUN = rf"(?i:\b(?:{_labels.SECRET_NOUNS}|use)\b)"
+_CODE_WORD = re.compile(rf"(?i:{_labels.CODE_LABELS})")
+# One pass for every label kind (a megabyte costs one linear scan, not five): the group says which.
+_LABELS_RE = re2.compile(
+    f"({_STRONG_LABEL})|({_CODE_LABEL})|({_NOUN})|({_labels.PUNCTUATED_GATE})|({_labels.QUERY_GATE})", _OPTIONS
+)
 
 
 def _label_prose_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Passwords of letters only, passphrases, PINs and generated codes told after their label (round eight)."""
-    hits = _labels.label_prose_hits(
-        text,
-        _matches(_STRONG_LABEL_RE, text),
-        _matches(_CODE_LABEL_RE, text),
-        _matches(_NOUN_RE, text),
-        budget=MAX_SPLIT,
-        past=PAST_SPLIT_BUDGET,
-    )
-    hits.extend(_labels.query_pair_hits(text))
-    hits.extend(_labels.punctuated_hits(text, _matches(_PUNCTUATED_GATE_RE, text)))
+    kinds: list[list[Sequence[tuple[int, int]]]] = [[], [], [], [], []]
+    for spans in _matches(_LABELS_RE, text):
+        group = next(i for i in range(1, 6) if spans[i][0] >= 0)
+        kinds[group - 1].append((spans[group],))
+        if group == 1 and _CODE_WORD.fullmatch(text, *spans[group]):
+            kinds[1].append((spans[group],))  # "passcode" is both: a password's word and a PIN's
+        elif group == 2:
+            kinds[2].append((spans[group],))  # "access code": a PIN's digits or a generated code
+    hits = _labels.label_prose_hits(text, *kinds[:3], budget=MAX_SPLIT, past=PAST_SPLIT_BUDGET)
+    hits.extend(_labels.punctuated_hits(text, kinds[3]))
+    if kinds[4]:
+        hits.extend(_labels.query_pair_hits(text))
     return [hit for hit in hits if not taken.overlaps(hit[1], hit[2]) and not _is_placeholder(hit[3])]
 
 
