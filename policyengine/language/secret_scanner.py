@@ -1091,6 +1091,11 @@ _LABEL_GATE = (
     rf"|{_labels.PUNCTUATED_GATE}"
 )
 _PROSE_TRIGGER = f"{_PROSE_PHRASES}|{_LABEL_GATE}"
+# The prefilter only meets ASCII text (every other string is analysed): its label gate holds the
+# table's ASCII spellings alone, at a word's start (a compound's label is the assignment's stem).
+_LABEL_GATE_ASCII = _LABEL_GATE.replace(
+    f"(?:{_I18N_WORDS})", "\\b(?:" + "|".join(word for word in _I18N_WORDS.split("|") if word.isascii()) + ")"
+)
 _PROSE_TRIGGER_RE = re2.compile(
     rf"(?i:\b(?:((?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|{_CREDENTIAL_WORDS_I18N}"
     rf"|{_PROSE_OTHER_WORDS})\b|{_PROSE_ARROW}))|(\b(?:pw|pwd|pass|passwd|passphrase|passcode"
@@ -1219,7 +1224,7 @@ _PREFILTER = re2.compile(
         f"(?:{p})"
         for p in (
             *_PLAIN_GATES,
-            *_VIEW_GATES,
+            *(f"{_PROSE_PHRASES}|{_LABEL_GATE_ASCII}" if gate == _PROSE_TRIGGER else gate for gate in _VIEW_GATES),
             _SHELL_GATE,
             _ENCODED_GATE,
             _SPLIT_GATE,
@@ -1243,7 +1248,7 @@ _PREFILTER_PARTS: Final = (
         "|".join(f"(?:{p})" for p in (_SPACED_GATE, _PROSE_PHRASES, _REVERSED_GATE, _SPELLED_GATE, _SHELL_GATE)),
         _MATCH_ONLY,
     ),
-    re2.compile(_LABEL_GATE, _MATCH_ONLY),
+    re2.compile(_LABEL_GATE_ASCII, _MATCH_ONLY),
     # Tables and seed phrases each alone: with the views above in one program, their states multiply
     # (RE2's DFA outgrows its memory and the NFA costs 400x on a 4 KB batch).
     _TABLE_GATE_RE,
