@@ -117,6 +117,7 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import secret_encodings as _encodings
 from policyengine.language import secret_layouts as _layouts
 
 __all__ = [
@@ -1137,6 +1138,7 @@ _PREFILTER = re2.compile(
             _NEEDS_DECODING,
             _JSON_START,
             *_CODED_GATES,
+            _encodings.GATE,
         )
     ),
     _PREFILTER_OPTIONS,
@@ -1157,6 +1159,7 @@ _PREFILTER_PARTS: Final = (
     re2.compile(_SEED_GATE, _MATCH_ONLY),
     re2.compile(_STRONG_GATE, _MATCH_ONLY),
     re2.compile("|".join(f"(?:{p})" for p in _CODED_GATES), _MATCH_ONLY),
+    re2.compile(_encodings.GATE, _PREFILTER_OPTIONS),
 )
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
@@ -1240,7 +1243,8 @@ _SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = ran
 _SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT = range(6, 12)
 _STRONG_AT = 12
 _CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT = range(13, 17)
-_ALL_CATEGORIES = frozenset(range(17))
+_ENCODINGS_AT = 17  # round eight's readers (secret_encodings)
+_ALL_CATEGORIES = frozenset(range(18))
 _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
@@ -1251,6 +1255,7 @@ _categories_set = _set_matcher(
         _SPLIT_GATE,
         *_VIEW_GATES,
         *_CODED_GATES,
+        _encodings.GATE,
     ]
 )
 _split_search = _raw_search(_SPLIT_RE)
@@ -2530,6 +2535,8 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_uuencoded_hits(text, level))
     if categories & _CODED_AT and level < MAX_DECODE_LEVELS:
         hits.extend(_coded_hits(text, categories, level))
+    if _ENCODINGS_AT in categories:
+        hits.extend(_encoding_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
     if _SPLIT_AT in categories:
@@ -2539,6 +2546,43 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
 
 
 _CODED_AT = frozenset({_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT})
+
+
+def _encoding_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
+    """Secrets round eight's readers show (secret_encodings): bytes apart, wrapped encodings, setup keys."""
+    which = _encodings.readers(text)
+    hits: list[_Hit] = []
+    if "setup" in which:
+        hits.extend(_encodings.setup_keys(text))
+    if "openssl" in which:
+        hits.extend(_encodings.openssl_private_values(text))
+    deeper = level < MAX_DECODE_LEVELS
+    decoded: list[tuple[str, int, int, bytes]] = []
+    if deeper and "bytes" in which:
+        decoded.extend(_encodings.byte_runs(text))
+    if deeper and "radix" in which:
+        decoded.extend(_encodings.radix_words(text))
+    for how, start, end, glued in _encodings.piece_runs(text, which):
+        if taken.overlaps(start, end):
+            continue
+        found = False
+        if deeper and how == "wrapped":
+            for encoding, data in _encodings.glued_decodings(glued):
+                reading = _as_text(data)
+                for kind, _, _, secret in _analyse(reading, level + 1) if reading else ():
+                    hits.append((f"{kind.partition(' (')[0]} (wrapped {encoding})", start, end, secret))
+                    found = True
+        if not found and how == "split-token" and _high_entropy(glued, 0, glued):
+            hits.append(("high-entropy (split)", start, end, glued))
+    for how, start, end, data in decoded:
+        reading = _as_text(data)
+        if reading is None or len(reading) < 8 or taken.covers(start, end):
+            continue
+        for kind, _, _, secret in _analyse(reading, level + 1):
+            hits.append((f"{kind.partition(' (')[0]} ({how})", start, end, secret))
+    return hits
+
+
 _VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT, _STRONG_AT})
 
 
