@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import itertools
 import re
 from collections.abc import Callable, Iterator
@@ -119,7 +120,11 @@ _ENCODED_PIECE = r"(?>(?:[0-9+/]|[A-Za-z_\-][A-Za-z0-9_\-]*?[0-9+/A-Z])[A-Za-z0-
 _WRAPPED_RUN = re.compile(
     rf"{_START}{_ENCODED_PIECE}[\"']?(?:{_PIECE_SEP}[\"']?{_ENCODED_PIECE}[\"']?)++(?:{_PIECE_SEP}[\"']?{_PIECE_BODY}+)?"
 )
-_RANDOM_PIECE = r"(?>(?=[A-Za-z0-9+/_\-]*?[0-9])(?=[A-Za-z0-9+/_\-]*?[A-Za-z])[A-Za-z0-9+/_\-]{8,31}+={0,2}+|(?=[A-Za-z0-9+/_\-]*?[a-z][A-Z][A-Za-z0-9+/_\-]*?[a-z][A-Z])[A-Za-z0-9+/_\-]{8,31}+={0,2}+)"
+_KEY_CHARS = r"[A-Za-z0-9+/_\-]"
+_RANDOM_PIECE = (
+    rf"(?>(?={_KEY_CHARS}*?[0-9])(?={_KEY_CHARS}*?[A-Za-z]){_KEY_CHARS}{{8,31}}+={{0,2}}+"
+    rf"|(?={_KEY_CHARS}*?[a-z][A-Z]{_KEY_CHARS}*?[a-z][A-Z]){_KEY_CHARS}{{8,31}}+={{0,2}}+)"
+)
 _RANDOM_RUN = re.compile(
     rf"{_START}(?:{_RANDOM_PIECE})[\"']?(?:{_PIECE_SEP}[\"']?(?:{_RANDOM_PIECE})[\"']?)++(?![A-Za-z0-9+/_\-])"
 )
@@ -263,7 +268,10 @@ _OTP_WORDS = (
     r"totp|hotp|otp|2fa|mfa|two[- ]factor|2-step|authenticator|authy|duo|okta|setup|set-up|activation"
     r"|enrol(?:l?ment)?|manual(?:ly)?(?:[ -]entry)?|recovery|rescue|backup|seed|shared"
 )
-_OTP_LABEL = rf"(?i:\b(?:{_OTP_WORDS})\b[^\n]{{0,40}}?\b(?:keys?|secrets?|seeds?|codes?)\b|\bkeys?\b[^\n]{{0,12}}?\bmanual(?:ly)?\b)"
+_OTP_LABEL = (
+    rf"(?i:\b(?:{_OTP_WORDS})\b[^\n]{{0,40}}?\b(?:keys?|secrets?|seeds?|codes?)\b"
+    r"|\bkeys?\b[^\n]{0,12}?\bmanual(?:ly)?\b)"
+)
 _OTP_GATE = rf"{_OTP_LABEL}[^\n]{{0,48}}[A-Za-z0-9]{{4}}|(?i:otpauth://[^\s]{{0,200}}secret=)"
 _OTP_VALUE = re.compile(
     rf"{_OTP_LABEL}(?:[ \t]*(?:is|was|for[ \t]+[^\n:]{{1,40}}))?[ \t]*[:=\-\u2013]?[ \t]*[\"'`]?"
@@ -312,7 +320,8 @@ def setup_keys(text: str) -> Iterator[tuple[str, int, int, str]]:
 _OPENSSL_NAMES = r"priv|privateExponent|prime1|prime2|exponent1|exponent2|coefficient|private[ _-]?key"
 _OPENSSL_GATE = rf"(?m:^[ \t]*(?i:{_OPENSSL_NAMES})[ \t]*:[ \t]*\r?\n[ \t]+[0-9A-Fa-f]{{2}}:)"
 _OPENSSL_BLOCK = re.compile(
-    rf"(?mi)^[ \t]*(?:{_OPENSSL_NAMES})[ \t]*:[ \t]*\r?\n((?:[ \t]+[0-9a-f]{{2}}(?::[0-9a-f]{{2}})*:?[ \t]*(?:\r?\n|$)){{1,64}})"
+    rf"(?mi)^[ \t]*(?:{_OPENSSL_NAMES})[ \t]*:[ \t]*\r?\n"
+    r"((?:[ \t]+[0-9a-f]{2}(?::[0-9a-f]{2})*:?[ \t]*(?:\r?\n|$)){1,64})"
 )
 
 
@@ -338,16 +347,12 @@ def glued_decodings(glued: str) -> Iterator[tuple[str, bytes]]:
         yield "hex", bytes.fromhex(body)
         return
     if _BASE32_BODY.fullmatch(body) and len(body) % 8 in (0, 2, 4, 5, 7):
-        try:
+        with contextlib.suppress(binascii.Error, ValueError):
             yield "base32", base64.b32decode(body.upper() + "=" * (-len(body) % 8))
-        except (binascii.Error, ValueError):
-            pass
     b64 = body.replace("-", "+").replace("_", "/")
     if len(b64) % 4 != 1:
-        try:
+        with contextlib.suppress(binascii.Error, ValueError):
             yield "base64", binascii.a2b_base64(b64 + "=" * (-len(b64) % 4), strict_mode=True)
-        except (binascii.Error, ValueError):
-            pass
 
 
 _READER_GATES: Final = {
@@ -443,7 +448,9 @@ def sibling_secrets(
         if item is not None and _random_piece(item[1].rstrip("=")):
             random_run.append(item)
         else:
-            out.extend(_run_tokens(random_run, is_token))
+            # The last piece of a key may be short or plain ("zmvFOwmpkhig"): read with the run.
+            tail = [item] if item is not None and random_run and len(item[1]) >= 4 else []
+            out.extend(_run_tokens(random_run + tail, is_token))
             random_run = []
     return out
 
@@ -477,3 +484,76 @@ def _run_tokens(run: list[tuple[int, str]], is_token: Callable[[str], bool]) -> 
         glued = "".join(w for _, w in window)
         if len(indexes) >= 2 and len(glued) >= 32 and is_token(glued):
             yield indexes, "high-entropy (split)", glued
+
+
+# --- raw key material under a key's name, JSON Web Keys ---------------------------------------
+# A symmetric key has no prefix: it is 16, 24, 32, 48 or 64 random bytes in hex or base64, under a
+# name whose last word is "key" (aes_key, enc_key, cipher_key, xor_key, sym_key, content_key) or
+# "key" then its encoding (keyHex, key_b64, key_bytes). Names that make the value an id, a hash or
+# a public half void it (cache_key, key_id, public_key, idempotency_key, object_key).
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_KEY_ENDINGS = frozenset({"hex", "b64", "base64", "base64url", "bytes", "material", "raw", "data", "value"})
+_NOT_KEY_WORDS = frozenset(
+    {
+        "id", "ids", "cache", "hash", "hashed", "idempotency", "dedup", "dedupe", "public", "pub", "object",
+        "primary", "foreign", "partition", "sort", "row", "lookup", "routing", "shard", "bucket", "file",
+        "path", "name", "type", "map", "host", "fingerprint", "checksum", "digest", "etag", "version",
+        "s3", "storage", "index", "cursor", "page", "event", "message", "correlation", "trace", "request",
+        "session", "query", "sha", "sha1", "sha256", "md5", "hmac", "commit", "entry", "item", "record",
+    }
+)  # fmt: skip
+_KEY_BYTES = frozenset({16, 24, 32, 48, 64})
+_HEX_KEY = re.compile(r"(?:0[xX])?([0-9a-fA-F]{32,128})")
+_B64_KEY = re.compile(r"[A-Za-z0-9+/_\-]{22,88}={0,2}")
+
+
+def _name_words(name: str) -> list[str]:
+    """The words of a field name, lower case ("keyHex" -> key, hex; "AES_256_KEY" -> aes, 256, key)."""
+    return [w.lower() for w in _NAME_WORDS.findall(name)]
+
+
+def key_name(name: str) -> bool:
+    """True for a field name that names a raw key: its last word "key", or "key" then an encoding."""
+    words = _name_words(name[:64])
+    if not words or _NOT_KEY_WORDS.intersection(words):
+        return False
+    return words[-1] in ("key", "keys") or (len(words) >= 2 and words[-2] == "key" and words[-1] in _KEY_ENDINGS)
+
+
+def key_material(name: str, value: str) -> bool:
+    """True for a value that is raw key bytes (16-64, random) in hex or base64, under a key's name."""
+    if not 22 <= len(value) <= 130 or not key_name(name):
+        return False
+    hex_match = _HEX_KEY.fullmatch(value)
+    if hex_match is not None:
+        digits = hex_match.group(1)
+        return len(digits) // 2 in _KEY_BYTES and not len(digits) % 2 and _mixed_hex(digits)
+    if _B64_KEY.fullmatch(value) is None:
+        return False
+    body = value.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(body) % 4 == 1:
+        return False
+    try:
+        data = binascii.a2b_base64(body + "=" * (-len(body) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    # Random bytes: a text encoded (a name, a sentence) has few distinct byte values outside ASCII.
+    return len(data) in _KEY_BYTES and sum(1 for b in data if b >= 128 or b < 32) >= len(data) // 8
+
+
+def _mixed_hex(digits: str) -> bool:
+    """True for hex as random bytes print: digits and letters both, not one repeated character."""
+    return bool(_DIGITS.search(digits)) and any(c.isalpha() for c in digits) and len(set(digits)) >= 8
+
+
+# A JSON Web Key (an object with "kty"): "d", "p", "q", "dp", "dq", "qi" (RSA, EC, OKP private parts)
+# and "k" (a symmetric key, kty "oct") are secrets; a public key's "n", "e", "x", "y" are not.
+JWK_PRIVATE: Final = ("d", "p", "q", "dp", "dq", "qi", "k", "oth")
+JWK_PUBLIC: Final = frozenset({"n", "e", "x", "y", "crv", "x5c", "x5t", "x5t#S256", "x5u"})
+
+
+def jwk_private(value: dict[Any, Any]) -> list[str] | None:
+    """The private members a JSON Web Key holds ([] for a public key), or None when the object is no JWK."""
+    if not isinstance(value.get("kty"), str):
+        return None
+    return [k for k in JWK_PRIVATE if value.get(k) not in (None, "", [])]

@@ -2535,13 +2535,14 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
         hits.extend(_uuencoded_hits(text, level))
     if categories & _CODED_AT and level < MAX_DECODE_LEVELS:
         hits.extend(_coded_hits(text, categories, level))
-    if _ENCODINGS_AT in categories:
-        hits.extend(_encoding_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
     if categories & _VIEWS_AT:
         hits.extend(_view_hits(text, categories, _Taken((start, end) for _, start, end, _ in hits), level))
     if _SPLIT_AT in categories:
         # Last: a token the views glue back (one mark after every character) keeps their name.
         hits.extend(_separated_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
+    if _ENCODINGS_AT in categories:
+        # Last: what another reader already named keeps its name (a token cut by one mark, a prose password).
+        hits.extend(_encoding_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
 
 
@@ -3331,6 +3332,45 @@ def _sibling_card(items: Sequence[Any]) -> str | None:
     return digits if (halves or grouped) and _is_card(digits) else None
 
 
+def _sibling_token(glued: str) -> bool:
+    """True when pieces glued from sibling values read as a generated key."""
+    return _high_entropy(glued, 0, glued)
+
+
+def _sibling_findings(value: dict[Any, Any] | list[Any] | tuple[Any, ...], at: _Path) -> list[_Raw]:
+    """Cards and keys cut across the values of one container, or one field of each object in a list."""
+    found: list[_Raw] = []
+    for column, values in _sibling_columns(value):
+        for indexes, kind, secret in _encodings.sibling_secrets(values, _is_card, _sibling_token):
+            where = (*at, min(indexes)) if column is None else (*at, min(indexes), column)
+            found.append((where, kind, _excerpt("card-number", secret) if kind.startswith("card") else _mask(secret)))
+    return found
+
+
+def _sibling_columns(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> Iterator[tuple[Any, list[Any]]]:
+    """(field or None, values): a container's own values, and each field of a list of objects."""
+    if isinstance(value, dict):
+        yield None, list(value.values())
+        return
+    items = list(value)
+    yield None, items
+    if 2 <= len(items) <= _MAX_LEAVES and all(isinstance(x, dict) for x in items):
+        for key in list(items[0])[:12]:
+            yield key, [x.get(key) for x in items]
+
+
+def _sibling_marks(value: dict[Any, Any] | list[Any] | tuple[Any, ...], *, cards_only: bool) -> set[tuple[Any, Any]]:
+    """(index or key, field or None) of the sibling values that hold a piece of a card or key cut across them."""
+    marks: set[tuple[Any, Any]] = set()
+    keys = list(value) if isinstance(value, dict) else None
+    for column, values in _sibling_columns(value):
+        for indexes, kind, _ in _encodings.sibling_secrets(values, _is_card, _sibling_token):
+            if cards_only and not kind.startswith("card"):
+                continue
+            marks.update(((keys[i] if keys is not None else i), column) for i in indexes)
+    return marks
+
+
 def _card_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> Iterator[tuple[_Path, str]]:
     """Card numbers split across the sibling strings of one object or list, reported at the container."""
     for where, indexes in groups:
@@ -3395,14 +3435,23 @@ def _walk(
         strings: list[str] = []
         string_places: list[tuple[_Path, str | int | None]] = []
         nested: list[tuple[str, Any]] | None = None
+        jwk = _encodings.jwk_private(value) if "kty" in value else None
         for key, item in value.items():
             if not isinstance(key, str):
                 key = str(key)
             texts.append(key)  # a secret can hide in a key too
             places.append((at, key))
             known = _KEY_CACHE.get(key)
-            if known or (known is None and is_credential_key(key)) or key == pair:
+            if (
+                known
+                or (known is None and is_credential_key(key))
+                or key == pair
+                or (jwk and key in jwk)
+                or (isinstance(item, str) and _encodings.key_material(key, item))
+            ):
                 _credential(item, (*at, key), credentials)
+            if jwk == [] and key in _encodings.JWK_PUBLIC:
+                continue  # a public JSON Web Key's modulus and coordinates are published on purpose
             if isinstance(item, str):
                 strings.append(item)
                 string_places.append((at, key))
@@ -3412,6 +3461,8 @@ def _walk(
                 nested.append((key, item))
         if len(strings) > 1:
             groups.append((at, list(range(len(texts), len(texts) + len(strings)))))
+        if 2 <= len(value) <= _MAX_LEAVES:
+            numbers.extend(_sibling_findings(value, at))
         texts.extend(strings)
         places.extend(string_places)
         for key, item in nested or ():
@@ -3439,6 +3490,8 @@ def _walk(
                 places.append((at, None))
         if len(texts) - first > 1:
             groups.append((at, list(range(first, len(texts)))))
+        if 2 <= len(value) <= _MAX_LEAVES:
+            numbers.extend(_sibling_findings(value, at))
         for i, item in enumerate(value):
             if not isinstance(item, str) and item is not None and item is not True and item is not False:
                 _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups)
@@ -3610,11 +3663,19 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             pair = _layouts.record_value(value, is_credential_key)
         table = _layouts.column_table(value, is_credential_key)
         pieces = _split_keys(list(value.items()))
+        pieces |= {key for key, _ in _sibling_marks(value, cards_only=False)}
         out: dict[Any, Any] = {}
+        jwk = _encodings.jwk_private(value) if "kty" in value else None
         for key, item in value.items():
+            if jwk == [] and key in _encodings.JWK_PUBLIC:
+                out[key] = item  # a public JSON Web Key is published on purpose
+                continue
             hidden = (
                 _hide_credential(item, hide, depth + 1)
-                if key == pair or is_credential_key(str(key))
+                if key == pair
+                or is_credential_key(str(key))
+                or (jwk and key in jwk)
+                or (isinstance(item, str) and _encodings.key_material(str(key), item))
                 else hide(item)
                 if key in pieces
                 else _hide_columns(item, table[1], hide, depth + 1)
@@ -3646,7 +3707,15 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         pieces = _split_keys(list(enumerate(value)))
         if 3 <= len(value) <= 6:
             pieces |= _connection_password(value)
-        return [hide(item) if i in pieces else hide_secrets(item, hide, depth + 1) for i, item in enumerate(value)]
+        marks = _sibling_marks(value, cards_only=False)
+        pieces |= {i for i, column in marks if column is None}
+        hidden_items = [
+            hide(item) if i in pieces else hide_secrets(item, hide, depth + 1) for i, item in enumerate(value)
+        ]
+        for i, column in marks:
+            if column is not None and isinstance(hidden_items[i], dict) and column in hidden_items[i]:
+                hidden_items[i] = {**hidden_items[i], column: hide(value[i][column])}
+        return hidden_items
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
     return value
@@ -3949,8 +4018,22 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         if _sibling_card(strings) is not None:
             pieces = iter(_hide_pieces(strings, hide))
             return {k: next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
+        marked = _sibling_marks(value, cards_only=True) if len(value) >= 2 else set()
+        if marked:
+            # A card cut across fields beside others ({"g1": "4572", ..., "holder": "Alice"}): its pieces.
+            pieces = iter(
+                _hide_pieces([str(value[k]) for k, _ in sorted(marked, key=lambda m: list(value).index(m[0]))], hide)
+            )
+            order = [k for k in value if (k, None) in marked]
+            masked = dict(zip(order, pieces, strict=True))
+            return {
+                _card_key(k, hide): masked[k] if k in masked else hide_cards(v, hide, depth + 1)
+                for k, v in value.items()
+            }
         return {
-            k: _hide_cards_in(v, hide, str(k)) if isinstance(v, str) else hide_cards(v, hide, depth + 1)
+            _card_key(k, hide): _hide_cards_in(v, hide, str(k))
+            if isinstance(v, str)
+            else hide_cards(v, hide, depth + 1)
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
@@ -3958,10 +4041,29 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         if _sibling_card(strings) is not None:
             pieces = iter(_hide_pieces(strings, hide))
             return [next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
-        return [hide_cards(v, hide, depth + 1) for v in value]
+        out = [hide_cards(v, hide, depth + 1) for v in value]
+        marks = _sibling_marks(value, cards_only=True) if len(value) >= 2 else set()
+        own = sorted(i for i, column in marks if column is None)
+        for i, masked_piece in zip(own, _hide_pieces([str(value[i]) for i in own], hide), strict=True):
+            out[i] = masked_piece
+        columns = {column for _, column in marks if column is not None}
+        for column in columns:
+            rows = sorted(i for i, c in marks if c == column)
+            for i, masked_piece in zip(rows, _hide_pieces([str(value[i][column]) for i in rows], hide), strict=True):
+                if isinstance(out[i], dict):
+                    out[i] = {**out[i], column: masked_piece}
+        return out
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
     return value
+
+
+def _card_key(key: Any, hide: Callable[[Any], Any]) -> Any:
+    """An object's key with the card number in it masked ({"4566546552416380": {...}}): a key is content too."""
+    if not isinstance(key, str) or (key.isascii() and not _ASCII_CARD_RE.search(key)):
+        return key
+    masked = _hide_cards_in(key, hide)
+    return masked if isinstance(masked, str) else key
 
 
 def _hide_pieces(pieces: list[str], hide: Callable[[Any], Any]) -> list[Any]:
