@@ -4018,6 +4018,7 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         if _sibling_card(strings) is not None:
             pieces = iter(_hide_pieces(strings, hide))
             return {k: next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
+        value = _hide_cvv_fields(value, hide)
         marked = _sibling_marks(value, cards_only=True) if len(value) >= 2 else set()
         if marked:
             # A card cut across fields beside others ({"g1": "4572", ..., "holder": "Alice"}): its pieces.
@@ -4058,6 +4059,57 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     return value
 
 
+# Card verification values under other names (round eight): a field whose words name one (cvv,
+# cvc, csc, ccv, cid... anywhere in it), or "security"/"check"/"verification" then "code", "value",
+# "number" or "no" (sec_no, securityNo, card_check_value) beside a field about the card; and a
+# {name, value} record whose name is such a label ({"field": "CVV", "val": "500"}). Only values of
+# three or four digits are masked, whole (a keep_last mask would keep them all).
+_CVV_WORDS = frozenset({"cvv", "cvv2", "cvc", "cvc2", "cvn", "cvn2", "cav2", "ccv", "csc", "cvd", "cve", "csv", "cid"})
+_CVV_HEADS = frozenset({"security", "sec", "check", "verification", "verify"})
+_CVV_TAILS = frozenset({"code", "value", "number", "no", "num", "digits", "val", "nr"})
+_CARD_CONTEXT = re.compile(r"(?i)card|last_?4|last_?four|exp|pan\b|holder|brand|network|issuer")
+_CVV_VALUE = re.compile(r"[0-9]{3,4}")
+
+
+def _cvv_name(name: str) -> bool:
+    """True for a field name or a label that names a card verification value."""
+    words = _key_words(name[:64])
+    if _CVV_WORDS.intersection(words):
+        return True
+    return any(a in _CVV_HEADS and b in _CVV_TAILS for a, b in itertools.pairwise(words))
+
+
+def _cvv_value(item: Any) -> bool:
+    """True for three or four digits, as a string or a number."""
+    if type(item) is int:
+        return 100 <= item <= 9999 or 0 <= item < 100
+    return isinstance(item, str) and _CVV_VALUE.fullmatch(item.strip()) is not None
+
+
+def _hide_cvv(item: Any, hide: Callable[[Any], Any]) -> Any:
+    """A verification value hidden whole: the replacement, or stars when the mask keeps its length."""
+    text = str(item)
+    hidden = hide(text)
+    return hidden if not isinstance(hidden, str) or len(hidden) != len(text) else "*" * len(text)
+
+
+def _hide_cvv_fields(value: dict[Any, Any], hide: Callable[[Any], Any]) -> dict[Any, Any]:
+    """The object with its verification values hidden: by a field's name beside the card, or a record's label."""
+    record = _layouts.record_value(value, _cvv_name) if len(value) <= 12 else None
+    if record is not None and _cvv_value(value[record]):
+        return {**value, record: _hide_cvv(value[record], hide)}
+    names = [k for k in value if isinstance(k, str)]
+    if not any(_cvv_name(k) for k in names):
+        return value
+    context = any(_CARD_CONTEXT.search(k) for k in names)
+    out = dict(value)
+    for key in names:
+        explicit = bool(_CVV_WORDS.intersection(_key_words(key[:64])))
+        if _cvv_name(key) and (explicit or context) and _cvv_value(value[key]):
+            out[key] = _hide_cvv(value[key], hide)
+    return out
+
+
 def _card_key(key: Any, hide: Callable[[Any], Any]) -> Any:
     """An object's key with the card number in it masked ({"4566546552416380": {...}}): a key is content too."""
     if not isinstance(key, str) or (key.isascii() and not _ASCII_CARD_RE.search(key)):
@@ -4085,9 +4137,12 @@ def _hide_pieces(pieces: list[str], hide: Callable[[Any], Any]) -> list[Any]:
 
 # A card verification value written as text next to its label ("CVV: 737", "security code 1234"):
 # key-based redaction sees only object keys, and the masks keep short values whole.
+# Round eight: up to three link words or marks between the label and the value, across a line
+# break ("CVV code 481", "CVV number: 482", "cvv was 483", "CVV (484)", "CVV:\n486", "cvv488").
 _CVV_LABEL = (
-    r"(?i:\b(?:cvv2?|cvc2?|cvn2?|cav2|csc|cvd|security[ _\-]?code|card[ _\-]?code|verification[ _\-]?(?:value|code)))"
-    r"[\"']?[ \t]*(?:[:=#][ \t]*|is[ \t]+)?[\"']?[0-9]{3,4}\b"
+    r"(?i:\b(?:cvv2?|cvc2?|cvn2?|cav2|ccv|csc|cvd|security[ _\-]?code|card[ _\-]?code"
+    r"|verification[ _\-]?(?:value|code)))"
+    r"(?:[\"')]?[ \t\r\n]*(?:[:=#(\-]|(?i:code|number|num|no|value|is|was|of|are)\b)){0,3}[ \t\r\n]*[\"'(]?[0-9]{3,4}\b"
 )
 # The value masked: three or four digits, or any word after the label that holds a digit (Unicode
 # digits in full width, an escape, an encoding of the digits: "%37%33%37", "NzM3"); a status word stays.
