@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import functools
 import itertools
 import re
 from collections.abc import Callable, Iterator
@@ -130,10 +131,24 @@ _RANDOM_RUN = re.compile(
 )
 _PIECE = re.compile(rf"(?:{_PIECE_SEP})?[\"']?({_PIECE_BODY})")
 _MAX_PIECES = 256  # pieces read per candidate run: a longer run is data, read in slices of this many
-_ENCODED_GATE = r"[A-Za-z0-9+/_\-]*(?:[0-9+/]|[A-Za-z0-9_\-][A-Z])[A-Za-z0-9+/_\-]*"
-_WRAPPED_GATE = rf"{_ENCODED_GATE}={{0,2}}[\"']?{_PIECE_SEP}[\"']?{_ENCODED_GATE}"
-_MIXED = r"[A-Za-z0-9+/_\-]*(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])[A-Za-z0-9+/_\-]*"
-_RANDOM_GATE = rf"{_MIXED}={{0,2}}[\"']?{_PIECE_SEP}[\"']?{_MIXED}"
+# The gates (RE2, in the detector's prefilter) ask more than the readers: values joined by line
+# breaks ("file_name1\nfile_name2", "cityA\ncityB") must not send every document to the readers.
+# Wrapped: three pieces in a row (or two, the last padded), each with a digit, '+' or '/', or a
+# capital after a lower-case letter inside it. Random: a piece with a digit and a capital after a
+# lower-case letter both, beside another piece of four characters or more.
+_G = r"[A-Za-z0-9+/]"
+_MARK = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]|[+/])"  # what a word or a number alone lacks
+_LINE_PIECE = rf"{_G}{{2,}}{_MARK}{_G}{{2,}}"  # a wrapped line: six characters or more
+_GROUP = rf"{_G}*{_MARK}{_G}*"
+_LINE_SEP = r"(?:[ \t]*(?:\r?\n|\\n|\|)[ \t]*|[\"'][ \t]*[+,.]?[ \t]*[\"'])"
+_WRAPPED_GATE = (
+    rf"{_LINE_PIECE}[\"']?{_LINE_SEP}[\"']?{_LINE_PIECE}[\"']?{_LINE_SEP}[\"']?{_G}{{2}}"
+    rf"|{_LINE_PIECE}[\"']?{_LINE_SEP}[\"']?{_G}{{2,}}="
+    rf"|{_GROUP}[ \t]{{1,2}}{_GROUP}[ \t]{{1,2}}{_GROUP}[ \t]{{1,2}}{_G}{{2}}"
+)
+_W = r"[A-Za-z0-9+/_\-]"
+_STRONG = rf"{_W}{{2,}}(?:[a-z][A-Z]{_W}*[0-9]|[0-9]{_W}*[a-z][A-Z]){_W}{{2,}}"
+_RANDOM_GATE = rf"{_STRONG}={{0,2}}[\"']?{_PIECE_SEP}[\"']?{_W}{{4}}|{_W}{{8}}[\"']?{_PIECE_SEP}[\"']?{_STRONG}"
 _MIN_GLUED = 16
 _MIN_RANDOM_PIECE = 8
 _MAX_RANDOM_PIECE = 32
@@ -384,6 +399,11 @@ def _raw_search(pattern: Any) -> Callable[[bytes], bool]:
 _READER_SEARCH: Final = {name: _raw_search(re2.compile(gate, _OPTIONS)) for name, gate in _READER_GATES.items()}
 
 
+def random_pieces_gate(text: str) -> bool:
+    """True when a text (sibling values joined by line breaks) may hold a key cut in random pieces."""
+    return _READER_SEARCH["random"](text.encode("utf-8", "surrogatepass"))
+
+
 def readers(text: str) -> frozenset[str]:
     """The readers whose RE2 gate matches the text (one linear pass each): the others cannot find anything."""
     data = text.encode("utf-8", "surrogatepass")
@@ -395,7 +415,8 @@ def readers(text: str) -> frozenset[str]:
 # field of each object in a list): ["Alice", "4539", "1488", ...], [4961, 1516, 7921, 3306],
 # {"title": "Co4IOqMWlPlXtDd7", "body": "DHznKFPSuDaxlbvc O0MrLwY4"}. Each value is read as its
 # words when it is only words of a key's alphabet (prose breaks a run); a run must cross values.
-_SIBLING_WORD = re.compile(r"[A-Za-z0-9+/_\-]{1,64}={0,2}")
+_SIBLING_WORD = r"[A-Za-z0-9+/_\-]{1,64}+={0,2}+"
+_ALL_WORDS = re.compile(rf"[ \t\r\n]*{_SIBLING_WORD}(?:[ \t\r\n]+{_SIBLING_WORD})*+[ \t\r\n]*")
 _MAX_SIBLINGS = 256  # values read per container
 _DIGIT_WORD = re.compile(r"[0-9]{1,8}")
 
@@ -404,10 +425,9 @@ def _words(value: object) -> list[str] | None:
     """The words of a sibling value read as pieces (an integer as its digits), or None when it is not pieces."""
     if type(value) is int:
         return [str(value)] if 0 < value < 10**8 else None
-    if not isinstance(value, str) or not 0 < len(value) <= 256 or not value.isascii():
+    if not isinstance(value, str) or not 0 < len(value) <= 256 or _ALL_WORDS.fullmatch(value) is None:
         return None
-    words = value.split()
-    return words if words and all(_SIBLING_WORD.fullmatch(w) for w in words) else None
+    return value.split()
 
 
 def _card_window(lengths: list[int]) -> bool:
@@ -512,6 +532,7 @@ def _name_words(name: str) -> list[str]:
     return [w.lower() for w in _NAME_WORDS.findall(name)]
 
 
+@functools.lru_cache(maxsize=8192)
 def key_name(name: str) -> bool:
     """True for a field name that names a raw key: its last word "key", or "key" then an encoding."""
     words = _name_words(name[:64])

@@ -1138,7 +1138,6 @@ _PREFILTER = re2.compile(
             _NEEDS_DECODING,
             _JSON_START,
             *_CODED_GATES,
-            _encodings.GATE,
         )
     ),
     _PREFILTER_OPTIONS,
@@ -1159,8 +1158,12 @@ _PREFILTER_PARTS: Final = (
     re2.compile(_SEED_GATE, _MATCH_ONLY),
     re2.compile(_STRONG_GATE, _MATCH_ONLY),
     re2.compile("|".join(f"(?:{p})" for p in _CODED_GATES), _MATCH_ONLY),
-    re2.compile(_encodings.GATE, _PREFILTER_OPTIONS),
 )
+# Round eight's readers (secret_encodings) read pieces apart by line breaks: over the strings of a
+# document joined by line breaks their gate would match across values ("cityA\ncityB\n94016") and
+# send most documents to the slow path. Their gate is searched over the strings joined by NUL,
+# which no reader takes for a separator (same offsets as the line-break join).
+_ENCODINGS_GATE_RE = re2.compile(_encodings.GATE, _PREFILTER_OPTIONS)
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
 
@@ -1175,6 +1178,7 @@ def _raw_search(pattern: Any) -> Callable[[bytes], bool]:
 
 
 _needs_decoding_raw = _raw_search(re2.compile(_NEEDS_DECODING, _MATCH_ONLY))
+_encodings_search = _raw_search(_ENCODINGS_GATE_RE)
 
 
 def _needs_decoding(text: str) -> bool:
@@ -1210,10 +1214,12 @@ _prefilter_set = _set_matcher([_PREFILTER.pattern])
 _prefilter_regexp = _raw_search(_PREFILTER)
 
 
-def _prefilter(text: str) -> bool:
+def _prefilter(text: str, *, encodings: bool = True) -> bool:
     """True when the text holds a candidate for any analysis (or needs decoding first)."""
     data = text.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing anyway
-    return bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
+    if bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data):
+        return True
+    return encodings and _encodings_search(data)
 
 
 def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
@@ -3287,13 +3293,24 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     credentials: dict[_Path, _Raw] = {}
     numbers: list[_Raw] = []
     groups: list[tuple[_Path, list[int]]] = []
-    _walk(value, at, depth, texts, places, credentials, numbers, groups)
+    containers: list[tuple[Any, _Path]] = []
+    _walk(value, at, depth, texts, places, credentials, numbers, groups, containers)
     joined = "\n".join(texts)
     # The fast path: one prefilter pass over every string (keys included) finds no candidate.
     # Non-ASCII text is looked at once normalised. A split token has its prefix in the joined
     # text too (the walk puts sibling values side by side; see _walk).
-    if joined.isascii() and not _prefilter(joined):
+    if (
+        joined.isascii()
+        and not _prefilter(joined, encodings=False)
+        and not _encodings_search(_nul_join(texts).encode("ascii"))
+    ):
+        # Integers are not in the joined text, and the NUL join keeps pieces apart: a card cut into
+        # numbers ([4961, 1516, ...]) and a key cut across values are read here.
+        numbers.extend(
+            raw for item, where in containers if _sibling_gate(item) for raw in _sibling_findings(item, where)
+        )
         return [*credentials.values(), *numbers]
+    numbers.extend(raw for item, where in containers for raw in _sibling_findings(item, where))
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
     found.extend(
         (where, "card-number (split)", _excerpt("card-number", digits)) for where, digits in _card_groups(texts, groups)
@@ -3341,10 +3358,42 @@ def _sibling_findings(value: dict[Any, Any] | list[Any] | tuple[Any, ...], at: _
     """Cards and keys cut across the values of one container, or one field of each object in a list."""
     found: list[_Raw] = []
     for column, values in _sibling_columns(value):
+        if not _sibling_candidates(values):
+            continue
         for indexes, kind, secret in _encodings.sibling_secrets(values, _is_card, _sibling_token):
             where = (*at, min(indexes)) if column is None else (*at, min(indexes), column)
             found.append((where, kind, _excerpt("card-number", secret) if kind.startswith("card") else _mask(secret)))
     return found
+
+
+def _sibling_gate(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
+    """True when a container's values (or its objects' fields) may hold a card or a key cut across them."""
+    if _number_groups(value):
+        return True
+    items = list(value.values()) if isinstance(value, dict) else list(value)
+    strings = [x for x in items if type(x) is str]
+    if any(isinstance(x, dict) for x in items):
+        strings += [v for x in items if isinstance(x, dict) for v in x.values() if type(v) is str]
+    if len(strings) < 2:
+        return False
+    # Digit groups in separate strings ("4620", "9665", ...) or random pieces of a key.
+    return sum(1 for x in strings if len(x) <= 8 and x.isdigit()) >= 2 or _encodings.random_pieces_gate(
+        "\n".join(strings)
+    )
+
+
+def _sibling_candidates(values: list[Any]) -> bool:
+    """True when sibling values may hold a cut card or key: integer groups, or strings the prefilter picks."""
+    if _number_groups(values):
+        return True
+    strings = [v for v in values if type(v) is str]
+    return len(strings) >= 2 and _prefilter("\n".join(strings))
+
+
+def _number_groups(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
+    """True when a container holds two integers or more that could be groups of a card's digits."""
+    items = value.values() if isinstance(value, dict) else value
+    return sum(1 for x in items if type(x) is int and 0 < x < 10**8) >= 2
 
 
 def _sibling_columns(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> Iterator[tuple[Any, list[Any]]]:
@@ -3364,6 +3413,8 @@ def _sibling_marks(value: dict[Any, Any] | list[Any] | tuple[Any, ...], *, cards
     marks: set[tuple[Any, Any]] = set()
     keys = list(value) if isinstance(value, dict) else None
     for column, values in _sibling_columns(value):
+        if not _sibling_candidates(values):
+            continue
         for indexes, kind, _ in _encodings.sibling_secrets(values, _is_card, _sibling_token):
             if cards_only and not kind.startswith("card"):
                 continue
@@ -3421,6 +3472,7 @@ def _walk(
     credentials: dict[_Path, _Raw],
     numbers: list[_Raw],
     groups: list[tuple[_Path, list[int]]],
+    containers: list[tuple[Any, _Path]] | None = None,
 ) -> None:
     """Collect the strings to scan (with where they are) and the credential and number findings."""
     # Strings are the common leaf: their place is kept as (parent path, key) so no path tuple
@@ -3461,12 +3513,12 @@ def _walk(
                 nested.append((key, item))
         if len(strings) > 1:
             groups.append((at, list(range(len(texts), len(texts) + len(strings)))))
-        if 2 <= len(value) <= _MAX_LEAVES:
-            numbers.extend(_sibling_findings(value, at))
+        if containers is not None and 2 <= len(value) <= _MAX_LEAVES:
+            containers.append((value, at))
         texts.extend(strings)
         places.extend(string_places)
         for key, item in nested or ():
-            _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups)
+            _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups, containers)
     elif isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
             _credential(value[1], (*at, 1), credentials)
@@ -3490,11 +3542,11 @@ def _walk(
                 places.append((at, None))
         if len(texts) - first > 1:
             groups.append((at, list(range(first, len(texts)))))
-        if 2 <= len(value) <= _MAX_LEAVES:
-            numbers.extend(_sibling_findings(value, at))
+        if containers is not None and 2 <= len(value) <= _MAX_LEAVES:
+            containers.append((value, at))
         for i, item in enumerate(value):
             if not isinstance(item, str) and item is not None and item is not True and item is not False:
-                _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups)
+                _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups, containers)
     elif isinstance(value, str):
         texts.append(value)
         places.append((at, None))
@@ -3595,6 +3647,11 @@ def _scan_texts(texts: list[str], places: list[tuple[_Path, str | int | None]], 
     return found
 
 
+def _nul_join(texts: list[str]) -> str:
+    """The strings joined by NUL: what round eight's readers read, with no run across two strings."""
+    return "\0".join(texts)
+
+
 def _candidates(texts: list[str]) -> set[int]:
     """Indexes of the ASCII texts the prefilter matches, from passes over them all joined."""
     if len(texts) < 8:
@@ -3605,7 +3662,11 @@ def _candidates(texts: list[str]) -> set[int]:
     starts = list(itertools.accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
     picked: set[int] = set()
     joined = "\n".join(texts)
-    for spans in itertools.chain.from_iterable(_matches(part, joined) for part in _PREFILTER_PARTS):
+    matches = itertools.chain(
+        itertools.chain.from_iterable(_matches(part, joined) for part in _PREFILTER_PARTS),
+        _matches(_ENCODINGS_GATE_RE, _nul_join(texts)),  # same offsets; no match across strings
+    )
+    for spans in matches:
         start, end = spans[0]
         first = bisect.bisect_right(starts, start) - 1
         last = bisect.bisect_right(starts, max(start, end - 1)) - 1
