@@ -84,7 +84,7 @@ def byte_runs(text: str) -> Iterator[tuple[str, int, int, bytes]]:
             if len(window) < _WINDOW:
                 continue
             windows += 1
-            for how, data in byte_values([m.groups("") for m in window]):
+            for how, data in byte_values([(m.group(1) or "", m.group(2)) for m in window]):
                 yield how, window[0].start(), window[-1].end(), data
             if windows >= MAX_RUNS:
                 break
@@ -92,7 +92,7 @@ def byte_runs(text: str) -> Iterator[tuple[str, int, int, bytes]]:
         else:
             if len(window) >= 16:
                 windows += 1
-                for how, data in byte_values([m.groups("") for m in window]):
+                for how, data in byte_values([(m.group(1) or "", m.group(2)) for m in window]):
                     yield how, window[0].start(), window[-1].end(), data
     lines = list(_DUMP_LINE.finditer(text))[: MAX_RUNS * 16]
     run: list[re.Match[str]] = []
