@@ -268,3 +268,30 @@ def test_readers_stay_linear_on_hostile_text(text: str) -> None:
     started = time.perf_counter()
     find_secrets(text)
     assert time.perf_counter() - started < 3.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "WPA2 key for the office AP: sunflower-meadow-7",
+        "the WPA3 key on the lab router is cobalt-falcon-93",
+        "AP config: ssid=lab5g wpa2_key=quiet-harbor-58",
+        "router WPS PIN 12345670",
+        "WIFI:T:WPA;S:Lab5G;P:copper-Kettle-19;;",
+    ],
+)
+def test_wifi_keys_are_found(text: str) -> None:
+    assert _kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "WPA2 key exchange is slow on this router",
+        "the router password policy requires 12 chars",
+        "reset the router key to factory default",
+        "the ssid is lab-5g-2024 and the wifi key is on the fridge",
+    ],
+)
+def test_wifi_words_without_a_key_are_not_secrets(text: str) -> None:
+    assert not find_secrets(text)

@@ -331,6 +331,44 @@ def setup_keys(text: str) -> Iterator[tuple[str, int, int, str]]:
             yield "totp-secret", *match.span(), match.group()
 
 
+# --- Wi-Fi keys ------------------------------------------------------------------------------
+# A network's key after a Wi-Fi word ("WPA2 key for the office AP: x", "WPA2-PSK key: x", "the WPA3
+# key on the lab router is x", "802.1X shared key: x", "wpa2_key=x", "WPS PIN 12345670"), and a
+# Wi-Fi QR string's P: field ("WIFI:T:WPA;S:net;P:x;;"). A passphrase is 8 to 63 characters; it
+# must hold a digit or a mark (words alone are the sentence going on: "WPA2 key exchange").
+_WIFI_WORDS = (
+    r"wpa[23]?(?:[ _\-]?(?:psk|personal|enterprise))?|psk|802\.1x|wps|wi-?fi|wlan|ssid|wireless|router"
+    r"|access[ _\-]point"
+)
+_WIFI_SECRET = r"keys?|passphrase|password|pass|pin|psk|secret|passcode"
+# Words joined by '_' count ("wpa2_key"): RE2 has no look-around, so the gate takes no boundary.
+_WIFI_GATE_LABEL = rf"(?i:(?:{_WIFI_WORDS})[^\n]{{0,40}}?(?:{_WIFI_SECRET}))"
+_WIFI_LABEL = (
+    rf"(?i:(?<![A-Za-z0-9])(?:{_WIFI_WORDS})(?![A-Za-z0-9])[^\n]{{0,40}}?"
+    rf"(?<![A-Za-z0-9])(?:{_WIFI_SECRET})(?![A-Za-z0-9]))"
+)
+_WIFI_GATE = rf"{_WIFI_GATE_LABEL}|WIFI:[^\n]{{0,200}}P:"
+_WIFI_VALUE = re.compile(
+    rf"{_WIFI_LABEL}(?:[^\n:=]{{0,40}}?(?:\bis\b|\bwas\b|:|=)|[ \t]*[:=]?)[ \t]*[\"'`]?([^\s\"'`;,]{{8,63}})"
+)
+_WIFI_QR = re.compile(r"WIFI:(?:[^;\n]{0,200};){0,8}?P:((?:[^;\\\n]|\\.){1,63});")
+_WIFI_MARK = re.compile(r"[0-9!@#$%^&*+=?~_\-.]")
+
+
+def wifi_keys(text: str) -> Iterator[tuple[str, int, int, str]]:
+    """(kind, start, end, key) for Wi-Fi passphrases and WPS PINs after their label, and QR strings' P: fields."""
+    for n, match in enumerate(_WIFI_VALUE.finditer(text)):
+        if n >= MAX_RUNS:
+            break
+        value = match.group(1).rstrip(".)")
+        if len(value) >= 8 and _WIFI_MARK.search(value) and not value.lower().startswith(("http", "www.")):
+            yield "wifi-key", match.start(1), match.start(1) + len(value), value
+    for n, match in enumerate(_WIFI_QR.finditer(text)):
+        if n >= MAX_RUNS:
+            break
+        yield "wifi-key", *match.span(1), match.group(1)
+
+
 # --- openssl -text dumps -------------------------------------------------------------------------
 _OPENSSL_NAMES = r"priv|privateExponent|prime1|prime2|exponent1|exponent2|coefficient|private[ _-]?key"
 _OPENSSL_GATE = rf"(?m:^[ \t]*(?i:{_OPENSSL_NAMES})[ \t]*:[ \t]*\r?\n[ \t]+[0-9A-Fa-f]{{2}}:)"
@@ -376,6 +414,7 @@ _READER_GATES: Final = {
     "random": _RANDOM_GATE,
     "radix": _RADIX_GATE,
     "setup": f"(?:{_B32_GATE})|(?:{_OTP_GATE})",
+    "wifi": _WIFI_GATE,
     "openssl": _OPENSSL_GATE,
 }
 GATE: Final = "|".join(f"(?:{gate})" for gate in _READER_GATES.values())

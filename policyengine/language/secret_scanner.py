@@ -2563,6 +2563,8 @@ def _encoding_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
         hits.extend(_encodings.setup_keys(text))
     if "openssl" in which:
         hits.extend(_encodings.openssl_private_values(text))
+    if "wifi" in which:
+        hits.extend(hit for hit in _encodings.wifi_keys(text) if not taken.overlaps(hit[1], hit[2]))
     deeper = level < MAX_DECODE_LEVELS
     decoded: list[tuple[str, int, int, bytes]] = []
     if deeper and "bytes" in which:
