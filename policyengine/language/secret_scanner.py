@@ -1212,14 +1212,18 @@ def _set_matcher(patterns: Iterable[str]) -> Callable[[bytes], Sequence[int] | N
 _SET_LIMIT = 2048
 _prefilter_set = _set_matcher([_PREFILTER.pattern])
 _prefilter_regexp = _raw_search(_PREFILTER)
+# One string: the prefilter and round eight's gate in one program (one pass over a long text).
+_PREFILTER_ALL = re2.compile(f"{_PREFILTER.pattern}|(?:{_encodings.GATE})", _PREFILTER_OPTIONS)
+_prefilter_all_set = _set_matcher([_PREFILTER_ALL.pattern])
+_prefilter_all_regexp = _raw_search(_PREFILTER_ALL)
 
 
 def _prefilter(text: str, *, encodings: bool = True) -> bool:
     """True when the text holds a candidate for any analysis (or needs decoding first)."""
     data = text.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing anyway
-    if bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data):
-        return True
-    return encodings and _encodings_search(data)
+    if encodings:
+        return bool(_prefilter_all_set(data)) if len(data) <= _SET_LIMIT else _prefilter_all_regexp(data)
+    return bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
 
 
 def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
@@ -3301,18 +3305,30 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     # The fast path: one prefilter pass over every string (keys included) finds no candidate.
     # Non-ASCII text is looked at once normalised. A split token has its prefix in the joined
     # text too (the walk puts sibling values side by side; see _walk).
+    if joined.isascii() and not _prefilter(joined):
+        # One pass (the prefilter and round eight's gate together): nothing anywhere, not even
+        # pieces across values. Integers are not in the joined text: a card cut into numbers
+        # ([4961, 1516, ...]) is read here.
+        numbers.extend(
+            raw
+            for item, where in containers
+            if _number_groups(item) or _column_digits(item)
+            for raw in _sibling_findings(item, where)
+        )
+        return [*credentials.values(), *numbers]
     if (
         joined.isascii()
+        and len(texts) > 1
         and not _prefilter(joined, encodings=False)
         and not _encodings_search(_nul_join(texts).encode("ascii"))
     ):
-        # Integers are not in the joined text, and the NUL join keeps pieces apart: a card cut into
-        # numbers ([4961, 1516, ...]) and a key cut across values are read here.
+        # Round eight's gate matched only across values ("cityA\ncityB\n94016"): the NUL join keeps
+        # pieces apart; a card or a key cut across sibling values is read where its pieces are.
         numbers.extend(
             raw for item, where in containers if _sibling_gate(item) for raw in _sibling_findings(item, where)
         )
         return [*credentials.values(), *numbers]
-    numbers.extend(raw for item, where in containers for raw in _sibling_findings(item, where))
+    numbers.extend(raw for item, where in containers if _sibling_gate(item) for raw in _sibling_findings(item, where))
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
     found.extend(
         (where, "card-number (split)", _excerpt("card-number", digits)) for where, digits in _card_groups(texts, groups)
@@ -3382,6 +3398,17 @@ def _sibling_gate(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
     return sum(1 for x in strings if len(x) <= 8 and x.isdigit()) >= 2 or _encodings.random_pieces_gate(
         "\n".join(strings)
     )
+
+
+def _column_digits(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
+    """True for a list of objects whose fields hold groups of digits ([{"text": "4620"}, ...]): apart in the walk."""
+    if isinstance(value, dict) or not value or not isinstance(value[0], dict):
+        return False
+    digits = 0
+    for item in value:
+        if isinstance(item, dict):
+            digits += sum(1 for v in item.values() if type(v) is str and len(v) <= 8 and v.isdigit())
+    return digits >= 2
 
 
 def _sibling_candidates(values: list[Any]) -> bool:
