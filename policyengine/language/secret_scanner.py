@@ -3324,11 +3324,22 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     ):
         # Round eight's gate matched only across values ("cityA\ncityB\n94016"): the NUL join keeps
         # pieces apart; a card or a key cut across sibling values is read where its pieces are.
+        # One search of the random-pieces gate over the document first: most have none anywhere.
+        random = _encodings.random_pieces_gate(joined)
         numbers.extend(
-            raw for item, where in containers if _sibling_gate(item) for raw in _sibling_findings(item, where)
+            raw
+            for item, where in containers
+            if _sibling_gate(item, random=random)
+            for raw in _sibling_findings(item, where)
         )
         return [*credentials.values(), *numbers]
-    numbers.extend(raw for item, where in containers if _sibling_gate(item) for raw in _sibling_findings(item, where))
+    random = _encodings.random_pieces_gate(joined)
+    numbers.extend(
+        raw
+        for item, where in containers
+        if _sibling_gate(item, random=random)
+        for raw in _sibling_findings(item, where)
+    )
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
     found.extend(
         (where, "card-number (split)", _excerpt("card-number", digits)) for where, digits in _card_groups(texts, groups)
@@ -3384,7 +3395,7 @@ def _sibling_findings(value: dict[Any, Any] | list[Any] | tuple[Any, ...], at: _
     return found
 
 
-def _sibling_gate(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
+def _sibling_gate(value: dict[Any, Any] | list[Any] | tuple[Any, ...], *, random: bool = True) -> bool:
     """True when a container's values (or its objects' fields) may hold a card or a key cut across them."""
     if _number_groups(value):
         return True
@@ -3395,20 +3406,24 @@ def _sibling_gate(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
     if len(strings) < 2:
         return False
     # Digit groups in separate strings ("4620", "9665", ...) or random pieces of a key.
-    return sum(1 for x in strings if len(x) <= 8 and x.isdigit()) >= 2 or _encodings.random_pieces_gate(
-        "\n".join(strings)
-    )
+    groups = [len(x) for x in strings if len(x) <= 8 and x.isdigit()]
+    if len(groups) >= 2 and sum(groups) >= 13:  # enough digits for a card
+        return True
+    return random and _encodings.random_pieces_gate("\n".join(strings))
 
 
 def _column_digits(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
     """True for a list of objects whose fields hold groups of digits ([{"text": "4620"}, ...]): apart in the walk."""
     if isinstance(value, dict) or not value or not isinstance(value[0], dict):
         return False
-    digits = 0
-    for item in value:
-        if isinstance(item, dict):
-            digits += sum(1 for v in item.values() if type(v) is str and len(v) <= 8 and v.isdigit())
-    return digits >= 2
+    groups = [
+        len(v)
+        for item in value
+        if isinstance(item, dict)
+        for v in item.values()
+        if type(v) is str and len(v) <= 8 and v.isdigit()
+    ]
+    return len(groups) >= 2 and sum(groups) >= 13  # enough digits for a card
 
 
 def _sibling_candidates(values: list[Any]) -> bool:
@@ -3420,9 +3435,10 @@ def _sibling_candidates(values: list[Any]) -> bool:
 
 
 def _number_groups(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
-    """True when a container holds two integers or more that could be groups of a card's digits."""
+    """True when a container holds integers that could be groups of a card's digits (two or more, 13 digits)."""
     items = value.values() if isinstance(value, dict) else value
-    return sum(1 for x in items if type(x) is int and 0 < x < 10**8) >= 2
+    groups = [len(str(x)) for x in items if type(x) is int and 100 <= x < 10**8]
+    return len(groups) >= 2 and sum(groups) >= 13
 
 
 def _sibling_columns(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> Iterator[tuple[Any, list[Any]]]:
@@ -3528,7 +3544,7 @@ def _walk(
                 or (known is None and is_credential_key(key))
                 or key == pair
                 or (jwk and key in jwk)
-                or (isinstance(item, str) and _encodings.key_material(key, item))
+                or (isinstance(item, str) and 22 <= len(item) <= 130 and _encodings.key_material(key, item))
             ):
                 _credential(item, (*at, key), credentials)
             if jwk == [] and key in _encodings.JWK_PUBLIC:
@@ -3542,8 +3558,8 @@ def _walk(
                 nested.append((key, item))
         if len(strings) > 1:
             groups.append((at, list(range(len(texts), len(texts) + len(strings)))))
-        if containers is not None and 2 <= len(value) <= _MAX_LEAVES:
-            containers.append((value, at))
+        if containers is not None and (len(strings) > 1 or (nested is not None and len(nested) > 1)):
+            containers.append((value, at))  # two values or more that may be pieces of one card or key
         texts.extend(strings)
         places.extend(string_places)
         for key, item in nested or ():
@@ -3572,7 +3588,7 @@ def _walk(
         if len(texts) - first > 1:
             groups.append((at, list(range(first, len(texts)))))
         if containers is not None and 2 <= len(value) <= _MAX_LEAVES:
-            containers.append((value, at))
+            containers.append((value, at))  # items that may be pieces of one card or key
         for i, item in enumerate(value):
             if not isinstance(item, str) and item is not None and item is not True and item is not False:
                 _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups, containers)
