@@ -3299,7 +3299,7 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     credentials: dict[_Path, _Raw] = {}
     numbers: list[_Raw] = []
     groups: list[tuple[_Path, list[int]]] = []
-    containers: list[tuple[Any, _Path]] = []
+    containers: list[tuple[Any, _Path, bool]] = []
     _walk(value, at, depth, texts, places, credentials, numbers, groups, containers)
     joined = "\n".join(texts)
     # The fast path: one prefilter pass over every string (keys included) finds no candidate.
@@ -3308,14 +3308,25 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     if joined.isascii() and not _prefilter(joined):
         # One pass (the prefilter and round eight's gate together): nothing anywhere, not even
         # pieces across values. Integers are not in the joined text: a card cut into numbers
-        # ([4961, 1516, ...]) is read here.
+        # ([4961, 1516, ...]) is read here, and digit groups in one field of each object of a list.
         numbers.extend(
             raw
-            for item, where in containers
-            if _number_groups(item) or _column_digits(item)
+            for item, where, ints in containers
+            if (ints and _number_groups(item)) or _column_digits(item)
             for raw in _sibling_findings(item, where)
         )
         return [*credentials.values(), *numbers]
+    # Which kinds of pieces the document has at all: digit groups, random pieces (one pass each).
+    digits = [len(t) for t in texts if len(t) <= 8 and t.isdigit()]
+    has_digits = len(digits) >= 2 and sum(digits) >= 13
+    random = _encodings.random_pieces_gate(joined)
+    siblings = [
+        raw
+        for item, where, ints in containers
+        if (ints and _number_groups(item)) or ((has_digits or random) and _sibling_gate(item, random=random))
+        for raw in _sibling_findings(item, where)
+    ]
+    numbers.extend(siblings)
     if (
         joined.isascii()
         and len(texts) > 1
@@ -3323,23 +3334,8 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
         and not _encodings_search(_nul_join(texts).encode("ascii"))
     ):
         # Round eight's gate matched only across values ("cityA\ncityB\n94016"): the NUL join keeps
-        # pieces apart; a card or a key cut across sibling values is read where its pieces are.
-        # One search of the random-pieces gate over the document first: most have none anywhere.
-        random = _encodings.random_pieces_gate(joined)
-        numbers.extend(
-            raw
-            for item, where in containers
-            if _sibling_gate(item, random=random)
-            for raw in _sibling_findings(item, where)
-        )
+        # pieces apart; a card or a key cut across sibling values was read above.
         return [*credentials.values(), *numbers]
-    random = _encodings.random_pieces_gate(joined)
-    numbers.extend(
-        raw
-        for item, where in containers
-        if _sibling_gate(item, random=random)
-        for raw in _sibling_findings(item, where)
-    )
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
     found.extend(
         (where, "card-number (split)", _excerpt("card-number", digits)) for where, digits in _card_groups(texts, groups)
@@ -3396,9 +3392,7 @@ def _sibling_findings(value: dict[Any, Any] | list[Any] | tuple[Any, ...], at: _
 
 
 def _sibling_gate(value: dict[Any, Any] | list[Any] | tuple[Any, ...], *, random: bool = True) -> bool:
-    """True when a container's values (or its objects' fields) may hold a card or a key cut across them."""
-    if _number_groups(value):
-        return True
+    """True when a container's strings (or its objects' fields) may hold a card or a key cut across them."""
     items = list(value.values()) if isinstance(value, dict) else list(value)
     strings = [x for x in items if type(x) is str]
     if any(isinstance(x, dict) for x in items):
@@ -3517,7 +3511,7 @@ def _walk(
     credentials: dict[_Path, _Raw],
     numbers: list[_Raw],
     groups: list[tuple[_Path, list[int]]],
-    containers: list[tuple[Any, _Path]] | None = None,
+    containers: list[tuple[Any, _Path, bool]] | None = None,
 ) -> None:
     """Collect the strings to scan (with where they are) and the credential and number findings."""
     # Strings are the common leaf: their place is kept as (parent path, key) so no path tuple
@@ -3532,6 +3526,7 @@ def _walk(
         strings: list[str] = []
         string_places: list[tuple[_Path, str | int | None]] = []
         nested: list[tuple[str, Any]] | None = None
+        ints = 0
         jwk = _encodings.jwk_private(value) if "kty" in value else None
         for key, item in value.items():
             if not isinstance(key, str):
@@ -3556,10 +3551,11 @@ def _walk(
                 if nested is None:
                     nested = []
                 nested.append((key, item))
+                ints += type(item) is int
         if len(strings) > 1:
             groups.append((at, list(range(len(texts), len(texts) + len(strings)))))
-        if containers is not None and (len(strings) > 1 or (nested is not None and len(nested) > 1)):
-            containers.append((value, at))  # two values or more that may be pieces of one card or key
+        if containers is not None and (len(strings) > 1 or ints > 1):
+            containers.append((value, at, ints > 1))  # two values or more that may be pieces of one card or key
         texts.extend(strings)
         places.extend(string_places)
         for key, item in nested or ():
@@ -3568,10 +3564,13 @@ def _walk(
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
             _credential(value[1], (*at, 1), credentials)
         first = len(texts)
+        ints = 0
         for i, item in enumerate(value):
             if isinstance(item, str):
                 texts.append(item)
                 places.append((at, i))
+            else:
+                ints += type(item) is int
         if 3 <= len(value) <= 6:
             numbers.extend(((*at, i), "password (connection)", _mask(value[i])) for i in _connection_password(value))
         if len(texts) - first >= 3:
@@ -3588,7 +3587,7 @@ def _walk(
         if len(texts) - first > 1:
             groups.append((at, list(range(first, len(texts)))))
         if containers is not None and 2 <= len(value) <= _MAX_LEAVES:
-            containers.append((value, at))  # items that may be pieces of one card or key
+            containers.append((value, at, ints > 1))  # items that may be pieces of one card or key
         for i, item in enumerate(value):
             if not isinstance(item, str) and item is not None and item is not True and item is not False:
                 _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups, containers)
