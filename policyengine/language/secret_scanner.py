@@ -3421,11 +3421,14 @@ def _column_digits(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
 
 
 def _sibling_candidates(values: list[Any]) -> bool:
-    """True when sibling values may hold a cut card or key: integer groups, or strings the prefilter picks."""
+    """True when sibling values may hold a cut card or key: integer groups, digit groups, random pieces."""
     if _number_groups(values):
         return True
     strings = [v for v in values if type(v) is str]
-    return len(strings) >= 2 and _prefilter("\n".join(strings))
+    if len(strings) < 2:
+        return False
+    groups = [len(x) for x in strings if len(x) <= 8 and x.isdigit()]
+    return (len(groups) >= 2 and sum(groups) >= 13) or _encodings.random_pieces_gate("\n".join(strings))
 
 
 def _number_groups(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
