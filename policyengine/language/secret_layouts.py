@@ -85,7 +85,10 @@ _NAME_WORDS: Final = frozenset(
     }
 )  # fmt: skip
 # A field that holds the record's value: its last word (ParameterValue, SecretString, v, val).
-_VALUE_WORDS: Final = frozenset({"value", "val", "v", "values", "string", "secret", "plaintext", "binary"})
+# Round eight: "data" and "content" ({"label": "CVV", "data": "537"}, {"attribute": .., "content": ..}).
+_VALUE_WORDS: Final = frozenset(
+    {"value", "val", "v", "values", "string", "secret", "plaintext", "binary", "data", "content", "contents"}
+)
 _MAX_RECORD = 12  # fields in a record: a bigger object is a document, not a name/value entry
 
 

@@ -120,6 +120,7 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import secret_encodings as _encodings
 from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
 
@@ -1256,6 +1257,11 @@ _PREFILTER_PARTS: Final = (
     re2.compile(_STRONG_GATE, _MATCH_ONLY),
     re2.compile("|".join(f"(?:{p})" for p in _CODED_GATES), _MATCH_ONLY),
 )
+# Round eight's readers (secret_encodings) read pieces apart by line breaks: over the strings of a
+# document joined by line breaks their gate would match across values ("cityA\ncityB\n94016") and
+# send most documents to the slow path. Their gate is searched over the strings joined by NUL,
+# which no reader takes for a separator (same offsets as the line-break join).
+_ENCODINGS_GATE_RE = re2.compile(_encodings.GATE, _PREFILTER_OPTIONS)
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
 
@@ -1270,6 +1276,7 @@ def _raw_search(pattern: Any) -> Callable[[bytes], bool]:
 
 
 _needs_decoding_raw = _raw_search(re2.compile(_NEEDS_DECODING, _MATCH_ONLY))
+_encodings_search = _raw_search(_ENCODINGS_GATE_RE)
 
 
 def _needs_decoding(text: str) -> bool:
@@ -1303,11 +1310,17 @@ def _set_matcher(patterns: Iterable[str]) -> Callable[[bytes], Sequence[int] | N
 _SET_LIMIT = 2048
 _prefilter_set = _set_matcher([_PREFILTER.pattern])
 _prefilter_regexp = _raw_search(_PREFILTER)
+# One string: the prefilter and round eight's gate in one program (one pass over a long text).
+_PREFILTER_ALL = re2.compile(f"{_PREFILTER.pattern}|(?:{_encodings.GATE})", _PREFILTER_OPTIONS)
+_prefilter_all_set = _set_matcher([_PREFILTER_ALL.pattern])
+_prefilter_all_regexp = _raw_search(_PREFILTER_ALL)
 
 
-def _prefilter(text: str) -> bool:
+def _prefilter(text: str, *, encodings: bool = True) -> bool:
     """True when the text holds a candidate for any analysis (or needs decoding first)."""
     data = text.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing anyway
+    if encodings:
+        return bool(_prefilter_all_set(data)) if len(data) <= _SET_LIMIT else _prefilter_all_regexp(data)
     return bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
 
 
@@ -1338,7 +1351,8 @@ _SHAPES_AT, _ASSIGNMENTS_AT, _CARDS_AT, _TOKENS_AT, _ENCODED_AT, _SPLIT_AT = ran
 _SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT = range(6, 12)
 _STRONG_AT = 12
 _CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT = range(13, 17)
-_ALL_CATEGORIES = frozenset(range(17))
+_ENCODINGS_AT = 17  # round eight's readers (secret_encodings)
+_ALL_CATEGORIES = frozenset(range(18))
 _categories_set = _set_matcher(
     [
         "|".join(p for _, p in _SHAPES),
@@ -1349,6 +1363,7 @@ _categories_set = _set_matcher(
         _SPLIT_GATE,
         *_VIEW_GATES,
         *_CODED_GATES,
+        _encodings.GATE,
     ]
 )
 _split_search = _raw_search(_SPLIT_RE)
@@ -2642,10 +2657,52 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     if _SPLIT_AT in categories:
         # Last: a token the views glue back (one mark after every character) keeps their name.
         hits.extend(_separated_hits(text, _Taken((start, end) for _, start, end, _ in hits)))
+    if _ENCODINGS_AT in categories:
+        # Last: what another reader already named keeps its name (a token cut by one mark, a prose password).
+        hits.extend(_encoding_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
     return hits
 
 
 _CODED_AT = frozenset({_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT})
+
+
+def _encoding_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
+    """Secrets round eight's readers show (secret_encodings): bytes apart, wrapped encodings, setup keys."""
+    which = _encodings.readers(text)
+    hits: list[_Hit] = []
+    if "setup" in which:
+        hits.extend(_encodings.setup_keys(text))
+    if "openssl" in which:
+        hits.extend(_encodings.openssl_private_values(text))
+    if "wifi" in which:
+        hits.extend(hit for hit in _encodings.wifi_keys(text) if not taken.overlaps(hit[1], hit[2]))
+    deeper = level < MAX_DECODE_LEVELS
+    decoded: list[tuple[str, int, int, bytes]] = []
+    if deeper and "bytes" in which:
+        decoded.extend(_encodings.byte_runs(text))
+    if deeper and "radix" in which:
+        decoded.extend(_encodings.radix_words(text))
+    for how, start, end, glued in _encodings.piece_runs(text, which):
+        if taken.overlaps(start, end):
+            continue
+        found = False
+        if deeper and how == "wrapped":
+            for encoding, data in _encodings.glued_decodings(glued):
+                reading = _as_text(data)
+                for kind, _, _, secret in _analyse(reading, level + 1) if reading else ():
+                    hits.append((f"{kind.partition(' (')[0]} (wrapped {encoding})", start, end, secret))
+                    found = True
+        if not found and how == "split-token" and _high_entropy(glued, 0, glued):
+            hits.append(("high-entropy (split)", start, end, glued))
+    for how, start, end, data in decoded:
+        reading = _as_text(data)
+        if reading is None or len(reading) < 8 or taken.covers(start, end):
+            continue
+        for kind, _, _, secret in _analyse(reading, level + 1):
+            hits.append((f"{kind.partition(' (')[0]} ({how})", start, end, secret))
+    return hits
+
+
 _VIEWS_AT = frozenset({_SPACED_AT, _PROSE_AT, _REVERSED_AT, _SPELLED_AT, _TABLE_AT, _SEED_AT, _STRONG_AT})
 
 
@@ -3384,12 +3441,42 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     credentials: dict[_Path, _Raw] = {}
     numbers: list[_Raw] = []
     groups: list[tuple[_Path, list[int]]] = []
-    _walk(value, at, depth, texts, places, credentials, numbers, groups)
+    containers: list[tuple[Any, _Path, bool]] = []
+    _walk(value, at, depth, texts, places, credentials, numbers, groups, containers)
     joined = "\n".join(texts)
     # The fast path: one prefilter pass over every string (keys included) finds no candidate.
     # Non-ASCII text is looked at once normalised. A split token has its prefix in the joined
     # text too (the walk puts sibling values side by side; see _walk).
     if joined.isascii() and not _prefilter(joined):
+        # One pass (the prefilter and round eight's gate together): nothing anywhere, not even
+        # pieces across values. Integers are not in the joined text: a card cut into numbers
+        # ([4961, 1516, ...]) is read here, and digit groups in one field of each object of a list.
+        numbers.extend(
+            raw
+            for item, where, ints in containers
+            if (ints and _number_groups(item)) or _column_digits(item)
+            for raw in _sibling_findings(item, where)
+        )
+        return [*credentials.values(), *numbers]
+    # Which kinds of pieces the document has at all: digit groups, random pieces (one pass each).
+    digits = [len(t) for t in texts if len(t) <= 8 and t.isdigit()]
+    has_digits = len(digits) >= 2 and sum(digits) >= 13
+    random = _encodings.random_pieces_gate(joined)
+    siblings = [
+        raw
+        for item, where, ints in containers
+        if (ints and _number_groups(item)) or ((has_digits or random) and _sibling_gate(item, random=random))
+        for raw in _sibling_findings(item, where)
+    ]
+    numbers.extend(siblings)
+    if (
+        joined.isascii()
+        and len(texts) > 1
+        and not _prefilter(joined, encodings=False)
+        and not _encodings_search(_nul_join(texts).encode("ascii"))
+    ):
+        # Round eight's gate matched only across values ("cityA\ncityB\n94016"): the NUL join keeps
+        # pieces apart; a card or a key cut across sibling values was read above.
         return [*credentials.values(), *numbers]
     found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
     found.extend(
@@ -3427,6 +3514,96 @@ def _sibling_card(items: Sequence[Any]) -> str | None:
     halves = len(parts) == 2 and lengths[0] == 8 and 5 <= lengths[1] <= 8
     grouped = _card_grouping("/", lengths)
     return digits if (halves or grouped) and _is_card(digits) else None
+
+
+def _sibling_token(glued: str) -> bool:
+    """True when pieces glued from sibling values read as a generated key."""
+    return _high_entropy(glued, 0, glued)
+
+
+def _sibling_findings(value: dict[Any, Any] | list[Any] | tuple[Any, ...], at: _Path) -> list[_Raw]:
+    """Cards and keys cut across the values of one container, or one field of each object in a list."""
+    found: list[_Raw] = []
+    for column, values in _sibling_columns(value):
+        if not _sibling_candidates(values):
+            continue
+        for indexes, kind, secret in _encodings.sibling_secrets(values, _is_card, _sibling_token):
+            where = (*at, min(indexes)) if column is None else (*at, min(indexes), column)
+            found.append((where, kind, _excerpt("card-number", secret) if kind.startswith("card") else _mask(secret)))
+    return found
+
+
+def _sibling_gate(value: dict[Any, Any] | list[Any] | tuple[Any, ...], *, random: bool = True) -> bool:
+    """True when a container's strings (or its objects' fields) may hold a card or a key cut across them."""
+    items = list(value.values()) if isinstance(value, dict) else list(value)
+    strings = [x for x in items if type(x) is str]
+    if any(isinstance(x, dict) for x in items):
+        strings += [v for x in items if isinstance(x, dict) for v in x.values() if type(v) is str]
+    if len(strings) < 2:
+        return False
+    # Digit groups in separate strings ("4620", "9665", ...) or random pieces of a key.
+    groups = [len(x) for x in strings if len(x) <= 8 and x.isdigit()]
+    if len(groups) >= 2 and sum(groups) >= 13:  # enough digits for a card
+        return True
+    return random and _encodings.random_pieces_gate("\n".join(strings))
+
+
+def _column_digits(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
+    """True for a list of objects whose fields hold groups of digits ([{"text": "4620"}, ...]): apart in the walk."""
+    if isinstance(value, dict) or not value or not isinstance(value[0], dict):
+        return False
+    groups = [
+        len(v)
+        for item in value
+        if isinstance(item, dict)
+        for v in item.values()
+        if type(v) is str and len(v) <= 8 and v.isdigit()
+    ]
+    return len(groups) >= 2 and sum(groups) >= 13  # enough digits for a card
+
+
+def _sibling_candidates(values: list[Any]) -> bool:
+    """True when sibling values may hold a cut card or key: integer groups, digit groups, random pieces."""
+    if _number_groups(values):
+        return True
+    strings = [v for v in values if type(v) is str]
+    if len(strings) < 2:
+        return False
+    groups = [len(x) for x in strings if len(x) <= 8 and x.isdigit()]
+    return (len(groups) >= 2 and sum(groups) >= 13) or _encodings.random_pieces_gate("\n".join(strings))
+
+
+def _number_groups(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
+    """True when a container holds integers that could be groups of a card's digits (two or more, 13 digits)."""
+    items = value.values() if isinstance(value, dict) else value
+    groups = [len(str(x)) for x in items if type(x) is int and 100 <= x < 10**8]
+    return len(groups) >= 2 and sum(groups) >= 13
+
+
+def _sibling_columns(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> Iterator[tuple[Any, list[Any]]]:
+    """(field or None, values): a container's own values, and each field of a list of objects."""
+    if isinstance(value, dict):
+        yield None, list(value.values())
+        return
+    items = list(value)
+    yield None, items
+    if 2 <= len(items) <= _MAX_LEAVES and all(isinstance(x, dict) for x in items):
+        for key in list(items[0])[:12]:
+            yield key, [x.get(key) for x in items]
+
+
+def _sibling_marks(value: dict[Any, Any] | list[Any] | tuple[Any, ...], *, cards_only: bool) -> set[tuple[Any, Any]]:
+    """(index or key, field or None) of the sibling values that hold a piece of a card or key cut across them."""
+    marks: set[tuple[Any, Any]] = set()
+    keys = list(value) if isinstance(value, dict) else None
+    for column, values in _sibling_columns(value):
+        if not _sibling_candidates(values):
+            continue
+        for indexes, kind, _ in _encodings.sibling_secrets(values, _is_card, _sibling_token):
+            if cards_only and not kind.startswith("card"):
+                continue
+            marks.update(((keys[i] if keys is not None else i), column) for i in indexes)
+    return marks
 
 
 def _card_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> Iterator[tuple[_Path, str]]:
@@ -3479,6 +3656,7 @@ def _walk(
     credentials: dict[_Path, _Raw],
     numbers: list[_Raw],
     groups: list[tuple[_Path, list[int]]],
+    containers: list[tuple[Any, _Path, bool]] | None = None,
 ) -> None:
     """Collect the strings to scan (with where they are) and the credential and number findings."""
     # Strings are the common leaf: their place is kept as (parent path, key) so no path tuple
@@ -3493,14 +3671,24 @@ def _walk(
         strings: list[str] = []
         string_places: list[tuple[_Path, str | int | None]] = []
         nested: list[tuple[str, Any]] | None = None
+        ints = 0
+        jwk = _encodings.jwk_private(value) if "kty" in value else None
         for key, item in value.items():
             if not isinstance(key, str):
                 key = str(key)
             texts.append(key)  # a secret can hide in a key too
             places.append((at, key))
             known = _KEY_CACHE.get(key)
-            if known or (known is None and is_credential_key(key)) or key == pair:
+            if (
+                known
+                or (known is None and is_credential_key(key))
+                or key == pair
+                or (jwk and key in jwk)
+                or (isinstance(item, str) and 22 <= len(item) <= 130 and _encodings.key_material(key, item))
+            ):
                 _credential(item, (*at, key), credentials)
+            if jwk == [] and key in _encodings.JWK_PUBLIC:
+                continue  # a public JSON Web Key's modulus and coordinates are published on purpose
             if isinstance(item, str):
                 strings.append(item)
                 string_places.append((at, key))
@@ -3508,20 +3696,26 @@ def _walk(
                 if nested is None:
                     nested = []
                 nested.append((key, item))
+                ints += type(item) is int
         if len(strings) > 1:
             groups.append((at, list(range(len(texts), len(texts) + len(strings)))))
+        if containers is not None and (len(strings) > 1 or ints > 1):
+            containers.append((value, at, ints > 1))  # two values or more that may be pieces of one card or key
         texts.extend(strings)
         places.extend(string_places)
         for key, item in nested or ():
-            _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups)
+            _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups, containers)
     elif isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
             _credential(value[1], (*at, 1), credentials)
         first = len(texts)
+        ints = 0
         for i, item in enumerate(value):
             if isinstance(item, str):
                 texts.append(item)
                 places.append((at, i))
+            else:
+                ints += type(item) is int
         if 3 <= len(value) <= 6:
             numbers.extend(((*at, i), "password (connection)", _mask(value[i])) for i in _connection_password(value))
         if len(texts) - first >= 3:
@@ -3537,9 +3731,11 @@ def _walk(
                 places.append((at, None))
         if len(texts) - first > 1:
             groups.append((at, list(range(first, len(texts)))))
+        if containers is not None and 2 <= len(value) <= _MAX_LEAVES:
+            containers.append((value, at, ints > 1))  # items that may be pieces of one card or key
         for i, item in enumerate(value):
             if not isinstance(item, str) and item is not None and item is not True and item is not False:
-                _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups)
+                _walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups, containers)
     elif isinstance(value, str):
         texts.append(value)
         places.append((at, None))
@@ -3640,6 +3836,11 @@ def _scan_texts(texts: list[str], places: list[tuple[_Path, str | int | None]], 
     return found
 
 
+def _nul_join(texts: list[str]) -> str:
+    """The strings joined by NUL: what round eight's readers read, with no run across two strings."""
+    return "\0".join(texts)
+
+
 def _candidates(texts: list[str]) -> set[int]:
     """Indexes of the ASCII texts the prefilter matches, from passes over them all joined."""
     if len(texts) < 8:
@@ -3650,7 +3851,11 @@ def _candidates(texts: list[str]) -> set[int]:
     starts = list(itertools.accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
     picked: set[int] = set()
     joined = "\n".join(texts)
-    for spans in itertools.chain.from_iterable(_matches(part, joined) for part in _PREFILTER_PARTS):
+    matches = itertools.chain(
+        itertools.chain.from_iterable(_matches(part, joined) for part in _PREFILTER_PARTS),
+        _matches(_ENCODINGS_GATE_RE, _nul_join(texts)),  # same offsets; no match across strings
+    )
+    for spans in matches:
         start, end = spans[0]
         first = bisect.bisect_right(starts, start) - 1
         last = bisect.bisect_right(starts, max(start, end - 1)) - 1
@@ -3708,11 +3913,19 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             pair = _layouts.record_value(value, is_credential_key)
         table = _layouts.column_table(value, is_credential_key)
         pieces = _split_keys(list(value.items()))
+        pieces |= {key for key, _ in _sibling_marks(value, cards_only=False)}
         out: dict[Any, Any] = {}
+        jwk = _encodings.jwk_private(value) if "kty" in value else None
         for key, item in value.items():
+            if jwk == [] and key in _encodings.JWK_PUBLIC:
+                out[key] = item  # a public JSON Web Key is published on purpose
+                continue
             hidden = (
                 _hide_credential(item, hide, depth + 1)
-                if key == pair or is_credential_key(str(key))
+                if key == pair
+                or is_credential_key(str(key))
+                or (jwk and key in jwk)
+                or (isinstance(item, str) and _encodings.key_material(str(key), item))
                 else hide(item)
                 if key in pieces
                 else _hide_columns(item, table[1], hide, depth + 1)
@@ -3744,7 +3957,15 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         pieces = _split_keys(list(enumerate(value)))
         if 3 <= len(value) <= 6:
             pieces |= _connection_password(value)
-        return [hide(item) if i in pieces else hide_secrets(item, hide, depth + 1) for i, item in enumerate(value)]
+        marks = _sibling_marks(value, cards_only=False)
+        pieces |= {i for i, column in marks if column is None}
+        hidden_items = [
+            hide(item) if i in pieces else hide_secrets(item, hide, depth + 1) for i, item in enumerate(value)
+        ]
+        for i, column in marks:
+            if column is not None and isinstance(hidden_items[i], dict) and column in hidden_items[i]:
+                hidden_items[i] = {**hidden_items[i], column: hide(value[i][column])}
+        return hidden_items
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
     return value
@@ -4047,8 +4268,23 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         if _sibling_card(strings) is not None:
             pieces = iter(_hide_pieces(strings, hide))
             return {k: next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for k, v in value.items()}
+        value = _hide_cvv_fields(value, hide)
+        marked = _sibling_marks(value, cards_only=True) if len(value) >= 2 else set()
+        if marked:
+            # A card cut across fields beside others ({"g1": "4572", ..., "holder": "Alice"}): its pieces.
+            pieces = iter(
+                _hide_pieces([str(value[k]) for k, _ in sorted(marked, key=lambda m: list(value).index(m[0]))], hide)
+            )
+            order = [k for k in value if (k, None) in marked]
+            masked = dict(zip(order, pieces, strict=True))
+            return {
+                _card_key(k, hide): masked[k] if k in masked else hide_cards(v, hide, depth + 1)
+                for k, v in value.items()
+            }
         return {
-            k: _hide_cards_in(v, hide, str(k)) if isinstance(v, str) else hide_cards(v, hide, depth + 1)
+            _card_key(k, hide): _hide_cards_in(v, hide, str(k))
+            if isinstance(v, str)
+            else hide_cards(v, hide, depth + 1)
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
@@ -4056,10 +4292,80 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         if _sibling_card(strings) is not None:
             pieces = iter(_hide_pieces(strings, hide))
             return [next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
-        return [hide_cards(v, hide, depth + 1) for v in value]
+        out = [hide_cards(v, hide, depth + 1) for v in value]
+        marks = _sibling_marks(value, cards_only=True) if len(value) >= 2 else set()
+        own = sorted(i for i, column in marks if column is None)
+        for i, masked_piece in zip(own, _hide_pieces([str(value[i]) for i in own], hide), strict=True):
+            out[i] = masked_piece
+        columns = {column for _, column in marks if column is not None}
+        for column in columns:
+            rows = sorted(i for i, c in marks if c == column)
+            for i, masked_piece in zip(rows, _hide_pieces([str(value[i][column]) for i in rows], hide), strict=True):
+                if isinstance(out[i], dict):
+                    out[i] = {**out[i], column: masked_piece}
+        return out
     if isinstance(value, int | float) and not isinstance(value, bool) and _card_number_value(value) is not None:
         return hide(value)
     return value
+
+
+# Card verification values under other names (round eight): a field whose words name one (cvv,
+# cvc, csc, ccv, cid... anywhere in it), or "security"/"check"/"verification" then "code", "value",
+# "number" or "no" (sec_no, securityNo, card_check_value) beside a field about the card; and a
+# {name, value} record whose name is such a label ({"field": "CVV", "val": "500"}). Only values of
+# three or four digits are masked, whole (a keep_last mask would keep them all).
+_CVV_WORDS = frozenset({"cvv", "cvv2", "cvc", "cvc2", "cvn", "cvn2", "cav2", "ccv", "csc", "cvd", "cve", "csv", "cid"})
+_CVV_HEADS = frozenset({"security", "sec", "check", "verification", "verify"})
+_CVV_TAILS = frozenset({"code", "value", "number", "no", "num", "digits", "val", "nr"})
+_CARD_CONTEXT = re.compile(r"(?i)card|last_?4|last_?four|exp|pan\b|holder|brand|network|issuer")
+_CVV_VALUE = re.compile(r"[0-9]{3,4}")
+
+
+def _cvv_name(name: str) -> bool:
+    """True for a field name or a label that names a card verification value."""
+    words = _key_words(name[:64])
+    if _CVV_WORDS.intersection(words):
+        return True
+    return any(a in _CVV_HEADS and b in _CVV_TAILS for a, b in itertools.pairwise(words))
+
+
+def _cvv_value(item: Any) -> bool:
+    """True for three or four digits, as a string or a number."""
+    if type(item) is int:
+        return 100 <= item <= 9999 or 0 <= item < 100
+    return isinstance(item, str) and _CVV_VALUE.fullmatch(item.strip()) is not None
+
+
+def _hide_cvv(item: Any, hide: Callable[[Any], Any]) -> Any:
+    """A verification value hidden whole: the replacement, or stars when the mask keeps its length."""
+    text = str(item)
+    hidden = hide(text)
+    return hidden if not isinstance(hidden, str) or len(hidden) != len(text) else "*" * len(text)
+
+
+def _hide_cvv_fields(value: dict[Any, Any], hide: Callable[[Any], Any]) -> dict[Any, Any]:
+    """The object with its verification values hidden: by a field's name beside the card, or a record's label."""
+    record = _layouts.record_value(value, _cvv_name) if len(value) <= 12 else None
+    if record is not None and _cvv_value(value[record]):
+        return {**value, record: _hide_cvv(value[record], hide)}
+    names = [k for k in value if isinstance(k, str)]
+    if not any(_cvv_name(k) for k in names):
+        return value
+    context = any(_CARD_CONTEXT.search(k) for k in names)
+    out = dict(value)
+    for key in names:
+        explicit = bool(_CVV_WORDS.intersection(_key_words(key[:64])))
+        if _cvv_name(key) and (explicit or context) and _cvv_value(value[key]):
+            out[key] = _hide_cvv(value[key], hide)
+    return out
+
+
+def _card_key(key: Any, hide: Callable[[Any], Any]) -> Any:
+    """An object's key with the card number in it masked ({"4566546552416380": {...}}): a key is content too."""
+    if not isinstance(key, str) or (key.isascii() and not _ASCII_CARD_RE.search(key)):
+        return key
+    masked = _hide_cards_in(key, hide)
+    return masked if isinstance(masked, str) else key
 
 
 def _hide_pieces(pieces: list[str], hide: Callable[[Any], Any]) -> list[Any]:
@@ -4081,9 +4387,12 @@ def _hide_pieces(pieces: list[str], hide: Callable[[Any], Any]) -> list[Any]:
 
 # A card verification value written as text next to its label ("CVV: 737", "security code 1234"):
 # key-based redaction sees only object keys, and the masks keep short values whole.
+# Round eight: up to three link words or marks between the label and the value, across a line
+# break ("CVV code 481", "CVV number: 482", "cvv was 483", "CVV (484)", "CVV:\n486", "cvv488").
 _CVV_LABEL = (
-    r"(?i:\b(?:cvv2?|cvc2?|cvn2?|cav2|csc|cvd|security[ _\-]?code|card[ _\-]?code|verification[ _\-]?(?:value|code)))"
-    r"[\"']?[ \t]*(?:[:=#][ \t]*|is[ \t]+)?[\"']?[0-9]{3,4}\b"
+    r"(?i:\b(?:cvv2?|cvc2?|cvn2?|cav2|ccv|csc|cvd|security[ _\-]?code|card[ _\-]?code"
+    r"|verification[ _\-]?(?:value|code)))"
+    r"(?:[\"')]?[ \t\r\n]*(?:[:=#(\-]|(?i:code|number|num|no|value|is|was|of|are)\b)){0,3}[ \t\r\n]*[\"'(]?[0-9]{3,4}\b"
 )
 # The value masked: three or four digits, or any word after the label that holds a digit (Unicode
 # digits in full width, an escape, an encoding of the digits: "%37%33%37", "NzM3"); a status word stays.
