@@ -89,7 +89,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-d-secrets:18",
         "calls-d-secrets:37",
         # Round six: a Caesar-shifted or Atbash token, or letters apart by a two-mark separator, in two halves.
-        "calls-e-x3a-secrets:27",
         "calls-e-x3a-secrets:28",
         "calls-e-x3a-secrets:30",
     ),
@@ -126,6 +125,29 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-secrets-a:42",
         "calls-shell-a:131",
     ),
+    "a value found by its label (a PIN, a combination, a password in prose or after a short label, an openssl dump's "
+    "private number) is encoded by the mutator without its label: the encoded value alone has no shape of a credential "
+    "(round eight)": (
+        "calls-h-labels:9",
+        "calls-h-labels:10",
+        "calls-h-labels:11",
+        "calls-h-labels:60",
+        "calls-h-labels:61",
+        "calls-h-labels:62",
+        "calls-h-labels:69",
+        "calls-h-labels:70",
+        "calls-h-labels:71",
+        "calls-h-labels:81",
+        "calls-h-labels:82",
+        "calls-h-labels:83",
+        "calls-h-labels:84",
+        "calls-h-labels:85",
+        "calls-h-labels:86",
+        "calls-h-encodings:22",
+        "calls-h-encodings:23",
+    ),
+    "engine: a prefixless key cut across list items is glued only when the items are plain values; a path spelling "
+    "of the call's path argument changes the call the pieces are read in (round eight)": ("calls-h-encodings:11",),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}
