@@ -425,7 +425,7 @@ _OPTIONS.max_mem = 64 << 20
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
 
-def _raw_search(pattern: Any) -> Callable[[bytes], bool]:
+def raw_search(pattern: Any) -> Callable[[bytes], bool]:
     """'Has a match' on UTF-8 bytes: the extension's Match when the wrapper exposes it."""
     raw = getattr(pattern, "_regexp", None)
     if raw is not None and _UNANCHORED is not None and callable(getattr(raw, "Match", None)):
@@ -435,7 +435,7 @@ def _raw_search(pattern: Any) -> Callable[[bytes], bool]:
     return lambda data: pattern.search(data.decode("utf-8", "surrogatepass")) is not None
 
 
-_READER_SEARCH: Final = {name: _raw_search(re2.compile(gate, _OPTIONS)) for name, gate in _READER_GATES.items()}
+_READER_SEARCH: Final = {name: raw_search(re2.compile(gate, _OPTIONS)) for name, gate in _READER_GATES.items()}
 
 
 def random_pieces_gate(text: str) -> bool:

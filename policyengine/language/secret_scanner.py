@@ -1263,16 +1263,8 @@ _PREFILTER_PARTS: Final = (
 # which no reader takes for a separator (same offsets as the line-break join).
 _ENCODINGS_GATE_RE = re2.compile(_encodings.GATE, _PREFILTER_OPTIONS)
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
-
-
-def _raw_search(pattern: Any) -> Callable[[bytes], bool]:
-    """'Has a match' on UTF-8 bytes: the extension's Match when the wrapper exposes it (no wrapper overhead)."""
-    raw = getattr(pattern, "_regexp", None)
-    if raw is not None and _UNANCHORED is not None and callable(getattr(raw, "Match", None)):
-        match = raw.Match
-        unanchored = _UNANCHORED
-        return lambda data: bool(match(unanchored, data, 0, len(data))[0][0] >= 0)
-    return lambda data: pattern.search(data.decode("utf-8", "surrogatepass")) is not None
+# One 'has a match' on UTF-8 bytes for every gate (the extension's Match, no wrapper overhead).
+_raw_search = _encodings.raw_search
 
 
 _needs_decoding_raw = _raw_search(re2.compile(_NEEDS_DECODING, _MATCH_ONLY))
