@@ -12,7 +12,7 @@ from urllib.parse import quote, unquote
 import jmespath
 import pytest
 import yaml
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from policyengine.language import _ignorables, functions, paths
@@ -356,6 +356,8 @@ def _named_by_its_last_name(path: str, glob: str) -> bool:
 
 @settings(max_examples=500, deadline=None)
 @given(_path_and_pattern(), st.sampled_from(SOUNDNESS_GLOBS), st.sampled_from(SOUNDNESS_DIRS))
+# Found by this test (session 34): a pattern climbing above its start surely named `.env` by its last name.
+@example(("_/../../_/.env", "*/../../*/.env"), ".env", ["/a"])
 def test_what_one_expansion_may_do_its_pattern_may_do(pair: tuple[str, str], glob: str, dirs: list[str]) -> None:
     """Soundness of "may" and of "surely": a pattern answers for every path it expands to."""
     path, pattern = pair

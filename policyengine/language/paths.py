@@ -1065,7 +1065,9 @@ def path_surely_matches(path: str, patterns: str | Iterable[str]) -> bool:
                     and any(regex.fullmatch(_join(root, names)) is not None for regex in compiled)
                 )
                 or (
-                    bool(parts)
+                    # A climb above a relative path's start leaves its place unknown, as for a plain path.
+                    root != UNKNOWN
+                    and bool(parts)
                     and _component_literal(parts[-1]) not in (None, "..", "**")
                     and any(regex.fullmatch(_component_literal(parts[-1]) or "") is not None for regex in names_only)
                 )
