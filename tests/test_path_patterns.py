@@ -266,6 +266,8 @@ DIRS = [["/etc"], ["src"], ["."], ["/"], ["c:/windows"], [".."], ["?:/windows"]]
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_LITERAL_ALPHABET, max_size=10).map("".join), st.sampled_from(DIRS), st.sampled_from([None, "/w"]))
+# Found by this test (session 34): `a/b\\a` names the folder `a/b` as `a/b/a` does.
+@example("a/b\\a", ["/etc"], None)
 def test_a_pattern_without_wildcards_answers_as_the_plain_path(text: str, dirs: list[str], cwd: str | None) -> None:
     """For every literal subject, the PathPattern branch gives the plain str answer, function by function."""
     try:

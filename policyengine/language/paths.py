@@ -1494,7 +1494,8 @@ def _name_rule_automaton(pattern: str) -> Automaton:
 
 def _spelled_rules(subject: str, patterns: Iterable[str]) -> list[tuple[Automaton, bool]]:
     """Whole rules the subject spells itself: `id_rsa*` by a name starting `id_rsa`, `secrets` by a folder `secrets`."""
-    components = subject.casefold().split("/")
+    # "\\" separates names as in the subject's readings (`a\\b\\x` names a folder `b` as `a/b/x` does).
+    components = _WINDOWS_SEPARATORS.split(subject.casefold())
     name = components[-1]
     head = _name_head(name)
     starred = "*" in name
