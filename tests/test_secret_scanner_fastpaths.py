@@ -1,0 +1,231 @@
+"""The secret scanner's fast paths against the code they replace: every finding the same, on every corpus.
+
+Each fast path (a locator before a reader's `re` pattern, a cache, a reordered gate) keeps the
+code it replaces here as `_reference_*`, and the two are compared over the strings and documents of
+the repository's corpora: tests/adversarial/*.yaml, benchmarks/redteam/*.jsonl,
+examples/bfcl-calls.jsonl and the string constants of tests/test_secrets*.py. A fast path that
+changes one finding fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policyengine.language import secret_encodings as enc
+from policyengine.language import secret_scanner as scanner
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON-like value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def _arguments(value: Any) -> Iterator[Any]:
+    """The `arguments` of every call in a loaded YAML or JSON document."""
+    if isinstance(value, dict):
+        if "arguments" in value:
+            yield value["arguments"]
+        for item in value.values():
+            yield from _arguments(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _arguments(item)
+
+
+@functools.cache
+def corpus_documents() -> tuple[Any, ...]:
+    """The call arguments of every corpus (adversarial cases, red-team sets, BFCL calls)."""
+    documents: list[Any] = []
+    for path in sorted((ROOT / "tests" / "adversarial").glob("*.yaml")):
+        documents.extend(_arguments(yaml.safe_load(path.read_text(encoding="utf-8"))))
+    jsonl = [*sorted((ROOT / "benchmarks" / "redteam").glob("*.jsonl")), ROOT / "examples" / "bfcl-calls.jsonl"]
+    for path in jsonl:
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if line.strip():
+                documents.extend(_arguments(json.loads(line)))
+    return tuple(documents)
+
+
+@functools.cache
+def corpus_strings() -> tuple[str, ...]:
+    """Every distinct string of the corpora, with the string constants of the secret tests."""
+    found: set[str] = set()
+    for document in corpus_documents():
+        found.update(_strings(document))
+    for path in sorted((ROOT / "tests").glob("test_secrets*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found.update(
+            node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        )
+    return tuple(sorted(found))
+
+
+def test_the_corpus_is_there() -> None:
+    """The comparison below reads thousands of documents and strings (a moved file would empty it)."""
+    assert len(corpus_documents()) > 5000
+    assert len(corpus_strings()) > 8000
+
+
+# --- readers' runs found by a locator (secret_encodings._finditer) --------------------------------
+
+_LOCATED: list[tuple[str, re.Pattern[str], Callable[[bytes, int], int] | None]] = [
+    ("wrapped", enc._WRAPPED_RUN, enc._WRAPPED_LOCATE),
+    ("random", enc._RANDOM_RUN, enc._RANDOM_LOCATE),
+    ("radix", enc._RADIX_WORD, enc._RADIX_LOCATE),
+]
+
+
+def _reference_finditer(pattern: re.Pattern[str], text: str) -> list[tuple[int, int, str]]:
+    """What the readers read before the locators: the pattern's own finditer."""
+    return [(m.start(), m.end(), m.group()) for m in pattern.finditer(text)]
+
+
+def _located(
+    pattern: re.Pattern[str], locate: Callable[[bytes, int], int] | None, text: str
+) -> list[tuple[int, int, str]]:
+    """The matches _finditer gives, the locator used whatever the text's length."""
+    return [(m.start(), m.end(), m.group()) for m in enc._finditer(pattern, locate, text)]
+
+
+def test_every_locator_is_built() -> None:
+    """The extension's raw Match is there (else the readers fall back to finditer: right, but slow)."""
+    assert all(locate is not None for _, _, locate in _LOCATED)
+
+
+@pytest.mark.parametrize(("name", "pattern", "locate"), _LOCATED, ids=[name for name, _, _ in _LOCATED])
+def test_located_runs_are_finditer_on_the_corpus(
+    name: str, pattern: re.Pattern[str], locate: Callable[[bytes, int], int] | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every corpus string, alone and all of them glued into long texts: the same matches, in order."""
+    monkeypatch.setattr(enc, "_LOCATE_FROM", 0)
+    texts = corpus_strings()
+    for text in texts:
+        assert _located(pattern, locate, text) == _reference_finditer(pattern, text), (name, text)
+    for sep in ("\n", " ", "\0", '" "'):
+        for at in range(0, len(texts), 200):
+            glued = sep.join(texts[at : at + 200])
+            assert _located(pattern, locate, glued) == _reference_finditer(pattern, glued), name
+
+
+_KEY = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+_WORDS = st.one_of(
+    st.text(alphabet=_KEY, min_size=1, max_size=40),
+    st.text(alphabet="abcdefghijkmnopqrstuvwxyz123456789", min_size=25, max_size=45),
+    st.text(alphabet="0123456789abcdef", min_size=2, max_size=40),
+    st.sampled_from(["the", "report", "distanceToNext", "final_report_2024", "user_id=42", "QUtJQUlP", "AbCd12", "é"]),
+)
+_BLANKS = [" ", "  ", "\t", "\n", "\r\n", "\\n", "|", " | ", "\x1f"]  # what the readers take pieces apart by
+_JOINS = ['" "', '"+"', "','", "' . '", ",", ".", ":", "=", "==", '"', "'"]  # quotes joined, other marks
+_SEPARATORS = st.sampled_from(_BLANKS + _JOINS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_WORDS, _SEPARATORS), max_size=16))
+def test_located_runs_are_finditer_on_random_texts(parts: list[tuple[str, str]]) -> None:
+    """Property: words of a key's alphabet, hex, base36 and prose apart by the readers' separators."""
+    text = "".join(word + sep for word, sep in parts)
+    saved = enc._LOCATE_FROM
+    enc._LOCATE_FROM = 0
+    try:
+        for name, pattern, locate in _LOCATED:
+            assert _located(pattern, locate, text) == _reference_finditer(pattern, text), (name, text)
+    finally:
+        enc._LOCATE_FROM = saved
+
+
+def test_a_long_run_of_key_characters_is_read_in_linear_time() -> None:
+    """A megabyte of one run (or of runs one character apart) gives the locator one candidate per run."""
+    import time
+
+    for text in ("Ab1" * 350_000, "Ab1x " * 200_000, "a" * 1_000_000):
+        start = time.process_time()
+        for _, pattern, locate in _LOCATED:
+            list(enc._finditer(pattern, locate, text[:200_000]))
+        assert time.process_time() - start < 5.0
+
+
+# --- whole documents --------------------------------------------------------------------------
+
+
+def _findings(value: Any) -> list[tuple[str, str, str]]:
+    """find_secrets as comparable tuples."""
+    return [(f.kind, f.where, f.excerpt) for f in scanner.find_secrets(value)]
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_find_secrets_is_the_reference_on_every_corpus_document(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """find_secrets with every fast path against the same with the reference code patched in."""
+    documents = corpus_documents()[chunk::4]
+    monkeypatch.setattr(enc, "_LOCATE_FROM", 0)  # the locators on short strings too
+    now = [_findings(document) for document in documents]
+    for name, reference in _REFERENCES.items():
+        monkeypatch.setattr(*_target(name), reference)
+    before = [_findings(document) for document in documents]
+    for document, a, b in zip(documents, now, before, strict=True):
+        assert a == b, document
+
+
+def _target(name: str) -> tuple[Any, str]:
+    """(module, attribute) of a replaced function named "module.function"."""
+    module, _, attribute = name.partition(".")
+    return {"enc": enc, "scanner": scanner}[module], attribute
+
+
+def _reference_piece_runs(
+    text: str, which: frozenset[str] = frozenset({"wrapped", "random"})
+) -> Iterator[tuple[str, int, int, str]]:
+    """secret_encodings.piece_runs before the locators (34fa546)."""
+    pairs = (("wrapped", enc._same_width, enc._WRAPPED_RUN), ("random", enc._random_run, enc._RANDOM_RUN))
+    for reader, run_pattern in ((reader, pattern) for name, reader, pattern in pairs if name in which):
+        for n, match in enumerate(run_pattern.finditer(text)):
+            if n >= enc.MAX_RUNS:
+                break
+            found = itertools.islice(enc._PIECE.finditer(match.group()), enc._MAX_PIECES * enc.MAX_RUNS)
+            pieces = [enc._Piece(m.start(1), m.end(1), m.group(1)) for m in found]
+            for at in range(0, len(pieces), enc._MAX_PIECES):
+                yield from reader(pieces[at : at + enc._MAX_PIECES], match.start())
+
+
+def _reference_radix_words(text: str) -> Iterator[tuple[str, int, int, bytes]]:
+    """secret_encodings.radix_words before the locators (34fa546)."""
+    for n, match in enumerate(enc._RADIX_WORD.finditer(text)):
+        if n >= enc.MAX_RUNS:
+            break
+        word = match.group()
+        if len(word) > enc._MAX_WORD:
+            continue
+        if all(c in enc._BASE58_INDEX for c in word):
+            number = 0
+            for c in word:
+                number = number * 58 + enc._BASE58_INDEX[c]
+            yield "base58", match.start(), match.end(), enc._number_bytes(number, len(word) - len(word.lstrip("1")))
+        if word.islower() or word.isdigit():
+            yield "base36", match.start(), match.end(), enc._number_bytes(int(word, 36), 0)
+
+
+_REFERENCES: dict[str, Callable[..., Any]] = {
+    "enc.piece_runs": _reference_piece_runs,
+    "enc.radix_words": _reference_radix_words,
+}
