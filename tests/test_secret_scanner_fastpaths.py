@@ -23,8 +23,42 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from policyengine.language import secret_encodings as _encodings
 from policyengine.language import secret_encodings as enc
 from policyengine.language import secret_scanner as scanner
+from policyengine.language.secret_scanner import (  # what the reference code below reads
+    _KEY_CACHE,
+    _MAX_CHAR_CODES,
+    _MAX_LEAVES,
+    _MIN_ENCODED,
+    _PROGRAM_NAMES,
+    _PROGRAM_PATHS,
+    MAX_DEPTH,
+    _argv_findings,
+    _card_groups,
+    _card_number_value,
+    _column_digits,
+    _connection_password,
+    _credential,
+    _encodings_search,
+    _excerpt,
+    _from_char_codes,
+    _mask,
+    _maybe_pair,
+    _nul_join,
+    _number_groups,
+    _Path,
+    _prefilter,
+    _Raw,
+    _scan_texts,
+    _sibling_findings,
+    _sibling_gate,
+    _split_groups,
+    _split_heads_search,
+    _split_neighbours,
+    is_credential_key,
+    pair_value,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,7 +90,7 @@ def _arguments(value: Any) -> Iterator[Any]:
 
 @functools.cache
 def corpus_documents() -> tuple[Any, ...]:
-    """The call arguments of every corpus (adversarial cases, red-team sets, BFCL calls)."""
+    """The call arguments of every corpus (adversarial cases, red-team sets, BFCL calls), once each."""
     documents: list[Any] = []
     for path in sorted((ROOT / "tests" / "adversarial").glob("*.yaml")):
         documents.extend(_arguments(yaml.safe_load(path.read_text(encoding="utf-8"))))
@@ -65,7 +99,8 @@ def corpus_documents() -> tuple[Any, ...]:
         for line in path.read_text(encoding="utf-8").split("\n"):
             if line.strip():
                 documents.extend(_arguments(json.loads(line)))
-    return tuple(documents)
+    unique = {json.dumps(document, sort_keys=True, default=repr): document for document in documents}
+    return tuple(unique.values())
 
 
 @functools.cache
@@ -225,7 +260,173 @@ def _reference_radix_words(text: str) -> Iterator[tuple[str, int, int, bytes]]:
             yield "base36", match.start(), match.end(), enc._number_bytes(int(word, 36), 0)
 
 
+def _reference__find(value: Any, at: _Path, depth: int) -> list[_Raw]:
+    """secret_scanner._find at 34fa546 (its fast path and the sibling checks)."""
+    texts: list[str] = []
+    places: list[tuple[_Path, str | int | None]] = []
+    credentials: dict[_Path, _Raw] = {}
+    numbers: list[_Raw] = []
+    groups: list[tuple[_Path, list[int]]] = []
+    containers: list[tuple[Any, _Path, bool]] = []
+    _reference__walk(value, at, depth, texts, places, credentials, numbers, groups, containers)
+    joined = "\n".join(texts)
+    # The fast path: one prefilter pass over every string (keys included) finds no candidate.
+    # Non-ASCII text is looked at once normalised. A split token has its prefix in the joined
+    # text too (the walk puts sibling values side by side; see _walk).
+    if joined.isascii() and not _prefilter(joined):
+        # One pass (the prefilter and round eight's gate together): nothing anywhere, not even
+        # pieces across values. Integers are not in the joined text: a card cut into numbers
+        # ([4961, 1516, ...]) is read here, and digit groups in one field of each object of a list.
+        numbers.extend(
+            raw
+            for item, where, ints in containers
+            if (ints and _number_groups(item)) or _column_digits(item)
+            for raw in _sibling_findings(item, where)
+        )
+        return [*credentials.values(), *numbers]
+    # Which kinds of pieces the document has at all: digit groups, random pieces (one pass each).
+    digits = [len(t) for t in texts if len(t) <= 8 and t.isdigit()]
+    has_digits = len(digits) >= 2 and sum(digits) >= 13
+    random = _encodings.random_pieces_gate(joined)
+    siblings = [
+        raw
+        for item, where, ints in containers
+        if (ints and _number_groups(item)) or ((has_digits or random) and _sibling_gate(item, random=random))
+        for raw in _sibling_findings(item, where)
+    ]
+    numbers.extend(siblings)
+    if (
+        joined.isascii()
+        and len(texts) > 1
+        and not _prefilter(joined, encodings=False)
+        and not _encodings_search(_nul_join(texts).encode("ascii"))
+    ):
+        # Round eight's gate matched only across values ("cityA\ncityB\n94016"): the NUL join keeps
+        # pieces apart; a card or a key cut across sibling values was read above.
+        return [*credentials.values(), *numbers]
+    found = [*_scan_texts(texts, places, depth), *(_split_groups(texts, groups) if groups else [])]
+    found.extend(
+        (where, "card-number (split)", _excerpt("card-number", digits)) for where, digits in _card_groups(texts, groups)
+    )
+    if not found and not isinstance(value, str) and _split_heads_search(joined.encode("utf-8", "surrogatepass")):
+        found = _split_neighbours(value, at)
+    # A credential's value that also matched a shape is reported once, by its shape.
+    shaped = {where for where, _, _ in found}
+    return [*(raw for where, raw in credentials.items() if where not in shaped), *found, *numbers]
+
+
+def _reference__walk(
+    value: Any,
+    at: _Path,
+    depth: int,
+    texts: list[str],
+    places: list[tuple[_Path, str | int | None]],
+    credentials: dict[_Path, _Raw],
+    numbers: list[_Raw],
+    groups: list[tuple[_Path, list[int]]],
+    containers: list[tuple[Any, _Path, bool]] | None = None,
+) -> None:
+    """secret_scanner._walk at 34fa546."""
+    # Strings are the common leaf: their place is kept as (parent path, key) so no path tuple
+    # is built for a leaf unless a finding needs it.
+    if depth > MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    # An object's keys, then its string values, then its containers: the string values of one
+    # container sit side by side in the joined text, so the prefilter's split prefixes (gaps allowed,
+    # newline among them) see a prefix cut across two values, and no split check runs without one.
+    if isinstance(value, dict):
+        pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        strings: list[str] = []
+        string_places: list[tuple[_Path, str | int | None]] = []
+        nested: list[tuple[str, Any]] | None = None
+        ints = 0
+        jwk = _encodings.jwk_private(value) if "kty" in value else None
+        for key, item in value.items():
+            if not isinstance(key, str):
+                key = str(key)
+            texts.append(key)  # a secret can hide in a key too
+            places.append((at, key))
+            known = _KEY_CACHE.get(key)
+            if (
+                known
+                or (known is None and is_credential_key(key))
+                or key == pair
+                or (jwk and key in jwk)
+                or (isinstance(item, str) and 22 <= len(item) <= 130 and _encodings.key_material(key, item))
+            ):
+                _credential(item, (*at, key), credentials)
+            if jwk == [] and key in _encodings.JWK_PUBLIC:
+                continue  # a public JSON Web Key's modulus and coordinates are published on purpose
+            if isinstance(item, str):
+                strings.append(item)
+                string_places.append((at, key))
+            elif item is not None and item is not True and item is not False:
+                if nested is None:
+                    nested = []
+                nested.append((key, item))
+                ints += type(item) is int
+        if len(strings) > 1:
+            groups.append((at, list(range(len(texts), len(texts) + len(strings)))))
+        if containers is not None and (len(strings) > 1 or ints > 1):
+            containers.append((value, at, ints > 1))  # two values or more that may be pieces of one card or key
+        texts.extend(strings)
+        places.extend(string_places)
+        for key, item in nested or ():
+            _reference__walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups, containers)
+    elif isinstance(value, list | tuple):
+        if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
+            _credential(value[1], (*at, 1), credentials)
+        first = len(texts)
+        ints = 0
+        for i, item in enumerate(value):
+            if isinstance(item, str):
+                texts.append(item)
+                places.append((at, i))
+            else:
+                ints += type(item) is int
+        if 3 <= len(value) <= 6:
+            numbers.extend(((*at, i), "password (connection)", _mask(value[i])) for i in _connection_password(value))
+        if len(texts) - first >= 3:
+            words = texts[first:]
+            # Set and suffix tests in C first: most lists name no program of the table.
+            if not _PROGRAM_NAMES.isdisjoint(words) or any(w.endswith(_PROGRAM_PATHS) for w in words):
+                numbers.extend(_argv_findings(words, at))
+        if _MIN_ENCODED <= len(value) <= _MAX_CHAR_CODES and type(value[0]) is int:
+            # [103, 104, 112, 95, ...]: a list of character codes is the text it spells, scanned as one.
+            spelled = _from_char_codes(x if type(x) is int else -1 for x in value)
+            if spelled is not None:
+                texts.append(spelled)
+                places.append((at, None))
+        if len(texts) - first > 1:
+            groups.append((at, list(range(first, len(texts)))))
+        if containers is not None and 2 <= len(value) <= _MAX_LEAVES:
+            containers.append((value, at, ints > 1))  # items that may be pieces of one card or key
+        for i, item in enumerate(value):
+            if not isinstance(item, str) and item is not None and item is not True and item is not False:
+                _reference__walk(item, (*at, i), depth + 1, texts, places, credentials, numbers, groups, containers)
+    elif isinstance(value, str):
+        texts.append(value)
+        places.append((at, None))
+    elif value is None or isinstance(value, bool):
+        return
+    elif isinstance(value, int | float):
+        if not -1e12 < value < 1e12:  # long enough to be a card number (or not finite)
+            digits = _card_number_value(value)
+            if digits is not None:
+                numbers.append((at, "card-number", _excerpt("card-number", digits)))
+    else:
+        raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def _reference_random_pieces_gate(text: str) -> bool:
+    """secret_encodings.random_pieces_gate at 34fa546 (no memo)."""
+    return enc._READER_SEARCH["random"](text.encode("utf-8", "surrogatepass"))
+
+
 _REFERENCES: dict[str, Callable[..., Any]] = {
     "enc.piece_runs": _reference_piece_runs,
     "enc.radix_words": _reference_radix_words,
+    "enc.random_pieces_gate": _reference_random_pieces_gate,
+    "scanner._find": _reference__find,
+    "scanner._walk": _reference__walk,
 }

@@ -502,9 +502,21 @@ def raw_search(pattern: Any) -> Callable[[bytes], bool]:
 _READER_SEARCH: Final = {name: raw_search(re2.compile(gate, _OPTIONS)) for name, gate in _READER_GATES.items()}
 
 
+_RANDOM_SEEN: dict[str, bool] = {}  # short texts already gated: a container's values are gated twice per call
+_RANDOM_SEEN_SIZE = 2048
+_RANDOM_SEEN_LENGTH = 512
+
+
 def random_pieces_gate(text: str) -> bool:
     """True when a text (sibling values joined by line breaks) may hold a key cut in random pieces."""
-    return _READER_SEARCH["random"](text.encode("utf-8", "surrogatepass"))
+    if len(text) > _RANDOM_SEEN_LENGTH:
+        return _READER_SEARCH["random"](text.encode("utf-8", "surrogatepass"))
+    found = _RANDOM_SEEN.get(text)
+    if found is None:
+        if len(_RANDOM_SEEN) >= _RANDOM_SEEN_SIZE:
+            _RANDOM_SEEN.clear()  # (a pure function's answers: dropping them costs a search each)
+        found = _RANDOM_SEEN[text] = _READER_SEARCH["random"](text.encode("utf-8", "surrogatepass"))
+    return found
 
 
 _SET_OPTIONS = re2.Options()
