@@ -52,7 +52,6 @@ from policyengine.language.secret_scanner import (  # what the reference code be
     _Raw,
     _scan_texts,
     _sibling_findings,
-    _sibling_gate,
     _split_groups,
     _split_heads_search,
     _split_neighbours,
@@ -291,7 +290,7 @@ def _reference__find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     siblings = [
         raw
         for item, where, ints in containers
-        if (ints and _number_groups(item)) or ((has_digits or random) and _sibling_gate(item, random=random))
+        if (ints and _number_groups(item)) or ((has_digits or random) and _reference__sibling_gate(item, random=random))
         for raw in _sibling_findings(item, where)
     ]
     numbers.extend(siblings)
@@ -418,6 +417,21 @@ def _reference__walk(
         raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
+def _reference__sibling_gate(value: dict[Any, Any] | list[Any] | tuple[Any, ...], *, random: bool = True) -> bool:
+    """secret_scanner._sibling_gate at 34fa546."""
+    items = list(value.values()) if isinstance(value, dict) else list(value)
+    strings = [x for x in items if type(x) is str]
+    if any(isinstance(x, dict) for x in items):
+        strings += [v for x in items if isinstance(x, dict) for v in x.values() if type(v) is str]
+    if len(strings) < 2:
+        return False
+    # Digit groups in separate strings ("4620", "9665", ...) or random pieces of a key.
+    groups = [len(x) for x in strings if len(x) <= 8 and x.isdigit()]
+    if len(groups) >= 2 and sum(groups) >= 13:  # enough digits for a card
+        return True
+    return random and _encodings.random_pieces_gate("\n".join(strings))
+
+
 def _reference_random_pieces_gate(text: str) -> bool:
     """secret_encodings.random_pieces_gate at 34fa546 (no memo)."""
     return enc._READER_SEARCH["random"](text.encode("utf-8", "surrogatepass"))
@@ -428,5 +442,6 @@ _REFERENCES: dict[str, Callable[..., Any]] = {
     "enc.radix_words": _reference_radix_words,
     "enc.random_pieces_gate": _reference_random_pieces_gate,
     "scanner._find": _reference__find,
+    "scanner._sibling_gate": _reference__sibling_gate,
     "scanner._walk": _reference__walk,
 }

@@ -358,6 +358,7 @@ _OTP_VALUE = re.compile(
 )
 _OTPAUTH = re.compile(r"(?i)otpauth://[^\s?]{1,200}\?(?:[^\s#]{0,400}?[?&])?secret=([A-Za-z2-7]{16,128})")
 _B32_DIGIT = re.compile(r"[2-7]")
+_GROUP_SEPARATOR = re.compile(r"[ \t\-]")
 
 
 def _base32_key(value: str, *, labelled: bool) -> bool:
@@ -387,7 +388,7 @@ def setup_keys(text: str) -> Iterator[tuple[str, int, int, str]]:
     for n, match in enumerate(_B32_GROUPED.finditer(text)):
         if n >= MAX_RUNS:
             break
-        groups = re.split(r"[ \t\-]", match.group())
+        groups = _GROUP_SEPARATOR.split(match.group())
         if match.span() in seen or len(groups) < 6:
             continue
         with_digits = sum(1 for g in groups if _B32_DIGIT.search(g))
@@ -442,12 +443,15 @@ _OPENSSL_BLOCK = re.compile(
 )
 
 
+_NOT_HEX = re.compile(r"[^0-9a-fA-F]")
+
+
 def openssl_private_values(text: str) -> Iterator[tuple[str, int, int, str]]:
     """(kind, start, end, hex) for the private numbers of an `openssl ... -text` dump (16 bytes or more)."""
     for n, match in enumerate(_OPENSSL_BLOCK.finditer(text)):
         if n >= MAX_RUNS:
             break
-        digits = re.sub(r"[^0-9a-fA-F]", "", match.group(1))
+        digits = _NOT_HEX.sub("", match.group(1))
         if len(digits) >= 32:
             yield "private-key (openssl text)", match.start(1), match.end(1), digits
 

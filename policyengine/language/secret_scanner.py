@@ -3523,10 +3523,11 @@ def _sibling_findings(value: dict[Any, Any] | list[Any] | tuple[Any, ...], at: _
 
 def _sibling_gate(value: dict[Any, Any] | list[Any] | tuple[Any, ...], *, random: bool = True) -> bool:
     """True when a container's strings (or its objects' fields) may hold a card or a key cut across them."""
-    items = list(value.values()) if isinstance(value, dict) else list(value)
+    items = value.values() if isinstance(value, dict) else value
     strings = [x for x in items if type(x) is str]
-    if any(isinstance(x, dict) for x in items):
-        strings += [v for x in items if isinstance(x, dict) for v in x.values() if type(v) is str]
+    objects = [x for x in items if isinstance(x, dict)]  # (a list in C, not any() over a generator)
+    if objects:
+        strings += [v for x in objects for v in x.values() if type(v) is str]
     if len(strings) < 2:
         return False
     # Digit groups in separate strings ("4620", "9665", ...) or random pieces of a key.
