@@ -36,6 +36,7 @@ import base64
 import gc
 import importlib.util
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -234,7 +235,7 @@ def megabyte_texts() -> dict[str, str]:
 
 
 def before_scanner(rev: str) -> Any:
-    """The secret_scanner module of commit `rev`, loaded on its own with that commit's data and layouts module."""
+    """The secret_scanner module of commit `rev`, loaded on its own with that commit's data and sibling modules."""
 
     def show(name: str) -> str | None:
         found = subprocess.run(
@@ -252,14 +253,24 @@ def before_scanner(rev: str) -> Any:
         text = show(data)
         if text is not None:
             (folder / data).write_text(text, encoding="utf-8")
-    layouts = show("secret_layouts.py")
-    if layouts is not None:
-        # The scanner of that commit with its own layouts module, not this checkout's.
-        load_module("secret_layouts_before", folder / "secret_layouts_before.py", layouts)
-        source = source.replace(
-            "from policyengine.language import secret_layouts as _layouts",
-            "import secret_layouts_before as _layouts",
-        )
+    # The scanner of that commit with its own modules (layouts, encodings, labels...), not this checkout's:
+    # each `from policyengine.language import X as _x` is that commit's X, loaded under another name.
+    loaded: set[str] = set()
+
+    def own_modules(text: str) -> str:
+        def load(match: re.Match[str]) -> str:
+            name, alias = match.group(1), match.group(2)
+            if name not in loaded:
+                loaded.add(name)
+                module = show(f"{name}.py")
+                if module is None:
+                    raise SystemExit(f"{rev} has no policyengine/language/{name}.py")
+                load_module(f"{name}_before", folder / f"{name}_before.py", own_modules(module))
+            return f"import {name}_before as {alias}"
+
+        return re.sub(r"^from policyengine\.language import (\w+) as (\w+)$", load, text, flags=re.M)
+
+    source = own_modules(source)
     return load_module("secret_scanner_before", folder / "secret_scanner_before.py", source)
 
 

@@ -37,6 +37,52 @@ from typing import Any, Final, NamedTuple
 import re2
 
 MAX_RUNS: Final = 16  # candidates read per text and reader
+
+# --- runs found in C ----------------------------------------------------------------------------
+# A reader's `re` pattern (lookbehinds, possessive pieces) walks a megabyte of prose position by
+# position in Python's engine. Its locator, an RE2 program, finds where a match can start instead:
+# every match at t > 0 has a locator match at t - 1 (the locator begins with the character the
+# pattern's lookbehind allows before a run, then a superset of the run's first pieces), so the
+# pattern is tried only there. Same matches, same order (tests/test_secret_scanner_fastpaths.py).
+_LOCATOR_OPTIONS = re2.Options()
+_LOCATOR_OPTIONS.log_errors = False
+_LOCATOR_OPTIONS.never_capture = True
+_LOCATOR_OPTIONS.max_mem = 64 << 20
+_LOCATOR_ANCHOR = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+_LOCATE_FROM = 256  # shorter texts: the pattern's own finditer costs less than a locator's calls
+
+
+def _locator(pattern: str) -> Callable[[bytes, int], int] | None:
+    """Where the RE2 pattern first matches in data[pos:] (its start, -1 for none), or None without the extension."""
+    raw = getattr(re2.compile(pattern, _LOCATOR_OPTIONS), "_regexp", None)
+    if raw is None or _LOCATOR_ANCHOR is None or not callable(getattr(raw, "Match", None)):
+        return None
+    match = raw.Match
+    anchor = _LOCATOR_ANCHOR
+    return lambda data, pos: int(match(anchor, data, pos, len(data))[0][0])
+
+
+def _finditer(
+    pattern: re.Pattern[str], locate: Callable[[bytes, int], int] | None, text: str
+) -> Iterator[re.Match[str]]:
+    """pattern.finditer(text) (a pattern that never matches empty), tried only where `locate` puts a start."""
+    if locate is None or len(text) < _LOCATE_FROM or not text.isascii():
+        yield from pattern.finditer(text)
+        return
+    data = text.encode("ascii")  # byte offsets are character offsets
+    at = 0
+    while at < len(text):
+        match = pattern.match(text, at)  # a lookbehind still sees the text before `at`
+        if match is not None:
+            yield match
+            at = match.end() if match.end() > at else at + 1  # (never, for the patterns given)
+            continue
+        before = locate(data, at)  # the character before the next possible start
+        if before < 0:
+            return
+        at = before + 1
+
+
 _MAX_WORD = 200  # base58/base36 words longer than this are data (the decode is quadratic)
 
 # --- byte lists ---------------------------------------------------------------------------------
@@ -129,6 +175,20 @@ _RANDOM_PIECE = (
 _RANDOM_RUN = re.compile(
     rf"{_START}(?:{_RANDOM_PIECE})[\"']?(?:{_PIECE_SEP}[\"']?(?:{_RANDOM_PIECE})[\"']?)++(?![A-Za-z0-9+/_\-])"
 )
+# Their locators (see _finditer): the character before a run, then its first two pieces, widened to
+# what RE2 reads (no lookaround, no possessive or lazy parts; a run's second piece cut to its start).
+_ENCODED_START = r"(?:[0-9+/]|[A-Za-z_\-][A-Za-z0-9_\-]*[0-9+/A-Z])"
+_RANDOM_START = (
+    rf"(?:{_KEY_CHARS}*[0-9]{_KEY_CHARS}*[A-Za-z]|{_KEY_CHARS}*[A-Za-z]{_KEY_CHARS}*[0-9]"
+    rf"|{_KEY_CHARS}*[a-z][A-Z]{_KEY_CHARS}*[a-z][A-Z])"
+)
+_BEFORE_RUN = r"[^A-Za-z0-9+/_\-=]"
+_WRAPPED_LOCATE = _locator(
+    rf"{_BEFORE_RUN}[\"']?{_ENCODED_START}{_KEY_CHARS}*={{0,2}}[\"']?{_PIECE_SEP}[\"']?{_ENCODED_START}"
+)
+_RANDOM_LOCATE = _locator(
+    rf"{_BEFORE_RUN}[\"']?{_RANDOM_START}{_KEY_CHARS}*={{0,2}}[\"']?{_PIECE_SEP}[\"']?{_RANDOM_START}"
+)
 _PIECE = re.compile(rf"(?:{_PIECE_SEP})?[\"']?({_PIECE_BODY})")
 _MAX_PIECES = 256  # pieces read per candidate run: a longer run is data, read in slices of this many
 # The gates (RE2, in the detector's prefilter) ask more than the readers: values joined by line
@@ -175,9 +235,12 @@ def piece_runs(
     text: str, which: frozenset[str] = frozenset({"wrapped", "random"})
 ) -> Iterator[tuple[str, int, int, str]]:
     """(how, start, end, glued) for pieces of one width (wrapped) and runs of random pieces (split keys)."""
-    pairs = (("wrapped", _same_width, _WRAPPED_RUN), ("random", _random_run, _RANDOM_RUN))
-    for reader, run_pattern in ((reader, pattern) for name, reader, pattern in pairs if name in which):
-        for n, match in enumerate(run_pattern.finditer(text)):
+    pairs = (
+        ("wrapped", _same_width, _WRAPPED_RUN, _WRAPPED_LOCATE),
+        ("random", _random_run, _RANDOM_RUN, _RANDOM_LOCATE),
+    )
+    for reader, run_pattern, locate in ((r, p, at) for name, r, p, at in pairs if name in which):
+        for n, match in enumerate(_finditer(run_pattern, locate, text)):
             if n >= MAX_RUNS:
                 break
             found = itertools.islice(_PIECE.finditer(match.group()), _MAX_PIECES * MAX_RUNS)
@@ -246,6 +309,7 @@ _BASE58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _BASE58_INDEX = {c: i for i, c in enumerate(_BASE58_ALPHABET)}
 _RADIX_GATE = r"\b[1-9A-HJ-NP-Za-km-z]{30,}\b|\b[0-9a-z]{30,}\b"
 _RADIX_WORD = re.compile(r"(?<![A-Za-z0-9+/_\-])(?:[1-9A-HJ-NP-Za-km-z]{30,}|[0-9a-z]{30,})(?![A-Za-z0-9+/_\-])")
+_RADIX_LOCATE = _locator(r"[^A-Za-z0-9+/_\-](?:[1-9A-HJ-NP-Za-km-z]{30}|[0-9a-z]{30})")
 
 
 def _number_bytes(number: int, leading: int) -> bytes:
@@ -255,7 +319,7 @@ def _number_bytes(number: int, leading: int) -> bytes:
 
 def radix_words(text: str) -> Iterator[tuple[str, int, int, bytes]]:
     """(encoding, start, end, bytes) for base58 and base36 words (30 to _MAX_WORD characters)."""
-    for n, match in enumerate(_RADIX_WORD.finditer(text)):
+    for n, match in enumerate(_finditer(_RADIX_WORD, _RADIX_LOCATE, text)):
         if n >= MAX_RUNS:
             break
         word = match.group()
@@ -294,6 +358,7 @@ _OTP_VALUE = re.compile(
 )
 _OTPAUTH = re.compile(r"(?i)otpauth://[^\s?]{1,200}\?(?:[^\s#]{0,400}?[?&])?secret=([A-Za-z2-7]{16,128})")
 _B32_DIGIT = re.compile(r"[2-7]")
+_GROUP_SEPARATOR = re.compile(r"[ \t\-]")
 
 
 def _base32_key(value: str, *, labelled: bool) -> bool:
@@ -323,7 +388,7 @@ def setup_keys(text: str) -> Iterator[tuple[str, int, int, str]]:
     for n, match in enumerate(_B32_GROUPED.finditer(text)):
         if n >= MAX_RUNS:
             break
-        groups = re.split(r"[ \t\-]", match.group())
+        groups = _GROUP_SEPARATOR.split(match.group())
         if match.span() in seen or len(groups) < 6:
             continue
         with_digits = sum(1 for g in groups if _B32_DIGIT.search(g))
@@ -378,12 +443,15 @@ _OPENSSL_BLOCK = re.compile(
 )
 
 
+_NOT_HEX = re.compile(r"[^0-9a-fA-F]")
+
+
 def openssl_private_values(text: str) -> Iterator[tuple[str, int, int, str]]:
     """(kind, start, end, hex) for the private numbers of an `openssl ... -text` dump (16 bytes or more)."""
     for n, match in enumerate(_OPENSSL_BLOCK.finditer(text)):
         if n >= MAX_RUNS:
             break
-        digits = re.sub(r"[^0-9a-fA-F]", "", match.group(1))
+        digits = _NOT_HEX.sub("", match.group(1))
         if len(digits) >= 32:
             yield "private-key (openssl text)", match.start(1), match.end(1), digits
 
@@ -438,9 +506,21 @@ def raw_search(pattern: Any) -> Callable[[bytes], bool]:
 _READER_SEARCH: Final = {name: raw_search(re2.compile(gate, _OPTIONS)) for name, gate in _READER_GATES.items()}
 
 
+_RANDOM_SEEN: dict[str, bool] = {}  # short texts already gated: a container's values are gated twice per call
+_RANDOM_SEEN_SIZE = 2048
+_RANDOM_SEEN_LENGTH = 512
+
+
 def random_pieces_gate(text: str) -> bool:
     """True when a text (sibling values joined by line breaks) may hold a key cut in random pieces."""
-    return _READER_SEARCH["random"](text.encode("utf-8", "surrogatepass"))
+    if len(text) > _RANDOM_SEEN_LENGTH:
+        return _READER_SEARCH["random"](text.encode("utf-8", "surrogatepass"))
+    found = _RANDOM_SEEN.get(text)
+    if found is None:
+        if len(_RANDOM_SEEN) >= _RANDOM_SEEN_SIZE:
+            _RANDOM_SEEN.clear()  # (a pure function's answers: dropping them costs a search each)
+        found = _RANDOM_SEEN[text] = _READER_SEARCH["random"](text.encode("utf-8", "surrogatepass"))
+    return found
 
 
 _SET_OPTIONS = re2.Options()

@@ -255,6 +255,7 @@ _CLASS_CHANGE = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])|(?<=[
 # single ("passwrd", "pasword", "passowrd", "pssword" are p-s-w-r-d; "pword", "pwrd" p-w-r-d).
 _SKELETONS: Final = frozenset({"pswrd", "pswd", "pwrd"})
 _VOWELS = re.compile(r"[aeiouy]")
+_DOUBLED = re.compile(r"(.)\1+")
 
 
 def password_misspelling(word: str) -> bool:
@@ -264,7 +265,7 @@ def password_misspelling(word: str) -> bool:
         return False
     if word in ("pw", "psw", "pwd"):
         return True
-    skeleton = re.sub(r"(.)\1+", r"\1", _VOWELS.sub("", word))
+    skeleton = _DOUBLED.sub(r"\1", _VOWELS.sub("", word))
     # One vowel at most where the skeleton has no s: "powered" and "prowled" are words.
     return skeleton in _SKELETONS and (skeleton != "pwrd" or len(_VOWELS.findall(word)) <= 1)
 
@@ -425,6 +426,7 @@ def _value_at(text: str, words: list[re.Match[str]], *, phrase: bool, colon: boo
 
 
 _TOLD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_.!@#$%^&*+=?~]{3,63}")
+_SIZE_OR_VERSION = re.compile(r"(?i)v?[0-9.]+[a-z]{0,6}|[0-9]+(?:chars?|characters|digits)")
 
 
 def _told_value(word: str) -> bool:
@@ -434,11 +436,7 @@ def _told_value(word: str) -> bool:
     letters = sum(c.isalpha() for c in word)
     digits = sum(c.isdigit() for c in word)
     # "12chars", "v2", "8+" and versions are sizes and numbers, not passwords.
-    return (
-        letters >= 3
-        and digits >= 1
-        and not re.fullmatch(r"(?i)v?[0-9.]+[a-z]{0,6}|[0-9]+(?:chars?|characters|digits)", word)
-    )
+    return letters >= 3 and digits >= 1 and not _SIZE_OR_VERSION.fullmatch(word)
 
 
 def _code_value(text: str, start: int, end: int) -> Hit | None:

@@ -3443,24 +3443,20 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
         # One pass (the prefilter and round eight's gate together): nothing anywhere, not even
         # pieces across values. Integers are not in the joined text: a card cut into numbers
         # ([4961, 1516, ...]) is read here, and digit groups in one field of each object of a list.
-        numbers.extend(
-            raw
-            for item, where, ints in containers
-            if (ints and _number_groups(item)) or _column_digits(item)
-            for raw in _sibling_findings(item, where)
-        )
+        for item, where, ints in containers:  # (a loop: most calls have one container or none)
+            if (ints and _number_groups(item)) or (
+                not isinstance(item, dict) and item and isinstance(item[0], dict) and _column_digits(item)
+            ):
+                numbers.extend(_sibling_findings(item, where))
         return [*credentials.values(), *numbers]
-    # Which kinds of pieces the document has at all: digit groups, random pieces (one pass each).
-    digits = [len(t) for t in texts if len(t) <= 8 and t.isdigit()]
-    has_digits = len(digits) >= 2 and sum(digits) >= 13
-    random = _encodings.random_pieces_gate(joined)
-    siblings = [
-        raw
-        for item, where, ints in containers
-        if (ints and _number_groups(item)) or ((has_digits or random) and _sibling_gate(item, random=random))
-        for raw in _sibling_findings(item, where)
-    ]
-    numbers.extend(siblings)
+    if containers:  # (one string alone has no siblings: no pass over it for pieces)
+        # Which kinds of pieces the document has at all: digit groups, random pieces (one pass each).
+        digits = [len(t) for t in texts if len(t) <= 8 and t.isdigit()]
+        has_digits = len(digits) >= 2 and sum(digits) >= 13
+        random = _encodings.random_pieces_gate(joined)
+        for item, where, ints in containers:
+            if (ints and _number_groups(item)) or ((has_digits or random) and _sibling_gate(item, random=random)):
+                numbers.extend(_sibling_findings(item, where))
     if (
         joined.isascii()
         and len(texts) > 1
@@ -3527,10 +3523,11 @@ def _sibling_findings(value: dict[Any, Any] | list[Any] | tuple[Any, ...], at: _
 
 def _sibling_gate(value: dict[Any, Any] | list[Any] | tuple[Any, ...], *, random: bool = True) -> bool:
     """True when a container's strings (or its objects' fields) may hold a card or a key cut across them."""
-    items = list(value.values()) if isinstance(value, dict) else list(value)
+    items = value.values() if isinstance(value, dict) else value
     strings = [x for x in items if type(x) is str]
-    if any(isinstance(x, dict) for x in items):
-        strings += [v for x in items if isinstance(x, dict) for v in x.values() if type(v) is str]
+    objects = [x for x in items if isinstance(x, dict)]  # (a list in C, not any() over a generator)
+    if objects:
+        strings += [v for x in objects for v in x.values() if type(v) is str]
     if len(strings) < 2:
         return False
     # Digit groups in separate strings ("4620", "9665", ...) or random pieces of a key.
@@ -3665,23 +3662,25 @@ def _walk(
         nested: list[tuple[str, Any]] | None = None
         ints = 0
         jwk = _encodings.jwk_private(value) if "kty" in value else None
+        public_jwk = jwk == []
         for key, item in value.items():
             if not isinstance(key, str):
                 key = str(key)
             texts.append(key)  # a secret can hide in a key too
             places.append((at, key))
             known = _KEY_CACHE.get(key)
+            text = isinstance(item, str)  # (tested once: most values are strings)
             if (
                 known
                 or (known is None and is_credential_key(key))
                 or key == pair
                 or (jwk and key in jwk)
-                or (isinstance(item, str) and 22 <= len(item) <= 130 and _encodings.key_material(key, item))
+                or (text and 22 <= len(item) <= 130 and _encodings.key_material(key, item))
             ):
                 _credential(item, (*at, key), credentials)
-            if jwk == [] and key in _encodings.JWK_PUBLIC:
+            if public_jwk and key in _encodings.JWK_PUBLIC:
                 continue  # a public JSON Web Key's modulus and coordinates are published on purpose
-            if isinstance(item, str):
+            if text:
                 strings.append(item)
                 string_places.append((at, key))
             elif item is not None and item is not True and item is not False:
