@@ -215,7 +215,8 @@ _XML_TAG = rf"<[A-Za-z_][^<>\n]{{0,400}}{_STEM}"
 _XML = rf"{_XML_TAG}|(?i:<(?:name|key)>)[^<\n]{{0,128}}{_STEM}"
 # psql's expanded display ("-[ RECORD 1 ]--", then "name | value" lines) and redis-cli's numbered
 # replies ('1) "requirepass"' then '2) "value"').
-_RECORD_LINE = rf"(?m:^[ \t]*[A-Za-z_][\w.\-]*{_STEM}[\w.\-]*[ \t]*\|[ \t]*\S)"
+# A name that starts with the stem ("password | x") is one too: the stem need not follow a letter.
+_RECORD_LINE = rf"(?m:^[ \t]*(?:[A-Za-z_][\w.\-]*)?{_STEM}[\w.\-]*[ \t]*\|[ \t]*\S)"
 _NUMBERED = (
     rf"(?m:^[ \t]*[0-9]{{1,4}}\)[ \t]+\"[^\"\n]{{0,64}}{_STEM}[^\"\n]{{0,64}}\"[ \t]*\r?\n[ \t]*[0-9]{{1,4}}\)[ \t]+\")"
 )
@@ -509,13 +510,14 @@ _NUMBERED_PAIR = re.compile(
 def _pair_line_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
     """Values in psql's expanded records ("api_key | x") and redis-cli's numbered name/value replies."""
     spans: list[Span] = []
-    if "-[ RECORD" in text:
+    if "-[ RECORD" in text or "-[ record" in text.lower():
         for candidate in _finditer(_RECORD_LINE_RE, text):
             line_start = text.rfind("\n", 0, candidate.start()) + 1
             line_end = text.find("\n", candidate.start())
             line_end = len(text) if line_end < 0 else line_end
             match = _RECORD_PAIR.fullmatch(text, line_start, line_end) if line_end - line_start <= _MAX_LINE else None
-            if match and is_name(match.group(1)) and not is_placeholder(match.group(2)):
+            # psql prints a NULL as "(null)" (\pset null): a bracketed placeholder is no value.
+            if match and is_name(match.group(1)) and not is_placeholder(match.group(2).strip("()[]<>")):
                 spans.append(match.span(2))
     for candidate in _finditer(_NUMBERED_RE, text):
         line_start = text.rfind("\n", 0, candidate.start()) + 1

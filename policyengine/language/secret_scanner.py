@@ -121,6 +121,7 @@ from urllib.parse import unquote
 import re2
 
 from policyengine.language import secret_encodings as _encodings
+from policyengine.language import secret_key_words as _key_words_mod
 from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
 
@@ -328,6 +329,16 @@ def _credential_words(words: list[str]) -> bool:
 
 
 def _ends_with_credential(words: list[str]) -> bool:
+    """True when the last words are a credential word or ending, and what precedes does not undo it."""
+    return _ends_with_credential_word(words) or _labels_qualified(words)
+
+
+def _labels_qualified(words: list[str]) -> bool:
+    """A strong credential word followed by qualifiers ("DB_PASSWORD_ADMIN": secret_key_words)."""
+    return len(words) > 1 and _key_words_mod.qualified_credential(words, _ends_with_credential_word)
+
+
+def _ends_with_credential_word(words: list[str]) -> bool:
     """True when the last words are a credential word or ending, and what precedes does not undo it."""
     last = words[-1] if words[-1] in CREDENTIAL_WORDS else words[-1].rstrip("0123456789") or words[-1]  # "cvv2"
     before = words[-2] if len(words) > 1 else ""
@@ -4007,6 +4018,16 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
                     spans.append((start, end))
                     break
     return spans
+
+
+def layout_candidate(value: Any) -> bool:
+    """True when hide_secrets may rewrite a value the detector finds nothing in (secret_reader's gate)."""
+    return _layout_candidate(value, 0)
+
+
+def format_path(path: str, segments: tuple[str | int, ...]) -> str:
+    """A document path below `path` as findings spell it (secret_reader)."""
+    return _format(path, segments)
 
 
 def _json_layout(text: str) -> bool:
