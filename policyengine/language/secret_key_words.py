@@ -54,7 +54,8 @@ ABOUT_WORDS: Final = frozenset(
         "policy", "policies", "rule", "rules", "requirements", "requirement", "complexity", "strength",
         "quality", "score", "pattern", "regex", "validation", "validator", "valid", "invalid", "error",
         "errors", "message", "msg", "status", "state", "mode", "method", "methods", "flag", "flags",
-        "enabled", "disabled", "enable", "disable", "required", "optional", "set", "exists", "present",
+        "enabled", "disabled", "enable", "disable", "require", "requires", "required", "optional", "set",
+        "exists", "present",
         "protected", "protection", "auth", "authentication", "based", "less", "grant", "exchange",
         "introspection", "revocation", "revoke", "revoked", "reset", "change", "recovery", "forgot",
         "reuse", "history", "attempts", "retries", "lockout", "login", "scanning", "detection",
@@ -86,3 +87,27 @@ def qualified_credential(words: list[str], ends_with_credential: Callable[[list[
         # What precedes the word may still undo it (next_token_v2 is a cursor): the ending rule decides.
         return ends_with_credential(words[: i + 1])
     return False
+
+
+# Keys under a credential parent whose values say who or where, not the secret: {"credentials":
+# {"username": "bob", "password": "x"}} holds one secret, not two.
+META_WORDS: Final = frozenset(
+    {
+        "user", "username", "login", "email", "mail", "owner", "account", "principal", "subject", "host",
+        "hostname", "port", "database", "db", "realm", "domain", "namespace", "region", "zone", "project",
+        "tenant", "org", "organization", "team", "group", "note", "notes", "comment", "comments", "tag", "tags",
+        "enabled", "disabled", "provider", "issuer", "created", "updated", "expires", "description",
+    }
+)  # fmt: skip
+
+
+def about_child(words: list[str]) -> bool:
+    """True when a key below a credential parent names something about the secret or its owner, not the secret."""
+    return any(w in ABOUT_WORDS or w in META_WORDS for w in words)
+
+
+def plural_credential(words: list[str], is_credential_words: Callable[[list[str]], bool]) -> bool:
+    """True for the plural of a credential's name ("passwords", "api_keys", "access_tokens", "pins", "creds")."""
+    if not words or len(words[-1]) < 4 or not words[-1].endswith("s"):
+        return False
+    return is_credential_words([*words[:-1], words[-1][:-1]])

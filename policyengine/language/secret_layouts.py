@@ -37,6 +37,8 @@ from typing import Any, Final
 
 import re2
 
+from policyengine.language import secret_documents as _documents
+
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
 _OPTIONS.never_capture = True
@@ -227,7 +229,10 @@ _B = r"[0-9A-Fa-f]{2}"
 _S = r"(?:[ \t,:\r\n]{0,4}(?:0[xX]|\\x)?)"
 _DER = rf"30{_S}(?:81{_S}{_B}|82{_S}{_B}{_S}{_B}|[0-7][0-9A-Fa-f]){_S}02{_S}01{_S}0[01]{_S}(?:30|02|04)"
 _ETH = r"(?:0[xX])?[0-9A-Fa-f]{64}"
-_GATES = (_NV_HEADER, _ALIGNED_HEADER, _ALIGNED_HEADER_B, _LABEL_LINE, _XML, _DER, _ETH, _RECORD_LINE, _NUMBERED)
+_GATES = (
+    _NV_HEADER, _ALIGNED_HEADER, _ALIGNED_HEADER_B, _LABEL_LINE, _XML, _DER, _ETH, _RECORD_LINE, _NUMBERED,
+    _documents.GATE,
+)  # fmt: skip
 _GATE = _raw_search(re2.compile("|".join(f"(?:{g})" for g in _GATES), _OPTIONS))
 _DER_RE = re.compile(_DER)
 # Places read per text and reader (each a line or a tag the gate picked: it holds a credential word);
@@ -263,6 +268,8 @@ def layout_spans(text: str, is_name: NameTest, is_placeholder: NameTest, label: 
     spans.extend(_der_spans(text))
     spans.extend(_pair_line_spans(text, is_name, is_placeholder))
     spans.extend(_eth_spans(text, label))
+    # Round nine: documents that say a value is a credential by their structure (secret_documents).
+    spans.extend(_documents.document_spans(text, is_name, is_placeholder))
     return spans
 
 

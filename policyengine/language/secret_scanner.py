@@ -3690,6 +3690,8 @@ def _walk(
                 or (isinstance(item, str) and 22 <= len(item) <= 130 and _encodings.key_material(key, item))
             ):
                 _credential(item, (*at, key), credentials)
+            elif isinstance(item, dict | list) and plural_parent(key, item):
+                _parent_secrets(item, (*at, key), credentials, plural=True, depth=depth)
             if jwk == [] and key in _encodings.JWK_PUBLIC:
                 continue  # a public JSON Web Key's modulus and coordinates are published on purpose
             if isinstance(item, str):
@@ -3824,6 +3826,45 @@ def _credential(item: Any, at: _Path, credentials: dict[_Path, _Raw]) -> None:
         _credential(item[value_key], (*at, value_key), credentials)
     elif not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         credentials[at] = (at, "keyword", _mask(str(item)))
+    else:
+        # Round nine: a credential parent whose children are plain names ({"creds": {"ana": x}},
+        # {"auth": {"users": {...}}}, [{"owner": "ana", "v": x}]): each child not about the secret is one.
+        _parent_secrets(item, at, credentials, plural=False, depth=0)
+
+
+def _parent_secrets(item: Any, at: _Path, credentials: dict[_Path, _Raw], *, plural: bool, depth: int) -> None:
+    """Record the string leaves below a credential parent that _child_secret takes (names about them skipped)."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    if isinstance(item, str):
+        if _child_secret(item, plural=plural):
+            credentials[at] = (at, "keyword", _mask(item))
+        return
+    for where, child in _credential_children(item):
+        _parent_secrets(child, (*at, where), credentials, plural=plural, depth=depth + 1)
+
+
+def _credential_children(item: Any) -> Iterator[tuple[Any, Any]]:
+    """The children of a credential parent that hold the secret: all but those named about it (owner, expiry)."""
+    if isinstance(item, dict):
+        for key, child in item.items():
+            if is_credential_key(str(key)) or not _key_words_mod.about_child(_key_words(str(key))):
+                yield key, child
+    elif isinstance(item, list | tuple):
+        yield from enumerate(item)
+
+
+def _child_secret(text: str, *, plural: bool) -> bool:
+    """A string below a credential parent is its secret unless a placeholder; below a plural name
+    ("tokens": a tokenizer's words, too), only one that prose would not write (_looks_secret)."""
+    return not _is_placeholder(text) and (not plural or _looks_secret(text))
+
+
+def plural_parent(key: str, item: Any) -> bool:
+    """True when a container sits under the plural of a credential's name ("passwords", "api_keys", "pins")."""
+    if not isinstance(item, dict | list | tuple) or not item:
+        return False
+    return _key_words_mod.plural_credential(_key_words(key), _credential_words)
 
 
 def _scan_texts(texts: list[str], places: list[tuple[_Path, str | int | None]], depth: int) -> list[_Raw]:
@@ -3929,6 +3970,8 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
                 or is_credential_key(str(key))
                 or (jwk and key in jwk)
                 or (isinstance(item, str) and _encodings.key_material(str(key), item))
+                else _hide_parent(item, hide, depth + 1, plural=True)
+                if plural_parent(str(key), item)
                 else hide(item)
                 if key in pieces
                 else _hide_columns(item, table[1], hide, depth + 1)
@@ -4267,7 +4310,31 @@ def _hide_credential(item: Any, hide: Callable[[Any], Any], depth: int) -> Any:
         }
     if not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         return hide(item)
+    if isinstance(item, dict | list | tuple):
+        return _hide_parent(item, hide, depth, plural=False)
     return hide_secrets(item, hide, depth)
+
+
+def _hide_parent(item: Any, hide: Callable[[Any], Any], depth: int, *, plural: bool) -> Any:
+    """A credential parent with the leaves _parent_secrets records hidden, the rest scanned (one reading for both)."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    if isinstance(item, str):
+        return hide(item) if _child_secret(item, plural=plural) else hide_secrets(item, hide, depth)
+    if not isinstance(item, dict | list | tuple):
+        return hide_secrets(item, hide, depth)
+    if isinstance(item, dict):
+        # Read as any object first (its own credential keys, records, tables), then each child
+        # that holds the parent's secret read as one.
+        scanned = hide_secrets(item, hide, depth + 1)
+        if not isinstance(scanned, dict) or list(scanned) != list(item):
+            return scanned
+        children = {k for k, _ in _credential_children(item)}
+        return {
+            k: _hide_parent(v, hide, depth + 1, plural=plural) if k in children and scanned[k] == v else scanned[k]
+            for k, v in item.items()
+        }
+    return [_hide_parent(v, hide, depth + 1, plural=plural) for v in item]
 
 
 def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
