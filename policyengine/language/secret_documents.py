@@ -70,10 +70,10 @@ def _lines(text: str) -> Iterator[tuple[int, int]]:
         pos = end + 1
 
 
-def _name_cell(cell: str, is_name: NameTest) -> bool:
+def _name_cell(cell: str, is_name: NameTest, *, stem: bool = True) -> bool:
     """True for a header cell that names a credential ("password*", "Password (hashed?)" is not plain: see is_name)."""
     name = _CELL_DECORATION.sub(" ", cell).strip()
-    if not name or len(name) > _MAX_CELL or not _STEM_RE.search(name):
+    if not name or len(name) > _MAX_CELL or (stem and not _STEM_RE.search(name)):
         return False
     words = name.lower().split()
     return len(words) <= 3 and not _PROSE.intersection(words) and bool(is_name(name))
@@ -113,7 +113,7 @@ def _split(line: str, delimiter: str) -> list[tuple[int, int]]:
     return out
 
 
-def _header(line: str, is_name: NameTest) -> tuple[str, list[int], int] | None:
+def _header(line: str, is_name: NameTest, *, stem: bool = True) -> tuple[str, list[int], int] | None:
     """The delimiter, credential columns and cell count of a header line, or None."""
     for delimiter in ("\t", "|", ";", ","):
         if delimiter not in line:
@@ -123,7 +123,7 @@ def _header(line: str, is_name: NameTest) -> tuple[str, list[int], int] | None:
             continue
         if any(end - start > _MAX_CELL for start, end in cells):
             continue
-        columns = [i for i, (start, end) in enumerate(cells) if _name_cell(line[start:end], is_name)]
+        columns = [i for i, (start, end) in enumerate(cells) if _name_cell(line[start:end], is_name, stem=stem)]
         # Tokenizer and pagination columns ("token") hold words: there a value must look generated.
         columns = [-1 - i if _TOKEN_HEADER.search(line[cells[i][0] : cells[i][1]]) else i for i in columns]
         if columns:
@@ -131,8 +131,11 @@ def _header(line: str, is_name: NameTest) -> tuple[str, list[int], int] | None:
     return None
 
 
-def table_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
-    """The credential column's cells of every delimited table in the text (one linear pass)."""
+def table_spans(text: str, is_name: NameTest, is_placeholder: NameTest, is_value: NameTest | None = None) -> list[Span]:
+    """The credential column's cells of every delimited table in the text (one linear pass).
+
+    `is_value` replaces the test of a cell (a card verification column holds three or four digits).
+    """
     spans: list[Span] = []
     table: tuple[str, list[int], int] | None = None
     contiguous = False
@@ -153,7 +156,7 @@ def table_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[
                 contiguous = False
                 continue
             if not contiguous:
-                row = _header(line, is_name)
+                row = _header(line, is_name, stem=is_value is None)
                 if row is not None:
                     table, contiguous = row, True  # the next table's header, after a break
                     continue
@@ -164,14 +167,19 @@ def table_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[
                     column = -1 - column if strict else column
                     if column < len(cells):
                         a, b = cells[column]
-                        if _value(line[a:b], is_placeholder) and (not strict or _generated(line[a:b])):
+                        cell = line[a:b]
+                        if (
+                            is_value(cell)
+                            if is_value is not None
+                            else _value(cell, is_placeholder) and (not strict or _generated(cell))
+                        ):
                             spans.append((start + a, start + b))
                 quoted_until = _quoted_end(text, start, end)
                 contiguous = True
                 continue
             table = None
-        if _STEM_RE.search(line) and len(line) <= 4096:
-            table = _header(line, is_name)
+        if (is_value is not None or _STEM_RE.search(line)) and len(line) <= 4096:
+            table = _header(line, is_name, stem=is_value is None)
             contiguous = True
     return spans
 
@@ -200,6 +208,51 @@ def _value(cell: str, is_placeholder: NameTest) -> bool:
     """True for a cell that may be a credential: one word, no placeholder, not a boolean or a number alone."""
     cell = cell.strip().strip("\"'`")
     return len(cell) >= 4 and " " not in cell and cell.lower() not in _FLAGS and not is_placeholder(cell)
+
+
+# Card verification values ------------------------------------------------------------------
+
+_CVV_LABEL = re.compile(
+    r"(?i)\b(?:cvv2?|cvc2?|cvn2?|cav2|ccv|csc|cvd|cid|security[ _\-]?(?:code|digits|number)"
+    r"|card[ _\-]?verification(?:[ _\-]?(?:value|code|number))?|verification[ _\-]?(?:code|value)"
+    r"|(?:code|digits|number)[ \t]+on[ \t]+the[ \t]+(?:back|reverse))\b"
+)
+_CVV_DIGITS = re.compile(r"(?<![0-9/.,$\-])[0-9]{3,4}(?![0-9]|[/.,\-][0-9])")
+_CVV_CELL = re.compile(r"[ \t\"']*[0-9]{3,4}[ \t\"']*")
+_SENTENCE_END = re.compile(r"[.;!?](?:[ \t]|$)")
+# What may stand between a value and its label after it: "739 (CVV)", "739 is the cvv", "739 - CVV".
+_VALUE_THEN_LABEL = re.compile(r"[ \t(\[:=\-]*(?:(?:is|was|=)[ \t]+(?:(?:the|my|your|its)[ \t]+)?)?")
+_CVV_AFTER = 48  # characters read after a label for its value (words, brackets, an arrow between)
+_CVV_BEFORE = 24  # characters read before a label for a value written first ("739 (CVV)")
+
+
+def cvv_spans(text: str, is_cvv_name: NameTest) -> list[Span]:
+    """Card verification values by a label near them (after it, before it, on the next line) or in a CVV column."""
+    spans = table_spans(text, is_cvv_name, lambda _: False, lambda cell: bool(_CVV_CELL.fullmatch(cell)))
+    for n, label in enumerate(_CVV_LABEL.finditer(text)):
+        if n >= 256:
+            break
+        line_end = text.find("\n", label.end())
+        line_end = len(text) if line_end < 0 else line_end
+        stop = _SENTENCE_END.search(text, label.end(), line_end)
+        end = min(stop.start() if stop else line_end, label.end() + _CVV_AFTER)
+        found = [m.span() for m in _CVV_DIGITS.finditer(text, label.end(), end)]
+        if not found and not text[label.end() : line_end].strip(" \t:=#-\r"):
+            # The label alone on its line: its value on the next one ("CVV\n739").
+            next_end = text.find("\n", line_end + 1)
+            next_end = len(text) if next_end < 0 else next_end
+            nxt = _CVV_CELL.fullmatch(text, line_end + 1, next_end) if line_end < len(text) else None
+            if nxt:
+                found = [m.span() for m in _CVV_DIGITS.finditer(text, line_end + 1, next_end)]
+        if not found:
+            line_start = text.rfind("\n", 0, label.start()) + 1
+            before = [
+                m.span()
+                for m in _CVV_DIGITS.finditer(text, max(line_start, label.start() - _CVV_BEFORE), label.start())
+            ]
+            found = [span for span in before[-1:] if _VALUE_THEN_LABEL.fullmatch(text, span[1], label.start())]
+        spans.extend(found)
+    return spans
 
 
 # Sections ------------------------------------------------------------------------------------
@@ -473,3 +526,11 @@ def document_spans(text: str, is_name: NameTest, is_placeholder: NameTest, about
         *key_dump_spans(text, is_name, is_placeholder),
         *form_spans(text, is_name, is_placeholder),
     ]
+
+
+_CVV_GATE = re.compile(r"(?i)cv|cc|cs|cid|secur|verif|back|reverse")
+
+
+def cvv_gate(text: str) -> bool:
+    """True when a text may hold a card verification label (one pass: most texts have none)."""
+    return _CVV_GATE.search(text) is not None

@@ -120,6 +120,7 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import secret_documents as _documents
 from policyengine.language import secret_encodings as _encodings
 from policyengine.language import secret_key_words as _key_words_mod
 from policyengine.language import secret_labels as _labels
@@ -3862,9 +3863,17 @@ def _child_secret(text: str, *, plural: bool) -> bool:
 
 def plural_parent(key: str, item: Any) -> bool:
     """True when a container sits under the plural of a credential's name ("passwords", "api_keys", "pins")."""
-    if not isinstance(item, dict | list | tuple) or not item:
+    if not isinstance(item, dict | list | tuple) or not item or not key.endswith(("s", "S")):
         return False
-    return _key_words_mod.plural_credential(_key_words(key), _credential_words)
+    known = _PLURAL_CACHE.get(key)
+    if known is None:
+        known = _key_words_mod.plural_credential(_key_words(key), _credential_words)
+        if len(key) <= _KEY_CACHE_LENGTH and len(_PLURAL_CACHE) < _KEY_CACHE_SIZE:
+            _PLURAL_CACHE[key] = known
+    return known
+
+
+_PLURAL_CACHE: dict[str, bool] = {}  # plural_parent's answer by key, bounded like _KEY_CACHE
 
 
 def _scan_texts(texts: list[str], places: list[tuple[_Path, str | int | None]], depth: int) -> list[_Raw]:
@@ -4373,6 +4382,13 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             pieces = iter(_hide_pieces(strings, hide))
             return [next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
         out = [hide_cards(v, hide, depth + 1) for v in value]
+        if value and isinstance(value[0], list) and (cvv := _layouts.header_rows(list(value), _cvv_name)):
+            # Rows under a header naming a CVV column ([["last4", "cvv"], ["0366", "739"]]).
+            for row in out[1:]:
+                if isinstance(row, list):
+                    for i in cvv:
+                        if i < len(row) and _cvv_value(row[i]):
+                            row[i] = _hide_cvv(row[i], hide)
         marks = _sibling_marks(value, cards_only=True) if len(value) >= 2 else set()
         own = sorted(i for i, column in marks if column is None)
         for i, masked_piece in zip(own, _hide_pieces([str(value[i]) for i in own], hide), strict=True):
@@ -4525,6 +4541,11 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
     """
     if len(text) >= 6 and _cvv_gate(text.encode("utf-8", "surrogatepass")):
         text = _hide_verification_values(text, hide)
+    if len(text) >= 6 and _documents.cvv_gate(text):
+        # Round nine: the value before its label, words between, the next line, a CVV column.
+        spans = _documents.cvv_spans(text, _cvv_name)
+        if spans:
+            text = _replace(text, sorted(set(spans)), lambda digits: _hide_cvv(digits, hide))
     if len(text) < 13:
         return text
     if text.isascii() and not _card_gate(text.encode("ascii")):
