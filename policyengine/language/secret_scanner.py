@@ -4543,9 +4543,9 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
         text = _hide_verification_values(text, hide)
     if len(text) >= 6 and _documents.cvv_gate(text):
         # Round nine: the value before its label, words between, the next line, a CVV column.
-        spans = _documents.cvv_spans(text, _cvv_name)
-        if spans:
-            text = _replace(text, sorted(set(spans)), lambda digits: _hide_cvv(digits, hide))
+        cvv = _documents.cvv_spans(text, _cvv_name)
+        if cvv:
+            text = _replace(text, sorted(set(cvv)), lambda digits: _hide_cvv(digits, hide))
     if len(text) < 13:
         return text
     if text.isascii() and not _card_gate(text.encode("ascii")):
