@@ -39,10 +39,10 @@ _STEM = (
     r"(?i:pass|pwd|pw|secret|token|tok|tkn|key|auth|cred|psk|cookie|session|mnemonic|seed|phrase|otp|pin"
     r"|wort|senha|contras)"
 )
-_DELIMITED_HEADER = rf"(?m:^[^\n]{{0,400}}{_STEM}[^\n]{{0,400}}[,;\t|][^\n]*\n)"
+_DELIMITED_HEADER = rf"(?m:^[^\n]{{0,400}}(?:{_STEM}[^\n]{{0,400}}[,;\t|]|[,;\t|][^\n]{{0,400}}{_STEM})[^\n]*\n)"
 _SECTION = rf"(?m:^[ \t]*(?:[\"']?[\w.\-]*{_STEM}[\w.\-]*[\"']?[ \t]*:[ \t]*$|\[[^\]\n]*{_STEM}[^\]\n]*\][ \t]*$))"
 _SQL = r"(?i:\b(?:insert|replace)[ \t]+(?:ignore[ \t]+)?into\b|\bcopy[ \t]+[\w.\"`]+[ \t]*\()"
-_KEY_PATH = rf"(?m:^[ \t]*(?:get[^\n]*|[\w.\-/]*/[\w.\-]*{_STEM}[\w.\-]*)[ \t]*\r?\n)"
+_KEY_PATH = rf"(?m:^[^\n]{{0,200}}/[\w.\-]*{_STEM}[\w.\-]*[ \t]*\r?\n)"
 _REGISTRY = r"(?i:[ \t]REG_(?:SZ|EXPAND_SZ|MULTI_SZ)[ \t])"
 _FORM = r"(?i:<[\w\-]*input\b|textbox|\.fill\(|getbylabel|type[ \t]*\(|sendkeys|send_keys)"
 # The gate of every reader here (secret_layouts adds it to its own).
@@ -406,7 +406,8 @@ def _tuple(text: str, pos: int) -> tuple[list[Span], int, bool]:
 
 # Key stores' dumps ---------------------------------------------------------------------------
 
-_PATH_LINE = re.compile(r"[ \t]*(?:get[ \t]+(?:--\S+[ \t]+)*)?(/?[\w.\-]+(?:/[\w.\-]+)+)[ \t\r]*")
+# A line that ends with a key path: the path alone, or after the command that printed it ("zkCli get /app/db/password").
+_PATH_LINE = re.compile(r"[ \t]*(?:[\w.\-:]+[ \t]+){0,6}(/?[\w.\-]+(?:/[\w.\-]+)+)[ \t\r]*")
 _REGISTRY_ROW = re.compile(
     r"(?im)^[ \t]+([\w.\- ]{1,64}?)[ \t]+REG_(?:SZ|EXPAND_SZ|MULTI_SZ)[ \t]+(\S[^\n]*?)[ \t\r]*$"
 )

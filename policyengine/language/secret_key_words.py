@@ -20,7 +20,7 @@ from typing import Final
 STRONG_WORDS: Final = frozenset(
     {
         "password", "passwd", "passphrase", "passcode", "pwd", "secret", "secrets", "token", "apikey",
-        "privatekey", "secretkey", "credential", "credentials", "creds", "psk", "passkey", "bearer",
+        "privatekey", "secretkey", "credential", "credentials", "creds", "psk", "passkey", "bearer", "pass",
     }
 )  # fmt: skip
 
@@ -64,6 +64,9 @@ ABOUT_WORDS: Final = frozenset(
         "toggle", "mask", "masked", "redacted", "check", "checker", "test", "tests", "example", "sample",
         "template", "spec", "schema", "doc", "docs", "help", "info", "details", "stats", "report",
         "is", "has", "can", "should", "needs", "need",
+        # what "pass" means when it is no password: pass_through, pass_rate, pass_fail, pass_mark
+        "through", "thru", "fail", "failed", "mark", "threshold", "percent", "pct", "ratio", "rates",
+        "along", "by", "back", "word", "words", "phrase", "code", "codes",
         # a file named for the credential (./scripts/db-password.sh, token.txt): its name, not its value
         "sh", "bash", "zsh", "ps1", "bat", "cmd", "exe", "py", "js", "ts", "rb", "go", "pl", "php", "txt", "md",
         "json", "yaml", "yml", "toml", "ini", "cfg", "conf", "xml", "csv", "log", "gpg", "asc", "pem", "bak",
@@ -78,7 +81,9 @@ def qualified_credential(words: list[str], ends_with_credential: Callable[[list[
     """True when a strong credential word (or pair) is followed by qualifiers only, none of them ABOUT it."""
     for i in range(len(words) - 2, -1, -1):
         word = words[i]
-        strong = word in STRONG_WORDS or (i > 0 and (words[i - 1], word) in STRONG_PAIRS)
+        # A two-word credential ending in "key" (api_key, session_key, signing_key: the scanner's
+        # CREDENTIAL_ENDINGS, asked through ends_with_credential) is as strong as a word.
+        strong = word in STRONG_WORDS or (i > 0 and (words[i - 1], word) in STRONG_PAIRS) or (word == "key" and i > 0)
         if not strong:
             continue
         tail = words[i + 1 :]

@@ -3671,7 +3671,7 @@ def _walk(
     # container sit side by side in the joined text, so the prefilter's split prefixes (gaps allowed,
     # newline among them) see a prefix cut across two values, and no split check runs without one.
     if isinstance(value, dict):
-        pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        pair = pair_value(value, _pair_name) if _maybe_pair(value) else None
         strings: list[str] = []
         string_places: list[tuple[_Path, str | int | None]] = []
         nested: list[tuple[str, Any]] | None = None
@@ -3861,6 +3861,22 @@ def _child_secret(text: str, *, plural: bool) -> bool:
     return not _is_placeholder(text) and (not plural or _looks_secret(text))
 
 
+_BASE64_NAME = re.compile(r"(?:[A-Za-z0-9+/]{4}){2,64}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+def _pair_name(name: str) -> bool:
+    """A {name, value} entry's name naming a credential, also in base64 (etcd's JSON: "L2FwcC9kYi9wYXNzd29yZA==")."""
+    if is_credential_key(name):
+        return True
+    if len(name) < 8 or not _BASE64_NAME.fullmatch(name):
+        return False
+    try:
+        decoded = base64.b64decode(name, validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return decoded.isprintable() and is_credential_key(decoded.rstrip("/").rsplit("/", 1)[-1])
+
+
 def plural_parent(key: str, item: Any) -> bool:
     """True when a container sits under the plural of a credential's name ("passwords", "api_keys", "pins")."""
     if not isinstance(item, dict | list | tuple) or not item or not key.endswith(("s", "S")):
@@ -3959,7 +3975,7 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, str):
         return _hide_in_text(value, hide)
     if isinstance(value, dict):
-        pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        pair = pair_value(value, _pair_name) if _maybe_pair(value) else None
         if pair is None:
             # A name and a value in sibling fields under other spellings ({"OptionName": .., "Value": ..},
             # {"k": .., "v": ..}, {"ParameterKey": .., "ParameterValue": ..}): see secret_layouts.
