@@ -44,7 +44,7 @@ _SECTION = rf"(?m:^[ \t]*(?:[\"']?[\w.\-]*{_STEM}[\w.\-]*[\"']?[ \t]*:[ \t]*$|\[
 _SQL = r"(?i:\b(?:insert|replace)[ \t]+(?:ignore[ \t]+)?into\b|\bcopy[ \t]+[\w.\"`]+[ \t]*\()"
 _KEY_PATH = rf"(?m:^[^\n]{{0,200}}/[\w.\-]*{_STEM}[\w.\-]*[ \t]*\r?\n)"
 _REGISTRY = r"(?i:[ \t]REG_(?:SZ|EXPAND_SZ|MULTI_SZ)[ \t])"
-_FORM = r"(?i:<[\w\-]*input\b|textbox|\.fill\(|getbylabel|type[ \t]*\(|sendkeys|send_keys)"
+_FORM = r"(?i:<[\w\-]*input\b|textbox|\.fill\(|getbylabel|type[ \t]*\(|send_?keys|setvalue|set_value)"
 # The gate of every reader here (secret_layouts adds it to its own).
 GATE: Final = "|".join(f"(?:{g})" for g in (_DELIMITED_HEADER, _SECTION, _SQL, _KEY_PATH, _REGISTRY, _FORM))
 
@@ -438,21 +438,28 @@ def key_dump_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> li
 # Forms and snapshots -------------------------------------------------------------------------
 
 _INPUT = re.compile(r"(?is)<[\w\-]*input\b([^<>]{0,2000})>")
-_ATTRIBUTE = re.compile(r"([\w:.\-$]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
+_ATTRIBUTE = re.compile(r"([\w:.\-$]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'<>=`]+))")
 _SNAPSHOT = re.compile(
     r"(?im)\b(?:textbox|searchbox|combobox|text ?field|input|edit)[ \t]+([\"'])(.{1,80}?)\1"
     r"(?:[ \t]*\[[^\]\n]*\]|[ \t]*\([^)\n]*\))*"
     r"(?:[ \t]*:[ \t]*(\S[^\n]*?)|[ \t]+value=([\"'])(.*?)\4)[ \t\r]*$"
 )
+# Browser automation filling a field named by its selector or label: Playwright's
+# getByLabel('Password').fill(x) and locator('#pwd').fill(x), Cypress' get('[name=password]').type(x),
+# Selenium's find_element(By.ID, "password").send_keys(x), WebdriverIO's $('#pw').setValue(x);
+# and the two-argument forms page.fill("#password", x), page.type(...).
 _FILL = re.compile(
-    r"(?is)(?:getbylabel|getbyplaceholder|getbytestid|locator|fill|type|\$)[ \t]*\([ \t]*([\"'`])(.{1,120}?)\1"
-    r"(?:[ \t]*,[ \t]*\{[^{}]{0,200}\})?[ \t]*\)?[ \t]*"
-    r"(?:\.[ \t]*(?:fill|type|press_sequentially|pressSequentially)[ \t]*\(|,)"
-    r"[ \t]*([\"'`])(.{1,200}?)\3"
+    r"(?is)\([ \t]*(?:By\.\w+[ \t]*,[ \t]*)?([\"'`])(.{1,120}?)\1[ \t]*(?:,[ \t]*\{[^{}]{0,200}\}[ \t]*)?\)"
+    r"[ \t]*\.[ \t]*(?:fill|type|send_?keys|sendKeys|setValue|set_value|press_?sequentially|pressSequentially)"
+    r"[ \t]*\([ \t]*([\"'`])(.{1,200}?)\3"
+    r"|\.[ \t]*(?:fill|type|setValue|set_value)[ \t]*\([ \t]*([\"'`])(.{1,120}?)\5[ \t]*,[ \t]*([\"'`])(.{1,200}?)\7"
 )
 _ROLE_FILL = re.compile(
     r"(?is)getbyrole\([^()]{0,40}name[ \t]*:[ \t]*([\"'`])(.{1,80}?)\1[^()]{0,80}\)"
     r"[ \t]*\.[ \t]*(?:fill|type)[ \t]*\([ \t]*([\"'`])(.{1,200}?)\3"
+)
+_WIDGET_WORDS = frozenset(
+    {"txt", "text", "field", "input", "box", "entry", "ctl", "ctl00", "main", "form", "tb", "edit", "fld", "inp"}
 )
 _NAMING_ATTRIBUTES = frozenset(
     {"name", "id", "autocomplete", "aria-label", "placeholder", "data-field", "formcontrolname", "label"}
@@ -463,7 +470,11 @@ def _selector_names(selector: str, is_name: NameTest) -> bool:
     """True when a selector or label names a credential ("#password", "input[name=pwd]", "Admin password")."""
     if is_name(selector):
         return True
-    return any(is_name(w) for w in re.split(r"[#.\[\]=\"' ()>:]+", selector) if w)
+    if any(is_name(w) for w in re.split(r"[#.\[\]=\"' ()>:]+", selector) if w):
+        return True
+    # A form's own words around the name (txtPwdBox, pwdField, password_input): the widget, not the value.
+    words = [w for w in _KEY_WORD.findall(_CAMEL.sub("_", selector).lower()) if w not in _WIDGET_WORDS]
+    return bool(words) and len(words) <= 4 and bool(is_name("_".join(words)))
 
 
 def form_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
@@ -474,7 +485,7 @@ def form_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[S
             break
         attributes = {}
         for attribute in _ATTRIBUTE.finditer(match.group(1)):
-            group = 2 if attribute.group(2) is not None else 3
+            group = next(g for g in (2, 3, 4) if attribute.group(g) is not None)
             attributes[attribute.group(1).lower()] = (attribute.group(group), match.start(1) + attribute.start(group))
         if "value" not in attributes:
             continue
@@ -504,8 +515,9 @@ def form_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[S
         for n, match in enumerate(pattern.finditer(text)):
             if n >= 256:
                 break
-            if _selector_names(match.group(2), is_name) and _value(match.group(4), is_placeholder):
-                spans.append(match.span(4))
+            label, value = (2, 4) if match.group(2) is not None else (6, 8)
+            if _selector_names(match.group(label), is_name) and _value(match.group(value), is_placeholder):
+                spans.append(match.span(value))
     return spans
 
 

@@ -39,7 +39,7 @@ ABOUT_WORDS: Final = frozenset(
         "labels", "prompt", "placeholder", "header", "param", "parameter", "source", "sources", "target",
         "format", "version", "versions", "index", "offset", "position", "key", "keys", "mount",
         "engine", "backend", "store", "stores", "manager", "management", "provider", "providers", "service",
-        "vault", "server", "host", "issuer", "audience", "scope", "scopes", "claims", "role", "roles",
+        "server", "host", "issuer", "audience", "scope", "scopes", "claims", "role", "roles",
         "accessor", "class", "selector", "metadata", "meta", "description", "desc", "title", "owner",
         # sizes, counts and limits
         "hint", "hints", "count", "counts", "length", "len", "size", "min", "max", "minimum", "maximum",
@@ -66,7 +66,7 @@ ABOUT_WORDS: Final = frozenset(
         "is", "has", "can", "should", "needs", "need",
         # what "pass" means when it is no password: pass_through, pass_rate, pass_fail, pass_mark
         "through", "thru", "fail", "failed", "mark", "threshold", "percent", "pct", "ratio", "rates",
-        "along", "by", "back", "word", "words", "phrase", "code", "codes",
+        "along", "by", "word", "words", "phrase", "code", "codes",
         # a file named for the credential (./scripts/db-password.sh, token.txt): its name, not its value
         "sh", "bash", "zsh", "ps1", "bat", "cmd", "exe", "py", "js", "ts", "rb", "go", "pl", "php", "txt", "md",
         "json", "yaml", "yml", "toml", "ini", "cfg", "conf", "xml", "csv", "log", "gpg", "asc", "pem", "bak",
