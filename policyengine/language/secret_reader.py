@@ -19,13 +19,10 @@ from policyengine.language import secret_scanner as scanner
 LAYOUT_KIND = "credential (layout)"
 
 
-class _Marked:
-    """What hide() returns: a token no value can equal, so a rewritten place is always seen."""
-
-    __slots__ = ()
-
-
-_MARK = _Marked()
+# What the probe's hide() returns: a string (hide_secrets scans its own rewrite again, so the mark
+# must be a JSON value) no tool writes. A value that is this string anyway reads as hidden: a
+# finding, which fails closed.
+_MARK = "\x00policyengine:hidden\x00"
 
 
 def _mark(_value: Any) -> Any:
@@ -35,7 +32,7 @@ def _mark(_value: Any) -> Any:
 
 def _changed(before: Any, after: Any, at: tuple[str | int, ...]) -> Iterator[tuple[str | int, ...]]:
     """The paths where the probe's rewrite differs from the value (a rewritten string or key)."""
-    if after is _MARK:
+    if after == _MARK or (isinstance(after, str) and _MARK in after and after != before):
         yield at
         return
     if isinstance(before, dict) and isinstance(after, dict):
