@@ -251,3 +251,20 @@ def test_a_cvv_near_its_label_is_found(text: str) -> None:
 def test_a_number_far_from_a_cvv_label_is_kept() -> None:
     text = "booked 412 days ago; CVV was not stored"
     assert documents.cvv_spans(text, scanner._cvv_name) == []
+
+
+def test_the_charge_tools_are_the_catalogs_tools_that_take_a_payment_instrument() -> None:
+    """bfcl's charge_tools is derived from its catalog: every tool with a parameter payment_instrument_keys names."""
+    import json
+    import re
+
+    pack = Path(__file__).parent.parent / "policies" / "bfcl"
+    lists = yaml.safe_load((pack / "lists.yaml").read_text(encoding="utf-8"))["lists"]
+    pattern = re.compile(lists["payment_instrument_keys"][0].replace("(?i)", ""), re.IGNORECASE)
+    derived = []
+    for line in (pack / "tools.jsonl").read_text(encoding="utf-8").splitlines():
+        tool = json.loads(line)
+        names = " ".join(tool.get("parameters", {}).get("properties", {}))
+        if pattern.search(names):
+            derived.append(tool["name"])
+    assert sorted(lists["charge_tools"]) == sorted(derived)

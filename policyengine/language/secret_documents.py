@@ -258,6 +258,7 @@ def cvv_spans(text: str, is_cvv_name: NameTest) -> list[Span]:
 # Sections ------------------------------------------------------------------------------------
 
 _SECTION_RE = re.compile(r"(?m)^([ \t]*)(?:[\"']?([\w.\-]+)[\"']?[ \t]*:[ \t]*$|\[([^\]\n]+)\][ \t]*$)")
+_ITEM = re.compile(r"[ \t]*-[ \t]+[\"']?([^\s\"'#:]+)[\"']?[ \t\r]*")
 _CHILD = re.compile(r"([ \t]*)(?:-[ \t]+)?[\"']?([\w.\-@]+)[\"']?[ \t]*[:=][ \t]*(.*?)[ \t\r]*$")
 
 
@@ -285,16 +286,22 @@ def section_spans(text: str, is_name: NameTest, is_placeholder: NameTest, about:
             depth = len(line) - len(line.lstrip())
             if ini and line.lstrip().startswith("["):
                 break
-            if not ini and depth <= indent:
-                break
+            item = _ITEM.fullmatch(line) if child is None else None
+            if not ini and (depth < indent or (depth == indent and not line.lstrip().startswith("- "))):
+                break  # a YAML list may sit at its key's own indent ("passwords:\n- x")
             done = end
+            if item is not None:
+                raw = item.group(1)
+                if len(raw) >= 4 and raw.lower() not in _FLAGS and not is_placeholder(raw):
+                    spans.append((start + item.start(1), start + item.end(1)))
+                continue
             if child is None or about(child.group(2)):
                 continue
             value = child.group(3)
             if value.startswith(("#", "|", ">")):
                 continue
             raw = value.strip("\"'")
-            if raw and " " not in raw and not is_placeholder(raw) and len(raw) >= 4:
+            if raw and " " not in raw and raw.lower() not in _FLAGS and not is_placeholder(raw) and len(raw) >= 4:
                 a = start + child.start(3) + value.find(raw)
                 spans.append((a, a + len(raw)))
     return spans
