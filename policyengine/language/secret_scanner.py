@@ -3691,8 +3691,6 @@ def _walk(
                 or (isinstance(item, str) and 22 <= len(item) <= 130 and _encodings.key_material(key, item))
             ):
                 _credential(item, (*at, key), credentials)
-            elif isinstance(item, dict | list) and plural_parent(key, item):
-                _parent_secrets(item, (*at, key), credentials, plural=True, depth=depth)
             if jwk == [] and key in _encodings.JWK_PUBLIC:
                 continue  # a public JSON Web Key's modulus and coordinates are published on purpose
             if isinstance(item, str):
@@ -3710,6 +3708,9 @@ def _walk(
         texts.extend(strings)
         places.extend(string_places)
         for key, item in nested or ():
+            # A plural parent ("api_keys", "passwords"): only containers and numbers are nested.
+            if key[-1:] in "sS" and plural_parent(key, item):
+                _parent_secrets(item, (*at, key), credentials, plural=True, depth=depth)
             _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups, containers)
     elif isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
