@@ -39,7 +39,10 @@ _STEM = (
     r"(?i:pass|pwd|pw|secret|token|tok|tkn|key|auth|cred|psk|cookie|session|mnemonic|seed|phrase|otp|pin"
     r"|wort|senha|contras)"
 )
-_DELIMITED_HEADER = rf"(?m:^[^\n]{{0,400}}(?:{_STEM}[^\n]{{0,400}}[,;\t|]|[,;\t|][^\n]{{0,400}}{_STEM})[^\n]*\n)"
+_CELL_DELIMITER = r"[,;\t|\x{2502}\x{2503}]"  # box-drawing grids (rich, tabulate) too
+_DELIMITED_HEADER = (
+    rf"(?m:^[^\n]{{0,400}}(?:{_STEM}[^\n]{{0,400}}{_CELL_DELIMITER}|{_CELL_DELIMITER}[^\n]{{0,400}}{_STEM})[^\n]*\n)"
+)
 _SECTION = rf"(?m:^[ \t]*(?:[\"']?[\w.\-]*{_STEM}[\w.\-]*[\"']?[ \t]*:[ \t]*$|\[[^\]\n]*{_STEM}[^\]\n]*\][ \t]*$))"
 _SQL = r"(?i:\b(?:insert|replace)[ \t]+(?:ignore[ \t]+)?into\b|\bcopy[ \t]+[\w.\"`]+[ \t]*\()"
 _KEY_PATH = rf"(?m:^[^\n]{{0,200}}/[\w.\-]*{_STEM}[\w.\-]*[ \t]*\r?\n)"
@@ -105,7 +108,7 @@ def _split(line: str, delimiter: str) -> list[tuple[int, int]]:
         stripped = cell.strip().strip("\"'`").strip()
         at = start + cell.find(stripped) if stripped else start
         out.append((at, at + len(stripped)))
-    if delimiter == "|" and len(out) > 1:
+    if delimiter in "|\u2502\u2503" and len(out) > 1:
         if out[0][0] == out[0][1]:
             out = out[1:]
         if out and out[-1][0] == out[-1][1]:
@@ -115,7 +118,7 @@ def _split(line: str, delimiter: str) -> list[tuple[int, int]]:
 
 def _header(line: str, is_name: NameTest, *, stem: bool = True) -> tuple[str, list[int], int] | None:
     """The delimiter, credential columns and cell count of a header line, or None."""
-    for delimiter in ("\t", "|", ";", ","):
+    for delimiter in ("\t", "|", "\u2502", "\u2503", ";", ","):
         if delimiter not in line:
             continue
         cells = _split(line, delimiter)

@@ -99,7 +99,7 @@ def qualified_credential(words: list[str], ends_with_credential: Callable[[list[
 META_WORDS: Final = frozenset(
     {
         "user", "username", "login", "email", "mail", "owner", "account", "principal", "subject", "host",
-        "hostname", "port", "database", "db", "realm", "domain", "namespace", "region", "zone", "project",
+        "hostname", "port", "realm", "domain", "namespace", "region", "zone", "project",
         "tenant", "org", "organization", "team", "group", "note", "notes", "comment", "comments", "tag", "tags",
         "enabled", "disabled", "provider", "issuer", "created", "updated", "expires", "description",
     }
