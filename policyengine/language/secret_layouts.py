@@ -240,6 +240,7 @@ _DER_RE = re.compile(_DER)
 _MAX_READS = 256
 _MAX_ROWS = 1000
 _MAX_TEXT = 1 << 20  # longer texts are not read for layouts (the detector still scans them)
+MAX_TEXT: Final = _MAX_TEXT
 
 
 _RECORD_GATE = _raw_search(

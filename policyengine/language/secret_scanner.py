@@ -4069,8 +4069,8 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
     hex run hides that run.
     """
     spans = _layouts.layout_spans(text, is_credential_key, _is_placeholder, label)
-    if spans:
-        return spans
+    if spans or len(text) > _layouts.MAX_TEXT:
+        return spans  # a text too long for layouts is not decoded for them either (the detector still scans it)
     if not text.isascii() or _needs_decoding(text):
         view = _normalise(text)
         if view != text and _layouts.layout_spans(view, is_credential_key, _is_placeholder, label):
