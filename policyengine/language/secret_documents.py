@@ -57,7 +57,10 @@ _MAX_HEADER_CELLS = 64
 _CELL_DECORATION = re.compile(r"[\s\"'`*?!#]+|\([^)]*\)|\[[^\]]*\]")
 _RULE = re.compile(r"[ \t|+:\-=]*")
 _FOOTER = re.compile(r"\(\d+ rows?\)|\d+ rows? in set|-+ *\d+ rows? *-+")
-_FLAGS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "nil", "enabled", "disabled"})
+_FLAGS = frozenset(
+    {"true", "false", "yes", "no", "on", "off", "null", "none", "nil", "enabled", "disabled", "required", "optional",
+     "string", "text", "hidden", "masked", "redacted", "unknown", "empty", "default", "encrypted", "hashed", "unset"}
+)  # fmt: skip
 _PROSE = frozenset(
     {"the", "your", "my", "a", "an", "to", "for", "of", "is", "then", "and", "or", "if", "please", "set"}
 )
@@ -71,6 +74,17 @@ def _lines(text: str) -> Iterator[tuple[int, int]]:
         end = len(text) if end < 0 else end
         yield pos, end
         pos = end + 1
+
+
+# What a header cell never holds once its bracketed note is taken off ("created (UTC)" is a name,
+# "def login(username" and "password):" are code).
+_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+_CODE_PUNCTUATION = re.compile(r"[(){}<>=:;\[\]]")
+
+
+def _code_cell(cell: str) -> bool:
+    """True for a cell with code's punctuation outside a balanced bracketed note."""
+    return _CODE_PUNCTUATION.search(_BRACKETED.sub("", cell)) is not None
 
 
 def _name_cell(cell: str, is_name: NameTest, *, stem: bool = True) -> bool:
@@ -124,8 +138,8 @@ def _header(line: str, is_name: NameTest, *, stem: bool = True) -> tuple[str, li
         cells = _split(line, delimiter)
         if not 2 <= len(cells) <= _MAX_HEADER_CELLS:
             continue
-        if any(end - start > _MAX_CELL for start, end in cells):
-            continue
+        if any(end - start > _MAX_CELL or _code_cell(line[start:end]) for start, end in cells):
+            continue  # a cell over 64 characters or with code's punctuation: a line of code or prose, no header
         columns = [i for i, (start, end) in enumerate(cells) if _name_cell(line[start:end], is_name, stem=stem)]
         # Tokenizer and pagination columns ("token") hold words: there a value must look generated.
         columns = [-1 - i if _TOKEN_HEADER.search(line[cells[i][0] : cells[i][1]]) else i for i in columns]

@@ -35,7 +35,7 @@ ABOUT_WORDS: Final = frozenset(
         # names, places and references
         "name", "names", "id", "ids", "identifier", "type", "types", "kind", "url", "uri", "urls", "link",
         "endpoint", "endpoints", "path", "paths", "file", "filename", "files", "dir", "directory", "folder",
-        "location", "ref", "reference", "refs", "arn", "env", "var", "variable", "field", "fields", "label",
+        "location", "ref", "reference", "refs", "from", "arn", "env", "var", "variable", "field", "fields", "label",
         "labels", "prompt", "placeholder", "header", "param", "parameter", "source", "sources", "target",
         "format", "version", "versions", "index", "offset", "position", "key", "keys", "mount",
         "engine", "backend", "store", "stores", "manager", "management", "provider", "providers", "service",
