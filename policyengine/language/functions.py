@@ -726,11 +726,14 @@ def _strings_of(role: roles.Role) -> Callable[[_Call], list[Any]]:
 
 
 def _secrets(call: _Call) -> list[str]:
+    from policyengine.language import secret_reader
     from policyengine.language import (
         secret_scanner as secrets,  # the detector's patterns compile only when a pack asks for secrets
     )
 
-    found = [f"{f.kind} at {f.where}" for f in secrets.find_secrets(call.arguments, path="arguments")]
+    # One reader for the guards and for redaction: what a `secrets: true` redaction would hide in
+    # these arguments (a vault table, an XML key/value pair, a column table) is a secret here too.
+    found = [f"{f.kind} at {f.where}" for f in secret_reader.found_secrets(call.arguments, path="arguments")]
     # The words a shell passes (`admin:'sec''ret'` is `admin:secret`, `a=AK; b=IA...; "$a$b"` joined),
     # as a list: the scanner glues sibling pieces itself, and joining them with blanks would make
     # `'API_KEY=' src` a key and its value. A command that cannot be read is scanned as written

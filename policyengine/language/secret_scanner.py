@@ -120,7 +120,9 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import secret_documents as _documents
 from policyengine.language import secret_encodings as _encodings
+from policyengine.language import secret_key_words as _key_words_mod
 from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
 
@@ -328,6 +330,16 @@ def _credential_words(words: list[str]) -> bool:
 
 
 def _ends_with_credential(words: list[str]) -> bool:
+    """True when the last words are a credential word or ending, and what precedes does not undo it."""
+    return _ends_with_credential_word(words) or _labels_qualified(words)
+
+
+def _labels_qualified(words: list[str]) -> bool:
+    """A strong credential word followed by qualifiers ("DB_PASSWORD_ADMIN": secret_key_words)."""
+    return len(words) > 1 and _key_words_mod.qualified_credential(words, _ends_with_credential_word)
+
+
+def _ends_with_credential_word(words: list[str]) -> bool:
     """True when the last words are a credential word or ending, and what precedes does not undo it."""
     last = words[-1] if words[-1] in CREDENTIAL_WORDS else words[-1].rstrip("0123456789") or words[-1]  # "cvv2"
     before = words[-2] if len(words) > 1 else ""
@@ -3656,7 +3668,7 @@ def _walk(
     # container sit side by side in the joined text, so the prefilter's split prefixes (gaps allowed,
     # newline among them) see a prefix cut across two values, and no split check runs without one.
     if isinstance(value, dict):
-        pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        pair = pair_value(value, _pair_name) if _maybe_pair(value) else None
         strings: list[str] = []
         string_places: list[tuple[_Path, str | int | None]] = []
         nested: list[tuple[str, Any]] | None = None
@@ -3695,6 +3707,9 @@ def _walk(
         texts.extend(strings)
         places.extend(string_places)
         for key, item in nested or ():
+            # A plural parent ("api_keys", "passwords"): only containers and numbers are nested.
+            if key[-1:] in "sS" and plural_parent(key, item):
+                _parent_secrets(item, (*at, key), credentials, plural=True, depth=depth)
             _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups, containers)
     elif isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
@@ -3812,6 +3827,69 @@ def _credential(item: Any, at: _Path, credentials: dict[_Path, _Raw]) -> None:
         _credential(item[value_key], (*at, value_key), credentials)
     elif not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         credentials[at] = (at, "keyword", _mask(str(item)))
+    else:
+        # Round nine: a credential parent whose children are plain names ({"creds": {"ana": x}},
+        # {"auth": {"users": {...}}}, [{"owner": "ana", "v": x}]): each child not about the secret is one.
+        _parent_secrets(item, at, credentials, plural=False, depth=0)
+
+
+def _parent_secrets(item: Any, at: _Path, credentials: dict[_Path, _Raw], *, plural: bool, depth: int) -> None:
+    """Record the string leaves below a credential parent that _child_secret takes (names about them skipped)."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    if isinstance(item, str):
+        if _child_secret(item, plural=plural):
+            credentials[at] = (at, "keyword", _mask(item))
+        return
+    for where, child in _credential_children(item):
+        _parent_secrets(child, (*at, where), credentials, plural=plural, depth=depth + 1)
+
+
+def _credential_children(item: Any) -> Iterator[tuple[Any, Any]]:
+    """The children of a credential parent that hold the secret: all but those named about it (owner, expiry)."""
+    if isinstance(item, dict):
+        for key, child in item.items():
+            if is_credential_key(str(key)) or not _key_words_mod.about_child(_key_words(str(key))):
+                yield key, child
+    elif isinstance(item, list | tuple):
+        yield from enumerate(item)
+
+
+def _child_secret(text: str, *, plural: bool) -> bool:
+    """A string below a credential parent is its secret unless a placeholder; below a plural name
+    ("tokens": a tokenizer's words, too), only one that prose would not write (_looks_secret)."""
+    return not _is_placeholder(text) and (not plural or _looks_secret(text))
+
+
+_BASE64_NAME = re.compile(r"(?:[A-Za-z0-9+/]{4}){2,64}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+def _pair_name(name: str) -> bool:
+    """A {name, value} entry's name naming a credential, also in base64 (etcd's JSON: "L2FwcC9kYi9wYXNzd29yZA==")."""
+    if is_credential_key(name):
+        return True
+    if len(name) < 8 or not _BASE64_NAME.fullmatch(name):
+        return False
+    try:
+        decoded = base64.b64decode(name, validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return decoded.isprintable() and is_credential_key(decoded.rstrip("/").rsplit("/", 1)[-1])
+
+
+def plural_parent(key: str, item: Any) -> bool:
+    """True when a container sits under the plural of a credential's name ("passwords", "api_keys", "pins")."""
+    if not isinstance(item, dict | list | tuple) or not item or not key.endswith(("s", "S")):
+        return False
+    known = _PLURAL_CACHE.get(key)
+    if known is None:
+        known = _key_words_mod.plural_credential(_key_words(key), _credential_words)
+        if len(key) <= _KEY_CACHE_LENGTH and len(_PLURAL_CACHE) < _KEY_CACHE_SIZE:
+            _PLURAL_CACHE[key] = known
+    return known
+
+
+_PLURAL_CACHE: dict[str, bool] = {}  # plural_parent's answer by key, bounded like _KEY_CACHE
 
 
 def _scan_texts(texts: list[str], places: list[tuple[_Path, str | int | None]], depth: int) -> list[_Raw]:
@@ -3897,7 +3975,7 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, str):
         return _hide_in_text(value, hide)
     if isinstance(value, dict):
-        pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        pair = pair_value(value, _pair_name) if _maybe_pair(value) else None
         if pair is None:
             # A name and a value in sibling fields under other spellings ({"OptionName": .., "Value": ..},
             # {"k": .., "v": ..}, {"ParameterKey": .., "ParameterValue": ..}): see secret_layouts.
@@ -3917,6 +3995,8 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
                 or is_credential_key(str(key))
                 or (jwk and key in jwk)
                 or (isinstance(item, str) and _encodings.key_material(str(key), item))
+                else _hide_parent(item, hide, depth + 1, plural=True)
+                if plural_parent(str(key), item)
                 else hide(item)
                 if key in pieces
                 else _hide_columns(item, table[1], hide, depth + 1)
@@ -3988,8 +4068,8 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
     hex run hides that run.
     """
     spans = _layouts.layout_spans(text, is_credential_key, _is_placeholder, label)
-    if spans:
-        return spans
+    if spans or len(text) > _layouts.MAX_TEXT:
+        return spans  # a text too long for layouts is not decoded for them either (the detector still scans it)
     if not text.isascii() or _needs_decoding(text):
         view = _normalise(text)
         if view != text and _layouts.layout_spans(view, is_credential_key, _is_placeholder, label):
@@ -4006,6 +4086,16 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
                     spans.append((start, end))
                     break
     return spans
+
+
+def layout_candidate(value: Any) -> bool:
+    """True when hide_secrets may rewrite a value the detector finds nothing in (secret_reader's gate)."""
+    return _layout_candidate(value, 0)
+
+
+def format_path(path: str, segments: tuple[str | int, ...]) -> str:
+    """A document path below `path` as findings spell it (secret_reader)."""
+    return _format(path, segments)
 
 
 def _json_layout(text: str) -> bool:
@@ -4245,7 +4335,31 @@ def _hide_credential(item: Any, hide: Callable[[Any], Any], depth: int) -> Any:
         }
     if not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         return hide(item)
+    if isinstance(item, dict | list | tuple):
+        return _hide_parent(item, hide, depth, plural=False)
     return hide_secrets(item, hide, depth)
+
+
+def _hide_parent(item: Any, hide: Callable[[Any], Any], depth: int, *, plural: bool) -> Any:
+    """A credential parent with the leaves _parent_secrets records hidden, the rest scanned (one reading for both)."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    if isinstance(item, str):
+        return hide(item) if _child_secret(item, plural=plural) else hide_secrets(item, hide, depth)
+    if not isinstance(item, dict | list | tuple):
+        return hide_secrets(item, hide, depth)
+    if isinstance(item, dict):
+        # Read as any object first (its own credential keys, records, tables), then each child
+        # that holds the parent's secret read as one.
+        scanned = hide_secrets(item, hide, depth + 1)
+        if not isinstance(scanned, dict) or list(scanned) != list(item):
+            return scanned
+        children = {k for k, _ in _credential_children(item)}
+        return {
+            k: _hide_parent(v, hide, depth + 1, plural=plural) if k in children and scanned[k] == v else scanned[k]
+            for k, v in item.items()
+        }
+    return [_hide_parent(v, hide, depth + 1, plural=plural) for v in item]
 
 
 def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
@@ -4284,6 +4398,13 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             pieces = iter(_hide_pieces(strings, hide))
             return [next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
         out = [hide_cards(v, hide, depth + 1) for v in value]
+        if value and isinstance(value[0], list) and (cvv := _layouts.header_rows(list(value), _cvv_name)):
+            # Rows under a header naming a CVV column ([["last4", "cvv"], ["0366", "739"]]).
+            for row in out[1:]:
+                if isinstance(row, list):
+                    for i in cvv:
+                        if i < len(row) and _cvv_value(row[i]):
+                            row[i] = _hide_cvv(row[i], hide)
         marks = _sibling_marks(value, cards_only=True) if len(value) >= 2 else set()
         own = sorted(i for i, column in marks if column is None)
         for i, masked_piece in zip(own, _hide_pieces([str(value[i]) for i in own], hide), strict=True):
@@ -4436,6 +4557,11 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
     """
     if len(text) >= 6 and _cvv_gate(text.encode("utf-8", "surrogatepass")):
         text = _hide_verification_values(text, hide)
+    if len(text) >= 6 and _documents.cvv_gate(text):
+        # Round nine: the value before its label, words between, the next line, a CVV column.
+        cvv = _documents.cvv_spans(text, _cvv_name)
+        if cvv:
+            text = _replace(text, sorted(set(cvv)), lambda digits: _hide_cvv(digits, hide))
     if len(text) < 13:
         return text
     if text.isascii() and not _card_gate(text.encode("ascii")):
