@@ -325,7 +325,7 @@ def _reference__walk(
     groups: list[tuple[_Path, list[int]]],
     containers: list[tuple[Any, _Path, bool]] | None = None,
 ) -> None:
-    """secret_scanner._walk at 34fa546."""
+    """secret_scanner._walk at 34fa546, with round nine's credential parents (its behaviour, not its fast paths)."""
     # Strings are the common leaf: their place is kept as (parent path, key) so no path tuple
     # is built for a leaf unless a finding needs it.
     if depth > MAX_DEPTH:
@@ -334,7 +334,7 @@ def _reference__walk(
     # container sit side by side in the joined text, so the prefilter's split prefixes (gaps allowed,
     # newline among them) see a prefix cut across two values, and no split check runs without one.
     if isinstance(value, dict):
-        pair = pair_value(value, is_credential_key) if _maybe_pair(value) else None
+        pair = pair_value(value, scanner._pair_name) if _maybe_pair(value) else None
         strings: list[str] = []
         string_places: list[tuple[_Path, str | int | None]] = []
         nested: list[tuple[str, Any]] | None = None
@@ -371,6 +371,9 @@ def _reference__walk(
         texts.extend(strings)
         places.extend(string_places)
         for key, item in nested or ():
+            # Round nine (f9-secrets, merged after this reference was taken): a plural credential parent.
+            if key[-1:] in "sS" and scanner.plural_parent(key, item):
+                scanner._parent_secrets(item, (*at, key), credentials, plural=True, depth=depth)
             _reference__walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups, containers)
     elif isinstance(value, list | tuple):
         if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):

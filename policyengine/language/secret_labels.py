@@ -221,6 +221,8 @@ _NOT_A_VALUE: Final = frozenset(
         "something", "nothing", "anything", "everything", "one", "two", "three", "identical",
         "unchanged", "accepted", "rejected", "denied", "right", "great",
         "redacted", "masked", "xxx", "tbd", "todo", "n/a", "na", "later", "soon",
+        # A request about the password, not its value ("password is help", "password forgot").
+        "help", "forgot", "support", "assistance", "issue", "problem", "question",
         "welcome", "password", "passphrase", "passcode", "pin", "username", "user", "login", "account",
         # Sizes and forms: "the pwd is characters long", "password: letters and digits".
         "characters", "chars", "digits", "letters", "numbers", "symbols", "words", "minimum", "maximum",
