@@ -376,7 +376,12 @@ def _reference__walk(
                 scanner._parent_secrets(item, (*at, key), credentials, plural=True, depth=depth)
             _reference__walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups, containers)
     elif isinstance(value, list | tuple):
-        if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
+        if (
+            len(value) == 2
+            and isinstance(value[0], str)
+            and scanner._PAIR_NAME.fullmatch(value[0])
+            and is_credential_key(value[0])
+        ):
             _credential(value[1], (*at, 1), credentials)
         first = len(texts)
         ints = 0

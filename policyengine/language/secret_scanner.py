@@ -3648,6 +3648,11 @@ def _split_neighbours(value: Any, at: _Path) -> list[_Raw]:
     return [(at, kind, _mask(secret)) for kind, _, _, secret in hits]
 
 
+# The name of a `[name, value]` pair (["Authorization", "Bearer ..."]): a JSON text or a sentence as the
+# first item is a value beside another, not a name (its credential words would make the second a secret).
+_PAIR_NAME: Final = re.compile(r"[^{}\[\]\"'\n\r=]{1,80}")
+
+
 def _walk(
     value: Any,
     at: _Path,
@@ -3712,7 +3717,12 @@ def _walk(
                 _parent_secrets(item, (*at, key), credentials, plural=True, depth=depth)
             _walk(item, (*at, key), depth + 1, texts, places, credentials, numbers, groups, containers)
     elif isinstance(value, list | tuple):
-        if len(value) == 2 and isinstance(value[0], str) and is_credential_key(value[0]):
+        if (
+            len(value) == 2
+            and isinstance(value[0], str)
+            and _PAIR_NAME.fullmatch(value[0])
+            and is_credential_key(value[0])
+        ):
             _credential(value[1], (*at, 1), credentials)
         first = len(texts)
         ints = 0
