@@ -1358,8 +1358,9 @@ class _Walk:
                 options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
                 taken = True
                 break
-            if not taken and len(value) > 2 and "/" in value:
-                self._operands([word])  # `-xf/etc/x`: an unknown option's attached value may be a path
+            if not taken and len(value) > 2:
+                # `-xf/etc/x`, `-i.env`: an unknown option's attached value may be a path
+                self._operands([word])
         if code:
             self._operand(CODE_OPERAND)
         if name in ("ssh", "nc"):
@@ -2711,11 +2712,33 @@ class _Walk:
                     while start > 2 and value[start - 1] in ".~":
                         start -= 1
                     self._word_operand(word, start)  # -xf/etc/x: from the path-looking tail
+                    self._glued_values(word)
+                elif value[1] != "-":
+                    self._glued_values(word)
                 continue
             self._word_operand(word)
             if "=" in value and _KEY.match(value):
                 self._word_operand(word, value.index("=") + 1)  # dd of=/dev/sda, make DESTDIR=/x
             self._embedded_paths(word, 0)
+
+    def _glued_values(self, word: _Word) -> None:
+        """A short option's value glued to it (`-t.claude`, `-vt.claude`, `-fid_ed25519`) is an operand.
+
+        Which letter of a cluster takes a value is the program's business, and no table knows
+        every program: so after each letter of the cluster's leading run of letters, the rest of
+        the word is read as that option's value - a path - when it looks like one (a `.`, `/`,
+        `~` or `_` in it). Deny rules over-match the shorter tails (`t.claude` beside `.claude`);
+        a flag cluster (`-la`, `-xzvf`) gives nothing.
+        """
+        value = word.value
+        if "=" in value or len(value) < 3:
+            return
+        position = 1
+        while position < len(value) - 1 and value[position].isascii() and value[position].isalpha():
+            tail = value[position + 1 :]
+            if any(mark in tail for mark in "./~_"):
+                self._word_operand(word, position + 1)
+            position += 1
 
     def _embedded_paths(self, word: _Word, start: int) -> None:
         """Files named inside a word: `f@FILE`, `k=@FILE`, `k:=@FILE` (httpie, gh -F, vault, az), KEY=FILE lists."""
