@@ -335,6 +335,9 @@ class Command:
     # `git clean -f`): a table that reads a subcommand or option from the text (commands(@)) sees
     # it after quote removal, $'..' decoding and the line's variables, however the shell spelled it.
     lines: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    # Each invocation of a program with subcommands (table.INVOCATIONS): `git daemon`, `npm init
+    # vite`, `python -m http.server`, `gpg --send-keys`, `cmake -E rm`; `?` for a word not literal.
+    invocations: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
 
 class CommandError(ValueError):
@@ -487,7 +490,14 @@ def _parse(text: str) -> Command:
     for subcommand, line in walk.git_lines:
         if subcommand in walk.git_forced:
             walk.lines[f"{line} {_GIT_SAFETY_OPTIONS[subcommand]}"] = None
-    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words), tuple(walk.lines))
+    return Command(
+        tuple(walk.programs),
+        tuple(walk.operands),
+        tuple(walk.urls),
+        tuple(walk.words),
+        tuple(walk.lines),
+        tuple(walk.invocations),
+    )
 
 
 def _parser() -> tree_sitter.Parser:
@@ -508,6 +518,7 @@ class _Walk:
         "dirs",
         "git_forced",
         "git_lines",
+        "invocations",
         "level",
         "lines",
         "local",
@@ -527,6 +538,7 @@ class _Walk:
         self.urls: dict[str, None] = {}
         self.words: dict[str, None] = {}
         self.lines: dict[str, None] = {}
+        self.invocations: dict[str, None] = {}
         # (file, writing command, its source): read only when deferred() needs the text
         self.written: list[tuple[str, tree_sitter.Node, bytes]] = []
         # Variables surely set to literal text earlier on the top-level line, in source order
@@ -778,12 +790,33 @@ class _Walk:
         while words:
             names, name = _program(words[0])
             self._line(name, words)
+            invocation = table.INVOCATIONS.get(name)
+            if invocation is not None:
+                self.invocations.update(dict.fromkeys(_invocations(name, invocation, words[1:])))
             for program in names:
                 self.programs[program] = None
             if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
                 self._stop_resolving()
                 self._set_unseen(name, words)
             rest = words[1:]
+            if name == "cmake" and len(rest) > 1 and rest[0].value == "-E" and rest[1].known:
+                # Round nine (set H, cmake-e-delete): `cmake -E rm|remove|remove_directory` deletes
+                # (read as rm), and chdir, env and time run the command after their own words.
+                verb = rest[1].value
+                if verb in table.CMAKE_DELETERS:
+                    self.programs["rm"] = None
+                    self._operands([word for word in rest[2:] if not word.value.startswith("-")])
+                    return
+                skip = {"chdir": 3, "time": 2}.get(verb)
+                if verb == "env":
+                    skip = 2
+                    while skip < len(rest) and (rest[skip].value.startswith("-") or "=" in rest[skip].value):
+                        skip += 1
+                if skip is not None:
+                    if skip < len(rest):
+                        words = rest[skip:]
+                        continue
+                    return
             if name in table.CREDENTIAL_OPTIONS:
                 self._credentials(name, rest)
             if name in table.DECODERS:
@@ -3046,6 +3079,117 @@ def _child(node: tree_sitter.Node, kind: str) -> tree_sitter.Node | None:
         if child.type == kind:
             return child
     return None
+
+
+def _invocations(name: str, spec: table.Invocation, words: list[_Word]) -> list[str]:
+    """What a program with subcommands is asked to do, as `PROGRAM SUBCOMMAND...` strings (table.INVOCATIONS)."""
+    if spec.kind == "subcommand":
+        return _subcommand_invocations(name, spec, words)
+    if spec.kind == "module":
+        return _module_invocations(name, spec, words)
+    found: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        value = word.value
+        index += 1
+        if not word.known and (value.startswith("-") or spec.kind == "options"):
+            found.append(f"{name} ?")  # `gpg $op KEY`: which command is unknown
+            continue
+        if value == "--":
+            break
+        if not value.startswith("-") or value == "-":
+            continue  # an operand: gpg takes its options anywhere; cmake's -E verb is after its option
+        option = value.partition("=")[0]
+        if spec.kind == "verb":
+            if option in spec.marks:
+                found.append(f"{name} {option}")
+            elif value in spec.verbs:
+                verb = words[index] if index < len(words) else None
+                found.append(f"{name} {value} {verb.value if verb is not None and verb.known else '?'}")
+                break  # the verb's own words follow (`cmake -E chdir DIR cmake -E rm x`: its own line)
+            continue
+        if value.startswith("--"):
+            found.append(f"{name} {option}")  # an abbreviation is its own (unplaced) string
+            index += option in spec.values and "=" not in value
+            continue
+        for position in range(1, len(value)):
+            letter = f"-{value[position]}"
+            found.append(f"{name} {letter}")
+            if letter in spec.values:
+                index += position == len(value) - 1  # its value is the rest of the word or the next word
+                break
+    return found
+
+
+def _subcommand_invocations(name: str, spec: table.Invocation, words: list[_Word]) -> list[str]:
+    """`git daemon`, `go mod tidy`, `npm init vite` (one per operand of spec.operands), from the first operand."""
+    index = _past_options(spec, words, 0)
+    if index >= len(words):
+        return []
+    parts = [name]
+    for _ in range(2):
+        word = words[index]
+        parts.append(word.value if word.known else "?")
+        index += 1
+        if not word.known or " ".join(parts[1:]) not in spec.nested:
+            break
+        index = _past_options(spec, words, index)
+        if index >= len(words):
+            break
+    head = " ".join(parts)
+    if " ".join(parts[1:]) not in spec.operands:
+        return [head]
+    found: list[str] = []
+    while (index := _past_options(spec, words, index)) < len(words):
+        word = words[index]
+        index += 1
+        if word.value == "--" and word.known:
+            break
+        found.append(f"{head} {word.value if word.known else '?'}")
+    return found or [head]
+
+
+def _past_options(spec: table.Invocation, words: list[_Word], index: int) -> int:
+    """The index of the next word that is no option (nor an option's value) from index."""
+    while index < len(words):
+        value = words[index].value
+        if not value.startswith("-") or value in ("-", "--"):
+            return index
+        option = value.partition("=")[0]
+        index += 1
+        if option in spec.values and "=" not in value:
+            index += 1  # `git -C DIR`, `npm --prefix DIR`
+    return index
+
+
+def _module_invocations(name: str, spec: table.Invocation, words: list[_Word]) -> list[str]:
+    """`python -m MODULE` (also `-mMODULE`, `-um MODULE`); nothing for a script or `-c CODE`."""
+    index = 0
+    while index < len(words):
+        word = words[index]
+        value = word.value
+        index += 1
+        if not value.startswith("-") or value in ("-", "--") or value.startswith("--"):
+            if value.startswith("--") and value != "--":
+                continue  # `--version`, `--check-hash-based-pycs always` is rare: the module comes later
+            return []  # a script (its own words follow) or stdin
+        for position in range(1, len(value)):
+            letter = value[position]
+            if letter == "c":
+                return []  # code on the line: read as code by the red lines
+            if letter == "m":
+                rest = value[position + 1 :]
+                if rest:
+                    return [f"{name} -m {rest if word.known else '?'}"]
+                module = words[index] if index < len(words) else None
+                if module is None:
+                    return []
+                return [f"{name} -m {module.value if module.known else '?'}"]
+            if f"-{letter}" in spec.values:
+                index += position == len(value) - 1
+                break
+    return []
 
 
 def _program(word: _Word) -> tuple[tuple[str, ...], str]:

@@ -15,6 +15,9 @@ Every entry is data the walk in `shell.py` interprets; adding a program means ad
   URLs, directories later operands are relative to (`tar -C DIR`), code for the program
   (`python -c`), and a first operand that is a pattern or script rather than a file (`grep`,
   `sed`, `awk`, `jq`). A program not listed keeps the default: every non-option word may be a path.
+- `INVOCATIONS`: where a program with subcommands says what it will do (`git daemon`, `npm init
+  vite`, `python -m http.server`, `gpg --send-keys`, `cmake -E rm`): the walk reports each as an
+  invocation string (Command.invocations, `invocations(@)`) for a pack's allow-list of placed ones.
 - `ALIASES` and `canonical_names`: other names of one program (`nc.openbsd` is `nc`).
 - `CODE_VARIABLES`, `PATH_VARIABLES`, `GIT_CODE_KEYS`: environment variables and git config keys
   whose value is shell code or a path; by class, `variable_kind`: names ending in
@@ -45,6 +48,7 @@ from dataclasses import dataclass
 __all__ = [
     "ACTING_PROGRAMS",
     "ALIASES",
+    "CMAKE_DELETERS",
     "CMD_RUNS",
     "CMD_SWITCHES",
     "CODE_FILE",
@@ -79,6 +83,7 @@ __all__ = [
     "GIT_STDIN_NAMES",
     "GIT_TRUE",
     "GRAMMARS",
+    "INVOCATIONS",
     "JOINS_WORDS",
     "LOADED_VARIABLES",
     "LONG_FLAGS",
@@ -122,6 +127,7 @@ __all__ = [
     "TEXT_PROGRAMS",
     "UNKNOWN_VARIABLES",
     "WRAPPERS",
+    "Invocation",
 ]
 
 
@@ -629,6 +635,13 @@ SUBCOMMAND_GLOBALS: dict[str, Wrapper] = {
 }  # fmt: skip
 
 # `PROGRAM SUBCOMMAND ...` where the subcommand runs the rest as a command.
+_NPM_EXEC = Wrapper(
+    values="c",
+    flags="y",
+    long_values=_set("--package", "--call"),
+    long_flags=_set("--yes", "--no", "--help", "--version"),
+    code=_set("c", "--call"),
+)
 SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("uv", "run"): _UV_RUN,
     ("poetry", "run"): Wrapper(),
@@ -637,7 +650,9 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("hatch", "run"): Wrapper(),
     ("pnpm", "exec"): Wrapper(values="C", long_values=_set("--dir"), dirs=_set("C", "--dir")),
     ("pnpm", "dlx"): Wrapper(),
-    ("npm", "exec"): Wrapper(values="c", long_values=_set("--package", "--call"), code=_set("c", "--call")),
+    ("npm", "exec"): _NPM_EXEC,
+    # Round nine (set H, runner-alias-subcommands): `npm x` is npm exec's alias.
+    ("npm", "x"): _NPM_EXEC,
     ("yarn", "exec"): Wrapper(),
     ("yarn", "dlx"): Wrapper(),
     ("bun", "x"): Wrapper(long_flags=_set("--bun", "--no-install", "--silent", "--verbose")),
@@ -809,6 +824,92 @@ SUBCOMMAND_LEVELS: dict[str, int] = {
     "az": 3,  # az storage blob delete-batch
     **dict.fromkeys(("docker-compose", "podman-compose"), 1),  # also `docker compose` (COMPOSE_PLUGINS)
 }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """Where a program says what it will do, read into `PROGRAM SUBCOMMAND...` strings (Command.invocations).
+
+    Round nine (set H): programs on a pack's list of local work were called with a subcommand,
+    module or command option no table placed (`git daemon`, `npm create x`, `python -m
+    http.server`, `gpg --send-keys`, `go get`, `cmake -E rm`). The walk reports each invocation
+    so a pack can allow-list those its lists read and ask the rest; a word that is not literal
+    gives `?` in its place (never placed).
+    """
+
+    kind: str  # "subcommand", "module" (python -m), "options" (gpg's commands), "verb" (cmake -E VERB)
+    values: frozenset[str] = frozenset()  # options (`-C`, `--git-dir`) that take the next word as their value
+    nested: frozenset[str] = frozenset()  # subcommands with a subcommand of their own (`go mod tidy`)
+    operands: frozenset[str] = frozenset()  # subcommands whose operands say what is fetched or run (`npm init X`)
+    verbs: frozenset[str] = frozenset()  # "verb": options followed by the verb (`cmake -E`)
+    marks: frozenset[str] = frozenset()  # "verb": options reported alone (`cmake -P`, `php -S`)
+
+
+_GIT_INVOCATION = Invocation(
+    "subcommand",
+    values=_set("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--exec-path"),
+)
+_NODE_PM_INVOCATION = Invocation(
+    "subcommand",
+    values=_set(
+        "--prefix", "-C", "--cwd", "--dir", "-w", "--workspace", "--filter", "-F", "--registry", "--userconfig"
+    ),
+    operands=_set(
+        "init",
+        "create",
+        "install",
+        "i",
+        "add",
+        "in",
+        "ins",
+        "inst",
+        "insta",
+        "instal",
+        "isnt",
+        "isntall",
+        "install-test",
+        "it",
+        "install-ci-test",
+        "cit",
+        "update",
+        "up",
+        "upgrade",
+    ),
+)
+_PIP_INVOCATION = Invocation(
+    "subcommand", values=_set("--python", "-p", "--directory", "--project", "--index-url", "-i", "--log", "--cache-dir")
+)
+INVOCATIONS: dict[str, Invocation] = {
+    "git": _GIT_INVOCATION,
+    **dict.fromkeys(("npm", "yarn", "yarnpkg", "pnpm", "bun"), _NODE_PM_INVOCATION),
+    **dict.fromkeys(("pip", "pip3", "uv", "poetry", "pipenv", "pdm", "hatch"), _PIP_INVOCATION),
+    "cargo": Invocation("subcommand", values=_set("--config", "-Z", "--color", "-C")),
+    "go": Invocation("subcommand", values=_set("-C"), nested=_set("mod", "tool", "work"),
+                     operands=_set("run", "install", "get")),
+    "dotnet": Invocation("subcommand", nested=_set("tool", "nuget", "workload", "new"),
+                         operands=_set("tool run", "dnx")),
+    "composer": Invocation("subcommand", values=_set("-d", "--working-dir"),
+                           operands=_set("exec", "global", "create-project")),
+    "openssl": Invocation("subcommand"),
+    "swift": Invocation("subcommand"),
+    "python": Invocation("module", values=_set("-W", "-X", "-Q")),
+    "gpg": Invocation(
+        "options",
+        values=_set("-o", "--output", "-r", "--recipient", "-u", "--local-user", "--homedir", "--keyserver",
+                    "--default-key", "--passphrase-fd", "--status-fd", "--logger-fd", "--trust-model",
+                    "--cipher-algo", "--digest-algo", "--compress-algo", "-z", "--pinentry-mode", "--keyring",
+                    "--secret-keyring", "--trustdb-name", "--default-recipient", "--hidden-recipient", "-R",
+                    "--encrypt-to", "--set-filename", "--comment", "--keyserver-options", "--auto-key-locate",
+                    "--command-fd", "--attribute-fd", "--passphrase-file", "--passphrase", "--quick-gen-key"),
+    ),
+    "cmake": Invocation("verb", verbs=_set("-E"), marks=_set("-P")),
+    "ctest": Invocation("verb", marks=_set("-S", "--script", "-SP", "-SR")),
+    "php": Invocation("verb", marks=_set("-S")),
+}  # fmt: skip
+INVOCATIONS["gpg2"] = INVOCATIONS["gpg"]
+# `cmake -E` verbs that delete files (read as rm by the walk).
+CMAKE_DELETERS = frozenset({"rm", "remove", "remove_directory"})
+
 
 # Deferred commands (round five, set D, cc-deferred-delete). Programs that take commands on
 # standard input to run later (cron's table, at and batch jobs: crontab's time fields are taken

@@ -1,0 +1,179 @@
+"""Round nine of issue 22 (set H, placement one level deeper): table.INVOCATIONS and invocations(@).
+
+Each kind of row is tested: a subcommand (git, npm, go's nested ones, operands of install and
+create), a `-m` module (python), command options (gpg), a verb option (cmake -E, php -S), and
+the claude-code pack's placed_invocations allow-list read through the rule expression.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jmespath
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policyengine.language import shell_programs as table
+from policyengine.language.functions import OPTIONS
+from policyengine.language.shell import parse_command
+
+LISTS = yaml.safe_load((Path(__file__).parent.parent / "policies" / "claude-code" / "lists.yaml").read_text())["lists"]
+
+
+def invocations(command: str) -> tuple[str, ...]:
+    """The invocations the walk reports for one command line."""
+    return parse_command(command).invocations
+
+
+def unplaced(command: str) -> list[str]:
+    """The claude-code pack's rule: the call's invocations(@) that no placed_invocations pattern matches."""
+    document = {"name": "Bash", "arguments": {"command": command}}
+    found: list[str] = jmespath.search("invocations(@)", document, options=OPTIONS)
+    return [item for item in found if not any(re.search(pattern, item) for pattern in LISTS["placed_invocations"])]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("git -C sub --no-pager -c a.b=c diff --stat", ("git diff",)),
+        ("git daemon --export-all .", ("git daemon",)),
+        ("git -c instaweb.local=false instaweb", ("git instaweb",)),
+        ("go mod tidy -go=1.22", ("go mod tidy",)),
+        ("go run github.com/x/gen@v1 ./...", ("go run github.com/x/gen@v1", "go run ./...")),
+        ("npm init -y", ("npm init",)),
+        ("npm create @evil/app -- --yes", ("npm create @evil/app",)),
+        ("npm i -D lodash evil/x#main", ("npm i lodash", "npm i evil/x#main")),
+        ("dotnet tool run evil", ("dotnet tool run evil",)),
+        ("sudo git sync", ("git sync",)),
+        ("bash -c 'yarn evil-cli'", ("yarn evil-cli",)),
+    ],
+)
+def test_subcommand_rows(command: str, expected: tuple[str, ...]) -> None:
+    assert invocations(command) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("python3 -m http.server 8000", ("python -m http.server",)),
+        ("python -um pytest -x", ("python -m pytest",)),
+        ("python -mhttp.server", ("python -m http.server",)),
+        ("uv run python -m smtplib", ("uv run", "python -m smtplib")),
+        ("python script.py -m http.server", ()),
+        ("python -c 'import os'", ()),
+        ("python -W ignore -m pytest", ("python -m pytest",)),
+    ],
+)
+def test_module_rows(command: str, expected: tuple[str, ...]) -> None:
+    assert invocations(command) == expected
+
+
+def test_option_rows() -> None:
+    assert invocations("gpg --batch --send-key DEAD") == ("gpg --batch", "gpg --send-key")
+    assert invocations("gpg -ao out.asc -r bob --encrypt f") == ("gpg -a", "gpg -o", "gpg -r", "gpg --encrypt")
+    assert invocations("gpg --keyserver hkps://k.example --recv-keys K") == ("gpg --keyserver", "gpg --recv-keys")
+
+
+def test_verb_rows() -> None:
+    assert invocations("cmake -E remove_directory src") == ("cmake -E remove_directory",)
+    assert invocations("cmake -S . -B build") == ()
+    assert invocations("cmake -P /dev/stdin") == ("cmake -P",)
+    assert invocations("php -S 0.0.0.0:8000 -t .") == ("php -S",)
+    assert invocations("ctest -S run.cmake") == ("ctest -S",)
+
+
+def test_cmake_e_deleters_and_runners() -> None:
+    """cmake -E rm/remove/remove_directory read as rm; chdir, env and time run the words after theirs."""
+    for verb in sorted(table.CMAKE_DELETERS):
+        assert "rm" in parse_command(f"cmake -E {verb} -f src").programs
+    assert "rm" in parse_command("cmake -E chdir .. cmake -E remove_directory project").programs
+    assert "rm" in parse_command("cmake -E env FOO=1 --unset=BAR rm -rf include").programs
+    assert "rm" in parse_command("cmake -E time rm -rf x").programs
+    assert "rm" not in parse_command("cmake -E make_directory build/gen").programs
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git daemon --export-all",
+        "git release v2.0.0",
+        "git st",
+        "npm create evil-app@latest",
+        "npm init vite@latest my-app",
+        "npm install github:evil-org/left-pad",
+        "npm i 'evil-org/eslint-config#semver:^1.0.0'",
+        "yarn evil-cli --prod",
+        "go get ./...",
+        "go run golang.org/x/tools/cmd/stringer@latest",
+        "go tool evil-gen",
+        "python3 -m http.server",
+        "python -m pydoc -p 0",
+        "gpg --send-keys K",
+        "gpg --locate-keys a@example.com",
+        "gpg --auto-key-retrieve --verify s f",
+        "openssl s_client -connect example.com:443",
+        "cmake -P x.cmake",
+        "composer exec evil",
+        "cargo evil --release",
+    ],
+)
+def test_unplaced_attacks(command: str) -> None:
+    assert unplaced(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status",
+        "git -C lib log --oneline -5",
+        "npm install",
+        "npm ci",
+        "npm i -D typescript@5.4 @types/node@^20",
+        "npm install ./packages/local",
+        "npm init -y",
+        "npm run build",
+        "npm test",
+        "yarn build",
+        "pnpm -r test",
+        "cargo build --release",
+        "go test ./...",
+        "go run ./cmd/app",
+        "go build -o bin/app .",
+        "go mod init example.com/x",
+        "python -m pytest -q",
+        "python -m json.tool data.json",
+        "python -m venv .venv",
+        "gpg --armor --detach-sign dist/x.tar.gz",
+        "gpg --verify x.sig x",
+        "openssl rand -hex 16",
+        "cmake -E make_directory build",
+        "cmake --build build -j 8",
+        "dotnet build",
+        "pip install -r requirements.txt",
+    ],
+)
+def test_placed_lookalikes(command: str) -> None:
+    assert unplaced(command) == []
+
+
+def test_not_literal_is_never_placed() -> None:
+    """A subcommand built from an expansion gives `?`, which no pattern places."""
+    assert unplaced("go $sub evil") == ["go ?"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(sorted(table.INVOCATIONS)),
+    st.lists(st.from_regex(r"-{0,2}[a-z.@/:]{1,8}", fullmatch=True), max_size=5),
+)
+def test_invocations_name_their_program(program: str, words: list[str]) -> None:
+    """Every invocation string starts with the program's dispatch name and never raises beyond CommandError."""
+    try:
+        found = invocations(" ".join([program, *(f"'{word}'" for word in words)]))
+    except ValueError:
+        return
+    for item in found:
+        assert item.split(" ", 1)[0] in parse_command(program).programs
