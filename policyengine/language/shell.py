@@ -229,6 +229,7 @@ _CONNECT_TO = re.compile(r"[^:]*:[^:]*:(\[[^\]]*\]|[^:]*):(.*)")
 _ECHO_OPTION = re.compile(r"-[neE]+")  # echo's options: not text it writes
 _PROGRAM_ONLY = re.compile(r"[A-Za-z0-9_./+@%,:-]+")  # a word that is only a program's name or path
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # cdable_vars: `cd NAME` may be `cd $NAME`
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
 _NESTING = frozenset(
     {
@@ -512,6 +513,7 @@ class _Walk:
     """One parse_command call: what was found so far and the budget left."""
 
     __slots__ = (
+        "cdable",
         "cdpath",
         "checks",
         "deadline",
@@ -553,6 +555,7 @@ class _Walk:
         self.dirs: list[str] = []
         self.local: list[str] = []
         self.cdpath = False  # the line sets CDPATH: `cd rel` may go anywhere
+        self.cdable = False  # the line may turn on cdable_vars: `cd NAME` may be `cd $NAME`
         # git subcommands whose safety switch the line turns off (table.GIT_SAFETY_KEYS), and each
         # git argv met, by subcommand: _parse spells those again with the switch's option.
         self.git_forced: set[str] = set()
@@ -582,6 +585,10 @@ class _Walk:
         data += b"\n"
         if b"CDPATH" in data:
             self.cdpath = True  # set before the walk: `CDPATH=/etc cd ssh` is walked cd first
+        if b"cdable_vars" in data:
+            # Round nine (set H, cdable-vars): with `shopt -s cdable_vars`, `cd HOME` goes to $HOME
+            # when no folder HOME is there; the mention alone is enough (an over-approximation).
+            self.cdable = True
         root = self._tree(data).root_node
         if root.has_error:
             raise CommandError(_syntax_error(root, data))
@@ -2837,6 +2844,12 @@ class _Walk:
         joined = [_joined_path(place, directory) for place in self.dirs] if _relative(directory) else []
         if self.cdpath and _relative(directory):
             joined.append(_joined_path(UNKNOWN_CWD, directory))  # cd looks DIR up in CDPATH first
+        if self.cdable and _VARIABLE_NAME.fullmatch(directory):
+            # cdable_vars: a name that is no folder is the variable's value - `$NAME` as written
+            # (a path rule reads $HOME as the home), or the value the line gave it.
+            variable = self.variables.get(directory, f"${directory}")
+            self._operand(variable)
+            joined.append(variable)
         self.dirs = list(dict.fromkeys([*self.dirs, *joined, directory]))
         if len(self.dirs) > MAX_DIRS:
             self.dirs = [UNKNOWN_CWD]
