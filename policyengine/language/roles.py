@@ -259,6 +259,52 @@ def _value_roles(value: str) -> frozenset[Role]:
     return frozenset(roles)
 
 
+# Round nine (set H, mcp-command-key-gap, bl-command-key-gap): a command under a key no list
+# names is read by its shape. Under a key that names an action (a timer's `then`, a watcher's
+# `action`, a scheduler's `do`, a hook's `handler`, an alias' `expansion`: _ACTION_KEYS) a line
+# whose first word is a program the shell tables know, in lower case, then one more word, is a
+# command; under any other key that names no role (an alias table's `st: '!sh -c ...'`, an npm
+# script's `value`) it must also carry an option, an operator or a path and read as no sentence
+# (no `, ` and no closing `.`, `!` or `?`). SQL (`TRUNCATE t`) and labels (`AWS root`) are not
+# lower case; prose keys (content, message, description...) never reach here.
+_COMMAND_SHAPE = re.compile(r"\s*!?\s*([a-z0-9_./+-]{1,64})[ \t]+\S")
+_COMMAND_MARKS = re.compile(r"(^|\s)-{1,2}[A-Za-z]|[|;&<>`]|\$\(|(^|\s)\.{0,2}/|/\S")
+_SENTENCE = re.compile(r",\s|[.!?]\s*$")
+_ACTION_KEYS = frozenset(
+    {"do", "then", "action", "actions", "handler", "handlers", "recipe", "task", "expansion", "hook", "hooks"}
+    | {"entrypoint", "test", "on_change", "onchange", "on_event", "callback_command", "trigger", "exec_start"}
+)
+_COMMAND = frozenset({Role.COMMAND})
+
+
+def _argv_shaped(key: str, value: list[Any], declared: Mapping[str, str] | None) -> bool:
+    """Whether a list of strings under a key naming no role reads as an argv: a known program, then its words."""
+    if not key or not all(type(item) is str for item in value) or _roles_of(key, None, declared):
+        return False
+    if key.lower() in _ACTION_KEYS:
+        return True  # Docker's exec form (`entrypoint: [echo, 'rm -rf is dangerous']`): one argv
+    first = value[0]
+    if not isinstance(first, str) or not first or any(char.isspace() for char in first):
+        return False
+    if not any(item.startswith("-") or "/" in item or "." in item for item in value[1:]):
+        return False  # `tags: [make, build]`: words, not an argv (`[rm, -rf, /w]`, `[python, app.py]` are)
+    from policyengine.language.shell import names_known  # as in _command_shaped
+
+    return names_known(first)
+
+
+def _command_shaped(key: str, value: str) -> bool:
+    """Whether a string under a key that names no role reads as a command line of a known program."""
+    match = _COMMAND_SHAPE.match(value)
+    if match is None:
+        return False
+    if key.lower() not in _ACTION_KEYS and (_COMMAND_MARKS.search(value) is None or _SENTENCE.search(value)):
+        return False
+    from policyengine.language.shell import names_known  # shell imports paths only: no cycle at call time
+
+    return names_known(match.group(1))
+
+
 _URL = frozenset({Role.URL})
 _FILE_URL = frozenset({Role.URL, Role.PATH})
 
@@ -299,7 +345,8 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
         roles = key_roles(key) if key else frozenset()
         if not roles:
             if isinstance(value, str):
-                return _value_roles(value)
+                shaped = _value_roles(value)
+                return shaped or (_COMMAND if _command_shaped(key, value) else shaped)
         elif Role.TEXT in roles:
             return frozenset()
         elif Role.EMAIL in roles and len(roles) == 1 and isinstance(value, str):
@@ -346,6 +393,9 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
         elif isinstance(value, list):
             if Role.COMMAND not in skip and value and all(type(v) is str for v in value) and _is_argv(key, declared):
                 argv.append(list(value))
+                skip = skip | {Role.COMMAND}
+            elif Role.COMMAND not in skip and len(value) > 1 and _argv_shaped(key, value, declared):
+                argv.append(list(value))  # round nine: `entrypoint: [rm, -rf, /w]` under a key naming no role
                 skip = skip | {Role.COMMAND}
             for item in value:
                 walk(item, key, skip, depth + 1)

@@ -3298,6 +3298,11 @@ def _names_known(value: str) -> bool:
     return any(program in _NAMED_PROGRAMS for program in _program_names(value)[0])
 
 
+def names_known(value: str) -> bool:
+    """Whether a word names a program the engine's tables know (roles reads a command's shape by it)."""
+    return _names_known(value)
+
+
 def _opens_shell(name: str, options: list[_Word]) -> bool:
     """Whether sudo's or doas's options ask for a shell (`-s`, `-i`, `--shell`, `--login`)."""
     letters = "s" if name == "doas" else "si"
