@@ -217,3 +217,31 @@ def test_command_by_shape(arguments: dict[str, Any], expected: list[str] | None)
 def test_prose_is_no_command(arguments: dict[str, Any]) -> None:
     """Sentences, upper-case SQL and labels, a tag list, and an argv's quoted word are not commands."""
     assert not [line for line in commands_of(arguments) if line.startswith(("rm", "aws", "truncate", "make"))]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cp /dev/null src/main.py",
+        "ln -sf /dev/null src/app.ts",
+        "install -m 644 /dev/null config/settings.py",
+        "tee package-lock.json < /dev/null",
+        "cat /dev/null > README.md",
+        ": > db/production.sqlite3",
+        "true > notes.txt",
+        "> out.txt",
+        "find src -name '*.py' -exec cp /dev/null {} \\;",
+    ],
+)
+def test_emptying_a_file_is_truncate(command: str) -> None:
+    """Copying, linking or redirecting nothing over a file empties it: read as truncate (devnull-clobber)."""
+    assert "truncate" in parse_command(command).programs
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["make > /dev/null 2>&1", "echo hi > x.txt", "cat a.txt > b.txt", "ls >> log", "npm test < /dev/null", "cat < x"],
+)
+def test_writes_with_content_are_no_truncate(command: str) -> None:
+    """Output discarded to /dev/null, real content, appends and reads of /dev/null are no truncation."""
+    assert "truncate" not in parse_command(command).programs

@@ -806,6 +806,13 @@ class _Walk:
                 self._stop_resolving()
                 self._set_unseen(name, words)
             rest = words[1:]
+            if (name in _EMPTYING_COPIERS and any(word.value in _EMPTY_SOURCES for word in rest)) or (
+                name in _STDIN_COPIERS and node.type == "command" and _stdin_is_empty(node, data)
+            ):
+                # Round nine (set H, devnull-clobber): copying, linking or installing /dev/null over
+                # a file (`cp /dev/null x`, `ln -sf /dev/null x`, `tee x < /dev/null`) empties it, as
+                # truncate does: read as truncate, a deleting program.
+                self.programs["truncate"] = None
             if name == "cmake" and len(rest) > 1 and rest[0].value == "-E" and rest[1].known:
                 # Round nine (set H, cmake-e-delete): `cmake -E rm|remove|remove_directory` deletes
                 # (read as rm), and chdir, env and time run the command after their own words.
@@ -2694,6 +2701,8 @@ class _Walk:
             if ">" in operator:
                 # A target the engine cannot place (`> /tmp/c.s? && sh /tmp/c.sh`) may be the script run.
                 self._written(node, value if word.known else _UNKNOWN_SCRIPT, data)
+                if ">>" not in operator and value not in _EMPTY_SOURCES and _writes_nothing(node, data):
+                    self.programs["truncate"] = None  # `: > x`, `cat /dev/null > x`: emptied (devnull-clobber)
 
     def _written(self, node: tree_sitter.Node, target: str, data: bytes) -> None:
         """Keep the literal text `echo`/`printf`/a heredoc writes to a file: it may be a script run later."""
@@ -3296,6 +3305,49 @@ def _names_known(value: str) -> bool:
     if not value or value[-1] == "/" or any(char in value for char in "$`'\"\\=*?[{"):
         return False
     return any(program in _NAMED_PROGRAMS for program in _program_names(value)[0])
+
+
+# Round nine (set H, devnull-clobber): files that give nothing (or only zeros) when copied; the
+# programs that copy, link or install a source over a file; those that copy their stdin to files;
+# and the commands that write nothing to their output (`:`, `true`, `cat /dev/null`).
+_EMPTY_SOURCES = frozenset({"/dev/null", "/dev/zero", "nul", "/dev/full"})
+_EMPTYING_COPIERS = frozenset({"cp", "gcp", "ln", "install", "mv", "ditto", "rsync", "copy-item", "cpi", "dd"})
+_STDIN_COPIERS = frozenset({"tee", "sponge", "dd"})
+_SILENT_PROGRAMS = frozenset({":", "true", "false"})
+_EMPTY_READERS = frozenset({"cat", "head", "tail", "tac", "dd"})
+
+
+def _stdin_is_empty(node: tree_sitter.Node, data: bytes) -> bool:
+    """Whether a command's standard input is redirected from /dev/null (`tee x < /dev/null`)."""
+    parent = node.parent
+    if parent is None or parent.type != "redirected_statement":
+        return False
+    for child in parent.named_children:
+        if child.type == "file_redirect" and _is_input_file(child, data):
+            targets = child.children_by_field_name("destination")
+            if any(_text(target, data).strip("'\"") in _EMPTY_SOURCES for target in targets):
+                return True
+    return False
+
+
+def _writes_nothing(node: tree_sitter.Node, data: bytes) -> bool:
+    """Whether the command a `>` redirection belongs to writes nothing: none, `:`/`true`, or a read of /dev/null."""
+    parent = node.parent
+    if parent is None or parent.type != "redirected_statement":
+        return False
+    body = parent.named_child(0)
+    if body is None or body.type == "file_redirect":
+        return True  # `> x` alone
+    if body.type != "command":
+        return False
+    words = [_text(child, data).strip("'\"") for child in body.named_children if child.type != "variable_assignment"]
+    if not words:
+        return True
+    name = words[0].rsplit("/", 1)[-1]
+    if name in _SILENT_PROGRAMS:
+        return True
+    operands = [word for word in words[1:] if not word.startswith("-")]
+    return name in _EMPTY_READERS and bool(operands) and all(word in _EMPTY_SOURCES for word in operands)
 
 
 def names_known(value: str) -> bool:
