@@ -245,3 +245,18 @@ def test_emptying_a_file_is_truncate(command: str) -> None:
 def test_writes_with_content_are_no_truncate(command: str) -> None:
     """Output discarded to /dev/null, real content, appends and reads of /dev/null are no truncation."""
     assert "truncate" not in parse_command(command).programs
+
+
+def test_tar_remote_archive_is_a_url() -> None:
+    """GNU tar's -f HOST:FILE is a remote archive (rmt over ssh) unless --force-local."""
+    assert parse_command("tar -czf u@203.0.113.7:/srv/p.tgz src").urls == ("ssh://u@203.0.113.7/srv/p.tgz",)
+    assert parse_command("tar --file=h.example:x.tar -c .").urls == ("ssh://h.example/x.tar",)
+    assert parse_command("tar --force-local -cf backup:2024.tar src").urls == ()
+    assert parse_command("tar -czf dist/x.tgz src").urls == ()
+
+
+def test_cmake_e_verbs_are_their_programs() -> None:
+    """cmake -E tar/copy/make_directory read as tar, cp, mkdir; -S . is a folder, not the `.` builtin."""
+    assert "tar" in parse_command("cmake -E tar czf b.tgz src").programs
+    assert "cp" in parse_command("cmake -E copy a b").programs
+    assert parse_command("cmake -S . -B build -DX=1").programs == ("cmake",)

@@ -518,6 +518,7 @@ class _Walk:
         "checks",
         "deadline",
         "dirs",
+        "force_local",
         "git_forced",
         "git_lines",
         "invocations",
@@ -556,6 +557,7 @@ class _Walk:
         self.local: list[str] = []
         self.cdpath = False  # the line sets CDPATH: `cd rel` may go anywhere
         self.cdable = False  # the line may turn on cdable_vars: `cd NAME` may be `cd $NAME`
+        self.force_local = False  # tar --force-local: an archive name's colon names no host
         # git subcommands whose safety switch the line turns off (table.GIT_SAFETY_KEYS), and each
         # git argv met, by subcommand: _parse spells those again with the switch's option.
         self.git_forced: set[str] = set()
@@ -831,6 +833,10 @@ class _Walk:
                         words = rest[skip:]
                         continue
                     return
+                argv = table.CMAKE_PROGRAM_VERBS.get(verb)
+                if argv is not None:  # `cmake -E tar czf x ~` is tar's sweep, `-E copy` cp's copy
+                    words = [*(_literal(value) for value in argv), *rest[2:]]
+                    continue
             if name in table.CREDENTIAL_OPTIONS:
                 self._credentials(name, rest)
             if name in table.DECODERS:
@@ -907,6 +913,8 @@ class _Walk:
                 if any(word.value in table.REPL_WORDS for word in rest) and self._repl_code(name, rest, node):
                     self._operand(CODE_OPERAND)  # `python manage.py shell <<EOF`, `rails console <<<`
                 grammar = table.GRAMMARS.get(name)
+                if name == "tar":
+                    self.force_local = any(word.value.startswith("--force-l") for word in rest)
                 if grammar is not None:
                     self._grammar(name, grammar, rest, node, data, depth)
                 elif name in table.STDIN_COMMANDS and _reads_stdin(node) and all(w.value.startswith("-") for w in rest):
@@ -1500,6 +1508,12 @@ class _Walk:
                 return code
         if option in grammar.paths:
             self._word_operand(word, start)
+            remote = _REMOTE.fullmatch(word.value[start:]) if name == "tar" and option in ("f", "--file") else None
+            if remote is not None and not self.force_local:
+                # Round nine (set H, tar-remote-archive): GNU tar's archive HOST:FILE is read or written
+                # on HOST over rsh/ssh (rmt) unless --force-local: a URL of the command.
+                place = remote.group(2)
+                self._url(f"ssh://{remote.group(1)}{place if place.startswith('/') else '/' + place}")
             # `make -f /dev/stdin`, `awk -f -`: the script file is standard input, so code.
             return option in table.SCRIPT_FILE_OPTIONS.get(name, ()) and word.value[start:] in _STDIN_FILES
         elif option in grammar.dirs:

@@ -49,6 +49,7 @@ __all__ = [
     "ACTING_PROGRAMS",
     "ALIASES",
     "CMAKE_DELETERS",
+    "CMAKE_PROGRAM_VERBS",
     "CMD_RUNS",
     "CMD_SWITCHES",
     "CODE_FILE",
@@ -907,8 +908,17 @@ INVOCATIONS: dict[str, Invocation] = {
     "php": Invocation("verb", marks=_set("-S")),
 }  # fmt: skip
 INVOCATIONS["gpg2"] = INVOCATIONS["gpg"]
-# `cmake -E` verbs that delete files (read as rm by the walk).
+# `cmake -E` verbs that delete files (read as rm by the walk), and those that are another
+# program's work (read as that program's argv).
 CMAKE_DELETERS = frozenset({"rm", "remove", "remove_directory"})
+CMAKE_PROGRAM_VERBS: dict[str, tuple[str, ...]] = {
+    "copy": ("cp",), "copy_if_different": ("cp",), "copy_if_newer": ("cp",),
+    "copy_directory": ("cp", "-r"), "copy_directory_if_different": ("cp", "-r"),
+    "rename": ("mv",), "make_directory": ("mkdir", "-p"), "create_symlink": ("ln", "-s"),
+    "create_hardlink": ("ln",), "touch": ("touch",), "touch_nocreate": ("touch", "-c"), "tar": ("tar",),
+    "cat": ("cat",), "echo": ("echo",), "echo_append": ("echo", "-n"), "md5sum": ("md5sum",),
+    "sha1sum": ("sha1sum",), "sha256sum": ("sha256sum",), "sha512sum": ("sha512sum",), "sleep": ("sleep",),
+}  # fmt: skip
 
 
 # Deferred commands (round five, set D, cc-deferred-delete). Programs that take commands on
@@ -1277,6 +1287,30 @@ GRAMMARS: dict[str, Grammar] = {
         runs=_set("--compress-program"),
     ),
     "python": Grammar(values=_set("m", "W", "X", "Q"), code=_set("c"), scripts=_set("m"), interpreter=True),
+    # Round nine (set H, benign-cmake): cmake's configure and build options, so `-S .` is a
+    # folder, not the `.` builtin read from an unknown program's words (-E verbs: shell.py).
+    "cmake": Grammar(
+        values=_set(
+            "D",
+            "U",
+            "G",
+            "A",
+            "T",
+            "j",
+            "t",
+            "--target",
+            "--config",
+            "--parallel",
+            "--preset",
+            "--log-level",
+            "--graphviz",
+            "--system-information",
+            "-W",
+            "--component",
+            "--prefix",
+        ),
+        paths=_set("S", "B", "C", "P", "--build", "--install", "--toolchain", "--install-prefix"),
+    ),
     "perl": Grammar(
         values=_set("M", "m", "C"),
         paths=_set("I"),
