@@ -260,3 +260,27 @@ def test_cmake_e_verbs_are_their_programs() -> None:
     assert "tar" in parse_command("cmake -E tar czf b.tgz src").programs
     assert "cp" in parse_command("cmake -E copy a b").programs
     assert parse_command("cmake -S . -B build -DX=1").programs == ("cmake",)
+
+
+@pytest.mark.parametrize(
+    ("command", "outside"),
+    [
+        ("git format-patch --output-di /tmp/out HEAD~1", True),
+        ("git archive --ou=/tmp/src.tar HEAD", True),
+        ("git archive -vo /tmp/s.tar HEAD", True),
+        ("git init --separate-git-dir=/tmp/gitdir .", True),
+        ("git config -f /tmp/shared.cfg user.email x", True),
+        ("git -c trace2.eventTarget=/tmp/t.json status", True),
+        ("GIT_TRACE=/tmp/trace.log git status", True),
+        ("git diff --output=`printf /tmp`/changes.diff", True),
+        ("git diff --output=changes.patch", False),
+        ("git format-patch -o patches HEAD~2", False),
+        ("git config --file .gitmodules submodule.lib.branch main", False),
+        ("git checkout-index -a --prefix=build/export/", False),
+    ],
+)
+def test_git_writes_outside_by_option_class(command: str, outside: bool) -> None:
+    """git_output_outside reads every option that names a file git writes, abbreviated or clustered."""
+    lines = jmespath.search("commands(@)", {"name": "Bash", "arguments": {"command": command}}, options=OPTIONS)
+    hit = any(re.search(pattern, line) for line in lines for pattern in LISTS["git_output_outside"])
+    assert hit is outside

@@ -808,6 +808,9 @@ LONG_FLAGS: dict[str, frozenset[str]] = {
     "git": _set(
         "--force", "--delete", "--prune", "--mirror", "--hard", "--cached", "--no-overlay", "--worktree",
         "--source", "--reset", "--staged", "--include-untracked",
+        # Round nine (set H, git-output-abbrev): the options that name a file git writes.
+        "--output", "--output-directory", "--separate-git-dir", "--work-tree", "--git-dir", "--prefix",
+        "--file", "--export-marks", "--object-dir", "--object-directory", "--template",
     ),
     "zip": _set("--move"),
     "rclone": _set("--delete-before", "--delete-during", "--delete-after", "--delete-excluded"),
