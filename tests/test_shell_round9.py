@@ -284,3 +284,25 @@ def test_git_writes_outside_by_option_class(command: str, outside: bool) -> None
     lines = jmespath.search("commands(@)", {"name": "Bash", "arguments": {"command": command}}, options=OPTIONS)
     hit = any(re.search(pattern, line) for line in lines for pattern in LISTS["git_output_outside"])
     assert hit is outside
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "go build -toolexec='rm -rf src' ./...",
+        "go run -exec 'rm -rf internal' ./cmd/app",
+        "go test -exec=rm ./... -args -rf src",
+        "RUSTC_WRAPPER='rm -rf src' cargo build",
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER='rm -rf src' cargo run",
+    ],
+)
+def test_toolchain_runners_are_commands(command: str) -> None:
+    """go's -exec/-toolexec and a toolchain's *_WRAPPER/*_RUNNER variables run the command they name."""
+    assert "rm" in parse_command(command).programs
+
+
+def test_go_build_options_keep_their_reading() -> None:
+    """-o names the output file, -C the folder; a test filter is no program."""
+    command = parse_command("go build -C sub -o bin/app -ldflags '-s -w' ./cmd/app")
+    assert command.programs == ("go",)
+    assert "bin/app" in command.operands

@@ -976,7 +976,7 @@ class _Walk:
         for index, value in enumerate(values):
             option = value.partition("=")[0]
             if len(option) > 3 and option.startswith("--") and option not in flags:
-                full = [flag for flag in flags if flag.startswith(option)]
+                full = sorted(flag for flag in flags if flag.startswith(option))  # sorted: one spelling per run
                 if full:
                     tail = value[len(option) :]  # `=VALUE` stays with its option (`--sou=X` is `--source=X`)
                     values[index] = " ".join(flag + tail for flag in full)  # `tar --remove-f` is `--remove-files`
@@ -1392,6 +1392,11 @@ class _Walk:
                 # A one-dash option of several letters (`zip -TT CMD`, `find`-style programs).
                 code |= self._option(name, grammar, value[1:], words[index], 0, depth)
                 index += 1
+                continue
+            sign = value.find("=")
+            if sign > 2 and _takes_value(grammar, value[1:sign]) and len(value[1:sign]) > 1:
+                # Its value attached by `=` (`go build -toolexec=CMD`, go's flag package).
+                code |= self._option(name, grammar, value[1:sign], word, sign + 1, depth)
                 continue
             taken = False
             for position in range(1, len(value)):

@@ -1290,6 +1290,34 @@ GRAMMARS: dict[str, Grammar] = {
         runs=_set("--compress-program"),
     ),
     "python": Grammar(values=_set("m", "W", "X", "Q"), code=_set("c"), scripts=_set("m"), interpreter=True),
+    # Round nine (set H, toolchain-exec-options): go build/test/run -exec CMD and -toolexec CMD run
+    # CMD around each binary or tool (one dash, the value attached by `=` or the next word).
+    "go": Grammar(
+        values=_set(
+            "p",
+            "tags",
+            "ldflags",
+            "gcflags",
+            "asmflags",
+            "run",
+            "bench",
+            "count",
+            "timeout",
+            "mod",
+            "cpu",
+            "parallel",
+            "buildmode",
+            "compiler",
+            "covermode",
+            "coverpkg",
+            "skip",
+            "benchtime",
+            "shuffle",
+        ),
+        paths=_set("o", "modfile", "coverprofile", "pkgdir", "overlay", "pgo", "cpuprofile", "memprofile"),
+        dirs=_set("C"),
+        runs=_set("exec", "toolexec"),
+    ),
     # Round nine (set H, benign-cmake): cmake's configure and build options, so `-S .` is a
     # folder, not the `.` builtin read from an unknown program's words (-E verbs: shell.py).
     "cmake": Grammar(
@@ -1685,6 +1713,9 @@ CODE_VARIABLE_PREFIXES = ("GIT_CONFIG_VALUE_",)
 # read as code. A benign value (`GH_PAGER=cat`) is just a program name and stays harmless.
 CODE_VARIABLE_SUFFIXES = (
     "_EDITOR", "_VISUAL", "_PAGER", "_COMMAND", "_CMD", "_SHELL", "_ASKPASS", "_BROWSER", "_RSH", "_SSH",
+    # Round nine (set H, toolchain-exec-options): a toolchain runs a wrapper, runner or linker
+    # program named in its environment (RUSTC_WRAPPER, CARGO_TARGET_*_RUNNER, CARGO_TARGET_*_LINKER).
+    "_WRAPPER", "_RUNNER", "_LINKER",
 )  # fmt: skip
 # bash's prompts: their value is expanded as in double quotes before it is shown, so a `$(...)` or
 # backtick in PS4 runs at each `set -x` line, in PS0/PS1 at each interactive prompt.
