@@ -306,3 +306,22 @@ def test_go_build_options_keep_their_reading() -> None:
     command = parse_command("go build -C sub -o bin/app -ldflags '-s -w' ./cmd/app")
     assert command.programs == ("go",)
     assert "bin/app" in command.operands
+
+
+@pytest.mark.parametrize(
+    ("command", "operand"),
+    [
+        ("PREFIX=${PREFIX:-/usr} make install", "/usr"),
+        ("DESTDIR=${DESTDIR:-/} make install", "/"),
+        (": ${PREFIX:=/usr}; make install", "/usr"),
+        ("GOBIN=${GOBIN-/usr/local/bin} go install ./cmd/tool", "/usr/local/bin"),
+    ],
+)
+def test_a_literal_fallback_is_an_operand(command: str, operand: str) -> None:
+    """${NAME:-/usr} is /usr when NAME is unset, in an assignment too (assigned-default-expansion)."""
+    assert operand in parse_command(command).operands
+
+
+def test_a_relative_fallback_is_no_new_operand() -> None:
+    """Only a rooted or home fallback is reported: `${OUT:-build}` names no system place."""
+    assert parse_command("OUT=${OUT:-build} make").operands == ()

@@ -695,6 +695,11 @@ class _Walk:
                 if data[node.end_byte - 3 : node.end_byte] == b"@P}":
                     # ${x@P} expands x as a prompt, which runs the $(...) in its value.
                     raise CommandError("a ${...@P} expansion runs code held in a variable")
+                fallback = _DEFAULT_VALUE.fullmatch(_text(node, data))
+                if fallback is not None and fallback.group(1)[:1] in ("/", "~"):
+                    # Round nine (set H, assigned-default-expansion): `${PREFIX:-/usr}` is /usr when
+                    # PREFIX is unset - in an assignment (`PREFIX=${PREFIX:-/usr} make install`) too.
+                    self._operand(fallback.group(1))
                 default = _DEFAULT_ASSIGNMENT.match(_text(node, data))
                 if default is not None and _special_variable(default.group(1)):
                     # `: ${GIT_PAGER:='rm x'}` assigns the variable as NAME=VALUE does.
@@ -3008,6 +3013,7 @@ _ARITHMETIC = re.compile(
 # Programs and forms through which standard input becomes a variable's value on the same line.
 _STDIN_TO_VARIABLE = re.compile(rb"\b(?:read|mapfile|readarray)\b|\$\(|`")
 _DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # ${NAME:=VALUE} assigns NAME
+_DEFAULT_VALUE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]([^}$`'\"\\\s]+)\}")  # ${NAME:-/usr}: a literal fallback
 
 
 def _literal_text(text: str) -> bool:
