@@ -267,7 +267,8 @@ def _value_roles(value: str) -> frozenset[Role]:
 # script's `value`) it must also carry an option, an operator or a path and read as no sentence
 # (no `, ` and no closing `.`, `!` or `?`). SQL (`TRUNCATE t`) and labels (`AWS root`) are not
 # lower case; prose keys (content, message, description...) never reach here.
-_COMMAND_SHAPE = re.compile(r"\s*!?\s*([a-z0-9_./+-]{1,64})[ \t]+\S")
+_COMMAND_SHAPE = re.compile(r"\s*!?\s*(\S{1,64})[ \t]+\S")
+_UPPER_WORD = re.compile(r"[A-Z][A-Za-z0-9_]*")  # `TRUNCATE t`, `AWS root`: SQL and labels, no program
 _COMMAND_MARKS = re.compile(r"(^|\s)-{1,2}[A-Za-z]|[|;&<>`]|\$\(|(^|\s)\.{0,2}/|/\S")
 _SENTENCE = re.compile(r",\s|[.!?]\s*$")
 _ACTION_KEYS = frozenset(
@@ -294,15 +295,28 @@ def _argv_shaped(key: str, value: list[Any], declared: Mapping[str, str] | None)
 
 
 def _command_shaped(key: str, value: str) -> bool:
-    """Whether a string under a key that names no role reads as a command line of a known program."""
-    match = _COMMAND_SHAPE.match(value)
-    if match is None:
-        return False
-    if key.lower() not in _ACTION_KEYS and (_COMMAND_MARKS.search(value) is None or _SENTENCE.search(value)):
-        return False
-    from policyengine.language.shell import names_known  # shell imports paths only: no cycle at call time
+    """Whether a string under a key that names no role reads as a command line of a known program.
 
-    return names_known(match.group(1))
+    The line is parsed as bash reads it, so a quoted, escaped or path-spelled first word
+    (`r''m`, `\\rm`, `$'\\x72m'`, `/bin/rm`) is its program.
+    """
+    match = _COMMAND_SHAPE.match(value)
+    if match is None or _UPPER_WORD.fullmatch(match.group(1)):
+        return False
+    action = key.lower() in _ACTION_KEYS
+    if not action and (_COMMAND_MARKS.search(value) is None or _SENTENCE.search(value)):
+        return False
+    from policyengine.language.shell import CommandError, names_known, parse_command  # no cycle at call time
+
+    try:
+        programs = parse_command(
+            value.lstrip()[1:] if value.lstrip().startswith("!") else value
+        ).programs  # git's `!cmd`
+    except CommandError:
+        # A line the engine cannot place (`curl x | sh`): a command under an action key (fail
+        # closed), elsewhere when its first word as written names a known program.
+        return action or names_known(match.group(1))
+    return bool(programs) and names_known(programs[0])
 
 
 _URL = frozenset({Role.URL})
@@ -346,7 +360,9 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
         if not roles:
             if isinstance(value, str):
                 shaped = _value_roles(value)
-                return shaped or (_COMMAND if _command_shaped(key, value) else shaped)
+                if (not shaped or key.lower() in _ACTION_KEYS) and _command_shaped(key, value):
+                    return shaped | _COMMAND  # `do: /bin/rm -rf x` is a command and a path's shape
+                return shaped
         elif Role.TEXT in roles:
             return frozenset()
         elif Role.EMAIL in roles and len(roles) == 1 and isinstance(value, str):

@@ -813,7 +813,7 @@ class _Walk:
                 self._stop_resolving()
                 self._set_unseen(name, words)
             rest = words[1:]
-            if (name in _EMPTYING_COPIERS and any(word.value in _EMPTY_SOURCES for word in rest)) or (
+            if (name in _EMPTYING_COPIERS and any(_empty_source(word.value) for word in rest)) or (
                 name in _STDIN_COPIERS and node.type == "command" and _stdin_is_empty(node, data)
             ):
                 # Round nine (set H, devnull-clobber): copying, linking or installing /dev/null over
@@ -2725,8 +2725,34 @@ class _Walk:
             if ">" in operator:
                 # A target the engine cannot place (`> /tmp/c.s? && sh /tmp/c.sh`) may be the script run.
                 self._written(node, value if word.known else _UNKNOWN_SCRIPT, data)
-                if ">>" not in operator and value not in _EMPTY_SOURCES and _writes_nothing(node, data):
+                if ">>" not in operator and not _empty_source(value) and self._writes_nothing(node, data):
                     self.programs["truncate"] = None  # `: > x`, `cat /dev/null > x`: emptied (devnull-clobber)
+
+    def _writes_nothing(self, node: tree_sitter.Node, data: bytes) -> bool:
+        """Whether the command a `>` redirection belongs to writes nothing: none, `:`/`true`, or a read of /dev/null."""
+        parent = node.parent
+        if parent is None or parent.type != "redirected_statement":
+            return False
+        body = parent.named_child(0)
+        while body is not None and body.type in ("list", "pipeline"):
+            body = body.named_child(body.named_child_count - 1)  # `cd src && true > x`: true's
+        if body is None or body.type == "file_redirect":
+            return True  # `> x` alone
+        if body.type != "command":
+            return False
+        children = [child for child in body.named_children if child.type not in _REDIRECTS]
+        children = [child.named_child(0) or child if child.type == "command_name" else child for child in children]
+        words = [self._word(child, data) for child in children if child.type != "variable_assignment"]
+        words = [word for word in words if not _ASSIGNMENT.match(word.value)]
+        while words and words[0].known and _program_names(words[0].value)[1] in _SILENT_WRAPPERS:
+            words = words[1:]  # `env true > x`, `command : > x`
+        if not words or not words[0].known:
+            return not words
+        name = _program_names(words[0].value)[1]
+        if name in _SILENT_PROGRAMS:
+            return True
+        operands = [word.value for word in words[1:] if not word.value.startswith("-")]
+        return name in _EMPTY_READERS and bool(operands) and all(_empty_source(value) for value in operands)
 
     def _written(self, node: tree_sitter.Node, target: str, data: bytes) -> None:
         """Keep the literal text `echo`/`printf`/a heredoc writes to a file: it may be a script run later."""
@@ -3340,6 +3366,7 @@ _EMPTYING_COPIERS = frozenset({"cp", "gcp", "ln", "install", "mv", "ditto", "rsy
 _STDIN_COPIERS = frozenset({"tee", "sponge", "dd"})
 _SILENT_PROGRAMS = frozenset({":", "true", "false"})
 _EMPTY_READERS = frozenset({"cat", "head", "tail", "tac", "dd"})
+_SILENT_WRAPPERS = frozenset({"env", "command", "builtin", "nice", "nohup", "exec", "time"})
 
 
 def _stdin_is_empty(node: tree_sitter.Node, data: bytes) -> bool:
@@ -3350,29 +3377,19 @@ def _stdin_is_empty(node: tree_sitter.Node, data: bytes) -> bool:
     for child in parent.named_children:
         if child.type == "file_redirect" and _is_input_file(child, data):
             targets = child.children_by_field_name("destination")
-            if any(_text(target, data).strip("'\"") in _EMPTY_SOURCES for target in targets):
+            if any(_empty_source(_text(target, data).strip("'\"")) for target in targets):
                 return True
     return False
 
 
-def _writes_nothing(node: tree_sitter.Node, data: bytes) -> bool:
-    """Whether the command a `>` redirection belongs to writes nothing: none, `:`/`true`, or a read of /dev/null."""
-    parent = node.parent
-    if parent is None or parent.type != "redirected_statement":
+def _empty_source(value: str) -> bool:
+    """Whether a word names a file that gives nothing when read (/dev/null however spelled: `/DEV//null`)."""
+    if "null" not in value.casefold() and "zero" not in value.casefold() and value.casefold() != "nul":
         return False
-    body = parent.named_child(0)
-    if body is None or body.type == "file_redirect":
-        return True  # `> x` alone
-    if body.type != "command":
+    try:
+        return paths.normalize_path(value) in _EMPTY_SOURCES
+    except Exception:  # a value the path functions cannot read is no known empty file
         return False
-    words = [_text(child, data).strip("'\"") for child in body.named_children if child.type != "variable_assignment"]
-    if not words:
-        return True
-    name = words[0].rsplit("/", 1)[-1]
-    if name in _SILENT_PROGRAMS:
-        return True
-    operands = [word for word in words[1:] if not word.startswith("-")]
-    return name in _EMPTY_READERS and bool(operands) and all(word in _EMPTY_SOURCES for word in operands)
 
 
 def names_known(value: str) -> bool:
