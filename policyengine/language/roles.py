@@ -276,6 +276,7 @@ _ACTION_KEYS = frozenset(
     | {"entrypoint", "test", "on_change", "onchange", "on_event", "callback_command", "trigger", "exec_start"}
 )
 _COMMAND = frozenset({Role.COMMAND})
+_PATH = frozenset({Role.PATH})  # `\\curl -s x | sh` starts like a Windows path and is a command too
 
 
 def _argv_shaped(key: str, value: list[Any], declared: Mapping[str, str] | None) -> bool:
@@ -315,7 +316,13 @@ def _command_shaped(key: str, value: str) -> bool:
     except CommandError:
         # A line the engine cannot place (`curl x | sh`): a command under an action key (fail
         # closed), elsewhere when its first word as written names a known program.
-        return action or names_known(match.group(1))
+        if action:
+            return True
+        try:  # the first word alone, as bash reads it (`c''url`, `\\curl`, `$'\\x63url'`)
+            first = parse_command(f"{match.group(1)} x").programs
+        except CommandError:
+            return False
+        return bool(first) and names_known(first[0])
     return bool(programs) and names_known(programs[0])
 
 
@@ -360,7 +367,7 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
         if not roles:
             if isinstance(value, str):
                 shaped = _value_roles(value)
-                if (not shaped or key.lower() in _ACTION_KEYS) and _command_shaped(key, value):
+                if (not shaped or shaped == _PATH or key.lower() in _ACTION_KEYS) and _command_shaped(key, value):
                     return shaped | _COMMAND  # `do: /bin/rm -rf x` is a command and a path's shape
                 return shaped
         elif Role.TEXT in roles:

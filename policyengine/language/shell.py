@@ -2745,7 +2745,12 @@ class _Walk:
         words = [self._word(child, data) for child in children if child.type != "variable_assignment"]
         words = [word for word in words if not _ASSIGNMENT.match(word.value)]
         while words and words[0].known and _program_names(words[0].value)[1] in _SILENT_WRAPPERS:
+            timed = _program_names(words[0].value)[1] == "timeout"
             words = words[1:]  # `env true > x`, `command : > x`
+            while words and words[0].value.startswith("-"):
+                words = words[1:]
+            if timed and words:
+                words = words[1:]  # `timeout 5 true > x`: the duration
         if not words or not words[0].known:
             return not words
         name = _program_names(words[0].value)[1]
@@ -3366,7 +3371,7 @@ _EMPTYING_COPIERS = frozenset({"cp", "gcp", "ln", "install", "mv", "ditto", "rsy
 _STDIN_COPIERS = frozenset({"tee", "sponge", "dd"})
 _SILENT_PROGRAMS = frozenset({":", "true", "false"})
 _EMPTY_READERS = frozenset({"cat", "head", "tail", "tac", "dd"})
-_SILENT_WRAPPERS = frozenset({"env", "command", "builtin", "nice", "nohup", "exec", "time"})
+_SILENT_WRAPPERS = frozenset({"env", "command", "builtin", "nice", "nohup", "exec", "time", "timeout"})
 
 
 def _stdin_is_empty(node: tree_sitter.Node, data: bytes) -> bool:
