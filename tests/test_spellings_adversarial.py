@@ -148,6 +148,9 @@ _FOUND: dict[str, tuple[str, ...]] = {
     ),
     "engine: a prefixless key cut across list items is glued only when the items are plain values; a path spelling "
     "of the call's path argument changes the call the pieces are read in (round eight)": ("calls-h-encodings:11",),
+    "engine (round nine, f9-shell): a stdin redirection's /dev/null is read as written, so a quoted piece "
+    '(`< /dev/"null"`) is no empty source; a git output named relative to a `cd` outside the project is read '
+    "as relative (git_output_outside reads the option's text)": ("calls-i-shell:56", "calls-i-shell:63"),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}

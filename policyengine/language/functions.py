@@ -335,6 +335,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         return _by_role(document, "programs")
 
     @_signature({"types": []})
+    def _func_invocations(self, document: Any) -> list[str]:
+        """What each program with subcommands is asked to do (`git daemon`, `python -m http.server`), parsed."""
+        return _by_role(document, "invocations")
+
+    @_signature({"types": []})
     def _func_emails(self, document: Any) -> list[str]:
         """Every e-mail address in a call, by role."""
         return _by_role(document, "emails")
@@ -777,6 +782,7 @@ _ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "amounts": lambda call: call.found.values[roles.Role.AMOUNT],
     "commands": _command_lines,
     "programs": lambda call: [program for command in call.parsed for program in command.programs],
+    "invocations": lambda call: list(dict.fromkeys(item for command in call.parsed for item in command.invocations)),
 }
 
 

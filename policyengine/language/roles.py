@@ -259,6 +259,73 @@ def _value_roles(value: str) -> frozenset[Role]:
     return frozenset(roles)
 
 
+# Round nine (set H, mcp-command-key-gap, bl-command-key-gap): a command under a key no list
+# names is read by its shape. Under a key that names an action (a timer's `then`, a watcher's
+# `action`, a scheduler's `do`, a hook's `handler`, an alias' `expansion`: _ACTION_KEYS) a line
+# whose first word is a program the shell tables know, in lower case, then one more word, is a
+# command; under any other key that names no role (an alias table's `st: '!sh -c ...'`, an npm
+# script's `value`) it must also carry an option, an operator or a path and read as no sentence
+# (no `, ` and no closing `.`, `!` or `?`). SQL (`TRUNCATE t`) and labels (`AWS root`) are not
+# lower case; prose keys (content, message, description...) never reach here.
+_COMMAND_SHAPE = re.compile(r"\s*!?\s*(\S{1,64})[ \t]+\S")
+_UPPER_WORD = re.compile(r"[A-Z][A-Za-z0-9_]*")  # `TRUNCATE t`, `AWS root`: SQL and labels, no program
+_COMMAND_MARKS = re.compile(r"(^|\s)-{1,2}[A-Za-z]|[|;&<>`]|\$\(|(^|\s)\.{0,2}/|/\S")
+_SENTENCE = re.compile(r",\s|[.!?]\s*$")
+_ACTION_KEYS = frozenset(
+    {"do", "then", "action", "actions", "handler", "handlers", "recipe", "task", "expansion", "hook", "hooks"}
+    | {"entrypoint", "test", "on_change", "onchange", "on_event", "callback_command", "trigger", "exec_start"}
+)
+_COMMAND = frozenset({Role.COMMAND})
+_PATH = frozenset({Role.PATH})  # `\\curl -s x | sh` starts like a Windows path and is a command too
+
+
+def _argv_shaped(key: str, value: list[Any], declared: Mapping[str, str] | None) -> bool:
+    """Whether a list of strings under a key naming no role reads as an argv: a known program, then its words."""
+    if not key or not all(type(item) is str for item in value) or _roles_of(key, None, declared):
+        return False
+    if key.lower() in _ACTION_KEYS:
+        return True  # Docker's exec form (`entrypoint: [echo, 'rm -rf is dangerous']`): one argv
+    first = value[0]
+    if not isinstance(first, str) or not first or any(char.isspace() for char in first):
+        return False
+    if not any(item.startswith("-") or "/" in item or "." in item for item in value[1:]):
+        return False  # `tags: [make, build]`: words, not an argv (`[rm, -rf, /w]`, `[python, app.py]` are)
+    from policyengine.language.shell import names_known  # as in _command_shaped
+
+    return names_known(first)
+
+
+def _command_shaped(key: str, value: str) -> bool:
+    """Whether a string under a key that names no role reads as a command line of a known program.
+
+    The line is parsed as bash reads it, so a quoted, escaped or path-spelled first word
+    (`r''m`, `\\rm`, `$'\\x72m'`, `/bin/rm`) is its program.
+    """
+    match = _COMMAND_SHAPE.match(value)
+    if match is None or _UPPER_WORD.fullmatch(match.group(1)):
+        return False
+    action = key.lower() in _ACTION_KEYS
+    if not action and (_COMMAND_MARKS.search(value) is None or _SENTENCE.search(value)):
+        return False
+    from policyengine.language.shell import CommandError, names_known, parse_command  # no cycle at call time
+
+    try:
+        programs = parse_command(
+            value.lstrip()[1:] if value.lstrip().startswith("!") else value
+        ).programs  # git's `!cmd`
+    except CommandError:
+        # A line the engine cannot place (`curl x | sh`): a command under an action key (fail
+        # closed), elsewhere when its first word as written names a known program.
+        if action:
+            return True
+        try:  # the first word alone, as bash reads it (`c''url`, `\\curl`, `$'\\x63url'`)
+            first = parse_command(f"{match.group(1)} x").programs
+        except CommandError:
+            return False
+        return bool(first) and names_known(first[0])
+    return bool(programs) and names_known(programs[0])
+
+
 _URL = frozenset({Role.URL})
 _FILE_URL = frozenset({Role.URL, Role.PATH})
 
@@ -299,7 +366,10 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
         roles = key_roles(key) if key else frozenset()
         if not roles:
             if isinstance(value, str):
-                return _value_roles(value)
+                shaped = _value_roles(value)
+                if (not shaped or shaped == _PATH or key.lower() in _ACTION_KEYS) and _command_shaped(key, value):
+                    return shaped | _COMMAND  # `do: /bin/rm -rf x` is a command and a path's shape
+                return shaped
         elif Role.TEXT in roles:
             return frozenset()
         elif Role.EMAIL in roles and len(roles) == 1 and isinstance(value, str):
@@ -346,6 +416,9 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
         elif isinstance(value, list):
             if Role.COMMAND not in skip and value and all(type(v) is str for v in value) and _is_argv(key, declared):
                 argv.append(list(value))
+                skip = skip | {Role.COMMAND}
+            elif Role.COMMAND not in skip and len(value) > 1 and _argv_shaped(key, value, declared):
+                argv.append(list(value))  # round nine: `entrypoint: [rm, -rf, /w]` under a key naming no role
                 skip = skip | {Role.COMMAND}
             for item in value:
                 walk(item, key, skip, depth + 1)

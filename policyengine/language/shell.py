@@ -229,6 +229,7 @@ _CONNECT_TO = re.compile(r"[^:]*:[^:]*:(\[[^\]]*\]|[^:]*):(.*)")
 _ECHO_OPTION = re.compile(r"-[neE]+")  # echo's options: not text it writes
 _PROGRAM_ONLY = re.compile(r"[A-Za-z0-9_./+@%,:-]+")  # a word that is only a program's name or path
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # cdable_vars: `cd NAME` may be `cd $NAME`
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
 _NESTING = frozenset(
     {
@@ -335,6 +336,9 @@ class Command:
     # `git clean -f`): a table that reads a subcommand or option from the text (commands(@)) sees
     # it after quote removal, $'..' decoding and the line's variables, however the shell spelled it.
     lines: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    # Each invocation of a program with subcommands (table.INVOCATIONS): `git daemon`, `npm init
+    # vite`, `python -m http.server`, `gpg --send-keys`, `cmake -E rm`; `?` for a word not literal.
+    invocations: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
 
 class CommandError(ValueError):
@@ -487,7 +491,14 @@ def _parse(text: str) -> Command:
     for subcommand, line in walk.git_lines:
         if subcommand in walk.git_forced:
             walk.lines[f"{line} {_GIT_SAFETY_OPTIONS[subcommand]}"] = None
-    return Command(tuple(walk.programs), tuple(walk.operands), tuple(walk.urls), tuple(walk.words), tuple(walk.lines))
+    return Command(
+        tuple(walk.programs),
+        tuple(walk.operands),
+        tuple(walk.urls),
+        tuple(walk.words),
+        tuple(walk.lines),
+        tuple(walk.invocations),
+    )
 
 
 def _parser() -> tree_sitter.Parser:
@@ -502,12 +513,15 @@ class _Walk:
     """One parse_command call: what was found so far and the budget left."""
 
     __slots__ = (
+        "cdable",
         "cdpath",
         "checks",
         "deadline",
         "dirs",
+        "force_local",
         "git_forced",
         "git_lines",
+        "invocations",
         "level",
         "lines",
         "local",
@@ -527,6 +541,7 @@ class _Walk:
         self.urls: dict[str, None] = {}
         self.words: dict[str, None] = {}
         self.lines: dict[str, None] = {}
+        self.invocations: dict[str, None] = {}
         # (file, writing command, its source): read only when deferred() needs the text
         self.written: list[tuple[str, tree_sitter.Node, bytes]] = []
         # Variables surely set to literal text earlier on the top-level line, in source order
@@ -541,6 +556,8 @@ class _Walk:
         self.dirs: list[str] = []
         self.local: list[str] = []
         self.cdpath = False  # the line sets CDPATH: `cd rel` may go anywhere
+        self.cdable = False  # the line may turn on cdable_vars: `cd NAME` may be `cd $NAME`
+        self.force_local = False  # tar --force-local: an archive name's colon names no host
         # git subcommands whose safety switch the line turns off (table.GIT_SAFETY_KEYS), and each
         # git argv met, by subcommand: _parse spells those again with the switch's option.
         self.git_forced: set[str] = set()
@@ -570,6 +587,10 @@ class _Walk:
         data += b"\n"
         if b"CDPATH" in data:
             self.cdpath = True  # set before the walk: `CDPATH=/etc cd ssh` is walked cd first
+        if b"cdable_vars" in data:
+            # Round nine (set H, cdable-vars): with `shopt -s cdable_vars`, `cd HOME` goes to $HOME
+            # when no folder HOME is there; the mention alone is enough (an over-approximation).
+            self.cdable = True
         root = self._tree(data).root_node
         if root.has_error:
             raise CommandError(_syntax_error(root, data))
@@ -674,6 +695,11 @@ class _Walk:
                 if data[node.end_byte - 3 : node.end_byte] == b"@P}":
                     # ${x@P} expands x as a prompt, which runs the $(...) in its value.
                     raise CommandError("a ${...@P} expansion runs code held in a variable")
+                fallback = _DEFAULT_VALUE.fullmatch(_text(node, data))
+                if fallback is not None and fallback.group(1)[:1] in ("/", "~"):
+                    # Round nine (set H, assigned-default-expansion): `${PREFIX:-/usr}` is /usr when
+                    # PREFIX is unset - in an assignment (`PREFIX=${PREFIX:-/usr} make install`) too.
+                    self._operand(fallback.group(1))
                 default = _DEFAULT_ASSIGNMENT.match(_text(node, data))
                 if default is not None and _special_variable(default.group(1)):
                     # `: ${GIT_PAGER:='rm x'}` assigns the variable as NAME=VALUE does.
@@ -778,12 +804,44 @@ class _Walk:
         while words:
             names, name = _program(words[0])
             self._line(name, words)
+            invocation = table.INVOCATIONS.get(name)
+            if invocation is not None:
+                self.invocations.update(dict.fromkeys(_invocations(name, invocation, words[1:])))
             for program in names:
                 self.programs[program] = None
             if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
                 self._stop_resolving()
                 self._set_unseen(name, words)
             rest = words[1:]
+            if (name in _EMPTYING_COPIERS and any(_empty_source(word.value) for word in rest)) or (
+                name in _STDIN_COPIERS and node.type == "command" and _stdin_is_empty(node, data)
+            ):
+                # Round nine (set H, devnull-clobber): copying, linking or installing /dev/null over
+                # a file (`cp /dev/null x`, `ln -sf /dev/null x`, `tee x < /dev/null`) empties it, as
+                # truncate does: read as truncate, a deleting program.
+                self.programs["truncate"] = None
+            if name == "cmake" and len(rest) > 1 and rest[0].value == "-E" and rest[1].known:
+                # Round nine (set H, cmake-e-delete): `cmake -E rm|remove|remove_directory` deletes
+                # (read as rm), and chdir, env and time run the command after their own words.
+                verb = rest[1].value
+                if verb in table.CMAKE_DELETERS:
+                    self.programs["rm"] = None
+                    self._operands([word for word in rest[2:] if not word.value.startswith("-")])
+                    return
+                skip = {"chdir": 3, "time": 2}.get(verb)
+                if verb == "env":
+                    skip = 2
+                    while skip < len(rest) and (rest[skip].value.startswith("-") or "=" in rest[skip].value):
+                        skip += 1
+                if skip is not None:
+                    if skip < len(rest):
+                        words = rest[skip:]
+                        continue
+                    return
+                argv = table.CMAKE_PROGRAM_VERBS.get(verb)
+                if argv is not None:  # `cmake -E tar czf x ~` is tar's sweep, `-E copy` cp's copy
+                    words = [*(_literal(value) for value in argv), *rest[2:]]
+                    continue
             if name in table.CREDENTIAL_OPTIONS:
                 self._credentials(name, rest)
             if name in table.DECODERS:
@@ -860,6 +918,8 @@ class _Walk:
                 if any(word.value in table.REPL_WORDS for word in rest) and self._repl_code(name, rest, node):
                     self._operand(CODE_OPERAND)  # `python manage.py shell <<EOF`, `rails console <<<`
                 grammar = table.GRAMMARS.get(name)
+                if name == "tar":
+                    self.force_local = any(word.value.startswith("--force-l") for word in rest)
                 if grammar is not None:
                     self._grammar(name, grammar, rest, node, data, depth)
                 elif name in table.STDIN_COMMANDS and _reads_stdin(node) and all(w.value.startswith("-") for w in rest):
@@ -921,7 +981,7 @@ class _Walk:
         for index, value in enumerate(values):
             option = value.partition("=")[0]
             if len(option) > 3 and option.startswith("--") and option not in flags:
-                full = [flag for flag in flags if flag.startswith(option)]
+                full = sorted(flag for flag in flags if flag.startswith(option))  # sorted: one spelling per run
                 if full:
                     tail = value[len(option) :]  # `=VALUE` stays with its option (`--sou=X` is `--source=X`)
                     values[index] = " ".join(flag + tail for flag in full)  # `tar --remove-f` is `--remove-files`
@@ -1338,6 +1398,11 @@ class _Walk:
                 code |= self._option(name, grammar, value[1:], words[index], 0, depth)
                 index += 1
                 continue
+            sign = value.find("=")
+            if sign > 2 and _takes_value(grammar, value[1:sign]) and len(value[1:sign]) > 1:
+                # Its value attached by `=` (`go build -toolexec=CMD`, go's flag package).
+                code |= self._option(name, grammar, value[1:sign], word, sign + 1, depth)
+                continue
             taken = False
             for position in range(1, len(value)):
                 letter = value[position]
@@ -1358,8 +1423,9 @@ class _Walk:
                 options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
                 taken = True
                 break
-            if not taken and len(value) > 2 and "/" in value:
-                self._operands([word])  # `-xf/etc/x`: an unknown option's attached value may be a path
+            if not taken and len(value) > 2:
+                # `-xf/etc/x`, `-i.env`: an unknown option's attached value may be a path
+                self._operands([word])
         if code:
             self._operand(CODE_OPERAND)
         if name in ("ssh", "nc"):
@@ -1452,6 +1518,12 @@ class _Walk:
                 return code
         if option in grammar.paths:
             self._word_operand(word, start)
+            remote = _REMOTE.fullmatch(word.value[start:]) if name == "tar" and option in ("f", "--file") else None
+            if remote is not None and not self.force_local:
+                # Round nine (set H, tar-remote-archive): GNU tar's archive HOST:FILE is read or written
+                # on HOST over rsh/ssh (rmt) unless --force-local: a URL of the command.
+                place = remote.group(2)
+                self._url(f"ssh://{remote.group(1)}{place if place.startswith('/') else '/' + place}")
             # `make -f /dev/stdin`, `awk -f -`: the script file is standard input, so code.
             return option in table.SCRIPT_FILE_OPTIONS.get(name, ()) and word.value[start:] in _STDIN_FILES
         elif option in grammar.dirs:
@@ -2653,6 +2725,39 @@ class _Walk:
             if ">" in operator:
                 # A target the engine cannot place (`> /tmp/c.s? && sh /tmp/c.sh`) may be the script run.
                 self._written(node, value if word.known else _UNKNOWN_SCRIPT, data)
+                if ">>" not in operator and not _empty_source(value) and self._writes_nothing(node, data):
+                    self.programs["truncate"] = None  # `: > x`, `cat /dev/null > x`: emptied (devnull-clobber)
+
+    def _writes_nothing(self, node: tree_sitter.Node, data: bytes) -> bool:
+        """Whether the command a `>` redirection belongs to writes nothing: none, `:`/`true`, or a read of /dev/null."""
+        parent = node.parent
+        if parent is None or parent.type != "redirected_statement":
+            return False
+        body = parent.named_child(0)
+        while body is not None and body.type in ("list", "pipeline"):
+            body = body.named_child(body.named_child_count - 1)  # `cd src && true > x`: true's
+        if body is None or body.type == "file_redirect":
+            return True  # `> x` alone
+        if body.type != "command":
+            return False
+        children = [child for child in body.named_children if child.type not in _REDIRECTS]
+        children = [child.named_child(0) or child if child.type == "command_name" else child for child in children]
+        words = [self._word(child, data) for child in children if child.type != "variable_assignment"]
+        words = [word for word in words if not _ASSIGNMENT.match(word.value)]
+        while words and words[0].known and _program_names(words[0].value)[1] in _SILENT_WRAPPERS:
+            timed = _program_names(words[0].value)[1] == "timeout"
+            words = words[1:]  # `env true > x`, `command : > x`
+            while words and words[0].value.startswith("-"):
+                words = words[1:]
+            if timed and words:
+                words = words[1:]  # `timeout 5 true > x`: the duration
+        if not words or not words[0].known:
+            return not words
+        name = _program_names(words[0].value)[1]
+        if name in _SILENT_PROGRAMS:
+            return True
+        operands = [word.value for word in words[1:] if not word.value.startswith("-")]
+        return name in _EMPTY_READERS and bool(operands) and all(_empty_source(value) for value in operands)
 
     def _written(self, node: tree_sitter.Node, target: str, data: bytes) -> None:
         """Keep the literal text `echo`/`printf`/a heredoc writes to a file: it may be a script run later."""
@@ -2711,11 +2816,33 @@ class _Walk:
                     while start > 2 and value[start - 1] in ".~":
                         start -= 1
                     self._word_operand(word, start)  # -xf/etc/x: from the path-looking tail
+                    self._glued_values(word)
+                elif value[1] != "-":
+                    self._glued_values(word)
                 continue
             self._word_operand(word)
             if "=" in value and _KEY.match(value):
                 self._word_operand(word, value.index("=") + 1)  # dd of=/dev/sda, make DESTDIR=/x
             self._embedded_paths(word, 0)
+
+    def _glued_values(self, word: _Word) -> None:
+        """A short option's value glued to it (`-t.claude`, `-vt.claude`, `-fid_ed25519`) is an operand.
+
+        Which letter of a cluster takes a value is the program's business, and no table knows
+        every program: so after each letter of the cluster's leading run of letters, the rest of
+        the word is read as that option's value - a path - when it looks like one (a `.`, `/`,
+        `~` or `_` in it). Deny rules over-match the shorter tails (`t.claude` beside `.claude`);
+        a flag cluster (`-la`, `-xzvf`) gives nothing.
+        """
+        value = word.value
+        if "=" in value or len(value) < 3:
+            return
+        position = 1
+        while position < len(value) - 1 and value[position].isascii() and value[position].isalpha():
+            tail = value[position + 1 :]
+            if any(mark in tail for mark in "./~_"):
+                self._word_operand(word, position + 1)
+            position += 1
 
     def _embedded_paths(self, word: _Word, start: int) -> None:
         """Files named inside a word: `f@FILE`, `k=@FILE`, `k:=@FILE` (httpie, gh -F, vault, az), KEY=FILE lists."""
@@ -2781,6 +2908,12 @@ class _Walk:
         joined = [_joined_path(place, directory) for place in self.dirs] if _relative(directory) else []
         if self.cdpath and _relative(directory):
             joined.append(_joined_path(UNKNOWN_CWD, directory))  # cd looks DIR up in CDPATH first
+        if self.cdable and _VARIABLE_NAME.fullmatch(directory):
+            # cdable_vars: a name that is no folder is the variable's value - `$NAME` as written
+            # (a path rule reads $HOME as the home), or the value the line gave it.
+            variable = self.variables.get(directory, f"${directory}")
+            self._operand(variable)
+            joined.append(variable)
         self.dirs = list(dict.fromkeys([*self.dirs, *joined, directory]))
         if len(self.dirs) > MAX_DIRS:
             self.dirs = [UNKNOWN_CWD]
@@ -2911,6 +3044,7 @@ _ARITHMETIC = re.compile(
 # Programs and forms through which standard input becomes a variable's value on the same line.
 _STDIN_TO_VARIABLE = re.compile(rb"\b(?:read|mapfile|readarray)\b|\$\(|`")
 _DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # ${NAME:=VALUE} assigns NAME
+_DEFAULT_VALUE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]([^}$`'\"\\\s]+)\}")  # ${NAME:-/usr}: a literal fallback
 
 
 def _literal_text(text: str) -> bool:
@@ -3025,6 +3159,117 @@ def _child(node: tree_sitter.Node, kind: str) -> tree_sitter.Node | None:
     return None
 
 
+def _invocations(name: str, spec: table.Invocation, words: list[_Word]) -> list[str]:
+    """What a program with subcommands is asked to do, as `PROGRAM SUBCOMMAND...` strings (table.INVOCATIONS)."""
+    if spec.kind == "subcommand":
+        return _subcommand_invocations(name, spec, words)
+    if spec.kind == "module":
+        return _module_invocations(name, spec, words)
+    found: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        value = word.value
+        index += 1
+        if not word.known and (value.startswith("-") or spec.kind == "options"):
+            found.append(f"{name} ?")  # `gpg $op KEY`: which command is unknown
+            continue
+        if value == "--":
+            break
+        if not value.startswith("-") or value == "-":
+            continue  # an operand: gpg takes its options anywhere; cmake's -E verb is after its option
+        option = value.partition("=")[0]
+        if spec.kind == "verb":
+            if option in spec.marks:
+                found.append(f"{name} {option}")
+            elif value in spec.verbs:
+                verb = words[index] if index < len(words) else None
+                found.append(f"{name} {value} {verb.value if verb is not None and verb.known else '?'}")
+                break  # the verb's own words follow (`cmake -E chdir DIR cmake -E rm x`: its own line)
+            continue
+        if value.startswith("--"):
+            found.append(f"{name} {option}")  # an abbreviation is its own (unplaced) string
+            index += option in spec.values and "=" not in value
+            continue
+        for position in range(1, len(value)):
+            letter = f"-{value[position]}"
+            found.append(f"{name} {letter}")
+            if letter in spec.values:
+                index += position == len(value) - 1  # its value is the rest of the word or the next word
+                break
+    return found
+
+
+def _subcommand_invocations(name: str, spec: table.Invocation, words: list[_Word]) -> list[str]:
+    """`git daemon`, `go mod tidy`, `npm init vite` (one per operand of spec.operands), from the first operand."""
+    index = _past_options(spec, words, 0)
+    if index >= len(words):
+        return []
+    parts = [name]
+    for _ in range(2):
+        word = words[index]
+        parts.append(word.value if word.known else "?")
+        index += 1
+        if not word.known or " ".join(parts[1:]) not in spec.nested:
+            break
+        index = _past_options(spec, words, index)
+        if index >= len(words):
+            break
+    head = " ".join(parts)
+    if " ".join(parts[1:]) not in spec.operands:
+        return [head]
+    found: list[str] = []
+    while (index := _past_options(spec, words, index)) < len(words):
+        word = words[index]
+        index += 1
+        if word.value == "--" and word.known:
+            break
+        found.append(f"{head} {word.value if word.known else '?'}")
+    return found or [head]
+
+
+def _past_options(spec: table.Invocation, words: list[_Word], index: int) -> int:
+    """The index of the next word that is no option (nor an option's value) from index."""
+    while index < len(words):
+        value = words[index].value
+        if not value.startswith("-") or value in ("-", "--"):
+            return index
+        option = value.partition("=")[0]
+        index += 1
+        if option in spec.values and "=" not in value:
+            index += 1  # `git -C DIR`, `npm --prefix DIR`
+    return index
+
+
+def _module_invocations(name: str, spec: table.Invocation, words: list[_Word]) -> list[str]:
+    """`python -m MODULE` (also `-mMODULE`, `-um MODULE`); nothing for a script or `-c CODE`."""
+    index = 0
+    while index < len(words):
+        word = words[index]
+        value = word.value
+        index += 1
+        if not value.startswith("-") or value in ("-", "--") or value.startswith("--"):
+            if value.startswith("--") and value != "--":
+                continue  # `--version`, `--check-hash-based-pycs always` is rare: the module comes later
+            return []  # a script (its own words follow) or stdin
+        for position in range(1, len(value)):
+            letter = value[position]
+            if letter == "c":
+                return []  # code on the line: read as code by the red lines
+            if letter == "m":
+                rest = value[position + 1 :]
+                if rest:
+                    return [f"{name} -m {rest if word.known else '?'}"]
+                module = words[index] if index < len(words) else None
+                if module is None:
+                    return []
+                return [f"{name} -m {module.value if module.known else '?'}"]
+            if f"-{letter}" in spec.values:
+                index += position == len(value) - 1
+                break
+    return []
+
+
 def _program(word: _Word) -> tuple[tuple[str, ...], str]:
     """A program's names and dispatch name (see _program_names); unknown when built from expansions or patterns."""
     if not word.known:
@@ -3116,6 +3361,45 @@ def _names_known(value: str) -> bool:
     if not value or value[-1] == "/" or any(char in value for char in "$`'\"\\=*?[{"):
         return False
     return any(program in _NAMED_PROGRAMS for program in _program_names(value)[0])
+
+
+# Round nine (set H, devnull-clobber): files that give nothing (or only zeros) when copied; the
+# programs that copy, link or install a source over a file; those that copy their stdin to files;
+# and the commands that write nothing to their output (`:`, `true`, `cat /dev/null`).
+_EMPTY_SOURCES = frozenset({"/dev/null", "/dev/zero", "nul", "/dev/full"})
+_EMPTYING_COPIERS = frozenset({"cp", "gcp", "ln", "install", "mv", "ditto", "rsync", "copy-item", "cpi", "dd"})
+_STDIN_COPIERS = frozenset({"tee", "sponge", "dd"})
+_SILENT_PROGRAMS = frozenset({":", "true", "false"})
+_EMPTY_READERS = frozenset({"cat", "head", "tail", "tac", "dd"})
+_SILENT_WRAPPERS = frozenset({"env", "command", "builtin", "nice", "nohup", "exec", "time", "timeout"})
+
+
+def _stdin_is_empty(node: tree_sitter.Node, data: bytes) -> bool:
+    """Whether a command's standard input is redirected from /dev/null (`tee x < /dev/null`)."""
+    parent = node.parent
+    if parent is None or parent.type != "redirected_statement":
+        return False
+    for child in parent.named_children:
+        if child.type == "file_redirect" and _is_input_file(child, data):
+            targets = child.children_by_field_name("destination")
+            if any(_empty_source(_text(target, data).strip("'\"")) for target in targets):
+                return True
+    return False
+
+
+def _empty_source(value: str) -> bool:
+    """Whether a word names a file that gives nothing when read (/dev/null however spelled: `/DEV//null`)."""
+    if "null" not in value.casefold() and "zero" not in value.casefold() and value.casefold() != "nul":
+        return False
+    try:
+        return paths.normalize_path(value) in _EMPTY_SOURCES
+    except Exception:  # a value the path functions cannot read is no known empty file
+        return False
+
+
+def names_known(value: str) -> bool:
+    """Whether a word names a program the engine's tables know (roles reads a command's shape by it)."""
+    return _names_known(value)
 
 
 def _opens_shell(name: str, options: list[_Word]) -> bool:

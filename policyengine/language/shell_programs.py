@@ -15,6 +15,9 @@ Every entry is data the walk in `shell.py` interprets; adding a program means ad
   URLs, directories later operands are relative to (`tar -C DIR`), code for the program
   (`python -c`), and a first operand that is a pattern or script rather than a file (`grep`,
   `sed`, `awk`, `jq`). A program not listed keeps the default: every non-option word may be a path.
+- `INVOCATIONS`: where a program with subcommands says what it will do (`git daemon`, `npm init
+  vite`, `python -m http.server`, `gpg --send-keys`, `cmake -E rm`): the walk reports each as an
+  invocation string (Command.invocations, `invocations(@)`) for a pack's allow-list of placed ones.
 - `ALIASES` and `canonical_names`: other names of one program (`nc.openbsd` is `nc`).
 - `CODE_VARIABLES`, `PATH_VARIABLES`, `GIT_CODE_KEYS`: environment variables and git config keys
   whose value is shell code or a path; by class, `variable_kind`: names ending in
@@ -45,6 +48,8 @@ from dataclasses import dataclass
 __all__ = [
     "ACTING_PROGRAMS",
     "ALIASES",
+    "CMAKE_DELETERS",
+    "CMAKE_PROGRAM_VERBS",
     "CMD_RUNS",
     "CMD_SWITCHES",
     "CODE_FILE",
@@ -79,6 +84,7 @@ __all__ = [
     "GIT_STDIN_NAMES",
     "GIT_TRUE",
     "GRAMMARS",
+    "INVOCATIONS",
     "JOINS_WORDS",
     "LOADED_VARIABLES",
     "LONG_FLAGS",
@@ -122,6 +128,7 @@ __all__ = [
     "TEXT_PROGRAMS",
     "UNKNOWN_VARIABLES",
     "WRAPPERS",
+    "Invocation",
 ]
 
 
@@ -629,6 +636,13 @@ SUBCOMMAND_GLOBALS: dict[str, Wrapper] = {
 }  # fmt: skip
 
 # `PROGRAM SUBCOMMAND ...` where the subcommand runs the rest as a command.
+_NPM_EXEC = Wrapper(
+    values="c",
+    flags="y",
+    long_values=_set("--package", "--call"),
+    long_flags=_set("--yes", "--no", "--help", "--version"),
+    code=_set("c", "--call"),
+)
 SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("uv", "run"): _UV_RUN,
     ("poetry", "run"): Wrapper(),
@@ -637,7 +651,9 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("hatch", "run"): Wrapper(),
     ("pnpm", "exec"): Wrapper(values="C", long_values=_set("--dir"), dirs=_set("C", "--dir")),
     ("pnpm", "dlx"): Wrapper(),
-    ("npm", "exec"): Wrapper(values="c", long_values=_set("--package", "--call"), code=_set("c", "--call")),
+    ("npm", "exec"): _NPM_EXEC,
+    # Round nine (set H, runner-alias-subcommands): `npm x` is npm exec's alias.
+    ("npm", "x"): _NPM_EXEC,
     ("yarn", "exec"): Wrapper(),
     ("yarn", "dlx"): Wrapper(),
     ("bun", "x"): Wrapper(long_flags=_set("--bun", "--no-install", "--silent", "--verbose")),
@@ -792,6 +808,9 @@ LONG_FLAGS: dict[str, frozenset[str]] = {
     "git": _set(
         "--force", "--delete", "--prune", "--mirror", "--hard", "--cached", "--no-overlay", "--worktree",
         "--source", "--reset", "--staged", "--include-untracked",
+        # Round nine (set H, git-output-abbrev): the options that name a file git writes.
+        "--output", "--output-directory", "--separate-git-dir", "--work-tree", "--git-dir", "--prefix",
+        "--file", "--export-marks", "--object-dir", "--object-directory", "--template",
     ),
     "zip": _set("--move"),
     "rclone": _set("--delete-before", "--delete-during", "--delete-after", "--delete-excluded"),
@@ -809,6 +828,101 @@ SUBCOMMAND_LEVELS: dict[str, int] = {
     "az": 3,  # az storage blob delete-batch
     **dict.fromkeys(("docker-compose", "podman-compose"), 1),  # also `docker compose` (COMPOSE_PLUGINS)
 }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """Where a program says what it will do, read into `PROGRAM SUBCOMMAND...` strings (Command.invocations).
+
+    Round nine (set H): programs on a pack's list of local work were called with a subcommand,
+    module or command option no table placed (`git daemon`, `npm create x`, `python -m
+    http.server`, `gpg --send-keys`, `go get`, `cmake -E rm`). The walk reports each invocation
+    so a pack can allow-list those its lists read and ask the rest; a word that is not literal
+    gives `?` in its place (never placed).
+    """
+
+    kind: str  # "subcommand", "module" (python -m), "options" (gpg's commands), "verb" (cmake -E VERB)
+    values: frozenset[str] = frozenset()  # options (`-C`, `--git-dir`) that take the next word as their value
+    nested: frozenset[str] = frozenset()  # subcommands with a subcommand of their own (`go mod tidy`)
+    operands: frozenset[str] = frozenset()  # subcommands whose operands say what is fetched or run (`npm init X`)
+    verbs: frozenset[str] = frozenset()  # "verb": options followed by the verb (`cmake -E`)
+    marks: frozenset[str] = frozenset()  # "verb": options reported alone (`cmake -P`, `php -S`)
+
+
+_GIT_INVOCATION = Invocation(
+    "subcommand",
+    values=_set("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--exec-path"),
+)
+_NODE_PM_INVOCATION = Invocation(
+    "subcommand",
+    values=_set(
+        "--prefix", "-C", "--cwd", "--dir", "-w", "--workspace", "--filter", "-F", "--registry", "--userconfig"
+    ),
+    operands=_set(
+        "init",
+        "create",
+        "install",
+        "i",
+        "add",
+        "in",
+        "ins",
+        "inst",
+        "insta",
+        "instal",
+        "isnt",
+        "isntall",
+        "install-test",
+        "it",
+        "install-ci-test",
+        "cit",
+        "update",
+        "up",
+        "upgrade",
+    ),
+)
+_PIP_INVOCATION = Invocation(
+    "subcommand", values=_set("--python", "-p", "--directory", "--project", "--index-url", "-i", "--log", "--cache-dir")
+)
+INVOCATIONS: dict[str, Invocation] = {
+    "git": _GIT_INVOCATION,
+    **dict.fromkeys(("npm", "yarn", "yarnpkg", "pnpm", "bun"), _NODE_PM_INVOCATION),
+    **dict.fromkeys(("pip", "pip3", "uv", "poetry", "pipenv", "pdm", "hatch"), _PIP_INVOCATION),
+    "cargo": Invocation("subcommand", values=_set("--config", "-Z", "--color", "-C")),
+    "go": Invocation("subcommand", values=_set("-C"), nested=_set("mod", "tool", "work"),
+                     operands=_set("run", "install", "get")),
+    "dotnet": Invocation("subcommand", nested=_set("tool", "nuget", "workload", "new"),
+                         operands=_set("tool run", "dnx")),
+    "composer": Invocation("subcommand", values=_set("-d", "--working-dir"),
+                           operands=_set("exec", "global", "create-project")),
+    "openssl": Invocation("subcommand"),
+    "swift": Invocation("subcommand"),
+    "python": Invocation("module", values=_set("-W", "-X", "-Q")),
+    "gpg": Invocation(
+        "options",
+        values=_set("-o", "--output", "-r", "--recipient", "-u", "--local-user", "--homedir", "--keyserver",
+                    "--default-key", "--passphrase-fd", "--status-fd", "--logger-fd", "--trust-model",
+                    "--cipher-algo", "--digest-algo", "--compress-algo", "-z", "--pinentry-mode", "--keyring",
+                    "--secret-keyring", "--trustdb-name", "--default-recipient", "--hidden-recipient", "-R",
+                    "--encrypt-to", "--set-filename", "--comment", "--keyserver-options", "--auto-key-locate",
+                    "--command-fd", "--attribute-fd", "--passphrase-file", "--passphrase", "--quick-gen-key"),
+    ),
+    "cmake": Invocation("verb", verbs=_set("-E"), marks=_set("-P")),
+    "ctest": Invocation("verb", marks=_set("-S", "--script", "-SP", "-SR")),
+    "php": Invocation("verb", marks=_set("-S")),
+}  # fmt: skip
+INVOCATIONS["gpg2"] = INVOCATIONS["gpg"]
+# `cmake -E` verbs that delete files (read as rm by the walk), and those that are another
+# program's work (read as that program's argv).
+CMAKE_DELETERS = frozenset({"rm", "remove", "remove_directory"})
+CMAKE_PROGRAM_VERBS: dict[str, tuple[str, ...]] = {
+    "copy": ("cp",), "copy_if_different": ("cp",), "copy_if_newer": ("cp",),
+    "copy_directory": ("cp", "-r"), "copy_directory_if_different": ("cp", "-r"),
+    "rename": ("mv",), "make_directory": ("mkdir", "-p"), "create_symlink": ("ln", "-s"),
+    "create_hardlink": ("ln",), "touch": ("touch",), "touch_nocreate": ("touch", "-c"), "tar": ("tar",),
+    "cat": ("cat",), "echo": ("echo",), "echo_append": ("echo", "-n"), "md5sum": ("md5sum",),
+    "sha1sum": ("sha1sum",), "sha256sum": ("sha256sum",), "sha512sum": ("sha512sum",), "sleep": ("sleep",),
+}  # fmt: skip
+
 
 # Deferred commands (round five, set D, cc-deferred-delete). Programs that take commands on
 # standard input to run later (cron's table, at and batch jobs: crontab's time fields are taken
@@ -1176,6 +1290,58 @@ GRAMMARS: dict[str, Grammar] = {
         runs=_set("--compress-program"),
     ),
     "python": Grammar(values=_set("m", "W", "X", "Q"), code=_set("c"), scripts=_set("m"), interpreter=True),
+    # Round nine (set H, toolchain-exec-options): go build/test/run -exec CMD and -toolexec CMD run
+    # CMD around each binary or tool (one dash, the value attached by `=` or the next word).
+    "go": Grammar(
+        values=_set(
+            "p",
+            "tags",
+            "ldflags",
+            "gcflags",
+            "asmflags",
+            "run",
+            "bench",
+            "count",
+            "timeout",
+            "mod",
+            "cpu",
+            "parallel",
+            "buildmode",
+            "compiler",
+            "covermode",
+            "coverpkg",
+            "skip",
+            "benchtime",
+            "shuffle",
+        ),
+        paths=_set("o", "modfile", "coverprofile", "pkgdir", "overlay", "pgo", "cpuprofile", "memprofile"),
+        dirs=_set("C"),
+        runs=_set("exec", "toolexec"),
+    ),
+    # Round nine (set H, benign-cmake): cmake's configure and build options, so `-S .` is a
+    # folder, not the `.` builtin read from an unknown program's words (-E verbs: shell.py).
+    "cmake": Grammar(
+        values=_set(
+            "D",
+            "U",
+            "G",
+            "A",
+            "T",
+            "j",
+            "t",
+            "--target",
+            "--config",
+            "--parallel",
+            "--preset",
+            "--log-level",
+            "--graphviz",
+            "--system-information",
+            "-W",
+            "--component",
+            "--prefix",
+        ),
+        paths=_set("S", "B", "C", "P", "--build", "--install", "--toolchain", "--install-prefix"),
+    ),
     "perl": Grammar(
         values=_set("M", "m", "C"),
         paths=_set("I"),
@@ -1547,6 +1713,9 @@ CODE_VARIABLE_PREFIXES = ("GIT_CONFIG_VALUE_",)
 # read as code. A benign value (`GH_PAGER=cat`) is just a program name and stays harmless.
 CODE_VARIABLE_SUFFIXES = (
     "_EDITOR", "_VISUAL", "_PAGER", "_COMMAND", "_CMD", "_SHELL", "_ASKPASS", "_BROWSER", "_RSH", "_SSH",
+    # Round nine (set H, toolchain-exec-options): a toolchain runs a wrapper, runner or linker
+    # program named in its environment (RUSTC_WRAPPER, CARGO_TARGET_*_RUNNER, CARGO_TARGET_*_LINKER).
+    "_WRAPPER", "_RUNNER", "_LINKER",
 )  # fmt: skip
 # bash's prompts: their value is expanded as in double quotes before it is shown, so a `$(...)` or
 # backtick in PS4 runs at each `set -x` line, in PS0/PS1 at each interactive prompt.

@@ -377,6 +377,7 @@ _RETURNS: dict[str, JType] = {
     ),
     **dict.fromkeys(["join", "to_string", "type", "lower", "upper", "normalize_path", "regex_replace"], STR_T),
     **dict.fromkeys(["keys", "paths", "urls", "commands", "programs", "emails", "secrets", "strings"], array_of(STR_T)),
+    "invocations": array_of(STR_T),
     "amounts": array_of(ANY_T),
     "merge": OPEN_OBJECT,
 }
