@@ -39,11 +39,11 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "adversarial"
 PACKS = {name: ROOT / "policies" / name for name in ("baseline", "bfcl", "claude-code")}
 
-# Spellings drawn per value and kind (the CLI's default), the seed, and a bound per file: the
-# corpus' ~15k spellings take about 6 s of CPU on the 2-core machine.
+# Spellings drawn per value and kind (the CLI's default), the seed, and a bound per file (the
+# largest file, calls-i-secrets, draws ~4,100).
 K = DEFAULT_MAX_PER_VALUE
 SEED = 0
-BUDGET = 4_000
+BUDGET = 5_000
 
 # Weaker spellings found, by class: each class names the cases (file stem:index) it was found in.
 _FOUND: dict[str, tuple[str, ...]] = {
@@ -131,9 +131,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-h-labels:9",
         "calls-h-labels:10",
         "calls-h-labels:11",
-        "calls-h-labels:60",
-        "calls-h-labels:61",
-        "calls-h-labels:62",
         "calls-h-labels:69",
         "calls-h-labels:70",
         "calls-h-labels:71",
@@ -145,6 +142,12 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-h-labels:86",
         "calls-h-encodings:22",
         "calls-h-encodings:23",
+        # Round nine: a key-store dump's value found by the key path printed before it.
+        *(f"calls-i-secrets:{n}" for n in (127, 128, 130, 131, 132, 133, 135, 136)),
+    ),
+    "engine: a delimited table whose whole text is encoded (base64, hex, URL escapes, full-width) is decoded "
+    "and scanned as text, not read again as a table: a CVV found by its column passes (round nine)": (
+        "calls-i-secrets:261",
     ),
     "engine: a prefixless key cut across list items is glued only when the items are plain values; a path spelling "
     "of the call's path argument changes the call the pieces are read in (round eight)": ("calls-h-encodings:11",),
