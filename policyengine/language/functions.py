@@ -310,6 +310,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         return _by_role(document, "paths")
 
     @_signature({"types": []})
+    def _func_paths_outside_cwd(self, document: Any) -> list[str]:
+        """The call's paths (as paths() gives them) that are not surely within its cwd; all of them with no cwd."""
+        return _by_role(document, "paths_outside_cwd")
+
+    @_signature({"types": []})
     def _func_urls(self, document: Any) -> list[str]:
         """Every URL in a call, by role."""
         return _by_role(document, "urls")
@@ -695,10 +700,46 @@ def _paths(call: _Call) -> list[str]:
             "one call may carry; split the call"
         )
     found: list[str] = []
+    bases = _own_bases(call)
     for value in given:
         # A shell operand bash globs (`cat .en?`) is a paths.PathPattern: resolving keeps its type.
         found.extend(roles.resolve(value, call.cwd))
+        for base in bases:
+            # Round ten (set I, tool-own-cwd): a tool that works in its own folder argument
+            # (run_command {command: "cat etc/sudoers", cwd: "/"}) opens a relative path there.
+            for reading in roles.resolve(value, base):
+                if reading not in found:
+                    found.append(reading)
     return found
+
+
+_ROOTED = re.compile(r"(?i)^(/|[a-z?]:/)")
+# Top-level argument keys (words joined, lower case) that give the folder a tool works in.
+_OWN_BASE_KEYS = frozenset(
+    {"cwd", "workdir", "workingdir", "workingdirectory", "wd", "dir", "directory", "chdir", "basedir", "rootdir"}
+    | {"root", "cwdpath", "currentdir", "currentdirectory", "workspace", "workspacedir", "projectdir", "basepath"}
+)
+
+
+def _own_bases(call: _Call) -> list[str]:
+    """The folders, other than the call's cwd, that a tool's own cwd-like arguments name (resolved)."""
+    if not isinstance(call.arguments, dict):
+        return []
+    bases: list[str] = []
+    for key, value in call.arguments.items():
+        if isinstance(value, str) and value.strip() and "".join(roles.tokens(str(key))) in _OWN_BASE_KEYS:
+            for base in roles.resolve(value, call.cwd):
+                if isinstance(base, str) and not isinstance(base, paths.PathPattern) and base != call.cwd:
+                    bases.append(base)
+    return bases
+
+
+def _paths_outside_cwd(call: _Call) -> list[str]:
+    """The call's paths that are not surely within its cwd (with no cwd: the rooted and unknown ones)."""
+    if call.cwd is None:
+        # A relative path with no cwd is the project's by default (as the tool sees it).
+        return [path for path in _paths(call) if _ROOTED.match(path) or paths.is_unknown(path)]
+    return [path for path in _paths(call) if not paths.path_surely_within(path, call.cwd)]
 
 
 def _globs(call: _Call) -> list[str]:
@@ -777,6 +818,7 @@ def _command_lines(call: _Call) -> list[str]:
 _ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "secrets": _secrets,
     "paths": _paths,
+    "paths_outside_cwd": _paths_outside_cwd,
     "urls": _urls,
     "emails": _strings_of(roles.Role.EMAIL),
     "amounts": lambda call: call.found.values[roles.Role.AMOUNT],

@@ -30,7 +30,7 @@ from typing import Any
 
 from policyengine.language import paths
 
-__all__ = ["Collected", "Role", "collect_all", "key_roles", "resolve", "role_named"]
+__all__ = ["Collected", "Role", "collect_all", "key_roles", "resolve", "role_named", "tokens"]
 
 # Argument documents are frozen at most 100 levels deep; walking stops (and raises) past this.
 MAX_DEPTH = 128
@@ -208,12 +208,20 @@ _PATH_SHAPE = re.compile(
 # Only a value ending in a dot or a space, or holding a colon, opens as another name (checked first: runs per value).
 _OPENED_DIFFERS = re.compile(r"[.\s]$|:")
 _URL_SHAPE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]*://")
+# An object key that is a path by its start alone: rooted, home, climbing, a drive, UNC or an
+# expansion (a key such as `application/json` or `a.b` stays a word).
+_KEY_PLACE = re.compile(r"(?i)^\s*(?:/|\\|~|\.\.(?:[/\\]|$)|[a-z]:[/\\]|\$\{?[A-Za-z_]|%[a-z_]+%)")
 _EMAIL_SHAPE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 def _tokens(key: str) -> list[str]:
     """The lower-cased words of a key: "filePath" -> [file, path], "DEST-dir" -> [dest, dir]."""
     return [t for t in _SPLIT.split(_CAMEL.sub("_", key).lower()) if t]
+
+
+def tokens(key: str) -> list[str]:
+    """The lower-cased words of a key (public: the path views read cwd-like keys by them)."""
+    return _tokens(key)
 
 
 _KEY_CACHE: dict[str, frozenset[Role]] = {}
@@ -376,6 +384,10 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
             # `to` and `from` name an address in a mail tool and a place in a move (rename_file
             # {from, to: /usr/bin/x}): a value shaped like a path is one under them too.
             return roles | _value_roles(value)
+        elif Role.URL in roles and isinstance(value, str) and not _URL_SHAPE.match(value):
+            # Round ten (set I, url-keyed-paths): a value under a URL-named key (`uri`, `href`,
+            # `endpoint`) with no scheme is no URL; a tool given `/etc/hosts` there opens a file.
+            return roles | (_value_roles(value) & _PATH)
     return roles | _url_roles(value) if isinstance(value, str) else roles
 
 
@@ -408,11 +420,24 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
         if depth > MAX_DEPTH:
             raise ValueError(f"arguments nested deeper than {MAX_DEPTH} levels")
         if isinstance(value, dict):
+            spawned = _spawn_argv(value) if Role.COMMAND not in skip else None
+            if spawned is not None:
+                argv.append(spawned[0])
             whole = (_roles_of(key, value, declared) & _WHOLE_VALUE) - skip if key else frozenset()
             for role in whole:
                 values[role].append(value)
             for child_key, child in value.items():
-                walk(child, str(child_key), skip | whole, depth + 1)
+                name = str(child_key)
+                if spawned is not None and name == spawned[1]:
+                    # The arguments are read once, after their program (not as an argv of their own).
+                    walk(child, name, skip | whole | _COMMAND, depth + 1)
+                    continue
+                # Round ten (set I, path-as-key): a map from file names to contents
+                # (write_files {files: {"/etc/cron.d/job": "..."}}) names its files by key; a
+                # key spelled as a place (rooted, home, climbing, drive, UNC, $VAR/...) is a path.
+                if Role.PATH not in skip and _KEY_PLACE.match(name) and Role.PATH in _value_roles(name):
+                    values[Role.PATH].append(name)
+                walk(child, name, skip | whole, depth + 1)
         elif isinstance(value, list):
             if Role.COMMAND not in skip and value and all(type(v) is str for v in value) and _is_argv(key, declared):
                 argv.append(list(value))
@@ -495,6 +520,36 @@ def _json_text(value: str) -> Any:
 _PLURAL_COMMANDS = frozenset({"commands", "cmds", "scripts", "keys"})
 # Keys whose list of strings is an argv although the key gives no role otherwise.
 _ARGV = frozenset({"argv", "args"})
+
+
+# Round ten (set I, argv-program-keys): a process tool names its program under a key of its own
+# beside the argv (spawn {bin: rm, args: [-rf, data]}, {executable_name: rm, arguments: [...]}):
+# the program and its arguments are one argv, whatever the program key is called.
+_PROGRAM_WORDS = frozenset(
+    {"bin", "binary", "exe", "executable", "program", "prog", "app", "tool", "utility", "process", "name", "cmd"}
+    | {"command", "file", "path", "image"}
+)
+_ARGS_KEYS = frozenset({"args", "argv", "arguments", "arglist", "params", "parameters", "flags", "options"})
+
+
+def _spawn_argv(value: Mapping[Any, Any]) -> tuple[list[str], str] | None:
+    """The argv an object spells as a program key beside a list of string arguments, and the arguments' key."""
+    args: list[str] | None = None
+    args_key = ""
+    for key, item in value.items():
+        if isinstance(item, list) and item and all(type(v) is str for v in item):
+            words = _tokens(str(key))
+            if words and words[-1] in _ARGS_KEYS:
+                args, args_key = item, str(key)
+                break
+    if args is None:
+        return None
+    for key, item in value.items():
+        if type(item) is str and item.strip() and not any(c.isspace() for c in item.strip()):
+            words = _tokens(str(key))
+            if words and words[-1] in _PROGRAM_WORDS:
+                return [item.strip(), *args], args_key
+    return None
 
 
 def _is_argv(key: str, declared: Mapping[str, str] | None) -> bool:
