@@ -718,6 +718,7 @@ _ROOTED = re.compile(r"(?i)^(/|[a-z?]:/)")
 _OWN_BASE_KEYS = frozenset(
     {"cwd", "workdir", "workingdir", "workingdirectory", "wd", "dir", "directory", "chdir", "basedir", "rootdir"}
     | {"root", "cwdpath", "currentdir", "currentdirectory", "workspace", "workspacedir", "projectdir", "basepath"}
+    | {"base", "rootpath", "rootdirectory", "basedirectory", "chroot", "workingpath"}
 )
 
 

@@ -192,6 +192,11 @@ _MEASURE = frozenset(
         "enabled",
     ]
 )
+# Words that make a key a file filter wherever they stand, and a pattern key's words that say it
+# selects files (file_pattern, name_pattern, path_glob).
+_GLOB_WORDS = frozenset({"glob", "globs", "wildcard", "wildcards", "pathspec", "pathspecs", "mask", "include", "includes"})
+_PATTERN_WORDS = frozenset({"pattern", "patterns", "filter", "filters", "match", "matches"})
+_FILE_WORDS = frozenset({"file", "files", "filename", "filenames", "name", "names", "path", "paths", "fname"})
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -210,7 +215,9 @@ _OPENED_DIFFERS = re.compile(r"[.\s]$|:")
 _URL_SHAPE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]*://")
 # An object key that is a path by its start alone: rooted, home, climbing, a drive, UNC or an
 # expansion (a key such as `application/json` or `a.b` stays a word).
-_KEY_PLACE = re.compile(r"(?i)^\s*(?:/|\\|~|\.\.(?:[/\\]|$)|[a-z]:[/\\]|\$\{?[A-Za-z_]|%[a-z_]+%)")
+_KEY_PLACE = re.compile(
+    r"(?i)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|\$\{?[A-Za-z_]|%[a-z_]+%|\.[a-z0-9_-]|[^\s/\\:]+[/\\][^\s/\\])"
+)
 _EMAIL_SHAPE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -233,7 +240,13 @@ def key_roles(key: str) -> frozenset[Role]:
     if found is None:
         tokens = _tokens(key)
         whole = "".join(tokens)
-        if not tokens or tokens[-1] in _CONTENT:
+        if tokens and (
+            any(t in _GLOB_WORDS for t in tokens) or tokens[-1] in _PATTERN_WORDS and any(t in _FILE_WORDS for t in tokens)
+        ):
+            # Round ten (set I, filter-globs): a file filter under a key no list named
+            # (glob_pattern, file_name_pattern, include, mask, wildcard, pathspec) selects files.
+            found = frozenset({Role.GLOB})
+        elif not tokens or tokens[-1] in _CONTENT:
             found = frozenset({Role.TEXT})
         elif tokens[-1] in _MEASURE:
             found = frozenset({Role.AMOUNT}) if any(t in _TOKENS[Role.AMOUNT] for t in tokens) else frozenset()
@@ -458,7 +471,7 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
                     values[role].append(value)
                 if Role.COMMAND in found and type(value) is str and _NOTEBOOK_SHELL.search(value):
                     values[Role.COMMAND].extend(_notebook_shell_lines(value))
-            if type(value) is str and value and value[0] in _JSON_FIRST and not _is_text(key, declared):
+            if type(value) is str and value and value[0] in _JSON_FIRST and (not _is_text(key, declared) or _is_request_text(key)):
                 embedded = _json_text(value)
                 if embedded is not None:
                     walk(embedded, key, skip, depth + 1)
@@ -502,6 +515,17 @@ def _is_text(key: str, declared: Mapping[str, str] | None) -> bool:
     if named is not None:
         return role_named(named) is Role.TEXT
     return Role.TEXT in key_roles(key) if key else False
+
+
+# Round ten (set I, json-under-text-key): a request's body (body, data, payload, params_text) is
+# what a tool hands to a service that may open what it names; a file's content (content, text,
+# new_string) stays what a writer writes and is not read as arguments.
+_REQUEST_WORDS = frozenset({"body", "data", "payload", "request", "req", "params", "param", "json", "args", "rpc"})
+
+
+def _is_request_text(key: str) -> bool:
+    """Whether a plain-content key names a request's body, whose JSON text is read as arguments."""
+    return any(t in _REQUEST_WORDS for t in _tokens(key))
 
 
 def _json_text(value: str) -> Any:
