@@ -194,7 +194,9 @@ _MEASURE = frozenset(
 )
 # Words that make a key a file filter wherever they stand, and a pattern key's words that say it
 # selects files (file_pattern, name_pattern, path_glob).
-_GLOB_WORDS = frozenset({"glob", "globs", "wildcard", "wildcards", "pathspec", "pathspecs", "mask", "include", "includes"})
+_GLOB_WORDS = frozenset(
+    {"glob", "globs", "wildcard", "wildcards", "pathspec", "pathspecs", "mask", "include", "includes"}
+)
 _PATTERN_WORDS = frozenset({"pattern", "patterns", "filter", "filters", "match", "matches"})
 _FILE_WORDS = frozenset({"file", "files", "filename", "filenames", "name", "names", "path", "paths", "fname"})
 _SPLIT = re.compile(r"[^a-z0-9]+")
@@ -241,7 +243,8 @@ def key_roles(key: str) -> frozenset[Role]:
         tokens = _tokens(key)
         whole = "".join(tokens)
         if tokens and (
-            any(t in _GLOB_WORDS for t in tokens) or tokens[-1] in _PATTERN_WORDS and any(t in _FILE_WORDS for t in tokens)
+            any(t in _GLOB_WORDS for t in tokens)
+            or (tokens[-1] in _PATTERN_WORDS and any(t in _FILE_WORDS for t in tokens))
         ):
             # Round ten (set I, filter-globs): a file filter under a key no list named
             # (glob_pattern, file_name_pattern, include, mask, wildcard, pathspec) selects files.
@@ -471,7 +474,12 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
                     values[role].append(value)
                 if Role.COMMAND in found and type(value) is str and _NOTEBOOK_SHELL.search(value):
                     values[Role.COMMAND].extend(_notebook_shell_lines(value))
-            if type(value) is str and value and value[0] in _JSON_FIRST and (not _is_text(key, declared) or _is_request_text(key)):
+            if (
+                type(value) is str
+                and value
+                and value[0] in _JSON_FIRST
+                and (not _is_text(key, declared) or _is_request_text(key))
+            ):
                 embedded = _json_text(value)
                 if embedded is not None:
                     walk(embedded, key, skip, depth + 1)
