@@ -482,7 +482,8 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
             ):
                 embedded = _json_text(value)
                 if embedded is not None:
-                    walk(embedded, key, skip, depth + 1)
+                    # A request body's JSON is read by its own keys and shapes, not as the body's content.
+                    walk(embedded, "" if _is_text(key, declared) else key, skip, depth + 1)
 
     walk(arguments, "", frozenset(), 0)
     return Collected(values, argv)
