@@ -65,3 +65,12 @@ def test_rooted_keys_always_read(parts: list[str]) -> None:
     """Property: any rooted key is among the paths, whatever its value."""
     key = "/" + "/".join(parts)
     assert key in collect_all({"files": {key: {"mode": 1}}}).values[Role.PATH]
+
+
+def test_option_runs_command_in_plain_readers() -> None:
+    """split --filter and bat --pager run their value as a command."""
+    from policyengine.language.shell import parse_command
+
+    assert "rm" in parse_command("split -n l/1 --filter='xargs rm -rf' paths.txt").programs
+    assert "rm" in parse_command("bat --paging=always --pager='rm -rf build' README.md").programs
+    assert parse_command("split -l 100 big.csv part_").programs == ("split",)

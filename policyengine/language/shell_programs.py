@@ -1483,6 +1483,19 @@ GRAMMARS: dict[str, Grammar] = {
     ),
     **{name: _VIM for name in ("vi", "vim", "nvim", "view", "ex", "rvim", "gvim", "vimdiff")},
     "man": Grammar(values=_set("M", "S", "m", "L", "C", "E", "R"), runs=_set("P", "--pager", "H", "--html")),
+    # Round ten (set I, option-runs-command): `split --filter=CMD` runs CMD per chunk; bat's
+    # `--pager CMD` runs CMD (both plain readers otherwise).
+    "split": Grammar(
+        values=_set("a", "b", "C", "l", "n", "t", "--suffix-length", "--bytes", "--line-bytes", "--lines", "--number"),
+        runs=_set("--filter"),
+    ),
+    **{
+        name: Grammar(
+            values=_set("l", "--language", "--theme", "--style", "--paging", "H", "r", "--line-range"),
+            runs=_set("--pager"),
+        )
+        for name in ("bat", "batcat")
+    },
     "zip": Grammar(values=_set("n", "b", "t", "tt", "P", "O"), runs=_set("TT", "--unzip-command")),
     "sudoedit": Grammar(values=_set("u", "g", "C", "h", "p", "r", "t", "T", "U", "D", "R")),
     # bash's mapfile/readarray: -C CALLBACK is evaluated every -c lines (`help mapfile`).
