@@ -125,6 +125,7 @@ from policyengine.language import secret_encodings as _encodings
 from policyengine.language import secret_key_words as _key_words_mod
 from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
+from policyengine.language import secret_protocols as _protocols
 
 __all__ = [
     "CREDENTIAL_ENDINGS",
@@ -213,7 +214,7 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         ("api", "key"), ("private", "key"), ("priv", "key"), ("secret", "key"), ("access", "key"),
         ("signing", "key"), ("encryption", "key"), ("master", "key"), ("auth", "key"),
         ("session", "key"), ("client", "key"), ("account", "key"), ("service", "key"),
-        ("storage", "key"), ("subscription", "key"), ("app", "key"),
+        ("storage", "key"), ("subscription", "key"), ("app", "key"), ("application", "key"),
         ("security", "code"), ("verification", "code"), ("mfa", "code"), ("otp", "code"),
         ("auth", "code"), ("authorization", "code"), ("pin", "code"), ("pin", "number"),
         ("card", "verification", "number"), ("card", "verification", "value"),
@@ -352,12 +353,57 @@ def _ends_with_credential_word(words: list[str]) -> bool:
     else:
         ending = next((e for e in _COMPOUND_ENDINGS if last.endswith(e)), "")
         if not ending:
-            return False
+            return _glued_credential(words)
         # A compound word: "nexttoken" and "forgotpassword" are read as two words.
         if last != ending:
             before = last[: -len(ending)]
     excluded = _NOT_CREDENTIAL_BEFORE.get(ending)
     return not (excluded and before in excluded)
+
+
+# Round ten (set I): credential names glued into one lower-case word (dbpass, rootpw, adminpwd,
+# accesskey, signingkey, licensekey). A two-word ending glued ("accesskey" is access_key) is the
+# ending; a short password word (pass, pwd, pw, psw) after a name of two letters or more is the
+# password of what it names (an open class: db, smtp, wifi, vnc, mysqlroot), unless the whole word
+# is one of the English words that end so (a closed class, listed).
+_GLUED_ENDINGS: Final = tuple(sorted({"".join(e) for e in CREDENTIAL_ENDINGS if len(e) == 2}, key=len, reverse=True))
+_GLUED_SHORT: Final = ("pass", "pwd", "pw", "psw")
+_NOT_GLUED: Final = frozenset(
+    {
+        "bypass", "compass", "surpass", "trespass", "encompass", "overpass", "underpass", "impass", "impasse",
+        "firstpass", "secondpass", "onepass", "twopass", "multipass", "singlepass", "renderpass", "subpass",
+        "boardingpass", "daypass", "hallpass", "buspass", "skipass", "seasonpass", "highpass", "lowpass",
+        "bandpass", "allpass", "notchpass", "morepass", "oldpwd", "cwd", "showpass", "nopass",
+    }
+)  # fmt: skip
+# Header names "x-<vendor>-key" and "x-<vendor>-api" (x-rapidapi-key, x-appwrite-key, x-octopus-api):
+# a custom header named for a key is the key, whoever the vendor is.
+_HEADER_KEY_ENDINGS: Final = frozenset({"key", "api", "apikey", "token", "secret"})
+# ...unless the word before names a key that locates or deduplicates (x-cache-key, x-idempotency-key).
+_HEADER_NOT_KEY: Final = frozenset(
+    {
+        "cache", "idempotency", "idempotent", "routing", "partition", "sort", "dedup", "deduplication",
+        "request", "trace", "correlation", "object", "public", "primary", "hash", "row", "lookup", "group",
+        "message", "event", "upload", "content", "shard", "retry", "sequence", "ordering", "version",
+    }
+)  # fmt: skip
+
+
+def _glued_credential(words: list[str]) -> bool:
+    """True for a credential's name glued into one word ("dbpass", "accesskey") or a custom key header."""
+    last = words[-1]
+    if len(words) >= 3 and words[0] == "x" and last in _HEADER_KEY_ENDINGS:
+        return words[-2] not in _HEADER_NOT_KEY
+    if last in _NOT_GLUED:
+        return False
+    if last.endswith(_GLUED_ENDINGS):
+        return True
+    for short in _GLUED_SHORT:
+        # a name before it, not a number ("2pw") or a letter ("xpw")
+        if last.endswith(short) and len(last) - len(short) >= 2 and last[: -len(short)].isalpha():
+            return True
+    # "rapidapikey", "coinapikey": a key after a word ending in "api" is an API key.
+    return len(words) > 1 and last == "key" and words[-2].endswith("api")
 
 
 # Words in any script: what is no blank or ASCII punctuation (Indic vowel signs are no \w).
@@ -465,7 +511,13 @@ def _is_placeholder(text: str) -> bool:
         or text.lower() in _NULL_WORDS
         or text.lower() in _AUTH_SCHEMES
         or (len(text) <= _MAX_PLACEHOLDER and _placeholder_shape(text))
+        or _OPTION_VALUE.fullmatch(text) is not None
     )
+
+
+# A long option in place of the value (Kickstart's `rootpw --lock`, `--iscrypted`): the value says
+# how there is no password or where it comes from, and a password of lower-case words after "--" is none.
+_OPTION_VALUE = re.compile(r"--[a-z]+(?:-[a-z]+)*")
 
 
 def _secret_scalar(value: Any) -> bool:
@@ -2680,6 +2732,8 @@ def _encoding_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
         hits.extend(_encodings.openssl_private_values(text))
     if "wifi" in which:
         hits.extend(hit for hit in _encodings.wifi_keys(text) if not taken.overlaps(hit[1], hit[2]))
+    if "protocol" in which:
+        hits.extend(hit for hit in _protocols.login_hits(text, _is_placeholder) if not taken.overlaps(hit[1], hit[2]))
     deeper = level < MAX_DECODE_LEVELS
     decoded: list[tuple[str, int, int, bytes]] = []
     if deeper and "bytes" in which:
