@@ -87,3 +87,27 @@ def test_any_sasl_plain_blob_after_auth_is_found(password: str) -> None:
 
     blob = base64.b64encode(b"\x00ops@example.org\x00" + password.encode()).decode()
     assert scanner.text_has_secret(f"AUTH PLAIN {blob}")
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["cle_api", "clave_api", "chiave_segreta", "chave_secreta", "jeton_acces", "zugangsschluessel", "токен_доступа",
+     "访问令牌", "APIキー", "アクセストークン", "비밀키", "klucz_api", "clé_secrète", "cléAPI"],
+)  # fmt: skip
+def test_a_key_or_token_word_in_another_language_with_what_it_opens_is_a_credential(key: str) -> None:
+    assert scanner.is_credential_key(key)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["clave_api_version", "jetons", "jeton", "cle", "chiave", "令牌数", "トークン上限", "토큰 수", "schluessel_nummer",
+     "cle_primaire", "llave_foranea", "ключ_сортировки"],
+)  # fmt: skip
+def test_a_foreign_key_word_alone_or_about_the_key_is_no_credential(key: str) -> None:
+    assert not scanner.is_credential_key(key)
+
+
+@given(st.text(alphabet="0123456789abcdef", min_size=66, max_size=66))
+def test_a_share_of_66_hex_is_found_unless_it_is_a_compressed_public_key(share: str) -> None:
+    found = scanner.text_has_secret(f"share: {share}")
+    assert found or share[:2] in ("02", "03")

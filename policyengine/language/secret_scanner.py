@@ -435,7 +435,11 @@ def is_credential_key(key: str) -> bool:
     known = _KEY_CACHE.get(key)
     if known is not None:
         return known
-    result = _credential_words(_key_words(key)) or ((not key.isascii() or "." in key or " " in key) and _label_key(key))
+    result = (
+        _credential_words(_key_words(key))
+        or ((not key.isascii() or "." in key or " " in key) and _label_key(key))
+        or _key_words_mod.foreign_credential_key(key)
+    )
     if len(key) <= _KEY_CACHE_LENGTH and len(_KEY_CACHE) < _KEY_CACHE_SIZE:
         _KEY_CACHE[key] = result
     return result
@@ -1619,6 +1623,13 @@ def _public_blocks(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# Round ten (set I): Vault's unseal and recovery shares are 33 bytes (a 32-byte key and the share's
+# x coordinate), 66 hex digits: no digest has that length (32, 40, 56, 64, 96, 128), and the one
+# other 33-byte value in hex, a compressed elliptic-curve public key, starts 02 or 03. Hex is never
+# a secret by its shape otherwise (ids and digests); at this length it is one.
+_KEY_SHARE = re.compile(r"[0-9a-f]{66}|[0-9A-F]{66}")
+
+
 def _high_entropy(text: str, start: int, token: str) -> bool:
     """True for a run that reads as a generated key rather than words, hex, a path or data."""
     body = token.rstrip("=")
@@ -1634,6 +1645,8 @@ def _high_entropy(text: str, start: int, token: str) -> bool:
         return False
     if body.count("/") > len(body) // 8:
         return False  # a path: random base64 has one '/' in 64 characters
+    if _KEY_SHARE.fullmatch(token) and token[:2] not in ("02", "03"):
+        return True  # a Vault unseal or recovery share (module note at _KEY_SHARE), wherever it stands
     # Inside a URL: document ids and signatures; a URL's secrets are caught by the basic-auth,
     # query-string and token-shape rules.
     window = max(0, start - 512)  # bounded: a long text with no space must not be read back per run
