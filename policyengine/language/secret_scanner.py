@@ -515,19 +515,18 @@ def _is_placeholder(text: str) -> bool:
         or text.lower() in _NULL_WORDS
         or text.lower() in _AUTH_SCHEMES
         or (len(text) <= _MAX_PLACEHOLDER and _placeholder_shape(text))
-        or _OPTION_VALUE.fullmatch(text) is not None
     )
 
 
-# A long option in place of the value (Kickstart's `rootpw --lock`, `--iscrypted`): the value says
-# how there is no password or where it comes from, and a password of lower-case words after "--" is none.
+# A long option as a credential key's whole value (Kickstart's `rootpw --lock`, `--iscrypted`): it says
+# how there is no password. Only for structured values: in a command line "token --host" stays read.
 _OPTION_VALUE = re.compile(r"--[a-z]+(?:-[a-z]+)*")
 
 
 def _secret_scalar(value: Any) -> bool:
     """True for a scalar that is a secret under a credential key: a number, or a string that is no placeholder."""
     if isinstance(value, str):
-        return not _is_placeholder(value)
+        return not _is_placeholder(value) and _OPTION_VALUE.fullmatch(value) is None
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -1876,6 +1875,8 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     bare = first.rstrip(".!?:").lstrip("[({")  # "password: [true]": a list of a status word
     if len(bare) < 3 or _is_placeholder(first) or bare.lower() in _STOPWORDS:
         return None
+    if sep.strip() and _OPTION_VALUE.fullmatch(first):
+        return None  # "rootpw: --lock" (a key and its value); a command's "token --host" is read on
     # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED", and
     # "DB_PASSWORD=${DB_PASSWORD}" as "${DB_PASSWORD": closed again, it is the placeholder it was.
     if first[0] in _CLOSING and _is_placeholder(first + _CLOSING[first[0]]):
@@ -3904,6 +3905,8 @@ def _credential(item: Any, at: _Path, credentials: dict[_Path, _Raw]) -> None:
         _credential(item[value_key], (*at, value_key), credentials)
     elif not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         credentials[at] = (at, "keyword", _mask(str(item)))
+    elif isinstance(item, str) and _OPTION_VALUE.fullmatch(item):
+        return  # "rootpw": "--lock": an option saying there is no password (_OPTION_VALUE)
     else:
         # Round nine: a credential parent whose children are plain names ({"creds": {"ana": x}},
         # {"auth": {"users": {...}}}, [{"owner": "ana", "v": x}]): each child not about the secret is one.
