@@ -27,7 +27,7 @@ GATE: Final = (
     r"|\bPASS[ \t]+[^\s]"
     r"|(?i:nickserv)[ \t]+:?(?i:identify)[ \t]+[^\s]|(?i:/ns[ \t]+identify)[ \t]+[^\s]"
     r"|(?i:\"auth\")[ \t]+\"|(?i:\$4\r?\nauth\r?\n)|(?m:^[ \t]*AUTH[ \t]+[^\s])"
-    r"|\b(?:user|USER)[ \t]+[^\s]+[ \t]+[^\s]*[0-9]"
+    r"|(?m:(?:^[ \t]*|:[ \t]+)(?:user|USER)[ \t]+[A-Za-z0-9][^\s]*[ \t]+[^\s]*[0-9][^\s]*[ \t]*\r?$)"
 )
 
 _B64 = r"[A-Za-z0-9+/]{8,}={0,2}"
