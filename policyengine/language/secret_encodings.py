@@ -36,6 +36,8 @@ from typing import Any, Final, NamedTuple
 
 import re2
 
+from policyengine.language import secret_protocols as _protocols
+
 MAX_RUNS: Final = 16  # candidates read per text and reader
 
 # --- runs found in C ----------------------------------------------------------------------------
@@ -484,6 +486,7 @@ _READER_GATES: Final = {
     "setup": f"(?:{_B32_GATE})|(?:{_OTP_GATE})",
     "wifi": _WIFI_GATE,
     "openssl": _OPENSSL_GATE,
+    "protocol": _protocols.GATE,
 }
 GATE: Final = "|".join(f"(?:{gate})" for gate in _READER_GATES.values())
 _OPTIONS = re2.Options()

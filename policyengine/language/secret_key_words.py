@@ -12,6 +12,8 @@ here. Unknown qualifiers count as the credential (the deny rules fail closed on 
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable
 from typing import Final
 
@@ -116,3 +118,90 @@ def plural_credential(words: list[str], is_credential_words: Callable[[list[str]
     if not words or len(words[-1]) < 4 or not words[-1].endswith("s"):
         return False
     return is_credential_words([*words[:-1], words[-1][:-1]])
+
+
+# Round ten (set I): a token's or an API key's name in another language (cle_api, clave_api,
+# chiave_segreta, chave_secreta, jeton_acces, zugangsschluessel, токен_доступа, 访问令牌, APIキー,
+# 비밀키, klucz_api). The password's word in other languages is secret_labels' table; these are the
+# KEY and TOKEN words, which are also ordinary words (a game's jetons, a door's clé, an LLM's
+# токены): they name a credential only with a word that says what the key opens (api, access,
+# secret, private, auth), and never with a word about the key (its version, count, limit).
+FOREIGN_KEY_NOUNS: Final = frozenset(
+    {
+        "cle", "clef", "clave", "llave", "chiave", "chave", "schluessel", "schlussel", "klucz", "sleutel",
+        "nyckel", "nokkel", "noegle", "avain", "anahtar", "kulcs", "klic", "kljuc", "ключ", "jeton", "gettone",
+        "токен", "токена", "ficha",
+    }
+)  # fmt: skip
+FOREIGN_QUALIFIERS: Final = frozenset(
+    {
+        "api", "acces", "acceso", "accesso", "acesso", "zugang", "zugangs", "zugriff", "zugriffs", "dostepu",
+        "toegang", "toegangs", "atkomst", "tilgang", "доступа", "доступ", "secret", "secrete", "secreta", "secreto",
+        "segreta", "segreto", "geheim", "geheime", "geheimer", "geheimen", "privee", "prive", "privada", "privado",
+        "privata", "privato", "privat", "private", "prywatny", "tajny", "секретный", "приватный", "auth",
+        "authentification", "autenticacion", "autenticazione", "autenticacao", "authentifizierung", "апи",
+    }
+)  # fmt: skip
+# Words about the key, in the languages above (its version, number, limit, name, expiry).
+FOREIGN_ABOUT: Final = frozenset(
+    {
+        "version", "versao", "versione", "nombre", "nome", "nom", "numero", "anzahl", "nummer", "limite",
+        "limit", "grenze", "longueur", "longitud", "lunghezza", "laenge", "expiration", "expiracion",
+        "scadenza", "ablauf", "type", "tipo", "typ", "id", "rotation", "rotacion", "rotazione",
+        "количество", "лимит", "срок", "тип", "имя",
+    }
+)  # fmt: skip
+# Scripts without spaces: the credential's word inside the key (访问令牌, アクセストークン, 비밀키), unless
+# a word about it is there too (令牌数: a token count; トークン上限: a limit).
+CJK_CREDENTIAL_WORDS: Final = (
+    "令牌", "密钥", "秘钥", "密鑰", "金鑰", "秘密鍵", "トークン", "シークレット", "apiキー", "アクセスキー",
+    "비밀키", "토큰", "시크릿", "api키", "액세스키", "인증키",
+)  # fmt: skip
+CJK_ABOUT: Final = (
+    "数",
+    "長",
+    "长度",
+    "限制",
+    "上限",
+    "制限",
+    "期限",
+    "有效期",
+    "名",
+    "类型",
+    "種類",
+    "수",
+    "개수",
+    "제한",
+    "만료",
+    "이름",
+)
+_FOREIGN_SPLIT = re.compile(r"[\W_]+")
+
+
+def _fold(key: str) -> str:
+    """The key lower-cased with its accents dropped (clé -> cle, schlüssel -> schlussel)."""
+    decomposed = unicodedata.normalize("NFKD", key.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).replace("ß", "ss")
+
+
+def foreign_credential_key(key: str) -> bool:
+    """True when a key names an API key or a token in another language (module notes above)."""
+    lower = key.lower()  # not decomposed: NFKD takes Hangul apart into its letters
+    if any(word in lower for word in CJK_CREDENTIAL_WORDS):
+        return not any(word in lower for word in CJK_ABOUT)
+    folded = _fold(_CAMEL_SPLIT.sub("_", key))
+    words = [w for w in _FOREIGN_SPLIT.split(folded) if w]
+    if not words or any(w in FOREIGN_ABOUT or w in ABOUT_WORDS for w in words):
+        return False
+    nouns = [w for w in words if w in FOREIGN_KEY_NOUNS]
+    if nouns:
+        return any(w in FOREIGN_QUALIFIERS for w in words)
+    # Glued (German, Dutch, Nordic): zugangsschluessel, geheimschlussel, toegangssleutel.
+    for word in words:
+        for noun in FOREIGN_KEY_NOUNS:
+            if word.endswith(noun) and len(word) > len(noun) and word[: -len(noun)] in FOREIGN_QUALIFIERS:
+                return True
+    return False
+
+
+_CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9\u00e0-\u00ff])(?=[A-Z])")

@@ -125,6 +125,7 @@ from policyengine.language import secret_encodings as _encodings
 from policyengine.language import secret_key_words as _key_words_mod
 from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
+from policyengine.language import secret_protocols as _protocols
 
 __all__ = [
     "CREDENTIAL_ENDINGS",
@@ -213,7 +214,7 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         ("api", "key"), ("private", "key"), ("priv", "key"), ("secret", "key"), ("access", "key"),
         ("signing", "key"), ("encryption", "key"), ("master", "key"), ("auth", "key"),
         ("session", "key"), ("client", "key"), ("account", "key"), ("service", "key"),
-        ("storage", "key"), ("subscription", "key"), ("app", "key"),
+        ("storage", "key"), ("subscription", "key"), ("app", "key"), ("application", "key"),
         ("security", "code"), ("verification", "code"), ("mfa", "code"), ("otp", "code"),
         ("auth", "code"), ("authorization", "code"), ("pin", "code"), ("pin", "number"),
         ("card", "verification", "number"), ("card", "verification", "value"),
@@ -352,12 +353,57 @@ def _ends_with_credential_word(words: list[str]) -> bool:
     else:
         ending = next((e for e in _COMPOUND_ENDINGS if last.endswith(e)), "")
         if not ending:
-            return False
+            return _glued_credential(words)
         # A compound word: "nexttoken" and "forgotpassword" are read as two words.
         if last != ending:
             before = last[: -len(ending)]
     excluded = _NOT_CREDENTIAL_BEFORE.get(ending)
     return not (excluded and before in excluded)
+
+
+# Round ten (set I): credential names glued into one lower-case word (dbpass, rootpw, adminpwd,
+# accesskey, signingkey, licensekey). A two-word ending glued ("accesskey" is access_key) is the
+# ending; a short password word (pass, pwd, pw, psw) after a name of two letters or more is the
+# password of what it names (an open class: db, smtp, wifi, vnc, mysqlroot), unless the whole word
+# is one of the English words that end so (a closed class, listed).
+_GLUED_ENDINGS: Final = tuple(sorted({"".join(e) for e in CREDENTIAL_ENDINGS if len(e) == 2}, key=len, reverse=True))
+_GLUED_SHORT: Final = ("pass", "pwd", "pw", "psw")
+_NOT_GLUED: Final = frozenset(
+    {
+        "bypass", "compass", "surpass", "trespass", "encompass", "overpass", "underpass", "impass", "impasse",
+        "firstpass", "secondpass", "onepass", "twopass", "multipass", "singlepass", "renderpass", "subpass",
+        "boardingpass", "daypass", "hallpass", "buspass", "skipass", "seasonpass", "highpass", "lowpass",
+        "bandpass", "allpass", "notchpass", "morepass", "oldpwd", "cwd", "showpass", "nopass",
+    }
+)  # fmt: skip
+# Header names "x-<vendor>-key" and "x-<vendor>-api" (x-rapidapi-key, x-appwrite-key, x-octopus-api):
+# a custom header named for a key is the key, whoever the vendor is.
+_HEADER_KEY_ENDINGS: Final = frozenset({"key", "api", "apikey", "token", "secret"})
+# ...unless the word before names a key that locates or deduplicates (x-cache-key, x-idempotency-key).
+_HEADER_NOT_KEY: Final = frozenset(
+    {
+        "cache", "idempotency", "idempotent", "routing", "partition", "sort", "dedup", "deduplication",
+        "request", "trace", "correlation", "object", "public", "primary", "hash", "row", "lookup", "group",
+        "message", "event", "upload", "content", "shard", "retry", "sequence", "ordering", "version",
+    }
+)  # fmt: skip
+
+
+def _glued_credential(words: list[str]) -> bool:
+    """True for a credential's name glued into one word ("dbpass", "accesskey") or a custom key header."""
+    last = words[-1]
+    if len(words) >= 3 and words[0] == "x" and last in _HEADER_KEY_ENDINGS:
+        return words[-2] not in _HEADER_NOT_KEY
+    if last in _NOT_GLUED:
+        return False
+    if last.endswith(_GLUED_ENDINGS):
+        return True
+    for short in _GLUED_SHORT:
+        # a name before it, not a number ("2pw") or a letter ("xpw")
+        if last.endswith(short) and len(last) - len(short) >= 2 and last[: -len(short)].isalpha():
+            return True
+    # "rapidapikey", "coinapikey": a key after a word ending in "api" is an API key.
+    return len(words) > 1 and last == "key" and words[-2].endswith("api")
 
 
 # Words in any script: what is no blank or ASCII punctuation (Indic vowel signs are no \w).
@@ -389,7 +435,11 @@ def is_credential_key(key: str) -> bool:
     known = _KEY_CACHE.get(key)
     if known is not None:
         return known
-    result = _credential_words(_key_words(key)) or ((not key.isascii() or "." in key or " " in key) and _label_key(key))
+    result = (
+        _credential_words(_key_words(key))
+        or ((not key.isascii() or "." in key or " " in key) and _label_key(key))
+        or _key_words_mod.foreign_credential_key(key)
+    )
     if len(key) <= _KEY_CACHE_LENGTH and len(_KEY_CACHE) < _KEY_CACHE_SIZE:
         _KEY_CACHE[key] = result
     return result
@@ -468,10 +518,15 @@ def _is_placeholder(text: str) -> bool:
     )
 
 
+# A long option as a credential key's whole value (Kickstart's `rootpw --lock`, `--iscrypted`): it says
+# how there is no password. Only for structured values: in a command line "token --host" stays read.
+_OPTION_VALUE = re.compile(r"--[a-z]+(?:-[a-z]+)*")
+
+
 def _secret_scalar(value: Any) -> bool:
     """True for a scalar that is a secret under a credential key: a number, or a string that is no placeholder."""
     if isinstance(value, str):
-        return not _is_placeholder(value)
+        return not _is_placeholder(value) and _OPTION_VALUE.fullmatch(value) is None
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -1567,6 +1622,13 @@ def _public_blocks(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# Round ten (set I): Vault's unseal and recovery shares are 33 bytes (a 32-byte key and the share's
+# x coordinate), 66 hex digits: no digest has that length (32, 40, 56, 64, 96, 128), and the one
+# other 33-byte value in hex, a compressed elliptic-curve public key, starts 02 or 03. Hex is never
+# a secret by its shape otherwise (ids and digests); at this length it is one.
+_KEY_SHARE = re.compile(r"[0-9a-f]{66}|[0-9A-F]{66}")
+
+
 def _high_entropy(text: str, start: int, token: str) -> bool:
     """True for a run that reads as a generated key rather than words, hex, a path or data."""
     body = token.rstrip("=")
@@ -1582,6 +1644,8 @@ def _high_entropy(text: str, start: int, token: str) -> bool:
         return False
     if body.count("/") > len(body) // 8:
         return False  # a path: random base64 has one '/' in 64 characters
+    if _KEY_SHARE.fullmatch(token) and token[:2] not in ("02", "03"):
+        return True  # a Vault unseal or recovery share (module note at _KEY_SHARE), wherever it stands
     # Inside a URL: document ids and signatures; a URL's secrets are caught by the basic-auth,
     # query-string and token-shape rules.
     window = max(0, start - 512)  # bounded: a long text with no space must not be read back per run
@@ -1811,6 +1875,8 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     bare = first.rstrip(".!?:").lstrip("[({")  # "password: [true]": a list of a status word
     if len(bare) < 3 or _is_placeholder(first) or bare.lower() in _STOPWORDS:
         return None
+    if sep.strip() and _OPTION_VALUE.fullmatch(first):
+        return None  # "rootpw: --lock" (a key and its value); a command's "token --host" is read on
     # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED", and
     # "DB_PASSWORD=${DB_PASSWORD}" as "${DB_PASSWORD": closed again, it is the placeholder it was.
     if first[0] in _CLOSING and _is_placeholder(first + _CLOSING[first[0]]):
@@ -2680,6 +2746,8 @@ def _encoding_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
         hits.extend(_encodings.openssl_private_values(text))
     if "wifi" in which:
         hits.extend(hit for hit in _encodings.wifi_keys(text) if not taken.overlaps(hit[1], hit[2]))
+    if "protocol" in which:
+        hits.extend(hit for hit in _protocols.login_hits(text, _is_placeholder) if not taken.overlaps(hit[1], hit[2]))
     deeper = level < MAX_DECODE_LEVELS
     decoded: list[tuple[str, int, int, bytes]] = []
     if deeper and "bytes" in which:
@@ -3837,6 +3905,8 @@ def _credential(item: Any, at: _Path, credentials: dict[_Path, _Raw]) -> None:
         _credential(item[value_key], (*at, value_key), credentials)
     elif not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         credentials[at] = (at, "keyword", _mask(str(item)))
+    elif isinstance(item, str) and _OPTION_VALUE.fullmatch(item):
+        return  # "rootpw": "--lock": an option saying there is no password (_OPTION_VALUE)
     else:
         # Round nine: a credential parent whose children are plain names ({"creds": {"ana": x}},
         # {"auth": {"users": {...}}}, [{"owner": "ana", "v": x}]): each child not about the secret is one.
