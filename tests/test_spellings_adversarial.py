@@ -117,7 +117,16 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "JSON text as written": (
         "calls-classes-a:11",
         "calls-classes-a:30",
+        # Round ten: JSON text under a request-body key (body, params_text) spelled as a path.
+        "calls-j-mcp:14",
+        "calls-j-mcp:15",
     ),
+    "engine (round ten): a tool's own folder argument is the base of its relative paths as written: a base "
+    'spelled inside a list (`["/"]`) is no folder, and an operand spelled absolute from the session\'s cwd is '
+    "read against that cwd (asked, not denied)": ("calls-j-mcp:18", "calls-j-mcp:19"),
+    "pack (round ten): bfcl's ask-before-overwrite reads a file named by convention without an extension "
+    "(LICENSE, Makefile) by its letters as written; a case swap, an invisible character or an escape makes it "
+    "a folder-like name": tuple(f"calls-j-mcp:{n}" for n in (34, 35, 36, 37)),
     "engine: a private key's body without armor split across two arguments is not glued: the split view "
     "glues literal strong prefixes, and a PKCS#8 body's prefix holds a length that varies": ("calls-secrets-a:12",),
     "engine: a uuencoded body is read after its `begin` line; the body base64-encoded in place is read "
@@ -144,6 +153,9 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-h-encodings:23",
         # Round nine: a key-store dump's value found by the key path printed before it.
         *(f"calls-i-secrets:{n}" for n in (127, 128, 130, 131, 132, 133, 135, 136)),
+        # Round ten: a password found by its protocol's context (AUTHENTICATE, a Password prompt) or a CVV by its
+        # label in another script's digits.
+        *(f"calls-j-secrets:{n}" for n in (31, 32, 43, 44, 55, 56, 92)),
     ),
     "engine: a delimited table whose whole text is encoded (base64, hex, URL escapes, full-width) is decoded "
     "and scanned as text, not read again as a table: a CVV found by its column passes (round nine)": (
