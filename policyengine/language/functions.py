@@ -722,13 +722,19 @@ _OWN_BASE_KEYS = frozenset(
 )
 
 
+@lru_cache(maxsize=CACHE_SIZE)
+def _own_base_key(key: str) -> bool:
+    """Whether an argument's name gives the folder a tool works in (names repeat: tokenised once)."""
+    return "".join(roles.tokens(key)) in _OWN_BASE_KEYS
+
+
 def _own_bases(call: _Call) -> list[str]:
     """The folders, other than the call's cwd, that a tool's own cwd-like arguments name (resolved)."""
     if not isinstance(call.arguments, dict):
         return []
     bases: list[str] = []
     for key, value in call.arguments.items():
-        if isinstance(value, str) and value.strip() and "".join(roles.tokens(str(key))) in _OWN_BASE_KEYS:
+        if isinstance(value, str) and value.strip() and _own_base_key(str(key)):
             for base in roles.resolve(value, call.cwd):
                 if isinstance(base, str) and not isinstance(base, paths.PathPattern) and base != call.cwd:
                     bases.append(base)
