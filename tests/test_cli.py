@@ -106,8 +106,8 @@ def broken_pack(tmp_path: Path) -> BrokenPack:
     )
     _edit(
         red,
-        "!contains(lists.harmless_devices, @)] | length(@) > `0`",
-        "!contains(lists.harmless_devices, @)] | length(@) > > `0`",
+        "lists.windows_system_dirs))) && !contains(lists.harmless_devices, @)]) > `0`",
+        "lists.windows_system_dirs))) && !contains(lists.harmless_devices, @)]) > > `0`",
     )
     line, column = _find(red, "> >")
     return BrokenPack(pack, _find(gate, "decison"), _find(gate, "path_matchez"), (line, column + 2))
