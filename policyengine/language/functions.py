@@ -701,15 +701,20 @@ def _paths(call: _Call) -> list[str]:
         )
     found: list[str] = []
     bases = _own_bases(call)
+    present: set[str] = set()  # what `found` holds, when there are bases: a call may name 10,000 paths
     for value in given:
         # A shell operand bash globs (`cat .en?`) is a paths.PathPattern: resolving keeps its type.
-        found.extend(roles.resolve(value, call.cwd))
-        for base in bases:
-            # Round ten (set I, tool-own-cwd): a tool that works in its own folder argument
-            # (run_command {command: "cat etc/sudoers", cwd: "/"}) opens a relative path there.
-            for reading in roles.resolve(value, base):
-                if reading not in found:
-                    found.append(reading)
+        readings = roles.resolve(value, call.cwd)
+        found.extend(readings)
+        if bases:
+            present.update(readings)
+            for base in bases:
+                # Round ten (set I, tool-own-cwd): a tool that works in its own folder argument
+                # (run_command {command: "cat etc/sudoers", cwd: "/"}) opens a relative path there.
+                for reading in roles.resolve(value, base):
+                    if reading not in present:
+                        present.add(reading)
+                        found.append(reading)
     return found
 
 

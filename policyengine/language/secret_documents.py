@@ -279,6 +279,9 @@ _ITEM = re.compile(r"[ \t]*-[ \t]+[\"']?([^\s\"'#:]+)[\"']?[ \t\r]*")
 _CHILD = re.compile(r"([ \t]*)(?:-[ \t]+)?[\"']?([\w.\-@]+)[\"']?[ \t]*[:=][ \t]*(.*?)[ \t\r]*$")
 
 
+_NAME_PARTS = re.compile(r"[.\-_ ]")  # a section name's words (`db.passwords`, `api-keys`)
+
+
 def section_spans(text: str, is_name: NameTest, is_placeholder: NameTest, about: NameTest) -> list[Span]:
     """Values below a YAML key or an INI/TOML section named like a credential (or its plural)."""
     spans: list[Span] = []
@@ -287,7 +290,7 @@ def section_spans(text: str, is_name: NameTest, is_placeholder: NameTest, about:
         if n >= 256 or match.start() < done:
             continue
         name = match.group(2) or match.group(3) or ""
-        last = re.split(r"[.\-_ ]", name.strip())[-1] if name else ""
+        last = _NAME_PARTS.split(name.strip())[-1] if name else ""
         if not _STEM_RE.search(name) or not (
             is_name(name) or (last.endswith("s") and is_name(name[:-1])) or last.lower() in ("auth", "users")
         ):
@@ -490,11 +493,14 @@ _NAMING_ATTRIBUTES = frozenset(
 )
 
 
+_SELECTOR_PARTS = re.compile(r"[#.\[\]=\"' ()>:]+")  # a CSS selector's or label's words
+
+
 def _selector_names(selector: str, is_name: NameTest) -> bool:
     """True when a selector or label names a credential ("#password", "input[name=pwd]", "Admin password")."""
     if is_name(selector):
         return True
-    if any(is_name(w) for w in re.split(r"[#.\[\]=\"' ()>:]+", selector) if w):
+    if any(is_name(w) for w in _SELECTOR_PARTS.split(selector) if w):
         return True
     # A form's own words around the name (txtPwdBox, pwdField, password_input): the widget, not the value.
     words = [w for w in _KEY_WORD.findall(_CAMEL.sub("_", selector).lower()) if w not in _WIDGET_WORDS]

@@ -376,8 +376,21 @@ _RETURNS: dict[str, JType] = {
         BOOL_T,
     ),
     **dict.fromkeys(["join", "to_string", "type", "lower", "upper", "normalize_path", "regex_replace"], STR_T),
-    **dict.fromkeys(["keys", "paths", "urls", "commands", "programs", "emails", "secrets", "strings"], array_of(STR_T)),
-    "invocations": array_of(STR_T),
+    **dict.fromkeys(
+        (
+            "keys",
+            "paths",
+            "paths_outside_cwd",
+            "urls",
+            "commands",
+            "programs",
+            "invocations",
+            "emails",
+            "secrets",
+            "strings",
+        ),
+        array_of(STR_T),
+    ),
     "amounts": array_of(ANY_T),
     "merge": OPEN_OBJECT,
 }
