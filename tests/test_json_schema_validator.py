@@ -651,7 +651,7 @@ def test_a_redos_pattern_runs_in_linear_time() -> None:
     start = time.perf_counter()
     assert validator("a" * 100_000 + "!") != []
     assert validator({"a" * 100_000 + "!": 1}) == []
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 5  # a hang guard: a backtracking engine takes hours here
 
 
 def test_a_lone_surrogate_is_matched_not_raised() -> None:

@@ -409,7 +409,7 @@ def test_a_pattern_at_the_bounds_is_decided_within_a_bound() -> None:
     started = time.perf_counter()
     assert path_matches(pattern, globs) is False
     # ~15 ms on a loaded 2-core machine; an exponential search would take minutes.
-    assert time.perf_counter() - started < 0.25
+    assert time.perf_counter() - started < 5  # a hang guard, not a timing: 20x the slowest run seen
 
 
 # -- the remaining spellings -------------------------------------------------------------------
