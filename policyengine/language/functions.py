@@ -739,7 +739,7 @@ _OWN_BASE_WORDS = frozenset(
 def _own_base_key(key: str) -> bool:
     """Whether an argument's name gives the folder a tool works in (names repeat: tokenised once)."""
     words = roles.tokens(key)
-    return "".join(words) in _OWN_BASE_KEYS or bool(words) and words[-1] in _OWN_BASE_WORDS
+    return "".join(words) in _OWN_BASE_KEYS or (bool(words) and words[-1] in _OWN_BASE_WORDS)
 
 
 def _own_bases(call: _Call) -> list[str]:

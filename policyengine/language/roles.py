@@ -26,6 +26,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from policyengine.language import paths
@@ -203,7 +204,7 @@ _FILE_WORDS = frozenset({"file", "files", "filename", "filenames", "name", "name
 # only, match, select, restrict) selects files when its value is a file glob (`*.tfstat?`,
 # `.en?`, `*.en[v]`): one word of no space with a wildcard. A value with a space is a query.
 _FILTER_WORDS = frozenset({"filter", "filters", "only", "match", "matches", "select", "selector", "restrict"})
-_FILE_GLOB_SHAPE = re.compile(r"[^\s]{0,256}[*?\[][^\s]{0,256}")
+_FILE_GLOB_SHAPE = re.compile(r"\s{0,8}[^\s]{0,256}[*?\[][^\s]{0,256}\s{0,8}")  # blanks around: as opened
 # Round eleven (set I, terminal-decoy-command): a key that chooses a shell (`shell: bash`,
 # `interpreter: /bin/zsh`) names the program that reads the typed text, not a command run; a
 # bare shell's name there is a name (anything more, `bash -c ...`, stays a command).
@@ -362,11 +363,13 @@ def _command_shaped(key: str, value: str) -> bool:
     return bool(programs) and names_known(programs[0])
 
 
+@lru_cache(maxsize=4096)
 def _filter_key(key: str) -> bool:
     """Whether a key names a filter by a word of its own (`filter`, `only`, `match`, `file_select`)."""
     return bool(key) and any(t in _FILTER_WORDS for t in _tokens(key))
 
 
+@lru_cache(maxsize=4096)
 def _shell_name_key(key: str) -> bool:
     """Whether a key chooses the shell that reads a terminal's text (`shell`, `shell_type`, `interpreter`)."""
     return "".join(_tokens(key)) in _SHELL_NAME_KEYS
@@ -413,10 +416,16 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
         roles = key_roles(key) if key else frozenset()
         if roles == _COMMAND and isinstance(value, str) and _SHELL_NAME.fullmatch(value) and _shell_name_key(key):
             return frozenset()  # `shell: bash` beside a terminal's typed text: the shell's name
+        if (
+            type(value) is str
+            and Role.TEXT not in roles
+            and Role.GLOB not in roles
+            and _filter_key(key)
+            and _FILE_GLOB_SHAPE.fullmatch(value)
+        ):
+            return roles | _value_roles(value) | _GLOB  # `filter: *.tfstat?`, `file_select: .netr?`
         if not roles:
             if isinstance(value, str):
-                if _FILE_GLOB_SHAPE.fullmatch(value) and _filter_key(key):
-                    return _value_roles(value) | _GLOB
                 shaped = _value_roles(value)
                 if (not shaped or shaped == _PATH or key.lower() in _ACTION_KEYS) and _command_shaped(key, value):
                     return shaped | _COMMAND  # `do: /bin/rm -rf x` is a command and a path's shape
