@@ -30,6 +30,8 @@ def _roles(arguments: dict[str, object]) -> dict[str, list[object]]:
         ("file_select", ".netr?"),
         ("restrictTo", "id_rsa*"),
         ("match", " .en? "),
+        ("name", ".en?"),
+        ("file_ext", "*.pe[m]"),
     ],
 )
 def test_a_filter_key_holding_a_file_glob_is_a_glob(key: str, value: str) -> None:
@@ -85,6 +87,8 @@ def test_a_program_name_other_than_a_shell_under_shell_stays_a_command() -> None
         ("target_dir", True),
         ("output_folder", True),
         ("cwd", True),
+        ("build_context", True),
+        ("volume", True),
         ("file", False),
         ("mount_options", False),
         ("path", False),

@@ -128,7 +128,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-j-mcp:19",
         # Round eleven: a folder named by its key's last word (mount, mountpoint, chroot), spelled in a list,
         # one object down or from the cwd.
-        *(f"calls-k-shell:{n}" for n in (41, 42, 44)),
+        *(f"calls-k-shell:{n}" for n in (41, 42, 44, 86)),
     ),
     "spellings, not a bypass (round eleven): a filter key's glob with full-width wildcards (U+FF1F, U+FF0A) "
     "is no glob: no glob library reads them as wildcards, so it names no secret file (a GLOB key reads it so "

@@ -728,10 +728,12 @@ _OWN_BASE_KEYS = frozenset(
 
 
 # Round eleven (set I, tool-own-cwd): a key whose last word names a folder (mount, mountpoint,
-# chroot, target_dir, dest_folder, prefix) gives one too (read_file {mount: /, file: boot/x}):
-# a relative path beside it is also read from there (an extra reading only adds places).
+# chroot, target_dir, dest_folder, prefix, build context, repo, volume) gives one too
+# (read_file {mount: /, file: boot/x}): a relative path beside it is also read from there (an
+# extra reading only adds places).
 _OWN_BASE_WORDS = frozenset(
     {"dir", "directory", "folder", "root", "base", "mount", "mountpoint", "cwd", "workdir", "chroot", "prefix"}
+    | {"context", "home", "project", "repo", "repository", "workspace", "share", "drive", "volume", "location"}
 )
 
 

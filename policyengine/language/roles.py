@@ -201,9 +201,14 @@ _GLOB_WORDS = frozenset(
 _PATTERN_WORDS = frozenset({"pattern", "patterns", "filter", "filters", "match", "matches"})
 _FILE_WORDS = frozenset({"file", "files", "filename", "filenames", "name", "names", "path", "paths", "fname"})
 # Round eleven (set I, filter-globs): a key that names a filter by a word of its own (filter,
-# only, match, select, restrict) selects files when its value is a file glob (`*.tfstat?`,
-# `.en?`, `*.en[v]`): one word of no space with a wildcard. A value with a space is a query.
-_FILTER_WORDS = frozenset({"filter", "filters", "only", "match", "matches", "select", "selector", "restrict"})
+# only, match, select, restrict) or the names it selects (name, filename, ext, suffix: find's
+# -name) selects files when its value is a file glob (`*.tfstat?`, `.en?`, `*.en[v]`): one word
+# of no space with a wildcard. A value with a space is a query; `exclude` is left out (it names
+# what is not read).
+_FILTER_WORDS = frozenset(
+    {"filter", "filters", "only", "match", "matches", "select", "selector", "restrict", "name", "names", "filename"}
+    | {"filenames", "fname", "ext", "exts", "extension", "extensions", "suffix", "suffixes"}
+)
 _FILE_GLOB_SHAPE = re.compile(r"\s{0,8}[^\s]{0,256}[*?\[][^\s]{0,256}\s{0,8}")  # blanks around: as opened
 # Round eleven (set I, terminal-decoy-command): a key that chooses a shell (`shell: bash`,
 # `interpreter: /bin/zsh`) names the program that reads the typed text, not a command run; a
