@@ -123,7 +123,16 @@ _FOUND: dict[str, tuple[str, ...]] = {
     ),
     "engine (round ten): a tool's own folder argument is the base of its relative paths as written: a base "
     'spelled inside a list (`["/"]`) is no folder, and an operand spelled absolute from the session\'s cwd is '
-    "read against that cwd (asked, not denied)": ("calls-j-mcp:18", "calls-j-mcp:19"),
+    "read against that cwd (asked, not denied)": (
+        "calls-j-mcp:18",
+        "calls-j-mcp:19",
+        # Round eleven: a folder named by its key's last word (mount, mountpoint, chroot), spelled in a list,
+        # one object down or from the cwd.
+        *(f"calls-k-shell:{n}" for n in (41, 42, 44, 86)),
+    ),
+    "spellings, not a bypass (round eleven): a filter key's glob with full-width wildcards (U+FF1F, U+FF0A) "
+    "is no glob: no glob library reads them as wildcards, so it names no secret file (a GLOB key reads it so "
+    "too)": ("calls-k-shell:32",),
     "pack (round ten): bfcl's ask-before-overwrite reads a file named by convention without an extension "
     "(LICENSE, Makefile) by its letters as written; a case swap, an invisible character or an escape makes it "
     "a folder-like name": tuple(f"calls-j-mcp:{n}" for n in (34, 35, 36, 37)),

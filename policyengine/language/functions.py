@@ -727,10 +727,21 @@ _OWN_BASE_KEYS = frozenset(
 )
 
 
+# Round eleven (set I, tool-own-cwd): a key whose last word names a folder (mount, mountpoint,
+# chroot, target_dir, dest_folder, prefix, build context, repo, volume) gives one too
+# (read_file {mount: /, file: boot/x}): a relative path beside it is also read from there (an
+# extra reading only adds places).
+_OWN_BASE_WORDS = frozenset(
+    {"dir", "directory", "folder", "root", "base", "mount", "mountpoint", "cwd", "workdir", "chroot", "prefix"}
+    | {"context", "home", "project", "repo", "repository", "workspace", "share", "drive", "volume", "location"}
+)
+
+
 @lru_cache(maxsize=CACHE_SIZE)
 def _own_base_key(key: str) -> bool:
     """Whether an argument's name gives the folder a tool works in (names repeat: tokenised once)."""
-    return "".join(roles.tokens(key)) in _OWN_BASE_KEYS
+    words = roles.tokens(key)
+    return "".join(words) in _OWN_BASE_KEYS or (bool(words) and words[-1] in _OWN_BASE_WORDS)
 
 
 def _own_bases(call: _Call) -> list[str]:

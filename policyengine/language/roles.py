@@ -26,6 +26,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from policyengine.language import paths
@@ -199,6 +200,23 @@ _GLOB_WORDS = frozenset(
 )
 _PATTERN_WORDS = frozenset({"pattern", "patterns", "filter", "filters", "match", "matches"})
 _FILE_WORDS = frozenset({"file", "files", "filename", "filenames", "name", "names", "path", "paths", "fname"})
+# Round eleven (set I, filter-globs): a key that names a filter by a word of its own (filter,
+# only, match, select, restrict) or the names it selects (name, filename, ext, suffix: find's
+# -name) selects files when its value is a file glob (`*.tfstat?`, `.en?`, `*.en[v]`): one word
+# of no space with a wildcard. A value with a space is a query; `exclude` is left out (it names
+# what is not read).
+_FILTER_WORDS = frozenset(
+    {"filter", "filters", "only", "match", "matches", "select", "selector", "restrict", "name", "names", "filename"}
+    | {"filenames", "fname", "ext", "exts", "extension", "extensions", "suffix", "suffixes"}
+)
+_FILE_GLOB_SHAPE = re.compile(r"\s{0,8}[^\s]{0,256}[*?\[][^\s]{0,256}\s{0,8}")  # blanks around: as opened
+# Round eleven (set I, terminal-decoy-command): a key that chooses a shell (`shell: bash`,
+# `interpreter: /bin/zsh`) names the program that reads the typed text, not a command run; a
+# bare shell's name there is a name (anything more, `bash -c ...`, stays a command).
+_SHELL_NAME_KEYS = frozenset({"shell", "interpreter", "shellname", "shelltype", "shellpath", "shellprogram"})
+_SHELL_NAME = re.compile(
+    r"(?i)\s*(?:[^\s]*[/\\])?(?:(?:ba|z|k|mk|c|tc|da|fi|a|y|r|o|i|x)?sh|pwsh|powershell|cmd|nu|xonsh|elvish)(?:\.exe)?\s*"
+)
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -350,6 +368,19 @@ def _command_shaped(key: str, value: str) -> bool:
     return bool(programs) and names_known(programs[0])
 
 
+@lru_cache(maxsize=4096)
+def _filter_key(key: str) -> bool:
+    """Whether a key names a filter by a word of its own (`filter`, `only`, `match`, `file_select`)."""
+    return bool(key) and any(t in _FILTER_WORDS for t in _tokens(key))
+
+
+@lru_cache(maxsize=4096)
+def _shell_name_key(key: str) -> bool:
+    """Whether a key chooses the shell that reads a terminal's text (`shell`, `shell_type`, `interpreter`)."""
+    return "".join(_tokens(key)) in _SHELL_NAME_KEYS
+
+
+_GLOB = frozenset({Role.GLOB})
 _URL = frozenset({Role.URL})
 _FILE_URL = frozenset({Role.URL, Role.PATH})
 
@@ -388,6 +419,16 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
         roles = by_name | {role}
     else:
         roles = key_roles(key) if key else frozenset()
+        if roles == _COMMAND and isinstance(value, str) and _SHELL_NAME.fullmatch(value) and _shell_name_key(key):
+            return frozenset()  # `shell: bash` beside a terminal's typed text: the shell's name
+        if (
+            type(value) is str
+            and Role.TEXT not in roles
+            and Role.GLOB not in roles
+            and _filter_key(key)
+            and _FILE_GLOB_SHAPE.fullmatch(value)
+        ):
+            return roles | _value_roles(value) | _GLOB  # `filter: *.tfstat?`, `file_select: .netr?`
         if not roles:
             if isinstance(value, str):
                 shaped = _value_roles(value)

@@ -943,6 +943,8 @@ class _Walk:
                             self._operands(rest)  # the program may open them as files, too (`ksu u -e /bin/id`)
                             words = rest[start:]
                             continue
+                    else:
+                        self._runner_options(rest, depth)
                     self._operands(rest)
             elif name in _SHELLS:
                 self._shell(rest, node, data, depth)
@@ -1093,6 +1095,21 @@ class _Walk:
             if pattern:
                 for form in glob_operands(pattern):
                     self._operand(form)
+
+    def _runner_options(self, words: list[_Word], depth: int) -> None:
+        """A known program with no row: a long option named for a command (`--init-hook`, `--exec`) runs its value."""
+        # Round eleven (set I, option-runs-command): RUNNER_OPTION was read for rows and unknown
+        # programs only; a program on the plain lists (`pylint --init-hook=CODE`, `sort
+        # --compress-program=CMD`, `install --strip-program=CMD`) runs such a value the same way.
+        for index, word in enumerate(words):
+            value = word.value
+            if value == "--":
+                return
+            if value.startswith("--") and table.RUNNER_OPTION.fullmatch(value.partition("=")[0]):
+                if "=" in value:
+                    self._code([_Word(value.partition("=")[2], word.known, word.single, ())], depth, value)
+                elif index + 1 < len(words):
+                    self._code([words[index + 1]], depth, value)
 
     def _unknown_program(self, words: list[_Word], depth: int) -> int:
         """A program no table knows: its words that read as command lines are read; the index of a command, or -1."""
