@@ -37,6 +37,7 @@ from typing import Any, Final, NamedTuple
 import re2
 
 from policyengine.language import secret_protocols as _protocols
+from policyengine.language import secret_tokens as _tokens
 
 MAX_RUNS: Final = 16  # candidates read per text and reader
 
@@ -487,6 +488,7 @@ _READER_GATES: Final = {
     "wifi": _WIFI_GATE,
     "openssl": _OPENSSL_GATE,
     "protocol": _protocols.GATE,
+    "tokens": _tokens.GATE,  # round eleven: prefixed tokens and capability URLs by shape (secret_tokens)
 }
 GATE: Final = "|".join(f"(?:{gate})" for gate in _READER_GATES.values())
 _OPTIONS = re2.Options()
