@@ -1891,6 +1891,12 @@ def _card_windows(groups: list[tuple[str, int, int]], *, whole_run: bool = True)
 _Hit = tuple[str, int, int, str]  # kind, start, end, the secret text (for the excerpt only)
 
 
+# Round eleven (set I): credential words that also start namespaced names ("session:count", a
+# Redis key; "token:read", an OAuth scope): glued by a bare colon to a plain word, they are a name.
+# Password words are not among them ("password:sandcastle" is a password).
+_NAMESPACE_STEMS: Final = frozenset({"session", "sessions", "sess", "token", "tokens", "auth", "cookie", "cookies"})
+
+
 def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     """The secret of one `key <sep> value` in text, or None when it is no credential or no secret."""
     if not is_credential_key(key.strip("-_. ")):
@@ -1917,6 +1923,8 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
         return None
     if sep.strip() and _OPTION_VALUE.fullmatch(first):
         return None  # "rootpw: --lock" (a key and its value); a command's "token --host" is read on
+    if sep == ":" and key.lower() in _NAMESPACE_STEMS and not _looks_secret(bare):
+        return None  # a namespaced name, not a pair: Redis's "session:count", a scope's "token:read"
     # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED", and
     # "DB_PASSWORD=${DB_PASSWORD}" as "${DB_PASSWORD": closed again, it is the placeholder it was.
     if first[0] in _CLOSING and _is_placeholder(first + _CLOSING[first[0]]):
@@ -2535,6 +2543,8 @@ def _odd_hex_key(text: str, start: int, token: str) -> bool:
         return False
     if len(token) % 2 == 0 and _as_text(bytes.fromhex(token)) is not None:
         return False  # hex of text: the decoder reads what it says
+    if token[:4].lower() in ("3080", "3081", "3082", "3083"):
+        return False  # DER (a SEQUENCE): a certificate's or a key's dump, read by the key readers
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", start)
     if not text[line_start:start].strip() and line_end >= 0 and _HEX_LINE.match(text, line_end + 1):
