@@ -3848,7 +3848,7 @@ def _walk(
                 or (known is None and is_credential_key(key))
                 or key == pair
                 or (jwk and key in jwk)
-                or (text and 22 <= len(item) <= 130 and _encodings.key_material(key, item))
+                or (text and 20 <= len(item) <= 130 and _encodings.key_material(key, item))
             ):
                 _credential(item, (*at, key), credentials)
             if public_jwk and key in _encodings.JWK_PUBLIC:

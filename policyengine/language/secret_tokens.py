@@ -12,6 +12,7 @@ fail the entropy floor. These readers take the shapes themselves:
   msg_/toolu_, OpenAI's call_/chatcmpl-, req_, build-, sha256-...) are the benign filter; a prefix
   glued after another word (`Linux-node-<hash>`, a cache key) or a file name (`main-<hash>.js`) is
   no token.
+- hex in groups that are no UUID's (32-8-8: Mailgun's current key), 40+ hex digits in all.
 - kubeadm's bootstrap token (6 and 16 lower-case letters and digits apart by a dot) and Airtable's
   legacy key (`key` and 14 mixed characters), two documented layouts with no separator to read.
 - a capability URL: a URL whose path holds a token-shaped segment after a segment that names a
@@ -32,7 +33,15 @@ from typing import Final
 MAX_RUNS: Final = 64
 # The kinds these readers report (the scanner lets its views read a text these alone matched).
 KINDS: Final = frozenset(
-    {"prefixed-token", "kubeadm-token", "airtable-key", "capability-url", "capability-url (query)", "labelled-token"}
+    {
+        "prefixed-token",
+        "hex-key (grouped)",
+        "kubeadm-token",
+        "airtable-key",
+        "capability-url",
+        "capability-url (query)",
+        "labelled-token",
+    }
 )
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -46,18 +55,21 @@ _QUERY_NAMES = (
 # Airtable key, a hook word's path segment followed by another one, a credential-named query value.
 _SHAPE_GATE = (
     rf"[A-Za-z][_\-](?:[0-9]{{3,12}}[_\-])?[A-Za-z0-9]{{20}}|[A-Za-z][_\-]{_UUID}"
-    r"|\b[a-z0-9]{6}\.[a-z0-9]{16}\b|\bkey[A-Za-z0-9]{14}\b"
+    r"|\b[a-z0-9]{6}\.[a-z0-9]{16}\b|\bkey[A-Za-z0-9]{14}\b|[0-9a-f]{16}-[0-9a-f]{8}"
     rf"|(?i:/[a-z0-9_\-]{{0,24}}(?:{_HOOK_WORDS})/[^\s/?#\"'<>]{{1,80}})"
     rf"|(?i:[?&](?:{_QUERY_NAMES})=)[^&#\s\"'<>]{{20}}"
 )
 
 _PREFIXED = re.compile(
-    rf"(?<![A-Za-z0-9_\-./+=%:\\])([A-Za-z]{{2,10}})[_\-](?:([0-9]{{3,12}})[_\-])?({_UUID}|[A-Za-z0-9]{{20,512}})"
+    rf"(?<![A-Za-z0-9_\-./+%\\])([A-Za-z]{{2,10}})[_\-](?:([0-9]{{3,12}})[_\-])?({_UUID}|[A-Za-z0-9]{{20,512}})"
     r"((?:-[A-Za-z0-9]{8,64})?)(?![A-Za-z0-9_\-]|\.[A-Za-z0-9])"
 )
 _BOOTSTRAP = re.compile(r"(?<![A-Za-z0-9_\-./])[a-z0-9]{6}\.[a-z0-9]{16}(?![A-Za-z0-9_\-]|\.[A-Za-z0-9])")
 _AIRTABLE = re.compile(r"(?<![A-Za-z0-9_\-./])key[A-Za-z0-9]{14}(?![A-Za-z0-9_\-])")
 _UUID_RE = re.compile(_UUID)
+# Hex in groups that are no UUID's (8-4-4-4-12): a long first group and 40+ hex digits in all
+# (Mailgun's current key, 32-8-8). A UUID is an id; other groupings of random hex are keys.
+_HEX_GROUPS = re.compile(r"(?<![0-9A-Za-z\-])[0-9a-f]{16,64}(?:-[0-9a-f]{4,64}){1,4}(?![0-9A-Za-z\-])")
 _WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
@@ -118,6 +130,12 @@ def prefixed_hits(text: str) -> list[tuple[str, int, int, str]]:
             break
         if prefixed_token(m.group(1), m.group(2), m.group(3)):
             hits.append(("prefixed-token", m.start(), m.end(), m.group(0)))
+    for n, m in enumerate(_HEX_GROUPS.finditer(text)):
+        if n >= MAX_RUNS:
+            break
+        digits = m.group(0).replace("-", "")
+        if len(digits) >= 40 and _no_words(digits) and sum(c.isalpha() for c in digits) >= 4:
+            hits.append(("hex-key (grouped)", m.start(), m.end(), m.group(0)))
     for n, m in enumerate(_BOOTSTRAP.finditer(text)):
         if n >= MAX_RUNS:
             break
@@ -235,6 +253,45 @@ def labelled_hits(text: str) -> list[tuple[str, int, int, str]]:
         if _UUID_RE.fullmatch(value) or _no_words(value.replace("-", "").replace("_", "")):
             found.append(("labelled-token", m.start(1), m.end(1), value))
     return found
+
+
+# Round eleven (set I): a custom header ("x-honeycomb-team", "x-cf-global") names its vendor, not
+# the credential, and glued names ("userkey", "apptoken") hide the credential word inside one
+# word. Under either, a token-shaped value is the credential; ids, traces and versions are not.
+_NAME_PIECES = re.compile(r"[A-Za-z0-9]+")
+_NOT_CREDENTIAL_HEADER: Final = frozenset(
+    {
+        "request", "trace", "span", "correlation", "delivery", "event", "version", "type", "etag", "cache",
+        "checksum", "hash", "signature", "sig", "digest", "forwarded", "real", "ip", "host", "agent",
+        "content", "length", "encoding", "language", "ratelimit", "rate", "limit", "remaining", "reset",
+        "parent", "sampled", "sampling", "context", "timestamp", "time", "date", "region", "zone", "cloud",
+        "cdn", "served", "powered", "frame", "xss", "origin", "referrer", "debug", "build", "commit", "sha",
+        "idempotency", "dedup", "dedupe", "nonce", "lock", "routing", "partition", "sort", "primary", "foreign",
+        "public", "pub", "pubkey", "publickey",
+    }
+)  # fmt: skip
+_GLUED_ENDINGS = ("key", "token", "secret")
+_WORDS_ENDING_KEY: Final = frozenset({"monkey", "turkey", "donkey", "hockey", "whiskey", "jockey", "hotkey", "passkey"})
+_TOKEN_VALUE = re.compile(r"[A-Za-z0-9_\-]{20,130}")
+
+
+def credential_name(name: str) -> bool:
+    """True for a custom header (x-vendor-word, no id word) or a glued name ending in key, token or secret."""
+    words = [w.lower() for w in _NAME_PIECES.findall(name[:64])]
+    if not words:
+        return False
+    if words[0] == "x" and len(words) >= 2:
+        return not any(w in _NOT_CREDENTIAL_HEADER or w.endswith("id") or w.endswith("ids") for w in words[1:])
+    last = words[-1]
+    if not last.endswith(_GLUED_ENDINGS) or last in _GLUED_ENDINGS or last in _WORDS_ENDING_KEY:
+        return False
+    stem = last[: -len(next(e for e in _GLUED_ENDINGS if last.endswith(e)))]
+    return not any(w in _NOT_CREDENTIAL_HEADER for w in (*words[:-1], stem)) and not stem.startswith("pub")
+
+
+def named_token(name: str, value: str) -> bool:
+    """True for a token-shaped value (20-130 token characters, no words) under credential_name's names."""
+    return bool(_TOKEN_VALUE.fullmatch(value)) and credential_name(name) and _no_words(value.replace("-", ""))
 
 
 def hits(text: str) -> list[tuple[str, int, int, str]]:
