@@ -4706,7 +4706,8 @@ _cvv_gate = _raw_search(re2.compile(_CVV_GATE, _MATCH_ONLY))
 # What may hide a card in an ASCII text, in one pass: an escape, an encoded run, a run of digits.
 _card_gate = _raw_search(
     re2.compile(
-        f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})|(?:{_SPREAD_CARD})|{_layouts.CARD_GATE}",
+        f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})|(?:{_SPREAD_CARD})|{_layouts.CARD_GATE}"
+        r"|(?:5[0678]|6[37])[0-9]{2}[ \-]?[0-9]{4}[ \-]?[0-9]{4}",  # a 12-digit Maestro (_maestro_spans)
         _MATCH_ONLY,
     )
 )
@@ -4730,8 +4731,8 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
         cvv = _documents.cvv_spans(text, _cvv_name)
         if cvv:
             text = _replace(text, sorted(set(cvv)), lambda digits: _hide_cvv(digits, hide))
-    if len(text) < 13:
-        return text
+    if len(text) < 12:
+        return text  # (12: a Maestro's shortest number, _maestro_spans)
     if text.isascii() and not _card_gate(text.encode("ascii")):
         return text  # one RE2 pass on the common path: nothing below could match
     # Cards written reversed, in labelled pieces or with digits spelled out: secret_layouts.
@@ -4740,7 +4741,13 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
         text = _hide_card_layouts(text, written, hide)
     encoded = not text.isascii() or _needs_decoding(text)
     runs = _encoded_card_runs(text) if _encoded_gate(text.encode("utf-8", "surrogatepass")) else []
-    if not encoded and not runs and not _has_card_run(text) and not _spread_card_search(text.encode("ascii")):
+    if (
+        not encoded
+        and not runs
+        and not _has_card_run(text)
+        and not _spread_card_search(text.encode("ascii"))
+        and not _MAESTRO_12.search(text)
+    ):
         return text
     spans = _card_spans(text)
     if encoded and len(card_numbers(text)) > len(spans):
