@@ -3577,6 +3577,13 @@ def _value_key(value: dict[Any, Any]) -> Any:
     return next((k for k in value if isinstance(k, str) and k.lower() == "value"), None)
 
 
+def _header_pair(value: dict[Any, Any]) -> Any:
+    """A {name, value} record (a HAR header): a custom header's or glued key's name and a token as its value."""
+    key = pair_value(value, _tokens.credential_name)
+    item = value.get(key) if key is not None else None
+    return key if isinstance(item, str) and _tokens.token_value(item) else None
+
+
 def _maybe_pair(value: dict[Any, Any]) -> bool:
     """A cheap test before pair_value: the dict has a "value" key (the usual spellings)."""
     return "value" in value or "Value" in value or "VALUE" in value
@@ -3829,7 +3836,7 @@ def _walk(
     # container sit side by side in the joined text, so the prefilter's split prefixes (gaps allowed,
     # newline among them) see a prefix cut across two values, and no split check runs without one.
     if isinstance(value, dict):
-        pair = pair_value(value, _pair_name) if _maybe_pair(value) else None
+        pair = (pair_value(value, _pair_name) or _header_pair(value)) if _maybe_pair(value) else None
         strings: list[str] = []
         string_places: list[tuple[_Path, str | int | None]] = []
         nested: list[tuple[str, Any]] | None = None
@@ -4143,7 +4150,7 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, str):
         return _hide_in_text(value, hide)
     if isinstance(value, dict):
-        pair = pair_value(value, _pair_name) if _maybe_pair(value) else None
+        pair = (pair_value(value, _pair_name) or _header_pair(value)) if _maybe_pair(value) else None
         if pair is None:
             # A name and a value in sibling fields under other spellings ({"OptionName": .., "Value": ..},
             # {"k": .., "v": ..}, {"ParameterKey": .., "ParameterValue": ..}): see secret_layouts.

@@ -249,8 +249,10 @@ _SCRIPT_LABELS: Final = (
     "\u110f\u1175",
     "\u1110\u1169\u110f\u1173\u11ab",
 )  # fmt: skip
-_LABEL_ALTERNATIVES = "|".join((*_LATIN_LABELS, *_SCRIPT_LABELS))
-_LABEL_GATE = rf"(?i:{_LABEL_ALTERNATIVES})[^\n]{{0,24}}[A-Za-z0-9]{{20}}"
+# Labels that start with an ASCII letter start a word ("cle" in "Vehicle" is none; RE2's \b is ASCII's).
+_ASCII_HEADED = [w for w in _LATIN_LABELS if w[0].isascii()]
+_OTHER_HEADED = [w for w in (*_LATIN_LABELS, *_SCRIPT_LABELS) if not w[0].isascii()]
+_LABEL_GATE = rf"(?i:\b(?:{'|'.join(_ASCII_HEADED)})|{'|'.join(_OTHER_HEADED)})[^\n]{{0,24}}[A-Za-z0-9]{{20}}"
 _LABELLED = re.compile(
     rf"(?i)(?:(?<![^\W\d_])(?:{'|'.join(_LATIN_LABELS)})(?![^\W\d_])|{'|'.join(_SCRIPT_LABELS)})"
     r"[^\n]{0,24}?(?<![A-Za-z0-9_\-])([A-Za-z0-9_\-]{20,256})(?![A-Za-z0-9_\-])"
@@ -306,9 +308,14 @@ def credential_name(name: str) -> bool:
     return not any(w in _NOT_CREDENTIAL_HEADER for w in (*words[:-1], stem)) and not stem.startswith("pub")
 
 
+def token_value(value: str) -> bool:
+    """True for a token-shaped value: 20-130 token characters, no words."""
+    return bool(_TOKEN_VALUE.fullmatch(value)) and _no_words(value.replace("-", ""))
+
+
 def named_token(name: str, value: str) -> bool:
-    """True for a token-shaped value (20-130 token characters, no words) under credential_name's names."""
-    return bool(_TOKEN_VALUE.fullmatch(value)) and credential_name(name) and _no_words(value.replace("-", ""))
+    """True for a token-shaped value under credential_name's names."""
+    return token_value(value) and credential_name(name)
 
 
 def hits(text: str) -> list[tuple[str, int, int, str]]:
