@@ -136,6 +136,9 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "pack (round ten): bfcl's ask-before-overwrite reads a file named by convention without an extension "
     "(LICENSE, Makefile) by its letters as written; a case swap, an invisible character or an escape makes it "
     "a folder-like name": tuple(f"calls-j-mcp:{n}" for n in (34, 35, 36, 37)),
+    "engine (round eleven): a value found by its custom header's name alone (x-vendor-team: 32 hex, which "
+    "alone reads as an MD5) is read as written: encoded, spelled apart or split across values, the hex alone "
+    "has no credential's shape (as the label findings of round eight)": ("calls-k-secrets:70", "calls-k-secrets:78"),
     "engine: a private key's body without armor split across two arguments is not glued: the split view "
     "glues literal strong prefixes, and a PKCS#8 body's prefix holds a length that varies": ("calls-secrets-a:12",),
     "engine: a uuencoded body is read after its `begin` line; the body base64-encoded in place is read "

@@ -52,6 +52,8 @@ class Redaction:
             return self.replace_with
         text = value if isinstance(value, str) else str(value)
         keep = text[-self.keep_last :] if self.keep_last else ""
+        if isinstance(value, str) and keep and not any(c.isalnum() for c in text[: -self.keep_last]):
+            return value  # masked already ("**** **** **** 9083"): it shows no more than the mask keeps
         return "*" * (len(text) - len(keep)) + keep
 
     def apply(self, value: Any) -> Any:

@@ -239,6 +239,15 @@ _KEY_PLACE = re.compile(
     r"(?i)^\s*(?:/|\\|~|\.\.?(?:[/\\]|$)|[a-z]:[/\\]|\$\{?[A-Za-z_]|%[a-z_]+%|\.[a-z0-9_-]|[^\s/\\:]+[/\\][^\s/\\])"
 )
 _EMAIL_SHAPE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+# A whole value that is one environment variable's reference: $NAME, ${NAME}, %NAME%.
+_ENV_REFERENCE = re.compile(r"^\s*(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%)\s*$")
+
+
+def _credential_key(key: str) -> bool:
+    """True for a key named like a credential (the secret scanner's reading of key names)."""
+    from policyengine.language.secret_scanner import is_credential_key  # (the scanner is heavy: imported on first use)
+
+    return is_credential_key(key)
 
 
 def _tokens(key: str) -> list[str]:
@@ -431,6 +440,11 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
             return roles | _value_roles(value) | _GLOB  # `filter: *.tfstat?`, `file_select: .netr?`
         if not roles:
             if isinstance(value, str):
+                if _ENV_REFERENCE.match(value) and _credential_key(key):
+                    # Round eleven (set I): a credential's name holding an environment reference
+                    # (`dd-application-key: ${DD_APP_KEY}`, `cle_api: ${PARTNER_KEY}`) passes the
+                    # variable's value, not a file: no path (a key naming a path keeps its role).
+                    return frozenset()
                 shaped = _value_roles(value)
                 if (not shaped or shaped == _PATH or key.lower() in _ACTION_KEYS) and _command_shaped(key, value):
                     return shaped | _COMMAND  # `do: /bin/rm -rf x` is a command and a path's shape

@@ -37,6 +37,7 @@ from typing import Any, Final, NamedTuple
 import re2
 
 from policyengine.language import secret_protocols as _protocols
+from policyengine.language import secret_tokens as _tokens
 
 MAX_RUNS: Final = 16  # candidates read per text and reader
 
@@ -487,6 +488,7 @@ _READER_GATES: Final = {
     "wifi": _WIFI_GATE,
     "openssl": _OPENSSL_GATE,
     "protocol": _protocols.GATE,
+    "tokens": _tokens.GATE,  # round eleven: prefixed tokens and capability URLs by shape (secret_tokens)
 }
 GATE: Final = "|".join(f"(?:{gate})" for gate in _READER_GATES.values())
 _OPTIONS = re2.Options()
@@ -678,9 +680,11 @@ def key_name(name: str) -> bool:
 
 
 def key_material(name: str, value: str) -> bool:
-    """True for a value that is raw key bytes (16-64, random) in hex or base64, under a key's name."""
-    if not 22 <= len(value) <= 130 or not key_name(name):
+    """True for raw key bytes (16-64, random) in hex or base64 under a key's name, or a token under a header's."""
+    if not 20 <= len(value) <= 130:
         return False
+    if not key_name(name):
+        return _tokens.named_token(name, value)  # round eleven: x-vendor headers, glued "userkey"
     hex_match = _HEX_KEY.fullmatch(value)
     if hex_match is not None:
         digits = hex_match.group(1)

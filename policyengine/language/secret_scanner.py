@@ -126,6 +126,7 @@ from policyengine.language import secret_key_words as _key_words_mod
 from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
 from policyengine.language import secret_protocols as _protocols
+from policyengine.language import secret_tokens as _tokens
 
 __all__ = [
     "CREDENTIAL_ENDINGS",
@@ -966,6 +967,7 @@ _CARD_GATE = (
     rf"|[0-9]{{4}}(?:{_WEAK}[0-9]{{4}}){{2,3}}{_WEAK}[0-9]{{1,4}}|[0-9]{{4}}{_WEAK}[0-9]{{6}}{_WEAK}[0-9]{{4,5}}"
     r"|(?m:^[0-9]{8}\n[0-9]{5,8}$)"
     rf"|{_SPREAD_CARD}"
+    r"|(?:5[0678]|6[37])[0-9]{2}[ \-]?[0-9]{4}[ \-]?[0-9]{4}"  # a 12-digit Maestro (_maestro_spans)
 )
 _GAP = (
     r"(?:[\p{Zs}\p{Cf}\p{Mn}\t._\-\x{2010}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}\x{FF0E}"
@@ -1022,6 +1024,9 @@ _SPLIT_SHAPES: Final = (
     ("npm-token", ("npm_",), "A-Za-z0-9", 36),
     ("huggingface-token", ("hf_",), "A-Za-z0-9", 34),
 )
+
+
+_NAMED_HEADS: Final = tuple(prefix for _, prefixes, _, _ in _SPLIT_SHAPES for prefix in prefixes)
 
 
 def _gappy(prefixes: tuple[str, ...], chars: str, count: int) -> str:
@@ -1754,6 +1759,46 @@ def _card_spans(text: str) -> list[tuple[int, int, str]]:
             found.extend(_card_windows(groups, whole_run=False))
     if text.isascii() and _spread_card_search(text.encode("ascii")):
         found.extend(_spread_cards(text, _Taken((start, end) for start, end, _ in found)))
+    if text.isascii():
+        found.extend(_maestro_spans(text, _Taken((start, end) for start, end, _ in found)))
+    return found
+
+
+# Round eleven: Maestro issues 12- to 19-digit numbers; the card reader starts at 13 (a 12-digit
+# number is a phone number, an AWS account or an order as often). A 12-digit run is a card when it
+# is Luhn-valid and starts with a Maestro range (50, 56-58, 63, 67), whole or in groups of four,
+# and is no phone number (+), ARN account (:), decimal or part of a longer number or word.
+_MAESTRO_12 = re.compile(
+    r"(?<![0-9A-Za-z+:./\-])(?:5[0678]|6[37])[0-9]{2}([ \-]?)[0-9]{4}\1[0-9]{4}"
+    r"(?![0-9A-Za-z]|[.:/\-][0-9]|[ \t][0-9]{3})"
+)
+_NOT_A_CARD_BEFORE = re.compile(r"(?i)account|acct|\baws\b|\barn\b|phone|\btel\b|mobile|\bfax\b|whatsapp|\bid\b")
+
+
+_maestro_search = _raw_search(re2.compile(r"(?:5[0678]|6[37])[0-9]{2}[ \-]?[0-9]{4}[ \-]?[0-9]{4}", _MATCH_ONLY))
+
+
+def _maestro12(digits: str) -> bool:
+    """True for 12 digits from a Maestro range that pass Luhn."""
+    return len(digits) == 12 and digits[:2] in ("50", "56", "57", "58", "63", "67") and _luhn(digits)
+
+
+def _maestro_spans(text: str, taken: _Taken) -> list[tuple[int, int, str]]:
+    """12-digit Maestro numbers (_MAESTRO_12) not already inside a card found."""
+    found: list[tuple[int, int, str]] = []
+    if not _maestro_search(text.encode("ascii")):
+        return found  # one RE2 pass: Python's regex would try every position of a long text
+    for n, m in enumerate(_MAESTRO_12.finditer(text)):
+        if n >= MAX_SPLIT:
+            break
+        digits = _NOT_DIGITS.sub("", m.group())
+        if taken.overlaps(m.start(), m.end()) or not _maestro12(digits):
+            continue
+        if m.start() >= 2 and text[m.start() - 1] in " \t" and text[m.start() - 2].isdigit():
+            continue  # the last groups of a longer number ("1234 5678 9012 3456")
+        if _NOT_A_CARD_BEFORE.search(text, max(0, m.start() - 24), m.start()):
+            continue
+        found.append((m.start(), m.end(), digits))
     return found
 
 
@@ -1851,6 +1896,12 @@ def _card_windows(groups: list[tuple[str, int, int]], *, whole_run: bool = True)
 _Hit = tuple[str, int, int, str]  # kind, start, end, the secret text (for the excerpt only)
 
 
+# Round eleven (set I): credential words that also start namespaced names ("session:count", a
+# Redis key; "token:read", an OAuth scope): glued by a bare colon to a plain word, they are a name.
+# Password words are not among them ("password:sandcastle" is a password).
+_NAMESPACE_STEMS: Final = frozenset({"session", "sessions", "sess", "token", "tokens", "auth", "cookie", "cookies"})
+
+
 def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     """The secret of one `key <sep> value` in text, or None when it is no credential or no secret."""
     if not is_credential_key(key.strip("-_. ")):
@@ -1877,6 +1928,8 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
         return None
     if sep.strip() and _OPTION_VALUE.fullmatch(first):
         return None  # "rootpw: --lock" (a key and its value); a command's "token --host" is read on
+    if sep == ":" and key.lower() in _NAMESPACE_STEMS and not _looks_secret(bare):
+        return None  # a namespaced name, not a pair: Redis's "session:count", a scope's "token:read"
     # A bare word stops before a closing bracket: "value: [REDACTED]" reads as "[REDACTED", and
     # "DB_PASSWORD=${DB_PASSWORD}" as "${DB_PASSWORD": closed again, it is the placeholder it was.
     if first[0] in _CLOSING and _is_placeholder(first + _CLOSING[first[0]]):
@@ -2480,6 +2533,35 @@ _PROVIDER_WINDOW = 64  # characters read back from a hex value for a provider's 
 _FAMILY_CATEGORIES = frozenset({_TOKENS_AT, _ENCODED_AT})
 
 
+# Round eleven: hex of a length no digest, id or address has is a key whatever names it (Jenkins'
+# API token, 34; Cloudflare's global key, 37). Digests are 32 (MD5, UUIDs), 40 (SHA-1, git, an
+# Ethereum address), 48, 56, 64 (SHA-256), 96, 128 hex; ids are 24 (ObjectId) or 32.
+# Read up to 47 characters: longer hex runs are dump lines (xxd -p writes 60) and data as often.
+_DIGEST_LENGTHS: Final = frozenset({40})
+_ODD_HEX = re.compile(r"[0-9a-f]{33,47}|[0-9A-F]{33,47}")
+_HEX_LINE = re.compile(r"[ \t]*[0-9A-Fa-f]{16,}[ \t]*\r?$", re.M)
+
+
+def _odd_hex_key(text: str, start: int, token: str) -> bool:
+    """True for one-case hex of 33-47 characters and no digest's length, not 0x data, a dump or a labelled digest."""
+    if len(token) in _DIGEST_LENGTHS or not _ODD_HEX.fullmatch(token):
+        return False
+    if len(token) % 2 == 0 and _as_text(bytes.fromhex(token)) is not None:
+        return False  # hex of text: the decoder reads what it says
+    if token[:4].lower() in ("3080", "3081", "3082", "3083"):
+        return False  # DER (a SEQUENCE): a certificate's or a key's dump, read by the key readers
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    if not text[line_start:start].strip() and line_end >= 0 and _HEX_LINE.match(text, line_end + 1):
+        return False  # a line of a hex dump (the next line is hex too)
+    if text[max(0, start - 2) : start] in ("0x", "0X") or _DIGEST_BEFORE.search(text, max(0, start - 8), start):
+        return False
+    before = text[max(0, start - 24) : start]
+    if _NOT_A_HEX_KEY.search(before):
+        return False  # "commit 1183f4...", "tx hash: ...": named as public
+    return sum(c.isdigit() for c in token) >= 4 and sum(not c.isdigit() for c in token) >= 4
+
+
 def _family_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Tokens of the prefix-less families (_FAMILY_RE), each checked as its kind."""
     hits: list[_Hit] = []
@@ -2506,7 +2588,9 @@ def _family_hits(text: str, taken: _Taken) -> list[_Hit]:
         elif kind == "provider-key":
             line = max(text.rfind("\n", max(0, start - _PROVIDER_WINDOW), start) + 1, start - _PROVIDER_WINDOW)
             named = _PROVIDER_BEFORE.search(text, line, start)
-            if named is None or _NOT_A_PROVIDER_KEY.search(text, named.start(), end):
+            if named is None and _odd_hex_key(text, start, token):
+                kind = "hex-key (no digest length)"
+            elif named is None or _NOT_A_PROVIDER_KEY.search(text, named.start(), end):
                 continue
         hits.append((kind, start, end, token))
     return hits
@@ -2748,6 +2832,14 @@ def _encoding_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
         hits.extend(hit for hit in _encodings.wifi_keys(text) if not taken.overlaps(hit[1], hit[2]))
     if "protocol" in which:
         hits.extend(hit for hit in _protocols.login_hits(text, _is_placeholder) if not taken.overlaps(hit[1], hit[2]))
+    if "tokens" in which:
+        # A token that starts like a named shape is left to the readers that glue it (a piece of a
+        # token cut across values is that shape's, not a token of its own).
+        hits.extend(
+            hit
+            for hit in _tokens.hits(text)
+            if not taken.overlaps(hit[1], hit[2]) and not hit[3].startswith(_NAMED_HEADS)
+        )
     deeper = level < MAX_DECODE_LEVELS
     decoded: list[tuple[str, int, int, bytes]] = []
     if deeper and "bytes" in which:
@@ -3419,12 +3511,13 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
         # prose and key/value findings; a base64 run cut at its '+' is no token. '&' ends a field:
         # "?q=password+policy&p=2" is a search for two words and a page, not "policy&p=2" (round eight).
         hits = [hit for hit in _analyse(normal.translate(_FORM_BLANKS)) if hit[0] in _WORD_KINDS]
-    if not hits and _SHELL_QUOTING.search(normal):
+    if (not hits or all(hit[0] in _tokens.KINDS for hit in hits)) and _SHELL_QUOTING.search(normal):
         # A shell command's words after quote removal: 'secure''Pass123', AKIA\IOSF..., and the
         # values of repeated options (-d 'sk_live_4eC' -d 'LyjW...') side by side as quoted pieces.
+        # A piece read as a shape-only token ('lpat-...' of 'g' 'lpat-...') does not stop it.
         view = _shell_view(normal)
         if view != normal:
-            hits = _analyse(view)
+            hits = _analyse(view) or hits
     for kind, _, _, secret in hits:
         seen[(kind, _excerpt(kind, secret))] = None
     json_hits = _json_findings(text, depth) if _json_text(text) else _embedded_json_findings(normal, depth)
@@ -3489,6 +3582,13 @@ def _value_key(value: dict[Any, Any]) -> Any:
     return next((k for k in value if isinstance(k, str) and k.lower() == "value"), None)
 
 
+def _header_pair(value: dict[Any, Any]) -> Any:
+    """A {name, value} record (a HAR header): a custom header's or glued key's name and a token as its value."""
+    key = pair_value(value, _tokens.credential_name)
+    item = value.get(key) if key is not None else None
+    return key if isinstance(item, str) and _tokens.token_value(item) else None
+
+
 def _maybe_pair(value: dict[Any, Any]) -> bool:
     """A cheap test before pair_value: the dict has a "value" key (the usual spellings)."""
     return "value" in value or "Value" in value or "VALUE" in value
@@ -3500,10 +3600,10 @@ def _card_number_value(value: int | float) -> str | None:
         if not (math.isfinite(value) and value.is_integer() and abs(value) < 1e19):
             return None
         value = int(value)
-    if not 10**12 <= abs(value) < 10**19:
+    if not 10**11 <= abs(value) < 10**19:
         return None
     digits = str(abs(value))
-    return digits if _is_card(digits) else None
+    return digits if _is_card(digits) or _maestro12(digits) else None
 
 
 def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
@@ -3741,7 +3841,7 @@ def _walk(
     # container sit side by side in the joined text, so the prefilter's split prefixes (gaps allowed,
     # newline among them) see a prefix cut across two values, and no split check runs without one.
     if isinstance(value, dict):
-        pair = pair_value(value, _pair_name) if _maybe_pair(value) else None
+        pair = (pair_value(value, _pair_name) or _header_pair(value)) if _maybe_pair(value) else None
         strings: list[str] = []
         string_places: list[tuple[_Path, str | int | None]] = []
         nested: list[tuple[str, Any]] | None = None
@@ -3760,7 +3860,7 @@ def _walk(
                 or (known is None and is_credential_key(key))
                 or key == pair
                 or (jwk and key in jwk)
-                or (text and 22 <= len(item) <= 130 and _encodings.key_material(key, item))
+                or (text and 20 <= len(item) <= 130 and _encodings.key_material(key, item))
             ):
                 _credential(item, (*at, key), credentials)
             if public_jwk and key in _encodings.JWK_PUBLIC:
@@ -4055,7 +4155,7 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
     if isinstance(value, str):
         return _hide_in_text(value, hide)
     if isinstance(value, dict):
-        pair = pair_value(value, _pair_name) if _maybe_pair(value) else None
+        pair = (pair_value(value, _pair_name) or _header_pair(value)) if _maybe_pair(value) else None
         if pair is None:
             # A name and a value in sibling fields under other spellings ({"OptionName": .., "Value": ..},
             # {"k": .., "v": ..}, {"ParameterKey": .., "ParameterValue": ..}): see secret_layouts.
@@ -4618,7 +4718,8 @@ _cvv_gate = _raw_search(re2.compile(_CVV_GATE, _MATCH_ONLY))
 # What may hide a card in an ASCII text, in one pass: an escape, an encoded run, a run of digits.
 _card_gate = _raw_search(
     re2.compile(
-        f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})|(?:{_SPREAD_CARD})|{_layouts.CARD_GATE}",
+        f"(?:{_NEEDS_DECODING})|(?:{_ENCODED_GATE})|(?:{_ASCII_CARD_RUN})|(?:{_SPREAD_CARD})|{_layouts.CARD_GATE}"
+        r"|(?:5[0678]|6[37])[0-9]{2}[ \-]?[0-9]{4}[ \-]?[0-9]{4}",  # a 12-digit Maestro (_maestro_spans)
         _MATCH_ONLY,
     )
 )
@@ -4642,8 +4743,8 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
         cvv = _documents.cvv_spans(text, _cvv_name)
         if cvv:
             text = _replace(text, sorted(set(cvv)), lambda digits: _hide_cvv(digits, hide))
-    if len(text) < 13:
-        return text
+    if len(text) < 12:
+        return text  # (12: a Maestro's shortest number, _maestro_spans)
     if text.isascii() and not _card_gate(text.encode("ascii")):
         return text  # one RE2 pass on the common path: nothing below could match
     # Cards written reversed, in labelled pieces or with digits spelled out: secret_layouts.
@@ -4652,7 +4753,13 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
         text = _hide_card_layouts(text, written, hide)
     encoded = not text.isascii() or _needs_decoding(text)
     runs = _encoded_card_runs(text) if _encoded_gate(text.encode("utf-8", "surrogatepass")) else []
-    if not encoded and not runs and not _has_card_run(text) and not _spread_card_search(text.encode("ascii")):
+    if (
+        not encoded
+        and not runs
+        and not _has_card_run(text)
+        and not _spread_card_search(text.encode("ascii"))
+        and not _MAESTRO_12.search(text)
+    ):
         return text
     spans = _card_spans(text)
     if encoded and len(card_numbers(text)) > len(spans):
