@@ -682,7 +682,22 @@ MAX_PATHS = 10_000
 MAX_PATH_CHARACTERS = 1_000_000
 
 
+# The readers' fast paths (issue 22's CPU bound) can be turned off, so the differential test
+# (tests/test_functions_fast_paths.py) compares them with the code they skip, call by call.
+_FAST_PATHS = True
+
+
 def _paths(call: _Call) -> list[str]:
+    found_roles = call.found
+    if _FAST_PATHS and not (
+        found_roles.values[roles.Role.PATH]
+        or found_roles.values[roles.Role.GLOB]
+        or found_roles.values[roles.Role.COMMAND]
+        or found_roles.argv
+    ):
+        # Fast path (issue 22's CPU bound): no path, glob or command argument gives nothing to
+        # place, so the bases, the globs and the parse below are skipped (tests/test_functions_fast_paths.py).
+        return []
     values = call.found.values[roles.Role.PATH]
     for value in values:
         if not isinstance(value, str):
@@ -924,12 +939,12 @@ def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | N
             test = paths.globs_matcher(patterns)
         elif name == "glob_match":
             glob = re2.compile("|".join(f"(?:{paths.glob_to_regex(p)})" for p in patterns), _RE2_OPTIONS)
-            test = lambda subject: glob.fullmatch(subject) is not None  # noqa: E731
+            test = _re2_test(glob, anchored=True)
         elif name == "tool_matches":
             test = tool_names.tool_matcher(tuple(patterns))
         elif name == "regex_match":
             regex = re2.compile("|".join(f"(?:{p})" for p in patterns), _RE2_OPTIONS)
-            test = lambda subject: regex.search(subject) is not None  # noqa: E731
+            test = _re2_test(regex, anchored=False)
         else:
             return None
     except Exception:  # a pattern the general path will report (and fail closed on) at run time
@@ -952,6 +967,32 @@ def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | N
             return FALLBACK
 
     return run
+
+
+_NO_SPAN = (-1, -1)
+
+
+def _re2_test(regex: Any, anchored: bool) -> Callable[[str], bool]:
+    """Whether a compiled pattern finds (or, anchored, fully matches) a string: a yes/no, built once.
+
+    Fast path (issue 22's CPU bound): the re2 wrapper's search builds a generator, a Match and
+    its character offsets on every call (3-8 us); whether there is a match is one call of the
+    engine on the UTF-8 text (~1.5 us), as the wrapper makes it. Without that engine handle the
+    wrapper is used. Differential test: tests/test_functions_fast_paths.py.
+    """
+    engine = getattr(regex, "_regexp", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "ANCHOR_BOTH" if anchored else "UNANCHORED", None)
+    if not _FAST_PATHS or engine is None or anchor is None or not hasattr(engine, "Match"):
+        if anchored:
+            return lambda subject: regex.fullmatch(subject) is not None
+        return lambda subject: regex.search(subject) is not None
+    match = engine.Match
+
+    def test(subject: str) -> bool:
+        encoded = subject.encode("utf-8")  # as the wrapper encodes: a lone surrogate raises alike
+        return bool(match(anchor, encoded, 0, len(encoded))[0] != _NO_SPAN)
+
+    return test
 
 
 PolicyFunctions.specialize = staticmethod(_specialize)

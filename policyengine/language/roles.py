@@ -264,8 +264,18 @@ def key_roles(key: str) -> frozenset[Role]:
     return found
 
 
+# Fast path (issue 22's CPU bound): every shape _value_roles reads needs one of these characters
+# (a separator, `~`, a dot, a colon, an expansion's `$` or `%`, an address' `@`), so a short ASCII
+# value holding none has no shape and skips the decoding and the shape patterns. Differential test:
+# tests/test_functions_fast_paths.py (over the corpora and generated strings).
+_SHAPE_CHARS = re.compile(r"[/\\~.:$%@]")
+_SHAPE_FAST_MAX = 256  # a long value is read the slow way: scanning all of it could cost more
+
+
 def _value_roles(value: str) -> frozenset[Role]:
     """Roles a string's shape gives it under a key that names none (judged after decoding)."""
+    if len(value) <= _SHAPE_FAST_MAX and value.isascii() and _SHAPE_CHARS.search(value) is None:
+        return frozenset()
     if not value.isascii() or "%" in value:
         try:
             # Shapes are judged as the path functions will read the value: "%2fetc", "U+FF0Fetc" are rooted.
