@@ -173,3 +173,26 @@ def test_re2_yes_no_fast_path_on_generated_text(subject: str, anchored: bool) ->
     fast = functions._re2_test(regex, anchored=anchored)
     slow = (lambda s: regex.fullmatch(s) is not None) if anchored else (lambda s: regex.search(s) is not None)
     assert _outcome(fast, subject) == _outcome(slow, subject)
+
+
+def test_remembered_resolve_is_resolve_on_every_corpus_string() -> None:
+    subjects = sorted({s for _, arguments, _ in _calls() for s in _strings(arguments) if len(s) <= 600})
+    functions._RESOLVED.clear()
+    for cwd in (None, "/home/dev/project", "C:\\work", "/"):
+        for subject in subjects:
+            direct = _outcome(roles.resolve, subject, cwd)
+            # Twice: the first read fills the table, the second is answered from it.
+            assert _outcome(functions._resolve, subject, cwd) == direct, (subject, cwd)
+            assert _outcome(functions._resolve, subject, cwd) == direct, (subject, cwd)
+    assert functions._RESOLVED, "plain strings were remembered"
+
+
+def test_remembered_resolve_keeps_what_carries_more_than_its_text() -> None:
+    folded = paths.FoldedPath("/home/dev/project", "/home/dev/Project")
+    functions._RESOLVED.clear()
+    assert functions._resolve("notes.txt", folded) == roles.resolve("notes.txt", folded)
+    assert functions._resolve(folded, None) == roles.resolve(folded, None)
+    assert not functions._RESOLVED, "a FoldedPath is never a key"
+    functions._RESOLVED.update({(f"k{i}", None): ("x",) for i in range(functions._RESOLVED_MAX)})
+    functions._resolve("notes.txt", None)
+    assert len(functions._RESOLVED) == 1, "a full table is emptied, not grown"

@@ -703,7 +703,12 @@ def _paths(call: _Call) -> list[str]:
         if not isinstance(value, str):
             # A number or a flag where a path belongs cannot be placed: the rule fails closed.
             raise ValueError(f"a path argument is {_json_type(value)}, not a string")
-    given: list[str] = [*values, *_globs(call), *(operand for command in call.parsed for operand in command.operands)]
+    if _FAST_PATHS and not (
+        found_roles.values[roles.Role.GLOB] or found_roles.values[roles.Role.COMMAND] or found_roles.argv
+    ):
+        given: list[str] = list(values)  # fast path: no glob to expand, no command to parse
+    else:
+        given = [*values, *_globs(call), *(operand for command in call.parsed for operand in command.operands)]
     if len(given) > MAX_PATHS:
         raise ValueError(
             f"the call names {len(given):,} paths, more than the {MAX_PATHS:,} one call may carry; split the call"
@@ -719,18 +724,47 @@ def _paths(call: _Call) -> list[str]:
     present: set[str] = set()  # what `found` holds, when there are bases: a call may name 10,000 paths
     for value in given:
         # A shell operand bash globs (`cat .en?`) is a paths.PathPattern: resolving keeps its type.
-        readings = roles.resolve(value, call.cwd)
+        readings = _resolve(value, call.cwd)
         found.extend(readings)
         if bases:
             present.update(readings)
             for base in bases:
                 # Round ten (set I, tool-own-cwd): a tool that works in its own folder argument
                 # (run_command {command: "cat etc/sudoers", cwd: "/"}) opens a relative path there.
-                for reading in roles.resolve(value, base):
+                for reading in _resolve(value, base):
                     if reading not in present:
                         present.add(reading)
                         found.append(reading)
     return found
+
+
+# The readings of plain path strings already placed, by (path, cwd): an agent names the same files
+# and folders call after call, and placing one costs ~25k instructions (decoding, folding, the
+# literal reading). Only exact str values and cwds (a FoldedPath or PathPattern carries more than
+# its text), short ones, are kept; the table is bounded (calls are untrusted) and emptied when full.
+# resolve() is a function of its two strings alone: tests/test_functions_fast_paths.py compares.
+_RESOLVED: dict[tuple[str, str | None], tuple[str, ...]] = {}
+_RESOLVED_MAX = 4096
+_RESOLVED_TEXT_MAX = 512
+
+
+def _resolve(path: str, cwd: str | None) -> list[str]:
+    """roles.resolve(path, cwd), remembered for plain short strings (fast path, issue 22's CPU bound)."""
+    if (
+        not _FAST_PATHS
+        or type(path) is not str
+        or len(path) > _RESOLVED_TEXT_MAX
+        or (cwd is not None and (type(cwd) is not str or len(cwd) > _RESOLVED_TEXT_MAX))
+    ):
+        return roles.resolve(path, cwd)
+    key = (path, cwd)
+    found = _RESOLVED.get(key)
+    if found is None:
+        found = tuple(roles.resolve(path, cwd))
+        if len(_RESOLVED) >= _RESOLVED_MAX:
+            _RESOLVED.clear()
+        _RESOLVED[key] = found
+    return list(found)
 
 
 _ROOTED = re.compile(r"(?i)^(/|[a-z?]:/)")
