@@ -196,3 +196,27 @@ def test_remembered_resolve_keeps_what_carries_more_than_its_text() -> None:
     functions._RESOLVED.update({(f"k{i}", None): ("x",) for i in range(functions._RESOLVED_MAX)})
     functions._resolve("notes.txt", None)
     assert len(functions._RESOLVED) == 1, "a full table is emptied, not grown"
+
+
+def test_remembered_key_tokens_are_the_split_on_every_corpus_key() -> None:
+    keys = sorted({str(key) for _, arguments, _ in _calls() for key in _keys(arguments)})
+    keys += ["filePath", "DEST-dir", "", "__", "HTTPServerURL", "\u00e9t\u00e9Dir"]
+    roles._TOKEN_CACHE.clear()
+    for key in keys:
+        split = [t for t in roles._SPLIT.split(roles._CAMEL.sub("_", key).lower()) if t]
+        assert roles._tokens(key) == split, key
+        words = roles._tokens(key)  # answered from the table: a copy the caller may change
+        assert words == split, key
+        words.append("x")
+        assert roles._tokens(key) == split, key
+
+
+def _keys(value: Any) -> Iterator[Any]:
+    """Every object key in a value, at any depth."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keys(item)

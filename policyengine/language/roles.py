@@ -223,9 +223,19 @@ _KEY_PLACE = re.compile(
 _EMAIL_SHAPE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
+# Keys repeat call after call and a call's walk splits each several times (the argv, spawn and
+# request-body checks): split once per key, bounded as _KEY_CACHE is (issue 22's CPU bound).
+_TOKEN_CACHE: dict[str, tuple[str, ...]] = {}
+
+
 def _tokens(key: str) -> list[str]:
     """The lower-cased words of a key: "filePath" -> [file, path], "DEST-dir" -> [dest, dir]."""
-    return [t for t in _SPLIT.split(_CAMEL.sub("_", key).lower()) if t]
+    found = _TOKEN_CACHE.get(key) if type(key) is str else None
+    if found is None:
+        found = tuple(t for t in _SPLIT.split(_CAMEL.sub("_", key).lower()) if t)
+        if type(key) is str and len(_TOKEN_CACHE) < 4096:  # keys come from untrusted calls: bound the cache
+            _TOKEN_CACHE[key] = found
+    return list(found)
 
 
 def tokens(key: str) -> list[str]:
