@@ -682,13 +682,33 @@ MAX_PATHS = 10_000
 MAX_PATH_CHARACTERS = 1_000_000
 
 
+# The readers' fast paths (issue 22's CPU bound) can be turned off, so the differential test
+# (tests/test_functions_fast_paths.py) compares them with the code they skip, call by call.
+_FAST_PATHS = True
+
+
 def _paths(call: _Call) -> list[str]:
+    found_roles = call.found
+    if _FAST_PATHS and not (
+        found_roles.values[roles.Role.PATH]
+        or found_roles.values[roles.Role.GLOB]
+        or found_roles.values[roles.Role.COMMAND]
+        or found_roles.argv
+    ):
+        # Fast path (issue 22's CPU bound): no path, glob or command argument gives nothing to
+        # place, so the bases, the globs and the parse below are skipped (tests/test_functions_fast_paths.py).
+        return []
     values = call.found.values[roles.Role.PATH]
     for value in values:
         if not isinstance(value, str):
             # A number or a flag where a path belongs cannot be placed: the rule fails closed.
             raise ValueError(f"a path argument is {_json_type(value)}, not a string")
-    given: list[str] = [*values, *_globs(call), *(operand for command in call.parsed for operand in command.operands)]
+    if _FAST_PATHS and not (
+        found_roles.values[roles.Role.GLOB] or found_roles.values[roles.Role.COMMAND] or found_roles.argv
+    ):
+        given: list[str] = list(values)  # fast path: no glob to expand, no command to parse
+    else:
+        given = [*values, *_globs(call), *(operand for command in call.parsed for operand in command.operands)]
     if len(given) > MAX_PATHS:
         raise ValueError(
             f"the call names {len(given):,} paths, more than the {MAX_PATHS:,} one call may carry; split the call"
@@ -704,18 +724,47 @@ def _paths(call: _Call) -> list[str]:
     present: set[str] = set()  # what `found` holds, when there are bases: a call may name 10,000 paths
     for value in given:
         # A shell operand bash globs (`cat .en?`) is a paths.PathPattern: resolving keeps its type.
-        readings = roles.resolve(value, call.cwd)
+        readings = _resolve(value, call.cwd)
         found.extend(readings)
         if bases:
             present.update(readings)
             for base in bases:
                 # Round ten (set I, tool-own-cwd): a tool that works in its own folder argument
                 # (run_command {command: "cat etc/sudoers", cwd: "/"}) opens a relative path there.
-                for reading in roles.resolve(value, base):
+                for reading in _resolve(value, base):
                     if reading not in present:
                         present.add(reading)
                         found.append(reading)
     return found
+
+
+# The readings of plain path strings already placed, by (path, cwd): an agent names the same files
+# and folders call after call, and placing one costs ~25k instructions (decoding, folding, the
+# literal reading). Only exact str values and cwds (a FoldedPath or PathPattern carries more than
+# its text), short ones, are kept; the table is bounded (calls are untrusted) and emptied when full.
+# resolve() is a function of its two strings alone: tests/test_functions_fast_paths.py compares.
+_RESOLVED: dict[tuple[str, str | None], tuple[str, ...]] = {}
+_RESOLVED_MAX = 4096
+_RESOLVED_TEXT_MAX = 512
+
+
+def _resolve(path: str, cwd: str | None) -> list[str]:
+    """roles.resolve(path, cwd), remembered for plain short strings (fast path, issue 22's CPU bound)."""
+    if (
+        not _FAST_PATHS
+        or type(path) is not str
+        or len(path) > _RESOLVED_TEXT_MAX
+        or (cwd is not None and (type(cwd) is not str or len(cwd) > _RESOLVED_TEXT_MAX))
+    ):
+        return roles.resolve(path, cwd)
+    key = (path, cwd)
+    found = _RESOLVED.get(key)
+    if found is None:
+        found = tuple(roles.resolve(path, cwd))
+        if len(_RESOLVED) >= _RESOLVED_MAX:
+            _RESOLVED.clear()
+        _RESOLVED[key] = found
+    return list(found)
 
 
 _ROOTED = re.compile(r"(?i)^(/|[a-z?]:/)")
@@ -935,12 +984,12 @@ def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | N
             test = paths.globs_matcher(patterns)
         elif name == "glob_match":
             glob = re2.compile("|".join(f"(?:{paths.glob_to_regex(p)})" for p in patterns), _RE2_OPTIONS)
-            test = lambda subject: glob.fullmatch(subject) is not None  # noqa: E731
+            test = _re2_test(glob, anchored=True)
         elif name == "tool_matches":
             test = tool_names.tool_matcher(tuple(patterns))
         elif name == "regex_match":
             regex = re2.compile("|".join(f"(?:{p})" for p in patterns), _RE2_OPTIONS)
-            test = lambda subject: regex.search(subject) is not None  # noqa: E731
+            test = _re2_test(regex, anchored=False)
         else:
             return None
     except Exception:  # a pattern the general path will report (and fail closed on) at run time
@@ -963,6 +1012,32 @@ def _specialize(name: str, constants: Sequence[Any]) -> Callable[[Any], Any] | N
             return FALLBACK
 
     return run
+
+
+_NO_SPAN = (-1, -1)
+
+
+def _re2_test(regex: Any, anchored: bool) -> Callable[[str], bool]:
+    """Whether a compiled pattern finds (or, anchored, fully matches) a string: a yes/no, built once.
+
+    Fast path (issue 22's CPU bound): the re2 wrapper's search builds a generator, a Match and
+    its character offsets on every call (3-8 us); whether there is a match is one call of the
+    engine on the UTF-8 text (~1.5 us), as the wrapper makes it. Without that engine handle the
+    wrapper is used. Differential test: tests/test_functions_fast_paths.py.
+    """
+    engine = getattr(regex, "_regexp", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "ANCHOR_BOTH" if anchored else "UNANCHORED", None)
+    if not _FAST_PATHS or engine is None or anchor is None or not hasattr(engine, "Match"):
+        if anchored:
+            return lambda subject: regex.fullmatch(subject) is not None
+        return lambda subject: regex.search(subject) is not None
+    match = engine.Match
+
+    def test(subject: str) -> bool:
+        encoded = subject.encode("utf-8")  # as the wrapper encodes: a lone surrogate raises alike
+        return bool(match(anchor, encoded, 0, len(encoded))[0] != _NO_SPAN)
+
+    return test
 
 
 PolicyFunctions.specialize = staticmethod(_specialize)

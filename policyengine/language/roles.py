@@ -250,9 +250,19 @@ def _credential_key(key: str) -> bool:
     return is_credential_key(key)
 
 
+# Keys repeat call after call and a call's walk splits each several times (the argv, spawn and
+# request-body checks): split once per key, bounded as _KEY_CACHE is (issue 22's CPU bound).
+_TOKEN_CACHE: dict[str, tuple[str, ...]] = {}
+
+
 def _tokens(key: str) -> list[str]:
     """The lower-cased words of a key: "filePath" -> [file, path], "DEST-dir" -> [dest, dir]."""
-    return [t for t in _SPLIT.split(_CAMEL.sub("_", key).lower()) if t]
+    found = _TOKEN_CACHE.get(key) if type(key) is str else None
+    if found is None:
+        found = tuple(t for t in _SPLIT.split(_CAMEL.sub("_", key).lower()) if t)
+        if type(key) is str and len(_TOKEN_CACHE) < 4096:  # keys come from untrusted calls: bound the cache
+            _TOKEN_CACHE[key] = found
+    return list(found)
 
 
 def tokens(key: str) -> list[str]:
@@ -291,8 +301,18 @@ def key_roles(key: str) -> frozenset[Role]:
     return found
 
 
+# Fast path (issue 22's CPU bound): every shape _value_roles reads needs one of these characters
+# (a separator, `~`, a dot, a colon, an expansion's `$` or `%`, an address' `@`), so a short ASCII
+# value holding none has no shape and skips the decoding and the shape patterns. Differential test:
+# tests/test_functions_fast_paths.py (over the corpora and generated strings).
+_SHAPE_CHARS = re.compile(r"[/\\~.:$%@]")
+_SHAPE_FAST_MAX = 256  # a long value is read the slow way: scanning all of it could cost more
+
+
 def _value_roles(value: str) -> frozenset[Role]:
     """Roles a string's shape gives it under a key that names none (judged after decoding)."""
+    if len(value) <= _SHAPE_FAST_MAX and value.isascii() and _SHAPE_CHARS.search(value) is None:
+        return frozenset()
     if not value.isascii() or "%" in value:
         try:
             # Shapes are judged as the path functions will read the value: "%2fetc", "U+FF0Fetc" are rooted.
