@@ -27,6 +27,7 @@ Volume:
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import threading
 import time
@@ -397,6 +398,15 @@ def make_kit(*, observe: bool = True, **registry_kwargs: Any) -> Kit:
 # -- rule packs --------------------------------------------------------------------------------------
 
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when PyYAML has it: the same YAML, faster
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's safe_load, as the pack reader parses with it
+
+
+@functools.cache
+def load_yaml(path: Path) -> Any:
+    """A data file parsed once per process (libyaml: ~7x PyYAML's speed); shared, so never change what it returns."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
 
 
 def dump(data: Any) -> str:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from policyengine import PolicyLayers, Registry
 from policyengine.adapters.claude_code import BUILTIN_CATALOG
@@ -34,6 +33,7 @@ from policyengine.testing.spellings import (
     layers_decider,
 )
 from policyengine.tools.catalog import load_catalog
+from support import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "adversarial"
@@ -178,7 +178,7 @@ def _files() -> list[Path]:
 
 
 def _cases(file: Path) -> list[dict[str, Any]]:
-    data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    data = load_yaml(file)
     assert isinstance(data, dict) and isinstance(data.get("cases"), list), f"{file.name}: needs a `cases:` list"
     cases: list[dict[str, Any]] = data["cases"]
     return cases
