@@ -34,7 +34,8 @@ def table() -> str:
     rows = ["| file | what | cases | refused | allowed |", "| --- | --- | --- | --- | --- |"]
     totals = [0, 0, 0]
     for path in sorted(CORPUS.glob("calls-*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # libyaml when PyYAML has it (as the pack reader): the same data, ~7x faster on 2 MB of cases.
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         cases = data["cases"]
         allowed = sum(1 for case in cases if case["expect"] == "allow")
         counts = [len(cases), len(cases) - allowed, allowed]

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from policyengine import PolicyLayers, Registry
 from policyengine.adapters.claude_code import BUILTIN_CATALOG
 from policyengine.enforce.evaluate import evaluate_now
 from policyengine.tools.catalog import load_catalog
 from policyengine.values.frozen import thaw
+from support import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "adversarial"
@@ -43,7 +43,7 @@ def _files() -> list[Path]:
 def _cases() -> list[Any]:
     params = []
     for file in _files():
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = load_yaml(file)
         assert isinstance(data, dict) and isinstance(data.get("cases"), list), f"{file.name}: needs a `cases:` list"
         for index, case in enumerate(data["cases"]):
             params.append(

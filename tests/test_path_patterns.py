@@ -11,7 +11,6 @@ from urllib.parse import quote, unquote
 
 import jmespath
 import pytest
-import yaml
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -35,10 +34,11 @@ from policyengine.language.paths import (
     within_matcher,
 )
 from policyengine.values.frozen import freeze
+from support import read_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE_FILE = ROOT / "tests" / "data" / "path_patterns.yaml"
-CASES: dict[str, list[Any]] = yaml.safe_load(CASE_FILE.read_text(encoding="utf-8"))
+CASES: dict[str, list[Any]] = read_yaml(CASE_FILE)
 
 
 def _ids(cases: list[dict[str, Any]]) -> list[str]:

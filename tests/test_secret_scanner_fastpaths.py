@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +57,7 @@ from policyengine.language.secret_scanner import (  # what the reference code be
     is_credential_key,
     pair_value,
 )
+from support import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,7 +92,7 @@ def corpus_documents() -> tuple[Any, ...]:
     """The call arguments of every corpus (adversarial cases, red-team sets, BFCL calls), once each."""
     documents: list[Any] = []
     for path in sorted((ROOT / "tests" / "adversarial").glob("*.yaml")):
-        documents.extend(_arguments(yaml.safe_load(path.read_text(encoding="utf-8"))))
+        documents.extend(_arguments(load_yaml(path)))
     jsonl = [*sorted((ROOT / "benchmarks" / "redteam").glob("*.jsonl")), ROOT / "examples" / "bfcl-calls.jsonl"]
     for path in jsonl:
         for line in path.read_text(encoding="utf-8").split("\n"):

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from policyengine.language.secret_scanner import (
     is_credential_key,
 )
 from policyengine.values.frozen import freeze
+from support import read_yaml
 
 CASES_FILE = Path(__file__).resolve().parent / "adversarial" / "secrets.yaml"
 CASE_KEYS = {"name", "value", "secret", "kinds"}
@@ -34,7 +34,7 @@ MIN_CASES = 80
 def _cases() -> list[Any]:
     """The data file's cases; a missing or malformed file fails the run, it never skips."""
     assert CASES_FILE.is_file(), f"missing test data {CASES_FILE}"
-    cases = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))
+    cases = read_yaml(CASES_FILE)
     assert isinstance(cases, list) and len(cases) >= MIN_CASES, f"{CASES_FILE.name}: needs {MIN_CASES}+ cases"
     names = [case.get("name") for case in cases]
     assert len(set(names)) == len(names), "case names must be unique"

@@ -15,6 +15,7 @@ from policyengine.language import secret_documents as documents
 from policyengine.language import secret_key_words as key_words
 from policyengine.language import secret_reader as reader
 from policyengine.language import secret_scanner as scanner
+from support import load_yaml
 
 CASES = Path(__file__).parent / "adversarial"
 SECRET = "walnut3658bay"
@@ -28,7 +29,7 @@ def _redact_cases() -> list[tuple[str, Any]]:
     """Every case of the corpus whose `secrets: true` redaction (redact-secret-strings) rewrites its result."""
     out = []
     for path in sorted(CASES.glob("*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path)
         for case in data.get("cases", []) if isinstance(data, dict) else data:
             result = case.get("result")
             rewritten = result and "value" in case and case["value"] != result.get("value")

@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from policyengine.language import shell as shell
 from policyengine.language import shell_programs as table
 from policyengine.language.shell import MAX_BYTES, MAX_DEPTH, Command, CommandError, parse_command
-from support import scaled
+from support import read_yaml, scaled
 
 ADVERSARIAL = Path(__file__).parent / "adversarial" / "commands.yaml"
 CASE_KEYS = {"command", "programs", "operands", "not_programs", "unknown"}
@@ -32,7 +31,7 @@ CASE_KEYS = {"command", "programs", "operands", "not_programs", "unknown"}
 
 def _load_adversarial() -> list[dict[str, Any]]:
     """The cases of tests/adversarial/commands.yaml; a missing or malformed file fails collection."""
-    cases = yaml.safe_load(ADVERSARIAL.read_text(encoding="utf-8"))  # missing file: an error, not a skip
+    cases = read_yaml(ADVERSARIAL)  # missing file: an error, not a skip
     if not isinstance(cases, list) or len(cases) < 60:
         raise AssertionError(f"{ADVERSARIAL} must hold a list of at least 60 cases")
     for case in cases:

@@ -23,7 +23,7 @@ from policyengine.language import paths, shell
 from policyengine.language import shell_programs as table
 from policyengine.language.paths import PathPattern
 from policyengine.language.shell import CommandError, parse_command
-from support import scaled
+from support import read_yaml, scaled
 
 CASES_FILE = Path(__file__).parent / "data" / "shell_words_git.yaml"
 CASE_KEYS = {"command", "programs", "operands", "has_operands", "not_operands", "urls", "unknown"}
@@ -31,7 +31,7 @@ CASE_KEYS = {"command", "programs", "operands", "has_operands", "not_operands", 
 
 def _load_cases() -> list[dict[str, Any]]:
     """The cases of tests/data/shell_words_git.yaml; a missing or malformed file fails collection."""
-    cases = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))  # missing file: an error, not a skip
+    cases = read_yaml(CASES_FILE)  # missing file: an error, not a skip
     if not isinstance(cases, list) or len(cases) < 60:
         raise AssertionError(f"{CASES_FILE.name} must hold a list of at least 60 cases")
     for case in cases:

@@ -238,6 +238,29 @@ def test_a_decider_that_fails_on_a_spelling_is_an_error_not_compared_and_the_run
     assert report.not_compared[-1].to_json()["spelled"]["reason"] == "RuntimeError: boom"
 
 
+@pytest.mark.parametrize("weaker_from", [0, 3, 10**6])
+def test_first_weaker_stops_at_the_first_weaker_spelling_and_decides_everything_when_there_is_none(
+    weaker_from: int,
+) -> None:
+    """`first_weaker` (a known finding's strict xfail) finds the same first one, and misses none when there is none."""
+    subject = Subject("s", Call("read_file", {"path": "/home/dev/project/.env"}, CWD))
+    decided: list[Call] = []
+
+    def decide(call: Call) -> Verdict:
+        decided.append(call)
+        return Verdict("allow" if len(decided) > weaker_from + 1 else "deny", "r")
+
+    whole = check([subject], decide, max_per_value=4)
+    count = len(decided)
+    decided.clear()
+    first = check([subject], decide, max_per_value=4, first_weaker=True)
+    assert whole.spellings == count - 1 and bool(whole.weaker) is (weaker_from < whole.spellings)
+    if whole.weaker:
+        assert first.weaker == whole.weaker[:1] and first.spellings == weaker_from + 1 < whole.spellings
+    else:
+        assert not first.weaker and first.spellings == whole.spellings and len(decided) == count
+
+
 def _result_findings(original: Verdict, spelled: Verdict) -> int:
     secret = "hunter2hunter2"
     call = Call("read_file", {"name": "x"}, CWD, {"value": f"password = {secret}"})

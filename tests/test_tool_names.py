@@ -8,7 +8,6 @@ from typing import Any
 
 import jmespath
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +17,7 @@ from policyengine.language.tool_names import fold_tool_name, fold_tool_pattern, 
 from policyengine.packs.lint import PE505, lint
 from policyengine.packs.loader import load_pack
 from policyengine.packs.rules import ToolMatcher
-from support import write_pack
+from support import read_yaml, write_pack
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +27,7 @@ DATA = ROOT / "tests" / "data" / "tool_names.yaml"
 def _cases(section: str, *keys: str) -> list[Any]:
     """One section of the data file as parameters (missing data fails, it never skips)."""
     assert DATA.is_file(), f"missing test data {DATA}"
-    rows = yaml.safe_load(DATA.read_text(encoding="utf-8"))[section]
+    rows = read_yaml(DATA)[section]
     assert rows, f"{DATA.name}: no {section}"
     return [pytest.param(*(row[k] for k in keys), id=str(row[keys[0]])) for row in rows]
 

@@ -37,6 +37,7 @@ from policyengine.packs.type_check import (
 from policyengine.tools.catalog import load_catalog
 from policyengine.tools.definition import ToolDefinition, define_tool
 from policyengine.values.problems import CODES, PackLoadError, Problem, Severity
+from support import read_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).parent / "type_check" / "cases.yaml"
@@ -50,7 +51,7 @@ _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 @cache
 def _suite() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(CASES.read_text("utf-8"))
+    data: dict[str, Any] = read_yaml(CASES)
     return data
 
 

@@ -239,8 +239,12 @@ def check(
     seed: int = 0,
     max_per_value: int = DEFAULT_MAX_PER_VALUE,
     budget: int = DEFAULT_BUDGET,
+    first_weaker: bool = False,
 ) -> SpellingReport:
-    """Decide every subject and its spellings; report the weaker ones (roles: a tool's declared roles)."""
+    """Decide every subject and its spellings; report the weaker ones (roles: a tool's declared roles).
+
+    `first_weaker`: stop at the first weaker spelling (a known finding needs one to show it still holds).
+    """
     if max_per_value < 1 or budget < 1:
         raise ValueError("max_per_value and budget must be at least 1")
     started = time.perf_counter()
@@ -264,6 +268,10 @@ def check(
                 not_compared.append(Finding(subject, spelling, original, spelled, False))
             elif verdict:
                 weaker.append(Finding(subject, spelling, original, spelled, True))
+                if first_weaker:
+                    break
+        if first_weaker and weaker:
+            break
     return SpellingReport(
         tuple(weaker),
         tuple(not_compared),
