@@ -103,6 +103,33 @@ def _xml_pairs(text: str) -> list[dict[str, str]]:
     return pairs
 
 
+# A `key: value`, `key = value` or `- key: value` line, read whatever the document's syntax: a
+# document broken on purpose (a stray line, an encoded or full-width character a parser rejects)
+# still names its places line by line.
+_KEY_LINE = re.compile(
+    r"(?m)^[ \t]*(?:-[ \t]+)?[\"']?([A-Za-z_][\w.-]{0,63})[\"']?[ \t]*[:=][ \t]*"
+    r"(?:[\"']([^\"'\n]{1,4096})[\"']|([^\s\"'{\[#][^\n]{0,4095}))"
+)
+
+
+_FLOW_PAIR = re.compile(r"[{,][ \t]*[\"']?([A-Za-z_][\w.-]{0,63})[\"']?[ \t]*:[ \t]+[\"']?([^,{}\[\]\n\"']{1,4096})")
+
+
+def _key_lines(text: str) -> list[dict[str, str]]:
+    """Every `key: value` / `key = value` line of a text as a one-key object, quotes taken off."""
+    pairs: list[dict[str, str]] = []
+    for match in _KEY_LINE.finditer(text):
+        item = match.group(2) if match.group(2) is not None else match.group(3).rstrip()
+        pairs.append({match.group(1): item})
+        if len(pairs) >= _NODES_MAX:
+            return pairs
+    for match in _FLOW_PAIR.finditer(text):  # a flow mapping's pairs (`{path: /etc}`)
+        pairs.append({match.group(1): match.group(2).rstrip()})
+        if len(pairs) >= _NODES_MAX:
+            break
+    return pairs
+
+
 def structured_text(value: str) -> list[Any]:
     """The objects and lists YAML, TOML, INI or XML text in a string spells (empty when it spells none)."""
     if len(value) > _TEXT_MAX or not _STRUCTURED_HINT.search(value):
@@ -110,32 +137,33 @@ def structured_text(value: str) -> list[Any]:
     if _XML_START.match(value):
         pairs = _xml_pairs(value)
         return [pairs] if pairs else []
+    lines: list[Any] = [pairs] if "\n" in value and (pairs := _key_lines(value)) else []
     found: list[Any] = []
     try:
         found = _yaml_tree(value)
     except (yaml.YAMLError, RecursionError, ValueError):
         found = []
     if found:
-        return found
+        return found + lines
     if "=" in value:
         try:
-            return [tomllib.loads(value)]
+            return [tomllib.loads(value), *lines]
         except (tomllib.TOMLDecodeError, RecursionError, ValueError):
             pass
         ini = _ini_tree(value)
         if ini is None and "\n" in value and not value.lstrip().startswith("["):
             ini = _ini_tree("[_]\n" + value)  # a section-less properties/env file
         if ini is not None:
-            return [ini]
-    return []
+            return [ini, *lines]
+    return lines
 
 
 # A place inside an option string: after `--opt=`, `key=`, `key:` (not `://`), `-o `/`--opt `,
 # or a separator (`;`, `,`), a rooted, home, drive or UNC path. A URL-like `scheme:///x` (sqlite,
 # file-ish DSNs) names the file /x too.
 _OPTION_PLACE = re.compile(
-    r"(?:(?:^|[\s;,&|])-{1,2}[A-Za-z][\w.-]{0,63}[\s=]+|(?:^|[\s;,&|\"'(\[{])[A-Za-z_][\w.-]{0,63}\s*[=:](?!//)|(?<=[;,]))"
-    r"[\"']?((?:/|~/|~$|[A-Za-z]:[\\/]|\\\\)[^\s;,\"'|&<>]*)"
+    r"(?:(?:^|[\s;,&|/])-{1,2}[A-Za-z][\w.-]{0,63}[\s=]+|(?:^|[\s;,&|\"'(\[{])[A-Za-z_][\w.-]{0,63}\s*[=:](?!//)|(?<=[;,]))"
+    r"[\"']?((?:/|\\|~/|~$|[A-Za-z]:[\\/]|(?i:%(?:25)*(?:2f|5c)|%c0%af|%c1%9c|%e0%80%af|%u2215|%uff0f))[^\s;,\"'|&<>]*)"
 )
 _DSN_FILE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]{0,31}:///+([^\s?#]+)")
 _VOLUME = re.compile(r"^\s*((?:/|~/)[^\s:]*):(?:/|~/|[A-Za-z])")
@@ -195,7 +223,7 @@ def joined_names(value: Mapping[Any, Any]) -> list[str]:
             found.append(folder.rstrip("/\\") + "/" + stem)
     for seg in list(segments):
         head, _, last = seg.rpartition("/")
-        if head.count("/") >= 2 and 0 < len(last) <= 12 and last.isalnum():
+        if head.count("/") >= 2 and 0 < len(last) <= 40 and last[:1].isalnum() and "." not in last.rstrip(". "):
             segments.append(f"{head}.{last}")  # the last segment an extension (`[..., prod.auto, tfvars]`)
     for seg in segments:
         found.append(seg)
