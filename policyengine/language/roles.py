@@ -494,7 +494,7 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
         """Round eleven (set J): the places structured text and option strings spell inside a value."""
         if Role.COMMAND in found or (_is_text(key, declared) and not _is_request_text(key)):
             return  # a command's words are the shell parser's; a file's content is what a writer writes
-        if Role.PATH not in skip and not _SENTENCE.search(value):  # a sentence's `a=/x` is prose
+        if Role.PATH not in skip and not (value.count(" ") > 2 and _SENTENCE.search(value)):  # a sentence is prose
             values[Role.PATH].extend(embedded_places.option_paths(value))
         if value[0] not in _JSON_FIRST or _json_text(value) is None:
             for tree in embedded_places.structured_text(value):
