@@ -178,6 +178,37 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "engine (round nine, f9-shell): a stdin redirection's /dev/null is read as written, so a quoted piece "
     '(`< /dev/"null"`) is no empty source; a git output named relative to a `cd` outside the project is read '
     "as relative (git_output_outside reads the option's text)": ("calls-i-shell:56", "calls-i-shell:63"),
+    "packs (round eleven, set J): a path spelling applied to a whole YAML/TOML document (full-width letters, a stray "
+    "trailing line or ::$DATA after it) breaks its syntax or joins its lines; the line reader recovers `key: value` "
+    "lines but not a flow sequence's item or a full-width separator": (
+        "calls-l-places:38",
+        "calls-l-places:41",
+        "calls-l-places:42",
+        "calls-l-places:43",
+    ),
+    "packs (round eleven, set J): a place inside an option string or a bare host is read by its own shape: "
+    "`file=//var//log` is a UNC host's share, an encoded or stream-suffixed extension segment is joined as written "
+    "(prod.auto + tfvar%73), and a backslashed or cwd-prefixed bare host/path is no host": (
+        "calls-l-places:51",
+        "calls-l-places:63",
+        "calls-l-places:64",
+        "calls-l-places:97",
+    ),
+    "packs (round eleven, set J): root-level system files, software prefixes, list-file options and credential "
+    "parent folders are matched by regex over a path or a command as written: a glob, brace, quote, ANSI-C or "
+    "climb spelling of the operand, or a backslashed root file (read as relative), is another word": (
+        "calls-l-places:70",
+        "calls-l-places:71",
+        "calls-l-places:73",
+        "calls-l-places:80",
+        "calls-l-places:82",
+        "calls-l-places:83",
+        "calls-l-places:115",
+        "calls-l-places:138",
+        "calls-l-places:139",
+        "calls-l-places:141",
+        "calls-l-places:143",
+    ),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from policyengine.language import paths
+from policyengine.language import embedded_places, paths
 
 __all__ = ["Collected", "Role", "collect_all", "key_roles", "resolve", "role_named", "tokens"]
 
@@ -529,6 +529,9 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
                 if Role.PATH not in skip and _KEY_PLACE.match(name) and Role.PATH in _value_roles(name):
                     values[Role.PATH].append(name)
                 walk(child, name, skip | whole, depth + 1)
+            if Role.PATH not in skip and depth < MAX_DEPTH - 8:
+                # Round eleven (set J, split fields): {dir, name, ext} and segment lists name the file they join to.
+                values[Role.PATH].extend(embedded_places.joined_names(value))
         elif isinstance(value, list):
             if Role.COMMAND not in skip and value and all(type(v) is str for v in value) and _is_argv(key, declared):
                 argv.append(list(value))
@@ -559,6 +562,18 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
                 if embedded is not None:
                     # A request body's JSON is read by its own keys and shapes, not as the body's content.
                     walk(embedded, "" if _is_text(key, declared) else key, skip, depth + 1)
+            if type(value) is str and value and depth < MAX_DEPTH - 8 and _EMBED_HINT.search(value):
+                _embedded(value, key, found, skip, depth)
+
+    def _embedded(value: str, key: str, found: frozenset[Role], skip: frozenset[Role], depth: int) -> None:
+        """Round eleven (set J): the places structured text and option strings spell inside a value."""
+        if Role.COMMAND in found or (_is_text(key, declared) and not _is_request_text(key)):
+            return  # a command's words are the shell parser's; a file's content is what a writer writes
+        if Role.PATH not in skip and not (value.count(" ") > 2 and _SENTENCE.search(value)):  # a sentence is prose
+            values[Role.PATH].extend(embedded_places.option_paths(value))
+        if value[0] not in _JSON_FIRST or _json_text(value) is None:
+            for tree in embedded_places.structured_text(value):
+                walk(tree, "" if _is_text(key, declared) else key, skip, depth + 1)
 
     walk(arguments, "", frozenset(), 0)
     return Collected(values, argv)
@@ -591,6 +606,9 @@ _JSON_OPEN = re.compile(r"\s*[\[{]")
 # The first characters JSON text may start with (checked first: this runs per string value).
 _JSON_FIRST = "{[ \t\r\n"
 _JSON_TEXT_MAX = 65536
+# Round eleven: a string with none of these characters spells no structure and no option's place
+# (checked first: this runs per string value; 100,000 encoded paths stay one C scan each).
+_EMBED_HINT = re.compile(r"[=:;,\s<@]")
 
 
 def _is_text(key: str, declared: Mapping[str, str] | None) -> bool:

@@ -1,0 +1,115 @@
+"""Round eleven (set J): places a string argument spells inside itself (embedded_places)."""
+
+from __future__ import annotations
+
+import time
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policyengine.language import embedded_places, functions
+from policyengine.language.roles import Role, collect_all
+
+
+def _paths(arguments: dict[str, object], cwd: str | None = "/w") -> list[str]:
+    """paths(@) of a call document."""
+    return list(functions._by_role({"arguments": arguments, "cwd": cwd}, "paths"))
+
+
+def test_yaml_playbook_names_its_destination() -> None:
+    """A playbook's copy destination is a path of the call."""
+    found = collect_all({"playbook": "- hosts: localhost\n  tasks:\n    - copy: {dest: /etc/sudoers.d/dev}\n"})
+    assert "/etc/sudoers.d/dev" in found.values[Role.PATH]
+
+
+def test_toml_and_ini_keys_are_read_by_role() -> None:
+    """TOML's `path = "/x"` and INI's `dir=/x` are paths."""
+    assert "/etc/profile.d/a.sh" in _paths({"settings_toml": '[output]\npath = "/etc/profile.d/a.sh"\n'})
+    assert "/home/dev/.aws" in _paths({"job_ini": "[source]\ndir=/home/dev/.aws\n"})
+
+
+def test_xml_attributes_are_read() -> None:
+    """An MSBuild project's DestinationFolder attribute is a path by its shape."""
+    tree = embedded_places.structured_text('<Project><Copy DestinationFolder="C:\\Windows\\System32" /></Project>')
+    assert tree == [[{"DestinationFolder": "C:\\Windows\\System32"}]]
+
+
+def test_yaml_alias_is_never_expanded() -> None:
+    """An alias reads as empty: a billion-laughs document stays linear."""
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8)
+    )
+    start = time.perf_counter()
+    trees = embedded_places.structured_text(laughs)
+    assert time.perf_counter() - start < 1.0
+    assert trees and isinstance(trees[0], dict)
+    assert trees[0]["c"] == [""] * 10
+
+
+def test_content_keys_are_not_read_as_structure() -> None:
+    """A message's `path: /etc/hosts` line is prose, not a place."""
+    assert _paths({"text": "note: /etc/hosts changed\npath: /etc/hosts"}) == []
+
+
+def test_option_strings_name_their_paths() -> None:
+    """--opt=/x, -C /x, key=/x, key:/x, a sqlite URL's file and a volume's host side."""
+    assert embedded_places.option_paths("--output=/etc/motd") == ["/etc/motd"]
+    assert embedded_places.option_paths("-C /etc/nginx") == ["/etc/nginx"]
+    assert "/var/log/syslog" in embedded_places.option_paths("level=debug;file=/var/log/syslog")
+    assert embedded_places.option_paths("out:/Library/x.plist") == ["/Library/x.plist"]
+    assert "/var/lib/app.db" in embedded_places.option_paths("sqlite:////var/lib/app.db")
+    assert "/etc" in embedded_places.option_paths("/etc:/host-etc")
+
+
+def test_option_strings_leave_prose_and_urls() -> None:
+    """A sentence naming a path, a URL's path and a relative option value name no rooted place."""
+    assert embedded_places.option_paths("Fix /etc/hosts parsing") == []
+    assert embedded_places.option_paths("https://example.com/a/b?x=1") == []
+    assert embedded_places.option_paths("--config=.eslintrc.json") == []
+    assert embedded_places.option_paths("postgresql://db.internal:5432/app") == []
+
+
+def test_split_fields_join() -> None:
+    """{dir, name, ext}, a nested {name, ext} and a segment list name the file they join to."""
+    assert "/w/deploy/production.env" in embedded_places.joined_names(
+        {"dir": "/w/deploy", "name": "production", "ext": "env"}
+    )
+    nested = embedded_places.joined_names({"parts": ["/w", "docker"], "file": {"name": "web", "ext": "env"}})
+    assert "/w/docker/web.env" in nested
+    assert "/home/dev/.ssh/id_rsa" in embedded_places.joined_names({"segments": ["home", "dev", ".ssh", "id_rsa"]})
+
+
+def test_format_alone_is_no_extension() -> None:
+    """A report's {name, format} names no file; beside a folder it does."""
+    assert embedded_places.joined_names({"name": "quarterly", "format": "pdf"}) == []
+    assert "/w/env.yaml" in embedded_places.joined_names({"base": "/w", "name": "env", "format": "yaml"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_readers_never_raise_and_give_strings(text: str) -> None:
+    """Any text: the readers return (never raise), and option paths are strings found in the text."""
+    for path in embedded_places.option_paths(text):
+        assert isinstance(path, str)
+        assert path in text or path.lstrip("/") in text
+    embedded_places.structured_text(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from(["dir", "name", "ext", "segments", "x"]), st.text(max_size=20), max_size=4))
+def test_joined_names_only_add(fields: dict[str, str]) -> None:
+    """Joining never loses what the walk found: every original path value is still read."""
+    found = collect_all(fields).values[Role.PATH]
+    for key in ("dir",):
+        value = fields.get(key)
+        if value:
+            assert value in found
+
+
+def test_long_text_is_bounded() -> None:
+    """A megabyte of YAML-looking text is not parsed (left as a string) and answers fast."""
+    big = "a: /etc/x\n" * 200_000
+    start = time.perf_counter()
+    assert embedded_places.structured_text(big) == []
+    embedded_places.option_paths(big)
+    assert time.perf_counter() - start < 2.0
