@@ -48,6 +48,7 @@ _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _CALL = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)([(\[])")
 _CLASS_CHANGES = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 _CLOSERS: Final = {"(": ")", "[": "]"}
+_ARGUMENT = re.compile(r"[\w.$]+")  # one plain argument or index: token_urlsafe(32), row[key], get(self.name)
 
 
 def name_words(name: str) -> list[str]:
@@ -88,7 +89,7 @@ def code_reference(word: str, after: str = "", *, calls_only: bool = False) -> b
             return after[:1] in ("'", '"', "`", closer) or not after
         if rest.endswith("=") and _IDENTIFIER.fullmatch(rest[:-1]):
             return after[:1] in ("'", '"', "`")  # a keyword argument's quoted value: get_token(scope='read')
-        return after[:1] == closer and _IDENTIFIER.fullmatch(rest) is not None
+        return after[:1] == closer and _ARGUMENT.fullmatch(rest) is not None
     if calls_only:
         return False  # after ":" a bare name is a YAML value ("password: new_password"), a call is code
     if _DOTTED.fullmatch(word):
@@ -164,7 +165,8 @@ def _secret_shaped(segment: str) -> bool:
     """True for a path segment shaped like a password: upper, lower and digits mixed, or letters-digits-letters."""
     if len(segment) < 8:
         return False
-    mixed = any(c.isupper() for c in segment) and any(c.islower() for c in segment) and any(c.isdigit() for c in segment)
+    upper = any(c.isupper() for c in segment)
+    mixed = upper and any(c.islower() for c in segment) and any(c.isdigit() for c in segment)
     return mixed or len(_CLASS_CHANGES.findall(segment)) >= 2
 
 
@@ -295,9 +297,13 @@ _CLAUSE_END = re.compile(r"[ \t]*(?:[.;!?,)'\"`]|\r?\n|$)")
 
 
 def env_passphrase(key: str, text: str, start: int) -> tuple[int, int] | None:
-    """The span of a passphrase of 3 to 8 plain words at `start`, under a password variable's name, ending its clause."""
+    """The span of 3 to 8 plain words at `start` ending their clause, under a password variable's name."""
     name = key.split()[-1].strip("\"'`$") if key.split() else ""
-    if not _ENV_NAME.fullmatch(name) or name_words(name)[-1:] == [] or name_words(name)[-1] not in PASSPHRASE_NAME_WORDS:
+    if (
+        not _ENV_NAME.fullmatch(name)
+        or name_words(name)[-1:] == []
+        or name_words(name)[-1] not in PASSPHRASE_NAME_WORDS
+    ):
         return None
     words: list[re.Match[str]] = []
     pos = start
@@ -327,9 +333,27 @@ _URL_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^/?#@\s]*@)?([^/?#:\s]+)
 
 
 def public_id_url(url: str) -> bool:
-    """True when the URL a run stands in (its text from the scheme to the run's end) is on a host of public document ids."""
+    """True when the URL a run stands in (from its scheme to the run's end) is on a host of public document ids."""
     match = _URL_HOST.search(url)
     if match is None:
         return False
     host = match.group(1).lower().rstrip(".")
     return any(host == suffix or host.endswith("." + suffix) for suffix in PUBLIC_ID_HOSTS)
+
+
+_DICEWARE = re.compile(r"[A-Za-z]{3,12}(?:([-_.])[A-Za-z]{3,12})(?:\1[A-Za-z]{3,12}){1,6}")
+
+
+def diceware(word: str) -> bool:
+    """True for a diceware passphrase in one word: 3 to 8 words of letters, one separator, no prose or template."""
+    if _DICEWARE.fullmatch(word) is None or template_words(word):
+        return False
+    words = name_words(word)
+    return not (_GLUE_WORDS.intersection(words) or _PROSE_STARTS.intersection(words[:1]))
+
+
+# Articles, auxiliaries and pronouns that make joined words a phrase ("see-the-docs", "is-not-set").
+_GLUE_WORDS: Final = frozenset(
+    {"the", "a", "an", "is", "are", "was", "were", "be", "been", "has", "have", "had", "will", "would",
+     "should", "must", "can", "could", "not", "no", "it", "this", "that", "in", "on", "at", "of", "to"}
+)  # fmt: skip

@@ -122,11 +122,11 @@ import re2
 
 from policyengine.language import secret_documents as _documents
 from policyengine.language import secret_encodings as _encodings
+from policyengine.language import secret_exemptions as _exemptions
 from policyengine.language import secret_key_words as _key_words_mod
 from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
 from policyengine.language import secret_protocols as _protocols
-from policyengine.language import secret_exemptions as _exemptions
 
 __all__ = [
     "CREDENTIAL_ENDINGS",
@@ -828,7 +828,8 @@ _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPT
 _STEMS = (
     r"pass|pwd|pw|psw|psk|preshared|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
     r"|mnemonic|bearer|nsec|recovery|backup|seed"
-    r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|validation|authentication|identification|code|cid)|cv2"
+    r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)"
+    r"|card[_ .\-]?(?:verification|validation|authentication|identification|code|cid)|cv2"
     # Round eight: codes by what they open, the password misspelt (pasword, pssword, p.w.) and in
     # other languages (secret_labels.PASSWORD_WORDS, ASCII spellings: "KENNWORT=x", "haslo: x").
     r"|puk|(?:door|alarm|gate|entry|keypad|lock|garage|safe|disarm|access)[_ .\-]?(?:code|combination|pin)"
@@ -1128,6 +1129,10 @@ _PROSE_PHRASES = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
     rf"|password|passwort|{_PROSE_OTHER_WORDS}|{_PASSWORD_ABBREVIATIONS}|{_CREDENTIAL_WORDS_I18N})\b[^\n]*[0-9])"
     rf"|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])"
+    # Round eleven: a login's user and a diceware passphrase in one word, no digit ("login: ana /
+    # velvet-canyon-orbit-lantern"; _password_like takes it only right after its user or word).
+    r"|(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)\b"
+    r"[^\n]*[A-Za-z]{3}[\-_.][A-Za-z]{3,12}[\-_.][A-Za-z]{3})"
     rf"|(?i:(?:{_I18N_ROUND7})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
     # The value before the word: "Use X as the password", "X\n(that is the password above)".
     r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
@@ -3111,6 +3116,8 @@ def _password_like(word: str, *, near: bool) -> bool:
         return False
     letters = sum(c.isalpha() for c in word)
     digits = sum(c.isdigit() for c in word)
+    if near and not digits and _exemptions.diceware(word):
+        return True  # "login: ana / velvet-sample-orbit-canyon": words joined into one (round eleven)
     if not letters or not digits:
         return False
     upper = any(c.isupper() for c in word)
@@ -3263,7 +3270,24 @@ def _label_prose_hits(text: str, taken: _Taken) -> list[_Hit]:
     hits.extend(_labels.punctuated_hits(text, kinds[3]))
     if kinds[4]:
         hits.extend(_labels.query_pair_hits(text))
-    return [hit for hit in hits if not taken.overlaps(hit[1], hit[2]) and not _is_placeholder(hit[3])]
+    return [
+        hit
+        for hit in hits
+        if not taken.overlaps(hit[1], hit[2]) and not _is_placeholder(hit[3]) and not _assigned_code(text, hit[1])
+    ]
+
+
+_CODE_TOKEN = re.compile(r"[\w.$]+[(\[]?")
+
+
+def _assigned_code(text: str, start: int) -> bool:
+    """True when the word at `start` begins a code reference after "=" ("password = settings.DB_PASSWORD")."""
+    if not text[max(0, start - 4) : start].rstrip().endswith("="):
+        return False
+    token = _CODE_TOKEN.match(text, start)
+    if token is None:
+        return False
+    return _exemptions.code_reference(token.group().rstrip("."), text[token.end() : token.end() + 1])
 
 
 def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
@@ -4526,7 +4550,9 @@ def _cvv_name(name: str) -> bool:
 # Authentication Value, Amex's Card Identification Number, UnionPay's Card Validation Number,
 # Discover's Card Verification Data: "card", a checking word, and what it is. Without "card"
 # before them the same words are metadata (validation_status, authentication_method).
-_CVV_NETWORK_MIDDLES = frozenset({"verification", "validation", "authentication", "identification", "security", "check"})
+_CVV_NETWORK_MIDDLES = frozenset(
+    {"verification", "validation", "authentication", "identification", "security", "check"}
+)
 _CVV_NETWORK_TAILS = frozenset({"code", "value", "number", "data", "digits", "no", "num", "nr", "val"})
 
 
@@ -4600,7 +4626,8 @@ def _hide_pieces(pieces: list[str], hide: Callable[[Any], Any]) -> list[Any]:
 # break ("CVV code 481", "CVV number: 482", "cvv was 483", "CVV (484)", "CVV:\n486", "cvv488").
 _CVV_LABEL = (
     r"(?i:\b(?:cvv2?|cvc2?|cvn2?|cav2|ccv|csc|cvd|security[ _\-]?code|card[ _\-]?code"
-    r"|card[ _\-]?(?:verification|validation|authentication|identification|security|check)[ _\-]?(?:code|value|number|data|digits)"
+    r"|card[ _\-]?(?:verification|validation|authentication|identification|security|check)"
+    r"[ _\-]?(?:code|value|number|data|digits)"
     r"|verification[ _\-]?(?:value|code)))"
     r"(?:[\"')]?[ \t\r\n]*(?:[:=#(\-]|(?i:code|number|num|no|value|is|was|of|are)\b)){0,3}[ \t\r\n]*[\"'(]?[0-9]{3,4}\b"
 )
