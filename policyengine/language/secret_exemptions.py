@@ -117,12 +117,13 @@ _TEMPLATE_VOCABULARY: Final = TEMPLATE_MARKERS | frozenset(
     }
 )  # fmt: skip
 _TEMPLATE_SHAPE = re.compile(r"(?i)[a-z]+(?:[_\-. ][a-z]+)*")
+_MARKER = re.compile("(?i)" + "|".join(sorted(TEMPLATE_MARKERS)))
 
 
 def template_words(text: str) -> bool:
     """True when the whole value is a description in template words: a marker, and at most one other word."""
-    if len(text) > 96 or _TEMPLATE_SHAPE.fullmatch(text) is None:
-        return False
+    if len(text) > 96 or _MARKER.search(text) is None or _TEMPLATE_SHAPE.fullmatch(text) is None:
+        return False  # (the marker first: one search, and most values hold none)
     words = name_words(text)
     if not TEMPLATE_MARKERS.intersection(words):
         return False
@@ -172,7 +173,7 @@ def _secret_shaped(segment: str) -> bool:
 
 def store_reference(text: str) -> bool:
     """True when the whole value is a secret store's reference with nothing secret-shaped in its path."""
-    if len(text) > 256 or _STORE_REFERENCE.fullmatch(text) is None:
+    if not text.startswith(("op:", "vault:", "arn:")) or len(text) > 256 or _STORE_REFERENCE.fullmatch(text) is None:
         return False
     body = text.split(":", 1)[1]
     if text.startswith("arn:"):
