@@ -100,6 +100,11 @@ def code_reference(word: str, after: str = "", *, calls_only: bool = False) -> b
     return False
 
 
+def bare_name(word: str) -> bool:
+    """True for a name alone: no dot, no call, no subscript (what a shell assignment takes as a literal)."""
+    return _IDENTIFIER.fullmatch(word) is not None and "$" not in word
+
+
 # Template words: a value made of them describes the secret ("your-api-key-here", "replace_me").
 TEMPLATE_MARKERS: Final = frozenset(
     {"your", "here", "replace", "insert", "placeholder", "example", "sample", "dummy", "todo", "fixme"}

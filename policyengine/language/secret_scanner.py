@@ -1875,7 +1875,18 @@ def _assignment_secret(key: str, sep: str, raw: str, after: str = "") -> str | N
     # A code reference is recognised whole (secret_exemptions.code_reference, round eleven): a
     # closed call or subscript, or a name whose last word is a credential's ("new_password").
     follows = raw[len(words[0]) : len(words[0]) + 1] if more else after
-    if sep.strip() in ("=", "==", ":=", "=>", "?=", "+=", ",") and _exemptions.code_reference(first, follows):
+    # A shell's or an .env file's KEY=value (upper-case name, no spaces) takes a bare word as a
+    # literal: DB_PASSWORD=harbor_lantern_password sets that string (only a dotted name or a call is code).
+    shell = (
+        sep == "="
+        and _SHELL_NAME.fullmatch(key.split()[-1] if key.split() else key) is not None
+        and _exemptions.bare_name(first)
+    )
+    if (
+        sep.strip() in ("=", "==", ":=", "=>", "?=", "+=", ",")
+        and not shell
+        and _exemptions.code_reference(first, follows)
+    ):
         return None
     if sep.strip() == ":" and _exemptions.code_reference(first, follows, calls_only=True):
         return None  # a dict's value read from code: 'PASSWORD': os.environ['DB_PASSWORD']
@@ -1883,6 +1894,9 @@ def _assignment_secret(key: str, sep: str, raw: str, after: str = "") -> str | N
     if (prose or more) and not _looks_secret(first):
         return None
     return None if _translation(key, first) else first
+
+
+_SHELL_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
 
 
 def _translation(key: str, value: str) -> bool:
