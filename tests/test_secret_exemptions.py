@@ -30,7 +30,7 @@ def test_a_code_reference_is_recognised_whole(word: str, after: str) -> None:
     ("word", "after"),
     [("monkey_business_forever", ""), ("Velvet.Canyon.Orbit", ""), ("tokens_of_amber_light", ""),
      ("Sessions.At.Dawn", ""), ("Xk9mP2(vL7qRt", "'"), ("hR4vN8[qT2mX6kP9w", "\n"), ("Xk9mP2(", "\n"),
-     ("passion_fruit_smoothie", "")],
+     ("passion_fruit_smoothie", ""), ("Xy7kL9mQ2pw", "")],
 )  # fmt: skip
 def test_a_password_with_a_stem_or_a_bracket_is_no_code_reference(word: str, after: str) -> None:
     assert not ex.code_reference(word, after)

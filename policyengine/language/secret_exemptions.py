@@ -92,6 +92,8 @@ def code_reference(word: str, after: str = "", *, calls_only: bool = False) -> b
         return after[:1] == closer and _ARGUMENT.fullmatch(rest) is not None
     if calls_only:
         return False  # after ":" a bare name is a YAML value ("password: new_password"), a call is code
+    if not _code_name(word):
+        return False  # "Xy7kL9mQ2pw" ends in "pw" when split, but no name is written so
     if _DOTTED.fullmatch(word):
         parts = word.split(".")
         return parts[0] in _CODE_OBJECTS or any(_names_credential(p) for p in parts)

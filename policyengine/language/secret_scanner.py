@@ -3206,7 +3206,10 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
                 secret = word if _password_like(word, near=near) else ""
                 if (
                     secret
-                    and text[max(0, pos + word_match.start() - 4) : pos + word_match.start()].rstrip().endswith("=")
+                    and (
+                        raw.startswith("=")
+                        or text[max(0, pos + word_match.start() - 4) : pos + word_match.start()].rstrip().endswith("=")
+                    )
                     and _exemptions.code_reference(secret)
                 ):
                     secret = ""  # "password = settings.DB_PASSWORD": code naming the credential (round eleven)
