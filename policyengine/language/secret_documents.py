@@ -232,6 +232,9 @@ def _value(cell: str, is_placeholder: NameTest) -> bool:
 _CVV_LABEL = re.compile(
     r"(?i)\b(?:cvv2?|cvc2?|cvn2?|cav2|ccv|csc|cvd|cid|security[ _\-]?(?:code|digits|number)"
     r"|card[ _\-]?verification(?:[ _\-]?(?:value|code|number))?|verification[ _\-]?(?:code|value)"
+    # The networks' long names (round eleven): Card Validation Code, Card Authentication Value...
+    r"|card[ _\-]?(?:validation|authentication|identification|verification|security|check)"
+    r"[ _\-]?(?:code|value|number|data|digits)"
     r"|(?:code|digits|number)[ \t]+on[ \t]+the[ \t]+(?:back|reverse))\b"
 )
 _CVV_DIGITS = re.compile(r"(?<![0-9/.,$\-])[0-9]{3,4}(?![0-9]|[/.,\-][0-9])")

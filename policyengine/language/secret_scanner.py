@@ -122,6 +122,7 @@ import re2
 
 from policyengine.language import secret_documents as _documents
 from policyengine.language import secret_encodings as _encodings
+from policyengine.language import secret_exemptions as _exemptions
 from policyengine.language import secret_key_words as _key_words_mod
 from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
@@ -222,6 +223,11 @@ CREDENTIAL_ENDINGS: Final = frozenset(
         ("card", "verification", "code"), ("security", "answer"), ("secret", "answer"),
         ("set", "cookie"), ("mot", "de", "passe"),
         ("card", "code"), ("verification", "value"), ("card", "cid"), ("security", "value"),
+        # The networks' long names (round eleven): Card Validation Code / Number, Card Authentication
+        # Value, Card Identification Number, Card Verification Data.
+        ("card", "validation", "code"), ("card", "validation", "number"), ("card", "validation", "value"),
+        ("card", "authentication", "value"), ("card", "authentication", "code"),
+        ("card", "identification", "number"), ("card", "identification", "code"), ("card", "verification", "data"),
         # Keys named for what they sign or derive, not for being secret: an HMAC key, Rails'
         # secret_key_base (every session and cookie of the app is signed with it), a pre-shared key.
         ("hmac", "key"), ("secret", "key", "base"), ("shared", "key"), ("wpa", "key"), ("seed", "phrase"),
@@ -483,11 +489,10 @@ _PLACEHOLDER = re2.compile(
             r"\$\{\{?\s*[A-Za-z_][\w.\-]*\s*\}\}?",  # ${VAR}, ${{ secrets.X }} (not ${VAR:-default})
             r"\$[A-Z_][A-Z0-9_]*|%[A-Z_][A-Z0-9_]*%",  # $VAR, %VAR%
             r"\{\{\s*[A-Za-z_][\w.\-]*\s*\}\}",  # {{ var }}
-            r"(?:arn:aws[\w-]*:secretsmanager|op://|vault:)\S*",  # a reference to a secret store
-            # A description in words, as .env.example and README files write it: "your-api-key-here",
-            # "replace_me", "insert-token-here" (letters only: a digit makes it a possible value).
-            r"(?i:(?:[a-z]+[_\-])*(?:your|here|replace|insert|placeholder|example|sample|dummy|todo|fixme)"
-            r"(?:[_\-][a-z]+)*)",
+            # Round eleven (set J): a reference to a secret store and a description in template words
+            # ("your-api-key-here") are recognised whole by secret_exemptions (store_reference,
+            # template_words), not by a scheme or one template word: "vault:Tangerine88Harbor" and
+            # "velvet-sample-orbit-canyon" are passwords.
         )
     ),
     _MATCH_ONLY,
@@ -516,18 +521,20 @@ def _is_placeholder(text: str) -> bool:
         or text.lower() in _NULL_WORDS
         or text.lower() in _AUTH_SCHEMES
         or (len(text) <= _MAX_PLACEHOLDER and _placeholder_shape(text))
+        or _exemptions.template_words(text)
+        or _exemptions.store_reference(text)
     )
 
 
-# A long option as a credential key's whole value (Kickstart's `rootpw --lock`, `--iscrypted`): it says
-# how there is no password. Only for structured values: in a command line "token --host" stays read.
-_OPTION_VALUE = re.compile(r"--[a-z]+(?:-[a-z]+)*")
+# A long option as a credential key's whole value (Kickstart's `rootpw --lock`) says how there is no
+# password: secret_exemptions.no_password_option knows those options by name (round eleven: a
+# passphrase that starts with "--" is no option).
 
 
 def _secret_scalar(value: Any) -> bool:
     """True for a scalar that is a secret under a credential key: a number, or a string that is no placeholder."""
     if isinstance(value, str):
-        return not _is_placeholder(value) and _OPTION_VALUE.fullmatch(value) is None
+        return not _is_placeholder(value) and not _exemptions.no_password_option(value)
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -537,22 +544,6 @@ def _looks_secret(text: str) -> bool:
         return False
     inner = text[1:]
     return any(c.isdigit() or not c.isalnum() for c in text) or any(c.isupper() for c in inner)
-
-
-# A code reference on the right of "=": a call, a subscript, a dotted name or a variable
-# named like the credential itself ("password = new_password"), not a literal secret.
-_CODE_REFERENCE = re.compile(r"(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|[A-Za-z_]*_[A-Za-z_]*|[A-Z]+")
-_CREDENTIAL_STEM = re.compile(r"(?i)pass|pwd|secret|token|key|auth|cred|cookie|session")
-
-
-def _is_code_reference(text: str) -> bool:
-    """True for the right-hand side of an assignment in code rather than a literal."""
-    if "(" in text or "[" in text:
-        return True
-    if len(text) > _MAX_PLACEHOLDER or not _CODE_REFERENCE.fullmatch(text):
-        return False
-    # A bare word passes only when it names a credential (API_KEY, self.password, new_token).
-    return "." in text or bool(_CREDENTIAL_STEM.search(text))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -838,7 +829,8 @@ _SHAPE_RE = re2.compile("|".join(f"({pattern})" for _, pattern in _SHAPES), _OPT
 _STEMS = (
     r"pass|pwd|pw|psw|psk|preshared|phrase|secret|token|key|auth|cookie|sess|cred|cvv|cvc|cvn|pin|otp|contrase|senha|wachtwoord"
     r"|mnemonic|bearer|nsec|recovery|backup|seed"
-    r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)|card[_ .\-]?(?:verification|code|cid)|cv2"
+    r"|(?:security|verification|mfa)[_ .\-]?(?:code|answer|value)"
+    r"|card[_ .\-]?(?:verification|validation|authentication|identification|code|cid)|cv2"
     # Round eight: codes by what they open, the password misspelt (pasword, pssword, p.w.) and in
     # other languages (secret_labels.PASSWORD_WORDS, ASCII spellings: "KENNWORT=x", "haslo: x").
     r"|puk|(?:door|alarm|gate|entry|keypad|lock|garage|safe|disarm|access)[_ .\-]?(?:code|combination|pin)"
@@ -1142,6 +1134,10 @@ _PROSE_PHRASES = (
     r"(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds|pw|pwd|pass|passwd|passphrase|passcode"
     rf"|password|passwort|{_PROSE_OTHER_WORDS}|{_PASSWORD_ABBREVIATIONS}|{_CREDENTIAL_WORDS_I18N})\b[^\n]*[0-9])"
     rf"|(?i:\b{_PROSE_ARROW}[^\n]*[0-9])"
+    # Round eleven: a login's user and a diceware passphrase in one word, no digit ("login: ana /
+    # velvet-canyon-orbit-lantern"; _password_like takes it only right after its user or word).
+    r"|(?i:\b(?:log[ \-]?in|sign[ \-]?in|logon|credentials?|creds)\b"
+    r"[^\n]*[A-Za-z]{3}[\-_.][A-Za-z]{3,12}[\-_.][A-Za-z]{3})"
     rf"|(?i:(?:{_I18N_ROUND7})[^\n]*[0-9])|(?:^|\s)(?:-u|--user|--proxy-user)[ =]"
     # The value before the word: "Use X as the password", "X\n(that is the password above)".
     r"|(?i:[0-9][^\n]*\n?[^\n]*\b(?:pw|pwd|passwd|passphrase|passcode|password|passwort)\b)"
@@ -1608,25 +1604,6 @@ _PUBLIC_KEY_BEFORE = re.compile(
     r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp(?:256|384|521)|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com"
     r"|[a-z0-9-]+-cert-v01@openssh\.com)[ \t]+$"
 )
-# Armored public material: a public key, a certificate, a signature. Its base64 lines are not secrets.
-_PUBLIC_HEADER = re.compile(
-    r"-----BEGIN (?:(?:RSA |EC |DSA |SSH2 )?PUBLIC KEY|(?:TRUSTED |X509 )?CERTIFICATE(?: REQUEST)?"
-    r"|NEW CERTIFICATE REQUEST|X509 CRL|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|PKCS7|SSH SIGNATURE)-----"
-)
-
-
-def _public_blocks(text: str) -> list[tuple[int, int]]:
-    """Spans of armored public blocks, from the BEGIN line to the next -----END (or the end of the text)."""
-    spans: list[tuple[int, int]] = []
-    pos = 0
-    while (match := _PUBLIC_HEADER.search(text, pos)) is not None:
-        end = text.find("-----END", match.end())
-        end = len(text) if end < 0 else end
-        spans.append((match.start(), end))
-        pos = max(end, match.end())  # one pass: each header searches past the last END only
-    return spans
-
-
 # Round ten (set I): Vault's unseal and recovery shares are 33 bytes (a 32-byte key and the share's
 # x coordinate), 66 hex digits: no digest has that length (32, 40, 56, 64, 96, 128), and the one
 # other 33-byte value in hex, a compressed elliptic-curve public key, starts 02 or 03. Hex is never
@@ -1655,8 +1632,16 @@ def _high_entropy(text: str, start: int, token: str) -> bool:
     # query-string and token-shape rules.
     window = max(0, start - 512)  # bounded: a long text with no space must not be read back per run
     word_start = max(text.rfind(" ", window, start), text.rfind("\n", window, start), window - 1)
+    # Round eleven (set J): only on a host of public document ids (secret_exemptions.public_id_url);
+    # elsewhere a generated run in a URL's path, fragment or unnamed parameter is read as anywhere.
     if "://" in text[word_start + 1 : start]:
-        return False
+        if _exemptions.public_id_url(text[word_start + 1 : start + len(token)]):
+            return False
+        # A URL's run is read a path segment at a time: "com/builds/01HZX..." is a host's end, a
+        # folder and a 26-character ULID, not one 37-character key.
+        body = max(body.split("/"), key=len)
+        if len(body) < 32:
+            return False
     # Identifiers are made of words ("getUserAccountInformation"): random text rarely is.
     if not _random_looking(body) or sum(len(w) for w in _WORDISH.findall(body)) > len(body) // 2:
         return False
@@ -1902,7 +1887,7 @@ _Hit = tuple[str, int, int, str]  # kind, start, end, the secret text (for the e
 _NAMESPACE_STEMS: Final = frozenset({"session", "sessions", "sess", "token", "tokens", "auth", "cookie", "cookies"})
 
 
-def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
+def _assignment_secret(key: str, sep: str, raw: str, after: str = "") -> str | None:
     """The secret of one `key <sep> value` in text, or None when it is no credential or no secret."""
     if not is_credential_key(key.strip("-_. ")):
         return None
@@ -1926,7 +1911,7 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
     bare = first.rstrip(".!?:").lstrip("[({")  # "password: [true]": a list of a status word
     if len(bare) < 3 or _is_placeholder(first) or bare.lower() in _STOPWORDS:
         return None
-    if sep.strip() and _OPTION_VALUE.fullmatch(first):
+    if sep.strip() and _exemptions.no_password_option(first):
         return None  # "rootpw: --lock" (a key and its value); a command's "token --host" is read on
     if sep == ":" and key.lower() in _NAMESPACE_STEMS and not _looks_secret(bare):
         return None  # a namespaced name, not a pair: Redis's "session:count", a scope's "token:read"
@@ -1938,14 +1923,33 @@ def _assignment_secret(key: str, sep: str, raw: str) -> str | None:
         return None
     # A link is where to set a password ("Reset your password: https://..."), not one; a URL's own
     # password is the basic-auth shape's.
-    if _URL_VALUE.match(first):
+    if _URL_VALUE.match(first) and not first.lower().startswith(("op:", "vault:")):
+        return None  # (a secret store's scheme is no link: op://Summer2024Sunrise is store_reference's to judge)
+    # A code reference is recognised whole (secret_exemptions.code_reference, round eleven): a
+    # closed call or subscript, or a name whose last word is a credential's ("new_password").
+    follows = raw[len(words[0]) : len(words[0]) + 1] if more else after
+    # A shell's or an .env file's KEY=value (upper-case name, no spaces) takes a bare word as a
+    # literal: DB_PASSWORD=harbor_lantern_password sets that string (only a dotted name or a call is code).
+    shell = (
+        sep == "="
+        and _SHELL_NAME.fullmatch(key.split()[-1] if key.split() else key) is not None
+        and _exemptions.bare_name(first)
+    )
+    if (
+        sep.strip() in ("=", "==", ":=", "=>", "?=", "+=", ",")
+        and not shell
+        and _exemptions.code_reference(first, follows)
+    ):
         return None
-    if sep.strip() in ("=", "==", ":=", "=>", "?=", "+=", ",") and _is_code_reference(first):
-        return None
+    if sep.strip() == ":" and _exemptions.code_reference(first, follows, calls_only=True):
+        return None  # a dict's value read from code: 'PASSWORD': os.environ['DB_PASSWORD']
     # Prose: "is"/"was", or a colon followed by more words ("password: click the link").
     if (prose or more) and not _looks_secret(first):
         return None
     return None if _translation(key, first) else first
+
+
+_SHELL_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
 
 
 def _translation(key: str, value: str) -> bool:
@@ -1972,8 +1976,16 @@ def _assignments(text: str, taken: _Taken) -> Iterable[_Hit]:
             continue  # "login ... -p 2222": a port
         elif value_at in _TOKEN_OPERANDS and not (len(raw) >= 16 and _DIGIT.search(raw)):
             continue  # "cargo login then paste it": an operand that is a word, not a token
-        secret = _assignment_secret(key, sep, raw)
+        secret = _assignment_secret(key, sep, raw, text[value_end : value_end + 1])
         if secret is None:
+            # A passphrase in plain words under a password variable's name (round eleven, set J).
+            phrase = (
+                _exemptions.env_passphrase(key, text, value_start)
+                if sep.strip().lower() in ("=", ":", "is", "was") and raw[:1] not in "\"'`"
+                else None
+            )
+            if phrase is not None and not taken.overlaps(*phrase):
+                yield ("keyword", phrase[0], phrase[1], text[phrase[0] : phrase[1]])
             continue
         # The span of the secret itself (not its key, quotes or scheme), for redaction.
         start = text.find(secret, value_start, value_end)
@@ -2790,7 +2802,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     if _TOKENS_AT in categories:
         spans = [(start, end) for _, start, end, _ in hits]
         if "-----BEGIN " in text:
-            spans.extend(_public_blocks(text))
+            spans.extend(_exemptions.public_block_spans(text))
         taken = _Taken(spans)
         for spans in _matches(_TOKEN_RE, text):
             start, end = spans[0]
@@ -3210,6 +3222,8 @@ def _password_like(word: str, *, near: bool) -> bool:
         return False
     letters = sum(c.isalpha() for c in word)
     digits = sum(c.isdigit() for c in word)
+    if near and not digits and _exemptions.diceware(word):
+        return True  # "login: ana / velvet-sample-orbit-canyon": words joined into one (round eleven)
     if not letters or not digits:
         return False
     upper = any(c.isupper() for c in word)
@@ -3282,6 +3296,15 @@ def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
                 secret = word if word and not _is_placeholder(word) and _looks_secret(word) else ""
             else:
                 secret = word if _password_like(word, near=near) else ""
+                if (
+                    secret
+                    and (
+                        raw.startswith("=")
+                        or text[max(0, pos + word_match.start() - 4) : pos + word_match.start()].rstrip().endswith("=")
+                    )
+                    and _exemptions.code_reference(secret)
+                ):
+                    secret = ""  # "password = settings.DB_PASSWORD": code naming the credential (round eleven)
                 if secret and naming and not _PASSWORD_SYMBOLS.intersection(secret) and not _mixed_password(secret):
                     secret = ""  # after "wifi", "combo", "admin ->": a symbol too ("wifi SSID: Corp-Guest-2024")
                 if secret and naming and _strong_password(secret) and _STRONG_GATE_RE.search(secret):
@@ -3356,7 +3379,24 @@ def _label_prose_hits(text: str, taken: _Taken) -> list[_Hit]:
     hits.extend(_labels.punctuated_hits(text, kinds[3]))
     if kinds[4]:
         hits.extend(_labels.query_pair_hits(text))
-    return [hit for hit in hits if not taken.overlaps(hit[1], hit[2]) and not _is_placeholder(hit[3])]
+    return [
+        hit
+        for hit in hits
+        if not taken.overlaps(hit[1], hit[2]) and not _is_placeholder(hit[3]) and not _assigned_code(text, hit[1])
+    ]
+
+
+_CODE_TOKEN = re.compile(r"[\w.$]+[(\[]?")
+
+
+def _assigned_code(text: str, start: int) -> bool:
+    """True when the word at `start` begins a code reference after "=" ("password = settings.DB_PASSWORD")."""
+    if not text[max(0, start - 4) : start].rstrip().endswith("="):
+        return False
+    token = _CODE_TOKEN.match(text, start)
+    if token is None:
+        return False
+    return _exemptions.code_reference(token.group().rstrip("."), text[token.end() : token.end() + 1])
 
 
 def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
@@ -4005,8 +4045,8 @@ def _credential(item: Any, at: _Path, credentials: dict[_Path, _Raw]) -> None:
         _credential(item[value_key], (*at, value_key), credentials)
     elif not isinstance(item, dict | list | tuple) and _secret_scalar(item):
         credentials[at] = (at, "keyword", _mask(str(item)))
-    elif isinstance(item, str) and _OPTION_VALUE.fullmatch(item):
-        return  # "rootpw": "--lock": an option saying there is no password (_OPTION_VALUE)
+    elif isinstance(item, str) and _exemptions.no_password_option(item):
+        return  # "rootpw": "--lock": an option saying there is no password (no_password_option)
     else:
         # Round nine: a credential parent whose children are plain names ({"creds": {"ana": x}},
         # {"auth": {"users": {...}}}, [{"owner": "ana", "v": x}]): each child not about the secret is one.
@@ -4618,7 +4658,27 @@ def _cvv_name(name: str) -> bool:
     words = _key_words(name[:64])
     if _CVV_WORDS.intersection(words):
         return True
-    return any(a in _CVV_HEADS and b in _CVV_TAILS for a, b in itertools.pairwise(words))
+    if any(a in _CVV_HEADS and b in _CVV_TAILS for a, b in itertools.pairwise(words)):
+        return True
+    return _card_network_name(words)
+
+
+# The networks' own long names (round eleven, set J): Mastercard's Card Validation Code, JCB's Card
+# Authentication Value, Amex's Card Identification Number, UnionPay's Card Validation Number,
+# Discover's Card Verification Data: "card", a checking word, and what it is. Without "card"
+# before them the same words are metadata (validation_status, authentication_method).
+_CVV_NETWORK_MIDDLES = frozenset(
+    {"verification", "validation", "authentication", "identification", "security", "check"}
+)
+_CVV_NETWORK_TAILS = frozenset({"code", "value", "number", "data", "digits", "no", "num", "nr", "val"})
+
+
+def _card_network_name(words: list[str]) -> bool:
+    """True for card, a checking word and a value's word in a row (card_validation_code, cardAuthenticationValue)."""
+    return any(
+        a == "card" and b in _CVV_NETWORK_MIDDLES and c in _CVV_NETWORK_TAILS
+        for a, b, c in zip(words, words[1:], words[2:], strict=False)
+    )
 
 
 def _cvv_value(item: Any) -> bool:
@@ -4683,6 +4743,8 @@ def _hide_pieces(pieces: list[str], hide: Callable[[Any], Any]) -> list[Any]:
 # break ("CVV code 481", "CVV number: 482", "cvv was 483", "CVV (484)", "CVV:\n486", "cvv488").
 _CVV_LABEL = (
     r"(?i:\b(?:cvv2?|cvc2?|cvn2?|cav2|ccv|csc|cvd|security[ _\-]?code|card[ _\-]?code"
+    r"|card[ _\-]?(?:verification|validation|authentication|identification|security|check)"
+    r"[ _\-]?(?:code|value|number|data|digits)"
     r"|verification[ _\-]?(?:value|code)))"
     r"(?:[\"')]?[ \t\r\n]*(?:[:=#(\-]|(?i:code|number|num|no|value|is|was|of|are)\b)){0,3}[ \t\r\n]*[\"'(]?[0-9]{3,4}\b"
 )
