@@ -113,3 +113,16 @@ def test_long_text_is_bounded() -> None:
     assert embedded_places.structured_text(big) == []
     embedded_places.option_paths(big)
     assert time.perf_counter() - start < 2.0
+
+
+def test_a_config_files_own_interpolation_is_no_place() -> None:
+    # Round eleven's merge: `primary: ${PRIMARY_TOKEN}` in a YAML body was read as a path of unknown name.
+    text = "tokens:\n  primary: ${PRIMARY_TOKEN}\n  home: ${HOME}/.env\n  port: ${PORT:-80}\n"
+    trees = embedded_places.structured_text(text)
+    assert trees[0] == {"tokens": {"primary": None, "home": "${HOME}/.env", "port": None}}
+
+
+def test_a_drive_letters_colon_is_no_option_key() -> None:
+    assert embedded_places.option_paths("C:\\Users\\Dev\\Proj\\src\\x.py") == []
+    assert embedded_places.option_paths("c:/users/dev/x.py") == []
+    assert embedded_places.option_paths("out:/etc/motd") == ["/etc/motd"]

@@ -130,7 +130,32 @@ def _key_lines(text: str) -> list[dict[str, str]]:
     return pairs
 
 
+# A configuration file's `${NAME}` is its own interpolation of a variable (compose, Spring, a
+# deploy template), never a file the text names: a whole value spelled so is read as no value.
+_INTERPOLATION = re.compile(r"^\s*(?:\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}|%[A-Za-z_][A-Za-z0-9_]*%)\s*$")
+
+
+def _without_interpolations(tree: Any) -> Any:
+    """`tree` with every string that is one variable interpolation as a whole replaced by None."""
+    if isinstance(tree, dict):
+        return {key: _without_interpolations(item) for key, item in tree.items()}
+    if isinstance(tree, list):
+        return [_without_interpolations(item) for item in tree]
+    if isinstance(tree, str) and _INTERPOLATION.match(tree):
+        return None
+    return tree
+
+
 def structured_text(value: str) -> list[Any]:
+    """The objects and lists YAML, TOML, INI or XML text in a string spells, `${NAME}` values read as none."""
+    trees = _structured_text(value)
+    try:
+        return [_without_interpolations(tree) for tree in trees]
+    except RecursionError:
+        return trees  # read as spelled: more places, never fewer
+
+
+def _structured_text(value: str) -> list[Any]:
     """The objects and lists YAML, TOML, INI or XML text in a string spells (empty when it spells none)."""
     if len(value) > _TEXT_MAX or not _STRUCTURED_HINT.search(value):
         return []
@@ -159,10 +184,10 @@ def structured_text(value: str) -> list[Any]:
 
 
 # A place inside an option string: after `--opt=`, `key=`, `key:` (not `://`), `-o `/`--opt `,
-# or a separator (`;`, `,`), a rooted, home, drive or UNC path. A URL-like `scheme:///x` (sqlite,
-# file-ish DSNs) names the file /x too.
+# or a separator (`;`, `,`), a rooted, home, drive or UNC path; a drive letter's colon (`C:\\x`)
+# is no key. A URL-like `scheme:///x` (sqlite, file-ish DSNs) names the file /x too.
 _OPTION_PLACE = re.compile(
-    r"(?:(?:^|[\s;,&|/])-{1,2}[A-Za-z][\w.-]{0,63}[\s=]+|(?:^|[\s;,&|\"'(\[{])[A-Za-z_][\w.-]{0,63}\s*[=:](?!//)|(?<=[;,]))"
+    r"(?:(?:^|[\s;,&|/])-{1,2}[A-Za-z][\w.-]{0,63}[\s=]+|(?:^|[\s;,&|\"'(\[{])(?![A-Za-z]:[\\/])[A-Za-z_][\w.-]{0,63}\s*[=:](?!//)|(?<=[;,]))"
     r"[\"']?((?:/|\\|~/|~$|[A-Za-z]:[\\/]|(?i:%(?:25)*(?:2f|5c)|%c0%af|%c1%9c|%e0%80%af|%u2215|%uff0f))[^\s;,\"'|&<>]*)"
 )
 _DSN_FILE = re.compile(r"(?i)^\s*[a-z][a-z0-9+.-]{0,31}:///+([^\s?#]+)")
