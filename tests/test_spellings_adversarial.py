@@ -197,10 +197,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "packs (round eleven, set J): root-level system files, software prefixes, list-file options and credential "
     "parent folders are matched by regex over a path or a command as written: a glob, brace, quote, ANSI-C or "
     "climb spelling of the operand, or a backslashed root file (read as relative), is another word": (
-        "calls-l-places:70",
-        "calls-l-places:71",
         "calls-l-places:73",
-        "calls-l-places:80",
         "calls-l-places:82",
         "calls-l-places:83",
         "calls-l-places:115",
