@@ -226,8 +226,21 @@ def _strings_under(value: Mapping[Any, Any], keys: frozenset[str]) -> Iterator[s
             yield item.strip()
 
 
+_JOIN_KEYS = _NAME_KEYS | _SEGMENT_KEYS
+
+
 def joined_names(value: Mapping[Any, Any]) -> list[str]:
     """The paths an object's split fields join to: dir/name.ext, name.ext, and its segments' join."""
+    # Fast path (issue 22's CPU bound: every object of every call comes here): every joined path
+    # starts from a name key or a segment list, so an object with neither joins to nothing.
+    # tests/test_embedded_places.py compares with _joined_names over the corpus.
+    if not any(isinstance(key, str) and key.lower() in _JOIN_KEYS for key in value):
+        return []
+    return _joined_names(value)
+
+
+def _joined_names(value: Mapping[Any, Any]) -> list[str]:
+    """joined_names without its fast path."""
     found: list[str] = []
     names = list(_strings_under(value, _NAME_KEYS))
     nested = [v for k, v in value.items() if isinstance(k, str) and k.lower() in _NAME_KEYS and isinstance(v, dict)]
