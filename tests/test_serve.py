@@ -694,19 +694,14 @@ def test_a_large_call_is_decided_beside_the_loop_and_denied_at_its_deadline() ->
             assert quick["decision"] == "allow"
             leak = decide(client, "post_tweet", {"content": padding + " " + token, "tags": [], "mentions": []})
             assert (leak["decision"], leak["rule"]) == ("deny", "no-credentials-in-posts")
-            started = time.monotonic()
             slow = decide(client, costly["name"], costly["arguments"])
             assert slow["decision"] == "deny" and "within 0.3s" in slow["reason"], slow
             assert slow["stage"] is None and slow["rule"] == "policy service"  # the service denied, no rule
-            # The thread is still checking the tags: small calls are answered meanwhile.
-            latencies = []
-            while time.monotonic() - started < 1.0:
-                t0 = time.monotonic()
+            # Deciding on the loop would have answered the costly call itself, not denied it at 0.3 s. The
+            # thread is still checking the tags: small calls are answered meanwhile (how long they wait
+            # beside it is the machine's: no clock asserted).
+            for _ in range(5):
                 assert decide(client, "ls", {})["decision"] == "allow"
-                latencies.append(time.monotonic() - t0)
-            # Deciding on the loop would have answered the costly call itself, not denied it at 0.3 s; how
-            # long the small calls wait beside the deciding thread is the machine's (no clock asserted).
-            assert latencies
     finally:
         served.stop()
 

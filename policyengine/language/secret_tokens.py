@@ -178,11 +178,15 @@ _SEGMENT_TOKEN = re.compile(r"[A-Za-z0-9_\-@]{20,512}={0,2}")
 _HOOK_DEPTH = 5  # path segments read after a hook word
 
 
+_SEGMENT_PIECES = re.compile(r"[_\-@]")
+_QUERY_TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~=]+")
+
+
 def token_segment(segment: str) -> bool:
     """True for a path segment that holds a token: 20+ token characters, not a slug of words or a number."""
     if not _SEGMENT_TOKEN.fullmatch(segment):
         return False
-    pieces = [p for p in re.split(r"[_\-@]", segment.rstrip("=")) if p]
+    pieces = [p for p in _SEGMENT_PIECES.split(segment.rstrip("=")) if p]
     if len(pieces) >= 2 and all(p.isalpha() or p.isdigit() or len(p) <= 3 for p in pieces):
         return False  # "release-2024-notes-v2", "getting-started": words and numbers
     if segment.isdigit():
@@ -193,7 +197,7 @@ def token_segment(segment: str) -> bool:
 def query_token(value: str) -> bool:
     """True for a credential-named query parameter's value that is token-shaped (any alphabet)."""
     body = value.rstrip("=").replace("%2B", "+").replace("%2F", "/").replace("%3D", "=")
-    if len(body) < 20 or not re.fullmatch(r"[A-Za-z0-9+/_\-.~=]+", body):
+    if len(body) < 20 or not _QUERY_TOKEN.fullmatch(body):
         return False
     return _no_words(body)
 
