@@ -288,8 +288,9 @@ def joined_names_of_nested(nested: list[Any]) -> list[str]:
 # link, `k=v;k2=/etc/x`, a sentence under `source`). Structure-agnostic: a string is cut into
 # tokens at every character no path or URL spelling holds as the path functions read it, and each
 # token shaped like a place (roles' whole-value shape test) is read as an argument of its own.
-# A value holding none of these characters mentions no place (one C scan: this runs per string).
-_MENTION_HINT = re.compile(r"[/\\~%$]|(?:^|[^\w.])\.[\w-]")
+# A value holding no separator, `~`, expansion (`$HOME`, `${X}`, not `$5000`), encoding or `%NAME%`
+# (not `50% off`) or leading-dot word mentions no place (one C scan: this runs per string).
+MENTION_HINT = re.compile(r"[/\\~]|\$[{A-Za-z_]|%[0-9A-Za-z_]|(?:^|[^\w.])\.[\w-]")
 # A token: a URL (`scheme://`, an IPv6 host in brackets, up to a character no URL in prose keeps:
 # blanks, quotes, brackets, `,` `;` `|` `<` `>`), or a run of characters other than blanks, quotes,
 # `=` `,` `;` `(` `)` `[` `]` `{` `}` `<` `>` `|` `&` `@` and backtick, where `${NAME}` stays one
@@ -352,11 +353,11 @@ def mentioned_tokens(value: str, dotfiles: bool = True) -> list[str]:
     A token that is the whole value is left (the value is read whole by its key and shape); a
     dotfile's bare name (`.env`) counts only when `dotfiles` (under a key that names a path).
     """
-    whole = value.strip()
     if len(value) > _TEXT_MAX:
         value = value[:_TEXT_MAX]
-    if _MENTION_HINT.search(value) is None:
+    if MENTION_HINT.search(value) is None:
         return []
+    whole = value.strip()
     found: list[str] = []
     seen: set[str] = set()
     weak = strong = 0

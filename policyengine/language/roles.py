@@ -569,7 +569,7 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
                     walk(embedded, "" if _is_text(key, declared) else key, skip, depth + 1)
             if type(value) is str and value and depth < MAX_DEPTH - 8 and _EMBED_HINT.search(value):
                 _embedded(value, key, found, skip, depth)
-            if type(value) is str and value and not skip >= _PLACES and Role.COMMAND not in found:
+            if type(value) is str and _MENTION_HINT.search(value) and not skip >= _PLACES:
                 _mentioned(value, key, skip)
 
     def _mentioned(value: str, key: str, skip: frozenset[Role]) -> None:
@@ -577,6 +577,9 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
         if (_is_text(key, declared) and not _is_request_text(key)) or key.lower() in _LABEL_KEYS:
             return  # a file's content and a message's prose are what a writer writes, not what it opens
         named = declared.get(key.lower()) if declared else None
+        if Role.COMMAND in key_roles(key) or (named is not None and role_named(named) is Role.COMMAND):
+            return  # a command's words are the shell parser's (a line that is a command by its shape only
+            # is read for mentions too: `source = "~/.ssh/id_rsa"` is a TOML line as well)
         dotfiles = Role.PATH in key_roles(key) or (named is not None and role_named(named) is Role.PATH)
         for token in embedded_places.mentioned_tokens(value, dotfiles):
             if token != value:
@@ -627,6 +630,8 @@ _JSON_TEXT_MAX = 65536
 # Round eleven: a string with none of these characters spells no structure and no option's place
 # (checked first: this runs per string value; 100,000 encoded paths stay one C scan each).
 _EMBED_HINT = re.compile(r"[=:;,\s<@]")
+# Round twelve: the mentioned places' prefilter, checked before anything else (one C scan per string).
+_MENTION_HINT = embedded_places.MENTION_HINT
 
 
 def _is_text(key: str, declared: Mapping[str, str] | None) -> bool:
