@@ -301,7 +301,7 @@ _TOKEN = re.compile(
 )
 _SCHEME = re.compile(r"(?i)[a-z][a-z0-9+.-]{0,31}://")
 # A token worth the shape test: a separator, `~`, an expansion, an encoding, or a leading dot.
-_CANDIDATE = re.compile(r"[/\\~%$]|^\.[\w-]")
+_CANDIDATE = re.compile(r"[/\\~]|\$[{A-Za-z_]|%[0-9A-Za-z_]|^\.[\w-]")
 # One environment variable alone (`$DB_PASSWORD`, `${GITHUB_TOKEN}`, `%APPDATA%`) inside a value
 # is template text, not a place: only an expansion before more of a path (`$HOME/.ssh`) is read.
 _ENV_ALONE = re.compile(r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%)$")
@@ -363,8 +363,8 @@ def mentioned_tokens(value: str, dotfiles: bool = True) -> list[str]:
     weak = strong = 0
     for match in _TOKEN.finditer(value):
         token = match.group()
-        if token == whole or _CANDIDATE.search(token) is None:
-            continue
+        if _CANDIDATE.search(token) is None or (token == whole and "://" not in token):
+            continue  # the whole value is read whole (`C:\\Users\\x.py` is no \\Users\\x.py); `cfg:http://h` is not
         pieces = _colon_parts(token) if ":" in token and not _SCHEME.match(token) else [token]
         for piece in pieces:
             bare = piece.rstrip(".!?")
@@ -372,6 +372,7 @@ def mentioned_tokens(value: str, dotfiles: bool = True) -> list[str]:
             for reading in (piece, bare) if bare and bare != piece else (piece,):
                 if (
                     reading in seen
+                    or reading == whole
                     or _CANDIDATE.search(reading) is None
                     or _ENV_ALONE.match(reading)
                     or _NOISE.match(reading)
