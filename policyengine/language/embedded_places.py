@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["joined_names", "option_paths", "structured_text"]
+__all__ = ["joined_names", "mentioned_tokens", "option_paths", "structured_text"]
 
 _TEXT_MAX = 65536  # as roles' JSON text: past this a string is left as a string
 _NODES_MAX = 4096  # YAML/XML nodes read from one string
@@ -281,3 +281,115 @@ def _joined_names(value: Mapping[Any, Any]) -> list[str]:
 def joined_names_of_nested(nested: list[Any]) -> list[str]:
     """The names nested name objects join to (`file: {name, ext}`), for their parent's folders."""
     return [name for inner in nested for name in joined_names(inner) if "/" not in name]
+
+
+# Round twelve: mentioned places. Eleven rounds of red teams each found the next form that hides a
+# place (YAML, option strings, SQL `COPY t FROM '/etc/shadow'`, HCL, a crontab line, a markdown
+# link, `k=v;k2=/etc/x`, a sentence under `source`). Structure-agnostic: a string is cut into
+# tokens at every character no path or URL spelling holds as the path functions read it, and each
+# token shaped like a place (roles' whole-value shape test) is read as an argument of its own.
+# A value holding no separator, `~`, expansion (`$HOME`, `${X}`, not `$5000`), encoding or `%NAME%`
+# (not `50% off`) or leading-dot word mentions no place (one C scan: this runs per string).
+MENTION_HINT = re.compile(r"[/\\~]|\$[{A-Za-z_]|%[0-9A-Za-z_]|(?:^|[^\w.])\.[\w-]")
+# A token: a URL (`scheme://`, an IPv6 host in brackets, up to a character no URL in prose keeps:
+# blanks, quotes, brackets, `,` `;` `|` `<` `>`), or a run of characters other than blanks, quotes,
+# `=` `,` `;` `(` `)` `[` `]` `{` `}` `<` `>` `|` `&` `@` and backtick, where `${NAME}` stays one
+# piece. Its colons are read by _colon_parts.
+_TOKEN = re.compile(
+    r"(?i)[a-z][a-z0-9+.-]{0,31}://(?:\[[0-9a-f:.%]{0,64}\])?[^\s\"'`<>|{}()\[\],;]*"
+    r"|(?:\$\{[A-Za-z_][A-Za-z0-9_]*\}|[^\s\"'`=,;()\[\]{}<>|&@])+"
+)
+_SCHEME = re.compile(r"(?i)[a-z][a-z0-9+.-]{0,31}://")
+# A token worth the shape test: a separator, `~`, an expansion, an encoding, or a leading dot.
+_CANDIDATE = re.compile(r"[/\\~]|\$[{A-Za-z_]|%[0-9A-Za-z_]|^\.[\w-]")
+# One environment variable alone (`$DB_PASSWORD`, `${GITHUB_TOKEN}`, `%APPDATA%`) inside a value
+# is template text, not a place: only an expansion before more of a path (`$HOME/.ssh`) is read.
+_ENV_ALONE = re.compile(r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%)$")
+# Separators alone (`/>` closing an XML element, `a / b`), a bare `~` or `~` before a number
+# (`~5 min`, `~Gr8v...` a password) in prose name no place as mentions (the whole value is still read by shape).
+_NOISE = re.compile(r"^(?:[/\\]+|~[^/\\]*)$")
+# A dotfile's bare name (`.env`, `.npmrc`), opened relative to the working folder: in a title or a
+# commit's words (`fix: load .env lazily`) it is a file's name, not an argument (tests/adversarial).
+_DOTFILE = re.compile(r"^\.[\w-][^/\\]*$")
+# Past this many distinct candidates only strong ones are read: a start at a root, a home, a drive,
+# an expansion, an encoding or a scheme, or a climb (`a/../../etc`): a relative word pair (`3/4`)
+# names nothing outside the working folder, so padding with them hides nothing.
+_MENTIONS_MAX = 256
+_STRONG_MAX = 1024
+_STRONG = re.compile(r"(?i)^(?:[/\\~$%]|[a-z]:|[a-z][a-z0-9+.-]*://)|\.\.")
+
+
+def _colon_parts(token: str) -> list[str]:
+    """The readings of a token's colons: a key's (`out:/x`), a host's (`host:/etc/x`), a drive's, a volume's.
+
+    A colon splits (`out:/x` -> /x), except that one letter before a colon is a drive too
+    (`C:\\x`, and `s:/etc/x` both as a drive path and as /etc/x), a URL's scheme keeps its
+    colons (`cfg:http://h/x` -> http://h/x), and what follows a place is a volume's container side or
+    its mode (`./site:/usr/share/nginx/html:ro`, `/etc:/host-etc` name their host side only); a
+    bare IPv6 address splits into hex words, which spell nothing.
+    """
+    url = _SCHEME.search(token)
+    head, tail = (token[: url.start()], token[url.start() :]) if url else (token, "")
+    parts = head.split(":")
+    found: list[str] = []
+    after_place = False
+    for index, part in enumerate(parts):
+        if after_place:
+            break
+        following = parts[index + 1] if index + 1 < len(parts) else tail
+        if len(part) == 1 and part.isalpha() and following and not following.startswith("//"):
+            found.append(f"{part}:{following}")
+        if part:
+            found.append(part)
+            after_place = _CANDIDATE.search(part) is not None
+    if tail and not after_place:
+        found.append(tail)
+    return found
+
+
+def mentioned_tokens(value: str, dotfiles: bool = True) -> list[str]:
+    """The tokens of a string that may name a place (each to be judged by roles' shape test), distinct, in order.
+
+    A token that is the whole value is left (the value is read whole by its key and shape); a
+    dotfile's bare name (`.env`) counts only when `dotfiles` (under a key that names a path).
+    """
+    if len(value) > _TEXT_MAX:
+        value = value[:_TEXT_MAX]
+    if MENTION_HINT.search(value) is None:
+        return []
+    whole = value.strip()
+    found: list[str] = []
+    seen: set[str] = set()
+    weak = strong = 0
+    for match in _TOKEN.finditer(value):
+        token = match.group()
+        if _CANDIDATE.search(token) is None or (token == whole and "://" not in token):
+            continue  # the whole value is read whole (`C:\\Users\\x.py` is no \\Users\\x.py); `cfg:http://h` is not
+        pieces = _colon_parts(token) if ":" in token and not _SCHEME.match(token) else [token]
+        for piece in pieces:
+            bare = piece.rstrip(".!?")
+            # the sentence's full stop (`from /etc/shadow.`) is read without, and with (a name may end in a dot)
+            for reading in (piece, bare) if bare and bare != piece else (piece,):
+                if (
+                    reading in seen
+                    or reading == whole
+                    or _CANDIDATE.search(reading) is None
+                    or _ENV_ALONE.match(reading)
+                    or _NOISE.match(reading)
+                ):
+                    continue
+                if not dotfiles and _DOTFILE.match(reading):
+                    continue
+                seen.add(reading)
+                if _STRONG.search(reading):
+                    strong += 1
+                    if strong > _STRONG_MAX:
+                        continue
+                else:
+                    weak += 1
+                    if weak > _MENTIONS_MAX:
+                        continue
+                found.append(reading)
+        if strong > _STRONG_MAX and weak > _MENTIONS_MAX:
+            break
+    return found

@@ -487,6 +487,11 @@ _ROLES = tuple(Role)  # iterating an Enum class is slow; this runs once per call
 # Roles whose value is read whole: an object or null under `amount` or `command` is not walked
 # into but handed on, so a reader fails closed on it instead of finding nothing.
 _WHOLE_VALUE = frozenset({Role.AMOUNT, Role.COMMAND})
+# The roles a mentioned token may add: places (an address or an amount inside prose is no argument).
+_PLACES = frozenset({Role.PATH, Role.URL})
+# A title or a subject names what a change is about (`Fix parsing of --output=/etc/motd`): its
+# mentions are prose, as a message's are (tests/adversarial/calls-l-places.yaml).
+_LABEL_KEYS = frozenset({"title", "subject", "label", "heading", "headline", "name_text"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -564,6 +569,22 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
                     walk(embedded, "" if _is_text(key, declared) else key, skip, depth + 1)
             if type(value) is str and value and depth < MAX_DEPTH - 8 and _EMBED_HINT.search(value):
                 _embedded(value, key, found, skip, depth)
+            if type(value) is str and _MENTION_HINT.search(value) and not skip >= _PLACES:
+                _mentioned(value, key, skip)
+
+    def _mentioned(value: str, key: str, skip: frozenset[Role]) -> None:
+        """Round twelve: every place a value mentions anywhere in it, as an argument of its own (docs/functions.md)."""
+        if (_is_text(key, declared) and not _is_request_text(key)) or key.lower() in _LABEL_KEYS:
+            return  # a file's content and a message's prose are what a writer writes, not what it opens
+        named = declared.get(key.lower()) if declared else None
+        if Role.COMMAND in key_roles(key) or (named is not None and role_named(named) is Role.COMMAND):
+            return  # a command's words are the shell parser's (a line that is a command by its shape only
+            # is read for mentions too: `source = "~/.ssh/id_rsa"` is a TOML line as well)
+        dotfiles = Role.PATH in key_roles(key) or (named is not None and role_named(named) is Role.PATH)
+        for token in embedded_places.mentioned_tokens(value, dotfiles):
+            if token != value:
+                for role in (_value_roles(token) & _PLACES) - skip:
+                    values[role].append(token)
 
     def _embedded(value: str, key: str, found: frozenset[Role], skip: frozenset[Role], depth: int) -> None:
         """Round eleven (set J): the places structured text and option strings spell inside a value."""
@@ -609,6 +630,8 @@ _JSON_TEXT_MAX = 65536
 # Round eleven: a string with none of these characters spells no structure and no option's place
 # (checked first: this runs per string value; 100,000 encoded paths stay one C scan each).
 _EMBED_HINT = re.compile(r"[=:;,\s<@]")
+# Round twelve: the mentioned places' prefilter, checked before anything else (one C scan per string).
+_MENTION_HINT = embedded_places.MENTION_HINT
 
 
 def _is_text(key: str, declared: Mapping[str, str] | None) -> bool:
