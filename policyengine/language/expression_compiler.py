@@ -507,6 +507,26 @@ class _Compiler:
             functions = self.functions
             if len(args) == 1:
                 (a0,) = args
+                if name == "length" and function is _JMESPATH_LENGTH and _FAST_FORMS:
+                    # Fast form (issue 22's CPU bound): a list passes length's check and jmespath
+                    # returns len() of it; anything else takes the checked call below.
+                    # Differential test: tests/test_expression_fast_forms.py.
+
+                    def length_of(v: Any) -> Any:
+                        x = a0(v)
+                        if type(x) is list:
+                            return len(x)
+                        return function(functions, x) if check((x,)) else call(name, [x])
+
+                    return length_of
+                if _FAST_FORMS and check is _any_values:
+                    # Fast form: a reader of any value (paths(@), urls(@), secrets(@)...) has no
+                    # type to check, so it is called at once (check would pass every value).
+
+                    def call_any(v: Any) -> Any:
+                        return function(functions, a0(v))
+
+                    return call_any
 
                 def call1(v: Any) -> Any:
                     x = a0(v)
@@ -584,6 +604,8 @@ def _fast_call(
             return None  # jmespath's mixed-subtype rules: leave them to call_function
         checks.append((frozenset(names), next(iter(subtypes)) if subtypes else None))
     frozen_checks = tuple(checks)
+    if all(not names and subtype is None for names, subtype in frozen_checks):
+        return spec["function"], _any_values
 
     def check(values: Sequence[Any]) -> bool:
         for value, (names, subtype) in zip(values, frozen_checks, strict=True):
@@ -595,6 +617,17 @@ def _fast_call(
         return True
 
     return spec["function"], check
+
+
+def _any_values(values: Sequence[Any]) -> bool:
+    """The type check of a function whose arguments may be of any type: every value passes."""
+    return True
+
+
+# The compiler's fast forms (issue 22's CPU bound) can be turned off, so the differential test
+# (tests/test_expression_fast_forms.py) compares them with the general code, expression by expression.
+_FAST_FORMS = True
+_JMESPATH_LENGTH = jmespath.functions.Functions._func_length
 
 
 def _literal_value(node: dict[str, Any]) -> Any:

@@ -595,7 +595,11 @@ def _by_role(document: Any, what: str) -> list[Any]:
     """One role view of a call document (or of bare arguments), computed once per document."""
     global _memo
     held = _memo
-    views = next((v for d, v in held if d is document), None)
+    # The newest first, unrolled: every rule of a call asks about the same document, so the
+    # first entry answers all but the first question (a generator per question cost ~0.4 us).
+    views: dict[str, Any] | None = (
+        held[0][1] if held and held[0][0] is document else next((v for d, v in held if d is document), None)
+    )
     if views is None:
         views = {}
         # Holds the documents, so their ids cannot be reused while memoised.

@@ -1,0 +1,170 @@
+"""The expression compiler's fast forms (issue 22's CPU bound) against the general code they skip.
+
+`length(x)` on a list and a one-argument function that takes any type (paths(@), urls(@),
+secrets(@)...) are called without jmespath's type check; with expression_compiler._FAST_FORMS
+off the same AST compiles to the checked call. Every rule condition of the shipped packs is
+compiled both ways and evaluated on every corpus call (tests/adversarial, benchmarks/redteam, the
+BFCL calls): the answers, or the errors, must be the same.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jmespath
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policyengine import freeze, load_pack
+from policyengine.language import expression_compiler
+from policyengine.language.functions import FUNCTIONS
+from policyengine.values.call import call_document
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKS = ("bfcl", "baseline", "claude-code")
+
+
+@cache
+def _documents() -> tuple[Any, ...]:
+    """The call document of every distinct call in tests/adversarial, benchmarks/redteam and the BFCL examples."""
+    found: list[tuple[str, Any, Any]] = []
+    for file in sorted((ROOT / "tests" / "adversarial").glob("*.yaml")):
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        for case in data.get("cases", []) if isinstance(data, dict) else []:
+            call = case.get("call") or {}
+            found.append((str(call.get("name", "")), call.get("arguments") or {}, call.get("cwd")))
+    for file in [*sorted((ROOT / "benchmarks" / "redteam").glob("*.jsonl")), ROOT / "examples" / "bfcl-calls.jsonl"]:
+        for line in file.read_text(encoding="utf-8").split("\n"):  # not splitlines: \u2028 sits inside strings
+            if line.strip():
+                row = json.loads(line)
+                call = row.get("call", row)
+                found.append((str(call.get("name", "")), call.get("arguments") or {}, call.get("cwd")))
+    unique = {json.dumps(call, sort_keys=True, default=str): call for call in found}
+    return tuple(
+        call_document(name or "tool", freeze(arguments), "agent", "call", cwd if isinstance(cwd, str) else None)
+        for name, arguments, cwd in unique.values()
+    )
+
+
+@cache
+def _conditions() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """(rule id, resolved AST) of every rule condition of the shipped packs."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for name in PACKS:
+        for rule in load_pack(ROOT / "policies" / name).rules:
+            if rule.when is not None:
+                found.append((f"{name}/{rule.id}", rule.when.parsed.parsed))
+    return tuple(found)
+
+
+def _both_ways(
+    ast: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """The AST compiled with the fast forms and without them."""
+    fast = expression_compiler.compile_ast(ast, FUNCTIONS)
+    monkeypatch.setattr(expression_compiler, "_FAST_FORMS", False)
+    general = expression_compiler.compile_ast(ast, FUNCTIONS)
+    monkeypatch.setattr(expression_compiler, "_FAST_FORMS", True)
+    assert fast is not None and general is not None
+    return fast, general
+
+
+def _outcome(evaluate: Callable[[Any], Any], document: Any) -> Any:
+    """What an expression gives, or the error it raises (type and message)."""
+    try:
+        return ("value", evaluate(document))
+    except Exception as error:  # a rule fails closed by raising: the same error either way
+        return ("error", type(error).__name__, str(error))
+
+
+def test_the_corpora_are_large() -> None:
+    assert len(_documents()) > 5_000
+    assert len(_conditions()) > 60
+
+
+def test_every_pack_condition_takes_a_fast_form() -> None:
+    # The forms are worth testing only if the shipped rules use them: most read a reader and a length.
+    texts = [rule.when.text for name in PACKS for rule in load_pack(ROOT / "policies" / name).rules if rule.when]
+    assert sum("length(" in text for text in texts) > 30
+    assert sum("paths(@)" in text for text in texts) > 5
+
+
+def test_the_fast_forms_are_taken_and_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without this the differential tests could compare the general code with itself.
+    for text, form in (("length(a)", "length_of"), ("paths(@)", "call_any"), ("secrets(a)", "call_any")):
+        fast, general = _both_ways(jmespath.compile(text).parsed, monkeypatch)
+        assert (fast.__name__, general.__name__) == (form, "call1")
+    fast, general = _both_ways(jmespath.compile("starts_with(a, 'x')").parsed, monkeypatch)
+    assert fast.__name__ == general.__name__  # a typed argument keeps its check
+
+
+def test_fast_forms_are_the_general_code_on_every_pack_condition_and_corpus_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    compiled = [(rule_id, *_both_ways(ast, monkeypatch)) for rule_id, ast in _conditions()]
+    # Document by document: the readers are memoised per call document, so each call is walked once.
+    for document in _documents():
+        for rule_id, fast, general in compiled:
+            assert _outcome(fast, document) == _outcome(general, document), (rule_id, document)
+
+
+def _values() -> st.SearchStrategy[Any]:
+    """JSON-like values, frozen and plain, of every type a function argument may be given."""
+    leaves = (
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=6)
+    )
+    return st.recursive(
+        leaves,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+        max_leaves=12,
+    )
+
+
+# Expressions whose function gets every type of value: length on lists, strings, objects,
+# numbers and null (a type error), and readers of any value.
+EXPRESSIONS = (
+    "length(@)",
+    "length(a)",
+    "length(a[])",
+    "length(a[?@ != `null`]) > `0`",
+    "a[*] | length(@)",
+    "paths(@)",
+    "urls(a)",
+    "length(amounts(@))",
+    "type(a)",
+    "not_null(a)",
+)
+
+
+def _iter_documents(value: Any) -> Iterator[Any]:
+    """The value as given, frozen, and under `a` both ways."""
+    yield value
+    yield freeze(value)
+    yield {"a": value}
+    yield freeze({"a": value})
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=_values())
+def test_fast_forms_are_the_general_code_on_generated_values(value: Any) -> None:
+    for text in EXPRESSIONS:
+        ast = jmespath.compile(text).parsed
+        fast = expression_compiler.compile_ast(ast, FUNCTIONS)
+        expression_compiler._FAST_FORMS = False
+        try:
+            general = expression_compiler.compile_ast(ast, FUNCTIONS)
+        finally:
+            expression_compiler._FAST_FORMS = True
+        assert fast is not None and general is not None
+        for document in _iter_documents(value):
+            assert _outcome(fast, document) == _outcome(general, document), (text, document)
