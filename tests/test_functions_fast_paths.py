@@ -7,6 +7,7 @@ case files, the red-team sets and the BFCL calls, plus generated strings where a
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -21,8 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine import freeze
-from policyengine.language import functions, paths, roles
+from policyengine.language import functions, paths, roles, secret_scanner
 from policyengine.values.call import call_document
+from support import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,7 +34,7 @@ def _calls() -> tuple[tuple[str, dict[str, Any], str | None], ...]:
     """(name, arguments, cwd) of every call in tests/adversarial, benchmarks/redteam and the BFCL examples."""
     found: list[tuple[str, dict[str, Any], str | None]] = []
     for file in sorted((ROOT / "tests" / "adversarial").glob("*.yaml")):
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = load_yaml(file)  # parsed once per process, shared with the other corpus tests
         for case in data.get("cases", []) if isinstance(data, dict) else []:
             call = case.get("call") or {}
             found.append((str(call.get("name", "")), call.get("arguments") or {}, call.get("cwd")))
@@ -111,14 +113,55 @@ def _readers(document: Any) -> Any:
     return {what: _outcome(view, parts[1]) for what, view in functions._ROLE_VIEWS.items()}
 
 
+class _ScanOnce:
+    """secret_scanner.find_secrets remembered by its input (the same object, or the same word list).
+
+    The scanner's modules import no module holding a fast-path switch (test below), so with the same
+    input it finds the same secrets both ways: the slow pass scans only what its own views hand it
+    differently (other command words, another object), and the secrets view is still compared whole.
+    """
+
+    def __init__(self, scan: Callable[..., Any]) -> None:
+        self.scan = scan
+        self.seen: dict[tuple[Any, str], tuple[Any, Any]] = {}  # holds each input, so its id is not reused
+        self.hits = 0
+
+    def __call__(self, value: Any, *, path: str = "") -> Any:
+        words = isinstance(value, list) and all(type(word) is str for word in value)
+        key = (tuple(value) if words else id(value), path)
+        held = self.seen.get(key)
+        if held is not None and (words or held[0] is value):
+            self.hits += 1
+            return list(held[1])
+        found = self.scan(value, path=path)
+        self.seen[key] = (value, list(found))
+        return found
+
+
+def test_the_secret_scanner_reads_no_fast_path_switch() -> None:
+    """Why _ScanOnce may share a scan between the passes: no secret module imports functions or roles."""
+    imported: set[str] = set()
+    for file in sorted((ROOT / "policyengine" / "language").glob("secret_*.py")):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("policyengine"):
+                imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names if alias.name.startswith("policyengine"))
+    assert imported, "the secret modules import one another"
+    assert all(name.startswith("policyengine.language.secret_") for name in imported), sorted(imported)
+
+
 def test_readers_fast_paths_are_the_slow_paths_on_every_corpus_call(monkeypatch: pytest.MonkeyPatch) -> None:
     documents = [_document(*call) for call in _calls()]
+    scan = _ScanOnce(secret_scanner.find_secrets)
+    monkeypatch.setattr(secret_scanner, "find_secrets", scan)
     fast = [_readers(document) for document in documents]
     monkeypatch.setattr(functions, "_FAST_PATHS", False)
     monkeypatch.setattr(roles, "_SHAPE_FAST_MAX", -1)
     slow = [_readers(document) for document in documents]
     differ = [(call, a, b) for call, a, b in zip(_calls(), fast, slow, strict=True) if a != b]
     assert not differ, differ[:3]
+    assert scan.hits > len(documents) // 2, "the slow pass scanned the same arguments afresh"
 
 
 @cache
