@@ -7,7 +7,7 @@ key's last word, and options named for a command read for every program.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from policyengine.language import functions, roles, shell
@@ -54,6 +54,8 @@ _WORD = st.text(alphabet="abcdefghij.*?[]-_", min_size=1, max_size=12)
 @given(_WORD, _WORD)
 def test_a_filter_value_with_a_space_inside_is_never_a_glob(first: str, second: str) -> None:
     """Property: a value with a blank between two words is a query under a filter key, never files."""
+    # `[.? ]` is YAML's flow sequence of `.?` (structured text is read, round eleven): that is no query.
+    assume(not first.startswith("["))
     assert "glob" not in _roles({"filter": f"{first} {second}"})
 
 

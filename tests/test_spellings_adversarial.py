@@ -117,9 +117,8 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "JSON text as written": (
         "calls-classes-a:11",
         "calls-classes-a:30",
-        # Round ten: JSON text under a request-body key (body, params_text) spelled as a path.
-        "calls-j-mcp:14",
-        "calls-j-mcp:15",
+        # Round twelve: the two request-body cases of round ten (calls-j-mcp:14, 15) hold - the spelled
+        # body's words are read as mentioned places.
     ),
     "engine (round ten): a tool's own folder argument is the base of its relative paths as written: a base "
     'spelled inside a list (`["/"]`) is no folder, and an operand spelled absolute from the session\'s cwd is '
@@ -181,15 +180,12 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "packs (round eleven, set J): a path spelling applied to a whole YAML/TOML document (full-width letters, a stray "
     "trailing line or ::$DATA after it) breaks its syntax or joins its lines; the line reader recovers `key: value` "
     "lines but not a flow sequence's item or a full-width separator": (
-        "calls-l-places:38",
         "calls-l-places:41",
         "calls-l-places:42",
-        "calls-l-places:43",
     ),
     "packs (round eleven, set J): a place inside an option string or a bare host is read by its own shape: "
     "`file=//var//log` is a UNC host's share, an encoded or stream-suffixed extension segment is joined as written "
     "(prod.auto + tfvar%73), and a backslashed or cwd-prefixed bare host/path is no host": (
-        "calls-l-places:51",
         "calls-l-places:63",
         "calls-l-places:64",
         "calls-l-places:97",

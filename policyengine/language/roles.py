@@ -502,7 +502,7 @@ class Collected:
     argv: list[list[str]]  # lists of strings under a singular command key or args/argv: one argv each
 
 
-def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Collected:
+def collect_all(arguments: Any, declared: Mapping[str, str] | None = None, *, mentions: bool = True) -> Collected:
     """Every role's values, depth-first in document order; lists inherit their key, objects give their own.
 
     An object or null under a key whose role is read whole (amount, command) is that role's value
@@ -569,7 +569,7 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None) -> Co
                     walk(embedded, "" if _is_text(key, declared) else key, skip, depth + 1)
             if type(value) is str and value and depth < MAX_DEPTH - 8 and _EMBED_HINT.search(value):
                 _embedded(value, key, found, skip, depth)
-            if type(value) is str and _MENTION_HINT.search(value) and not skip >= _PLACES:
+            if mentions and type(value) is str and _MENTION_HINT.search(value) and not skip >= _PLACES:
                 _mentioned(value, key, skip)
 
     def _mentioned(value: str, key: str, skip: frozenset[Role]) -> None:

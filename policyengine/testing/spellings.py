@@ -329,8 +329,10 @@ def _label(root: str, at: _Path) -> str:
 
 
 def _roles_of(key: str, value: str, declared: Mapping[str, str] | None) -> set[Role]:
-    """The roles the engine gives one string under one key (as collect_all reads it)."""
-    found = collect_all({key: value} if key else value, declared).values
+    """The roles the engine gives one string under one key (as collect_all reads it), mentions aside."""
+    # A place mentioned inside a value (`p/w` in a sentence, `DROP/**/TABLE` in SQL) makes the value no
+    # path: its path spellings are not equivalents of the text, so only whole-value readings count here.
+    found = collect_all({key: value} if key else value, declared, mentions=False).values
     return {role for role, values in found.items() if values}
 
 
