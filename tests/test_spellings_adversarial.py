@@ -177,6 +177,9 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "engine (round nine, f9-shell): a stdin redirection's /dev/null is read as written, so a quoted piece "
     '(`< /dev/"null"`) is no empty source; a git output named relative to a `cd` outside the project is read '
     "as relative (git_output_outside reads the option's text)": ("calls-i-shell:56", "calls-i-shell:63"),
+    "engine (round twelve): a URL mentioned inside a sentence is read by its own spelling: backslashed or "
+    "percent-encoded separators (`fetch http:\\\\169.254.169.254\\latest first`) make the token a path, not a "
+    "URL, so the metadata red line leaves it to the unplaced-argument ask": ("calls-m-mentions:30",),
     "packs (round eleven, set J): a path spelling applied to a whole YAML/TOML document (full-width letters, a stray "
     "trailing line or ::$DATA after it) breaks its syntax or joins its lines; the line reader recovers `key: value` "
     "lines but not a flow sequence's item or a full-width separator": (
