@@ -584,7 +584,8 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None, *, me
         for token in embedded_places.mentioned_tokens(value, dotfiles):
             if token != value:
                 for role in (_value_roles(token) & _PLACES) - skip:
-                    values[role].append(token)
+                    if token not in values[role]:  # JSON or structured text already gave it: one reading each
+                        values[role].append(token)
 
     def _embedded(value: str, key: str, found: frozenset[Role], skip: frozenset[Role], depth: int) -> None:
         """Round eleven (set J): the places structured text and option strings spell inside a value."""
