@@ -227,6 +227,7 @@ def _strings_under(value: Mapping[Any, Any], keys: frozenset[str]) -> Iterator[s
 
 
 _JOIN_KEYS = _NAME_KEYS | _SEGMENT_KEYS
+JOIN_KEYS = _JOIN_KEYS  # roles' walk: a key that joins with its siblings (its fast path)
 
 
 def joined_names(value: Mapping[Any, Any]) -> list[str]:

@@ -25,9 +25,8 @@ import enum
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from policyengine.language import embedded_places, paths
 
@@ -494,12 +493,80 @@ _PLACES = frozenset({Role.PATH, Role.URL})
 _LABEL_KEYS = frozenset({"title", "subject", "label", "heading", "headline", "name_text"})
 
 
-@dataclass(frozen=True, slots=True)
-class Collected:
+class Collected(NamedTuple):
     """Every value of every role in one call's arguments, found in one walk."""
 
     values: dict[Role, list[Any]]
     argv: list[list[str]]  # lists of strings under a singular command key or args/argv: one argv each
+
+
+_EMPTY: frozenset[Role] = frozenset()
+
+
+class _KeyFacts:
+    """What a key's name alone says about the values under it, worked out once per key (undeclared keys).
+
+    Issue 22's CPU bound: a call's walk asked each question of the key again per value (a bfcl
+    decision spent ~40% of its time in collect_all); the answers depend on the name only.
+    """
+
+    __slots__ = (
+        "action", "filter", "join", "json", "mentions", "place", "roles", "scalar", "shell", "text",
+    )  # fmt: skip
+
+    def __init__(self, key: str) -> None:
+        roles = key_roles(key) if key else _EMPTY
+        lower = key.lower()
+        self.roles = roles
+        # A value that is no string takes the key's roles, none under a key of plain content.
+        self.scalar = _EMPTY if Role.TEXT in roles else roles
+        self.text = Role.TEXT in roles and not _is_request_text(key)  # a writer's content: no places read in it
+        self.json = Role.TEXT not in roles or _is_request_text(key)  # JSON text under it is read as arguments
+        self.shell = roles == _COMMAND and _shell_name_key(key)
+        self.filter = Role.TEXT not in roles and Role.GLOB not in roles and _filter_key(key)
+        self.action = lower in _ACTION_KEYS
+        # Round twelve: no mentions read under content, a label or a command (the shell parser reads those).
+        self.mentions = not (self.text or lower in _LABEL_KEYS or Role.COMMAND in roles)
+        # As a child's name: a key spelled as a place is a path; a split field joins with its siblings.
+        self.place = bool(_KEY_PLACE.match(key)) and Role.PATH in _value_roles(key)
+        self.join = lower in embedded_places.JOIN_KEYS
+
+
+_FACTS: dict[str, _KeyFacts] = {}
+
+
+def _facts(key: str) -> _KeyFacts:
+    """The facts of an undeclared key, kept (bounded, as _KEY_CACHE: keys come from untrusted calls)."""
+    found = _FACTS.get(key)
+    if found is None:
+        found = _KeyFacts(key)
+        if len(_FACTS) >= 4096:
+            _FACTS.clear()
+        _FACTS[key] = found
+    return found
+
+
+def _string_roles(facts: _KeyFacts, key: str, value: str) -> frozenset[Role]:
+    """_roles_of(key, value, None) for a string, with the key's answers taken from its facts."""
+    roles = facts.roles
+    if facts.shell and _SHELL_NAME.fullmatch(value):
+        return _EMPTY  # `shell: bash` beside a terminal's typed text: the shell's name
+    if facts.filter and _FILE_GLOB_SHAPE.fullmatch(value):
+        return roles | _value_roles(value) | _GLOB  # `filter: *.tfstat?`, `file_select: .netr?`
+    if not roles:
+        if _ENV_REFERENCE.match(value) and _credential_key(key):
+            return _EMPTY  # a credential's name holding an environment reference (see _roles_of)
+        shaped = _value_roles(value)
+        if (not shaped or shaped == _PATH or facts.action) and _command_shaped(key, value):
+            return shaped | _COMMAND
+        return shaped
+    if Role.TEXT in roles:
+        return _EMPTY
+    if Role.EMAIL in roles and len(roles) == 1:
+        return roles | _value_roles(value)
+    if Role.URL in roles and not _URL_SHAPE.match(value):
+        return roles | (_value_roles(value) & _PATH)
+    return roles | _url_roles(value)
 
 
 def collect_all(arguments: Any, declared: Mapping[str, str] | None = None, *, mentions: bool = True) -> Collected:
@@ -509,8 +576,12 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None, *, me
     and is not searched for it further; a list of strings under a singular command key is one
     argv, not several commands.
     """
-    values: dict[Role, list[Any]] = {role: [] for role in _ROLES}
+    values: dict[Role, list[Any]] = {
+        Role.PATH: [], Role.URL: [], Role.COMMAND: [], Role.EMAIL: [],
+        Role.AMOUNT: [], Role.SECRET: [], Role.GLOB: [], Role.TEXT: [],
+    }  # fmt: skip
     argv: list[list[str]] = []
+    paths_found = values[Role.PATH]
 
     def walk(value: Any, key: str, skip: frozenset[Role], depth: int) -> None:
         if depth > MAX_DEPTH:
@@ -519,24 +590,29 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None, *, me
             spawned = _spawn_argv(value) if Role.COMMAND not in skip else None
             if spawned is not None:
                 argv.append(spawned[0])
-            whole = (_roles_of(key, value, declared) & _WHOLE_VALUE) - skip if key else frozenset()
+            whole = (_roles_of(key, value, declared) & _WHOLE_VALUE) - skip if key else _EMPTY
             for role in whole:
                 values[role].append(value)
+            inner = skip | whole if whole else skip
+            places = Role.PATH not in skip
+            join = False
             for child_key, child in value.items():
-                name = str(child_key)
+                name = child_key if type(child_key) is str else str(child_key)
+                facts = _FACTS.get(name) or _facts(name)
+                join = join or (facts.join and isinstance(child_key, str))
                 if spawned is not None and name == spawned[1]:
                     # The arguments are read once, after their program (not as an argv of their own).
-                    walk(child, name, skip | whole | _COMMAND, depth + 1)
+                    walk(child, name, inner | _COMMAND, depth + 1)
                     continue
                 # Round ten (set I, path-as-key): a map from file names to contents
                 # (write_files {files: {"/etc/cron.d/job": "..."}}) names its files by key; a
                 # key spelled as a place (rooted, home, climbing, drive, UNC, $VAR/...) is a path.
-                if Role.PATH not in skip and _KEY_PLACE.match(name) and Role.PATH in _value_roles(name):
-                    values[Role.PATH].append(name)
-                walk(child, name, skip | whole, depth + 1)
-            if Role.PATH not in skip and depth < MAX_DEPTH - 8:
+                if places and facts.place:
+                    paths_found.append(name)
+                walk(child, name, inner, depth + 1)
+            if places and join and depth < MAX_DEPTH - 8:
                 # Round eleven (set J, split fields): {dir, name, ext} and segment lists name the file they join to.
-                values[Role.PATH].extend(embedded_places.joined_names(value))
+                paths_found.extend(embedded_places.joined_names(value))
         elif isinstance(value, list):
             if Role.COMMAND not in skip and value and all(type(v) is str for v in value) and _is_argv(key, declared):
                 argv.append(list(value))
@@ -550,27 +626,55 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None, *, me
             if key:
                 for role in (_roles_of(key, None, declared) & _WHOLE_VALUE) - skip:
                     values[role].append(None)
+        elif declared and key.lower() in declared:
+            _declared_leaf(value, key, skip, depth)
+        elif type(value) is not str:
+            found = (_FACTS.get(key) or _facts(key)).scalar
+            for role in found - skip if skip else found:
+                values[role].append(value)
         else:
-            found = _roles_of(key, value, declared) - skip
+            facts = _FACTS.get(key) or _facts(key)
+            found = _string_roles(facts, key, value)
             if found:
+                if skip:
+                    found = found - skip
                 for role in found:
                     values[role].append(value)
-                if Role.COMMAND in found and type(value) is str and _NOTEBOOK_SHELL.search(value):
+                if Role.COMMAND in found and _NOTEBOOK_SHELL.search(value):
                     values[Role.COMMAND].extend(_notebook_shell_lines(value))
-            if (
-                type(value) is str
-                and value
-                and value[0] in _JSON_FIRST
-                and (not _is_text(key, declared) or _is_request_text(key))
-            ):
+            if not value:
+                return
+            if facts.json and value[0] in _JSON_FIRST:
                 embedded = _json_text(value)
                 if embedded is not None:
                     # A request body's JSON is read by its own keys and shapes, not as the body's content.
-                    walk(embedded, "" if _is_text(key, declared) else key, skip, depth + 1)
-            if type(value) is str and value and depth < MAX_DEPTH - 8 and _EMBED_HINT.search(value):
+                    walk(embedded, "" if Role.TEXT in facts.roles else key, skip, depth + 1)
+            if not facts.text and depth < MAX_DEPTH - 8 and _EMBED_HINT.search(value):
                 _embedded(value, key, found, skip, depth)
-            if mentions and type(value) is str and _MENTION_HINT.search(value) and not skip >= _PLACES:
+            if mentions and facts.mentions and _MENTION_HINT.search(value) and not skip >= _PLACES:
                 _mentioned(value, key, skip)
+
+    def _declared_leaf(value: Any, key: str, skip: frozenset[Role], depth: int) -> None:
+        """A value under a key the tool declares a role for: the declaration's reading (see _roles_of)."""
+        found = _roles_of(key, value, declared) - skip
+        if found:
+            for role in found:
+                values[role].append(value)
+            if Role.COMMAND in found and type(value) is str and _NOTEBOOK_SHELL.search(value):
+                values[Role.COMMAND].extend(_notebook_shell_lines(value))
+        if (
+            type(value) is str
+            and value
+            and value[0] in _JSON_FIRST
+            and (not _is_text(key, declared) or _is_request_text(key))
+        ):
+            embedded = _json_text(value)
+            if embedded is not None:
+                walk(embedded, "" if _is_text(key, declared) else key, skip, depth + 1)
+        if type(value) is str and value and depth < MAX_DEPTH - 8 and _EMBED_HINT.search(value):
+            _embedded(value, key, found, skip, depth)
+        if mentions and type(value) is str and _MENTION_HINT.search(value) and not skip >= _PLACES:
+            _mentioned(value, key, skip)
 
     def _mentioned(value: str, key: str, skip: frozenset[Role]) -> None:
         """Round twelve: every place a value mentions anywhere in it, as an argument of its own (docs/functions.md)."""
