@@ -263,3 +263,59 @@ def _keys(value: Any) -> Iterator[Any]:
     elif isinstance(value, list):
         for item in value:
             yield from _keys(item)
+
+
+def _leaves(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (key, scalar) pair in a value, at any depth; a list's items keep the list's key."""
+    if isinstance(value, dict):
+        for child_key, item in value.items():
+            yield from _leaves(item, str(child_key))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item, key)
+    elif value is not None:
+        yield key, value
+
+
+def _facts_roles(key: str, value: Any) -> frozenset[roles.Role]:
+    """A leaf's roles the way collect_all's walk reads an undeclared key: from the key's remembered facts."""
+    facts = roles._facts(key)
+    return roles._string_roles(facts, key, value) if type(value) is str else facts.scalar
+
+
+def test_key_facts_roles_are_roles_of_on_every_corpus_leaf() -> None:
+    leaves = sorted(
+        {(key, value) for _, arguments, _ in _calls() for key, value in _leaves(arguments)},
+        key=repr,
+    )
+    assert len(leaves) > 10_000
+    differ = [
+        (key, value)
+        for key, value in leaves
+        if _outcome(_facts_roles, key, value) != _outcome(roles._roles_of, key, value, None)
+    ]
+    assert not differ, differ[:10]
+
+
+_KEY_WORDS = st.sampled_from(
+    [
+        *("path", "file", "url", "cmd", "command", "shell", "content", "body", "filter", "name", "to", "uri"),
+        *("do", "amount", "title", "api_key", "dir", "ext", "x", "args", "text", "email", "glob", "pattern", "data"),
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(words=st.lists(_KEY_WORDS, min_size=1, max_size=3), value=_EDGE | st.integers() | st.booleans())
+def test_key_facts_roles_are_roles_of_on_generated_leaves(words: list[str], value: Any) -> None:
+    key = "_".join(words)
+    assert _outcome(_facts_roles, key, value) == _outcome(roles._roles_of, key, value, None)
+
+
+def test_remembered_key_facts_are_emptied_when_full() -> None:
+    roles._FACTS.clear()
+    for n in range(4096):
+        roles._facts(f"k{n}")
+    roles._facts("path")
+    assert len(roles._FACTS) == 1, "a full table is emptied, not grown"
+    assert roles._facts("path").roles == roles.key_roles("path")
