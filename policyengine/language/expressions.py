@@ -14,6 +14,7 @@ from jmespath import exceptions as jp_exceptions
 from jmespath.parser import ParsedResult
 
 from policyengine.errors import FreezeError
+from policyengine.language.empty_views import needed_view
 from policyengine.language.expression_compiler import compile_ast, search
 from policyengine.language.functions import (
     FUNCTIONS,
@@ -23,6 +24,7 @@ from policyengine.language.functions import (
     PathBudget,
     function_arity,
     pattern_problem,
+    view_is_empty,
 )
 from policyengine.language.syntax import describe_syntax_error
 from policyengine.values.frozen import freeze
@@ -52,6 +54,8 @@ class Expression:
     # Whether it may call a path test (path_within, ...) per item of a list: each evaluation then
     # gets a budget (~0.4 us); a path test on one argument runs once and needs none.
     tests_paths: bool = False
+    # A role view (paths, urls...) the condition is false without: tested first, memoised per call (empty_views.py).
+    needs_view: str | None = None
 
     # compiled (or the interpreter), inside a path budget when it tests paths: built once.
     searcher: Callable[[Any], Any] = field(init=False, repr=False, compare=False)
@@ -91,8 +95,12 @@ class Expression:
         value = self.search(document)
         return not (value is None or value is False or value == "" or value == [] or value == {})
 
-    def tester(self) -> Callable[[Any], bool]:
-        """`test` as one closure over the compiled expression (rules call it on every call)."""
+    def tester(self, *, shortcut: bool = True) -> Callable[[Any], bool]:
+        """`test` as one closure over the compiled expression (rules call it on every call).
+
+        With `shortcut`, a condition that needs a role view non-empty is false at once on a call
+        whose view is empty (the view is memoised per call; empty_views.py has the proof).
+        """
         search = self.searcher
 
         def test(document: Any) -> bool:
@@ -101,7 +109,16 @@ class Expression:
                 return True
             return not (value is None or value is False or value == "" or value == [] or value == {})
 
-        return test
+        view = self.needs_view
+        if view is None or not shortcut:
+            return test
+
+        def test_view(document: Any) -> bool:
+            if view_is_empty(document, view):
+                return False
+            return test(document)
+
+        return test_view
 
 
 _ARITY = function_arity()
@@ -131,6 +148,7 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
         ast = _resolve(parsed.parsed, text, lists, problems_before)
         compiled = compile_ast(ast, FUNCTIONS) if not problems_before.count else None
         tests_paths = _calls_per_item(ast, PATH_TESTS, False)
+        needs_view = needed_view(ast)
     except RecursionError:
         report("PE301", "expression nested too deeply", 0, max(1, len(text)), "simplify the expression")
         return None
@@ -139,7 +157,7 @@ def compile_expression(text: str, lists: Mapping[str, Any], report: Report) -> E
         return None
     if problems_before.count:
         return None
-    return Expression(text, ParsedResult(text, ast), compiled, tests_paths)
+    return Expression(text, ParsedResult(text, ast), compiled, tests_paths, needs_view)
 
 
 # AST nodes whose children may run once per item of a list (map(&...), sort_by(&...) take an expref).

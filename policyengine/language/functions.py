@@ -598,6 +598,19 @@ _memo: tuple[tuple[Any, dict[str, Any]], ...] = ()
 
 def _by_role(document: Any, what: str) -> list[Any]:
     """One role view of a call document (or of bare arguments), computed once per document."""
+    return list(_view(document, what))
+
+
+def view_is_empty(document: Any, what: str) -> bool:
+    """Whether a role view of a document is surely empty; False when it cannot be read (the rule runs, fails closed)."""
+    try:
+        return not _view(document, what)
+    except JMESPathError:
+        return False
+
+
+def _view(document: Any, what: str) -> list[Any]:
+    """_by_role's memoised list itself (callers copy it or only read it)."""
     global _memo
     held = _memo
     # The newest first, unrolled: every rule of a call asks about the same document, so the
@@ -616,7 +629,7 @@ def _by_role(document: Any, what: str) -> list[Any]:
             found = views[what] = _ROLE_VIEWS[what](call)
         except Exception as error:  # a value the engine cannot place fails the rule closed
             raise JMESPathError(f"In function {what}(), {error}") from None
-    return list(found)
+    return found  # type: ignore[no-any-return]
 
 
 class _Call:
