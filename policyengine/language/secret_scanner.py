@@ -120,6 +120,7 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import secret_carriers as _carriers
 from policyengine.language import secret_documents as _documents
 from policyengine.language import secret_encodings as _encodings
 from policyengine.language import secret_exemptions as _exemptions
@@ -1300,6 +1301,7 @@ _PREFILTER = re2.compile(
             _NEEDS_DECODING,
             _JSON_START,
             *_CODED_GATES,
+            _carriers.ASCII_GATE,  # round thirteen: bits in tabs and spaces (secret_carriers)
         )
     ),
     _PREFILTER_OPTIONS,
@@ -1323,7 +1325,7 @@ _PREFILTER_PARTS: Final = (
     _TABLE_GATE_RE,
     re2.compile(_SEED_GATE, _MATCH_ONLY),
     re2.compile(_STRONG_GATE, _MATCH_ONLY),
-    re2.compile("|".join(f"(?:{p})" for p in _CODED_GATES), _MATCH_ONLY),
+    re2.compile("|".join(f"(?:{p})" for p in (*_CODED_GATES, _carriers.ASCII_GATE)), _MATCH_ONLY),
 )
 # Round eight's readers (secret_encodings) read pieces apart by line breaks: over the strings of a
 # document joined by line breaks their gate would match across values ("cityA\ncityB\n94016") and
@@ -3568,6 +3570,10 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
         json_hits = _json_findings(normal, depth)
     for _, kind, excerpt in json_hits:
         seen[(kind, excerpt)] = None
+    if _carriers.gate(text):
+        # Round thirteen: text carried in TAG characters, variation selectors, invisible or blank bits,
+        # Braille, base100 emoji or enclosed letters, read in views of the string (secret_carriers).
+        seen.update(dict.fromkeys(_carriers.hits(text, lambda view: _text_hits(view, depth))))
     return list(seen)
 
 
@@ -4798,6 +4804,13 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
     A base64 or hex run that decodes to a card is replaced whole (`NDExMTEx...` is a card too).
     Labelled verification values ("CVV: 737") are masked too. `label` is the key the string came under.
     """
+    if _carriers.gate(text):
+        # A card carried in TAG characters, selectors or bits (round thirteen): masked in the string
+        # with its carriers decoded in place (a mask of the carriers would keep the last digits).
+        view = _carriers.decoded(text)
+        masked = _hide_cards_in(view, hide, label) if view != text else view
+        if masked != view:
+            return masked
     if len(text) >= 6 and _cvv_gate(text.encode("utf-8", "surrogatepass")):
         text = _hide_verification_values(text, hide)
     if len(text) >= 6 and _documents.cvv_gate(text):
