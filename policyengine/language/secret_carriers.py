@@ -152,13 +152,13 @@ _GATE = "|".join(
     f"(?:{part})"
     for part in (
         f"[{_TAGS}]",
-        f"[{_SELECTORS}]{{2}}",
+        f"[{_SELECTORS}][{_INVISIBLE}]*[{_SELECTORS}]",  # (invisibles between them are dropped: read())
         f"(?:[{_SELECTORS}][^{_SELECTORS}]*){{8}}",  # selectors one per character
         f"[{_INVISIBLE}][{_BITS}]{{7}}|[{_BITS}]{{7}}[{_INVISIBLE}]",
         f"(?:[{_INVISIBLE}][^{_INVISIBLE}]*){{16}}",  # invisibles one per character
         f"[{_WIDE_BLANKS}][{_BITS}]{{7}}|[{_BITS}]{{7}}[{_WIDE_BLANKS}]",
-        f"[{_BRAILLE}]{{3}}",
-        f"[{_BASE100}]{{6}}",
+        f"[{_BRAILLE}](?:[{_INVISIBLE}]*[{_BRAILLE}]){{2}}",
+        f"[{_BASE100}](?:[{_INVISIBLE}]*[{_BASE100}]){{5}}",
         f"[{_ENCLOSED}]",
         ASCII_GATE,
     )
@@ -385,7 +385,7 @@ _CAPITAL_SIGN = "\u2820"
 _DIGIT_OF_LETTER: Final = {letter: str((i + 1) % 10) for i, letter in enumerate("abcdefghij")}
 
 
-_SIX_DOT_RUN = re.compile("(?<![\u2840-\u28ff])[\u2800-\u283f]+(?![\u2840-\u28ff])")
+_SIX_DOT_RUN = re.compile("(?<![\u2800-\u28ff])[\u2800-\u283f]{3,}(?![\u2800-\u28ff])")  # a whole run
 
 
 def _braille_letters(text: str) -> str:
@@ -442,8 +442,25 @@ def _scattered(text: str, runs: list[_Run]) -> Iterator[tuple[str, str]]:
             yield _FAMILY_NAMES["bits"], decoded
 
 
+_DROP_INVISIBLE: Final = dict.fromkeys(map(ord, _INVISIBLE_SET))
+
+
 def read(text: str) -> Reading:
     """The views of a string with its carriers decoded, and the payloads that decode to nothing readable."""
+    reading = _read(text)
+    stripped = text.translate(_DROP_INVISIBLE)
+    if stripped != text and len(stripped) > 1:
+        # Invisibles between the symbols of a run (a zero-width space after each Braille cell) are dropped.
+        more = _read(stripped)
+        seen = {view for _, view in reading.views}
+        reading.views.extend(view for view in more.views if view[1] not in seen and view[1] != stripped)
+        reading.unreadable.extend(more.unreadable)
+        del reading.views[MAX_VIEWS:]
+    return reading
+
+
+def _read(text: str) -> Reading:
+    """read() of one string as written."""
     runs = list(_runs(text))
     enclosed = _enclosed_table()
     views: dict[str, str] = {}
@@ -490,6 +507,22 @@ def hits(text: str, scan: Callable[[str], list[tuple[str, str]]]) -> list[tuple[
 
 def decoded(text: str) -> str:
     """The string with every readable carrier run decoded in place and enclosed letters folded (for masking)."""
+    view = _in_place(text)
+    stripped = view.translate(_DROP_INVISIBLE)
+    if stripped != view:
+        again = _in_place(stripped)  # runs cut by invisibles
+        if again != stripped:
+            return again
+    return view
+
+
+def flat(text: str) -> str:
+    """The string decoded in place, then each other view of it on a line of its own (for a decoded payload)."""
+    return "\n".join(dict.fromkeys([_in_place(text), *(view for _, view in read(text).views)]))
+
+
+def _in_place(text: str) -> str:
+    """The string with its readable carrier runs decoded in place and enclosed letters folded."""
     parts: list[str] = []
     at = 0
     for r in _runs(text):
