@@ -180,6 +180,11 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "engine (round twelve): a URL mentioned inside a sentence is read by its own spelling: backslashed or "
     "percent-encoded separators (`fetch http:\\\\169.254.169.254\\latest first`) make the token a path, not a "
     "URL, so the metadata red line leaves it to the unplaced-argument ask": ("calls-m-mentions:30",),
+    "engine (round thirteen): a text in Unicode carriers (base100 emoji, regional indicators, invisible bits) "
+    "encoded whole in base64 is not decoded: the base64 gate wants 12 ASCII bytes in a row, and carriers are "
+    "3-4 UTF-8 bytes each (hex, URL escapes and base64 of mixed text are read)": tuple(
+        f"calls-n-carriers:{n}" for n in (11, 22, 23, 24, 27, 32)
+    ),
     "packs (round eleven, set J): a path spelling applied to a whole YAML/TOML document (full-width letters, a stray "
     "trailing line or ::$DATA after it) breaks its syntax or joins its lines; the line reader recovers `key: value` "
     "lines but not a flow sequence's item or a full-width separator": (

@@ -120,6 +120,7 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import secret_carriers as _carriers
 from policyengine.language import secret_documents as _documents
 from policyengine.language import secret_encodings as _encodings
 from policyengine.language import secret_exemptions as _exemptions
@@ -1300,6 +1301,7 @@ _PREFILTER = re2.compile(
             _NEEDS_DECODING,
             _JSON_START,
             *_CODED_GATES,
+            _carriers.ASCII_GATE,  # round thirteen: bits in tabs and spaces (secret_carriers)
         )
     ),
     _PREFILTER_OPTIONS,
@@ -1323,7 +1325,7 @@ _PREFILTER_PARTS: Final = (
     _TABLE_GATE_RE,
     re2.compile(_SEED_GATE, _MATCH_ONLY),
     re2.compile(_STRONG_GATE, _MATCH_ONLY),
-    re2.compile("|".join(f"(?:{p})" for p in _CODED_GATES), _MATCH_ONLY),
+    re2.compile("|".join(f"(?:{p})" for p in (*_CODED_GATES, _carriers.ASCII_GATE)), _MATCH_ONLY),
 )
 # Round eight's readers (secret_encodings) read pieces apart by line breaks: over the strings of a
 # document joined by line breaks their gate would match across values ("cityA\ncityB\n94016") and
@@ -2231,9 +2233,11 @@ def _as_text(data: bytes) -> str | None:
     if len(data.translate(None, _NOT_TEXT_BYTES)) < len(data) * 0.9:
         return None
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+    # Round thirteen: text carried in Unicode inside the encoding is read too (secret_carriers).
+    return _carriers.flat(text) if _carriers.gate(text) else text
 
 
 def _b64(run: str) -> str | None:
@@ -2362,6 +2366,12 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
         for encoding, decoded, offset in _run_decodings(text[start:stop]):
             decoded_runs += 1
             budget -= len(decoded)
+            if not decoded.isascii() and _carriers.gate(decoded):
+                # A payload in Unicode carriers that reads as no text (round thirteen): possibly secret.
+                hits.extend(
+                    (f"possibly secret (unreadable {how}, {encoding})", start, end, decoded)
+                    for how, _ in _carriers.read(decoded).unreadable
+                )
             if not decoded.isascii() or _needs_decoding(decoded):
                 decoded = _normalise(decoded)
             # Read in its place: what stands before the run on its line and the character after it
@@ -3568,7 +3578,40 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
         json_hits = _json_findings(normal, depth)
     for _, kind, excerpt in json_hits:
         seen[(kind, excerpt)] = None
+    carried = _carried(text)
+    if carried is not None:
+        # Round thirteen: text carried in TAG characters, variation selectors, invisible or blank bits,
+        # Braille, base100 emoji or enclosed letters, read in views of the string (secret_carriers).
+        seen.update(dict.fromkeys(_carriers.hits(carried, lambda view: _text_hits(view, depth))))
     return list(seen)
+
+
+def _carried(text: str) -> str | None:
+    """The string as carriers read it (escapes decoded, nothing folded) when it may carry text in Unicode."""
+    if _carriers.gate(text):
+        return text
+    if ("%" in text or "\\" in text or "&#" in text) and _needs_decoding(text):
+        # '%F3%A0%81%A7', '\\udb40\\udc67', '&#xE0067;': _normalise would decode them and drop what they are.
+        raw = _unescaped(text)
+        if raw != text and _carriers.gate(raw):
+            return raw
+    return None
+
+
+def _unescaped(text: str) -> str:
+    """The string with its escapes, entities and percent-encoding decoded, and nothing folded."""
+    for _ in range(MAX_DECODE_ROUNDS):
+        before = text
+        if "&" in text:
+            text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
+        if "\\" in text or "&#" in text:
+            text = _ESCAPE.sub(_unescape, text)
+        if "%" in text:
+            text = unquote(text, errors="replace")
+        if text == before:
+            break
+    # JSON writes an astral character as two escaped surrogates ("\\udb40\\udc67"): one character again.
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -4798,6 +4841,14 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
     A base64 or hex run that decodes to a card is replaced whole (`NDExMTEx...` is a card too).
     Labelled verification values ("CVV: 737") are masked too. `label` is the key the string came under.
     """
+    carried = _carried(text)
+    if carried is not None:
+        # A card carried in TAG characters, selectors or bits (round thirteen): masked in the string
+        # with its carriers decoded in place (a mask of the carriers would keep the last digits).
+        view = _carriers.decoded(carried)
+        masked = _hide_cards_in(view, hide, label) if view != text else view
+        if masked != view:
+            return masked
     if len(text) >= 6 and _cvv_gate(text.encode("utf-8", "surrogatepass")):
         text = _hide_verification_values(text, hide)
     if len(text) >= 6 and _documents.cvv_gate(text):
