@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bz2
 import contextlib
 import functools
 import itertools
+import lzma
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, Final, NamedTuple
@@ -477,6 +479,36 @@ def glued_decodings(glued: str) -> Iterator[tuple[str, bytes]]:
     if len(b64) % 4 != 1:
         with contextlib.suppress(binascii.Error, ValueError):
             yield "base64", binascii.a2b_base64(b64 + "=" * (-len(b64) % 4), strict_mode=True)
+
+
+# --- compressed streams -------------------------------------------------------------------------
+# Round thirteen (set K): a .env file compressed with xz, LZMA or bzip2 and base64-encoded on one
+# line carried every key it holds, since only gzip and zlib were inflated. These streams are
+# decompressed as gzip and zlib are (at most `limit` bytes: a bomb costs nothing), a truncated
+# stream gives what it has; a stream that does not decompress is no evidence either way.
+COMPRESSED_HEADS: Final = (b"\xfd", b"B", b"]")  # xz, bzip2, LZMA-alone (0x5d: the default lc=3 lp=0 pb=2)
+
+
+def decompressed(data: bytes, limit: int) -> bytes | None:
+    """The bytes an xz, LZMA-alone or bzip2 stream decompresses to (at most `limit`), or None for none of them."""
+    if data[:6] == b"\xfd7zXZ\x00":
+        decompressor: lzma.LZMADecompressor | bz2.BZ2Decompressor = lzma.LZMADecompressor(lzma.FORMAT_XZ)
+    elif data[:3] == b"BZh" and data[3:4].isdigit() and data[4:10] == b"1AY&SY":
+        decompressor = bz2.BZ2Decompressor()
+    elif len(data) > 13 and data[0] == 0x5D and data[1:5] in _LZMA_DICTS:
+        decompressor = lzma.LZMADecompressor(lzma.FORMAT_ALONE)
+    else:
+        return None
+    try:
+        return decompressor.decompress(data, limit)
+    except (lzma.LZMAError, OSError, EOFError, ValueError):
+        return None
+
+
+# LZMA-alone dictionary sizes (little-endian): 2^n or 2^n + 2^(n-1), as xz and 7-Zip write them.
+_LZMA_DICTS: Final = frozenset(
+    size.to_bytes(4, "little") for n in range(12, 31) for size in (1 << n, (1 << n) + (1 << (n - 1)))
+)
 
 
 _READER_GATES: Final = {

@@ -2251,12 +2251,16 @@ def _b64(run: str) -> str | None:
 
 # gzip ("H4sI..." once base64) and zlib streams are inflated before they are read: a compressed
 # secret is still one (round six). At most _MAX_INFLATED bytes come out (a zip bomb costs nothing).
-_DEFLATE_HEADS = (b"\x1f", b"\x78")
+# Round thirteen: xz, LZMA and bzip2 too (secret_encodings.decompressed).
+_DEFLATE_HEADS = (b"\x1f", b"\x78", *_encodings.COMPRESSED_HEADS)
 _MAX_INFLATED = 1 << 16
 
 
 def _inflated(data: bytes) -> bytes:
-    """The bytes a gzip or zlib stream inflates to (at most _MAX_INFLATED), or the data when it is neither."""
+    """The bytes a gzip, zlib, xz, LZMA or bzip2 stream inflates to (at most _MAX_INFLATED), or the data itself."""
+    if data[:1] in _encodings.COMPRESSED_HEADS:
+        out = _encodings.decompressed(data, _MAX_INFLATED)
+        return data if out is None else out
     if not (data[:2] == b"\x1f\x8b" or (len(data) > 2 and data[0] == 0x78 and (data[0] << 8 | data[1]) % 31 == 0)):
         return data
     try:
@@ -3049,7 +3053,9 @@ def _monero_seeds(text: str, start: int, end: int, *takens: _Taken) -> list[_Hit
         joined = all(
             _SEED_SEPARATOR_RE.fullmatch(text, a.end(), b.start()) is not None for a, b in itertools.pairwise(window)
         )
-        if last == names[i + zlib.crc32(prefix) % 24] and joined and len(set(names[i : i + 25])) >= 20:
+        # 24 words drawn from Monero's 1626 repeat one in six seeds, two in a hundred: a window
+        # that repeats more is word salad (a log's small vocabulary passes the index one in 24).
+        if last == names[i + zlib.crc32(prefix) % 24] and joined and len(set(names[i : i + 24])) >= 23:
             first, end_at = window[0].start(), window[-1].end()
             if not any(taken.overlaps(first, end_at) for taken in takens):
                 hits.append(("seed-phrase", first, end_at, " ".join(names[i : i + 25])))
@@ -3089,7 +3095,11 @@ def _seed_windows(text: str, run: list[re.Match[str]], table: dict[str, int], ta
             if len(window) < length:
                 continue
             words = [m.group() for m in window]
-            if _seed_valid([table[w] for w in words], words):
+            # In a run longer than any seed, a window that repeats words is word salad (a log of a
+            # small vocabulary, round thirteen's decompressed text): the checksum alone passes one
+            # window in 16 of those. A run of a seed's length is read whole (BIP-39's test vectors repeat).
+            salad = len(run) > _SEED_LENGTHS[0] and len(set(words)) < length - 2
+            if not salad and _seed_valid([table[w] for w in words], words):
                 start, end = window[0].start(), window[-1].end()
                 if not taken.overlaps(start, end):
                     hits.append(("seed-phrase", start, end, " ".join(words)))
