@@ -240,6 +240,8 @@ def piece_runs(
     text: str, which: frozenset[str] = frozenset({"wrapped", "random"})
 ) -> Iterator[tuple[str, int, int, str]]:
     """(how, start, end, glued) for pieces of one width (wrapped) and runs of random pieces (split keys)."""
+    if "grouped" in which:
+        yield from grouped_runs(text)
     pairs = (
         ("wrapped", _same_width, _WRAPPED_RUN, _WRAPPED_LOCATE),
         ("random", _random_run, _RANDOM_RUN, _RANDOM_LOCATE),
@@ -307,6 +309,76 @@ def _random_run(pieces: list[_Piece], base: int) -> Iterator[tuple[str, int, int
                 glued = "".join(p.group() for p in window)
                 yield "split-token", base + window[0].start(), base + window[-1].end(), glued
         run = []
+
+
+# --- keys cut into groups by punctuation --------------------------------------------------------
+# Round thirteen (set K): a generated key cut into groups by '.', ':', ';' or ',' ("ZBcsP.qnrrj.
+# 5vgz6..."), or salted with a '/' every four to six characters ("EkR01/2tHBI/Z7D26/..."), is no
+# run of 32 for high entropy and no piece run (those are cut by blanks, bars and quotes): the
+# receiver drops the marks. A word of groups joined by one mark is glued back and judged whole by
+# the caller (high entropy, as a split key). What is made of words (a Java name, a path), of digits
+# (an OID, an ISBN, a date) or of one-case hex (IPv6, MAC, a dotted serial) is no generated key once
+# glued, so those identifiers stay what they are. Slashes: only a word's path whose every segment
+# is short (a salted key), never a segment run inside a longer one (a base64 blob has '/' in it).
+_GROUP_CHARS = r"[A-Za-z0-9+_\-]"
+_GROUP_MARK = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])"
+_GROUP_ONE = rf"{_GROUP_CHARS}*{_GROUP_MARK}{_GROUP_CHARS}*"
+_GROUPED_GATE = rf"{_GROUP_ONE}[.:;,/]{_GROUP_ONE}[.:;,/]{_GROUP_CHARS}{{2}}"
+_GROUPED_WORD = re.compile(rf"{_GROUP_CHARS}+(?:[.:;,/]{_GROUP_CHARS}+)+={{0,2}}")
+_GROUP_SPLIT = re.compile(r"([.:;,/])")
+_MIN_GROUPS = {"/": 4}  # other marks: 3 (a key cut in two is a host name or a pair as often)
+_MAX_GROUP = {"/": 12}  # other marks: 31 (a group of 32 is a run of its own)
+_GROUPED_WINDOW = 64  # characters of a long run glued and judged at a time
+_MAX_GROUPED_WORD = 4096  # longer words are data
+
+
+def grouped_runs(text: str) -> Iterator[tuple[str, int, int, str]]:
+    """("grouped", start, end, glued) for runs of three or more groups joined by one punctuation mark."""
+    found = 0
+    for word in _GROUPED_WORD.finditer(text):
+        if len(word.group()) > _MAX_GROUPED_WORD:
+            continue
+        parts = _GROUP_SPLIT.split(word.group())
+        groups = parts[0::2]  # groups and marks alternate: g0 m0 g1 m1 g2 ...
+        marks = parts[1::2]
+        starts = list(itertools.accumulate((len(p) for p in parts[:-1]), initial=word.start()))[0::2]
+        i = 0
+        while i < len(marks):
+            j = i
+            while j + 1 < len(marks) and marks[j + 1] == marks[i]:
+                j += 1
+            run = range(i, j + 2)  # the groups on either side of marks i..j
+            for first, last in _grouped_windows([groups[k] for k in run], marks[i]):
+                if found >= MAX_RUNS * 4:
+                    return
+                found += 1
+                a, b = run[first], run[last]
+                yield "grouped", starts[a], starts[b] + len(groups[b]), "".join(groups[a : b + 1])
+            i = j + 1
+
+
+def _grouped_windows(groups: list[str], mark: str) -> Iterator[tuple[int, int]]:
+    """(first, last) indexes of the groups of one mark's run to glue: the whole run or windows of a long one."""
+    longest = _MAX_GROUP.get(mark, 31)
+    if len(groups) < _MIN_GROUPS.get(mark, 3) or any(len(g.rstrip("=")) > longest for g in groups):
+        return
+    total = sum(len(g) for g in groups)
+    if total < 32:
+        return
+    if total <= 2 * _GROUPED_WINDOW:
+        yield 0, len(groups) - 1
+        return
+    first = 0
+    while first < len(groups):
+        last, size = first, len(groups[first])
+        while size < _GROUPED_WINDOW and last + 1 < len(groups):
+            last += 1
+            size += len(groups[last])
+        if size >= 32:
+            yield first, last
+        if last == len(groups) - 1:
+            return
+        first = max(first + 1, (first + last + 1) // 2)
 
 
 # --- base58, base36 -----------------------------------------------------------------------------
@@ -515,6 +587,7 @@ _READER_GATES: Final = {
     "bytes": f"(?:{_BYTE_GATE})|(?:{_DUMP_GATE})",
     "wrapped": _WRAPPED_GATE,
     "random": _RANDOM_GATE,
+    "grouped": _GROUPED_GATE,  # round thirteen: keys cut into groups by punctuation (grouped_runs)
     "radix": _RADIX_GATE,
     "setup": f"(?:{_B32_GATE})|(?:{_OTP_GATE})",
     "wifi": _WIFI_GATE,
