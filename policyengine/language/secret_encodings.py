@@ -324,7 +324,8 @@ _GROUP_CHARS = r"[A-Za-z0-9+_\-]"
 _GROUP_MARK = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])"
 _GROUP_ONE = rf"{_GROUP_CHARS}*{_GROUP_MARK}{_GROUP_CHARS}*"
 _GROUPED_GATE = rf"{_GROUP_ONE}[.:;,/]{_GROUP_ONE}[.:;,/]{_GROUP_CHARS}{{2}}"
-_GROUPED_WORD = re.compile(rf"{_GROUP_CHARS}+(?:[.:;,/]{_GROUP_CHARS}+)+={{0,2}}")
+# Possessive, and never from inside a group: one pass over a megabyte without a mark.
+_GROUPED_WORD = re.compile(rf"(?<!{_GROUP_CHARS}){_GROUP_CHARS}++(?:[.:;,/]{_GROUP_CHARS}++)++={{0,2}}")
 _GROUP_SPLIT = re.compile(r"([.:;,/])")
 _MIN_GROUPS = {"/": 4}  # other marks: 3 (a key cut in two is a host name or a pair as often)
 _MAX_GROUP = {"/": 12}  # other marks: 31 (a group of 32 is a run of its own)
@@ -360,6 +361,8 @@ def grouped_runs(text: str) -> Iterator[tuple[str, int, int, str]]:
 def _grouped_windows(groups: list[str], mark: str) -> Iterator[tuple[int, int]]:
     """(first, last) indexes of the groups of one mark's run to glue: the whole run or windows of a long one."""
     longest = _MAX_GROUP.get(mark, 31)
+    while mark == "." and groups and groups[-1].isalpha() and groups[-1].islower():
+        groups = groups[:-1]  # a domain's labels after a key cut into DNS labels ("<k1>.<k2>.exfil.example.net")
     if len(groups) < _MIN_GROUPS.get(mark, 3) or any(len(g.rstrip("=")) > longest for g in groups):
         return
     total = sum(len(g) for g in groups)

@@ -1663,6 +1663,10 @@ def _encoded_text(token: str) -> bool:
         decoded = base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4))
     except (binascii.Error, ValueError):
         return False
+    if decoded[:1] in _DEFLATE_HEADS:
+        # A compressed stream of text is text: the decoder reads what it holds (round thirteen).
+        inflated = _inflated(decoded)
+        decoded = decoded if inflated is decoded or not inflated else inflated
     unprintable = len(decoded.translate(None, _PRINTABLE_BYTES))
     return unprintable <= len(decoded) * 0.1
 
