@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bz2
 import contextlib
 import functools
 import itertools
+import lzma
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, Final, NamedTuple
@@ -238,6 +240,8 @@ def piece_runs(
     text: str, which: frozenset[str] = frozenset({"wrapped", "random"})
 ) -> Iterator[tuple[str, int, int, str]]:
     """(how, start, end, glued) for pieces of one width (wrapped) and runs of random pieces (split keys)."""
+    if "grouped" in which:
+        yield from grouped_runs(text)
     pairs = (
         ("wrapped", _same_width, _WRAPPED_RUN, _WRAPPED_LOCATE),
         ("random", _random_run, _RANDOM_RUN, _RANDOM_LOCATE),
@@ -305,6 +309,79 @@ def _random_run(pieces: list[_Piece], base: int) -> Iterator[tuple[str, int, int
                 glued = "".join(p.group() for p in window)
                 yield "split-token", base + window[0].start(), base + window[-1].end(), glued
         run = []
+
+
+# --- keys cut into groups by punctuation --------------------------------------------------------
+# Round thirteen (set K): a generated key cut into groups by '.', ':', ';' or ',' ("ZBcsP.qnrrj.
+# 5vgz6..."), or salted with a '/' every four to six characters ("EkR01/2tHBI/Z7D26/..."), is no
+# run of 32 for high entropy and no piece run (those are cut by blanks, bars and quotes): the
+# receiver drops the marks. A word of groups joined by one mark is glued back and judged whole by
+# the caller (high entropy, as a split key). What is made of words (a Java name, a path), of digits
+# (an OID, an ISBN, a date) or of one-case hex (IPv6, MAC, a dotted serial) is no generated key once
+# glued, so those identifiers stay what they are. Slashes: only a word's path whose every segment
+# is short (a salted key), never a segment run inside a longer one (a base64 blob has '/' in it).
+_GROUP_CHARS = r"[A-Za-z0-9+_\-]"
+_GROUP_MARK = r"(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])"
+_GROUP_ONE = rf"{_GROUP_CHARS}*{_GROUP_MARK}{_GROUP_CHARS}*"
+_GROUPED_GATE = rf"{_GROUP_ONE}[.:;,/]{_GROUP_ONE}[.:;,/]{_GROUP_CHARS}{{2}}"
+# Possessive, and never from inside a group: one pass over a megabyte without a mark.
+_GROUPED_WORD = re.compile(rf"(?<!{_GROUP_CHARS}){_GROUP_CHARS}++(?:[.:;,/]{_GROUP_CHARS}++)++={{0,2}}")
+_GROUP_SPLIT = re.compile(r"([.:;,/])")
+_MIN_GROUPS = {"/": 4}  # other marks: 3 (a key cut in two is a host name or a pair as often)
+_MAX_GROUP = {"/": 12}  # other marks: 31 (a group of 32 is a run of its own)
+_GROUPED_WINDOW = 64  # characters of a long run glued and judged at a time
+_MAX_GROUPED_WORD = 4096  # longer words are data
+
+
+def grouped_runs(text: str) -> Iterator[tuple[str, int, int, str]]:
+    """("grouped", start, end, glued) for runs of three or more groups joined by one punctuation mark."""
+    found = 0
+    for word in _GROUPED_WORD.finditer(text):
+        if len(word.group()) > _MAX_GROUPED_WORD:
+            continue
+        parts = _GROUP_SPLIT.split(word.group())
+        groups = parts[0::2]  # groups and marks alternate: g0 m0 g1 m1 g2 ...
+        marks = parts[1::2]
+        starts = list(itertools.accumulate((len(p) for p in parts[:-1]), initial=word.start()))[0::2]
+        i = 0
+        while i < len(marks):
+            j = i
+            while j + 1 < len(marks) and marks[j + 1] == marks[i]:
+                j += 1
+            run = range(i, j + 2)  # the groups on either side of marks i..j
+            for first, last in _grouped_windows([groups[k] for k in run], marks[i]):
+                if found >= MAX_RUNS * 4:
+                    return
+                found += 1
+                a, b = run[first], run[last]
+                yield "grouped", starts[a], starts[b] + len(groups[b]), "".join(groups[a : b + 1])
+            i = j + 1
+
+
+def _grouped_windows(groups: list[str], mark: str) -> Iterator[tuple[int, int]]:
+    """(first, last) indexes of the groups of one mark's run to glue: the whole run or windows of a long one."""
+    longest = _MAX_GROUP.get(mark, 31)
+    while mark == "." and groups and groups[-1].isalpha() and groups[-1].islower():
+        groups = groups[:-1]  # a domain's labels after a key cut into DNS labels ("<k1>.<k2>.exfil.example.net")
+    if len(groups) < _MIN_GROUPS.get(mark, 3) or any(len(g.rstrip("=")) > longest for g in groups):
+        return
+    total = sum(len(g) for g in groups)
+    if total < 32:
+        return
+    if total <= 2 * _GROUPED_WINDOW:
+        yield 0, len(groups) - 1
+        return
+    first = 0
+    while first < len(groups):
+        last, size = first, len(groups[first])
+        while size < _GROUPED_WINDOW and last + 1 < len(groups):
+            last += 1
+            size += len(groups[last])
+        if size >= 32:
+            yield first, last
+        if last == len(groups) - 1:
+            return
+        first = max(first + 1, (first + last + 1) // 2)
 
 
 # --- base58, base36 -----------------------------------------------------------------------------
@@ -479,10 +556,41 @@ def glued_decodings(glued: str) -> Iterator[tuple[str, bytes]]:
             yield "base64", binascii.a2b_base64(b64 + "=" * (-len(b64) % 4), strict_mode=True)
 
 
+# --- compressed streams -------------------------------------------------------------------------
+# Round thirteen (set K): a .env file compressed with xz, LZMA or bzip2 and base64-encoded on one
+# line carried every key it holds, since only gzip and zlib were inflated. These streams are
+# decompressed as gzip and zlib are (at most `limit` bytes: a bomb costs nothing), a truncated
+# stream gives what it has; a stream that does not decompress is no evidence either way.
+COMPRESSED_HEADS: Final = (b"\xfd", b"B", b"]")  # xz, bzip2, LZMA-alone (0x5d: the default lc=3 lp=0 pb=2)
+
+
+def decompressed(data: bytes, limit: int) -> bytes | None:
+    """The bytes an xz, LZMA-alone or bzip2 stream decompresses to (at most `limit`), or None for none of them."""
+    if data[:6] == b"\xfd7zXZ\x00":
+        decompressor: lzma.LZMADecompressor | bz2.BZ2Decompressor = lzma.LZMADecompressor(lzma.FORMAT_XZ)
+    elif data[:3] == b"BZh" and data[3:4].isdigit() and data[4:10] == b"1AY&SY":
+        decompressor = bz2.BZ2Decompressor()
+    elif len(data) > 13 and data[0] == 0x5D and data[1:5] in _LZMA_DICTS:
+        decompressor = lzma.LZMADecompressor(lzma.FORMAT_ALONE)
+    else:
+        return None
+    try:
+        return decompressor.decompress(data, limit)
+    except (lzma.LZMAError, OSError, EOFError, ValueError):
+        return None
+
+
+# LZMA-alone dictionary sizes (little-endian): 2^n or 2^n + 2^(n-1), as xz and 7-Zip write them.
+_LZMA_DICTS: Final = frozenset(
+    size.to_bytes(4, "little") for n in range(12, 31) for size in (1 << n, (1 << n) + (1 << (n - 1)))
+)
+
+
 _READER_GATES: Final = {
     "bytes": f"(?:{_BYTE_GATE})|(?:{_DUMP_GATE})",
     "wrapped": _WRAPPED_GATE,
     "random": _RANDOM_GATE,
+    "grouped": _GROUPED_GATE,  # round thirteen: keys cut into groups by punctuation (grouped_runs)
     "radix": _RADIX_GATE,
     "setup": f"(?:{_B32_GATE})|(?:{_OTP_GATE})",
     "wifi": _WIFI_GATE,

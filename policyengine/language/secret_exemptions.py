@@ -12,6 +12,7 @@ passwords behind one template word ("velvet-sample-orbit-canyon"), a credential 
 import base64
 import binascii
 import re
+import zlib
 from typing import Final
 
 # The words a code reference names a credential by (whole words of the identifier, not stems:
@@ -337,16 +338,220 @@ PUBLIC_ID_HOSTS: Final = (
     "miro.com", "airtable.com", "loom.com", "vimeo.com", "canva.com", "codepen.io", "jsfiddle.net",
     "replit.com", "colab.research.google.com", "kaggle.com", "huggingface.co", "archive.org",
 )  # fmt: skip
-_URL_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^/?#@\s]*@)?([^/?#:\s]+)")
+_URL_HOST = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://(?:[^/?#@\s]*@)?([^/?#:\s]+)(?::[0-9]{1,5})?")
+# Round thirteen (set K): the first scheme://host of the word decided, so a proxy that fetches
+# another URL (web.archive.org/save/<url>, translate.google.com/?u=<url>, docs.google.com/viewer?url=)
+# or a decoy "x://google.com/" carried a key to any receiver. A public host now exempts a run only
+# in its own layout: an http(s) URL, the run in the path and not its first segment (a document id
+# follows a word: /d/<id>, /file/d/<id>, /blob/<sha>) or the value of an id parameter (?v=, ?id=),
+# and nothing between the host and the run names another place (a scheme, a host, an encoded URL).
+_ID_PARAMETERS: Final = frozenset({"v", "id", "list", "docid", "fileid"})
+_LONG_SEGMENT = 20  # a segment this long is an id or a key, not a folder's name
+_NESTED_PLACE = re.compile(r"(?i)://|%3a%2f|%2f%2f|:/|(?:^|[/=?&#.])[a-z0-9\-]+\.[a-z]{2,}(?::[0-9]+)?(?:/|$)")
 
 
-def public_id_url(url: str) -> bool:
-    """True when the URL a run stands in (from its scheme to the run's end) is on a host of public document ids."""
+def public_id_url(url: str, run_start: int | None = None) -> bool:
+    """True when a run at url[run_start:] (the word's end by default) stands in a public host's own id layout."""
     match = _URL_HOST.search(url)
+    if match is None or match.group(1).lower() not in ("http", "https"):
+        return False
+    host = match.group(2).lower().rstrip(".")
+    if not any(host == suffix or host.endswith("." + suffix) for suffix in PUBLIC_ID_HOSTS):
+        return False
+    start = len(url) if run_start is None else max(run_start, match.end())
+    # A run in a path holds its folders ("/document/d/<id>/edit"): one segment of it is the id, and
+    # a second long one beside it is no part of the layout (a key after the document's id).
+    segments = url[start:].split("/")
+    long = [n for n, part in enumerate(segments) if len(part) >= _LONG_SEGMENT]
+    if len(long) != 1:
+        return False
+    start += sum(len(part) + 1 for part in segments[: long[0]])
+    between = url[match.end() : start]
+    if _NESTED_PLACE.search(between) or any(len(part) >= _LONG_SEGMENT for part in re.split(r"[/?&#=;]", between)):
+        return False
+    if "?" in between or "#" in between:
+        name = re.split(r"[?&#;]", between)[-1]
+        return name.endswith("=") and name[:-1].lower() in _ID_PARAMETERS
+    return between.startswith("/") and len([part for part in between.split("/") if part]) >= 1
+
+
+# --- digests named by their algorithm ------------------------------------------------------------
+# Round thirteen (set K): a label ("sha256:", "h1:", "md5=") or an SRI prefix ("sha512-") voided any
+# run after it, so a key went out behind four characters. A label now holds only for a payload of
+# exactly its algorithm's size, in hex or in base64 (unpadded: exactly; padded: within two characters,
+# as hand-written lock files have them), and nothing glued on: a 40-character key is no SHA-256
+# (64 hex, 43 base64), nor an MD5 (32, 22).
+_DIGEST_BYTES: Final = {
+    "md5": (16,), "sha1": (20,), "sha224": (28,), "sha256": (32,), "sha384": (48,), "sha512": (64,),
+    "blake2b": (32, 64), "blake2s": (32,), "blake3": (32,), "h1": (32,),
+}  # fmt: skip
+_DIGEST_LABEL = re.compile(
+    r"(?i)(?:(?<![A-Za-z0-9])(h1)|(sha1|sha224|sha256|sha384|sha512|md5|blake2[bs]|blake3))[:=]$"
+)
+_BASE64_LABELLED: Final = frozenset({"h1", "sha256", "sha384", "sha512"})  # OCI, go.sum, HTTP's Digest
+_SRI = re.compile(r"(?i)(sha1|sha256|sha384|sha512|md5)-")
+_HEX_DIGEST = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_BASE64_BODY = re.compile(r"[A-Za-z0-9+/]+|[A-Za-z0-9_\-]+")
+
+
+def digest_payload(text: str, start: int, token: str) -> tuple[str, str] | None:
+    """(algorithm, payload) when a digest's label stands before the run or an SRI prefix starts it, else None."""
+    sri = _SRI.match(token)
+    if sri is not None:
+        return sri.group(1).lower(), token[sri.end() :]
+    label = _DIGEST_LABEL.search(text, max(0, start - 8), start)
+    if label is None:
+        return None
+    algorithm = (label.group(1) or label.group(2)).lower()
+    # After a label, MD5, SHA-1, SHA-224 and BLAKE digests are printed in hex (md5sum, b3sum):
+    # base64 of their size after one is a key of that length.
+    return algorithm if algorithm in _BASE64_LABELLED else algorithm + ":hex", token
+
+
+def exact_digest(algorithm: str, payload: str) -> bool:
+    """True when the payload is exactly one digest of the algorithm: hex of its size, or base64 of it."""
+    algorithm, _, only = algorithm.partition(":")
+    sizes = _DIGEST_BYTES.get(algorithm, ())
+    if algorithm != "h1" and len(payload) in {2 * n for n in sizes} and _HEX_DIGEST.fullmatch(payload):
+        return True
+    body = payload.rstrip("=")
+    if only == "hex":
+        return False
+    if len(payload) - len(body) > 2 or not _BASE64_BODY.fullmatch(body):
+        return False
+    lengths = {-(-4 * n // 3) for n in sizes}  # unpadded base64 of n bytes
+    if body == payload:
+        return len(body) in lengths
+    # Padded: hand-written lock files and docs pad a digest a character or two off its length (a
+    # key with "=" glued on is one of those lengths still: within two of a digest's).
+    return any(abs(len(body) - n) <= 2 for n in lengths)
+
+
+def labelled_digest(text: str, start: int, token: str) -> bool:
+    """True when the run at text[start:] is a labelled digest of exactly its algorithm's size."""
+    found = digest_payload(text, start, token)
+    return found is not None and exact_digest(*found)
+
+
+# --- media in data: URIs -------------------------------------------------------------------------
+# Round thirteen (set K): any run after "base64," was read as a data: URI's content, so a key went
+# out behind eight characters. A data: URI's payload is exempt only when its bytes are the media
+# its type declares, checked by their own structure: PNG's chunks and their CRCs, GIF's blocks to
+# its trailer, JPEG's segments to its end marker, the RIFF, BMP and WOFF sizes. Text types need no
+# exemption: base64 of text is decoded and read (a random key decodes to no text).
+_DATA_URI = re.compile(r"(?i)data:([a-z]+/[a-z0-9.+\-]+)(?:;[a-z0-9.\-]+=[^;,\s\"']*)*;base64,$")
+_MAX_MEDIA_TYPE = 120  # characters before "base64," searched for "data:<type>"
+
+
+def _png(data: bytes) -> bool:
+    """True for a whole PNG: the signature, then chunks whose CRCs hold, to IEND at the end."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return False
+    pos = 8
+    while pos + 12 <= len(data):
+        length = int.from_bytes(data[pos : pos + 4], "big")
+        kind = data[pos + 4 : pos + 8]
+        end = pos + 12 + length
+        if not kind.isalpha() or end > len(data):
+            return False
+        if zlib.crc32(data[pos + 4 : end - 4]) != int.from_bytes(data[end - 4 : end], "big"):
+            return False
+        if kind == b"IEND":
+            return end == len(data)
+        pos = end
+    return False
+
+
+def _gif_sub_blocks(data: bytes, pos: int) -> int:
+    """The position after a GIF's sub-blocks starting at pos (-1 when they run past the data)."""
+    while pos < len(data):
+        size = data[pos]
+        pos += 1 + size
+        if size == 0:
+            return pos
+    return -1
+
+
+def _gif(data: bytes) -> bool:
+    """True for a whole GIF: the header, its color table, then extension and image blocks to the trailer."""
+    if data[:6] not in (b"GIF87a", b"GIF89a") or len(data) < 14:
+        return False
+    pos = 13 + (3 << ((data[10] & 7) + 1) if data[10] & 0x80 else 0)
+    while 0 <= pos < len(data):
+        block = data[pos]
+        if block == 0x3B:
+            return pos + 1 == len(data)
+        if block == 0x21 and pos + 1 < len(data):
+            pos = _gif_sub_blocks(data, pos + 2)
+        elif block == 0x2C and pos + 10 < len(data):
+            flags = data[pos + 9]
+            pos += 10 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0) + 1  # descriptor, table, LZW size
+            pos = _gif_sub_blocks(data, pos)
+        else:
+            return False
+    return False
+
+
+def _jpeg(data: bytes) -> bool:
+    """True for a whole JPEG: SOI, then marker segments of their lengths to the scan, ending at EOI."""
+    if data[:3] != b"\xff\xd8\xff" or data[-2:] != b"\xff\xd9":
+        return False
+    pos = 2
+    while pos + 4 <= len(data) and data[pos] == 0xFF:
+        marker = data[pos + 1]
+        if marker == 0xDA:
+            return True  # the scan: entropy-coded data to the EOI checked above
+        pos += 2 + int.from_bytes(data[pos + 2 : pos + 4], "big")
+    return False
+
+
+def _sized(data: bytes) -> bool:
+    """True for RIFF (WebP), BMP and WOFF files whose header states their whole length."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return int.from_bytes(data[4:8], "little") + 8 == len(data)
+    if data[:2] == b"BM" and len(data) >= 14:
+        return int.from_bytes(data[2:6], "little") == len(data)
+    if data[:4] in (b"wOFF", b"wOF2") and len(data) >= 12:
+        return int.from_bytes(data[8:12], "big") == len(data)
+    return False
+
+
+def _icon(data: bytes) -> bool:
+    """True for an ICO file: its directory's entries point inside the data and cover it to the end."""
+    count = int.from_bytes(data[4:6], "little")
+    if data[:4] != b"\x00\x00\x01\x00" or not 1 <= count <= 16 or len(data) < 6 + 16 * count:
+        return False
+    ends = []
+    for entry in range(6, 6 + 16 * count, 16):
+        size = int.from_bytes(data[entry + 8 : entry + 12], "little")
+        offset = int.from_bytes(data[entry + 12 : entry + 16], "little")
+        ends.append(offset + size)
+        if offset < 6 + 16 * count:
+            return False
+    return max(ends) == len(data)
+
+
+_MEDIA_CHECKS: Final = {
+    "image/png": _png, "image/apng": _png, "image/gif": _gif, "image/jpeg": _jpeg, "image/jpg": _jpeg,
+    "image/pjpeg": _jpeg, "image/webp": _sized, "image/bmp": _sized, "font/woff": _sized, "font/woff2": _sized,
+    "application/font-woff": _sized, "image/x-icon": _icon, "image/vnd.microsoft.icon": _icon,
+}  # fmt: skip
+
+
+def media_data_uri(text: str, start: int, token: str) -> bool:
+    """True when the run at text[start:] is a data: URI's payload whose bytes are the media its type declares."""
+    match = _DATA_URI.search(text, max(0, start - _MAX_MEDIA_TYPE), start)
     if match is None:
         return False
-    host = match.group(1).lower().rstrip(".")
-    return any(host == suffix or host.endswith("." + suffix) for suffix in PUBLIC_ID_HOSTS)
+    check = _MEDIA_CHECKS.get(match.group(1).lower())
+    body = token.rstrip("=").replace("-", "+").replace("_", "/")
+    if check is None or len(body) % 4 == 1:
+        return False
+    try:
+        data = binascii.a2b_base64(body + "=" * (-len(body) % 4), strict_mode=True)
+    except (binascii.Error, ValueError):
+        return False
+    return check(data)
 
 
 _DICEWARE = re.compile(r"[A-Za-z]{3,12}(?:([-_.])[A-Za-z]{3,12})(?:\1[A-Za-z]{3,12}){1,6}")

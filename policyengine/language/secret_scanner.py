@@ -1598,10 +1598,6 @@ def _entropy_floor(n: int) -> float:
 
 
 _WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
-_INTEGRITY = re.compile(r"(?i)(?:sha1|sha256|sha384|sha512|md5)-")
-# A digest labelled by its algorithm: "sha256:..." (OCI), "sha512=" and Go's module hash "h1:..."
-# (go.sum: SHA-256 of the module tree, base64). Lock files and checksums publish them.
-_DIGEST_BEFORE = re.compile(r"(?i)(?:(?<![A-Za-z0-9])h1|sha1|sha224|sha256|sha384|sha512|md5|blake2b|blake3)[:=]$")
 _PUBLIC_KEY_BEFORE = re.compile(
     r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp(?:256|384|521)|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com"
     r"|[a-z0-9-]+-cert-v01@openssh\.com)[ \t]+$"
@@ -1618,12 +1614,20 @@ def _high_entropy(text: str, start: int, token: str) -> bool:
     body = token.rstrip("=")
     if not 32 <= len(body) <= _MAX_TOKEN:
         return False
-    if text[max(0, start - 7) : start].lower() == "base64,":
-        return False  # a data: URI carries content, not a credential
-    # Integrity hashes (SRI "sha512-...", digests "sha256:...") and public keys ("ssh-ed25519 AAAA...")
-    # are published on purpose: lock files and authorized_keys must come back whole.
-    if _INTEGRITY.match(body) or _DIGEST_BEFORE.search(text, max(0, start - 8), start):
+    # A data: URI carries content, not a credential: when its bytes are the media its type declares
+    # (round thirteen: "base64," alone no longer voids what follows; secret_exemptions.media_data_uri).
+    if text[max(0, start - 7) : start].lower() == "base64," and _exemptions.media_data_uri(text, start, token):
         return False
+    # Integrity hashes (SRI "sha512-...", digests "sha256:...") and public keys ("ssh-ed25519 AAAA...")
+    # are published on purpose: lock files and authorized_keys must come back whole. Round thirteen:
+    # only a payload of exactly the algorithm's size is one; another is read without its label.
+    digest = _exemptions.digest_payload(text, start, token)
+    if digest is not None:
+        if _exemptions.exact_digest(*digest):
+            return False
+        body = digest[1].rstrip("=")
+        if len(body) < 32:
+            return False
     if body.startswith("AAAA") and _PUBLIC_KEY_BEFORE.search(text, max(0, start - 48), start):
         return False
     if body.count("/") > len(body) // 8:
@@ -1637,7 +1641,7 @@ def _high_entropy(text: str, start: int, token: str) -> bool:
     # Round eleven (set J): only on a host of public document ids (secret_exemptions.public_id_url);
     # elsewhere a generated run in a URL's path, fragment or unnamed parameter is read as anywhere.
     if "://" in text[word_start + 1 : start]:
-        if _exemptions.public_id_url(text[word_start + 1 : start + len(token)]):
+        if _exemptions.public_id_url(text[word_start + 1 : start + len(token)], start - word_start - 1):
             return False
         # A URL's run is read a path segment at a time: "com/builds/01HZX..." is a host's end, a
         # folder and a 26-character ULID, not one 37-character key.
@@ -1661,6 +1665,10 @@ def _encoded_text(token: str) -> bool:
         decoded = base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4))
     except (binascii.Error, ValueError):
         return False
+    if decoded[:1] in _DEFLATE_HEADS:
+        # A compressed stream of text is text: the decoder reads what it holds (round thirteen).
+        inflated = _inflated(decoded)
+        decoded = decoded if inflated is decoded or not inflated else inflated
     unprintable = len(decoded.translate(None, _PRINTABLE_BYTES))
     return unprintable <= len(decoded) * 0.1
 
@@ -2255,12 +2263,16 @@ def _b64(run: str) -> str | None:
 
 # gzip ("H4sI..." once base64) and zlib streams are inflated before they are read: a compressed
 # secret is still one (round six). At most _MAX_INFLATED bytes come out (a zip bomb costs nothing).
-_DEFLATE_HEADS = (b"\x1f", b"\x78")
+# Round thirteen: xz, LZMA and bzip2 too (secret_encodings.decompressed).
+_DEFLATE_HEADS = (b"\x1f", b"\x78", *_encodings.COMPRESSED_HEADS)
 _MAX_INFLATED = 1 << 16
 
 
 def _inflated(data: bytes) -> bytes:
-    """The bytes a gzip or zlib stream inflates to (at most _MAX_INFLATED), or the data when it is neither."""
+    """The bytes a gzip, zlib, xz, LZMA or bzip2 stream inflates to (at most _MAX_INFLATED), or the data itself."""
+    if data[:1] in _encodings.COMPRESSED_HEADS:
+        out = _encodings.decompressed(data, _MAX_INFLATED)
+        return data if out is None else out
     if not (data[:2] == b"\x1f\x8b" or (len(data) > 2 and data[0] == 0x78 and (data[0] << 8 | data[1]) % 31 == 0)):
         return data
     try:
@@ -2576,7 +2588,7 @@ def _odd_hex_key(text: str, start: int, token: str) -> bool:
     line_end = text.find("\n", start)
     if not text[line_start:start].strip() and line_end >= 0 and _HEX_LINE.match(text, line_end + 1):
         return False  # a line of a hex dump (the next line is hex too)
-    if text[max(0, start - 2) : start] in ("0x", "0X") or _DIGEST_BEFORE.search(text, max(0, start - 8), start):
+    if text[max(0, start - 2) : start] in ("0x", "0X") or _exemptions.labelled_digest(text, start, token):
         return False
     before = text[max(0, start - 24) : start]
     if _NOT_A_HEX_KEY.search(before):
@@ -2878,8 +2890,8 @@ def _encoding_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
                 for kind, _, _, secret in _analyse(reading, level + 1) if reading else ():
                     hits.append((f"{kind.partition(' (')[0]} (wrapped {encoding})", start, end, secret))
                     found = True
-        if not found and how == "split-token" and _high_entropy(glued, 0, glued):
-            hits.append(("high-entropy (split)", start, end, glued))
+        if not found and how in ("split-token", "grouped") and _high_entropy(glued, 0, glued):
+            hits.append((f"high-entropy ({'split' if how == 'split-token' else how})", start, end, glued))
     for how, start, end, data in decoded:
         reading = _as_text(data)
         if reading is None or len(reading) < 8 or taken.covers(start, end):
@@ -2916,6 +2928,7 @@ def _view_hits(text: str, categories: frozenset[int], taken: _Taken, level: int)
 _STRONG_GATE_RE = re2.compile(_STRONG_GATE, _MATCH_ONLY)
 _NOT_SPACE = re.compile(r"\S+")
 _FIELD_PIECES = re.compile(r"[^=&\s]+")
+_FORM_BODY = re.compile(r"[A-Za-z_][\w.\-]*=[^=&\s]*(?:&[A-Za-z_][\w.\-]*=[^=&\s]*)+")
 _STRONG_SYMBOLS = frozenset("!#$%^&*?~@+")
 # Characters of code, markup and paths: a word holding one is an expression, not a password a
 # person types or is told ("a[i]!=b", "{0!r}", "$HOME/x").
@@ -2966,6 +2979,8 @@ def _strong_password_hits(text: str, taken: _Taken) -> list[_Hit]:
         # A form body's fields ("u=sa&p=Xk9#mP2vL7q!") one by one, then the word whole.
         for field in (*_FIELD_PIECES.finditer(text, begin, last), word):
             value = field.group().strip(_WORD_EDGE)
+            if field is word and _FORM_BODY.fullmatch(value):
+                break  # a whole form body: its '&' and '=' join fields ("ip=2001:db8::1&mac=00:1A:2B")
             if _strong_password(value):
                 start = text.find(value, field.start(), field.end())
                 if not taken.overlaps(start, start + len(value)):
@@ -3059,7 +3074,9 @@ def _monero_seeds(text: str, start: int, end: int, *takens: _Taken) -> list[_Hit
         joined = all(
             _SEED_SEPARATOR_RE.fullmatch(text, a.end(), b.start()) is not None for a, b in itertools.pairwise(window)
         )
-        if last == names[i + zlib.crc32(prefix) % 24] and joined and len(set(names[i : i + 25])) >= 20:
+        # 24 words drawn from Monero's 1626 repeat one in six seeds, two in a hundred: a window
+        # that repeats more is word salad (a log's small vocabulary passes the index one in 24).
+        if last == names[i + zlib.crc32(prefix) % 24] and joined and len(set(names[i : i + 24])) >= 23:
             first, end_at = window[0].start(), window[-1].end()
             if not any(taken.overlaps(first, end_at) for taken in takens):
                 hits.append(("seed-phrase", first, end_at, " ".join(names[i : i + 25])))
@@ -3099,7 +3116,11 @@ def _seed_windows(text: str, run: list[re.Match[str]], table: dict[str, int], ta
             if len(window) < length:
                 continue
             words = [m.group() for m in window]
-            if _seed_valid([table[w] for w in words], words):
+            # In a run longer than any seed, a window that repeats words is word salad (a log of a
+            # small vocabulary, round thirteen's decompressed text): the checksum alone passes one
+            # window in 16 of those. A run of a seed's length is read whole (BIP-39's test vectors repeat).
+            salad = len(run) > _SEED_LENGTHS[0] and len(set(words)) < length - 2
+            if not salad and _seed_valid([table[w] for w in words], words):
                 start, end = window[0].start(), window[-1].end()
                 if not taken.overlaps(start, end):
                     hits.append(("seed-phrase", start, end, " ".join(words)))
