@@ -35,8 +35,12 @@ Span = tuple[int, int]
 
 _HEX = r"[0-9A-Fa-f]"
 # Windows dumps.
-_PWDUMP = rf"(?m:^[^\s:]{{1,64}}(?::[0-9]{{1,10}})?:(?:{_HEX}{{32}}|X{{32}}|NO PASSWORD\*{{21}}):{_HEX}{{32}}(?::|[ \t]*$))"
-_ENCTYPE = r"(?i:aes(?:128|256)-cts-hmac-sha(?:1-96|256-128|384-192)|des3?-cbc-(?:md5|crc|sha1)|rc4[_\-]hmac(?:[_\-]nt)?|arcfour-hmac(?:-md5)?)"
+_LM_FIELD = rf"(?:{_HEX}{{32}}|X{{32}}|NO PASSWORD\*{{21}})"
+_PWDUMP = rf"(?m:^[^\s:]{{1,64}}(?::[0-9]{{1,10}})?:{_LM_FIELD}:{_HEX}{{32}}(?::|[ \t]*$))"
+_ENCTYPE = (
+    r"(?i:aes(?:128|256)-cts-hmac-sha(?:1-96|256-128|384-192)|des3?-cbc-(?:md5|crc|sha1)"
+    r"|rc4[_\-]hmac(?:[_\-]nt)?|arcfour-hmac(?:-md5)?)"
+)
 _KERBEROS_KEY = rf"(?m:^[^\s:]{{1,128}}:{_ENCTYPE}:{_HEX}{{16,}})"
 # mimikatz's bulleted fields ("* NTLM : x", "* SHA1 : x"), its DCSync lines ("Hash NTLM: x",
 # "ntlm- 0: x") and its key lists ("rc4_hmac_nt x", "aes256_hmac x"); a bare "SHA1: x" is a digest.
@@ -86,7 +90,9 @@ def _lines(text: str) -> Iterator[tuple[int, int]]:
 # What a password looks like when nothing names it
 # ---------------------------------------------------------------------------------------------
 
-_CRYPT = re.compile(r"\$(?:1|2[abxy]?|5|6|7|y|gy|apr1|argon2(?:id|i|d)|pbkdf2[\w\-]*|sha1|md5)\$\S{8,}|\{[A-Z0-9.\-]{2,24}\}\S{4,}")
+_CRYPT = re.compile(
+    r"\$(?:1|2[abxy]?|5|6|7|y|gy|apr1|argon2(?:id|i|d)|pbkdf2[\w\-]*|sha1|md5)\$\S{8,}|\{[A-Z0-9.\-]{2,24}\}\S{4,}"
+)
 _VERSION_OR_NAME = re.compile(r"[vV]?[0-9][\w.\-+]*|[\w\-]+(?:\.[\w\-]+)+|[0-9A-Fa-f]{7,}|[A-Za-z]+")
 _PASSWORD_SYMBOLS = frozenset("!#$%^&*?~+=@")
 
@@ -98,7 +104,7 @@ def password_like(word: str) -> bool:
     crypt or {SCHEME} hash (htpasswd, Dovecot). Versions, host and file names, hex ids, plain words
     and numbers are not: they are what a name:value line holds otherwise.
     """
-    if not 6 <= len(word) <= 128 or any(c.isspace() for c in word) or "/" in word or "://" in word:
+    if not 6 <= len(word) <= 128 or any(c.isspace() for c in word) or "/" in word or "\\" in word:
         return False
     if _CRYPT.fullmatch(word):
         return True
@@ -138,12 +144,14 @@ def _windows_spans(text: str, is_placeholder: NameTest) -> list[Span]:
             if not m.group(1).startswith(("X", "NO")):
                 spans.append(m.span(1))
             spans.append(m.span(2))
-        elif (m := _KERBEROS_KEY_RE.match(text, start, end)) is not None:
-            spans.append(m.span(1))
-        elif (m := _HASH_LINE_RE.fullmatch(text, start, end)) is not None:
-            spans.append(m.span(1))
-        elif (m := _KEYTAB_RE.fullmatch(text, start, end)) is not None:
-            spans.append(m.span(1))
+        else:
+            m = (
+                _KERBEROS_KEY_RE.match(text, start, end)
+                or _HASH_LINE_RE.fullmatch(text, start, end)
+                or _KEYTAB_RE.fullmatch(text, start, end)
+            )
+            if m is not None:
+                spans.append(m.span(1))
     for n, m in enumerate(_TICKET_RE.finditer(text)):
         if n >= _MAX_READS:
             break
@@ -178,13 +186,45 @@ _SASL_RE = re.compile(
 )
 _CHAP_QUOTED = re.compile(r"[ \t]*\"[^\"\n]+\"[ \t]+(?:\*|\"[^\"\n]*\"|\S+)[ \t]+\"([^\"\n]+)\"(?:[ \t]+\S+)*[ \t]*")
 _CHAP_BARE = re.compile(r"[ \t]*[A-Za-z0-9_][\w.@\-]*[ \t]+\*[ \t]+(\S+)[ \t]+(?:\*|[0-9][0-9.\-/]*)[ \t]*")
-_USER_SECRET_RE = re.compile(r"[ \t]*[A-Za-z0-9_][\w.@\-\\]{0,63}:([^\s:]{4,})[ \t]*")
+# The user has two characters at least: "C:\\Windows" is a drive and a path.
+_USER_SECRET_RE = re.compile(r"[ \t]*[A-Za-z0-9_][\w.@\-\\]{1,63}:([^\s:]{4,})[ \t]*")
 _DOVECOT_RE = re.compile(r"[^\s:]{1,64}:\{[A-Za-z0-9.\-]{2,24}\}([^\s:]+)(?::[^\n]*)?")
 _DAVFS_RE = re.compile(r"[ \t]*(?:[A-Za-z][A-Za-z0-9+.\-]*://\S+|/\S*)[ \t]+(\S+)[ \t]+(\"[^\"\n]+\"|\S+)[ \t]*")
 _NAGIOS_RE = re.compile(r"[ \t]*\$USER[0-9]{1,3}\$[ \t]*=[ \t]*(\S(?:[^\n]*\S)?)[ \t]*")
 _IPSEC_RE = re.compile(r"[^\n]*?(?<![^ \t\n]):[ \t]*(?i:psk|eap|xauth|ntlm|pin)[ \t]+(\"[^\"\n]*\"|\S+)")
 _DEVICE_RE = re.compile(r"[ \t]*(?:username|enable|user)\b[^\n]*?\b(?:secret|password)[ \t]+[0-9][ \t]+(\S+)")
 _COMMENT = re.compile(r"[ \t]*(?:#|;|//)")
+# (pattern, group, how the line matches: fullmatch or match, whether the value must look like a
+# password): the file layouts one line at a time, the most specific first.
+_FILE_LINES: Final = (
+    (_DOVECOT_RE, 1, True, False),
+    (_NAGIOS_RE, 1, True, False),
+    (_IPSEC_RE, 1, False, False),
+    (_DEVICE_RE, 1, False, False),
+    (_SASL_RE, 1, True, True),
+    (_CHAP_QUOTED, 1, True, False),
+    (_CHAP_BARE, 1, True, True),
+)
+
+
+def _file_line(text: str, start: int, end: int) -> tuple[str, Span | None] | None:
+    """("file", span or None) for a line in a credential file's layout, ("user", span) for user:password; else None."""
+    for pattern, group, whole, password in _FILE_LINES:
+        m = pattern.fullmatch(text, start, end) if whole else pattern.match(text, start, end)
+        if m is None or (password and not password_like(m.group(group))):
+            continue
+        if pattern is _NAGIOS_RE and m.group(1).startswith("/"):
+            return "file", None  # a plugin directory, not a password
+        return "file", _unquoted(text, m.span(group))
+    m = _DAVFS_RE.fullmatch(text, start, end)
+    if m is not None:
+        value = _unquoted(text, m.span(2))
+        if m.group(2).startswith('"') or password_like(text[value[0] : value[1]]):
+            return "file", value
+    m = _USER_SECRET_RE.fullmatch(text, start, end)
+    if m is not None and password_like(m.group(1)):
+        return "user", m.span(1)
+    return None
 
 
 def _unquoted(text: str, span: Span) -> Span:
@@ -208,32 +248,13 @@ def _file_spans(text: str, is_placeholder: NameTest) -> list[Span]:
         if reads > _MAX_READS * 4 or end - start > _MAX_LINE:
             other = True
             break
-        found: Span | None = None
-        if (m := _DOVECOT_RE.fullmatch(text, start, end)) is not None:
-            found = m.span(1)
-        elif (m := _NAGIOS_RE.fullmatch(text, start, end)) is not None:
-            found = None if m.group(1).startswith("/") else m.span(1)
-        elif (m := _IPSEC_RE.match(text, start, end)) is not None:
-            found = _unquoted(text, m.span(1))
-        elif (m := _DEVICE_RE.match(text, start, end)) is not None:
-            found = m.span(1)
-        elif (m := _SASL_RE.fullmatch(text, start, end)) is not None and password_like(m.group(1)):
-            found = m.span(1)
-        elif (m := _CHAP_QUOTED.fullmatch(text, start, end)) is not None:
-            found = m.span(1)
-        elif (m := _CHAP_BARE.fullmatch(text, start, end)) is not None and password_like(m.group(1)):
-            found = m.span(1)
-        elif (m := _DAVFS_RE.fullmatch(text, start, end)) is not None:
-            value = _unquoted(text, m.span(2))
-            if m.group(2).startswith('"') or password_like(text[value[0] : value[1]]):
-                found = value
-        elif (m := _USER_SECRET_RE.fullmatch(text, start, end)) is not None and password_like(m.group(1)):
-            users.append(m.span(1))
-            continue
-        else:
+        found = _file_line(text, start, end)
+        if found is None:
             other = True
-        if found is not None and not is_placeholder(text[found[0] : found[1]]):
-            spans.append(found)
+        elif found[0] == "user" and found[1] is not None:
+            users.append(found[1])
+        elif found[1] is not None and not is_placeholder(text[found[1][0] : found[1][1]]):
+            spans.append(found[1])
     if users and not other:
         spans.extend(users)
     return spans
@@ -260,7 +281,6 @@ def _pair_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[
     """
     spans: list[Span] = []
     block: list[Span] = []
-    reads = 0
 
     def flush() -> None:
         """Read the block's lines two by two."""
@@ -276,9 +296,8 @@ def _pair_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[
             first = va + (len(text[va:vb]) - len(text[va:vb].lstrip()))
             spans.append((first, first + len(value)))
 
-    for start, end in _lines(text):
-        reads += 1
-        if reads > _MAX_READS * 8:
+    for reads, (start, end) in enumerate(_lines(text)):
+        if reads >= _MAX_READS * 8:
             break
         if not text[start:end].strip():
             flush()

@@ -199,6 +199,31 @@ def header_rows(value: list[Any], is_name: NameTest) -> list[int]:
     return columns
 
 
+_FLAT_NAME = re.compile(r"[A-Za-z_][\w.:\-]{0,63}")
+_MAX_FLAT = 512  # items of a flat name/value list read; a longer list is data
+
+
+def alternating_values(value: list[Any], is_name: NameTest) -> list[int]:
+    """The indexes of credential values in a flat name/value list (round thirteen, set K), else [].
+
+    Redis' HGETALL and CONFIG GET through a JSON client return `["host", "db", "password", "x"]`:
+    names and values alternate from the first item. Only a list of 4+ strings, an even number,
+    whose every even item is a name (an identifier) is read so; the item after a credential's name
+    is its value. (Two items are a [name, value] pair, read as one already.)
+    """
+    n = len(value)
+    if n < 4 or n % 2 or n > _MAX_FLAT or not all(isinstance(item, str) for item in value):
+        return []
+    names = value[0::2]
+    if not all(_FLAT_NAME.fullmatch(name) for name in names):
+        return []
+    return [
+        2 * i + 1
+        for i, name in enumerate(names)
+        if is_name(name) and value[2 * i + 1] and not is_name(value[2 * i + 1])
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # Text layouts
 # ---------------------------------------------------------------------------------------------

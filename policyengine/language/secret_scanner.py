@@ -4252,6 +4252,7 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         pieces = _split_keys(list(enumerate(value)))
         if 3 <= len(value) <= 6:
             pieces |= _connection_password(value)
+        pieces |= set(_layouts.alternating_values(list(value), is_credential_key))  # round thirteen
         marks = _sibling_marks(value, cards_only=False)
         pieces |= {i for i, column in marks if column is None}
         hidden_items = [
@@ -4345,6 +4346,8 @@ def _layout_candidate(value: Any, depth: int) -> bool:
     if isinstance(value, list | tuple):
         if value and isinstance(value[0], list) and _layouts.header_rows(list(value), is_credential_key):
             return True
+        if value and isinstance(value[0], str) and _layouts.alternating_values(list(value), is_credential_key):
+            return True  # a flat name/value list (HGETALL through a JSON client)
         return any(_layout_candidate(v, depth + 1) for v in value)
     return False
 
