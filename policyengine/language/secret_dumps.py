@@ -35,7 +35,7 @@ Span = tuple[int, int]
 
 _HEX = r"[0-9A-Fa-f]"
 # Windows dumps.
-_LM_FIELD = rf"(?:{_HEX}{{32}}|X{{32}}|NO PASSWORD\*{{21}})"
+_LM_FIELD = rf"(?:{_HEX}{{32}}|X{{32}}|NO PASSWORD[X*]{{21}})"
 _PWDUMP = rf"(?m:^[^\s:]{{1,64}}(?::[0-9]{{1,10}})?:{_LM_FIELD}:{_HEX}{{32}}(?::|[ \t]*$))"
 _ENCTYPE = (
     r"(?i:aes(?:128|256)-cts-hmac-sha(?:1-96|256-128|384-192)|des3?-cbc-(?:md5|crc|sha1)"
@@ -104,10 +104,12 @@ def password_like(word: str) -> bool:
     crypt or {SCHEME} hash (htpasswd, Dovecot). Versions, host and file names, hex ids, plain words
     and numbers are not: they are what a name:value line holds otherwise.
     """
-    if not 6 <= len(word) <= 128 or any(c.isspace() for c in word) or "/" in word or "\\" in word:
+    if not 6 <= len(word) <= 128 or any(c.isspace() for c in word):
         return False
     if _CRYPT.fullmatch(word):
-        return True
+        return True  # before the path test: a crypt hash's salt and digest hold "/"
+    if "/" in word or "\\" in word:
+        return False
     if _VERSION_OR_NAME.fullmatch(word):
         return False
     upper = any(c.isupper() for c in word)
@@ -122,7 +124,7 @@ def password_like(word: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 _PWDUMP_RE = re.compile(
-    rf"[^\s:]{{1,64}}(?::[0-9]{{1,10}})?:({_HEX}{{32}}|X{{32}}|NO PASSWORD\*{{21}}):({_HEX}{{32}})(?=:|[ \t]*$)"
+    rf"[^\s:]{{1,64}}(?::[0-9]{{1,10}})?:({_HEX}{{32}}|X{{32}}|NO PASSWORD[X*]{{21}}):({_HEX}{{32}})(?=:|[ \t]*$)"
 )
 _KERBEROS_KEY_RE = re.compile(rf"[^\s:]{{1,128}}:{_ENCTYPE}:({_HEX}{{16,}})")
 _HASH_LINE_RE = re.compile(rf"[ \t]*{_HASH_WORD}[ \t]*(?::[ \t]*|[ \t]+)({_HEX}{{16,}})[ \t]*")
@@ -270,6 +272,7 @@ def _auth_user_pass_spans(text: str) -> list[Span]:
 
 
 _PAIR_NAME = re.compile(r"[A-Za-z_][\w.:\-]{0,63}")
+_SNAKE_NAME = re.compile(r"[a-z]+(?:_[a-z0-9]+)+")
 
 
 def _pair_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
@@ -291,8 +294,8 @@ def _pair_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[
             value = text[va:vb].strip()
             if not _PAIR_NAME.fullmatch(name) or not is_name(name):
                 continue
-            if not value or " " in value or is_placeholder(value) or is_name(value):
-                continue
+            if not value or " " in value or is_placeholder(value) or is_name(value) or _SNAKE_NAME.fullmatch(value):
+                continue  # a name ("created_at") is the next name of a list, not a value
             first = va + (len(text[va:vb]) - len(text[va:vb].lstrip()))
             spans.append((first, first + len(value)))
 
