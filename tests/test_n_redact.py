@@ -205,3 +205,9 @@ def test_alternating_values_points_at_values_only(items: list[str]) -> None:
 def test_dump_spans_stay_inside_the_text(text: str) -> None:
     for start, end in dumps.dump_spans(text, scanner.is_credential_key, lambda _v: False):
         assert 0 <= start < end <= len(text)
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters=":\n=*/"), max_size=120))
+def test_the_cheap_gate_passes_every_text_a_reader_finds_something_in(text: str) -> None:
+    if not dumps.maybe_dump(text):
+        assert dumps.dump_spans(text, scanner.is_credential_key, lambda _v: False) == []

@@ -71,6 +71,15 @@ _GATES: Final = (
 )  # fmt: skip
 GATE: Final = "|".join(f"(?:{g})" for g in _GATES)
 
+
+def maybe_dump(text: str) -> bool:
+    """A cheap gate before GATE: every layout here holds `:`, a line break, `=`, `*` or `doI`, or starts a path.
+
+    (Substring tests in C: most arguments - names, sentences, ids - hold none, and skip the RE2 pass.)
+    """
+    return ":" in text or "\n" in text or "=" in text or "*" in text or "doI" in text or text.lstrip().startswith("/")
+
+
 _MAX_READS = 256  # lines read per reader and text; past it, the first ones are hidden
 _MAX_LINE = 4096
 

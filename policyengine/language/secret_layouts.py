@@ -283,7 +283,9 @@ def maybe_record(text: str) -> bool:
 
 def maybe_layout(text: str) -> bool:
     """True when a text may hold a layout read here (one RE2 pass)."""
-    return len(text) <= _MAX_TEXT and (_GATE(text) or _DOCUMENTS_GATE(text) or _DUMPS_GATE(text))
+    return len(text) <= _MAX_TEXT and (
+        _GATE(text) or _DOCUMENTS_GATE(text) or (_dumps.maybe_dump(text) and _DUMPS_GATE(text))
+    )
 
 
 def layout_spans(text: str, is_name: NameTest, is_placeholder: NameTest, label: str = "") -> list[Span]:
@@ -291,7 +293,8 @@ def layout_spans(text: str, is_name: NameTest, is_placeholder: NameTest, label: 
     if len(text) > _MAX_TEXT:
         return []
     documents = _DOCUMENTS_GATE(text)
-    spans: list[Span] = _dumps.dump_spans(text, is_name, is_placeholder) if _DUMPS_GATE(text) else []
+    dumps = _dumps.maybe_dump(text) and _DUMPS_GATE(text)
+    spans: list[Span] = _dumps.dump_spans(text, is_name, is_placeholder) if dumps else []
     if not _GATE(text):
         return [*spans, *_documents.document_spans(text, is_name, is_placeholder)] if documents else spans
     spans.extend(_table_spans(text, is_name, is_placeholder))
