@@ -177,6 +177,13 @@ def test_look_alikes_stay(text: str) -> None:
     assert not reader.found_secrets({"text": text})
 
 
+def test_user_password_lines_count_as_a_file_or_as_two_accounts() -> None:
+    assert _redact("backup:Willow7Breeze\n") == f"backup:{R}\n"
+    assert _redact("hi\nbackup:Willow7Breeze\nmirror:Granite2Dawn\n") == f"hi\nbackup:{R}\nmirror:{R}\n"
+    # One such line among other lines is as often a tag or a name.
+    assert _redact("built image\napp:Release2024\n") == "built image\napp:Release2024\n"
+
+
 def test_bare_replies_read_in_pairs() -> None:
     text = "dbfilename\ndump.rdb\nrequirepass\nCedar9Bay\nmaxmemory\n0\n"
     assert _redact(text) == f"dbfilename\ndump.rdb\nrequirepass\n{R}\nmaxmemory\n0\n"

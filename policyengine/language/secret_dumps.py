@@ -249,7 +249,7 @@ def _unquoted(text: str, span: Span) -> Span:
 def _file_spans(text: str, is_placeholder: NameTest) -> list[Span]:
     """Passwords of service credential files, each line read in its program's layout."""
     spans: list[Span] = []
-    users: list[Span] = []  # user:password lines; the text counts only when every line is one
+    users: list[Span] = []  # user:password lines (see below for when they count)
     other = False
     reads = 0
     for start, end in _lines(text):
@@ -266,7 +266,9 @@ def _file_spans(text: str, is_placeholder: NameTest) -> list[Span]:
             users.append(found[1])
         elif found[1] is not None and not is_placeholder(text[found[1][0] : found[1][1]]):
             spans.append(found[1])
-    if users and not other:
+    # A user:password file is the whole text, or two accounts at least beside other lines (`echo hi;
+    # cat rsyncd.secrets`): one such line among others is as often a tag or a name (app:Release2024).
+    if users and (not other or len(users) >= 2):
         spans.extend(users)
     return spans
 
