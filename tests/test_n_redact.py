@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -230,3 +232,36 @@ def test_the_cheap_gate_passes_every_text_a_reader_finds_something_in(text: str)
 )
 def test_a_card_in_hangul_numerals_is_a_card() -> None:
     assert scanner.card_numbers("사일일일 일일일일 일일일일 일일일일") == ["4111111111111111"]
+
+
+def _printer_patterns() -> list[Any]:
+    import re2
+
+    from support import load_yaml
+
+    lists = load_yaml(Path(__file__).resolve().parent.parent / "policies" / "baseline" / "lists.yaml")
+    return [re2.compile(p) for p in lists["lists"]["credential_printing_commands"]]
+
+
+@pytest.mark.parametrize(
+    ("command", "printer"),
+    [
+        (
+            "python3 -c \"import subprocess;print(subprocess.check_output(['op','read','op://p/db/pw']).decode())\"",
+            True,
+        ),
+        ("node -e \"console.log(require('child_process').execSync('bw get password db').toString())\"", True),
+        ("perl -e 'print `pass show infra/smtp`'", True),
+        ("ruby -e 'puts %x(secret-tool lookup service db)'", True),
+        ("make print-db-password", True),
+        ("bash scripts/get-db-pass.sh", True),
+        ("npm run --silent secret:get", True),
+        ("python3 -c 'import sys; print(sys.version)'", False),
+        ("make build", False),
+        ("bash scripts/deploy.sh", False),
+        ("grep -r get-token src/", False),
+    ],
+)
+def test_baseline_reads_printers_hidden_in_code_and_script_names(command: str, printer: bool) -> None:
+    line = re.sub(r"[\\'\"]", "", command)  # the rule's regex_replace: the quotes the shell drops
+    assert any(p.search(line) for p in _printer_patterns()) is printer
