@@ -39,6 +39,8 @@ ABOUT_WORDS: Final = frozenset(
         "endpoint", "endpoints", "path", "paths", "file", "filename", "files", "dir", "directory", "folder",
         "location", "ref", "reference", "refs", "from", "arn", "env", "var", "variable", "field", "fields", "label",
         "labels", "prompt", "placeholder", "header", "param", "parameter", "source", "sources", "target",
+        # round thirteen: a lookup table that holds them (Postfix's smtp_sasl_password_maps = hash:/etc/...)
+        "map", "maps", "lookup",
         "format", "version", "versions", "index", "offset", "position", "key", "keys", "mount",
         "engine", "backend", "store", "stores", "manager", "management", "provider", "providers", "service",
         "server", "host", "issuer", "audience", "scope", "scopes", "claims", "role", "roles",

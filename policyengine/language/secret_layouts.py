@@ -38,6 +38,7 @@ from typing import Any, Final
 import re2
 
 from policyengine.language import secret_documents as _documents
+from policyengine.language import secret_dumps as _dumps
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
@@ -198,6 +199,31 @@ def header_rows(value: list[Any], is_name: NameTest) -> list[int]:
     return columns
 
 
+_FLAT_NAME = re.compile(r"[A-Za-z_][\w.:\-]{0,63}")
+_MAX_FLAT = 512  # items of a flat name/value list read; a longer list is data
+
+
+def alternating_values(value: list[Any], is_name: NameTest) -> list[int]:
+    """The indexes of credential values in a flat name/value list (round thirteen, set K), else [].
+
+    Redis' HGETALL and CONFIG GET through a JSON client return `["host", "db", "password", "x"]`:
+    names and values alternate from the first item. Only a list of 4+ strings, an even number,
+    whose every even item is a name (an identifier) is read so; the item after a credential's name
+    is its value. (Two items are a [name, value] pair, read as one already.)
+    """
+    n = len(value)
+    if n < 4 or n % 2 or n > _MAX_FLAT or not all(isinstance(item, str) for item in value):
+        return []
+    names = value[0::2]
+    if not all(_FLAT_NAME.fullmatch(name) for name in names):
+        return []
+    return [
+        2 * i + 1
+        for i, name in enumerate(names)
+        if is_name(name) and value[2 * i + 1] and not is_name(value[2 * i + 1])
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # Text layouts
 # ---------------------------------------------------------------------------------------------
@@ -234,6 +260,8 @@ _GATE = _raw_search(re2.compile("|".join(f"(?:{g})" for g in _GATES), _OPTIONS))
 # secret_documents' readers have a gate of their own: one RE2 of both loses its DFA (15 us a string
 # instead of 2 on BFCL's arguments, round nine).
 _DOCUMENTS_GATE = _raw_search(re2.compile(_documents.GATE, _OPTIONS))
+# Round thirteen: credential files and dumps that name no credential (secret_dumps), a gate of their own too.
+_DUMPS_GATE = _raw_search(re2.compile(_dumps.GATE, _OPTIONS))
 _DER_RE = re.compile(_DER)
 # Places read per text and reader (each a line or a tag the gate picked: it holds a credential word);
 # past it, the first ones are hidden.
@@ -255,7 +283,9 @@ def maybe_record(text: str) -> bool:
 
 def maybe_layout(text: str) -> bool:
     """True when a text may hold a layout read here (one RE2 pass)."""
-    return len(text) <= _MAX_TEXT and (_GATE(text) or _DOCUMENTS_GATE(text))
+    return len(text) <= _MAX_TEXT and (
+        _GATE(text) or _DOCUMENTS_GATE(text) or (_dumps.maybe_dump(text) and _DUMPS_GATE(text))
+    )
 
 
 def layout_spans(text: str, is_name: NameTest, is_placeholder: NameTest, label: str = "") -> list[Span]:
@@ -263,9 +293,10 @@ def layout_spans(text: str, is_name: NameTest, is_placeholder: NameTest, label: 
     if len(text) > _MAX_TEXT:
         return []
     documents = _DOCUMENTS_GATE(text)
+    dumps = _dumps.maybe_dump(text) and _DUMPS_GATE(text)
+    spans: list[Span] = _dumps.dump_spans(text, is_name, is_placeholder) if dumps else []
     if not _GATE(text):
-        return _documents.document_spans(text, is_name, is_placeholder) if documents else []
-    spans: list[Span] = []
+        return [*spans, *_documents.document_spans(text, is_name, is_placeholder)] if documents else spans
     spans.extend(_table_spans(text, is_name, is_placeholder))
     spans.extend(_label_spans(text, is_name, is_placeholder))
     spans.extend(_xml_spans(text, is_name, is_placeholder))

@@ -127,6 +127,7 @@ from policyengine.language import secret_exemptions as _exemptions
 from policyengine.language import secret_key_words as _key_words_mod
 from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
+from policyengine.language import secret_numerals as _numerals
 from policyengine.language import secret_protocols as _protocols
 from policyengine.language import secret_tokens as _tokens
 
@@ -586,6 +587,8 @@ def _fold_table() -> dict[int, str | None]:
     for code in _INVISIBLE_LETTERS:
         table[code] = None
     table.update({ord(k): v for k, v in _CONFUSABLES.items()})
+    # Round thirteen: numerals no Nd or NFKD fold reads (CJK 一二三, dingbat ❶❷❸) write digits too.
+    table.update(_numerals.numerals())
     return table
 
 
@@ -971,7 +974,8 @@ _GAP = (
 @cache
 def _unicode_card_re() -> Any:
     """The card run pattern over Unicode digits, separators and invisible characters."""
-    return re2.compile(rf"\p{{Nd}}(?:{_GAP}\p{{Nd}}){{12,}}", _MATCH_ONLY)
+    digit = rf"[\p{{Nd}}{_numerals.re2_class()}]"  # round thirteen: CJK and dingbat numerals too
+    return re2.compile(rf"{digit}(?:{_GAP}{digit}){{12,}}", _MATCH_ONLY)
 
 
 # High entropy: long runs of the base64 alphabet (see _high_entropy for what passes).
@@ -1834,7 +1838,7 @@ def _unicode_groups(text: str, run_start: int, run_end: int) -> list[tuple[str, 
     start = end = -1
     for i in range(run_start, run_end):
         ch = text[i]
-        value = unicodedata.digit(ch, None)
+        value = _numerals.digit_value(ch)
         if value is not None:
             if not digits:
                 start = i
@@ -4312,6 +4316,7 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
         pieces = _split_keys(list(enumerate(value)))
         if 3 <= len(value) <= 6:
             pieces |= _connection_password(value)
+        pieces |= set(_layouts.alternating_values(list(value), is_credential_key))  # round thirteen
         marks = _sibling_marks(value, cards_only=False)
         pieces |= {i for i, column in marks if column is None}
         hidden_items = [
@@ -4405,6 +4410,8 @@ def _layout_candidate(value: Any, depth: int) -> bool:
     if isinstance(value, list | tuple):
         if value and isinstance(value[0], list) and _layouts.header_rows(list(value), is_credential_key):
             return True
+        if value and isinstance(value[0], str) and _layouts.alternating_values(list(value), is_credential_key):
+            return True  # a flat name/value list (HGETALL through a JSON client)
         return any(_layout_candidate(v, depth + 1) for v in value)
     return False
 
@@ -4836,7 +4843,22 @@ def _hide_verification_values(text: str, hide: Callable[[Any], Any]) -> str:
             + match.group()[match.end(1) - match.start() :]
         )
 
-    return _CVV_RE.sub(masked, text)
+    if text.isascii() or not _numerals.has_numeral(text):
+        return _CVV_RE.sub(masked, text)
+    # Round thirteen: digits written as CJK or dingbat numerals ("CVV ❼❸❼") are read in a view with
+    # them folded one for one (same length), and masked where they stand in the text.
+    view = _numerals.fold(text)
+    out: list[str] = []
+    last = 0
+    for match in _CVV_RE.finditer(view):
+        out.append(text[last : match.start()])
+        written = match.group(1)
+        hidden = hide(written)
+        replacement = hidden if isinstance(hidden, str) and len(hidden) != len(written) else "*" * len(written)
+        out.append(text[match.start() : match.start(1)] + replacement + text[match.end(1) : match.end()])
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out)
 
 
 _ascii_card_run = _raw_search(_ASCII_CARD_RE)
@@ -4870,7 +4892,9 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
         masked = _hide_cards_in(view, hide, label) if view != text else view
         if masked != view:
             return masked
-    if len(text) >= 6 and _cvv_gate(text.encode("utf-8", "surrogatepass")):
+    if len(text) >= 6 and (
+        _cvv_gate(text.encode("utf-8", "surrogatepass")) or (not text.isascii() and _numerals.has_numeral(text))
+    ):
         text = _hide_verification_values(text, hide)
     if len(text) >= 6 and _documents.cvv_gate(text):
         # Round nine: the value before its label, words between, the next line, a CVV column.
