@@ -806,7 +806,7 @@ class _Walk:
         local = len(self.local)  # directories this command's options name apply to it alone
         found = len(self.operands)
         self._run(words, node, data, depth)  # a CommandError ends the whole walk: no finally needed
-        if (len(self.operands) == found or _git_grep_everywhere(words)) and _searches_tree(words):
+        if _searches_tree(words, len(self.operands) == found):
             # Round twelve (set K, implicit-cwd-search): `grep -r KEY`, `rg secret`, `git grep -e x`
             # with no file operand search the working directory: it is their operand.
             self._operand(".")
@@ -3909,8 +3909,12 @@ def _written_prefix(option: str) -> bool:
     )
 
 
-def _searches_tree(words: list[_Word]) -> bool:
-    """Whether an argv searches a tree with no file operand named: the cwd then (rg, grep -r, git grep)."""
+def _searches_tree(words: list[_Word], unnamed: bool) -> bool:
+    """Whether an argv searches a tree with no file operand named, so the cwd (rg, grep -r, git grep).
+
+    `unnamed`: the walk found no operand in it. A program whose options the table does not know
+    (`ag -u KEY`) names none either when one word at most is no option: its pattern.
+    """
     for index, word in enumerate(words):
         if not word.known:
             return False
@@ -3919,21 +3923,16 @@ def _searches_tree(words: list[_Word]) -> bool:
             continue  # `sudo rg KEY`: the program after the wrapper's words
         if word.value.startswith("-") or "=" in word.value:
             continue
-        rest = words[index + 1 :]
-        if name in table.TREE_SEARCHERS:
-            return True
-        if name in table.RECURSIVE_SEARCHERS:
-            return any(_recursive_option(other.value) for other in rest)
+        rest = [other.value for other in words[index + 1 :]]
         if name == "git":
-            subcommand = next((other.value for other in rest if not other.value.startswith("-")), "")
-            return subcommand == "grep"
+            # `git grep` with no `--`: every word may be a pattern or a revision, none a pathspec
+            return "grep" in rest and "--" not in rest
+        if name in table.TREE_SEARCHERS or (
+            name in table.RECURSIVE_SEARCHERS and any(_recursive_option(value) for value in rest)
+        ):
+            return unnamed or sum(not value.startswith("-") for value in rest) <= 1
         return False
     return False
-
-
-def _git_grep_everywhere(words: list[_Word]) -> bool:
-    """`git grep` with no `--`: its words may all be patterns and revisions, so the cwd is searched too."""
-    return bool(words) and words[0].value == "git" and all(word.value != "--" for word in words)
 
 
 def _recursive_option(value: str) -> bool:
