@@ -819,6 +819,8 @@ class _Walk:
             names, name = _program(words[0])
             self._line(name, words)
             self._writes(name, words[1:])
+            if name in table.NAME_LISTS and _names_listed(name, words[1:]):
+                self._operand(UNKNOWN_FILES)  # round twelve (set K, listed-names): the files it reads are not named
             invocation = table.INVOCATIONS.get(name)
             if invocation is not None:
                 self.invocations.update(dict.fromkeys(_invocations(name, invocation, words[1:])))
@@ -3932,6 +3934,40 @@ def _searches_tree(words: list[_Word], unnamed: bool) -> bool:
         ):
             return unnamed or sum(not value.startswith("-") for value in rest) <= 1
         return False
+    return False
+
+
+def _names_listed(name: str, words: list[_Word]) -> bool:
+    """Whether an argv takes the names of the files it reads from a list (table.NAME_LISTS), by getopt's grammar."""
+    letters, longs = table.NAME_LISTS[name]
+    for index, word in enumerate(words):
+        value = word.value
+        if value == "--":
+            return False
+        if value.startswith("--"):
+            option = value.partition("=")[0]
+            if any(len(option) >= shortest and full.startswith(option) for full, shortest in longs):
+                return _hands_names_on(name, words[index + (1 if "=" in value else 2) :])
+        elif value.startswith("-") or (index == 0 and name in ("tar", "gtar", "bsdtar") and value.isalnum()):
+            # a cluster of short options (`-czfT`, tar's old-style `czfT`); a letter after a value-taking
+            # one would be that option's value, which the table cannot tell: any listed letter counts
+            if any(letter in letters for letter in value.lstrip("-")) and not value.startswith("-e"):
+                return _hands_names_on(name, words[index + (2 if value[-1] in letters else 1) :])
+        elif name == "xargs":
+            return False  # xargs' command starts: its words are that program's
+    return False
+
+
+def _hands_names_on(name: str, rest: list[_Word]) -> bool:
+    """xargs hands its list to a program that may open them (any but echo/printf); the others read them."""
+    if name != "xargs":
+        return True
+    for index, word in enumerate(rest):
+        if word.value.startswith("-") or (
+            index and rest[index - 1].value in ("-n", "-L", "-P", "-s", "-d", "-I", "-E")
+        ):
+            continue
+        return _program_names(word.value)[1] not in table.TEXT_PROGRAMS if word.known else True
     return False
 
 

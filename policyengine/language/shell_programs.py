@@ -89,6 +89,7 @@ __all__ = [
     "LOADED_VARIABLES",
     "LONG_FLAGS",
     "METADATA_CLIENTS",
+    "NAME_LISTS",
     "OPTION_VARIABLES",
     "OWN_GLOBS",
     "PATCH_PROGRAMS",
@@ -2068,3 +2069,16 @@ WRITERS: dict[str, Writes] = {
 # and its kin only when recursive, else they read standard input): the cwd is their operand.
 TREE_SEARCHERS = frozenset({"rg", "ag", "ack", "ack-grep", "pt", "sift", "rgrep", "ugrep-indexer"})
 RECURSIVE_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "ugrep", "bsdgrep", "ggrep"})
+
+# Options that hand a program the names of the files it reads in a list (a file or stdin), not on
+# its line: short letters (read in a cluster by getopt: `tar czfT OUT LIST`, `-T LIST`, `-TLIST`)
+# and long options with the shortest prefix getopt_long takes for each (`--files` is tar's
+# `--files-from`). What it then reads is unknown: table.UNKNOWN_FILES. xargs only hands the names
+# on to a program that opens files (not to echo or printf).
+NAME_LISTS: dict[str, tuple[frozenset[str], tuple[tuple[str, int], ...]]] = {
+    **dict.fromkeys(("tar", "gtar", "bsdtar"), (_set("T"), (("--files-from", 7),))),
+    "zip": (_set("@"), (("--names-stdin", 7),)),
+    "xargs": (_set("a"), (("--arg-file", 5),)),
+    **dict.fromkeys(("du", "wc", "sort", "gdu", "gwc", "gsort"), (frozenset(), (("--files0-from", 8),))),
+    "rsync": (frozenset(), (("--files-from", 8),)),
+}
