@@ -1010,6 +1010,8 @@ class _Walk:
 
     def _writes(self, name: str, words: list[_Word]) -> None:
         """The words of one argv that name what it writes (Command.writes; table.WRITERS, WRITTEN_OPTIONS)."""
+        if name == "git":
+            self._git_writes(words)
         row = table.WRITERS.get(name)
         written: list[tuple[_Word, int]] = []  # (word, where its value starts)
         archives: list[tuple[_Word, int]] = []  # an archiver's own file: written unless it extracts or lists
@@ -1113,6 +1115,33 @@ class _Walk:
         for word, start in written:
             self.writing = True
             self._word_operand(word, start)
+            self.writing = False
+
+    def _git_writes(self, words: list[_Word]) -> None:
+        """What a git argv rewrites in the worktree with content it does not name (table.GIT_WORKTREE_WRITERS)."""
+        index = 0
+        while index < len(words) and words[index].value.startswith("-"):
+            index += 2 if words[index].value in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
+        if index >= len(words):
+            return
+        subcommand, rest = words[index].value, words[index + 1 :]
+        values = [word.value for word in rest]
+        if subcommand in table.GIT_WORKTREE_WRITERS and not any(
+            value in table.GIT_WORKTREE_WRITERS[subcommand] for value in values
+        ):
+            if subcommand != "reset" or any(value in ("--hard", "--merge", "--keep") for value in values):
+                written = [_literal(".")]  # `git apply P`, `git am`, `git reset --hard REV`: any file of the tree
+            else:
+                return
+        elif subcommand in ("checkout", "restore") and "--" in values:
+            written = rest[values.index("--") + 1 :]  # `git checkout REV -- .`: the pathspecs, from REV
+        elif subcommand == "restore":
+            written = [word for word in rest if not word.value.startswith("-")]
+        else:
+            return
+        for word in written:
+            self.writing = True
+            self._word_operand(word)
             self.writing = False
 
     def _credentials(self, name: str, words: list[_Word]) -> None:

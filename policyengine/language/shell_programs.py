@@ -83,6 +83,7 @@ __all__ = [
     "GIT_STDIN_CONTENT",
     "GIT_STDIN_NAMES",
     "GIT_TRUE",
+    "GIT_WORKTREE_WRITERS",
     "GRAMMARS",
     "INVOCATIONS",
     "JOINS_WORDS",
@@ -2081,4 +2082,13 @@ NAME_LISTS: dict[str, tuple[frozenset[str], tuple[tuple[str, int], ...]]] = {
     "xargs": (_set("a"), (("--arg-file", 5),)),
     **dict.fromkeys(("du", "wc", "sort", "gdu", "gwc", "gsort"), (frozenset(), (("--files0-from", 8),))),
     "rsync": (frozenset(), (("--files-from", 8),)),
+}
+
+# git subcommands that rewrite files of the worktree they do not name (a patch's, another
+# commit's), with the options that make them only check or stop: the worktree is written. `reset`
+# only with --hard, --merge or --keep.
+GIT_WORKTREE_WRITERS: dict[str, frozenset[str]] = {
+    "apply": _set("--check", "--stat", "--numstat", "--summary", "--cached"),
+    "am": _set("--abort", "--quit", "--show-current-patch", "--skip"),
+    "reset": _set("--soft", "--mixed"),
 }
