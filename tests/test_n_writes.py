@@ -1,0 +1,153 @@
+"""What a command writes (written(@)), name lists, implicit cwd searches and ~NAME homes (round twelve)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from policyengine.language import functions, paths
+from policyengine.language.shell import UNKNOWN_FILES, parse_command
+
+CWD = "/home/dev/project"
+
+
+def _view(command: str, what: str, cwd: str = CWD) -> list[str]:
+    """One role view of a Bash call."""
+    return functions._by_role({"name": "Bash", "cwd": cwd, "arguments": {"command": command}}, what)
+
+
+@pytest.mark.parametrize(
+    ("command", "written"),
+    [
+        ("cat a 2>/x/y", ["/x/y"]),
+        ("cat a 9>>/x/y", ["/x/y"]),
+        ("cat a &>/x/y", ["/x/y"]),
+        ("cat a 1>|/x/y", ["/x/y"]),
+        ("cat a 2>&1", []),
+        ("cp a b /x/dest", ["/x/dest"]),
+        ("cp -t /x/dir a b", ["/x/dir"]),
+        ("cp --target-directory=/x/dir a", ["/x/dir"]),
+        ("mv --target-dir /x/dir a", ["/x/dir"]),
+        ("install -m 755 shim /x/bin/git", ["/x/bin/git"]),
+        ("curl -o /x/out https://h.example/a", ["/x/out"]),
+        ("wget -qO/x/out https://h.example/a", ["/x/out"]),
+        ("gcc -shared -o /x/lib.so a.c", ["/x/lib.so"]),
+        ("openssl enc -in a -out /x/out", ["/x/out"]),
+        ("sort -o /x/out /y/in", ["/x/out"]),
+        ("dd if=/y/in of=/x/out", ["/x/out"]),
+        ("make install DESTDIR=/x/root", ["/x/root"]),
+        ("pip install --prefix=/x/p pkg", ["/x/p"]),
+        ("xxd -r -p in.hex /x/out", ["/x/out"]),
+        ("sed -i s/a/b/ /x/f", ["/home/dev/project/s/a/b", "/x/f"]),
+        ("tar -xzf a.tgz -C /x/dir", ["/x/dir"]),
+        ("tar xzf a.tgz", [CWD]),
+        ("tar tzf /y/a.tgz", []),
+        ("tar czf /x/a.tgz src", ["/x/a.tgz"]),
+        ("unzip a.zip -d /x/dir", ["/x/dir"]),
+        ("unzip -l a.zip", []),
+        ("7z x a.7z -o/x/dir", ["/x/dir"]),
+        ("cat /y/in", []),
+        ("grep -o pat /y/in", []),
+        ("cp /./x//y/../z a", ["/home/dev/project/a"]),
+        ("cp a /./x//y/../z", ["/x/z"]),
+        ("cd /x && cp a b", ["/home/dev/project/b", "/x/b"]),
+        ("cp a /x/{p,q}/b", ["/x/p/b", "/x/q/b"]),
+        ("git apply fix.patch", [CWD]),
+        ("git reset --hard origin/main", [CWD]),
+        ("git reset --soft HEAD~1", []),
+        ("git apply --check fix.patch", []),
+        ("git checkout origin/x -- .", [CWD]),
+    ],
+)
+def test_written_paths(command: str, written: list[str]) -> None:
+    assert sorted(_view(command, "written")) == sorted(written)
+
+
+@given(st.sampled_from(["cp a", "install -m 644 a", "ln -sf a", "mv a"]), st.sampled_from(["/./", "//", "/tmp/../"]))
+def test_a_destination_is_written_whatever_its_dot_spelling(program: str, spelling: str) -> None:
+    """Dot segments, doubled slashes and climbs are resolved before a written place is matched."""
+    assert _view(f"{program} {spelling}opt/homebrew/bin/git", "written") == ["/opt/homebrew/bin/git"]
+
+
+@given(st.text(alphabet="abcdefghij./-_ >&|;", max_size=40))
+def test_what_is_written_is_among_the_operands(command: str) -> None:
+    """Command.writes is a subset of Command.operands: a written place is always also a place named."""
+    try:
+        parsed = parse_command(command)
+    except ValueError:
+        return
+    assert set(parsed.writes) <= set(parsed.operands)
+
+
+@pytest.mark.parametrize(
+    ("command", "listed"),
+    [
+        ("tar czfT /tmp/b.tgz names.txt", True),
+        ("tar -czf /tmp/b.tgz -T names.txt", True),
+        ("tar -czf /tmp/b.tgz --files names.txt", True),
+        ("tar -czf /tmp/b.tgz --files-fr=names.txt", True),
+        ("zip -q --names-stdin /tmp/e.zip", True),
+        ("xargs -a names.txt cat", True),
+        ("xargs -anames.txt cat", True),
+        ("xargs --arg-file=names.txt tar -czf /tmp/b.tgz", True),
+        ("du --files0-fr=names0.txt -b", True),
+        ("xargs -a ids.txt -n1 echo", False),
+        ("tar cvf out.tar src", False),
+        ("tar -czf out.tgz --exclude-from=.tarignore src", False),
+        ("tar -czf out.tgz --file-mode=644 src", False),
+    ],
+)
+def test_name_lists_by_getopt_grammar(command: str, listed: bool) -> None:
+    assert (UNKNOWN_FILES in parse_command(command).operands) is listed
+
+
+@pytest.mark.parametrize(
+    ("command", "cwd_searched"),
+    [
+        ("grep -r KEY", True),
+        ("grep -rn --include=*.py KEY", True),
+        ("rg -i secret", True),
+        ("rg -t py secret", True),
+        ("ag -u password", True),
+        ("git grep --no-index -e token", True),
+        ("grep KEY", False),
+        ("rg secret src", False),
+        ("grep -r KEY lib", False),
+    ],
+)
+def test_a_tree_search_with_no_file_searches_the_cwd(command: str, cwd_searched: bool) -> None:
+    assert ("/home/ops" in _view(command, "paths", "/home/ops")) is cwd_searched
+
+
+@pytest.mark.parametrize(
+    ("path", "resolved"),
+    [
+        ("~sys/../usr/bin/sudo", "~sys/../usr/bin/sudo"),
+        ("~messagebus/../../etc/sudoers", "~messagebus/../../etc/sudoers"),
+        ("~+/..", "/home/dev"),
+        ("~+/src", "/home/dev/project/src"),
+        ("./~bin/README", "/home/dev/project/~bin/readme"),
+        ("~/x/../y", "~/y"),
+    ],
+)
+def test_tilde_homes(path: str, resolved: str) -> None:
+    assert paths.resolve_path(path, CWD) == resolved
+
+
+def test_a_climb_out_of_another_users_home_is_unknown() -> None:
+    assert paths.is_unknown(paths.resolve_path("~daemon/../sbin/init", CWD))
+    assert not paths.is_unknown(paths.resolve_path("./~daemon/sbin", CWD))
+
+
+def test_written_is_empty_without_a_command() -> None:
+    call: dict[str, Any] = {"name": "Write", "cwd": CWD, "arguments": {"file_path": "/x", "content": "y"}}
+    assert functions._by_role(call, "written") == []
+
+
+@pytest.mark.xfail(strict=True, reason="a relative path with no cwd is the project's by default; set K reads it from /")
+def test_a_relative_system_path_with_no_cwd_is_known_limit() -> None:
+    call: dict[str, Any] = {"name": "Bash", "arguments": {"command": "cp shim usr/local/bin/git"}}
+    assert "/usr/local/bin/git" in functions._by_role(call, "written")
