@@ -550,7 +550,7 @@ class _Walk:
         self.lines: dict[str, None] = {}
         self.invocations: dict[str, None] = {}
         self.writes: dict[str, None] = {}  # the operands the line may write (Command.writes)
-        self.writing = False  # _operand also records a write (set around a written word)
+        self.writing = 0  # _WRITTEN: _operand also records a write; _WRITE_ONLY: records only the write
         # (file, writing command, its source): read only when deferred() needs the text
         self.written: list[tuple[str, tree_sitter.Node, bytes]] = []
         # Variables surely set to literal text earlier on the top-level line, in source order
@@ -820,7 +820,9 @@ class _Walk:
             self._line(name, words)
             self._writes(name, words[1:])
             if name in table.NAME_LISTS and _names_listed(name, words[1:]):
-                self._operand(UNKNOWN_FILES)  # round twelve (set K, listed-names): the files it reads are not named
+                # Round twelve (set K, listed-names): the files it reads are not on its line; the line is
+                # spelled again with the long option the packs' name-list rules read (as _line does).
+                self.lines[f"{name} --files-from=-"] = None
             invocation = table.INVOCATIONS.get(name)
             if invocation is not None:
                 self.invocations.update(dict.fromkeys(_invocations(name, invocation, words[1:])))
@@ -1113,9 +1115,10 @@ class _Walk:
             elif not extracting and not reading:
                 written.extend(archives)
         for word, start in written:
-            self.writing = True
+            # Only recorded as written: the walk reads each word as an operand (or not) by its own grammar.
+            self.writing = _WRITE_ONLY
             self._word_operand(word, start)
-            self.writing = False
+            self.writing = 0
 
     def _git_writes(self, words: list[_Word]) -> None:
         """What a git argv rewrites in the worktree with content it does not name (table.GIT_WORKTREE_WRITERS)."""
@@ -1129,7 +1132,10 @@ class _Walk:
         if subcommand in table.GIT_WORKTREE_WRITERS and not any(
             value in table.GIT_WORKTREE_WRITERS[subcommand] for value in values
         ):
-            if subcommand != "reset" or any(value in ("--hard", "--merge", "--keep") for value in values):
+            if subcommand != "reset" or (
+                any(value in ("--hard", "--merge", "--keep") for value in values)
+                and any(not value.startswith("-") and value not in ("HEAD", "@") for value in values)
+            ):  # `git reset --hard` alone restores the repository's own HEAD
                 written = [_literal(".")]  # `git apply P`, `git am`, `git reset --hard REV`: any file of the tree
             else:
                 return
@@ -1140,9 +1146,9 @@ class _Walk:
         else:
             return
         for word in written:
-            self.writing = True
+            self.writing = _WRITE_ONLY
             self._word_operand(word)
-            self.writing = False
+            self.writing = 0
 
     def _credentials(self, name: str, words: list[_Word]) -> None:
         """Passwords given as options (`sshpass -p PASS`, `mysql -pPASS`): `password=PASS` words for the secret scan.
@@ -2891,9 +2897,9 @@ class _Walk:
             value = word.value
             if "&" in operator and operator not in ("&>", "&>>") and (value.isdigit() or value == "-"):
                 continue  # >&2, 2>&1, <&-: descriptors, not files
-            self.writing = ">" in operator  # `>`, `>>`, `>|`, `&>`, `3>`, `<>`: any descriptor's target is written
+            self.writing = _WRITTEN if ">" in operator else 0  # `>`, `>>`, `>|`, `&>`, `3>`, `<>`: any descriptor's
             self._word_operand(word)
-            self.writing = False
+            self.writing = 0
             if ">" in operator:
                 # A target the engine cannot place (`> /tmp/c.s? && sh /tmp/c.sh`) may be the script run.
                 self._written(node, value if word.known else _UNKNOWN_SCRIPT, data)
@@ -3050,12 +3056,14 @@ class _Walk:
         """Keep one operand (not empty, not find's {} placeholder), and where a `cd` may have put it."""
         if not value or value == "{}":
             return
-        self.operands[value] = None
+        if self.writing != _WRITE_ONLY:
+            self.operands[value] = None
         if self.writing:
             self.writes[value] = None
         if (self.dirs or self.local) and _relative(value):
             for directory in (*self.dirs, *self.local):
-                self.operands[_joined_path(directory, value)] = None
+                if self.writing != _WRITE_ONLY:
+                    self.operands[_joined_path(directory, value)] = None
                 if self.writing:
                     self.writes[_joined_path(directory, value)] = None
 
@@ -3905,6 +3913,10 @@ def _special_variable(name: str) -> bool:
 # Programs whose long options are matched whole (their parsers take no abbreviation, or the
 # engine reads them elsewhere: git's tables resolve git's own prefixes).
 _NO_ABBREVIATIONS = frozenset({"git"})
+_WRITTEN, _WRITE_ONLY = (
+    1,
+    2,
+)  # _Walk.writing: a redirection target is an operand and written; a table's write only written
 _TAR_ROW = table.WRITERS["tar"]
 
 
@@ -3996,7 +4008,12 @@ def _hands_names_on(name: str, rest: list[_Word]) -> bool:
             index and rest[index - 1].value in ("-n", "-L", "-P", "-s", "-d", "-I", "-E")
         ):
             continue
-        return _program_names(word.value)[1] not in table.TEXT_PROGRAMS if word.known else True
+        if not word.known:
+            return True
+        program = _program_names(word.value)[1]  # a program known to open its operands (cat, tar, cp, base64...)
+        return program not in table.TEXT_PROGRAMS and (
+            program in table.PLAIN_PROGRAMS or program in table.GRAMMARS or program in table.WRITERS
+        )
     return False
 
 
