@@ -320,6 +320,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         return _by_role(document, "paths_outside_cwd")
 
     @_signature({"types": []})
+    def _func_written(self, document: Any) -> list[str]:
+        """The paths the call's commands may write (redirections, destinations, outputs), resolved as paths() are."""
+        return _by_role(document, "written")
+
+    @_signature({"types": []})
     def _func_urls(self, document: Any) -> list[str]:
         """Every URL in a call, by role."""
         return _by_role(document, "urls")
@@ -826,6 +831,19 @@ def _own_bases(call: _Call) -> list[str]:
     return bases
 
 
+def _written(call: _Call) -> list[str]:
+    """The places the call's commands may write, resolved against the cwd and the tool's own folders."""
+    if not (call.found.values[roles.Role.COMMAND] or call.found.argv):
+        return []  # fast path: no command, nothing written by one
+    found: dict[str, None] = {}
+    bases = _own_bases(call)
+    for command in call.parsed:
+        for value in command.writes:
+            for cwd in (call.cwd, *bases):
+                found.update(dict.fromkeys(_resolve(value, cwd)))
+    return list(found)
+
+
 def _paths_outside_cwd(call: _Call) -> list[str]:
     """The call's paths that are not surely within its cwd (with no cwd: the rooted and unknown ones)."""
     if call.cwd is None:
@@ -911,6 +929,7 @@ _ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "secrets": _secrets,
     "paths": _paths,
     "paths_outside_cwd": _paths_outside_cwd,
+    "written": _written,
     "urls": _urls,
     "emails": _strings_of(_EMAIL_ROLE),
     "amounts": lambda call: call.found.values[_AMOUNT_ROLE],

@@ -451,7 +451,7 @@ def _parse_lexically(path: str, classify: bool = True) -> tuple[Root, tuple[str,
     parts = _components(root, rest)
     if classify and root == "/" and parts[:1] == ("??",):
         return UNKNOWN, ("//?", *parts[1:])  # "\\??:\\x" cleans to "/??/x": the NT object namespace again
-    if classify and _unplaceable(root, parts):
+    if classify and _unplaceable(root, parts, rest[:1] == "~"):
         return UNKNOWN, (root[:-1], *parts) if root else parts
     return root, parts
 
@@ -477,11 +477,12 @@ def _unknown_name(part: str, first: bool, short_names: bool) -> bool:
     )
 
 
-def _unplaceable(root: Root, parts: tuple[str, ...]) -> bool:
+def _unplaceable(root: Root, parts: tuple[str, ...], tilde: bool = True) -> bool:
     """Whether a resolved path names no place the engine can know (see docs/functions.md)."""
-    # A resolved rooted path holds no "..", and "~" only counts first in a relative one.
+    # A resolved rooted path holds no "..", and "~" only counts first in a relative one, as
+    # written first: "./~bin" is a folder named "~bin" (bash expands no tilde after "./").
     drive = len(root) == 3
-    return any(_unknown_name(part, i == 0 and not root, drive) for i, part in enumerate(parts))
+    return any(_unknown_name(part, i == 0 and not root and tilde, drive) for i, part in enumerate(parts))
 
 
 def _unknown_parts(text: str) -> tuple[str, ...]:
@@ -501,13 +502,19 @@ def _unknown_parts(text: str) -> tuple[str, ...]:
 def _components(root: Root, rest: str) -> tuple[str, ...]:
     """Clean and lexically resolve the components after the root (the general case)."""
     parts: list[str] = []
-    for raw in rest.split("/"):
+    # Round twelve (set K, cc-tilde-system-users): a leading "~NAME" is a home the engine cannot
+    # place (~root, ~sys, ~www-data), so a climb out of it ("~sys/../usr/bin") goes nowhere known and
+    # keeps it; "~+" is bash's $PWD, the directory itself ("~+/.." climbs out of the cwd).
+    home = not root and rest[:1] == "~"
+    for index, raw in enumerate(rest.split("/")):
         # Empty components are repeated slashes and "." is the current directory: both vanish.
         part = _clean_component(raw)
-        if part in ("", "."):
+        if part in ("", ".") or (home and index == 0 and part == "~+"):
             continue
         if part == "..":
-            if parts and parts[-1] != "..":
+            if home and len(parts) == 1 and parts[0] == _clean_component(rest.split("/", 1)[0]):
+                parts.append("..")  # out of an unknown home: unknown still
+            elif parts and parts[-1] != "..":
                 parts.pop()
             elif not root:
                 # A relative path may climb above its start; keep the ".." so escapes stay visible.

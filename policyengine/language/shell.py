@@ -339,6 +339,10 @@ class Command:
     # Each invocation of a program with subcommands (table.INVOCATIONS): `git daemon`, `npm init
     # vite`, `python -m http.server`, `gpg --send-keys`, `cmake -E rm`; `?` for a word not literal.
     invocations: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    # The operands the line may write (a subset of operands): redirection targets of any
+    # descriptor, a copy's destination, output options' values, in-place editors' files, the
+    # folder an extractor fills (table.WRITERS), spelled as operands are.
+    writes: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
 
 class CommandError(ValueError):
@@ -498,6 +502,7 @@ def _parse(text: str) -> Command:
         tuple(walk.words),
         tuple(walk.lines),
         tuple(walk.invocations),
+        tuple(walk.writes),
     )
 
 
@@ -531,6 +536,8 @@ class _Walk:
         "urls",
         "variables",
         "words",
+        "writes",
+        "writing",
         "written",
     )
 
@@ -542,6 +549,8 @@ class _Walk:
         self.words: dict[str, None] = {}
         self.lines: dict[str, None] = {}
         self.invocations: dict[str, None] = {}
+        self.writes: dict[str, None] = {}  # the operands the line may write (Command.writes)
+        self.writing = 0  # _WRITTEN: _operand also records a write; _WRITE_ONLY: records only the write
         # (file, writing command, its source): read only when deferred() needs the text
         self.written: list[tuple[str, tree_sitter.Node, bytes]] = []
         # Variables surely set to literal text earlier on the top-level line, in source order
@@ -795,7 +804,12 @@ class _Walk:
     def _argv(self, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """Run an argument vector: the program, then whatever it runs in turn."""
         local = len(self.local)  # directories this command's options name apply to it alone
+        found = len(self.operands)
         self._run(words, node, data, depth)  # a CommandError ends the whole walk: no finally needed
+        if _searches_tree(words, len(self.operands) == found):
+            # Round twelve (set K, implicit-cwd-search): `grep -r KEY`, `rg secret`, `git grep -e x`
+            # with no file operand search the working directory: it is their operand.
+            self._operand(".")
         if len(self.local) > local:
             del self.local[local:]
 
@@ -804,6 +818,11 @@ class _Walk:
         while words:
             names, name = _program(words[0])
             self._line(name, words)
+            self._writes(name, words[1:])
+            if name in table.NAME_LISTS and _names_listed(name, words[1:]):
+                # Round twelve (set K, listed-names): the files it reads are not on its line; the line is
+                # spelled again with the long option the packs' name-list rules read (as _line does).
+                self.lines[f"{name} --files-from=-"] = None
             invocation = table.INVOCATIONS.get(name)
             if invocation is not None:
                 self.invocations.update(dict.fromkeys(_invocations(name, invocation, words[1:])))
@@ -990,6 +1009,146 @@ class _Walk:
                     expanded = True
         if expanded:
             self.lines[" ".join(values)] = None
+
+    def _writes(self, name: str, words: list[_Word]) -> None:
+        """The words of one argv that name what it writes (Command.writes; table.WRITERS, WRITTEN_OPTIONS)."""
+        if name == "git":
+            self._git_writes(words)
+        row = table.WRITERS.get(name)
+        written: list[tuple[_Word, int]] = []  # (word, where its value starts)
+        archives: list[tuple[_Word, int]] = []  # an archiver's own file: written unless it extracts or lists
+        into: list[tuple[_Word, int]] = []  # the folder an extractor fills
+        operands: list[_Word] = []
+        extracting = row is not None and "*" in row.extracts
+        reading = in_place = options_done = False
+        index, count = 0, len(words)
+        while index < count:
+            word = words[index]
+            value = word.value
+            index += 1
+            if options_done or not value.startswith("-") or value == "-":
+                if row is not None and not options_done and not operands:
+                    if value in row.extracts:
+                        extracting = True  # `7z x`, `cpio i`
+                    if row is _TAR_ROW and index == 1 and value.isalpha():
+                        # tar's old style (`tar xzf A -C D`): a cluster whose value letters take the next words
+                        for letter in value:
+                            extracting = extracting or letter in row.extracts
+                            reading = reading or letter in row.reads
+                            if index < count and (
+                                letter in row.values or letter in row.options or letter in row.extract_dirs
+                            ):
+                                if letter in row.options:
+                                    archives.append((words[index], 0))
+                                elif letter in row.extract_dirs:
+                                    into.append((words[index], 0))
+                                index += 1
+                        continue
+                key, equals, _ = value.partition("=")
+                if equals and key.casefold() in table.WRITTEN_KEYS:
+                    written.append((word, len(key) + 1))  # `dd of=FILE`, `make DESTDIR=/x`
+                operands.append(word)
+                continue
+            if value == "--":
+                options_done = True
+                continue
+            option, equals, _ = value.partition("=")
+            if value.startswith("--") or option in table.WRITTEN_OPTIONS:
+                if row is not None:
+                    extracting = extracting or option in row.extracts
+                    reading = reading or option in row.reads
+                    in_place = in_place or option in row.in_place
+                kind = None
+                if row is not None and option in row.extract_dirs:
+                    kind = into
+                elif row is not None and option in row.options:
+                    kind = archives if row.extracts else written
+                elif option in table.WRITTEN_OPTIONS or _written_prefix(option):
+                    kind = written
+                elif row is not None and option in row.values and not equals:
+                    index += 1  # its value is no operand
+                if kind is not None:
+                    if equals:
+                        kind.append((word, len(option) + 1))
+                    elif index < count:
+                        kind.append((words[index], 0))
+                        index += 1
+                continue
+            if row is None:
+                continue
+            position = 1
+            while position < len(value):
+                letter = value[position]
+                position += 1
+                extracting = extracting or letter in row.extracts
+                reading = reading or letter in row.reads
+                if letter in row.in_place:
+                    in_place = True
+                    break  # `sed -i.bak`, `perl -pi.orig`: the rest is a suffix
+                if letter in row.options or letter in row.extract_dirs or letter in row.values:
+                    kind = (
+                        into
+                        if letter in row.extract_dirs
+                        else None
+                        if letter in row.values
+                        else archives
+                        if row.extracts
+                        else written
+                    )
+                    if position < len(value):
+                        if kind is not None:
+                            kind.append((word, position))  # `-oFILE`, `7z x -o/opt/x`
+                    elif index < count:
+                        if kind is not None:
+                            kind.append((words[index], 0))
+                        index += 1
+                    break
+        if row is not None:
+            if in_place or row.operands == "all":
+                written.extend((word, 0) for word in operands)
+            elif row.operands == "last" and len(operands) > 1 and not written:
+                written.append((operands[-1], 0))  # `cp A B`, `install -m 755 A /x` (not `cp -t DIR A`)
+            elif row.operands == "second" and len(operands) > 1:
+                written.append((operands[1], 0))
+            if extracting and not reading:
+                written.extend(into or [(_literal("."), 0)])  # unnamed files into the folder (the cwd)
+            elif not extracting and not reading:
+                written.extend(archives)
+        for word, start in written:
+            # Only recorded as written: the walk reads each word as an operand (or not) by its own grammar.
+            self.writing = _WRITE_ONLY
+            self._word_operand(word, start)
+            self.writing = 0
+
+    def _git_writes(self, words: list[_Word]) -> None:
+        """What a git argv rewrites in the worktree with content it does not name (table.GIT_WORKTREE_WRITERS)."""
+        index = 0
+        while index < len(words) and words[index].value.startswith("-"):
+            index += 2 if words[index].value in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
+        if index >= len(words):
+            return
+        subcommand, rest = words[index].value, words[index + 1 :]
+        values = [word.value for word in rest]
+        if subcommand in table.GIT_WORKTREE_WRITERS and not any(
+            value in table.GIT_WORKTREE_WRITERS[subcommand] for value in values
+        ):
+            if subcommand != "reset" or (
+                any(value in ("--hard", "--merge", "--keep") for value in values)
+                and any(not value.startswith("-") and value not in ("HEAD", "@") for value in values)
+            ):  # `git reset --hard` alone restores the repository's own HEAD
+                written = [_literal(".")]  # `git apply P`, `git am`, `git reset --hard REV`: any file of the tree
+            else:
+                return
+        elif subcommand in ("checkout", "restore") and "--" in values:
+            written = rest[values.index("--") + 1 :]  # `git checkout REV -- .`: the pathspecs, from REV
+        elif subcommand == "restore":
+            written = [word for word in rest if not word.value.startswith("-")]
+        else:
+            return
+        for word in written:
+            self.writing = _WRITE_ONLY
+            self._word_operand(word)
+            self.writing = 0
 
     def _credentials(self, name: str, words: list[_Word]) -> None:
         """Passwords given as options (`sshpass -p PASS`, `mysql -pPASS`): `password=PASS` words for the secret scan.
@@ -2738,7 +2897,9 @@ class _Walk:
             value = word.value
             if "&" in operator and operator not in ("&>", "&>>") and (value.isdigit() or value == "-"):
                 continue  # >&2, 2>&1, <&-: descriptors, not files
+            self.writing = _WRITTEN if ">" in operator else 0  # `>`, `>>`, `>|`, `&>`, `3>`, `<>`: any descriptor's
             self._word_operand(word)
+            self.writing = 0
             if ">" in operator:
                 # A target the engine cannot place (`> /tmp/c.s? && sh /tmp/c.sh`) may be the script run.
                 self._written(node, value if word.known else _UNKNOWN_SCRIPT, data)
@@ -2895,10 +3056,16 @@ class _Walk:
         """Keep one operand (not empty, not find's {} placeholder), and where a `cd` may have put it."""
         if not value or value == "{}":
             return
-        self.operands[value] = None
+        if self.writing != _WRITE_ONLY:
+            self.operands[value] = None
+        if self.writing:
+            self.writes[value] = None
         if (self.dirs or self.local) and _relative(value):
             for directory in (*self.dirs, *self.local):
-                self.operands[_joined_path(directory, value)] = None
+                if self.writing != _WRITE_ONLY:
+                    self.operands[_joined_path(directory, value)] = None
+                if self.writing:
+                    self.writes[_joined_path(directory, value)] = None
 
     def _url(self, value: str) -> None:
         """Keep one URL."""
@@ -3746,6 +3913,11 @@ def _special_variable(name: str) -> bool:
 # Programs whose long options are matched whole (their parsers take no abbreviation, or the
 # engine reads them elsewhere: git's tables resolve git's own prefixes).
 _NO_ABBREVIATIONS = frozenset({"git"})
+_WRITTEN, _WRITE_ONLY = (
+    1,
+    2,
+)  # _Walk.writing: a redirection target is an operand and written; a table's write only written
+_TAR_ROW = table.WRITERS["tar"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -3769,6 +3941,87 @@ def _abbreviation(grammar: table.Grammar, option: str) -> str:
         return option
     found = [known for known in _long_options(grammar) if known.startswith(option)]
     return found[0] if len(found) == 1 else option
+
+
+def _written_prefix(option: str) -> bool:
+    """Whether a long option is getopt_long's prefix of one that names an output (`--target-dir`, `--outp`)."""
+    return (
+        len(option) >= 6
+        and option.startswith("--")
+        and any(known.startswith(option) for known in table.WRITTEN_OPTIONS if known.startswith("--"))
+    )
+
+
+def _searches_tree(words: list[_Word], unnamed: bool) -> bool:
+    """Whether an argv searches a tree with no file operand named, so the cwd (rg, grep -r, git grep).
+
+    `unnamed`: the walk found no operand in it. A program whose options the table does not know
+    (`ag -u KEY`) names none either when one word at most is no option: its pattern.
+    """
+    for index, word in enumerate(words):
+        if not word.known:
+            return False
+        name = _program_names(word.value)[1]
+        if name in table.WRAPPERS and name not in ("xargs", "find"):
+            continue  # `sudo rg KEY`: the program after the wrapper's words
+        if word.value.startswith("-") or "=" in word.value:
+            continue
+        rest = [other.value for other in words[index + 1 :]]
+        if name == "git":
+            # `git grep` with no `--`: every word may be a pattern or a revision, none a pathspec
+            return "grep" in rest and "--" not in rest
+        if name in table.TREE_SEARCHERS or (
+            name in table.RECURSIVE_SEARCHERS and any(_recursive_option(value) for value in rest)
+        ):
+            return unnamed or sum(not value.startswith("-") for value in rest) <= 1
+        return False
+    return False
+
+
+def _names_listed(name: str, words: list[_Word]) -> bool:
+    """Whether an argv takes the names of the files it reads from a list (table.NAME_LISTS), by getopt's grammar."""
+    letters, longs = table.NAME_LISTS[name]
+    for index, word in enumerate(words):
+        value = word.value
+        if value == "--":
+            return False
+        if value.startswith("--"):
+            option = value.partition("=")[0]
+            if any(len(option) >= shortest and full.startswith(option) for full, shortest in longs):
+                return _hands_names_on(name, words[index + (1 if "=" in value else 2) :])
+        elif value.startswith("-") or (index == 0 and name in ("tar", "gtar", "bsdtar") and value.isalnum()):
+            # a cluster of short options (`-czfT`, tar's old-style `czfT`); a letter after a value-taking
+            # one would be that option's value, which the table cannot tell: any listed letter counts
+            if any(letter in letters for letter in value.lstrip("-")) and not value.startswith("-e"):
+                return _hands_names_on(name, words[index + (2 if value[-1] in letters else 1) :])
+        elif name == "xargs":
+            return False  # xargs' command starts: its words are that program's
+    return False
+
+
+def _hands_names_on(name: str, rest: list[_Word]) -> bool:
+    """xargs hands its list to a program that may open them (any but echo/printf); the others read them."""
+    if name != "xargs":
+        return True
+    for index, word in enumerate(rest):
+        if word.value.startswith("-") or (
+            index and rest[index - 1].value in ("-n", "-L", "-P", "-s", "-d", "-I", "-E")
+        ):
+            continue
+        if not word.known:
+            return True
+        program = _program_names(word.value)[1]  # a program known to open its operands (cat, tar, cp, base64...)
+        return program not in table.TEXT_PROGRAMS and (
+            program in table.PLAIN_PROGRAMS or program in table.GRAMMARS or program in table.WRITERS
+        )
+    return False
+
+
+def _recursive_option(value: str) -> bool:
+    """grep's -r, -R, --recursive, --dereference-recursive, -d recurse / --directories=recurse."""
+    if value.startswith("--"):
+        return value in ("--recursive", "--dereference-recursive", "--directories=recurse", "--rec", "--recur")
+    return value.startswith("-") and not value.startswith("-e") and ("r" in value[1:] or "R" in value[1:])
 
 
 def _takes_value(grammar: table.Grammar, option: str) -> bool:

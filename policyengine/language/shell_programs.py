@@ -83,12 +83,14 @@ __all__ = [
     "GIT_STDIN_CONTENT",
     "GIT_STDIN_NAMES",
     "GIT_TRUE",
+    "GIT_WORKTREE_WRITERS",
     "GRAMMARS",
     "INVOCATIONS",
     "JOINS_WORDS",
     "LOADED_VARIABLES",
     "LONG_FLAGS",
     "METADATA_CLIENTS",
+    "NAME_LISTS",
     "OPTION_VARIABLES",
     "OWN_GLOBS",
     "PATCH_PROGRAMS",
@@ -104,6 +106,7 @@ __all__ = [
     "PYTHON_CODE_MODULES",
     "PYTHON_STDIN_MODULES",
     "READER_VERBS",
+    "RECURSIVE_SEARCHERS",
     "REPL_CODE_OPTIONS",
     "REPL_WORDS",
     "RUNNER_OPTION",
@@ -126,9 +129,14 @@ __all__ = [
     "SUBCOMMAND_LEVELS",
     "SUBCOMMAND_WRAPPERS",
     "TEXT_PROGRAMS",
+    "TREE_SEARCHERS",
     "UNKNOWN_VARIABLES",
     "WRAPPERS",
+    "WRITERS",
+    "WRITTEN_KEYS",
+    "WRITTEN_OPTIONS",
     "Invocation",
+    "Writes",
 ]
 
 
@@ -1976,3 +1984,111 @@ READER_VERBS: dict[str, str] = {
     "\\w": "all", "\\write": "all", "\\copy": "all", "\\g": "all", "\\lo_import": "first",
     "\\lo_export": "second", "\\cd": "all", "system": "shell", "\\.": "all", "tee": "all", "\\t": "all",
 }  # fmt: skip
+
+
+# -- what a command writes (Command.writes, `written(@)`) ------------------------------------------
+#
+# Where a program writes, for the paths a command line may write: a copy's destination, an
+# output option's value, an in-place editor's files, an extractor's folder. Any option or
+# operand not described is read, not written; a redirection's target (any descriptor) is
+# written whatever the program.
+
+
+@dataclass(frozen=True, slots=True)
+class Writes:
+    """Where one program writes: which operands, which options' values (see WRITERS)."""
+
+    operands: str = ""  # "all", "last" (a copy's destination), "second" (`xxd IN OUT`), "" none
+    options: frozenset[str] = frozenset()  # options whose value is written (`-o FILE`, `-t DIR`)
+    values: frozenset[str] = frozenset()  # short options with a value that is not written (`-m MODE`)
+    in_place: frozenset[str] = frozenset()  # short options that make every operand written (`sed -i`)
+    extracts: frozenset[str] = frozenset()  # words that make it write unnamed files into the cwd (`x`)
+    extract_dirs: frozenset[str] = frozenset()  # options naming the folder it extracts into instead
+    reads: frozenset[str] = frozenset()  # words that make it only read or list (`tar t`, `unzip -l`)
+
+
+# Long options that name an output whatever the program (`--output=FILE`, `--prefix DIR`,
+# `--target-directory DIR`, openssl's `-out FILE`): written. getopt_long's prefixes of these
+# (`--target-dir`, `--outp`) are read as them (a prefix of four letters or more after `--`).
+WRITTEN_OPTIONS = frozenset(
+    {
+        "--output", "--output-file", "--output-dir", "--output-directory", "--output-document", "--outfile",
+        "--out", "--out-file", "--out-dir", "--outdir", "--target", "--target-dir", "--target-directory",
+        "--prefix", "--install-prefix", "--root", "--destination", "--dest", "--destdir", "--dest-dir",
+        "--install-dir", "--bindir", "--directory-prefix", "--append-output", "--log-file", "--cookie-jar",
+        "--dump-header", "--save", "--save-to", "--export", "--in-place",
+        "-out", "-keyout", "-output", "-outdir",
+    }
+)  # fmt: skip
+# KEY=VALUE operands whose value is written (`dd of=FILE`, `make DESTDIR=/x install`).
+WRITTEN_KEYS = frozenset({"of", "destdir", "prefix", "bindir", "libdir", "sysconfdir", "exec_prefix"})
+
+_COPY = Writes(operands="last", options=_set("t", "--target-directory"), values=_set("S", "m", "o", "g"))
+_ALL = Writes(operands="all")
+_OUTPUT = Writes(options=_set("o"))
+_SED = Writes(in_place=_set("i", "I", "--in-place"), values=_set("e", "f", "l", "--expression", "--file"))
+_TAR = Writes(
+    options=_set("f", "--file"),
+    values=_set("T", "X", "b", "K", "N", "g", "V", "H", "L", "--files-from", "--exclude-from"),
+    extracts=_set("x", "--extract", "--get"),
+    extract_dirs=_set("C", "--directory"),
+    reads=_set("t", "--list", "d", "--diff", "--compare"),
+)
+_UNZIP = Writes(
+    values=_set("x", "P"), extracts=_set("*"), extract_dirs=_set("d"), reads=_set("l", "p", "t", "v", "Z", "z")
+)
+
+WRITERS: dict[str, Writes] = {
+    **dict.fromkeys(("cp", "gcp", "mv", "ln", "link", "install", "ginstall", "ditto", "rsync", "scp"), _COPY),
+    **dict.fromkeys(("tee", "touch", "truncate", "fallocate", "mkswap", "mkdir", "mkfifo", "mknod"), _ALL),
+    **dict.fromkeys(("shred", "sponge", "chmod", "chown", "chgrp", "chflags", "setfacl", "chattr"), _ALL),
+    **dict.fromkeys(("gcc", "cc", "clang", "g++", "c++", "clang++", "ld", "ld.lld", "rustc", "go", "swiftc"), _OUTPUT),
+    **dict.fromkeys(("sort", "strip", "objcopy", "zstd", "base64", "uudecode", "iconv", "patch", "pandoc"), _OUTPUT),
+    "curl": Writes(options=_set("o", "D", "c")),
+    "wget": Writes(options=_set("O", "P", "o", "a")),
+    "gpg": Writes(options=_set("o")),
+    "xxd": Writes(operands="second", values=_set("c", "g", "l", "o", "s", "n")),
+    "dd": Writes(),
+    "sed": _SED,
+    "gsed": _SED,
+    "perl": Writes(in_place=_set("i"), values=_set("e", "E", "M", "m", "I", "x", "C", "l", "0", "F")),
+    "ruby": Writes(in_place=_set("i"), values=_set("e", "r", "I", "C", "E", "F", "K", "W", "x")),
+    "pip": Writes(options=_set("t")),
+    "pip3": Writes(options=_set("t")),
+    "javac": Writes(options=_set("d")),
+    "ffmpeg": Writes(operands="last", values=_set("i", "f", "c", "b", "r", "s", "t", "ss", "to")),
+    "tar": _TAR,
+    "gtar": _TAR,
+    "bsdtar": _TAR,
+    "unzip": _UNZIP,
+    "bsdunzip": _UNZIP,
+    **dict.fromkeys(("7z", "7za", "7zz", "7zr"), Writes(extracts=_set("x", "e"), extract_dirs=_set("o"))),
+    "cpio": Writes(extracts=_set("i", "--extract")),
+}
+
+# Programs that search a tree: with no file operand they search the working directory (grep
+# and its kin only when recursive, else they read standard input): the cwd is their operand.
+TREE_SEARCHERS = frozenset({"rg", "ag", "ack", "ack-grep", "pt", "sift", "rgrep", "ugrep-indexer"})
+RECURSIVE_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "ugrep", "bsdgrep", "ggrep"})
+
+# Options that hand a program the names of the files it reads in a list (a file or stdin), not on
+# its line: short letters (read in a cluster by getopt: `tar czfT OUT LIST`, `-T LIST`, `-TLIST`)
+# and long options with the shortest prefix getopt_long takes for each (`--files` is tar's
+# `--files-from`). What it then reads is unknown: table.UNKNOWN_FILES. xargs only hands the names
+# on to a program that opens files (not to echo or printf).
+NAME_LISTS: dict[str, tuple[frozenset[str], tuple[tuple[str, int], ...]]] = {
+    **dict.fromkeys(("tar", "gtar", "bsdtar"), (_set("T"), (("--files-from", 7),))),
+    "zip": (_set("@"), (("--names-stdin", 7),)),
+    "xargs": (_set("a"), (("--arg-file", 5),)),
+    **dict.fromkeys(("du", "wc", "sort", "gdu", "gwc", "gsort"), (frozenset(), (("--files0-from", 8),))),
+    "rsync": (frozenset(), (("--files-from", 8),)),
+}
+
+# git subcommands that rewrite files of the worktree they do not name (a patch's, another
+# commit's), with the options that make them only check or stop: the worktree is written. `reset`
+# only with --hard, --merge or --keep.
+GIT_WORKTREE_WRITERS: dict[str, frozenset[str]] = {
+    "apply": _set("--check", "--stat", "--numstat", "--summary", "--cached"),
+    "am": _set("--abort", "--quit", "--show-current-patch", "--skip"),
+    "reset": _set("--soft", "--mixed"),
+}

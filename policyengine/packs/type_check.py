@@ -381,6 +381,7 @@ _RETURNS: dict[str, JType] = {
             "keys",
             "paths",
             "paths_outside_cwd",
+            "written",
             "urls",
             "commands",
             "programs",
