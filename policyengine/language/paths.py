@@ -450,7 +450,7 @@ def _parse_lexically(path: str, classify: bool = True) -> tuple[Root, tuple[str,
         # Decoding left no ASCII whitespace but " " (controls are dropped), so strip() has nothing to do.
         parts = tuple(filter(None, rest.split("/")))
         if classify and parts and parts[-1][:3] in _DOS_DEVICE_HEADS:
-            return _dos_device(root, parts, bool(root) or "\\" in path) or (root, parts)
+            return _dos_device(root, parts, len(root) == 3 or "\\" in path) or (root, parts)
         return root, parts
     parts = _components(root, rest)
     if classify and parts and parts[-1][:3] in _DOS_DEVICE_HEADS:

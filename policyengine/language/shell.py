@@ -1571,6 +1571,14 @@ class _Walk:
             self._code(
                 [_Word(word.value[start + 5 :], word.known, word.single, _after(word.parts, start + 5))], depth, name
             )
+        elif (
+            option in _DEFINE_OPTIONS
+            and (define := _DEFINE.match(word.value, start)) is not None
+            and _DEFINE_PLACE.match(word.value, define.end())
+        ):
+            # Round thirteen (set K, glued-define-paths): a define's value names the place a build installs
+            # to or reads (`cmake -DCMAKE_INSTALL_PREFIX=/usr`, `-DX:PATH=/etc/app`): an operand, as make's X=/x is.
+            self._word_operand(word, define.end())
         return False
 
     def _file_glob(self, word: _Word, start: int) -> None:
@@ -3769,6 +3777,12 @@ def _abbreviation(grammar: table.Grammar, option: str) -> str:
         return option
     found = [known for known in _long_options(grammar) if known.startswith(option)]
     return found[0] if len(found) == 1 else option
+
+
+# A define option's NAME[:TYPE]= (cmake's `-DNAME:PATH=VALUE`, mvn's and meson's `-DNAME=VALUE`).
+_DEFINE_OPTIONS = frozenset({"D", "--define", "-D"})
+_DEFINE = re.compile(r"[A-Za-z_][\w.-]{0,127}(?::[A-Za-z]{1,16})?=")
+_DEFINE_PLACE = re.compile(r"[^\s]*[/\\~$%]|\.")  # a value that may be a place (`Release`, `ON` are words)
 
 
 def _takes_value(grammar: table.Grammar, option: str) -> bool:
