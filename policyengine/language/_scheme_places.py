@@ -19,8 +19,10 @@ from urllib.parse import unquote
 
 from policyengine.language.paths import _is_loopback
 
-__all__ = ["URL_LEAD", "url_places"]
+__all__ = ["UNKNOWN_ENTRY", "URL_LEAD", "url_places"]
 
+# A climbing archive entry's unknown landing place (an expansion, as the shell's `$_files` is: unknown).
+UNKNOWN_ENTRY = "$_entry"
 _MAX_TEXT = 4096  # a URL longer than this is read by its first characters: a place is named at its start
 _MAX_DEPTH = 4  # wrappers inside wrappers (view-source:jar:file:...), bounded
 _MAX_INNER = 8  # URLs inside one URL's query, bounded
@@ -231,6 +233,11 @@ def _read(text: str, found: list[str], depth: int) -> None:
             _read(archive, found, depth + 1)
             # The entry read below the archive, as a folder: an entry that climbs (`!/../../x`) leaves it.
             _read(archive.rstrip("/") + "/" + entry.lstrip("/"), found, depth + 1)
+            names = [name for name in re.split(r"[/\\]+", _path_part(entry)) if name]
+            if ".." in names:
+                # Where a climbing entry lands is the extracting tool's business (zip-slip): a place the
+                # engine cannot know, with the entry's own names after it.
+                found.append("/".join([UNKNOWN_ENTRY, *(name for name in names if name not in (".", ".."))]))
         else:
             _read(rest, found, depth + 1)
         return
