@@ -177,13 +177,21 @@ def test_reserved_names_open_the_device() -> None:
     """CONIN$, AUX, COM1 (in any folder), LPT1.txt on a drive are devices; NUL is /dev/null."""
     for path in ("CONIN$", "AUX", "C:\\work\\COM1", "C:\\temp\\LPT1.txt", "COM\u00b9", "COM1:", "D:\\x\\CONOUT$"):
         assert paths.is_unknown(path), path
-    assert paths.normalize_path("nul") == "/dev/null"
+    assert paths.normalize_path("NUL") == "/dev/null"
     assert paths.normalize_path("C:\\x\\NUL.txt") == "/dev/null"
 
 
 def test_names_that_only_look_reserved_are_files() -> None:
-    """com1-notes.md, console.log, aux_results.csv, COM10, and aux.c in a POSIX path are files."""
-    for path in ("docs/com1-notes.md", "reports/console.log", "data/aux_results.csv", "com10", "src/aux.c"):
+    """com1-notes.md, console.log, aux_results.csv, COM10, and aux.c, aux, /tmp/con as POSIX words are files."""
+    for path in (
+        "docs/com1-notes.md",
+        "reports/console.log",
+        "data/aux_results.csv",
+        "com10",
+        "src/aux.c",
+        "aux",
+        "/tmp/con",
+    ):
         assert not paths.is_unknown(path), path
         assert paths.normalize_path(path) == path.lower()
 
@@ -208,6 +216,12 @@ def test_other_names_are_files(name: str) -> None:
 
 
 # -- glued defines -------------------------------------------------------------------------------
+
+
+def test_a_bare_word_in_a_command_is_no_device() -> None:
+    """`ps aux` (also after a cd) and `> con` name files, not devices."""
+    for command in ("ps aux", "cd /tmp && ps aux", "echo hi > con"):
+        assert not any(paths.is_unknown(p) for p in _paths({"command": command}, "/w")), command
 
 
 def test_a_define_names_its_place() -> None:

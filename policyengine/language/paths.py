@@ -450,11 +450,11 @@ def _parse_lexically(path: str, classify: bool = True) -> tuple[Root, tuple[str,
         # Decoding left no ASCII whitespace but " " (controls are dropped), so strip() has nothing to do.
         parts = tuple(filter(None, rest.split("/")))
         if classify and parts and parts[-1][:3] in _DOS_DEVICE_HEADS:
-            return _dos_device(root, parts, len(root) == 3 or "\\" in path) or (root, parts)
+            return _dos_device(root, parts, path) or (root, parts)
         return root, parts
     parts = _components(root, rest)
     if classify and parts and parts[-1][:3] in _DOS_DEVICE_HEADS:
-        device = _dos_device(root, parts, len(root) == 3 or "\\" in path or "\uff3c" in path)
+        device = _dos_device(root, parts, path)
         if device is not None:
             return device
     if classify and root == "/" and parts[:1] == ("??",):
@@ -537,17 +537,24 @@ _DOS_DEVICE = re.compile(r"(?:con|prn|aux|nul|com[0-9]|lpt[0-9]|conin\$|conout\$
 _DOS_DEVICE_HEADS = frozenset({"con", "prn", "aux", "nul", "com", "lpt"})
 
 
-def _dos_device(root: Root, parts: tuple[str, ...], windows: bool) -> Reading | None:
+def _dos_device(root: Root, parts: tuple[str, ...], path: str) -> Reading | None:
     """The device a path's reserved last name opens (NUL is /dev/null), or None when it names a file.
 
-    A name with an extension (`aux.c`, `con.py`) is a device only in a Windows-shaped path (a drive, a
-    backslash): on POSIX such a file is ordinary, and a bare `aux` or `CONIN$` is read as Windows reads it.
+    In a Windows-shaped path (a drive, a backslash) every such name is a device, with any extension
+    (`C:\\x\\AUX.txt`). Elsewhere a name with an extension (`aux.c`) is an ordinary file, and so is a
+    word (`ps aux`, `/tmp/con`), unless it can only be a device (`CONIN$`, `COM1`) or is one bare name
+    written as Windows writes devices (`AUX`).
     """
     last = parts[-1]
     base, dot, _ext = last.partition(".")
     base = base.rstrip(" ")
-    if not _DOS_DEVICE.fullmatch(base) or (dot and not windows):
+    if not _DOS_DEVICE.fullmatch(base):
         return None
+    if not (len(root) == 3 or "\\" in path or "\uff3c" in path):
+        if dot:
+            return None
+        if base.isalpha() and (root or len(parts) > 1 or not path.strip()[:3].isupper()):
+            return None
     if base == "nul":
         return "/", ("dev", "null")
     return UNKNOWN, (f"//./{base}",)
