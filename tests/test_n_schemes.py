@@ -162,7 +162,7 @@ def test_a_file_below_a_device_keeps_its_names() -> None:
 
 
 @given(st.from_regex(r"[a-z][a-z0-9]{0,15}", fullmatch=True), st.sampled_from(["\\\\.\\", "\\\\?\\", "//./", "//?/"]))
-def test_any_device_itself_may_be_any_file(device: str, prefix: str) -> None:
+def test_any_device_itself_may_be_any_file(device: str, prefix: str) -> None:  # doubled separators too
     """Whatever the device's name, the device itself is of unknown place and may match any glob."""
     path = prefix + device
     assert paths.is_unknown(path)
@@ -174,15 +174,24 @@ def test_any_device_itself_may_be_any_file(device: str, prefix: str) -> None:
 
 
 def test_reserved_names_open_the_device() -> None:
-    """CONIN$, AUX, COM1 (in any folder), LPT1.txt on a drive are devices; NUL is /dev/null."""
-    for path in ("CONIN$", "AUX", "C:\\work\\COM1", "C:\\temp\\LPT1.txt", "COM\u00b9", "COM1:", "D:\\x\\CONOUT$"):
+    """CONIN$, COM1 (in any folder), .\\AUX, LPT1.txt on a drive are devices; NUL there is /dev/null."""
+    for path in (
+        "CONIN$",
+        ".\\AUX",
+        "%2e%5cAUX",
+        "C:\\work\\COM1",
+        "C:\\temp\\LPT1.txt",
+        "COM\u00b9",
+        "COM1:",
+        "D:\\x\\CONOUT$",
+    ):
         assert paths.is_unknown(path), path
-    assert paths.normalize_path("NUL") == "/dev/null"
+    assert paths.normalize_path(".\\NUL") == "/dev/null"
     assert paths.normalize_path("C:\\x\\NUL.txt") == "/dev/null"
 
 
 def test_names_that_only_look_reserved_are_files() -> None:
-    """com1-notes.md, console.log, aux_results.csv, COM10, and aux.c, aux, /tmp/con as POSIX words are files."""
+    """com1-notes.md, console.log, aux_results.csv, COM10, and aux.c, aux, /tmp/con in POSIX paths are files."""
     for path in (
         "docs/com1-notes.md",
         "reports/console.log",

@@ -206,7 +206,7 @@ def option_paths(value: str) -> list[str]:
         found.append("/" + dsn.group(1).lstrip("/"))
     if URL_LEAD.match(value):
         # Round thirteen: a custom scheme's or a wrapper's local place (`fs://localhost/x`, `workspace://.env`).
-        found.extend(url_places(value))
+        found.extend(place for place in url_places(value) if place not in found)
     volume = _VOLUME.match(value)
     if volume:
         found.append(volume.group(1))  # a volume spec `/etc:/host-etc` names its host side

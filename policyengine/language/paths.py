@@ -224,6 +224,10 @@ def _split_root(text: str) -> tuple[Root, str]:
     # An SMB URL ("smb://host/C$/x", "cifs://host/share/x") names what the UNC path "\\\\host\\share\\x" names.
     if text.startswith(_SMB_SCHEMES):
         text = "//" + text.partition(":")[2].lstrip("/")
+    # The device namespace with doubled separators ("///.//x" after "\\" -> "/") is still it (over-matching).
+    device = _DEVICE_PREFIX.match(text) if text.startswith("//") else None
+    if device:
+        text = f"//{device.group(1)}/{text[device.end() :]}"
     # The NT object namespace "\??\C:\x" is what "\\?\C:\x" names.
     if text.startswith("/??/"):
         text = "//?/" + text[4:]
@@ -418,6 +422,7 @@ def _parse_lexically(path: str, classify: bool = True) -> tuple[Root, tuple[str,
     if path.isascii() and "%" not in path and path.isprintable():
         # Plain ASCII (most paths): _decode is lower(), and the common roots need no _split_root.
         text = path.lower().strip()
+        backslash = "\\" in text
         if classify and text[:1] == "\\":
             text = _root_relative(text)
         text = text.replace("\\", "/")
@@ -430,6 +435,7 @@ def _parse_lexically(path: str, classify: bool = True) -> tuple[Root, tuple[str,
         ascii_rest = True
     else:
         text = _decode(path).strip()
+        backslash = "\\" in text  # decoded: `%5c` and a full-width backslash are Windows' separator too
         text = (_root_relative(text) if classify else text).replace("\\", "/")
         root, rest = _split_root(text)
         ascii_rest = rest.isascii()
@@ -450,11 +456,11 @@ def _parse_lexically(path: str, classify: bool = True) -> tuple[Root, tuple[str,
         # Decoding left no ASCII whitespace but " " (controls are dropped), so strip() has nothing to do.
         parts = tuple(filter(None, rest.split("/")))
         if classify and parts and parts[-1][:3] in _DOS_DEVICE_HEADS:
-            return _dos_device(root, parts, path) or (root, parts)
+            return _dos_device(root, parts, len(root) == 3 or backslash) or (root, parts)
         return root, parts
     parts = _components(root, rest)
     if classify and parts and parts[-1][:3] in _DOS_DEVICE_HEADS:
-        device = _dos_device(root, parts, path)
+        device = _dos_device(root, parts, len(root) == 3 or backslash)
         if device is not None:
             return device
     if classify and root == "/" and parts[:1] == ("??",):
@@ -509,6 +515,7 @@ def _unknown_parts(text: str) -> tuple[str, ...]:
     return (head, *_components("/", rest))
 
 
+_DEVICE_PREFIX = re.compile(r"/{2,}([.?])/+")
 # The object namespace's folders that lead to a device (`//?/GLOBALROOT/Device/HarddiskVolume1`).
 _DEVICE_FOLDERS = frozenset({"globalroot", "device", "??", "global"})
 
@@ -537,24 +544,20 @@ _DOS_DEVICE = re.compile(r"(?:con|prn|aux|nul|com[0-9]|lpt[0-9]|conin\$|conout\$
 _DOS_DEVICE_HEADS = frozenset({"con", "prn", "aux", "nul", "com", "lpt"})
 
 
-def _dos_device(root: Root, parts: tuple[str, ...], path: str) -> Reading | None:
+def _dos_device(root: Root, parts: tuple[str, ...], windows: bool) -> Reading | None:
     """The device a path's reserved last name opens (NUL is /dev/null), or None when it names a file.
 
-    In a Windows-shaped path (a drive, a backslash) every such name is a device, with any extension
-    (`C:\\x\\AUX.txt`). Elsewhere a name with an extension (`aux.c`) is an ordinary file, and so is a
-    word (`ps aux`, `/tmp/con`), unless it can only be a device (`CONIN$`, `COM1`) or is one bare name
-    written as Windows writes devices (`AUX`).
+    In a Windows-shaped path (`windows`: a drive, a backslash) every such name is a device, with any
+    extension (`C:\\x\\AUX.txt`, `.\\aux`). Elsewhere a name with an extension (`aux.c`) is an ordinary
+    file, and so is a word (`ps aux`, `/tmp/con`), unless it can only be a device (`CONIN$`, `COM1`).
     """
     last = parts[-1]
     base, dot, _ext = last.partition(".")
     base = base.rstrip(" ")
     if not _DOS_DEVICE.fullmatch(base):
         return None
-    if not (len(root) == 3 or "\\" in path or "\uff3c" in path):
-        if dot:
-            return None
-        if base.isalpha() and (root or len(parts) > 1 or not path.strip()[:3].isupper()):
-            return None
+    if not windows and (dot or base.isalpha()):
+        return None
     if base == "nul":
         return "/", ("dev", "null")
     return UNKNOWN, (f"//./{base}",)
