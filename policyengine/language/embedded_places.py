@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from policyengine.language._scheme_places import URL_LEAD, url_places
+
 __all__ = ["joined_names", "mentioned_tokens", "option_paths", "structured_text"]
 
 _TEXT_MAX = 65536  # as roles' JSON text: past this a string is left as a string
@@ -202,6 +204,9 @@ def option_paths(value: str) -> list[str]:
     dsn = _DSN_FILE.match(value)
     if dsn:
         found.append("/" + dsn.group(1).lstrip("/"))
+    if URL_LEAD.match(value):
+        # Round thirteen: a custom scheme's or a wrapper's local place (`fs://localhost/x`, `workspace://.env`).
+        found.extend(place for place in url_places(value) if place not in found)
     volume = _VOLUME.match(value)
     if volume:
         found.append(volume.group(1))  # a volume spec `/etc:/host-etc` names its host side
@@ -367,6 +372,8 @@ def mentioned_tokens(value: str, dotfiles: bool = True) -> list[str]:
         if _CANDIDATE.search(token) is None or (token == whole and "://" not in token):
             continue  # the whole value is read whole (`C:\\Users\\x.py` is no \\Users\\x.py); `cfg:http://h` is not
         pieces = _colon_parts(token) if ":" in token and not _SCHEME.match(token) else [token]
+        if ":" in token and URL_LEAD.match(token):
+            pieces += url_places(token)  # round thirteen: the local place behind a URL's scheme or wrapper
         for piece in pieces:
             bare = piece.rstrip(".!?")
             # the sentence's full stop (`from /etc/shadow.`) is read without, and with (a name may end in a dot)

@@ -224,6 +224,10 @@ def _split_root(text: str) -> tuple[Root, str]:
     # An SMB URL ("smb://host/C$/x", "cifs://host/share/x") names what the UNC path "\\\\host\\share\\x" names.
     if text.startswith(_SMB_SCHEMES):
         text = "//" + text.partition(":")[2].lstrip("/")
+    # The device namespace with doubled separators ("///.//x" after "\\" -> "/") is still it (over-matching).
+    device = _DEVICE_PREFIX.match(text) if text.startswith("//") else None
+    if device:
+        text = f"//{device.group(1)}/{text[device.end() :]}"
     # The NT object namespace "\??\C:\x" is what "\\?\C:\x" names.
     if text.startswith("/??/"):
         text = "//?/" + text[4:]
@@ -233,9 +237,10 @@ def _split_root(text: str) -> tuple[Root, str]:
         rest = text[4:]
         if rest.startswith("unc/"):
             text = "/" + rest[3:]
-        elif len(rest) >= 2 and rest[1] == ":" and "a" <= rest[0] <= "z" and rest[2:3] in ("", "/"):
+        elif len(rest) >= 3 and rest[1] == ":" and "a" <= rest[0] <= "z" and rest[2] == "/":
             text = rest
         else:
+            # "\\.\C:" with no separator after the drive is the raw volume, not its root folder (round thirteen).
             return UNKNOWN, text
     if text.startswith("//"):
         text = _unc(text)
@@ -417,6 +422,7 @@ def _parse_lexically(path: str, classify: bool = True) -> tuple[Root, tuple[str,
     if path.isascii() and "%" not in path and path.isprintable():
         # Plain ASCII (most paths): _decode is lower(), and the common roots need no _split_root.
         text = path.lower().strip()
+        backslash = "\\" in text
         if classify and text[:1] == "\\":
             text = _root_relative(text)
         text = text.replace("\\", "/")
@@ -429,6 +435,7 @@ def _parse_lexically(path: str, classify: bool = True) -> tuple[Root, tuple[str,
         ascii_rest = True
     else:
         text = _decode(path).strip()
+        backslash = "\\" in text  # decoded: `%5c` and a full-width backslash are Windows' separator too
         text = (_root_relative(text) if classify else text).replace("\\", "/")
         root, rest = _split_root(text)
         ascii_rest = rest.isascii()
@@ -447,8 +454,15 @@ def _parse_lexically(path: str, classify: bool = True) -> tuple[Root, tuple[str,
     ):
         # The common case: no component needs cleaning, none is "." or "..", none expands.
         # Decoding left no ASCII whitespace but " " (controls are dropped), so strip() has nothing to do.
-        return root, tuple(filter(None, rest.split("/")))
+        parts = tuple(filter(None, rest.split("/")))
+        if classify and parts and parts[-1][:3] in _DOS_DEVICE_HEADS:
+            return _dos_device(root, parts, len(root) == 3 or backslash) or (root, parts)
+        return root, parts
     parts = _components(root, rest)
+    if classify and parts and parts[-1][:3] in _DOS_DEVICE_HEADS:
+        device = _dos_device(root, parts, len(root) == 3 or backslash)
+        if device is not None:
+            return device
     if classify and root == "/" and parts[:1] == ("??",):
         return UNKNOWN, ("//?", *parts[1:])  # "\\??:\\x" cleans to "/??/x": the NT object namespace again
     if classify and _unplaceable(root, parts, rest[:1] == "~"):
@@ -492,11 +506,62 @@ def _unknown_parts(text: str) -> tuple[str, ...]:
         head, rest = "?:", text[3:]
     elif text.startswith(("//?/", "//./")):
         head, rest = text[:3], text[4:]
+        device = _device_itself(rest)
+        if device is not None:
+            return (f"{head}/{device}",)
     elif match:
         head, rest = text[: match.end()].rstrip("/"), text[match.end() :]
     else:
         return _components("/", text)
     return (head, *_components("/", rest))
+
+
+_DEVICE_PREFIX = re.compile(r"/{2,}([.?])/+")
+# The object namespace's folders that lead to a device (`//?/GLOBALROOT/Device/HarddiskVolume1`).
+_DEVICE_FOLDERS = frozenset({"globalroot", "device", "??", "global"})
+
+
+def _device_itself(rest: str) -> str | None:
+    """The device a device-namespace path names itself (a disk, a volume, a port), or None when it names a file on one.
+
+    Round thirteen (set K, device-namespace-paths): `//./PhysicalDrive0`, `//./C:`, `//./HarddiskVolume3`
+    and `//?/GLOBALROOT/Device/HarddiskVolumeShadowCopy1` (as `\\\\.\\` and `\\\\?\\` read after decoding)
+    open a whole disk or volume: a raw read holds every file on it, so the path is one unknown component
+    (any name below it may be read) and every glob may match it. A path below the device (`.../Windows/x`)
+    keeps its names.
+    """
+    names = [part for part in rest.split("/") if part not in ("", ".")]
+    start = 0
+    while start < len(names) - 1 and names[start] in _DEVICE_FOLDERS:
+        start += 1
+    if len(names) - start > 1:
+        return None
+    return "/".join(names)
+
+
+# Windows' reserved device names: the last name of a path (in any folder, with any extension, after
+# NFKC has made `COM¹` `com1`) opens the device, not a file (round thirteen, set K, dos-device-names).
+_DOS_DEVICE = re.compile(r"(?:con|prn|aux|nul|com[0-9]|lpt[0-9]|conin\$|conout\$)")
+_DOS_DEVICE_HEADS = frozenset({"con", "prn", "aux", "nul", "com", "lpt"})
+
+
+def _dos_device(root: Root, parts: tuple[str, ...], windows: bool) -> Reading | None:
+    """The device a path's reserved last name opens (NUL is /dev/null), or None when it names a file.
+
+    In a Windows-shaped path (`windows`: a drive, a backslash) every such name is a device, with any
+    extension (`C:\\x\\AUX.txt`, `.\\aux`). Elsewhere a name with an extension (`aux.c`) is an ordinary
+    file, and so is a word (`ps aux`, `/tmp/con`), unless it can only be a device (`CONIN$`, `COM1`).
+    """
+    last = parts[-1]
+    base, dot, _ext = last.partition(".")
+    base = base.rstrip(" ")
+    if not _DOS_DEVICE.fullmatch(base):
+        return None
+    if not windows and (dot or base.isalpha()):
+        return None
+    if base == "nul":
+        return "/", ("dev", "null")
+    return UNKNOWN, (f"//./{base}",)
 
 
 def _components(root: Root, rest: str) -> tuple[str, ...]:

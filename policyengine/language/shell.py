@@ -1730,6 +1730,14 @@ class _Walk:
             self._code(
                 [_Word(word.value[start + 5 :], word.known, word.single, _after(word.parts, start + 5))], depth, name
             )
+        elif (
+            option in _DEFINE_OPTIONS
+            and (define := _DEFINE.match(word.value, start)) is not None
+            and _DEFINE_PLACE.match(word.value, define.end())
+        ):
+            # Round thirteen (set K, glued-define-paths): a define's value names the place a build installs
+            # to or reads (`cmake -DCMAKE_INSTALL_PREFIX=/usr`, `-DX:PATH=/etc/app`): an operand, as make's X=/x is.
+            self._word_operand(word, define.end())
         return False
 
     def _file_glob(self, word: _Word, start: int) -> None:
@@ -4022,6 +4030,12 @@ def _recursive_option(value: str) -> bool:
     if value.startswith("--"):
         return value in ("--recursive", "--dereference-recursive", "--directories=recurse", "--rec", "--recur")
     return value.startswith("-") and not value.startswith("-e") and ("r" in value[1:] or "R" in value[1:])
+
+
+# A define option's NAME[:TYPE]= (cmake's `-DNAME:PATH=VALUE`, mvn's and meson's `-DNAME=VALUE`).
+_DEFINE_OPTIONS = frozenset({"D", "--define", "-D"})
+_DEFINE = re.compile(r"[A-Za-z_][\w.-]{0,127}(?::[A-Za-z]{1,16})?=")
+_DEFINE_PLACE = re.compile(r"[^\s]*[/\\~$%]|\.")  # a value that may be a place (`Release`, `ON` are words)
 
 
 def _takes_value(grammar: table.Grammar, option: str) -> bool:
