@@ -3921,6 +3921,7 @@ def _special_variable(name: str) -> bool:
 # Programs whose long options are matched whole (their parsers take no abbreviation, or the
 # engine reads them elsewhere: git's tables resolve git's own prefixes).
 _NO_ABBREVIATIONS = frozenset({"git"})
+_DURATION = re.compile(r"[0-9][0-9.]*[smhd]?")  # a wrapper's duration (`timeout 5`, `sleep 1m`)
 _WRITTEN, _WRITE_ONLY = (
     1,
     2,
@@ -3972,8 +3973,10 @@ def _searches_tree(words: list[_Word], unnamed: bool) -> bool:
         name = _program_names(word.value)[1]
         if name in table.WRAPPERS and name not in ("xargs", "find"):
             continue  # `sudo rg KEY`: the program after the wrapper's words
-        if word.value.startswith("-") or "=" in word.value:
-            continue
+        if word.value.startswith("-") or "=" in word.value or _DURATION.fullmatch(word.value):
+            continue  # a wrapper's options and durations (`timeout 5`, `nice -n 5`)
+        if index and words[index - 1].value.startswith("-") and name not in table.TREE_SEARCHERS and name != "git":
+            continue  # a wrapper option's value (`sudo -u root rg KEY`)
         rest = [other.value for other in words[index + 1 :]]
         if name == "git":
             # `git grep` with no `--`: every word may be a pattern or a revision, none a pathspec
