@@ -210,6 +210,12 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-l-places:141",
         "calls-l-places:143",
     ),
+    "engine (round thirteen, set K): a credential file or dump is read by its layout, and a password that no label "
+    "names must look like one there: the secret re-spelled alone (hex, base64, URL escapes, full-width, a zero-width "
+    "space inside) is no password-like word or hex hash in that layout any more, so the line is left; a spelled "
+    "kubectl kind is another word for the printer list": tuple(
+        f"calls-n-redact:{i}" for i in (0, 1, 2, 3, 4, 10, 11, 12, 13, 15, 16, 18, 29)
+    ),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}
