@@ -121,7 +121,7 @@ def _enclosed_text(char: str) -> str | None:
 
 @functools.cache
 def _enclosed_table() -> dict[int, str]:
-    """The str.translate table of enclosed letters and digits (built from unicodedata on first use)."""
+    """The str.translate table of enclosed letters and digits (built from unicodedata names, once)."""
     table: dict[int, str] = {}
     for first, last in _ENCLOSED_BLOCKS:
         for code in range(first, last + 1):
