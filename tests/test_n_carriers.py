@@ -214,3 +214,10 @@ def test_a_card_in_carriers_is_masked_with_its_last_four() -> None:
 def test_a_secret_in_carriers_is_redacted() -> None:
     hidden = scanner.hide_secrets({"content": "todo" + tags(TOKEN)}, lambda _: "[REDACTED]")
     assert hidden == {"content": "[REDACTED]"}
+
+
+def test_byte_alphabet_symbols_apart_by_spaces_are_one_run() -> None:
+    spaced = " ".join(braille(TOKEN.encode()))
+    assert any(kind.startswith("github-token") for kind in kinds({"text": spaced}))
+    assert any(kind.startswith("github-token") for kind in kinds({"text": " ".join(base100(TOKEN.encode()))}))
+    assert not scanner.find_secrets({"text": "yes " + " ".join(["\U0001f44d"] * 9)})

@@ -121,7 +121,7 @@ def _enclosed_text(char: str) -> str | None:
 
 @functools.cache
 def _enclosed_table() -> dict[int, str]:
-    """The str.translate table of enclosed letters and digits (built from unicodedata on first use)."""
+    """The str.translate table of enclosed letters and digits (built from unicodedata names, once)."""
     table: dict[int, str] = {}
     for first, last in _ENCLOSED_BLOCKS:
         for code in range(first, last + 1):
@@ -157,8 +157,8 @@ _GATE = "|".join(
         f"[{_INVISIBLE}][{_BITS}]{{7}}|[{_BITS}]{{7}}[{_INVISIBLE}]",
         f"(?:[{_INVISIBLE}][^{_INVISIBLE}]*){{16}}",  # invisibles one per character
         f"[{_WIDE_BLANKS}][{_BITS}]{{7}}|[{_BITS}]{{7}}[{_WIDE_BLANKS}]",
-        f"[{_BRAILLE}](?:[{_INVISIBLE}]*[{_BRAILLE}]){{2}}",
-        f"[{_BASE100}](?:[{_INVISIBLE}]*[{_BASE100}]){{5}}",
+        f"[{_BRAILLE}](?:[{_INVISIBLE}]*[{_BRAILLE}]){{2}}|[{_BRAILLE}](?: [{_BRAILLE}]){{5}}",
+        f"[{_BASE100}](?:[{_INVISIBLE}]*[{_BASE100}]){{5}}|[{_BASE100}](?: [{_BASE100}]){{5}}",
         f"[{_ENCLOSED}]",
         ASCII_GATE,
     )
@@ -181,7 +181,9 @@ def gate(text: str) -> bool:
 # --- decoding -----------------------------------------------------------------------------------
 _RUN = re.compile(
     f"(?P<tags>[{_TAGS}]+)|(?P<selectors>[{_SELECTORS}]{{2,}})|(?P<bits>[{_BITS}]{{8,}})"
-    f"|(?P<braille>[{_BRAILLE}]{{3,}})|(?P<base100>[{_BASE100}]{{6,}})"
+    # A byte alphabet's symbols may stand apart by single spaces ("\u2867 \u2868 \u2870"): a reader drops them.
+    f"|(?P<braille>[{_BRAILLE}]{{3,}}|[{_BRAILLE}](?: [{_BRAILLE}]){{5,}})"
+    f"|(?P<base100>[{_BASE100}]{{6,}}|[{_BASE100}](?: [{_BASE100}]){{5,}})"
 )
 _FLAG_TAGS = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f")
 _ASCII_BITS = re.compile(ASCII_GATE)
@@ -337,6 +339,8 @@ def _runs(text: str) -> Iterator[_Run]:
     for match in _RUN.finditer(text):
         family = match.lastgroup or ""
         run = match.group()
+        if family in ("braille", "base100") and run[1:2] == " ":
+            run = run[::2]  # symbols apart by single spaces
         start, end = match.span()
         if family == "tags":
             if _flag(text, start, end):
