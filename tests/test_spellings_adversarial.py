@@ -216,6 +216,13 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "kubectl kind is another word for the printer list": tuple(
         f"calls-n-redact:{i}" for i in (0, 1, 2, 3, 4, 10, 11, 12, 13, 15, 16, 18, 29)
     ),
+    "engine (round thirteen): a key cut into punctuation groups, or an xz/bzip2 blob, split across two "
+    "arguments is two halves: each half glues to fewer than 32 characters (a grouped run is read within one "
+    "value) and half a compressed stream does not decompress to the credential lines": (
+        "calls-n-cloaks:38",
+        "calls-n-cloaks:43",
+        "calls-n-cloaks:58",
+    ),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}

@@ -347,30 +347,32 @@ _URL_HOST = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://(?:[^/?#@\s]*@)?([^/?#:\s]
 # and nothing between the host and the run names another place (a scheme, a host, an encoded URL).
 _ID_PARAMETERS: Final = frozenset({"v", "id", "list", "docid", "fileid"})
 _LONG_SEGMENT = 20  # a segment this long is an id or a key, not a folder's name
+_URL_PARTS = re.compile(r"[/?&#=;]")
+_URL_PARAMETERS = re.compile(r"[?&#;]")
 _NESTED_PLACE = re.compile(r"(?i)://|%3a%2f|%2f%2f|:/|(?:^|[/=?&#.])[a-z0-9\-]+\.[a-z]{2,}(?::[0-9]+)?(?:/|$)")
 
 
 def public_id_url(url: str, run_start: int | None = None) -> bool:
-    """True when a run at url[run_start:] (the word's end by default) stands in a public host's own id layout."""
+    """True when the run at url[run_start:] (its last segment by default) is in a public host's id layout."""
     match = _URL_HOST.search(url)
     if match is None or match.group(1).lower() not in ("http", "https"):
         return False
     host = match.group(2).lower().rstrip(".")
     if not any(host == suffix or host.endswith("." + suffix) for suffix in PUBLIC_ID_HOSTS):
         return False
-    start = len(url) if run_start is None else max(run_start, match.end())
+    start = max(url.rfind("/") + 1 if run_start is None else run_start, match.end())
     # A run in a path holds its folders ("/document/d/<id>/edit"): one segment of it is the id, and
     # a second long one beside it is no part of the layout (a key after the document's id).
     segments = url[start:].split("/")
-    long = [n for n, part in enumerate(segments) if len(part) >= _LONG_SEGMENT]
-    if len(long) != 1:
+    long = [n for n, part in enumerate(segments) if len(part) >= _LONG_SEGMENT] or [len(segments) - 1]
+    if len(long) > 1:
         return False
     start += sum(len(part) + 1 for part in segments[: long[0]])
     between = url[match.end() : start]
-    if _NESTED_PLACE.search(between) or any(len(part) >= _LONG_SEGMENT for part in re.split(r"[/?&#=;]", between)):
+    if _NESTED_PLACE.search(between) or any(len(part) >= _LONG_SEGMENT for part in _URL_PARTS.split(between)):
         return False
     if "?" in between or "#" in between:
-        name = re.split(r"[?&#;]", between)[-1]
+        name = _URL_PARAMETERS.split(between)[-1]
         return name.endswith("=") and name[:-1].lower() in _ID_PARAMETERS
     return between.startswith("/") and len([part for part in between.split("/") if part]) >= 1
 
