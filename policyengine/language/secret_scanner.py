@@ -611,18 +611,24 @@ def _unescape(match: re.Match[str]) -> str:
     return chr(code) if code < 0x110000 else "\ufffd"
 
 
+def _decode_round(text: str) -> str:
+    """One round of decoding: named entities, escapes and numeric entities, percent-encoding."""
+    # Only named entities with their semicolon: "&sect" without one would eat "&secret=".
+    if "&" in text:
+        text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
+    if "\\" in text or "&#" in text:
+        text = _ESCAPE.sub(_unescape, text)
+    if "%" in text:
+        text = unquote(text, errors="replace")
+    return text
+
+
 def _normalise(text: str) -> str:
     """The string as a reader would take it: look-alikes folded, invisibles dropped, escapes decoded."""
     table = _fold_table()
     for _ in range(MAX_DECODE_ROUNDS):
         before = text
-        # Only named entities with their semicolon: "&sect" without one would eat "&secret=".
-        if "&" in text:
-            text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
-        if "\\" in text or "&#" in text:
-            text = _ESCAPE.sub(_unescape, text)
-        if "%" in text:
-            text = unquote(text, errors="replace")
+        text = _decode_round(text)
         if not text.isascii():
             # NFKD splits accents off and folds full-width and styled letters; the table then drops
             # the marks with every invisible character and folds digits, dashes and look-alikes.
@@ -3627,12 +3633,7 @@ def _unescaped(text: str) -> str:
     """The string with its escapes, entities and percent-encoding decoded, and nothing folded."""
     for _ in range(MAX_DECODE_ROUNDS):
         before = text
-        if "&" in text:
-            text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
-        if "\\" in text or "&#" in text:
-            text = _ESCAPE.sub(_unescape, text)
-        if "%" in text:
-            text = unquote(text, errors="replace")
+        text = _decode_round(text)
         if text == before:
             break
     # JSON writes an astral character as two escaped surrogates ("\\udb40\\udc67"): one character again.
