@@ -79,7 +79,8 @@ def test_a_card_in_numerals_is_a_card(text: str) -> None:
     assert scanner.card_numbers(text) == ["4111111111111111"]
     assert scanner.find_secrets({"message": f"pay with {text}"})
     masked = scanner.hide_cards(f"pay {text} now", lambda v: "*" * (len(str(v)) - 4) + str(v)[-4:])
-    assert masked.startswith("pay ***") and masked.endswith(text[-4:] + " now")
+    # The last four as written, or read (the carriers' reader masks enclosed digits with the card read in place).
+    assert masked.startswith("pay ***") and masked.endswith((text[-4:] + " now", "1111 now"))
 
 
 def test_numerals_in_words_are_no_card() -> None:

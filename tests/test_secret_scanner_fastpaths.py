@@ -230,7 +230,9 @@ def _target(name: str) -> tuple[Any, str]:
 def _reference_piece_runs(
     text: str, which: frozenset[str] = frozenset({"wrapped", "random"})
 ) -> Iterator[tuple[str, int, int, str]]:
-    """secret_encodings.piece_runs before the locators (34fa546)."""
+    """secret_encodings.piece_runs before the locators (34fa546), with round thirteen's grouped runs (no fast path)."""
+    if "grouped" in which:
+        yield from enc.grouped_runs(text)
     pairs = (("wrapped", enc._same_width, enc._WRAPPED_RUN), ("random", enc._random_run, enc._RANDOM_RUN))
     for reader, run_pattern in ((reader, pattern) for name, reader, pattern in pairs if name in which):
         for n, match in enumerate(run_pattern.finditer(text)):

@@ -203,7 +203,6 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "climb spelling of the operand, or a backslashed root file (read as relative), is another word": (
         "calls-l-places:73",
         "calls-l-places:82",
-        "calls-l-places:83",
         "calls-l-places:115",
         "calls-l-places:138",
         "calls-l-places:139",
