@@ -156,7 +156,7 @@ def test_a_whole_disk_or_volume_is_one_unknown_component() -> None:
 
 def test_a_file_below_a_device_keeps_its_names() -> None:
     """A path below the device names that file: `\\\\?\\C:\\x` is c:/x, a shadow copy's file keeps its tail."""
-    assert paths.normalize_path("\\\\?\\C:\\work\\notes.txt") == "c:/work/notes.txt"
+    assert paths.normalize_path("\\\\?\\C:\\projects\\notes.txt") == "c:/projects/notes.txt"
     assert paths.normalize_path("\\\\.\\C:\\\\") == "c:/"
     shadow = "\\\\?\\GLOBALROOT\\Device\\HarddiskVolumeShadowCopy1\\Windows\\notes.txt"
     assert not paths.path_matches(shadow, [".env"])
@@ -222,7 +222,7 @@ def test_other_names_are_files(name: str) -> None:
     """A name that is no reserved device's keeps its place."""
     if name in {"con", "prn", "aux", "nul"} or (name[:3] in ("com", "lpt") and name[3:].isdigit() and len(name) == 4):
         return
-    assert paths.normalize_path(f"C:\\work\\{name}") == f"c:/work/{name}"
+    assert paths.normalize_path(f"C:\\projects\\{name}") == f"c:/projects/{name}"
 
 
 # -- glued defines -------------------------------------------------------------------------------
