@@ -120,13 +120,17 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import secret_cardforms as _cardforms
 from policyengine.language import secret_carriers as _carriers
+from policyengine.language import secret_charsets as _charsets
+from policyengine.language import secret_devices as _devices
 from policyengine.language import secret_documents as _documents
 from policyengine.language import secret_encodings as _encodings
 from policyengine.language import secret_exemptions as _exemptions
 from policyengine.language import secret_key_words as _key_words_mod
 from policyengine.language import secret_labels as _labels
 from policyengine.language import secret_layouts as _layouts
+from policyengine.language import secret_lookalikes as _lookalikes
 from policyengine.language import secret_numerals as _numerals
 from policyengine.language import secret_protocols as _protocols
 from policyengine.language import secret_tokens as _tokens
@@ -1345,6 +1349,11 @@ _ENCODINGS_GATE_RE = re2.compile(_encodings.GATE, _PREFILTER_OPTIONS)
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 # One 'has a match' on UTF-8 bytes for every gate (the extension's Match, no wrapper overhead).
 _raw_search = _encodings.raw_search
+# Round fourteen (set M): readers with a gate of their own, searched in every analysed string and in
+# the prefilter: network device configuration (secret_devices), cards in other bases or as sums
+# (secret_cardforms).
+_MORE_GATE_RE = re2.compile(f"(?:{_devices.GATE})|(?:{_cardforms.GATE})", _MATCH_ONLY)
+_more_search = _raw_search(_MORE_GATE_RE)
 
 
 _needs_decoding_raw = _raw_search(re2.compile(_NEEDS_DECODING, _MATCH_ONLY))
@@ -1392,8 +1401,10 @@ def _prefilter(text: str, *, encodings: bool = True) -> bool:
     """True when the text holds a candidate for any analysis (or needs decoding first)."""
     data = text.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing anyway
     if encodings:
-        return bool(_prefilter_all_set(data)) if len(data) <= _SET_LIMIT else _prefilter_all_regexp(data)
-    return bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
+        found = bool(_prefilter_all_set(data)) if len(data) <= _SET_LIMIT else _prefilter_all_regexp(data)
+    else:
+        found = bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
+    return found or _more_search(data)
 
 
 def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
@@ -2245,6 +2256,8 @@ _NOT_TEXT_BYTES = bytes(b for b in range(256) if b not in _PRINTABLE_BYTES and b
 
 def _as_text(data: bytes) -> str | None:
     """Decoded bytes as text when they read as text (UTF-8 or UTF-16 of ASCII, few control bytes), else None."""
+    # Round fourteen: UTF-16 with a byte-order mark, UTF-32 and EBCDIC are read too (secret_charsets).
+    data = _charsets.unwrapped(data)
     # UTF-16 (PowerShell's and iconv's encoding of ASCII text): a NUL after or before every character.
     if len(data) >= 8 and not len(data) % 2 and (not data[1::2].strip(b"\0") or not data[0::2].strip(b"\0")):
         data = data[0::2] if not data[1::2].strip(b"\0") else data[1::2]
@@ -2253,7 +2266,10 @@ def _as_text(data: bytes) -> str | None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return None
+        ebcdic = _charsets.ebcdic(data)
+        if ebcdic is None:
+            return None
+        text = ebcdic.decode("utf-8")
     # Round thirteen: text carried in Unicode inside the encoding is read too (secret_carriers).
     return _carriers.flat(text) if _carriers.gate(text) else text
 
@@ -2799,7 +2815,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     """Every secret in one (normalised) string, with the span to hide; `level`: decodings already done."""
     categories = _categories(text)
     if not categories:
-        return []
+        return _more_hits(text, [])
     hits: list[_Hit] = []
     if _SHAPES_AT in categories:
         key_end = hidden_until = -1  # the next "-----END" after a key header, and the span hidden so far
@@ -2858,6 +2874,16 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     if _ENCODINGS_AT in categories:
         # Last: what another reader already named keeps its name (a token cut by one mark, a prose password).
         hits.extend(_encoding_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
+    return _more_hits(text, hits)
+
+
+def _more_hits(text: str, hits: list[_Hit]) -> list[_Hit]:
+    """The hits with round fourteen's readers' own added (what another reader found keeps its name)."""
+    if not _more_search(text.encode("utf-8", "surrogatepass")):
+        return hits
+    taken = _Taken((start, end) for _, start, end, _ in hits)
+    hits.extend(hit for hit in _devices.hits(text, _is_placeholder) if not taken.overlaps(hit[1], hit[2]))
+    hits.extend(hit for hit in _cardforms.hits(text, _is_card) if not taken.overlaps(hit[1], hit[2]))
     return hits
 
 
@@ -3614,6 +3640,9 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
         # Round thirteen: text carried in TAG characters, variation selectors, invisible or blank bits,
         # Braille, base100 emoji or enclosed letters, read in views of the string (secret_carriers).
         seen.update(dict.fromkeys(_carriers.hits(carried, lambda view: _text_hits(view, depth))))
+    for view in _lookalikes.views(normal):
+        # Round fourteen: letters of other scripts read as ASCII (Lisu, Cherokee, small capitals).
+        seen.update(dict.fromkeys((f"{kind} (look-alike letters)", seen_) for kind, seen_ in _text_hits(view, depth)))
     return list(seen)
 
 
@@ -4212,6 +4241,7 @@ def _candidates(texts: list[str]) -> set[int]:
     matches = itertools.chain(
         itertools.chain.from_iterable(_matches(part, joined) for part in _PREFILTER_PARTS),
         _matches(_ENCODINGS_GATE_RE, _nul_join(texts)),  # same offsets; no match across strings
+        _matches(_MORE_GATE_RE, _nul_join(texts)),  # round fourteen's readers (_more_hits)
     )
     for spans in matches:
         start, end = spans[0]
