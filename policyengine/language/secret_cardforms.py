@@ -10,7 +10,7 @@ value is a card (13-19 digits from an issuer's first digit 2-6, Luhn-valid):
   width (an address, a register: `0x00007ff6a3b2c1d0` is no number written for a reader);
 - a bare word of letters and digits (hex or base 36) only within a few words after a card's name:
   alone, a short id or a commit hash is as likely to pass Luhn (one in ten) as a card;
-- two to four integer literals joined by + and - (or two by x, *, ×), one of them long enough that
+- two to four integer literals joined by + and - (or two by x, *, the multiplication sign), one of them long enough that
   the sum can have a card's length; each part no card itself (that part is the card reader's).
 
 Out of scope: other bases without a prefix or a card's name, floats, expressions with brackets or
@@ -28,7 +28,7 @@ _LABEL: Final = r"(?i:card|visa|amex|mastercard|maestro|discover|diners|jcb|unio
 GATE: Final = (
     r"\b0[xX][0-9a-fA-F]{10}|\b0[oO][0-7]{16}|\b0[bB][01]{40}"
     r"|[0-9]{6}[ \t]*[-+*x\xd7][ \t]*\(?[0-9]|[0-9][ \t]*[-+*x\xd7][ \t]*[0-9]{10}"
-    rf"|{_LABEL}"
+    rf"|{_LABEL}[^\n]{{0,48}}[^0-9A-Za-z](?:[0-9][0-9A-Za-z]{{8}}|[A-Za-z][0-9A-Za-z]{{0,7}}[0-9][0-9A-Za-z]{{0,7}})"
 )
 _PREFIXED: Final = re.compile(r"(?<![0-9A-Za-z])0(?:[xX]([0-9a-fA-F]{10,17})|[oO]([0-7]{16,22})|[bB]([01]{40,64}))\b")
 _BARE: Final = re.compile(r"(?<![0-9A-Za-z_\-./])([0-9A-Za-z]{9,16})(?![0-9A-Za-z_\-]|\.[0-9A-Za-z])")

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from policyengine.language import secret_key_words as _key_words
+from policyengine.language import secret_spoken as _spoken
 
 NameTest = Callable[[str], Any]
 Span = tuple[int, int]
@@ -257,6 +258,8 @@ def cvv_spans(text: str, is_cvv_name: NameTest) -> list[Span]:
         stop = _SENTENCE_END.search(text, label.end(), line_end)
         end = min(stop.start() if stop else line_end, label.end() + _CVV_AFTER)
         found = [m.span() for m in _CVV_DIGITS.finditer(text, label.end(), end)]
+        # Round fourteen: a code read out, its digits apart ("7 3 9", "6.1.4") or spelled ("seven three nine").
+        found = found or _spoken.cvv_spans(text, label.end(), end)
         if not found and not text[label.end() : line_end].strip(" \t:=#-\r"):
             # The label alone on its line: its value on the next one ("CVV\n739").
             next_end = text.find("\n", line_end + 1)

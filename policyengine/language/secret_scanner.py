@@ -133,6 +133,7 @@ from policyengine.language import secret_layouts as _layouts
 from policyengine.language import secret_lookalikes as _lookalikes
 from policyengine.language import secret_numerals as _numerals
 from policyengine.language import secret_protocols as _protocols
+from policyengine.language import secret_spoken as _spoken
 from policyengine.language import secret_tokens as _tokens
 
 __all__ = [
@@ -1297,6 +1298,10 @@ _SHELL_GATE = (
     r"\\[\w\-]|\$[A-Za-z_]\w*\$|\$\{[A-Za-z_]\w*\}[\w$]|[A-Za-z0-9]\$\{?[A-Za-z_]"
     r"|['\"][ \t]+-{1,2}[A-Za-z][\w\-]*(?:[ \t]+|=)['\"]"  # quoted values of options in a row: -d 'a' -d 'b'
 )
+# Round fourteen (set M): readers with a gate of their own, searched in every analysed string and in
+# the prefilter: network device configuration (secret_devices), cards in other bases or as sums
+# (secret_cardforms), the radio alphabet (secret_spoken).
+_MORE_GATE = f"(?:{_devices.GATE})|(?:{_cardforms.GATE})|(?:{_spoken.GATE})"
 # The DFA of this program needs more than RE2's default memory on 4 KB texts (it then falls back to
 # its NFA: ~100x slower on BFCL batches); states are built only as a search meets them.
 _PREFILTER_OPTIONS = re2.Options()
@@ -1316,6 +1321,7 @@ _PREFILTER = re2.compile(
             _JSON_START,
             *_CODED_GATES,
             _carriers.ASCII_GATE,  # round thirteen: bits in tabs and spaces (secret_carriers)
+            _MORE_GATE,  # round fourteen (_more_hits)
         )
     ),
     _PREFILTER_OPTIONS,
@@ -1349,10 +1355,7 @@ _ENCODINGS_GATE_RE = re2.compile(_encodings.GATE, _PREFILTER_OPTIONS)
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 # One 'has a match' on UTF-8 bytes for every gate (the extension's Match, no wrapper overhead).
 _raw_search = _encodings.raw_search
-# Round fourteen (set M): readers with a gate of their own, searched in every analysed string and in
-# the prefilter: network device configuration (secret_devices), cards in other bases or as sums
-# (secret_cardforms).
-_MORE_GATE_RE = re2.compile(f"(?:{_devices.GATE})|(?:{_cardforms.GATE})", _MATCH_ONLY)
+_MORE_GATE_RE = re2.compile(_MORE_GATE, _MATCH_ONLY)
 _more_search = _raw_search(_MORE_GATE_RE)
 
 
@@ -1401,10 +1404,8 @@ def _prefilter(text: str, *, encodings: bool = True) -> bool:
     """True when the text holds a candidate for any analysis (or needs decoding first)."""
     data = text.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing anyway
     if encodings:
-        found = bool(_prefilter_all_set(data)) if len(data) <= _SET_LIMIT else _prefilter_all_regexp(data)
-    else:
-        found = bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
-    return found or _more_search(data)
+        return bool(_prefilter_all_set(data)) if len(data) <= _SET_LIMIT else _prefilter_all_regexp(data)
+    return bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
 
 
 def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
@@ -2815,7 +2816,7 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     """Every secret in one (normalised) string, with the span to hide; `level`: decodings already done."""
     categories = _categories(text)
     if not categories:
-        return _more_hits(text, [])
+        return _more_hits(text, [], level)
     hits: list[_Hit] = []
     if _SHAPES_AT in categories:
         key_end = hidden_until = -1  # the next "-----END" after a key header, and the span hidden so far
@@ -2874,16 +2875,22 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     if _ENCODINGS_AT in categories:
         # Last: what another reader already named keeps its name (a token cut by one mark, a prose password).
         hits.extend(_encoding_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
-    return _more_hits(text, hits)
+    return _more_hits(text, hits, level)
 
 
-def _more_hits(text: str, hits: list[_Hit]) -> list[_Hit]:
+def _more_hits(text: str, hits: list[_Hit], level: int) -> list[_Hit]:
     """The hits with round fourteen's readers' own added (what another reader found keeps its name)."""
     if not _more_search(text.encode("utf-8", "surrogatepass")):
         return hits
     taken = _Taken((start, end) for _, start, end, _ in hits)
     hits.extend(hit for hit in _devices.hits(text, _is_placeholder) if not taken.overlaps(hit[1], hit[2]))
     hits.extend(hit for hit in _cardforms.hits(text, _is_card) if not taken.overlaps(hit[1], hit[2]))
+    for start, end, spelled in _spoken.radio_runs(text) if level < MAX_DECODE_LEVELS else ():
+        # Read with the words before it on its line: a label there vouches ("password: TANGO romeo ...").
+        before = text[max(text.rfind("\n", max(0, start - _CONTEXT), start) + 1, start - _CONTEXT) : start]
+        for kind, _, hit_end, secret in _analyse(before + spelled, level + 1):
+            if hit_end > len(before) and not taken.overlaps(start, end):
+                hits.append((f"{kind.partition(' (')[0]} (radio alphabet)", start, end, secret))
     return hits
 
 
