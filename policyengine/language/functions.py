@@ -422,6 +422,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         """Whether a tool name matches any name or glob, both folded as `tools:` selectors fold them."""
         return tool_names.tool_matches(name, _patterns(patterns))
 
+    @_signature({"types": ["string"]})
+    def _func_tool_words(self, name: str) -> list[str]:
+        """The words of a tool's own name (no MCP server prefix), folded as names are, accents dropped."""
+        return list(tool_names.tool_words(name))
+
 
 # A place no rule can know: `path_within` says it may lie anywhere, `path_surely_within` says not surely inside.
 _UNPLACED = "$_unplaced"
