@@ -838,10 +838,14 @@ def _own_bases(call: _Call) -> list[str]:
 
 def _written(call: _Call) -> list[str]:
     """The places the call's commands may write, resolved against the cwd and the tool's own folders."""
-    if not (call.found.values[roles.Role.COMMAND] or call.found.argv):
-        return []  # fast path: no command, nothing written by one
+    sql = call.found.written
+    if not (call.found.values[roles.Role.COMMAND] or call.found.argv or sql):
+        return []  # fast path: no command and no SQL that writes, nothing written
     found: dict[str, None] = {}
     bases = _own_bases(call)
+    for value in sql:
+        # Round fourteen (set M): a file SQL writes by itself (writefile, lo_export, COPY ... TO).
+        found.update(dict.fromkeys(_resolve(value, call.cwd)))
     for command in call.parsed:
         for value in command.writes:
             for cwd in (call.cwd, *bases):
