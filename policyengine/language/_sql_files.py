@@ -18,9 +18,11 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+import re2  # type: ignore[import-untyped,unused-ignore]
+
 from policyengine.language import paths
 
-__all__ = ["HINT", "UNKNOWN", "SqlFiles", "sql_files"]
+__all__ = ["HINT", "UNKNOWN", "SqlFiles", "sql_files", "worth_reading"]
 
 UNKNOWN = "$_sql"  # a file SQL opens whose name the reader cannot evaluate: an unknown place
 
@@ -101,6 +103,17 @@ HINT = re.compile(
     r"|\bscript\s+to\s+'"
     r"|\b(?:export|import)\s+database\b|\bdisk\s*=|\bfrom\s+(?:'|\$\w*\$)|\bload\s+'"
 )
+# Every file function or clause needs one of these characters (a call's parenthesis, a literal's
+# quote, a dollar quote, `DISK =`): most strings have none and skip the hint (one C scan).
+_HINT_CHARS = re.compile(r"[('\"$=]")
+_HINT_RE2 = re2.compile(HINT.pattern)  # linear, one pass over the alternation (Python's re tries each word)
+
+
+def worth_reading(text: str) -> bool:
+    """Whether a string may hold SQL that opens files (the cheap prefilter before sql_files)."""
+    return _HINT_CHARS.search(text) is not None and _HINT_RE2.search(text[:_MAX_TEXT]) is not None
+
+
 _TOKEN = re.compile(
     r"\s+|--[^\n]*|/\*.*?(?:\*/|$)|#[^\n]*"  # blanks and comments
     r"|(?P<e>[Ee]'(?:[^'\\]|\\.|'')*')"  # PostgreSQL escape string
@@ -301,7 +314,7 @@ def sql_files(text: str) -> SqlFiles:
     """The files the SQL in a string opens and writes (see the module's docstring); empty for none."""
     if len(text) > _MAX_TEXT:
         text = text[:_MAX_TEXT]
-    if HINT.search(text) is None:
+    if not worth_reading(text):
         return SqlFiles([], [])
     tokens = _tokens(text)
     statement = _STATEMENT.search(text) is not None

@@ -679,7 +679,7 @@ class _Walker:
                 self._embedded(value, key, found, skip, depth)
             if self.mentions and facts.mentions and _MENTION_HINT.search(value) and not skip >= _PLACES:
                 self._mentioned(value, key, skip)
-            if facts.sql and _R_PATH not in skip and _SQL_HINT.search(value):
+            if facts.sql and _R_PATH not in skip and _SQL_HINT(value):
                 self._sql(value)
 
     def _declared_leaf(self, value: Any, key: str, skip: frozenset[Role], depth: int) -> None:
@@ -704,7 +704,7 @@ class _Walker:
             self._embedded(value, key, found, skip, depth)
         if self.mentions and type(value) is str and _MENTION_HINT.search(value) and not skip >= _PLACES:
             self._mentioned(value, key, skip)
-        if type(value) is str and not _is_text(key, declared) and _R_PATH not in skip and _SQL_HINT.search(value):
+        if type(value) is str and not _is_text(key, declared) and _R_PATH not in skip and _SQL_HINT(value):
             self._sql(value)
 
     def _sql(self, value: str) -> None:
@@ -777,7 +777,7 @@ _EMBED_HINT = re.compile(r"[=:;,\s<@]")
 _MENTION_HINT = embedded_places.MENTION_HINT
 # Round fourteen (set M, sql-file-functions): SQL's file functions and clauses (one C scan per string),
 # and the words of a content key that name SQL (a query tool's `query`, `sql_statement`).
-_SQL_HINT = _sql_files.HINT
+_SQL_HINT = _sql_files.worth_reading
 _SQL_WORDS = frozenset({"query", "queries", "sql", "statement", "statements", "stmt", "ddl", "dml"})
 
 
