@@ -131,6 +131,12 @@ def test_sql_under_a_query_key_is_read_and_under_content_is_not() -> None:
     assert content.values[roles.Role.PATH] == []
 
 
+def test_a_command_is_left_to_the_shell_parser() -> None:
+    found = roles.collect_all({"command": "git commit -m \"fix readfile('/etc/shadow')\""})
+    assert "/etc/shadow" not in found.values[roles.Role.PATH]
+    assert found.written == []
+
+
 def test_a_declared_text_argument_is_not_read_as_sql() -> None:
     found = roles.collect_all({"query": "SELECT readfile('/etc/shadow')"}, {"query": "text"})
     assert found.values[roles.Role.PATH] == []

@@ -536,7 +536,13 @@ class _KeyFacts:
         self.mentions = not (self.text or lower in _LABEL_KEYS or _R_COMMAND in roles)
         # Round fourteen: SQL that opens files is read under any key but a writer's content or a
         # label; a query tool names its SQL `query`, which is content to a search tool too.
-        self.sql = lower not in _LABEL_KEYS and (not self.text or any(t in _SQL_WORDS for t in _tokens(key)))
+        # A command's words are the shell parser's, which reads the SQL a client is given (a commit
+        # message that quotes readfile('.env') names no file).
+        self.sql = (
+            lower not in _LABEL_KEYS
+            and _R_COMMAND not in roles
+            and (not self.text or any(t in _SQL_WORDS for t in _tokens(key)))
+        )
         # As a child's name: a key spelled as a place is a path; a split field joins with its siblings.
         self.place = bool(_KEY_PLACE.match(key)) and _R_PATH in _value_roles(key)
         self.join = lower in embedded_places.JOIN_KEYS
@@ -704,7 +710,13 @@ class _Walker:
             self._embedded(value, key, found, skip, depth)
         if self.mentions and type(value) is str and _MENTION_HINT.search(value) and not skip >= _PLACES:
             self._mentioned(value, key, skip)
-        if type(value) is str and not _is_text(key, declared) and _R_PATH not in skip and _SQL_HINT(value):
+        if (
+            type(value) is str
+            and not _is_text(key, declared)
+            and _R_COMMAND not in found
+            and _R_PATH not in skip
+            and _SQL_HINT(value)
+        ):
             self._sql(value)
 
     def _sql(self, value: str) -> None:
