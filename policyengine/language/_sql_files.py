@@ -16,6 +16,7 @@ that counts as possibly forbidden; so is SQL that runs a program (COPY ... PROGR
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import NamedTuple
 
 import re2  # type: ignore[import-untyped,unused-ignore]
@@ -111,7 +112,14 @@ _HINT_RE2 = re2.compile(HINT.pattern)  # linear, one pass over the alternation (
 
 def worth_reading(text: str) -> bool:
     """Whether a string may hold SQL that opens files (the cheap prefilter before sql_files)."""
+    if not text.isascii():
+        text = _folded(text)  # a full-width or compatibility spelling is read as its plain form
     return _HINT_CHARS.search(text) is not None and _HINT_RE2.search(text[:_MAX_TEXT]) is not None
+
+
+def _folded(text: str) -> str:
+    """NFKC of the text: a name or a file function in compatibility characters reads as the plain one."""
+    return unicodedata.normalize("NFKC", text[:_MAX_TEXT])
 
 
 _TOKEN = re.compile(
@@ -140,7 +148,7 @@ class SqlFiles(NamedTuple):
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "\\": "\\", "'": "'"}
-_E_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{4}|.)", re.DOTALL)
+_E_ESCAPE = re.compile(r"\\([xX][0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{4}|.)", re.DOTALL)
 
 
 def _e_string(body: str) -> str:
@@ -148,7 +156,7 @@ def _e_string(body: str) -> str:
 
     def one(match: re.Match[str]) -> str:
         code = match.group(1)
-        if code[0] in "xu" and len(code) > 1:
+        if code[0] in "xXu" and len(code) > 1:
             return chr(int(code[1:], 16))
         if code[0] in "01234567":
             return chr(int(code, 8) % 0x110000)
@@ -316,6 +324,8 @@ def sql_files(text: str) -> SqlFiles:
         text = text[:_MAX_TEXT]
     if not worth_reading(text):
         return SqlFiles([], [])
+    if not text.isascii():
+        text = _folded(text)
     tokens = _tokens(text)
     statement = _STATEMENT.search(text) is not None
     read: list[str] = []
