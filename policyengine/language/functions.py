@@ -422,6 +422,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         """Whether a tool name matches any name or glob, both folded as `tools:` selectors fold them."""
         return tool_names.tool_matches(name, _patterns(patterns))
 
+    @_signature({"types": ["string"]})
+    def _func_tool_words(self, name: str) -> list[str]:
+        """The words of a tool's own name (no MCP server prefix), folded as names are, accents dropped."""
+        return list(tool_names.tool_words(name))
+
 
 # A place no rule can know: `path_within` says it may lie anywhere, `path_surely_within` says not surely inside.
 _UNPLACED = "$_unplaced"
@@ -833,10 +838,14 @@ def _own_bases(call: _Call) -> list[str]:
 
 def _written(call: _Call) -> list[str]:
     """The places the call's commands may write, resolved against the cwd and the tool's own folders."""
-    if not (call.found.values[roles.Role.COMMAND] or call.found.argv):
-        return []  # fast path: no command, nothing written by one
+    sql = call.found.written
+    if not (call.found.values[roles.Role.COMMAND] or call.found.argv or sql):
+        return []  # fast path: no command and no SQL that writes, nothing written
     found: dict[str, None] = {}
     bases = _own_bases(call)
+    for value in sql:
+        # Round fourteen (set M): a file SQL writes by itself (writefile, lo_export, COPY ... TO).
+        found.update(dict.fromkeys(_resolve(value, call.cwd)))
     for command in call.parsed:
         for value in command.writes:
             for cwd in (call.cwd, *bases):

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from policyengine.language import embedded_places, paths
+from policyengine.language import _sql_files, embedded_places, paths
 
 __all__ = ["Collected", "Role", "collect_all", "key_roles", "resolve", "role_named", "tokens"]
 
@@ -504,6 +504,7 @@ class Collected(NamedTuple):
 
     values: dict[Role, list[Any]]
     argv: list[list[str]]  # lists of strings under a singular command key or args/argv: one argv each
+    written: list[str]  # round fourteen: the files SQL in an argument writes by itself (also paths)
 
 
 _EMPTY: frozenset[Role] = frozenset()
@@ -517,7 +518,7 @@ class _KeyFacts:
     """
 
     __slots__ = (
-        "action", "filter", "join", "json", "mentions", "place", "roles", "scalar", "shell", "text",
+        "action", "filter", "join", "json", "mentions", "place", "roles", "scalar", "shell", "sql", "text",
     )  # fmt: skip
 
     def __init__(self, key: str) -> None:
@@ -533,6 +534,15 @@ class _KeyFacts:
         self.action = lower in _ACTION_KEYS
         # Round twelve: no mentions read under content, a label or a command (the shell parser reads those).
         self.mentions = not (self.text or lower in _LABEL_KEYS or _R_COMMAND in roles)
+        # Round fourteen: SQL that opens files is read under any key but a writer's content or a
+        # label; a query tool names its SQL `query`, which is content to a search tool too.
+        # A command's words are the shell parser's, which reads the SQL a client is given (a commit
+        # message that quotes readfile('.env') names no file).
+        self.sql = (
+            lower not in _LABEL_KEYS
+            and _R_COMMAND not in roles
+            and (not self.text or any(t in _SQL_WORDS for t in _tokens(key)))
+        )
         # As a child's name: a key spelled as a place is a path; a split field joins with its siblings.
         self.place = bool(_KEY_PLACE.match(key)) and _R_PATH in _value_roles(key)
         self.join = lower in embedded_places.JOIN_KEYS
@@ -584,13 +594,13 @@ def collect_all(arguments: Any, declared: Mapping[str, str] | None = None, *, me
     """
     walker = _Walker(declared, mentions)
     walker.walk(arguments, "", _EMPTY, 0)
-    return Collected(walker.values, walker.argv)
+    return Collected(walker.values, walker.argv, walker.written)
 
 
 class _Walker:
     """One call's walk (collect_all): an object, not closures (four closures cost ~1.6 us a call)."""
 
-    __slots__ = ("argv", "declared", "mentions", "paths", "values")
+    __slots__ = ("argv", "declared", "mentions", "paths", "values", "written")
 
     def __init__(self, declared: Mapping[str, str] | None, mentions: bool) -> None:
         self.values: dict[Role, list[Any]] = {
@@ -599,6 +609,7 @@ class _Walker:
         }  # fmt: skip
         self.paths = self.values[_R_PATH]
         self.argv: list[list[str]] = []
+        self.written: list[str] = []
         self.declared = declared
         self.mentions = mentions
 
@@ -674,6 +685,8 @@ class _Walker:
                 self._embedded(value, key, found, skip, depth)
             if self.mentions and facts.mentions and _MENTION_HINT.search(value) and not skip >= _PLACES:
                 self._mentioned(value, key, skip)
+            if facts.sql and _R_PATH not in skip and _SQL_HINT(value):
+                self._sql(value)
 
     def _declared_leaf(self, value: Any, key: str, skip: frozenset[Role], depth: int) -> None:
         """A value under a key the tool declares a role for: the declaration's reading (see _roles_of)."""
@@ -697,6 +710,22 @@ class _Walker:
             self._embedded(value, key, found, skip, depth)
         if self.mentions and type(value) is str and _MENTION_HINT.search(value) and not skip >= _PLACES:
             self._mentioned(value, key, skip)
+        if (
+            type(value) is str
+            and not _is_text(key, declared)
+            and _R_COMMAND not in found
+            and _R_PATH not in skip
+            and _SQL_HINT(value)
+        ):
+            self._sql(value)
+
+    def _sql(self, value: str) -> None:
+        """Round fourteen (set M): the files SQL in a value opens or writes by itself (readfile, COPY ... TO)."""
+        found = _sql_files.sql_files(value)
+        for name in (*found.read, *found.written):
+            if name not in self.paths:
+                self.paths.append(name)
+        self.written.extend(found.written)
 
     def _mentioned(self, value: str, key: str, skip: frozenset[Role]) -> None:
         """Round twelve: every place a value mentions anywhere in it, as an argument of its own (docs/functions.md)."""
@@ -758,6 +787,10 @@ _JSON_TEXT_MAX = 65536
 _EMBED_HINT = re.compile(r"[=:;,\s<@]")
 # Round twelve: the mentioned places' prefilter, checked before anything else (one C scan per string).
 _MENTION_HINT = embedded_places.MENTION_HINT
+# Round fourteen (set M, sql-file-functions): SQL's file functions and clauses (one C scan per string),
+# and the words of a content key that name SQL (a query tool's `query`, `sql_statement`).
+_SQL_HINT = _sql_files.worth_reading
+_SQL_WORDS = frozenset({"query", "queries", "sql", "statement", "statements", "stmt", "ddl", "dml"})
 
 
 def _is_text(key: str, declared: Mapping[str, str] | None) -> bool:

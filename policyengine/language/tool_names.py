@@ -99,3 +99,28 @@ def tool_matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
 def tool_matches(name: str, patterns: Iterable[str]) -> bool:
     """Whether the tool name matches any name or glob, both folded (docs/functions.md, tool_matches)."""
     return tool_matcher(tuple(patterns))(name)
+
+
+# Letters NFKD does not take apart (no combining mark): a tool named in Polish, Danish or German
+# may spell them, and a lexicon lists the plain ASCII word (usuń -> usun, ß -> ss).
+_PLAIN_LETTERS = str.maketrans(
+    {"ß": "ss", "ø": "o", "ł": "l", "đ": "d", "æ": "ae", "œ": "oe", "\u0131": "i", "þ": "th"}
+)
+_MCP_TOOL = re.compile(r"(?i)^\s*mcp__.*?__(.+)$", re.DOTALL)
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def tool_words(name: str) -> tuple[str, ...]:
+    """The words of a tool's own name, folded as names are and with accents dropped (docs/functions.md).
+
+    An MCP tool's server prefix (`mcp__SERVER__`) is left out: a server is named for what it
+    serves, the tool for what it does. `mcp__fichiers__supprimerDossier` gives (supprimer,
+    dossier), `mcp__dateien__verzeichnis_löschen` gives (verzeichnis, loschen).
+    """
+    own = _MCP_TOOL.match(name)
+    folded = fold_tool_name(own.group(1) if own else name)
+    if not folded.isascii():
+        # Accents are marks on a letter (NFKD splits them off); a lexicon lists the plain word.
+        decomposed = unicodedata.normalize("NFKD", folded.translate(_PLAIN_LETTERS))
+        folded = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return tuple(word for word in folded.split("_") if word)

@@ -389,6 +389,7 @@ _RETURNS: dict[str, JType] = {
             "emails",
             "secrets",
             "strings",
+            "tool_words",
         ),
         array_of(STR_T),
     ),
