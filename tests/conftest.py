@@ -25,17 +25,18 @@ import sys
 import tempfile
 from typing import Any
 
+if sys.dont_write_bytecode:
+    # Set before the package and the test modules are imported: imports, and pytest's assert
+    # rewriting, follow both settings.
+    sys.pycache_prefix = os.path.join(tempfile.gettempdir(), "policyengine-test-pycache")
+    sys.dont_write_bytecode = False
+
 import pytest
 from hypothesis import settings
 
 from policyengine import ToolDefinition
 from policyengine.tools.catalog import load_catalog
 from support import BFCL_CALLS, BFCL_TOOLS
-
-if sys.dont_write_bytecode:
-    # Set before the test modules are imported: pytest's assert rewriting follows both settings.
-    sys.pycache_prefix = os.path.join(tempfile.gettempdir(), "policyengine-test-pycache")
-    sys.dont_write_bytecode = False
 
 os.environ["POLICYENGINE_CACHE"] = tempfile.mkdtemp(prefix="policyengine-test-cache-")
 os.environ["POLICYENGINE_HOOK_HELPER"] = "off"
