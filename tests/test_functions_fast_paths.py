@@ -169,7 +169,11 @@ def test_readers_fast_paths_are_the_slow_paths_on_every_corpus_call(monkeypatch:
 
 @cache
 def _pack_patterns() -> tuple[tuple[str, ...], ...]:
-    """Every list of strings in the shipped packs' lists, and the regex literals of bfcl's red lines."""
+    """Every distinct list of strings in the shipped packs' lists, and the regex literals of bfcl's red lines.
+
+    A list two packs both define (the same strings in the same order) is kept once: it compiles to
+    the same pattern, so a second copy could only give the same answers again.
+    """
     found: list[tuple[str, ...]] = []
     for file in sorted((ROOT / "policies").glob("*/lists.yaml")):
         data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
@@ -178,7 +182,7 @@ def _pack_patterns() -> tuple[tuple[str, ...], ...]:
                 found.append(tuple(value))
     text = (ROOT / "policies" / "bfcl" / "red-lines.yaml").read_text(encoding="utf-8")
     found.extend((literal,) for literal in sorted(set(re.findall(r"regex_match\(@, '([^']+)'\)", text))))
-    return tuple(found)
+    return tuple(dict.fromkeys(found))
 
 
 def _compiled(patterns: tuple[str, ...], glob: bool) -> Any:
