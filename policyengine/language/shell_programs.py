@@ -67,6 +67,8 @@ __all__ = [
     "CREDENTIAL_OPTIONS",
     "CREDENTIAL_VARIABLES",
     "DECODERS",
+    "DELETING_VERBS",
+    "DELETING_VERB_WORDS",
     "GIT_BANG_CODE_KEYS",
     "GIT_CODE_KEYS",
     "GIT_CODE_OPTIONS",
@@ -87,10 +89,12 @@ __all__ = [
     "GRAMMARS",
     "INVOCATIONS",
     "JOINS_WORDS",
+    "KEEPING_OPTIONS",
     "LOADED_VARIABLES",
     "LONG_FLAGS",
     "METADATA_CLIENTS",
     "NAME_LISTS",
+    "OPTION_DELETERS",
     "OPTION_VARIABLES",
     "OWN_GLOBS",
     "PATCH_PROGRAMS",
@@ -931,6 +935,33 @@ CMAKE_PROGRAM_VERBS: dict[str, tuple[str, ...]] = {
     "sha1sum": ("sha1sum",), "sha256sum": ("sha256sum",), "sha512sum": ("sha512sum",), "sleep": ("sleep",),
 }  # fmt: skip
 
+
+# Round fourteen (set L, unlisted-local-deleters, unlisted-cloud-store-deleters): a program no
+# table knows whose subcommand is named like a deleter (`hg remove`, `svn delete`, `oci os object
+# bulk-delete`, `swift delete`, `wrangler r2 bucket delete`, `duplicity remove-all-but-n-full`)
+# deletes its operands, as far as the engine can tell: the walk reads it as rm (cmake -E rm's
+# reading). A subcommand is one of the first DELETING_VERB_WORDS words that are not options; it
+# deletes when one of its pieces between `-`, `_`, `:` or `.` is a deleting verb (`bulk-delete`,
+# `delete-batch`, `apps:destroy`). `ls`, `list`, `status`, `info` are no such verbs. An option
+# that keeps the files (`svn delete --keep-local`, `git rm --cached`) or only shows what would go
+# (`--dry-run`) leaves the reading alone.
+DELETING_VERBS = frozenset(
+    {"rm", "rmr", "rmdir", "rmdirs", "del", "delete", "deletes", "remove", "purge", "prune", "erase", "trash"}
+    | {"unlink", "wipe", "shred", "destroy", "expunge", "obliterate", "nuke", "deletefile", "deleteall"}
+)
+DELETING_VERB_WORDS = 4
+KEEPING_OPTIONS = frozenset(
+    {"--cached", "--keep-local", "--keep", "--keep-files", "--after", "--dry-run", "--dryrun", "--what-if"}
+    | {"--whatif", "--simulate", "--preview", "--help", "-h"}
+)
+# Filesystem shells whose deleting commands are options (`hdfs dfs -rm -r -skipTrash /x`,
+# `hadoop fs -rmr`): (program, subcommand) -> those options (Hadoop's FileSystem shell guide).
+OPTION_DELETERS: dict[tuple[str, str], frozenset[str]] = {
+    **dict.fromkeys(
+        (("hadoop", "fs"), ("hadoop", "dfs"), ("hdfs", "dfs")),
+        _set("-rm", "-rmr", "-rmdir", "-expunge", "-truncate", "-deletesnapshot", "-rmdirs"),
+    ),
+}  # fmt: skip
 
 # Deferred commands (round five, set D, cc-deferred-delete). Programs that take commands on
 # standard input to run later (cron's table, at and batch jobs: crontab's time fields are taken
