@@ -25,7 +25,7 @@ PLAIN_WORDS = st.lists(st.from_regex(r"[a-z][a-z0-9_.]{0,10}", fullmatch=True), 
 
 def _deleting_verb(word: str) -> bool:
     """Whether a word has a piece named like a deleting subcommand (shell_programs.DELETING_VERBS)."""
-    return any(piece in table.DELETING_VERBS for piece in word.replace("-", "_").replace(":", "_").split("_"))
+    return any(shell._deleting_piece(piece) for piece in word.replace("-", "_").replace(":", "_").split("_"))
 
 
 def _unknown(name: str) -> bool:

@@ -492,6 +492,8 @@ def _parse(text: str) -> Command:
         raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
     if walk.written:
         walk.deferred()
+    if walk.injected >= 0:
+        _check_injected(list(walk.programs)[walk.injected :])
     for subcommand, line in walk.git_lines:
         if subcommand in walk.git_forced:
             walk.lines[f"{line} {_GIT_SAFETY_OPTIONS[subcommand]}"] = None
@@ -504,6 +506,13 @@ def _parse(text: str) -> Command:
         tuple(walk.invocations),
         tuple(walk.writes),
     )
+
+
+def _check_injected(programs: list[str]) -> None:
+    """A secret runner's command may print the secrets it is given: unknown unless its programs cannot."""
+    for program in programs:
+        if program in table.ENVIRONMENT_PRINTERS or program in _CODE_READERS or program not in _NAMED_PROGRAMS:
+            raise CommandError(f"a secret runner runs {program}, which may print the secrets it is given")
 
 
 def _parser() -> tree_sitter.Parser:
@@ -526,6 +535,7 @@ class _Walk:
         "force_local",
         "git_forced",
         "git_lines",
+        "injected",
         "invocations",
         "level",
         "lines",
@@ -573,6 +583,8 @@ class _Walk:
         self.git_lines: list[tuple[str, str]] = []
         self.deadline = _parse_clock() + PARSE_SECONDS
         self.checks = 0
+        # The number of programs met before a secret runner's command (table.SECRET_RUNNERS), or -1.
+        self.injected = -1
 
     # -- parsing -------------------------------------------------------------------------------
 
@@ -880,6 +892,8 @@ class _Walk:
                     self._operand(CODE_OPERAND)  # `deno eval CODE`
                     return
                 options = table.SUBCOMMAND_WRAPPERS.get(subcommand)
+                if subcommand in table.SECRET_RUNNERS and self.injected < 0:
+                    self.injected = len(self.programs)  # what runs from here on gets the secrets
                 command = self._container_run(rest[1:], depth) if subcommand in table.CONTAINER_RUN else None
                 if command is not None:
                     self._line(name, words)
@@ -3513,8 +3527,17 @@ def _verb_deletes(name: str, words: list[_Word]) -> bool:
             folded = value.casefold()
             if not deletes and word.known and _VERB_SHAPE.fullmatch(folded) and not _names_known(folded):
                 # A known program's name (`mytool --pre shred x`) is read as that program instead.
-                deletes = any(piece in table.DELETING_VERBS for piece in _VERB_PIECES.split(folded))
+                deletes = any(_deleting_piece(piece) for piece in _VERB_PIECES.split(folded))
     return deletes
+
+
+def _deleting_piece(piece: str) -> bool:
+    """Whether a subcommand's piece is a deleting verb, or a long one glued to a word (`batchdelete`, `removeall`)."""
+    if piece in table.DELETING_VERBS:
+        return True
+    if len(piece) <= 5 or piece.startswith("un"):  # `undelete` restores; `rm`, `del` glued are other words
+        return False
+    return any(piece.startswith(verb) or piece.endswith(verb) for verb in table.GLUED_DELETING_VERBS)
 
 
 def _git_rm_keeps(words: list[_Word]) -> bool:

@@ -69,6 +69,7 @@ __all__ = [
     "DECODERS",
     "DELETING_VERBS",
     "DELETING_VERB_WORDS",
+    "ENVIRONMENT_PRINTERS",
     "GIT_BANG_CODE_KEYS",
     "GIT_CODE_KEYS",
     "GIT_CODE_OPTIONS",
@@ -86,6 +87,7 @@ __all__ = [
     "GIT_STDIN_NAMES",
     "GIT_TRUE",
     "GIT_WORKTREE_WRITERS",
+    "GLUED_DELETING_VERBS",
     "GRAMMARS",
     "INVOCATIONS",
     "JOINS_WORDS",
@@ -122,6 +124,7 @@ __all__ = [
     "SCRIPT_RUNNERS",
     "SCRIPT_SETTERS",
     "SCRIPT_SETTER_PROGRAMS",
+    "SECRET_RUNNERS",
     "SQL_CLIENTS",
     "SQL_CODE",
     "SQL_FILE_ACCESS",
@@ -690,6 +693,53 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("oc", "rsh"): _KUBECTL_EXEC,
 }
 
+# Round fourteen (set L, unknown-runner-shell-strings): the secret managers' runners put secrets in
+# the environment of the command they run (`op run -- CMD`, `doppler run --command 'CMD'`,
+# `aws-vault exec PROFILE -- CMD`, `direnv exec DIR CMD`): their command is read as any wrapper's
+# (its deleters are the red lines'), with each one's options from its own help; an option not
+# listed makes the line unknown. What would print the secrets it was given - an environment printer
+# (ENVIRONMENT_PRINTERS), a shell or an interpreter with code, a program no table knows - keeps the
+# line unknown, as every such line was before (the walk checks the programs the runner runs).
+SECRET_RUNNERS: dict[tuple[str, str], Wrapper] = {
+    ("op", "run"): Wrapper(
+        long_values=_set("--env-file", "--account", "--config", "--session", "--encoding", "--cache"),
+        long_flags=_set("--no-masking", "--debug", "--iso-timestamps", "--help"),
+        paths=_set("--env-file", "--config"),
+    ),
+    ("doppler", "run"): Wrapper(
+        values="pc",
+        flags="",
+        long_values=_set(
+            "--project", "--config", "--command", "--token", "--scope", "--mount", "--mount-format",
+            "--mount-template", "--mount-max-reads", "--fallback", "--name-transformer", "--api-host",
+            "--dashboard-host", "--configuration", "--passphrase",
+        ),
+        long_flags=_set(
+            "--fallback-only", "--fallback-readonly", "--no-fallback", "--forward-signals", "--preserve-env",
+            "--no-exit-on-write-failure", "--debug", "--json", "--silent", "--no-check-version", "--help",
+            "--enable-file-logging", "--no-cache", "--no-read-env", "--watch",
+        ),
+        paths=_set("--mount", "--fallback", "--configuration"),
+        code=_set("--command"),  # `doppler -c` is the config; --command runs `sh -c` (doppler run --help)
+    ),
+    ("aws-vault", "exec"): Wrapper(
+        values="dt",
+        flags="njs",
+        long_values=_set("--duration", "--region", "--mfa-token", "--prompt", "--backend", "--keychain"),
+        long_flags=_set(
+            "--no-session", "--json", "--server", "--ec2-server", "--ecs-server", "--lazy", "--stdout", "--help"
+        ),
+        positionals=1,  # the profile
+    ),
+    ("direnv", "exec"): Wrapper(positionals=1, positional_paths=True),  # the folder whose .envrc is loaded
+}  # fmt: skip
+SUBCOMMAND_WRAPPERS.update(SECRET_RUNNERS)
+# Programs that print the environment they are given (or a variable of it) when run bare.
+ENVIRONMENT_PRINTERS = frozenset(
+    {"printenv", "env", "set", "export", "declare", "typeset", "compgen", "echo", "printf", "cat", "tee", "xargs"}
+    | {"strings", "od", "xxd", "hexdump", "base64", "curl", "wget", "nc", "ncat", "socat", "ps", "jq", "sed", "awk"}
+)
+
 # Options whose value is a password or token (each program's man page), so the secret scan sees
 # it as `password=VALUE` whatever it looks like (`sshpass -p PASS`, `redis-cli -a PASS`, `ldapsearch
 # -w PASS`, `mysql -pPASS`): "value" is the whole value, "user" the part after the user name's
@@ -797,7 +847,7 @@ STDIN_COMMANDS = frozenset({"parallel"})
 # The same for one subcommand of a program (`op run -- cmd`; `op item get` is fine).
 RUNS_SUBCOMMANDS = frozenset(
     {
-        ("op", "run"), ("doppler", "run"), ("aws-vault", "exec"), ("direnv", "exec"), ("sops", "exec-env"),
+        ("sops", "exec-env"),
         ("sops", "exec-file"), ("nix", "shell"), ("nix-shell", "--run"), ("kubectl", "debug"),
     }
 )  # fmt: skip
@@ -946,9 +996,11 @@ CMAKE_PROGRAM_VERBS: dict[str, tuple[str, ...]] = {
 # that keeps the files (`svn delete --keep-local`, `git rm --cached`) or only shows what would go
 # (`--dry-run`) leaves the reading alone.
 DELETING_VERBS = frozenset(
-    {"rm", "rmr", "rmdir", "rmdirs", "del", "delete", "deletes", "remove", "purge", "prune", "erase", "trash"}
+    {"rm", "rmr", "rmdir", "rmdirs", "rb", "del", "delete", "deletes", "remove", "purge", "prune", "erase", "trash"}
     | {"unlink", "wipe", "shred", "destroy", "expunge", "obliterate", "nuke", "deletefile", "deleteall"}
 )
+# The long ones also glued to another word of a subcommand (`qshell batchdelete`, `removeall`).
+GLUED_DELETING_VERBS = ("delete", "remove", "purge", "prune", "erase", "destroy", "expunge", "trash", "shred")
 DELETING_VERB_WORDS = 4
 KEEPING_OPTIONS = frozenset(
     {"--cached", "--keep-local", "--keep", "--keep-files", "--after", "--dry-run", "--dryrun", "--what-if"}
