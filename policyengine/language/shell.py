@@ -492,6 +492,8 @@ def _parse(text: str) -> Command:
         raise CommandError(f"the command could not be parsed ({type(error).__name__}: {error})") from None
     if walk.written:
         walk.deferred()
+    if walk.injected >= 0:
+        _check_injected(list(walk.programs)[walk.injected :])
     for subcommand, line in walk.git_lines:
         if subcommand in walk.git_forced:
             walk.lines[f"{line} {_GIT_SAFETY_OPTIONS[subcommand]}"] = None
@@ -504,6 +506,13 @@ def _parse(text: str) -> Command:
         tuple(walk.invocations),
         tuple(walk.writes),
     )
+
+
+def _check_injected(programs: list[str]) -> None:
+    """A secret runner's command may print the secrets it is given: unknown unless its programs cannot."""
+    for program in programs:
+        if program in table.ENVIRONMENT_PRINTERS or program in _CODE_READERS or program not in _NAMED_PROGRAMS:
+            raise CommandError(f"a secret runner runs {program}, which may print the secrets it is given")
 
 
 def _parser() -> tree_sitter.Parser:
@@ -526,6 +535,7 @@ class _Walk:
         "force_local",
         "git_forced",
         "git_lines",
+        "injected",
         "invocations",
         "level",
         "lines",
@@ -573,6 +583,8 @@ class _Walk:
         self.git_lines: list[tuple[str, str]] = []
         self.deadline = _parse_clock() + PARSE_SECONDS
         self.checks = 0
+        # The number of programs met before a secret runner's command (table.SECRET_RUNNERS), or -1.
+        self.injected = -1
 
     # -- parsing -------------------------------------------------------------------------------
 
@@ -880,6 +892,8 @@ class _Walk:
                     self._operand(CODE_OPERAND)  # `deno eval CODE`
                     return
                 options = table.SUBCOMMAND_WRAPPERS.get(subcommand)
+                if subcommand in table.SECRET_RUNNERS and self.injected < 0:
+                    self.injected = len(self.programs)  # what runs from here on gets the secrets
                 command = self._container_run(rest[1:], depth) if subcommand in table.CONTAINER_RUN else None
                 if command is not None:
                     self._line(name, words)
@@ -957,6 +971,8 @@ class _Walk:
                     if name in table.STDIN_SCRIPTS and _reads_stdin(node):
                         self._stdin_script(name, node, data, depth)
                     if not any(program in _NAMED_PROGRAMS for program in names):
+                        if _verb_deletes(name, rest):
+                            self.programs["rm"] = None  # `hg remove src`, `swift delete --all`: read as rm
                         start = self._unknown_program(rest, depth)
                         if start >= 0:
                             self._operands(rest)  # the program may open them as files, too (`ksu u -e /bin/id`)
@@ -1293,8 +1309,14 @@ class _Walk:
                 # Its first word past `NAME=VALUE` prefixes (`'FOO=1 rm x'`), or a known name where
                 # shell text starts a command (`x:execute(rm {})`): parsed, and unknown if it cannot be.
                 first = next((piece for piece in value.split() if not _ASSIGNMENT.match(piece)), "")
-                if _names_known(first) or any(
-                    _names_known(match.group(1)) for match in _COMMAND_POSITION.finditer(value)
+                # Round fourteen (set L, unknown-runner-shell-strings): the shell takes the quotes
+                # and backslashes out of the string's words (`"\\rm -rf x"`, `"r'm' -rf x"`), and an
+                # unknown program's deleting subcommand (`"hg remove src"`) is a command line too.
+                bare = value.translate(_QUOTING) if _QUOTED_TEXT.search(value) else value
+                if (
+                    _names_known(first.translate(_QUOTING))
+                    or any(_names_known(match.group(1)) for match in _COMMAND_POSITION.finditer(bare))
+                    or _verb_line(bare)
                 ):
                     self.parse(value.encode("utf-8"), depth + 1)
             elif start < 0 and word.known and not value.startswith("-") and _names_known(value):
@@ -1983,6 +2005,10 @@ class _Walk:
                     # one that runs its value too.
                     self.parse(setting.value.removeprefix("!").encode("utf-8"), depth + 1)
             return False
+        if subcommand == "rm" and not _git_rm_keeps(words):
+            # Round fourteen (set L, unlisted-local-deleters): `git rm` deletes the files from the
+            # work tree too (uncommitted changes with -f); --cached and --dry-run keep them.
+            self.programs["rm"] = None
         self._git_options(subcommand, words, depth)
         self._git_stdin(subcommand, words, node, data)
         if subcommand in table.GIT_PATCH_READERS:
@@ -3460,6 +3486,73 @@ def _module_invocations(name: str, spec: table.Invocation, words: list[_Word]) -
                 index += position == len(value) - 1
                 break
     return []
+
+
+_QUOTING = str.maketrans("", "", "\\'\"")  # the quoting characters the shell takes out of a word
+_QUOTED_TEXT = re.compile(r"[\\'\"]")
+
+
+def _verb_line(text: str) -> bool:
+    """Whether a text reads as an unknown program's deleting subcommand (`hg remove src`) (cheap: words only)."""
+    pieces = text.split()
+    if len(pieces) < 2 or not _PROGRAM_ONLY.fullmatch(pieces[0]) or _names_known(pieces[0]):
+        return False
+    if pieces[0][:1].isupper():
+        return False  # a sentence (`'Remove the old docs'`), not a program's name
+    return _verb_deletes(pieces[0].rsplit("/", 1)[-1].casefold(), [_literal(piece) for piece in pieces[1:]])
+
+
+_VERB_SHAPE = re.compile(r"[a-z][a-z0-9]*(?:[-_:][a-z0-9]+)*")  # a subcommand's spelling (`bulk-delete`)
+_VERB_PIECES = re.compile(r"[-_:]")
+
+
+def _verb_deletes(name: str, words: list[_Word]) -> bool:
+    """Whether an unknown program's words name a deleting subcommand (`hg remove`) or option (`hdfs dfs -rm`)."""
+    options = table.OPTION_DELETERS.get((name, words[0].value)) if words else None
+    seen = 0
+    deletes = False
+    for word in words:
+        value = word.value
+        if value == "--":
+            break
+        if value.startswith("-"):
+            folded = value.partition("=")[0].casefold()
+            if folded in table.KEEPING_OPTIONS:
+                return False  # `svn delete --keep-local x`, `--dry-run`: no file goes
+            if options is not None and folded in options:
+                deletes = True
+            continue
+        if seen < table.DELETING_VERB_WORDS:
+            seen += 1
+            folded = value.casefold()
+            if not deletes and word.known and _VERB_SHAPE.fullmatch(folded) and not _names_known(folded):
+                # A known program's name (`mytool --pre shred x`) is read as that program instead.
+                deletes = any(_deleting_piece(piece) for piece in _VERB_PIECES.split(folded))
+    return deletes
+
+
+def _deleting_piece(piece: str) -> bool:
+    """Whether a subcommand's piece is a deleting verb, or a long one glued to a word (`batchdelete`, `removeall`)."""
+    if piece in table.DELETING_VERBS:
+        return True
+    if len(piece) <= 5 or piece.startswith("un"):  # `undelete` restores; `rm`, `del` glued are other words
+        return False
+    return any(piece.startswith(verb) or piece.endswith(verb) for verb in table.GLUED_DELETING_VERBS)
+
+
+def _git_rm_keeps(words: list[_Word]) -> bool:
+    """Whether `git rm`'s options keep the work tree's files (--cached, -n/--dry-run, any abbreviation)."""
+    for word in words:
+        value = word.value
+        if value == "--":
+            return False
+        if value.startswith("--") and len(value) > 3:
+            option = value.partition("=")[0]
+            if "--cached".startswith(option) or "--dry-run".startswith(option):
+                return True
+        elif value.startswith("-") and not value.startswith("--") and "n" in value:
+            return True
+    return False
 
 
 def _program(word: _Word) -> tuple[tuple[str, ...], str]:

@@ -67,6 +67,9 @@ __all__ = [
     "CREDENTIAL_OPTIONS",
     "CREDENTIAL_VARIABLES",
     "DECODERS",
+    "DELETING_VERBS",
+    "DELETING_VERB_WORDS",
+    "ENVIRONMENT_PRINTERS",
     "GIT_BANG_CODE_KEYS",
     "GIT_CODE_KEYS",
     "GIT_CODE_OPTIONS",
@@ -84,13 +87,16 @@ __all__ = [
     "GIT_STDIN_NAMES",
     "GIT_TRUE",
     "GIT_WORKTREE_WRITERS",
+    "GLUED_DELETING_VERBS",
     "GRAMMARS",
     "INVOCATIONS",
     "JOINS_WORDS",
+    "KEEPING_OPTIONS",
     "LOADED_VARIABLES",
     "LONG_FLAGS",
     "METADATA_CLIENTS",
     "NAME_LISTS",
+    "OPTION_DELETERS",
     "OPTION_VARIABLES",
     "OWN_GLOBS",
     "PATCH_PROGRAMS",
@@ -118,6 +124,7 @@ __all__ = [
     "SCRIPT_RUNNERS",
     "SCRIPT_SETTERS",
     "SCRIPT_SETTER_PROGRAMS",
+    "SECRET_RUNNERS",
     "SQL_CLIENTS",
     "SQL_CODE",
     "SQL_FILE_ACCESS",
@@ -686,6 +693,53 @@ SUBCOMMAND_WRAPPERS: dict[tuple[str, str], Wrapper] = {
     ("oc", "rsh"): _KUBECTL_EXEC,
 }
 
+# Round fourteen (set L, unknown-runner-shell-strings): the secret managers' runners put secrets in
+# the environment of the command they run (`op run -- CMD`, `doppler run --command 'CMD'`,
+# `aws-vault exec PROFILE -- CMD`, `direnv exec DIR CMD`): their command is read as any wrapper's
+# (its deleters are the red lines'), with each one's options from its own help; an option not
+# listed makes the line unknown. What would print the secrets it was given - an environment printer
+# (ENVIRONMENT_PRINTERS), a shell or an interpreter with code, a program no table knows - keeps the
+# line unknown, as every such line was before (the walk checks the programs the runner runs).
+SECRET_RUNNERS: dict[tuple[str, str], Wrapper] = {
+    ("op", "run"): Wrapper(
+        long_values=_set("--env-file", "--account", "--config", "--session", "--encoding", "--cache"),
+        long_flags=_set("--no-masking", "--debug", "--iso-timestamps", "--help"),
+        paths=_set("--env-file", "--config"),
+    ),
+    ("doppler", "run"): Wrapper(
+        values="pc",
+        flags="",
+        long_values=_set(
+            "--project", "--config", "--command", "--token", "--scope", "--mount", "--mount-format",
+            "--mount-template", "--mount-max-reads", "--fallback", "--name-transformer", "--api-host",
+            "--dashboard-host", "--configuration", "--passphrase",
+        ),
+        long_flags=_set(
+            "--fallback-only", "--fallback-readonly", "--no-fallback", "--forward-signals", "--preserve-env",
+            "--no-exit-on-write-failure", "--debug", "--json", "--silent", "--no-check-version", "--help",
+            "--enable-file-logging", "--no-cache", "--no-read-env", "--watch",
+        ),
+        paths=_set("--mount", "--fallback", "--configuration"),
+        code=_set("--command"),  # `doppler -c` is the config; --command runs `sh -c` (doppler run --help)
+    ),
+    ("aws-vault", "exec"): Wrapper(
+        values="dt",
+        flags="njs",
+        long_values=_set("--duration", "--region", "--mfa-token", "--prompt", "--backend", "--keychain"),
+        long_flags=_set(
+            "--no-session", "--json", "--server", "--ec2-server", "--ecs-server", "--lazy", "--stdout", "--help"
+        ),
+        positionals=1,  # the profile
+    ),
+    ("direnv", "exec"): Wrapper(positionals=1, positional_paths=True),  # the folder whose .envrc is loaded
+}  # fmt: skip
+SUBCOMMAND_WRAPPERS.update(SECRET_RUNNERS)
+# Programs that print the environment they are given (or a variable of it) when run bare.
+ENVIRONMENT_PRINTERS = frozenset(
+    {"printenv", "env", "set", "export", "declare", "typeset", "compgen", "echo", "printf", "cat", "tee", "xargs"}
+    | {"strings", "od", "xxd", "hexdump", "base64", "curl", "wget", "nc", "ncat", "socat", "ps", "jq", "sed", "awk"}
+)
+
 # Options whose value is a password or token (each program's man page), so the secret scan sees
 # it as `password=VALUE` whatever it looks like (`sshpass -p PASS`, `redis-cli -a PASS`, `ldapsearch
 # -w PASS`, `mysql -pPASS`): "value" is the whole value, "user" the part after the user name's
@@ -793,7 +847,7 @@ STDIN_COMMANDS = frozenset({"parallel"})
 # The same for one subcommand of a program (`op run -- cmd`; `op item get` is fine).
 RUNS_SUBCOMMANDS = frozenset(
     {
-        ("op", "run"), ("doppler", "run"), ("aws-vault", "exec"), ("direnv", "exec"), ("sops", "exec-env"),
+        ("sops", "exec-env"),
         ("sops", "exec-file"), ("nix", "shell"), ("nix-shell", "--run"), ("kubectl", "debug"),
     }
 )  # fmt: skip
@@ -931,6 +985,35 @@ CMAKE_PROGRAM_VERBS: dict[str, tuple[str, ...]] = {
     "sha1sum": ("sha1sum",), "sha256sum": ("sha256sum",), "sha512sum": ("sha512sum",), "sleep": ("sleep",),
 }  # fmt: skip
 
+
+# Round fourteen (set L, unlisted-local-deleters, unlisted-cloud-store-deleters): a program no
+# table knows whose subcommand is named like a deleter (`hg remove`, `svn delete`, `oci os object
+# bulk-delete`, `swift delete`, `wrangler r2 bucket delete`, `duplicity remove-all-but-n-full`)
+# deletes its operands, as far as the engine can tell: the walk reads it as rm (cmake -E rm's
+# reading). A subcommand is one of the first DELETING_VERB_WORDS words that are not options; it
+# deletes when one of its pieces between `-`, `_`, `:` or `.` is a deleting verb (`bulk-delete`,
+# `delete-batch`, `apps:destroy`). `ls`, `list`, `status`, `info` are no such verbs. An option
+# that keeps the files (`svn delete --keep-local`, `git rm --cached`) or only shows what would go
+# (`--dry-run`) leaves the reading alone.
+DELETING_VERBS = frozenset(
+    {"rm", "rmr", "rmdir", "rmdirs", "rb", "del", "delete", "deletes", "remove", "purge", "prune", "erase", "trash"}
+    | {"unlink", "wipe", "shred", "destroy", "expunge", "obliterate", "nuke", "deletefile", "deleteall"}
+)
+# The long ones also glued to another word of a subcommand (`qshell batchdelete`, `removeall`).
+GLUED_DELETING_VERBS = ("delete", "remove", "purge", "prune", "erase", "destroy", "expunge", "trash", "shred")
+DELETING_VERB_WORDS = 4
+KEEPING_OPTIONS = frozenset(
+    {"--cached", "--keep-local", "--keep", "--keep-files", "--after", "--dry-run", "--dryrun", "--what-if"}
+    | {"--whatif", "--simulate", "--preview", "--help", "-h"}
+)
+# Filesystem shells whose deleting commands are options (`hdfs dfs -rm -r -skipTrash /x`,
+# `hadoop fs -rmr`): (program, subcommand) -> those options (Hadoop's FileSystem shell guide).
+OPTION_DELETERS: dict[tuple[str, str], frozenset[str]] = {
+    **dict.fromkeys(
+        (("hadoop", "fs"), ("hadoop", "dfs"), ("hdfs", "dfs")),
+        _set("-rm", "-rmr", "-rmdir", "-expunge", "-truncate", "-deletesnapshot", "-rmdirs"),
+    ),
+}  # fmt: skip
 
 # Deferred commands (round five, set D, cc-deferred-delete). Programs that take commands on
 # standard input to run later (cron's table, at and batch jobs: crontab's time fields are taken
