@@ -120,6 +120,7 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import _secret_framings as _framings
 from policyengine.language import secret_carriers as _carriers
 from policyengine.language import secret_documents as _documents
 from policyengine.language import secret_encodings as _encodings
@@ -1766,6 +1767,9 @@ def _card_spans(text: str) -> list[tuple[int, int, str]]:
         found.extend(_spread_cards(text, _Taken((start, end) for start, end, _ in found)))
     if text.isascii():
         found.extend(_maestro_spans(text, _Taken((start, end) for start, end, _ in found)))
+    if found and "\n" in text:
+        # Round fourteen: the byte columns of a hex dump are hex, not a card ("2021 2223 2425 2627").
+        found = [hit for hit in found if not _framings.hex_column(text, hit[0], hit[1])]
     return found
 
 
@@ -4358,6 +4362,8 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
     hex run hides that run.
     """
     spans = _layouts.layout_spans(text, is_credential_key, _is_placeholder, label)
+    if _framings.maybe_framed(text):  # round fourteen: values in a format's framing (_secret_framings)
+        spans.extend(_framings.framed_spans(text, _framed_view_spans, is_credential_key, _is_placeholder))
     if spans or len(text) > _layouts.MAX_TEXT:
         return spans  # a text too long for layouts is not decoded for them either (the detector still scans it)
     if not text.isascii() or _needs_decoding(text):
@@ -4376,6 +4382,15 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
                     spans.append((start, end))
                     break
     return spans
+
+
+def _framed_view_spans(view: str) -> list[tuple[int, int]]:
+    """What the detector and the layout readers find in a framing's view (all of it when only decoding shows it)."""
+    if view.isascii() and not _needs_decoding(view):
+        spans = [(start, end) for _, start, end, _ in _analyse(view)]
+    else:
+        spans = [(0, len(view))] if _text_hits(view, 0) else []
+    return spans + _layouts.layout_spans(view, is_credential_key, _is_placeholder)
 
 
 def layout_candidate(value: Any) -> bool:
