@@ -34,11 +34,14 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import codecs
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import re2
+
+from policyengine.language.secret_encodings import raw_search as _raw_search
 
 NameTest = Callable[[str], Any]
 Span = tuple[int, int]
@@ -71,9 +74,9 @@ _STRACE = rf"\b{_SYSCALLS}\([0-9]{{1,6}}, "
 _TCPDUMP = r"(?m:^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+ [^\n]* > [^\n]*\r?\n)"
 _GATES: Final = (_CONTINUED, _LDIF, _SVN, _RESP, _NETSTRING, _GIT_CONFIG, _HEX_DUMP, _STRACE, _TCPDUMP)
 GATE: Final = "|".join(f"(?:{g})" for g in _GATES)
-_GATE_RE = re2.compile(GATE, _OPTIONS)
+_GATE_SEARCH = _raw_search(re2.compile(GATE, _OPTIONS))
 # One program per reader: which readers a text needs (the gate above said one may).
-_READER_GATES = tuple(re2.compile(g, _OPTIONS) for g in _GATES)
+_READER_GATES = tuple(_raw_search(re2.compile(g, _OPTIONS)) for g in _GATES)
 
 _MAX_TEXT = 1 << 20  # longer texts are not read here (the detector still scans them)
 _MAX_LINES = 4096  # lines read per reader and text
@@ -88,8 +91,7 @@ def maybe_framed(text: str) -> bool:
         return False
     if "\n" not in text and "::" not in text and "(" not in text and "." not in text and ":" not in text:
         return False
-    data = text.encode("utf-8", "surrogatepass")
-    return bool(_GATE_RE.search(data) is not None)
+    return _GATE_SEARCH(text.encode("utf-8", "surrogatepass"))
 
 
 class _View:
@@ -173,7 +175,7 @@ def framed_spans(text: str, find: Find, is_name: NameTest, is_placeholder: NameT
     spans: list[Span] = []
     data = text.encode("utf-8", "surrogatepass")
     for gate, reader in zip(_READER_GATES, _READERS, strict=True):
-        if gate.search(data) is None:
+        if not gate(data):
             continue
         for view in reader(text, is_name, is_placeholder, spans):
             view_text = view.text()
@@ -614,9 +616,15 @@ def _od_c_line(text: str, start: int, end: int) -> tuple[bytes, Span] | None:
     return (bytes(out), (start + 7, end)) if out else None
 
 
+def _utf8() -> codecs.IncrementalDecoder:
+    """A UTF-8 decoder that reads a character split across lines and replaces bytes that are no UTF-8."""
+    return codecs.getincrementaldecoder("utf-8")("replace")
+
+
 def _hex_dump(text: str, is_name: NameTest, is_placeholder: NameTest, spans: list[Span]) -> Iterator[_View]:
     """One view per run of dump lines: the bytes as text (controls as line breaks), each byte standing for its line."""
     view = _View()
+    decoder = _utf8()
     total = 0
     for start, end in _lines(text):
         line = _dump_line(text, start, end) if end > start else None
@@ -625,14 +633,28 @@ def _hex_dump(text: str, is_name: NameTest, is_placeholder: NameTest, spans: lis
                 if len(view):
                     yield view
                 view = _View()
+                decoder = _utf8()
             continue
         data, origin = line
         if total + len(data) > _MAX_DUMP:
             break
         total += len(data)
-        view.add(data.translate(_AS_BREAK).decode("latin-1"), origin)
+        # UTF-8 read across lines (a character's bytes may be split by the dump), as the file reads.
+        view.add(decoder.decode(data.translate(_AS_BREAK)), origin)
     if len(view):
         yield view
+
+
+# What a dump's byte columns look like by chance: digit groups (a card) and groups of base32 letters
+# and digits 2-7 (a TOTP secret written in groups); a credential in the bytes is read from them decoded.
+_COLUMN_KINDS: Final = frozenset({"card-number", "totp-secret"})
+
+
+def outside_dump_columns(text: str, hits: list[Any]) -> list[Any]:
+    """The detector's hits less those of _COLUMN_KINDS that lie in a dump's byte columns ((kind, start, end, ...))."""
+    if not any(hit[0] in _COLUMN_KINDS for hit in hits):
+        return hits
+    return [hit for hit in hits if hit[0] not in _COLUMN_KINDS or not hex_column(text, hit[1], hit[2])]
 
 
 def hex_column(text: str, start: int, end: int) -> bool:
@@ -651,7 +673,8 @@ def hex_column(text: str, start: int, end: int) -> bool:
         match = pattern.match(text, line_start, line_end)
         if match is not None and match.start(1) <= start and end <= match.end(1):
             return True
-    return False
+    # od -c writes the bytes of a character outside ASCII in octal ("342 200 224").
+    return start >= line_start + 7 and _od_c_line(text, line_start, line_end) is not None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2862,7 +2862,8 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     if _ENCODINGS_AT in categories:
         # Last: what another reader already named keeps its name (a token cut by one mark, a prose password).
         hits.extend(_encoding_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
-    return hits
+    # Round fourteen: a hex dump's byte columns hold digit and base32-like groups by chance (_secret_framings).
+    return _framings.outside_dump_columns(text, hits) if hits else hits
 
 
 _CODED_AT = frozenset({_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT})
