@@ -138,6 +138,27 @@ class _View:
         self._exact.append(exact and origin is not None and origin[1] - origin[0] == len(piece))
         self._groups.append(group)
 
+    def clear(self) -> None:
+        """Drop every piece (a value that turned out to be none)."""
+        self.__init__()  # type: ignore[misc]  # the same empty state as a new view
+
+    def extend(self, other: _View) -> None:
+        """Append another view's pieces, its groups renumbered as groups of this one."""
+        renumbered: dict[int, int] = {}
+        for i, piece in enumerate(other._parts):
+            group = other._groups[i]
+            if group and group not in renumbered:
+                renumbered[group] = self.group()
+            self._parts.append(piece)
+            self._starts.append(self._length)
+            self._length += len(piece)
+            self._ends.append(self._length)
+            self._origins.append(other._origins[i])
+            self._exact.append(other._exact[i])
+            self._groups.append(renumbered.get(group, 0))
+        for group, members in other._members.items():
+            self._members.setdefault(renumbered.setdefault(group, self.group()), []).extend(members)
+
     def __len__(self) -> int:
         return self._length
 
@@ -222,38 +243,46 @@ _MAPPING_LINE = re.compile(r"[ \t]*(?:-[ \t]|#|;|[\"']?[\w.\-]+[\"']?[ \t]*:(?:[
 
 
 def _continued(text: str, is_name: NameTest, is_placeholder: NameTest, spans: list[Span]) -> Iterator[_View]:
-    """Views `key=value` of each value continued past its key's line."""
+    """One view of `key=value` lines, a line for each value continued past its key's line."""
     lines = _lines(text)
-    for index, (start, end) in enumerate(lines):
+    whole = _View()
+    index = 0
+    while index < len(lines):
+        start, end = lines[index]
+        index += 1
         match = _KEY_LINE.match(text, start, end)
         if match is None or not is_name(match.group(1).strip("\"'[]")):
             continue
         rest_start = match.end()
         rest = text[rest_start:end].rstrip(" \t")
         view = _View()
-        view.add(match.group(1).strip("\"'"))
-        view.add("=")
         group = view.group()
-        following = lines[index + 1 : index + 1 + _MAX_VALUE_LINES]
+        following = lines[index : index + _MAX_VALUE_LINES]
+        used = 0
         if rest.endswith("\\") and not rest.endswith("\\\\"):
-            _backslash(text, rest_start, rest_start + len(rest), following, view, group)
+            used = ok = _backslash(text, rest_start, rest_start + len(rest), following, view, group)
         elif (_BLOCK.fullmatch(rest) and match.group(2) == ":") or rest == "":
-            if not _indented(text, _indent(text, start, end), following, view, group, strict=rest == ""):
-                continue
+            used = ok = _indented(text, _indent(text, start, end), following, view, group, strict=rest == "")
         elif rest in ('"""', "'''"):
-            _triple(text, rest, following, view, group)
+            used = ok = _triple(text, rest, following, view, group)
         elif rest == "(":
-            _parenthesised(text, following, view, group)
-        elif _LITERAL.match(rest) and not _literals(text, rest_start, end, view, group, needed=2):
-            continue
-        if len(view) > len(match.group(1)) + 1:
-            yield view
+            used = ok = _parenthesised(text, following, view, group)
+        else:
+            ok = _LITERAL.match(rest) is not None and _literals(text, rest_start, end, view, group, needed=2)
+        if ok and len(view):
+            whole.add(match.group(1).strip("\"'"))
+            whole.add("=")
+            whole.extend(view)
+            whole.add("\n")
+            index += used  # the value's lines are no keys of their own
+    if len(whole):
+        yield whole
 
 
-def _backslash(text: str, start: int, end: int, following: list[Span], view: _View, group: int) -> None:
-    """A value whose lines end in a backslash: the lines are joined, their leading blanks dropped."""
+def _backslash(text: str, start: int, end: int, following: list[Span], view: _View, group: int) -> int:
+    """A value whose lines end in a backslash: the lines are joined, their leading blanks dropped; lines used."""
     view.add(text[start : end - 1].strip(" \t"), (start, end - 1), exact=True, group=group)
-    for line_start, line_end in following:
+    for used, (line_start, line_end) in enumerate(following, 1):
         line = text[line_start:line_end]
         stripped = line.lstrip(" \t")
         at = line_start + len(line) - len(stripped)
@@ -261,34 +290,38 @@ def _backslash(text: str, start: int, end: int, following: list[Span], view: _Vi
         piece = stripped.rstrip(" \t")[:-1] if more else stripped.rstrip(" \t")
         view.add(piece, (at, at + len(piece)), exact=True, group=group)
         if not more:
-            return
+            return used
+    return len(following)
 
 
-def _indented(text: str, key_indent: int, following: list[Span], view: _View, group: int, *, strict: bool) -> bool:
-    """The lines more indented than the key (a block scalar's, or an INI/YAML continuation); False if none.
+def _indented(text: str, key_indent: int, following: list[Span], view: _View, group: int, *, strict: bool) -> int:
+    """The lines more indented than the key (a block scalar's, or an INI/YAML continuation); lines used (0: none).
 
     Under an empty `key:` (strict), lines that are themselves mappings, list items or comments
     make it a section (secret_documents reads those), not a value.
     """
     found = False
-    for line_start, line_end in following:
+    used = 0
+    for n, (line_start, line_end) in enumerate(following, 1):
         if line_start == line_end or not text[line_start:line_end].strip():
             continue
         if _indent(text, line_start, line_end) <= key_indent:
             break
         if strict and _MAPPING_LINE.match(text, line_start, line_end):
-            return False
+            view.clear()
+            return 0
         at = line_start + _indent(text, line_start, line_end)
         piece = text[at:line_end].rstrip(" \t")
         if found:
             view.add(" ")
         view.add(piece, (at, at + len(piece)), exact=True, group=group)
         found = True
-    return found
+        used = n
+    return used
 
 
-def _triple(text: str, quote: str, following: list[Span], view: _View, group: int) -> None:
-    """A triple-quoted string's lines up to the closing quotes."""
+def _triple(text: str, quote: str, following: list[Span], view: _View, group: int) -> int:
+    """A triple-quoted string's lines up to the closing quotes; lines used."""
     for n, (line_start, line_end) in enumerate(following):
         close = text.find(quote, line_start, line_end)
         piece_end = close if close >= 0 else line_end
@@ -296,18 +329,20 @@ def _triple(text: str, quote: str, following: list[Span], view: _View, group: in
             view.add(" ")
         view.add(text[line_start:piece_end], (line_start, piece_end), exact=True, group=group)
         if close >= 0:
-            return
+            return n + 1
+    return len(following)
 
 
-def _parenthesised(text: str, following: list[Span], view: _View, group: int) -> None:
-    """Python's implicit concatenation in parentheses: the string literals up to the closing one."""
-    for line_start, line_end in following:
+def _parenthesised(text: str, following: list[Span], view: _View, group: int) -> int:
+    """Python's implicit concatenation in parentheses: the string literals up to the closing one; lines used."""
+    for n, (line_start, line_end) in enumerate(following):
         stripped = text[line_start:line_end].strip()
         if stripped.startswith(")"):
-            return
+            return n + 1
         at = line_start + _indent(text, line_start, line_end)
         if not _literals(text, at, line_end, view, group, needed=1):
-            return
+            return n
+    return len(following)
 
 
 def _literals(text: str, start: int, end: int, view: _View, group: int, *, needed: int) -> bool:

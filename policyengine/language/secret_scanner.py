@@ -4364,12 +4364,15 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
     """
     spans = _layouts.layout_spans(text, is_credential_key, _is_placeholder, label)
     if _framings.maybe_framed(text):  # round fourteen: values in a format's framing (_secret_framings)
-        spans.extend(_framings.framed_spans(text, _framed_view_spans, is_credential_key, _is_placeholder))
+        spans.extend(_framed_spans(text))
     if spans or len(text) > _layouts.MAX_TEXT:
         return spans  # a text too long for layouts is not decoded for them either (the detector still scans it)
     if not text.isascii() or _needs_decoding(text):
         view = _normalise(text)
-        if view != text and _layouts.layout_spans(view, is_credential_key, _is_placeholder, label):
+        if view != text and (
+            _layouts.layout_spans(view, is_credential_key, _is_placeholder, label)
+            or (_framings.maybe_framed(view) and _framed_spans(view))
+        ):
             return [(0, len(text))]
     if len(text) >= _MIN_ENCODED and _encoded_gate(text.encode("utf-8", "surrogatepass")):
         for n, found in enumerate(_matches(_ENCODED_RE, text)):
@@ -4379,10 +4382,17 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
             if end - start > 2 * DECODE_BUDGET:
                 continue
             for _, decoded in _decodings(text[start:end]):
-                if _layouts.layout_spans(decoded, is_credential_key, _is_placeholder, label):
+                if _layouts.layout_spans(decoded, is_credential_key, _is_placeholder, label) or (
+                    _framings.maybe_framed(decoded) and _framed_spans(decoded)
+                ):
                     spans.append((start, end))
                     break
     return spans
+
+
+def _framed_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of the credentials a framing of the text holds (the caller checked maybe_framed)."""
+    return _framings.framed_spans(text, _framed_view_spans, is_credential_key, _is_placeholder)
 
 
 def _framed_view_spans(view: str) -> list[tuple[int, int]]:
