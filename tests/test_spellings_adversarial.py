@@ -215,6 +215,12 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "kubectl kind is another word for the printer list": tuple(
         f"calls-n-redact:{i}" for i in (0, 1, 2, 3, 4, 10, 11, 12, 13, 15, 16, 18, 29)
     ),
+    "engine (round fourteen, set L): a framing is read as its program prints it: a dump or trace re-spelled "
+    "whole (od -c's cells or od -x's words in base64, hex, URL escapes, full-width or with a zero-width space, "
+    "a strace line's JSON pieces encoded) is no dump or trace line any more, and a netstring whose value is "
+    "re-spelled alone no longer has the length its prefix says": tuple(
+        f"calls-o-redact:{i}" for i in (25, 33, 34, 36, 40)
+    ),
     "engine (round thirteen): a key cut into punctuation groups, or an xz/bzip2 blob, split across two "
     "arguments is two halves: each half glues to fewer than 32 characters (a grouped run is read within one "
     "value) and half a compressed stream does not decompress to the credential lines": (

@@ -120,6 +120,7 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import _secret_framings as _framings
 from policyengine.language import secret_cardforms as _cardforms
 from policyengine.language import secret_carriers as _carriers
 from policyengine.language import secret_charsets as _charsets
@@ -1778,6 +1779,9 @@ def _card_spans(text: str) -> list[tuple[int, int, str]]:
         found.extend(_spread_cards(text, _Taken((start, end) for start, end, _ in found)))
     if text.isascii():
         found.extend(_maestro_spans(text, _Taken((start, end) for start, end, _ in found)))
+    if found and "\n" in text:
+        # Round fourteen: the byte columns of a hex dump are hex, not a card ("2021 2223 2425 2627").
+        found = [hit for hit in found if not _framings.hex_column(text, hit[0], hit[1])]
     return found
 
 
@@ -2816,7 +2820,8 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     """Every secret in one (normalised) string, with the span to hide; `level`: decodings already done."""
     categories = _categories(text)
     if not categories:
-        return _more_hits(text, [], level)
+        found = _more_hits(text, [], level)
+        return _framings.outside_dump_columns(text, found) if found else found
     hits: list[_Hit] = []
     if _SHAPES_AT in categories:
         key_end = hidden_until = -1  # the next "-----END" after a key header, and the span hidden so far
@@ -2875,7 +2880,9 @@ def _analyse(text: str, level: int = 0) -> list[_Hit]:
     if _ENCODINGS_AT in categories:
         # Last: what another reader already named keeps its name (a token cut by one mark, a prose password).
         hits.extend(_encoding_hits(text, _Taken((start, end) for _, start, end, _ in hits), level))
-    return _more_hits(text, hits, level)
+    hits = _more_hits(text, hits, level)
+    # Round fourteen: a hex dump's byte columns hold digit and base32-like groups by chance (_secret_framings).
+    return _framings.outside_dump_columns(text, hits) if hits else hits
 
 
 def _more_hits(text: str, hits: list[_Hit], level: int) -> list[_Hit]:
@@ -4395,11 +4402,16 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
     hex run hides that run.
     """
     spans = _layouts.layout_spans(text, is_credential_key, _is_placeholder, label)
+    if _framings.maybe_framed(text):  # round fourteen: values in a format's framing (_secret_framings)
+        spans.extend(_framed_spans(text))
     if spans or len(text) > _layouts.MAX_TEXT:
         return spans  # a text too long for layouts is not decoded for them either (the detector still scans it)
     if not text.isascii() or _needs_decoding(text):
         view = _normalise(text)
-        if view != text and _layouts.layout_spans(view, is_credential_key, _is_placeholder, label):
+        if view != text and (
+            _layouts.layout_spans(view, is_credential_key, _is_placeholder, label)
+            or (_framings.maybe_framed(view) and _framed_spans(view))
+        ):
             return [(0, len(text))]
     if len(text) >= _MIN_ENCODED and _encoded_gate(text.encode("utf-8", "surrogatepass")):
         for n, found in enumerate(_matches(_ENCODED_RE, text)):
@@ -4409,10 +4421,26 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
             if end - start > 2 * DECODE_BUDGET:
                 continue
             for _, decoded in _decodings(text[start:end]):
-                if _layouts.layout_spans(decoded, is_credential_key, _is_placeholder, label):
+                if _layouts.layout_spans(decoded, is_credential_key, _is_placeholder, label) or (
+                    _framings.maybe_framed(decoded) and _framed_spans(decoded)
+                ):
                     spans.append((start, end))
                     break
     return spans
+
+
+def _framed_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of the credentials a framing of the text holds (the caller checked maybe_framed)."""
+    return _framings.framed_spans(text, _framed_view_spans, is_credential_key, _is_placeholder)
+
+
+def _framed_view_spans(view: str) -> list[tuple[int, int]]:
+    """What the detector and the layout readers find in a framing's view (all of it when only decoding shows it)."""
+    if view.isascii() and not _needs_decoding(view):
+        spans = [(start, end) for _, start, end, _ in _analyse(view)]
+    else:
+        spans = [(0, len(view))] if _text_hits(view, 0) else []
+    return spans + _layouts.layout_spans(view, is_credential_key, _is_placeholder)
 
 
 def layout_candidate(value: Any) -> bool:
