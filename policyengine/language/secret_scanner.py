@@ -120,6 +120,7 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import secret_byte_codes as _byte_codes
 from policyengine.language import secret_carriers as _carriers
 from policyengine.language import secret_documents as _documents
 from policyengine.language import secret_encodings as _encodings
@@ -611,8 +612,34 @@ def _unescape(match: re.Match[str]) -> str:
     return chr(code) if code < 0x110000 else "\ufffd"
 
 
+# RFC 2047's encoded words in mail headers ("=?utf-8?Q?Caf=C3=A9?=", "=?UTF-8?B?c2tfbGl2ZV8=?="): the
+# text a mail reader shows (round fourteen). Read as words, their "?" and "=" made a password's shape.
+_ENCODED_WORD = re.compile(r"=\?([A-Za-z0-9_\-]{1,40})(?:\*[A-Za-z\-]{1,20})?\?([QqBb])\?([^?\s]{0,1000})\?=")
+_QP_BYTE = re.compile(rb"=([0-9A-Fa-f]{2})")
+
+
+def _encoded_word(match: re.Match[str]) -> str:
+    """One RFC 2047 encoded word, decoded (its charset when Python knows it, else UTF-8; bad bytes replaced)."""
+    charset, how, body = match.groups()
+    try:
+        if how in "Qq":
+            data = _QP_BYTE.sub(
+                lambda m: bytes([int(m.group(1), 16)]), body.replace("_", " ").encode("ascii", "replace")
+            )
+        else:
+            data = base64.b64decode(body + "=" * (-len(body) % 4), validate=False)
+    except (ValueError, binascii.Error):
+        return match.group()
+    try:
+        return data.decode(charset, "replace")
+    except LookupError:
+        return data.decode("utf-8", "replace")
+
+
 def _decode_round(text: str) -> str:
-    """One round of decoding: named entities, escapes and numeric entities, percent-encoding."""
+    """One round of decoding: named entities, escapes and numeric entities, percent-encoding, MIME words."""
+    if "=?" in text:
+        text = _ENCODED_WORD.sub(_encoded_word, text)
     # Only named entities with their semicolon: "&sect" without one would eat "&secret=".
     if "&" in text:
         text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
@@ -1247,6 +1274,7 @@ _DIGIT_OF = {word: str(n) for n, word in enumerate(_NUMBER_WORDS)} | {"oh": "0"}
 # match here (on all the strings of a document at once) means no finding in any of them.
 _NEEDS_DECODING = (
     r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|\\[0-3][0-7]{2}|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+    r"|=\?[A-Za-z0-9_\-]{1,40}(?:\*[A-Za-z\-]{1,20})?\?[QqBb]\?"  # an RFC 2047 encoded word (_ENCODED_WORD)
 )
 # JSON text in a string is parsed (its keys and pairs count): a string that starts with { or [.
 _JSON_START = r"(?m:^\s*[\[{])"
@@ -2908,6 +2936,39 @@ def _encoding_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
             continue
         for kind, _, _, secret in _analyse(reading, level + 1):
             hits.append((f"{kind.partition(' (')[0]} ({how})", start, end, secret))
+    if deeper and "codes" in which:
+        hits.extend(
+            _byte_code_hits(
+                text, _Taken([*zip(taken.starts, taken.ends, strict=True), *((s, e) for _, s, e, _ in hits)]), level
+            )
+        )
+    return hits
+
+
+_LOWER_RUN = re.compile(r"[a-z]{3}")
+
+
+def _encoded_password(word: str, *, cased: bool) -> bool:
+    """True for a word spelled in character codes that is shaped like a password (round fourteen)."""
+    # Writing a word as codes is telling it: the code stands where "password:" would (near=True). Three
+    # lower-case letters in a row are a word's part ("Copper", "hunter"): codes that are data (scores,
+    # readings of 60 to 100) spell capitals and symbols. Morse has no case: its word is read in lower case.
+    if not 8 <= len(word) <= 64 or any(c.isspace() for c in word):
+        return False
+    word = word if cased else word.lower()
+    return _LOWER_RUN.search(word) is not None and _password_like(word, near=True)
+
+
+def _byte_code_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
+    """Secrets spelled as runs of eight character codes or more (secret_byte_codes), each reported at its run."""
+    hits: list[_Hit] = []
+    for how, start, end, spelled, cased in _byte_codes.runs(text):
+        if taken.covers(start, end):
+            continue  # a reader of round six or eight read the run already and named what it holds
+        found = _analyse(spelled, level + 1)
+        hits.extend((f"{kind.partition(' (')[0]} ({how})", start, end, secret) for kind, _, _, secret in found)
+        if not found and _encoded_password(spelled.strip(), cased=cased):
+            hits.append((f"password ({how})", start, end, spelled.strip()))
     return hits
 
 
@@ -2986,6 +3047,8 @@ def _strong_password_hits(text: str, taken: _Taken) -> list[_Hit]:
         last = word.end()
         if last - begin > 4 * _MAX_STRONG:
             continue  # no password, nor a form body of a few fields
+        if "=?" in word.group() and _ENCODED_WORD.search(word.group()):
+            continue  # a MIME encoded word ("=?utf-8?Q?Caf=C3=A9?="): read decoded (_decode_round), not as a word
         # A form body's fields ("u=sa&p=Xk9#mP2vL7q!") one by one, then the word whole.
         for field in (*_FIELD_PIECES.finditer(text, begin, last), word):
             value = field.group().strip(_WORD_EDGE)
@@ -4021,6 +4084,12 @@ def _walk(
             spelled = _from_char_codes(x if type(x) is int else -1 for x in value)
             if spelled is not None:
                 texts.append(spelled)
+                places.append((at, None))
+        if len(texts) - first >= _byte_codes.MIN_CODES and len(texts) - first == len(value):
+            # ["43", "6f", "70", ...]: one code per string is a run of codes, read as one (round fourteen).
+            codes = _byte_codes.joined_items(texts[first:])
+            if codes is not None:
+                texts.append(codes)
                 places.append((at, None))
         if len(texts) - first > 1:
             groups.append((at, list(range(first, len(texts)))))

@@ -1,0 +1,147 @@
+"""Short runs of character codes (round fourteen): a credential written as 8 or more codes in one base.
+
+The readers of round six and eight (secret_scanner's char codes, Morse and hex bytes, secret_encodings'
+byte lists) want 16 codes or more and a few prefixes; a password of 8 to 15 characters, or a token
+behind a prefix they do not know, went out as:
+
+- **binary octets**: `01000011 01101111 ...` (or glued: `0100001101101111...`);
+- **decimal codes**: `67 111 112`, `67,111,112`, `[67, 111, ...]`, `String.fromCharCode(67, 111, ...)`;
+- **hex bytes**: `0x43, 0x6f`, `0x43u8`, `\\x43\\x6f`, `%u0043%u006f`, `=43=6F` (quoted-printable),
+  `"43", "6f"` (a list of hex strings), `43 6f 70` (bare pairs apart);
+- **octal escapes**: `\\103\\157` (printf, C) and `\\0103\\0157` (echo -e);
+- **Morse code**: `-.-. --- .--. ...` with ITU punctuation, `/` or `|` between words.
+
+One reader finds a run of codes in one base with one separator throughout (`runs`), and decodes it;
+the detector judges what it spells (a shape, a key, an assignment) and, as a word told in code,
+whether the word is shaped like a password (`secret_scanner._encoded_password`). The scanner
+decides, not this module: a run that spells "hello" or a sentence is no finding.
+
+GATE is one RE2 alternative of the detector's prefilter: a text with no run of eight codes costs
+nothing more. Runs are read at most MAX_RUNS per text and MAX_CODES codes each.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final
+
+MIN_CODES: Final = 8  # a password of eight characters
+MAX_CODES: Final = 512  # codes decoded per run: a longer run is read from its start (a key fits)
+MAX_RUNS: Final = 16  # runs read per text
+
+# Separators: blanks, or a comma or semicolon with blanks around it (a list), one kind throughout.
+_LIST_SEP = r"[ \t]*[,;][ \t]*|[ \t]+"
+_HEX_PREFIX = r"0[xX]|\\[xX]|%[uU]00|\\[uU]00|[uU]\+00|&#[xX]|=|%"
+_HEX_SUFFIX = r"_?[uiUI]8|[hH]"  # Rust's 0x43u8 / 0x43_u8, assembler's 43h
+
+_BINARY = re.compile(r"(?<![0-9A-Za-z])[01]{8}(?P<s>[ \t]*[,;]?[ \t]*)[01]{8}(?:(?P=s)[01]{8}){6,}(?![0-9A-Za-z])")
+_DECIMAL = re.compile(
+    rf"(?<![0-9A-Za-z.])[0-9]{{2,3}}(?P<s>{_LIST_SEP})[0-9]{{2,3}}(?:(?P=s)[0-9]{{2,3}}){{6,}}(?![0-9A-Za-z.])"
+)
+# One hex byte: a quote, a prefix, two hex digits, a suffix and the closing quote, each the same
+# throughout the run (backreferences to groups that always take part, empty or not).
+_HEX = re.compile(
+    rf"(?<![0-9A-Za-z])(?P<q>[\"']?)(?P<p>(?:{_HEX_PREFIX})?)[0-9A-Fa-f]{{2}}(?P<x>(?:{_HEX_SUFFIX})?)(?P=q)"
+    rf"(?P<s>{_LIST_SEP}|)"
+    rf"(?P=q)(?P=p)[0-9A-Fa-f]{{2}}(?P=x)(?P=q)"
+    rf"(?:(?P=s)(?P=q)(?P=p)[0-9A-Fa-f]{{2}}(?P=x)(?P=q)){{6,}}(?![0-9A-Za-z])"
+)
+_HEX_DIGITS = re.compile(rf"(?:{_HEX_PREFIX})?([0-9A-Fa-f]{{2}})(?:{_HEX_SUFFIX})?")
+_OCTAL = re.compile(
+    rf"\\(?P<z>0?)[0-3][0-7]{{2}}(?P<s>{_LIST_SEP}|)\\(?P=z)[0-3][0-7]{{2}}(?:(?P=s)\\(?P=z)[0-3][0-7]{{2}}){{6,}}"
+)
+_OCTAL_DIGITS = re.compile(r"\\0?([0-3][0-7]{2})")
+_MORSE = re.compile(r"(?<![.\-\w])[.\-]{1,7}(?:(?:[ \t]+|[ \t]*[/|][ \t]*)[.\-]{1,7}){7,}(?![.\-\w])")
+# ITU letters, digits and punctuation: each character, then its code.
+_MORSE_PAIRS = (
+    "A.- B-... C-.-. D-.. E. F..-. G--. H.... I.. J.--- K-.- L.-.. M-- N-. O--- P.--. Q--.- R.-. S... T- U..- "
+    "V...- W.-- X-..- Y-.-- Z--.. 0----- 1.---- 2..--- 3...-- 4....- 5..... 6-.... 7--... 8---.. 9----. "
+    "..-.-.- ,--..-- ?..--.. '.----. !-.-.-- /-..-. (-.--. )-.--.- &.-... :---... ;-.-.-. =-...- +.-.-. "
+    '--....- _..--.- ".-..-. $...-..- @.--.-.'
+)
+_MORSE_TABLE: Final = {pair[1:]: pair[0] for pair in _MORSE_PAIRS.split(" ")}
+
+# The prefilter's alternative (RE2: no lookaround, no backreference): eight codes of one shape in a row.
+GATE: Final = (
+    r"(?:[01]{8}[ \t,;]{0,3}){7}[01]{8}"
+    r"|(?:[0-9]{2,3}(?:[ \t]*[,;][ \t]*|[ \t]+)){7}[0-9]{2,3}"
+    rf"|(?:[\"']?(?:{_HEX_PREFIX})[0-9A-Fa-f]{{2}}(?:{_HEX_SUFFIX})?[\"']?(?:[ \t]*[,;][ \t]*|[ \t]+)?){{7}}"
+    rf"[\"']?(?:{_HEX_PREFIX})[0-9A-Fa-f]{{2}}"
+    r"|(?:[\"']?[0-9A-Fa-f]{2}[\"']?(?:[ \t]*[,;][ \t]*|[ \t]+)){7}[\"']?[0-9A-Fa-f]{2}"
+    r"|(?:\\0?[0-3][0-7]{2}[ \t,;]{0,3}){7}\\0?[0-3][0-7]{2}"
+    r"|(?:[.\-]{1,7}(?:[ \t]+|[ \t]*[/|][ \t]*)){7}[.\-]{1,7}"
+)
+
+
+def _text(codes: list[int]) -> str | None:
+    """The text the codes spell when every one is printable ASCII (a tab or line break too), else None."""
+    if not all(32 <= c < 127 or c in (9, 10, 13) for c in codes):
+        return None
+    return "".join(map(chr, codes))
+
+
+def _morse(run: str) -> str | None:
+    """The text a Morse run spells (words apart by one blank), or None when a code is no letter."""
+    out: list[str] = []
+    for piece in re.split(r"([ \t]*[/|][ \t]*|[ \t]+)", run):
+        if not piece:
+            continue
+        if piece.isspace():
+            continue
+        if piece.strip(" \t") in ("/", "|"):
+            out.append(" ")
+            continue
+        letter = _MORSE_TABLE.get(piece)
+        if letter is None:
+            return None
+        out.append(letter)
+    return "".join(out).strip()
+
+
+def runs(text: str) -> Iterator[tuple[str, int, int, str, bool]]:
+    """(encoding, start, end, text spelled, whether case was kept) for each run of codes (MAX_RUNS at most)."""
+    found = 0
+    readers = (
+        ("binary octets", _BINARY),
+        ("char codes", _DECIMAL),
+        ("hex bytes", _HEX),
+        ("octal escapes", _OCTAL),
+        ("morse", _MORSE),
+    )
+    for how, pattern in readers:
+        for match in pattern.finditer(text):
+            if found >= MAX_RUNS:
+                return
+            run = match.group()
+            spelled: str | None
+            if pattern is _BINARY:
+                spelled = _text([int(b, 2) for b in re.findall("[01]{8}", run)[:MAX_CODES]])
+            elif pattern is _DECIMAL:
+                spelled = _text([int(d) for d in re.findall("[0-9]+", run)[:MAX_CODES]])
+            elif pattern is _HEX:
+                if not match.group("p") and not match.group("s"):
+                    continue  # bare hex digits in a row: a hex string, the hex decoder's
+                spelled = _text([int(h, 16) for h in _HEX_DIGITS.findall(run)[:MAX_CODES]])
+            elif pattern is _OCTAL:
+                spelled = _text([int(o, 8) for o in _OCTAL_DIGITS.findall(run)[:MAX_CODES]])
+            else:
+                spelled = _morse(run)
+            if spelled is None or len(spelled.strip()) < MIN_CODES:
+                continue
+            found += 1
+            yield how, match.start(), match.end(), spelled, pattern is not _MORSE
+
+
+_ITEM = re.compile(
+    rf"(?:{_HEX_PREFIX})?[0-9A-Fa-f]{{2}}(?:{_HEX_SUFFIX})?|[0-9]{{2,3}}|[01]{{8}}|\\0?[0-3][0-7]{{2}}|[.\-]{{1,7}}"
+)
+
+
+def joined_items(items: list[str]) -> str | None:
+    """A list of MIN_CODES or more strings that are each one code (["43", "6f", ...]) as one run of them, else None."""
+    if not MIN_CODES <= len(items) <= MAX_CODES or not all(len(item) <= 8 for item in items):
+        return None
+    if not all(_ITEM.fullmatch(item) for item in items):
+        return None
+    return (" " if items[0][:1] in ".-" else ", ").join(items)
