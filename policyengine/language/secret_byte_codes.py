@@ -23,7 +23,7 @@ nothing more. Runs are read at most MAX_RUNS per text and MAX_CODES codes each.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Final
 
 MIN_CODES: Final = 8  # a password of eight characters
@@ -51,6 +51,7 @@ _HEX_DIGITS = re.compile(rf"(?:{_HEX_PREFIX})?([0-9A-Fa-f]{{2}})(?:{_HEX_SUFFIX}
 _OCTAL = re.compile(
     rf"\\(?P<z>0?)[0-3][0-7]{{2}}(?P<s>{_LIST_SEP}|)\\(?P=z)[0-3][0-7]{{2}}(?:(?P=s)\\(?P=z)[0-3][0-7]{{2}}){{6,}}"
 )
+_DECIMAL_ONLY = re.compile(r"[0-9\s,;\"']+")
 _OCTAL_DIGITS = re.compile(r"\\0?([0-3][0-7]{2})")
 _MORSE = re.compile(r"(?<![.\-\w])[.\-]{1,7}(?:(?:[ \t]+|[ \t]*[/|][ \t]*)[.\-]{1,7}){7,}(?![.\-\w])")
 # ITU letters, digits and punctuation: each character, then its code.
@@ -78,6 +79,8 @@ def _text(codes: list[int]) -> str | None:
     """The text the codes spell when every one is printable ASCII (a tab or line break too), else None."""
     if not all(32 <= c < 127 or c in (9, 10, 13) for c in codes):
         return None
+    if codes == sorted(codes) or codes == sorted(codes, reverse=True):
+        return None  # values in order are data (ages, ids, a table of steps): no word is spelled in order
     return "".join(map(chr, codes))
 
 
@@ -120,8 +123,10 @@ def runs(text: str) -> Iterator[tuple[str, int, int, str, bool]]:
             elif pattern is _DECIMAL:
                 spelled = _text([int(d) for d in re.findall("[0-9]+", run)[:MAX_CODES]])
             elif pattern is _HEX:
-                if not match.group("p") and not match.group("s"):
-                    continue  # bare hex digits in a row: a hex string, the hex decoder's
+                if not match.group("p") and (not match.group("s") or _DECIMAL_ONLY.fullmatch(run)):
+                    # Bare hex digits in a row are a hex string (the hex decoder's); bare pairs of decimal
+                    # digits only are decimal numbers (72, 85, 91), read as such above.
+                    continue
                 spelled = _text([int(h, 16) for h in _HEX_DIGITS.findall(run)[:MAX_CODES]])
             elif pattern is _OCTAL:
                 spelled = _text([int(o, 8) for o in _OCTAL_DIGITS.findall(run)[:MAX_CODES]])
@@ -145,3 +150,10 @@ def joined_items(items: list[str]) -> str | None:
     if not all(_ITEM.fullmatch(item) for item in items):
         return None
     return (" " if items[0][:1] in ".-" else ", ").join(items)
+
+
+def joined_numbers(items: Sequence[object]) -> str | None:
+    """A list of MIN_CODES or more integers that are each a printable code ([67, 111, ...]) as a run of codes."""
+    if not MIN_CODES <= len(items) <= MAX_CODES or not all(type(i) is int and 32 <= i < 127 for i in items):
+        return None
+    return ", ".join(map(str, items))

@@ -2945,18 +2945,23 @@ def _encoding_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
     return hits
 
 
-_LOWER_RUN = re.compile(r"[a-z]{3}")
+# A word's part: four letters or more in a row, three of them lower case in a row, one a vowel ("Copper",
+# "hunter"). Codes that are data (ages, scores, readings) spell capitals, symbols and scattered letters.
+_LETTER_RUN = re.compile(r"[A-Za-z]{4,}")
+_LOWER_RUN = re.compile(r"[a-z]{4}")
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
 
 
 def _encoded_password(word: str, *, cased: bool) -> bool:
     """True for a word spelled in character codes that is shaped like a password (round fourteen)."""
-    # Writing a word as codes is telling it: the code stands where "password:" would (near=True). Three
-    # lower-case letters in a row are a word's part ("Copper", "hunter"): codes that are data (scores,
-    # readings of 60 to 100) spell capitals and symbols. Morse has no case: its word is read in lower case.
+    # Writing a word as codes is telling it: the codes stand where "password:" would (near=True).
+    # Morse has no case: its word is read in lower case.
     if not 8 <= len(word) <= 64 or any(c.isspace() for c in word):
         return False
     word = word if cased else word.lower()
-    return _LOWER_RUN.search(word) is not None and _password_like(word, near=True)
+    return any(_LOWER_RUN.search(run) and _VOWEL.search(run) for run in _LETTER_RUN.findall(word)) and _password_like(
+        word, near=True
+    )
 
 
 def _byte_code_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
@@ -2965,6 +2970,10 @@ def _byte_code_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
     for how, start, end, spelled, cased in _byte_codes.runs(text):
         if taken.covers(start, end):
             continue  # a reader of round six or eight read the run already and named what it holds
+        if cased and len(spelled) < _MIN_ENCODED and sum(c.islower() for c in spelled) < 3:
+            # A short run (a password's length, not a key's) of data (scores, readings: 50 to 100) spells
+            # capitals, digits and symbols, which a password's shape also has: a word has lower case.
+            continue
         found = _analyse(spelled, level + 1)
         hits.extend((f"{kind.partition(' (')[0]} ({how})", start, end, secret) for kind, _, _, secret in found)
         if not found and _encoded_password(spelled.strip(), cased=cased):
@@ -4085,9 +4094,13 @@ def _walk(
             if spelled is not None:
                 texts.append(spelled)
                 places.append((at, None))
-        if len(texts) - first >= _byte_codes.MIN_CODES and len(texts) - first == len(value):
-            # ["43", "6f", "70", ...]: one code per string is a run of codes, read as one (round fourteen).
-            codes = _byte_codes.joined_items(texts[first:])
+        if len(value) >= _byte_codes.MIN_CODES:
+            # ["43", "6f", "70", ...], [67, 111, 112, ...]: one code per item is a run of codes, read as one
+            # (round fourteen: the reader judges the word they spell, as it does in a string).
+            if len(texts) - first == len(value):
+                codes = _byte_codes.joined_items(texts[first:])
+            else:
+                codes = _byte_codes.joined_numbers(value) if type(value[0]) is int else None
             if codes is not None:
                 texts.append(codes)
                 places.append((at, None))
