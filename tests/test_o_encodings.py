@@ -48,6 +48,12 @@ def _spelled(text: str) -> list[tuple[str, str]]:
         (_hex(PASSWORD, "", " "), "hex bytes"),
         ("".join(f"\\{ord(c):03o}" for c in PASSWORD), "octal escapes"),
         ("".join(f"\\0{ord(c):03o}" for c in PASSWORD), "octal escapes"),
+        ("\n".join(str(ord(c)) for c in PASSWORD), "char codes"),
+        (_decimal(PASSWORD, " | "), "char codes"),
+        ("".join(f"&#{ord(c)};" for c in PASSWORD), "char codes"),
+        (" ".join("0b" + format(ord(c), "08b") for c in PASSWORD), "binary octets"),
+        (_hex(PASSWORD, "", ":"), "hex bytes"),
+        (" ".join(f"{ord(c):03o}" for c in PASSWORD), "octal codes"),
     ],
 )
 def test_each_base_spells_the_word(text: str, how: str) -> None:
@@ -67,6 +73,8 @@ def test_morse_reads_punctuation_and_word_gaps() -> None:
         "34 45 56 67 78 89 91 99 100 120",  # in order: data
         "48656c6c6f576f726c64",  # bare hex digits in a row: a hex string, not codes apart
         "\\033[1;32mOK\\033[0m \\033[31mFAIL\\033[0m",  # colour escapes
+        "12:30:45 10:20:30 11:22:33",  # times
+        "de:ad:be:ef:00:11:22:33:44:55",  # bytes that are no text
     ],
 )
 def test_what_is_no_run(text: str) -> None:

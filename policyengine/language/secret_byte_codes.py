@@ -30,20 +30,27 @@ MIN_CODES: Final = 8  # a password of eight characters
 MAX_CODES: Final = 512  # codes decoded per run: a longer run is read from its start (a key fits)
 MAX_RUNS: Final = 16  # runs read per text
 
-# Separators: blanks, or a comma or semicolon with blanks around it (a list), one kind throughout.
-_LIST_SEP = r"[ \t]*[,;][ \t]*|[ \t]+"
+# Separators: blanks, a line break, or a comma, semicolon or bar with blanks around it (a list), one
+# kind throughout; hex pairs also by ':' or '-' (as a dump or a fingerprint writes them).
+_LIST_SEP = r"[ \t]*[,;|][ \t]*|[ \t]*\r?\n[ \t]*|[ \t]+"
+_HEX_SEP = rf"{_LIST_SEP}|[:\-]"
 _HEX_PREFIX = r"0[xX]|\\[xX]|%[uU]00|\\[uU]00|[uU]\+00|&#[xX]|=|%"
 _HEX_SUFFIX = r"_?[uiUI]8|[hH]"  # Rust's 0x43u8 / 0x43_u8, assembler's 43h
 
-_BINARY = re.compile(r"(?<![0-9A-Za-z])[01]{8}(?P<s>[ \t]*[,;]?[ \t]*)[01]{8}(?:(?P=s)[01]{8}){6,}(?![0-9A-Za-z])")
+_BINARY = re.compile(
+    rf"(?<![0-9A-Za-z])(?P<p>(?:0[bB])?)[01]{{8}}(?P<s>{_LIST_SEP}|)(?P=p)[01]{{8}}(?:(?P=s)(?P=p)[01]{{8}}){{6,}}"
+    r"(?![0-9A-Za-z])"
+)
+# Decimal codes, bare or as HTML's numeric entities (&#67;&#111;: ';' is their separator).
 _DECIMAL = re.compile(
-    rf"(?<![0-9A-Za-z.])[0-9]{{2,3}}(?P<s>{_LIST_SEP})[0-9]{{2,3}}(?:(?P=s)[0-9]{{2,3}}){{6,}}(?![0-9A-Za-z.])"
+    rf"(?<![0-9A-Za-z.])(?P<p>(?:&\#)?)[0-9]{{2,3}}(?P<s>{_LIST_SEP})(?P=p)[0-9]{{2,3}}(?:(?P=s)(?P=p)[0-9]{{2,3}}){{6,}}"
+    r"(?![0-9A-Za-z.])"
 )
 # One hex byte: a quote, a prefix, two hex digits, a suffix and the closing quote, each the same
 # throughout the run (backreferences to groups that always take part, empty or not).
 _HEX = re.compile(
     rf"(?<![0-9A-Za-z])(?P<q>[\"']?)(?P<p>(?:{_HEX_PREFIX})?)[0-9A-Fa-f]{{2}}(?P<x>(?:{_HEX_SUFFIX})?)(?P=q)"
-    rf"(?P<s>{_LIST_SEP}|)"
+    rf"(?P<s>{_HEX_SEP}|)"
     rf"(?P=q)(?P=p)[0-9A-Fa-f]{{2}}(?P=x)(?P=q)"
     rf"(?:(?P=s)(?P=q)(?P=p)[0-9A-Fa-f]{{2}}(?P=x)(?P=q)){{6,}}(?![0-9A-Za-z])"
 )
@@ -53,6 +60,7 @@ _OCTAL = re.compile(
 )
 _DECIMAL_ONLY = re.compile(r"[0-9\s,;\"']+")
 _OCTAL_DIGITS = re.compile(r"\\0?([0-3][0-7]{2})")
+_OCTAL_CODE = re.compile(r"[0-3][0-7]{2}")
 _MORSE = re.compile(r"(?<![.\-\w])[.\-]{1,7}(?:(?:[ \t]+|[ \t]*[/|][ \t]*)[.\-]{1,7}){7,}(?![.\-\w])")
 # ITU letters, digits and punctuation: each character, then its code.
 _MORSE_PAIRS = (
@@ -65,11 +73,11 @@ _MORSE_TABLE: Final = {pair[1:]: pair[0] for pair in _MORSE_PAIRS.split(" ")}
 
 # The prefilter's alternative (RE2: no lookaround, no backreference): eight codes of one shape in a row.
 GATE: Final = (
-    r"(?:[01]{8}[ \t,;]{0,3}){7}[01]{8}"
-    r"|(?:[0-9]{2,3}(?:[ \t]*[,;][ \t]*|[ \t]+)){7}[0-9]{2,3}"
-    rf"|(?:[\"']?(?:{_HEX_PREFIX})[0-9A-Fa-f]{{2}}(?:{_HEX_SUFFIX})?[\"']?(?:[ \t]*[,;][ \t]*|[ \t]+)?){{7}}"
+    r"(?:(?:0[bB])?[01]{8}[ \t,;|\r\n]{0,3}){7}(?:0[bB])?[01]{8}"
+    rf"|(?:(?:&#)?[0-9]{{2,3}}(?:{_LIST_SEP})){{7}}(?:&#)?[0-9]{{2,3}}"
+    rf"|(?:[\"']?(?:{_HEX_PREFIX})[0-9A-Fa-f]{{2}}(?:{_HEX_SUFFIX})?[\"']?(?:{_HEX_SEP})?){{7}}"
     rf"[\"']?(?:{_HEX_PREFIX})[0-9A-Fa-f]{{2}}"
-    r"|(?:[\"']?[0-9A-Fa-f]{2}[\"']?(?:[ \t]*[,;][ \t]*|[ \t]+)){7}[\"']?[0-9A-Fa-f]{2}"
+    rf"|(?:[\"']?[0-9A-Fa-f]{{2}}[\"']?(?:{_HEX_SEP})){{7}}[\"']?[0-9A-Fa-f]{{2}}"
     r"|(?:\\0?[0-3][0-7]{2}[ \t,;]{0,3}){7}\\0?[0-3][0-7]{2}"
     r"|(?:[.\-]{1,7}(?:[ \t]+|[ \t]*[/|][ \t]*)){7}[.\-]{1,7}"
 )
@@ -121,7 +129,14 @@ def runs(text: str) -> Iterator[tuple[str, int, int, str, bool]]:
             if pattern is _BINARY:
                 spelled = _text([int(b, 2) for b in re.findall("[01]{8}", run)[:MAX_CODES]])
             elif pattern is _DECIMAL:
-                spelled = _text([int(d) for d in re.findall("[0-9]+", run)[:MAX_CODES]])
+                numbers = re.findall("[0-9]+", run)[:MAX_CODES]
+                if all(len(n) == 3 and _OCTAL_CODE.fullmatch(n) for n in numbers):
+                    # "103 157 160": octal codes with no backslash (od -b, Python's oct()) as well
+                    octal = _text([int(n, 8) for n in numbers])
+                    if octal is not None and len(octal.strip()) >= MIN_CODES and found < MAX_RUNS:
+                        found += 1
+                        yield "octal codes", match.start(), match.end(), octal, True
+                spelled = _text([int(n) for n in numbers])
             elif pattern is _HEX:
                 if not match.group("p") and (not match.group("s") or _DECIMAL_ONLY.fullmatch(run)):
                     # Bare hex digits in a row are a hex string (the hex decoder's); bare pairs of decimal

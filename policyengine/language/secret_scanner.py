@@ -2422,6 +2422,7 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
                     (f"possibly secret (unreadable {how}, {encoding})", start, end, decoded)
                     for how, _ in _carriers.read(decoded).unreadable
                 )
+            escaped = decoded  # codes written as escapes (\\x4d, \\115, &#77;) before _normalise spells them
             if not decoded.isascii() or _needs_decoding(decoded):
                 decoded = _normalise(decoded)
             # Read in its place: what stands before the run on its line and the character after it
@@ -2436,6 +2437,11 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
                     continue  # a secret of the context alone is the text's own finding
                 base, _, inner = kind.partition(" (")
                 hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+            if len(hits) == found and escaped != decoded:
+                hits.extend(
+                    (f"{kind.partition(' (')[0]} ({encoding}, {kind.partition(' (')[2][:-1]})", start, end, secret)
+                    for kind, _, _, secret in _escaped_code_hits(escaped, level + 1)
+                )
             # A run that decodes to one random token is an encoded key wherever it stands: the URL
             # around it ("?q=<base64>") voids high entropy for the run, not for what it hides.
             token = decoded.strip()
@@ -2962,6 +2968,23 @@ def _encoded_password(word: str, *, cased: bool) -> bool:
     return any(_LOWER_RUN.search(run) and _VOWEL.search(run) for run in _LETTER_RUN.findall(word)) and _password_like(
         word, near=True
     )
+
+
+_byte_codes_gate = _raw_search(re2.compile(_byte_codes.GATE, _MATCH_ONLY))
+
+
+def _escaped_code_hits(text: str, level: int) -> list[_Hit]:
+    """Runs of codes written as escapes, in the string folded but not unescaped (`_normalise` spells them out)."""
+    if level >= MAX_DECODE_LEVELS:
+        return []
+    folded = text if text.isascii() else unicodedata.normalize("NFKD", text).translate(_fold_table())
+    # Percent-encoding over the escapes ("%5Cx4d\\x61..."): read with it decoded too.
+    for view in dict.fromkeys((folded, unquote(folded, errors="replace") if "%" in folded else folded)):
+        if _byte_codes_gate(view.encode("utf-8", "surrogatepass")):
+            hits = _byte_code_hits(view, _Taken(()), level)
+            if hits:
+                return hits
+    return []
 
 
 def _byte_code_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
@@ -3657,7 +3680,11 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
         hits = _analyse(normal)
         if not hits and text.isascii():
             # Decoding can also break a match ("password=%20%20%20x"): then the raw text decides.
-            hits = _analyse(text)
+            hits = _analyse(text) or (_escaped_code_hits(text, 0) if "%" in text else [])
+        elif not hits:
+            # Escapes behind look-alikes or invisibles (full-width backslashes, a zero-width space after one):
+            # the codes as written are read (round fourteen).
+            hits = _escaped_code_hits(text, 0)
     if not hits and "+" in normal and _FORM_SPACES.search(normal):
         # A query string or form body writes spaces as '+' ("?text=my+pw's+X"): read it with spaces
         # (one character for one, so spans stay those of the text). Only what the words show counts:
