@@ -95,7 +95,7 @@ def _text(codes: list[int]) -> str | None:
 def _morse(run: str) -> str | None:
     """The text a Morse run spells (words apart by one blank), or None when a code is no letter."""
     out: list[str] = []
-    for piece in re.split(r"([ \t]*[/|][ \t]*|[ \t]+)", run):
+    for piece in re.split(r"([ \t]*[/|][ \t]*|[ \t]+)", run)[: 2 * MAX_CODES]:
         if not piece:
             continue
         if piece.isspace():
@@ -108,6 +108,14 @@ def _morse(run: str) -> str | None:
             return None
         out.append(letter)
     return "".join(out).strip()
+
+
+_MAX_RUN_TEXT: Final = 32 * MAX_CODES
+
+
+def _codes(found: list[str], cut: bool) -> list[str]:
+    """The first MAX_CODES codes of a run; of a run cut short, without its last (maybe partial) code."""
+    return (found[:-1] if cut else found)[:MAX_CODES]
 
 
 def runs(text: str) -> Iterator[tuple[str, int, int, str, bool]]:
@@ -125,11 +133,14 @@ def runs(text: str) -> Iterator[tuple[str, int, int, str, bool]]:
             if found >= MAX_RUNS:
                 return
             run = match.group()
+            cut = len(run) > _MAX_RUN_TEXT  # a megabyte run is read from its start: its last code may be cut
+            if cut:
+                run = run[:_MAX_RUN_TEXT]
             spelled: str | None
             if pattern is _BINARY:
-                spelled = _text([int(b, 2) for b in re.findall("[01]{8}", run)[:MAX_CODES]])
+                spelled = _text([int(b, 2) for b in _codes(re.findall("[01]{8}", run), cut)])
             elif pattern is _DECIMAL:
-                numbers = re.findall("[0-9]+", run)[:MAX_CODES]
+                numbers = _codes(re.findall("[0-9]+", run), cut)
                 if all(len(n) == 3 and _OCTAL_CODE.fullmatch(n) for n in numbers):
                     # "103 157 160": octal codes with no backslash (od -b, Python's oct()) as well
                     octal = _text([int(n, 8) for n in numbers])
@@ -142,11 +153,11 @@ def runs(text: str) -> Iterator[tuple[str, int, int, str, bool]]:
                     # Bare hex digits in a row are a hex string (the hex decoder's); bare pairs of decimal
                     # digits only are decimal numbers (72, 85, 91), read as such above.
                     continue
-                spelled = _text([int(h, 16) for h in _HEX_DIGITS.findall(run)[:MAX_CODES]])
+                spelled = _text([int(h, 16) for h in _codes(_HEX_DIGITS.findall(run), cut)])
             elif pattern is _OCTAL:
-                spelled = _text([int(o, 8) for o in _OCTAL_DIGITS.findall(run)[:MAX_CODES]])
+                spelled = _text([int(o, 8) for o in _codes(_OCTAL_DIGITS.findall(run), cut)])
             else:
-                spelled = _morse(run)
+                spelled = _morse(run[: max(run.rfind(" "), run.rfind("\t"), run.rfind("/")) if cut else len(run)])
             if spelled is None or len(spelled.strip()) < MIN_CODES:
                 continue
             found += 1
