@@ -38,6 +38,7 @@ from typing import Any, Final, NamedTuple
 
 import re2
 
+from policyengine.language import secret_byte_codes as _byte_codes
 from policyengine.language import secret_protocols as _protocols
 from policyengine.language import secret_tokens as _tokens
 
@@ -597,6 +598,7 @@ _READER_GATES: Final = {
     "openssl": _OPENSSL_GATE,
     "protocol": _protocols.GATE,
     "tokens": _tokens.GATE,  # round eleven: prefixed tokens and capability URLs by shape (secret_tokens)
+    "codes": _byte_codes.GATE,  # round fourteen: eight character codes or more in one base (secret_byte_codes)
 }
 GATE: Final = "|".join(f"(?:{gate})" for gate in _READER_GATES.values())
 _OPTIONS = re2.Options()

@@ -121,6 +121,7 @@ from urllib.parse import unquote
 import re2
 
 from policyengine.language import _secret_framings as _framings
+from policyengine.language import secret_byte_codes as _byte_codes
 from policyengine.language import secret_cardforms as _cardforms
 from policyengine.language import secret_carriers as _carriers
 from policyengine.language import secret_charsets as _charsets
@@ -617,8 +618,34 @@ def _unescape(match: re.Match[str]) -> str:
     return chr(code) if code < 0x110000 else "\ufffd"
 
 
+# RFC 2047's encoded words in mail headers ("=?utf-8?Q?Caf=C3=A9?=", "=?UTF-8?B?c2tfbGl2ZV8=?="): the
+# text a mail reader shows (round fourteen). Read as words, their "?" and "=" made a password's shape.
+_ENCODED_WORD = re.compile(r"=\?([A-Za-z0-9_\-]{1,40})(?:\*[A-Za-z\-]{1,20})?\?([QqBb])\?([^?\s]{0,1000})\?=")
+_QP_BYTE = re.compile(rb"=([0-9A-Fa-f]{2})")
+
+
+def _encoded_word(match: re.Match[str]) -> str:
+    """One RFC 2047 encoded word, decoded (its charset when Python knows it, else UTF-8; bad bytes replaced)."""
+    charset, how, body = match.groups()
+    try:
+        if how in "Qq":
+            data = _QP_BYTE.sub(
+                lambda m: bytes([int(m.group(1), 16)]), body.replace("_", " ").encode("ascii", "replace")
+            )
+        else:
+            data = base64.b64decode(body + "=" * (-len(body) % 4), validate=False)
+    except (ValueError, binascii.Error):
+        return match.group()
+    try:
+        return data.decode(charset, "replace")
+    except LookupError:
+        return data.decode("utf-8", "replace")
+
+
 def _decode_round(text: str) -> str:
-    """One round of decoding: named entities, escapes and numeric entities, percent-encoding."""
+    """One round of decoding: named entities, escapes and numeric entities, percent-encoding, MIME words."""
+    if "=?" in text:
+        text = _ENCODED_WORD.sub(_encoded_word, text)
     # Only named entities with their semicolon: "&sect" without one would eat "&secret=".
     if "&" in text:
         text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
@@ -1253,6 +1280,7 @@ _DIGIT_OF = {word: str(n) for n, word in enumerate(_NUMBER_WORDS)} | {"oh": "0"}
 # match here (on all the strings of a document at once) means no finding in any of them.
 _NEEDS_DECODING = (
     r"%[0-9A-Fa-f]{2}|\\[ux\"'\\/]|\\[0-3][0-7]{2}|&#|&(?:amp|lt|gt|quot|apos);|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+    r"|=\?[A-Za-z0-9_\-]{1,40}(?:\*[A-Za-z\-]{1,20})?\?[QqBb]\?"  # an RFC 2047 encoded word (_ENCODED_WORD)
 )
 # JSON text in a string is parsed (its keys and pairs count): a string that starts with { or [.
 _JSON_START = r"(?m:^\s*[\[{])"
@@ -2415,6 +2443,7 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
                     (f"possibly secret (unreadable {how}, {encoding})", start, end, decoded)
                     for how, _ in _carriers.read(decoded).unreadable
                 )
+            escaped = decoded  # codes written as escapes (\\x4d, \\115, &#77;) before _normalise spells them
             if not decoded.isascii() or _needs_decoding(decoded):
                 decoded = _normalise(decoded)
             # Read in its place: what stands before the run on its line and the character after it
@@ -2429,6 +2458,11 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
                     continue  # a secret of the context alone is the text's own finding
                 base, _, inner = kind.partition(" (")
                 hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+            if len(hits) == found and escaped != decoded:
+                hits.extend(
+                    (f"{kind.partition(' (')[0]} ({encoding}, {kind.partition(' (')[2][:-1]})", start, end, secret)
+                    for kind, _, _, secret in _escaped_code_hits(escaped, level + 1)
+                )
             # A run that decodes to one random token is an encoded key wherever it stands: the URL
             # around it ("?q=<base64>") voids high entropy for the run, not for what it hides.
             token = decoded.strip()
@@ -2948,6 +2982,65 @@ def _encoding_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
             continue
         for kind, _, _, secret in _analyse(reading, level + 1):
             hits.append((f"{kind.partition(' (')[0]} ({how})", start, end, secret))
+    if deeper and "codes" in which:
+        hits.extend(
+            _byte_code_hits(
+                text, _Taken([*zip(taken.starts, taken.ends, strict=True), *((s, e) for _, s, e, _ in hits)]), level
+            )
+        )
+    return hits
+
+
+# A word's part: four letters or more in a row, three of them lower case in a row, one a vowel ("Copper",
+# "hunter"). Codes that are data (ages, scores, readings) spell capitals, symbols and scattered letters.
+_LETTER_RUN = re.compile(r"[A-Za-z]{4,}")
+_LOWER_RUN = re.compile(r"[a-z]{4}")
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+
+
+def _encoded_password(word: str, *, cased: bool) -> bool:
+    """True for a word spelled in character codes that is shaped like a password (round fourteen)."""
+    # Writing a word as codes is telling it: the codes stand where "password:" would (near=True).
+    # Morse has no case: its word is read in lower case.
+    if not 8 <= len(word) <= 64 or any(c.isspace() for c in word):
+        return False
+    word = word if cased else word.lower()
+    return any(_LOWER_RUN.search(run) and _VOWEL.search(run) for run in _LETTER_RUN.findall(word)) and _password_like(
+        word, near=True
+    )
+
+
+_byte_codes_gate = _raw_search(re2.compile(_byte_codes.GATE, _MATCH_ONLY))
+
+
+def _escaped_code_hits(text: str, level: int) -> list[_Hit]:
+    """Runs of codes written as escapes, in the string folded but not unescaped (`_normalise` spells them out)."""
+    if level >= MAX_DECODE_LEVELS:
+        return []
+    folded = text if text.isascii() else unicodedata.normalize("NFKD", text).translate(_fold_table())
+    # Percent-encoding over the escapes ("%5Cx4d\\x61..."): read with it decoded too.
+    for view in dict.fromkeys((folded, unquote(folded, errors="replace") if "%" in folded else folded)):
+        if _byte_codes_gate(view.encode("utf-8", "surrogatepass")):
+            hits = _byte_code_hits(view, _Taken(()), level)
+            if hits:
+                return hits
+    return []
+
+
+def _byte_code_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
+    """Secrets spelled as runs of eight character codes or more (secret_byte_codes), each reported at its run."""
+    hits: list[_Hit] = []
+    for how, start, end, spelled, cased in _byte_codes.runs(text):
+        if taken.covers(start, end):
+            continue  # a reader of round six or eight read the run already and named what it holds
+        if cased and len(spelled) < _MIN_ENCODED and sum(c.islower() for c in spelled) < 3:
+            # A short run (a password's length, not a key's) of data (scores, readings: 50 to 100) spells
+            # capitals, digits and symbols, which a password's shape also has: a word has lower case.
+            continue
+        found = _analyse(spelled, level + 1)
+        hits.extend((f"{kind.partition(' (')[0]} ({how})", start, end, secret) for kind, _, _, secret in found)
+        if not found and _encoded_password(spelled.strip(), cased=cased):
+            hits.append((f"password ({how})", start, end, spelled.strip()))
     return hits
 
 
@@ -3026,6 +3119,8 @@ def _strong_password_hits(text: str, taken: _Taken) -> list[_Hit]:
         last = word.end()
         if last - begin > 4 * _MAX_STRONG:
             continue  # no password, nor a form body of a few fields
+        if "=?" in word.group() and _ENCODED_WORD.search(word.group()):
+            continue  # a MIME encoded word ("=?utf-8?Q?Caf=C3=A9?="): read decoded (_decode_round), not as a word
         # A form body's fields ("u=sa&p=Xk9#mP2vL7q!") one by one, then the word whole.
         for field in (*_FIELD_PIECES.finditer(text, begin, last), word):
             value = field.group().strip(_WORD_EDGE)
@@ -3625,7 +3720,11 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
         hits = _analyse(normal)
         if not hits and text.isascii():
             # Decoding can also break a match ("password=%20%20%20x"): then the raw text decides.
-            hits = _analyse(text)
+            hits = _analyse(text) or (_escaped_code_hits(text, 0) if "%" in text else [])
+        elif not hits:
+            # Escapes behind look-alikes or invisibles (full-width backslashes, a zero-width space after one):
+            # the codes as written are read (round fourteen).
+            hits = _escaped_code_hits(text, 0)
     if not hits and "+" in normal and _FORM_SPACES.search(normal):
         # A query string or form body writes spaces as '+' ("?text=my+pw's+X"): read it with spaces
         # (one character for one, so spans stay those of the text). Only what the words show counts:
@@ -4064,6 +4163,16 @@ def _walk(
             spelled = _from_char_codes(x if type(x) is int else -1 for x in value)
             if spelled is not None:
                 texts.append(spelled)
+                places.append((at, None))
+        if len(value) >= _byte_codes.MIN_CODES:
+            # ["43", "6f", "70", ...], [67, 111, 112, ...]: one code per item is a run of codes, read as one
+            # (round fourteen: the reader judges the word they spell, as it does in a string).
+            if len(texts) - first == len(value):
+                codes = _byte_codes.joined_items(texts[first:])
+            else:
+                codes = _byte_codes.joined_numbers(value) if type(value[0]) is int else None
+            if codes is not None:
+                texts.append(codes)
                 places.append((at, None))
         if len(texts) - first > 1:
             groups.append((at, list(range(first, len(texts)))))
