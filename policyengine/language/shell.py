@@ -343,6 +343,11 @@ class Command:
     # descriptor, a copy's destination, output options' values, in-place editors' files, the
     # folder an extractor fills (table.WRITERS), spelled as operands are.
     writes: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    # Round fourteen (set L, cc-home-sweep-*): the operands handed to a program that may read what
+    # is below them (any program but table.NAME_ONLY_PROGRAMS, and not as a write's target), a
+    # finder's starting points when it runs a reader on or pipes what it finds, and the working
+    # directory an invocation takes whole (table.WHOLE_CWD_INVOCATIONS), spelled as operands are.
+    swept: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
 
 class CommandError(ValueError):
@@ -503,6 +508,7 @@ def _parse(text: str) -> Command:
         tuple(walk.lines),
         tuple(walk.invocations),
         tuple(walk.writes),
+        tuple(walk.swept),
     )
 
 
@@ -532,9 +538,12 @@ class _Walk:
         "local",
         "operands",
         "programs",
+        "reader",
         "resolving",
+        "swept",
         "urls",
         "variables",
+        "whole",
         "words",
         "writes",
         "writing",
@@ -550,6 +559,9 @@ class _Walk:
         self.lines: dict[str, None] = {}
         self.invocations: dict[str, None] = {}
         self.writes: dict[str, None] = {}  # the operands the line may write (Command.writes)
+        self.swept: dict[str, None] = {}  # the operands a reading program is handed (Command.swept)
+        self.reader = ""  # the program the operands met now are handed to ("": an assignment's, unknown)
+        self.whole = False  # the argv under way takes the cwd whole (_takes_cwd)
         self.writing = 0  # _WRITTEN: _operand also records a write; _WRITE_ONLY: records only the write
         # (file, writing command, its source): read only when deferred() needs the text
         self.written: list[tuple[str, tree_sitter.Node, bytes]] = []
@@ -805,11 +817,16 @@ class _Walk:
         """Run an argument vector: the program, then whatever it runs in turn."""
         local = len(self.local)  # directories this command's options name apply to it alone
         found = len(self.operands)
+        reader, whole = self.reader, self.whole  # a nested argv (find -exec, sh -c) has its own
+        self.whole = False
         self._run(words, node, data, depth)  # a CommandError ends the whole walk: no finally needed
         if _searches_tree(words, len(self.operands) == found):
             # Round twelve (set K, implicit-cwd-search): `grep -r KEY`, `rg secret`, `git grep -e x`
             # with no file operand search the working directory: it is their operand.
             self._operand(".")
+        if self.whole:
+            self._swept(".")
+        self.reader, self.whole = reader, whole
         if len(self.local) > local:
             del self.local[local:]
 
@@ -817,6 +834,7 @@ class _Walk:
         """_argv's body: a wrapper hands on the words of the command it runs."""
         while words:
             names, name = _program(words[0])
+            self.reader = name
             self._line(name, words)
             self._writes(name, words[1:])
             if name in table.NAME_LISTS and _names_listed(name, words[1:]):
@@ -825,7 +843,10 @@ class _Walk:
                 self.lines[f"{name} --files-from=-"] = None
             invocation = table.INVOCATIONS.get(name)
             if invocation is not None:
-                self.invocations.update(dict.fromkeys(_invocations(name, invocation, words[1:])))
+                asked = _invocations(name, invocation, words[1:])
+                self.invocations.update(dict.fromkeys(asked))
+                # `git add -A`, `python -m http.server`: the cwd whole (_argv keeps it, after git -C)
+                self.whole = self.whole or any(_takes_cwd(text, words[1:]) for text in asked)
             for program in names:
                 self.programs[program] = None
             if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
@@ -1674,6 +1695,9 @@ class _Walk:
             else:
                 names.append(_regex_name(pattern.value))
         self._found([place.value for place in places] or ["."], names)
+        for place in places or [_literal(".")]:
+            for form in _forms(place.parts):
+                self._swept(form)  # round fourteen: `fd . ~ -X cat` reads every file below ~
 
     def _option(self, name: str, grammar: table.Grammar, option: str, word: _Word, start: int, depth: int) -> bool:
         """One option's value (word from `start`); returns whether it is code for the program."""
@@ -2848,6 +2872,7 @@ class _Walk:
             index += 1
         names: list[str] = []  # what the tests select: the files an action or a pipe is handed
         acts = _writes_pipe(node, data)
+        reads = acts  # a pipe to a program that acts on the names may read the files (`| xargs cat`)
         while index < count:
             word = words[index]
             if not word.known:
@@ -2861,6 +2886,9 @@ class _Walk:
                         break
                     end += 1
                 self._argv(words[index:end], node, data, depth)
+                # Round fourteen (set L, cc-home-sweep-find-exec): `-exec cat {} +` reads every file
+                # found below the starts; `-exec ls -ld {} \;` names them only.
+                reads = reads or index >= end or _program(words[index])[1] not in table.NAME_ONLY_PROGRAMS
                 index = end + 1
                 acts = True
             elif value == "-delete":
@@ -2880,6 +2908,9 @@ class _Walk:
                 if index < count and value in _FIND_NAME_TESTS:
                     names.append(_find_name(value, words[index].value))
                 index += 1
+        if reads:
+            for start in starts:
+                self._swept(start)
         if acts:
             # `find . -name .env -exec cat {} +`, `find . -name '*.pem' | xargs tar ...`: what runs
             # is handed the files the tests select, so they are operands: START/**/NAME (without a
@@ -3068,12 +3099,23 @@ class _Walk:
             self.operands[value] = None
         if self.writing:
             self.writes[value] = None
+        elif self.reader not in table.NAME_ONLY_PROGRAMS and not (
+            self.reader in table.INTO_COPIERS and value in self.writes
+        ):
+            self._swept(value)  # a copy's destination is written, not read: `cp notes.txt ~/` sweeps no home
         if (self.dirs or self.local) and _relative(value):
             for directory in (*self.dirs, *self.local):
                 if self.writing != _WRITE_ONLY:
                     self.operands[_joined_path(directory, value)] = None
                 if self.writing:
                     self.writes[_joined_path(directory, value)] = None
+
+    def _swept(self, value: str) -> None:
+        """Keep one operand a reading program is handed (Command.swept), and where a `cd` may have put it."""
+        self.swept[value] = None
+        if (self.dirs or self.local) and _relative(value):
+            for directory in (*self.dirs, *self.local):
+                self.swept[_joined_path(directory, value)] = None
 
     def _url(self, value: str) -> None:
         """Keep one URL."""
@@ -3959,6 +4001,25 @@ def _written_prefix(option: str) -> bool:
         and option.startswith("--")
         and any(known.startswith(option) for known in table.WRITTEN_OPTIONS if known.startswith("--"))
     )
+
+
+def _takes_cwd(invocation: str, words: list[_Word]) -> bool:
+    """Whether an invocation takes the whole working directory (table.WHOLE_CWD_INVOCATIONS): `git add -A`."""
+    spec = table.WHOLE_CWD_INVOCATIONS.get(invocation)
+    if spec is None:
+        return False
+    longs, letters, folders = spec
+    taken = not (longs or letters)
+    for word in words:
+        value = word.value
+        if value == "--":
+            break
+        option = value.partition("=")[0]
+        if option in folders or (len(option) > 2 and option[:2] in folders and not option.startswith("--")):
+            return False  # the folder is named: it is an operand already
+        if option in longs or (option[:1] == "-" and option[1:2] != "-" and any(c in letters for c in option[1:])):
+            taken = True
+    return taken
 
 
 def _searches_tree(words: list[_Word], unnamed: bool) -> bool:
