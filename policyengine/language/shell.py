@@ -1727,7 +1727,7 @@ class _Walk:
             # `make -f /dev/stdin`, `awk -f -`: the script file is standard input, so code.
             return option in table.SCRIPT_FILE_OPTIONS.get(name, ()) and word.value[start:] in _STDIN_FILES
         elif option in grammar.dirs:
-            self._word_operand(word, start)
+            self._dir_operand(word, start)
             self._local_dir(_after(word.parts, start))
         elif option in grammar.data:
             self._data_file(option, word, start)
@@ -1889,7 +1889,10 @@ class _Walk:
                     if _git_key_kind(key):
                         raise CommandError(f"git --config-env sets {key} from the environment")
                 elif value == "-C" or option in ("--git-dir", "--work-tree"):
-                    self._word_operand(target, start)
+                    if option == "--work-tree":
+                        self._word_operand(target, start)  # the files git add and stash read
+                    else:
+                        self._dir_operand(target, start)
                     if value == "-C":
                         self._local_dir(_after(target.parts, start))
                 index += 1
@@ -2182,10 +2185,14 @@ class _Walk:
         """
         if name.endswith("PATH") or (not word.value.startswith(_PATH_STARTS) and ":" not in word.value):
             return
+        # Round fourteen: a value is swept only where it names the tree a program reads (GIT_WORK_TREE);
+        # `export PROJECTS=~` or `HOME=/home/dev npm test` hands no program the folder's files.
+        reader, self.reader = self.reader, "" if name in table.WORK_TREE_VARIABLES else "export"
         for form in _forms(word.parts):
             for piece in _PATH_LIST.split(form):
                 if piece.startswith(_PATH_STARTS):
                     self._operand(paths.PathPattern(piece) if isinstance(form, paths.PathPattern) else piece)
+        self.reader = reader
 
     def _remember(self, node: tree_sitter.Node, name: str, value_node: tree_sitter.Node | None, data: bytes) -> None:
         """Keep NAME=VALUE for later words when it surely runs, in order, with literal text; else NAME is unknown."""
@@ -3151,6 +3158,12 @@ class _Walk:
         self.dirs = list(dict.fromkeys([*self.dirs, *joined, directory]))
         if len(self.dirs) > MAX_DIRS:
             self.dirs = [UNKNOWN_CWD]
+
+    def _dir_operand(self, word: _Word, start: int) -> None:
+        """The folder a command works in (`git -C DIR`, `make -C DIR`) is an operand named as cd's is, not swept."""
+        reader, self.reader = self.reader, "cd"
+        self._word_operand(word, start)
+        self.reader = reader  # `tar -C ~ .`: the relative operands joined to DIR are still tar's
 
     def _local_dir(self, parts: _Parts) -> None:
         """An option naming the directory its command works in (`git -C DIR`, `tar -C DIR`)."""

@@ -2105,8 +2105,12 @@ NAME_ONLY_PROGRAMS = frozenset(
     | {"lsattr", "getfacl", "setfacl", "namei", "realpath", "grealpath", "readlink", "greadlink", "dirname"}
     | {"basename", "echo", "printf", "test", "[", "[[", "true", "false", ":", "mountpoint", "findmnt"}
     | {"which", "type", "command", "hash", "whereis", "file", "id", "whoami", "ln", "gln", "export", "unset"}
-    | {"find", "gfind", "fd", "fdfind", "locate", "plocate", "mlocate"}
+    | {"find", "gfind", "fd", "fdfind", "locate", "plocate", "mlocate", "open", "xdg-open", "gio", "code", "cursor"}
 )
+
+# Environment variables whose value is the tree a program reads whole (`GIT_WORK_TREE=~ git add -A`);
+# any other assignment of a folder names it only (Command.swept).
+WORK_TREE_VARIABLES = frozenset({"GIT_WORK_TREE"})
 
 # Copiers whose destination (Command.writes) is only written: a file copied, moved, linked or
 # installed into a home reads nothing there (its destination is no Command.swept).
