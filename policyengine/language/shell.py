@@ -3034,6 +3034,7 @@ class _Walk:
                     self._word_operand(word, len(option) + 1)  # --output=FILE, -Dpath=FILE
                     self._embedded_paths(word, len(option) + 1)  # --from-file=KEY=FILE, --secret id=x,src=FILE
                 elif value[1] != "-" and len(value) > 2 and "/" in value:
+                    reader, self.reader = self.reader, "cd"  # `cut -d/`: a glued value is named, not swept
                     self._word_operand(word, 2)  # -oFILE: the value attached to the first letter
                     slash = value.index("/")
                     start = slash
@@ -3041,8 +3042,11 @@ class _Walk:
                         start -= 1
                     self._word_operand(word, start)  # -xf/etc/x: from the path-looking tail
                     self._glued_values(word)
+                    self.reader = reader
                 elif value[1] != "-":
+                    reader, self.reader = self.reader, "cd"
                     self._glued_values(word)
+                    self.reader = reader
                 continue
             self._word_operand(word)
             if "=" in value and _KEY.match(value):
