@@ -325,6 +325,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         return _by_role(document, "written")
 
     @_signature({"types": []})
+    def _func_swept(self, document: Any) -> list[str]:
+        """The places the call's commands hand to a program that may read below them, resolved as paths() are."""
+        return _by_role(document, "swept")
+
+    @_signature({"types": []})
     def _func_urls(self, document: Any) -> list[str]:
         """Every URL in a call, by role."""
         return _by_role(document, "urls")
@@ -853,6 +858,19 @@ def _written(call: _Call) -> list[str]:
     return list(found)
 
 
+def _swept(call: _Call) -> list[str]:
+    """The places the call's commands hand to a program that may read what is below them (Command.swept)."""
+    if not (call.found.values[roles.Role.COMMAND] or call.found.argv):
+        return []  # fast path: no command, nothing handed by one
+    found: dict[str, None] = {}
+    bases = _own_bases(call)
+    for command in call.parsed:
+        for value in command.swept:
+            for cwd in (call.cwd, *bases):
+                found.update(dict.fromkeys(_resolve(value, cwd)))
+    return list(found)
+
+
 def _paths_outside_cwd(call: _Call) -> list[str]:
     """The call's paths that are not surely within its cwd (with no cwd: the rooted and unknown ones)."""
     if call.cwd is None:
@@ -939,6 +957,7 @@ _ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "paths": _paths,
     "paths_outside_cwd": _paths_outside_cwd,
     "written": _written,
+    "swept": _swept,
     "urls": _urls,
     "emails": _strings_of(_EMAIL_ROLE),
     "amounts": lambda call: call.found.values[_AMOUNT_ROLE],

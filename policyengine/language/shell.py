@@ -343,6 +343,11 @@ class Command:
     # descriptor, a copy's destination, output options' values, in-place editors' files, the
     # folder an extractor fills (table.WRITERS), spelled as operands are.
     writes: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    # Round fourteen (set L, cc-home-sweep-*): the operands handed to a program that may read what
+    # is below them (any program but table.NAME_ONLY_PROGRAMS, and not as a write's target), a
+    # finder's starting points when it runs a reader on or pipes what it finds, and the working
+    # directory an invocation takes whole (table.WHOLE_CWD_INVOCATIONS), spelled as operands are.
+    swept: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
 
 class CommandError(ValueError):
@@ -505,6 +510,7 @@ def _parse(text: str) -> Command:
         tuple(walk.lines),
         tuple(walk.invocations),
         tuple(walk.writes),
+        tuple(walk.swept),
     )
 
 
@@ -542,9 +548,12 @@ class _Walk:
         "local",
         "operands",
         "programs",
+        "reader",
         "resolving",
+        "swept",
         "urls",
         "variables",
+        "whole",
         "words",
         "writes",
         "writing",
@@ -560,6 +569,9 @@ class _Walk:
         self.lines: dict[str, None] = {}
         self.invocations: dict[str, None] = {}
         self.writes: dict[str, None] = {}  # the operands the line may write (Command.writes)
+        self.swept: dict[str, None] = {}  # the operands a reading program is handed (Command.swept)
+        self.reader = ""  # the program the operands met now are handed to ("": an assignment's, unknown)
+        self.whole = False  # the argv under way takes the cwd whole (_takes_cwd)
         self.writing = 0  # _WRITTEN: _operand also records a write; _WRITE_ONLY: records only the write
         # (file, writing command, its source): read only when deferred() needs the text
         self.written: list[tuple[str, tree_sitter.Node, bytes]] = []
@@ -817,11 +829,16 @@ class _Walk:
         """Run an argument vector: the program, then whatever it runs in turn."""
         local = len(self.local)  # directories this command's options name apply to it alone
         found = len(self.operands)
+        reader, whole = self.reader, self.whole  # a nested argv (find -exec, sh -c) has its own
+        self.whole = False
         self._run(words, node, data, depth)  # a CommandError ends the whole walk: no finally needed
         if _searches_tree(words, len(self.operands) == found):
             # Round twelve (set K, implicit-cwd-search): `grep -r KEY`, `rg secret`, `git grep -e x`
             # with no file operand search the working directory: it is their operand.
             self._operand(".")
+        if self.whole:
+            self._swept(".")
+        self.reader, self.whole = reader, whole
         if len(self.local) > local:
             del self.local[local:]
 
@@ -829,6 +846,7 @@ class _Walk:
         """_argv's body: a wrapper hands on the words of the command it runs."""
         while words:
             names, name = _program(words[0])
+            self.reader = name
             self._line(name, words)
             self._writes(name, words[1:])
             if name in table.NAME_LISTS and _names_listed(name, words[1:]):
@@ -837,7 +855,10 @@ class _Walk:
                 self.lines[f"{name} --files-from=-"] = None
             invocation = table.INVOCATIONS.get(name)
             if invocation is not None:
-                self.invocations.update(dict.fromkeys(_invocations(name, invocation, words[1:])))
+                asked = _invocations(name, invocation, words[1:])
+                self.invocations.update(dict.fromkeys(asked))
+                # `git add -A`, `python -m http.server`: the cwd whole (_argv keeps it, after git -C)
+                self.whole = self.whole or any(_takes_cwd(text, words[1:]) for text in asked)
             for program in names:
                 self.programs[program] = None
             if name in _SETTERS or (name == "printf" and any(word.value.startswith("-v") for word in words)):
@@ -1696,6 +1717,9 @@ class _Walk:
             else:
                 names.append(_regex_name(pattern.value))
         self._found([place.value for place in places] or ["."], names)
+        for place in places or [_literal(".")]:
+            for form in _forms(place.parts):
+                self._swept(form)  # round fourteen: `fd . ~ -X cat` reads every file below ~
 
     def _option(self, name: str, grammar: table.Grammar, option: str, word: _Word, start: int, depth: int) -> bool:
         """One option's value (word from `start`); returns whether it is code for the program."""
@@ -1725,7 +1749,7 @@ class _Walk:
             # `make -f /dev/stdin`, `awk -f -`: the script file is standard input, so code.
             return option in table.SCRIPT_FILE_OPTIONS.get(name, ()) and word.value[start:] in _STDIN_FILES
         elif option in grammar.dirs:
-            self._word_operand(word, start)
+            self._dir_operand(word, start)
             self._local_dir(_after(word.parts, start))
         elif option in grammar.data:
             self._data_file(option, word, start)
@@ -1887,7 +1911,10 @@ class _Walk:
                     if _git_key_kind(key):
                         raise CommandError(f"git --config-env sets {key} from the environment")
                 elif value == "-C" or option in ("--git-dir", "--work-tree"):
-                    self._word_operand(target, start)
+                    if option == "--work-tree":
+                        self._word_operand(target, start)  # the files git add and stash read
+                    else:
+                        self._dir_operand(target, start)
                     if value == "-C":
                         self._local_dir(_after(target.parts, start))
                 index += 1
@@ -2184,10 +2211,14 @@ class _Walk:
         """
         if name.endswith("PATH") or (not word.value.startswith(_PATH_STARTS) and ":" not in word.value):
             return
+        # Round fourteen: a value is swept only where it names the tree a program reads (GIT_WORK_TREE);
+        # `export PROJECTS=~` or `HOME=/home/dev npm test` hands no program the folder's files.
+        reader, self.reader = self.reader, "" if name in table.WORK_TREE_VARIABLES else "export"
         for form in _forms(word.parts):
             for piece in _PATH_LIST.split(form):
                 if piece.startswith(_PATH_STARTS):
                     self._operand(paths.PathPattern(piece) if isinstance(form, paths.PathPattern) else piece)
+        self.reader = reader
 
     def _remember(self, node: tree_sitter.Node, name: str, value_node: tree_sitter.Node | None, data: bytes) -> None:
         """Keep NAME=VALUE for later words when it surely runs, in order, with literal text; else NAME is unknown."""
@@ -2874,6 +2905,7 @@ class _Walk:
             index += 1
         names: list[str] = []  # what the tests select: the files an action or a pipe is handed
         acts = _writes_pipe(node, data)
+        reads = acts  # a pipe to a program that acts on the names may read the files (`| xargs cat`)
         while index < count:
             word = words[index]
             if not word.known:
@@ -2887,6 +2919,9 @@ class _Walk:
                         break
                     end += 1
                 self._argv(words[index:end], node, data, depth)
+                # Round fourteen (set L, cc-home-sweep-find-exec): `-exec cat {} +` reads every file
+                # found below the starts; `-exec ls -ld {} \;` names them only.
+                reads = reads or index >= end or _program(words[index])[1] not in table.NAME_ONLY_PROGRAMS
                 index = end + 1
                 acts = True
             elif value == "-delete":
@@ -2906,6 +2941,9 @@ class _Walk:
                 if index < count and value in _FIND_NAME_TESTS:
                     names.append(_find_name(value, words[index].value))
                 index += 1
+        if reads:
+            for start in starts:
+                self._swept(start)
         if acts:
             # `find . -name .env -exec cat {} +`, `find . -name '*.pem' | xargs tar ...`: what runs
             # is handed the files the tests select, so they are operands: START/**/NAME (without a
@@ -3022,6 +3060,7 @@ class _Walk:
                     self._word_operand(word, len(option) + 1)  # --output=FILE, -Dpath=FILE
                     self._embedded_paths(word, len(option) + 1)  # --from-file=KEY=FILE, --secret id=x,src=FILE
                 elif value[1] != "-" and len(value) > 2 and "/" in value:
+                    reader, self.reader = self.reader, "cd"  # `cut -d/`: a glued value is named, not swept
                     self._word_operand(word, 2)  # -oFILE: the value attached to the first letter
                     slash = value.index("/")
                     start = slash
@@ -3029,8 +3068,11 @@ class _Walk:
                         start -= 1
                     self._word_operand(word, start)  # -xf/etc/x: from the path-looking tail
                     self._glued_values(word)
+                    self.reader = reader
                 elif value[1] != "-":
+                    reader, self.reader = self.reader, "cd"
                     self._glued_values(word)
+                    self.reader = reader
                 continue
             self._word_operand(word)
             if "=" in value and _KEY.match(value):
@@ -3094,12 +3136,23 @@ class _Walk:
             self.operands[value] = None
         if self.writing:
             self.writes[value] = None
+        elif self.reader not in table.NAME_ONLY_PROGRAMS and not (
+            self.reader in table.INTO_COPIERS and value in self.writes
+        ):
+            self._swept(value)  # a copy's destination is written, not read: `cp notes.txt ~/` sweeps no home
         if (self.dirs or self.local) and _relative(value):
             for directory in (*self.dirs, *self.local):
                 if self.writing != _WRITE_ONLY:
                     self.operands[_joined_path(directory, value)] = None
                 if self.writing:
                     self.writes[_joined_path(directory, value)] = None
+
+    def _swept(self, value: str) -> None:
+        """Keep one operand a reading program is handed (Command.swept), and where a `cd` may have put it."""
+        self.swept[value] = None
+        if (self.dirs or self.local) and _relative(value):
+            for directory in (*self.dirs, *self.local):
+                self.swept[_joined_path(directory, value)] = None
 
     def _url(self, value: str) -> None:
         """Keep one URL."""
@@ -3135,6 +3188,12 @@ class _Walk:
         self.dirs = list(dict.fromkeys([*self.dirs, *joined, directory]))
         if len(self.dirs) > MAX_DIRS:
             self.dirs = [UNKNOWN_CWD]
+
+    def _dir_operand(self, word: _Word, start: int) -> None:
+        """The folder a command works in (`git -C DIR`, `make -C DIR`) is an operand named as cd's is, not swept."""
+        reader, self.reader = self.reader, "cd"
+        self._word_operand(word, start)
+        self.reader = reader  # `tar -C ~ .`: the relative operands joined to DIR are still tar's
 
     def _local_dir(self, parts: _Parts) -> None:
         """An option naming the directory its command works in (`git -C DIR`, `tar -C DIR`)."""
@@ -4052,6 +4111,25 @@ def _written_prefix(option: str) -> bool:
         and option.startswith("--")
         and any(known.startswith(option) for known in table.WRITTEN_OPTIONS if known.startswith("--"))
     )
+
+
+def _takes_cwd(invocation: str, words: list[_Word]) -> bool:
+    """Whether an invocation takes the whole working directory (table.WHOLE_CWD_INVOCATIONS): `git add -A`."""
+    spec = table.WHOLE_CWD_INVOCATIONS.get(invocation)
+    if spec is None:
+        return False
+    longs, letters, folders = spec
+    taken = not (longs or letters)
+    for word in words:
+        value = word.value
+        if value == "--":
+            break
+        option = value.partition("=")[0]
+        if option in folders or (len(option) > 2 and option[:2] in folders and not option.startswith("--")):
+            return False  # the folder is named: it is an operand already
+        if option in longs or (option[:1] == "-" and option[1:2] != "-" and any(c in letters for c in option[1:])):
+            taken = True
+    return taken
 
 
 def _searches_tree(words: list[_Word], unnamed: bool) -> bool:

@@ -2175,3 +2175,42 @@ GIT_WORKTREE_WRITERS: dict[str, frozenset[str]] = {
     "am": _set("--abort", "--quit", "--show-current-patch", "--skip"),
     "reset": _set("--soft", "--mixed"),
 }
+
+# Round fourteen (set L, cc-home-sweep-*): programs that act on a folder operand by its name or
+# its entries' names alone, never reading what the files hold - listers, sizers, the folder
+# builtins, mode and owner changers, printers of their words. Any other program handed a folder
+# may read every file below it (an image builder, a bucket sync, a secret scanner, a build
+# context, a file server, a p2p sender...): its operands are Command.swept. A list of the few
+# programs that surely do not read is closed; a list of the ones that do never was.
+NAME_ONLY_PROGRAMS = frozenset(
+    {"ls", "dir", "vdir", "gls", "exa", "eza", "lsd", "tree", "du", "gdu", "dust", "df", "gdf", "stat", "gstat"}
+    | {"cd", "pushd", "popd", "pwd", "mkdir", "gmkdir", "rmdir", "touch", "chmod", "chown", "chgrp", "chattr"}
+    | {"lsattr", "getfacl", "setfacl", "namei", "realpath", "grealpath", "readlink", "greadlink", "dirname"}
+    | {"basename", "echo", "printf", "test", "[", "[[", "true", "false", ":", "mountpoint", "findmnt"}
+    | {"which", "type", "command", "hash", "whereis", "file", "id", "whoami", "ln", "gln", "export", "unset"}
+    | {"find", "gfind", "fd", "fdfind", "locate", "plocate", "mlocate", "open", "xdg-open", "gio", "code", "cursor"}
+)
+
+# Environment variables whose value is the tree a program reads whole (`GIT_WORK_TREE=~ git add -A`);
+# any other assignment of a folder names it only (Command.swept).
+WORK_TREE_VARIABLES = frozenset({"GIT_WORK_TREE"})
+
+# Copiers whose destination (Command.writes) is only written: a file copied, moved, linked or
+# installed into a home reads nothing there (its destination is no Command.swept).
+INTO_COPIERS = frozenset(
+    {"cp", "gcp", "mv", "gmv", "install", "ginstall", "ln", "gln", "copy-item", "cpi", "move-item", "mi", "ditto"}
+)
+
+# Round fourteen (set L, cc-home-sweep-git-add, cc-home-served): invocations that take the whole
+# working directory with no operand naming it - git's add -A, commit -a and stash of untracked
+# files, a static file server started with no folder option: the cwd (`.`) is their operand, as
+# it is a tree search's (Command.swept only). Each entry: the long options and the short letters
+# (in a cluster) that make the invocation take the tree (none: it always does), and the options
+# that name the folder instead.
+WHOLE_CWD_INVOCATIONS: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {
+    "git add": (_set("--all", "--update", "--no-ignore-removal"), _set("A", "u"), frozenset()),
+    "git commit": (_set("--all"), _set("a"), frozenset()),
+    "git stash": (_set("--all", "--include-untracked"), _set("a", "u"), frozenset()),
+    "python -m http.server": (frozenset(), frozenset(), _set("-d", "--directory")),
+    "php -S": (frozenset(), frozenset(), _set("-t", "--docroot")),
+}

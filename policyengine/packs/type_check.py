@@ -382,6 +382,7 @@ _RETURNS: dict[str, JType] = {
             "paths",
             "paths_outside_cwd",
             "written",
+            "swept",
             "urls",
             "commands",
             "programs",
