@@ -17,7 +17,7 @@ import jmespath.functions
 import re2  # type: ignore[import-untyped,unused-ignore]
 from jmespath.exceptions import JMESPathError, JMESPathTypeError
 
-from policyengine.language import paths, roles, tool_names
+from policyengine.language import _url_parts, paths, roles, tool_names
 
 # Imported for its side effect: it registers FrozenDict/FrozenList with jmespath's type tables,
 # without which every signature check below would reject frozen call documents.
@@ -898,6 +898,8 @@ def _urls(call: _Call) -> list[str]:
     """The URL arguments, then the URLs the call's commands name (`curl http://169.254.169.254/`)."""
     found = [value for value in call.found.values[_URL_ROLE] if isinstance(value, str)]
     found.extend(url for command in call.parsed for url in command.urls)
+    # Round fourteen (set L): a URL given in parts ({host, port, path}) is read joined as well.
+    found.extend(_url_parts.split_urls(call.arguments))
     return found
 
 
