@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from policyengine.language import secret_byte_codes as _byte_codes
 from policyengine.language import secret_encodings as _encodings
 from policyengine.language import secret_encodings as enc
 from policyengine.language import secret_scanner as scanner
@@ -405,6 +406,15 @@ def _reference__walk(
             spelled = _from_char_codes(x if type(x) is int else -1 for x in value)
             if spelled is not None:
                 texts.append(spelled)
+                places.append((at, None))
+        if len(value) >= _byte_codes.MIN_CODES:
+            # Round fourteen's behaviour: one code per item is a run of codes, read as one.
+            if len(texts) - first == len(value):
+                codes = _byte_codes.joined_items(texts[first:])
+            else:
+                codes = _byte_codes.joined_numbers(value) if type(value[0]) is int else None
+            if codes is not None:
+                texts.append(codes)
                 places.append((at, None))
         if len(texts) - first > 1:
             groups.append((at, list(range(first, len(texts)))))

@@ -228,6 +228,16 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-n-cloaks:43",
         "calls-n-cloaks:58",
     ),
+    "a wide-charset payload (hex or base64 of UTF-32 or EBCDIC) cut in two arguments: each half decodes to "
+    "no text of its charset alone, and the halves are rejoined only for ASCII encodings (round fourteen)": (
+        "calls-p-secrets:12",
+        "calls-p-secrets:13",
+        "calls-p-secrets:14",
+    ),
+    "a card written as a base-36 word is read only beside its name in plain text: base64 of the word and its "
+    "name decodes to text whose base-36 word is past the name's reach (round fourteen)": ("calls-p-secrets:32",),
+    "a key cut at a search operator (`AKIA... | ...`) in two arguments: the halves of a search pattern are "
+    "not glued across arguments (round fourteen)": ("calls-p-secrets:49",),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}

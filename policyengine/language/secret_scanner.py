@@ -2458,6 +2458,12 @@ def _decoded_hits(text: str, taken: _Taken, level: int) -> list[_Hit]:
                     continue  # a secret of the context alone is the text's own finding
                 base, _, inner = kind.partition(" (")
                 hits.append((f"{base} ({encoding}{', ' + inner[:-1] if inner else ''})", start, end, secret))
+            for folded in _lookalikes.views(decoded) if len(hits) == found else ():
+                # Round fourteen: look-alike letters inside an encoded run are read as ASCII too (base64 of
+                # a token drawn in small capitals), as _text_hits reads them in a plain string.
+                for kind, hit_start, _, secret in _analyse(before + folded + text[end : end + _CONTEXT], level + 1):
+                    if len(before) <= hit_start < len(before) + len(folded):
+                        hits.append((f"{kind.partition(' (')[0]} ({encoding}, look-alike letters)", start, end, secret))
             if len(hits) == found and escaped != decoded:
                 hits.extend(
                     (f"{kind.partition(' (')[0]} ({encoding}, {kind.partition(' (')[2][:-1]})", start, end, secret)
