@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from policyengine.language import secret_byte_codes as codes
 from policyengine.language.secret_scanner import _encoded_password, _normalise, find_secrets, text_has_secret
 
-_MORSE = {letter: code for code, letter in codes._MORSE_TABLE.items()}
+_MORSE = {letter: code for code, letter in codes.MORSE_TABLE.items()}
 PASSWORD = "MapleHarbor9183#"
 
 

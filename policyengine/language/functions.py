@@ -6,7 +6,7 @@ import ipaddress
 import re
 import shlex
 import unicodedata
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
@@ -847,28 +847,28 @@ def _written(call: _Call) -> list[str]:
     if not (call.found.values[roles.Role.COMMAND] or call.found.argv or sql):
         return []  # fast path: no command and no SQL that writes, nothing written
     found: dict[str, None] = {}
-    bases = _own_bases(call)
     for value in sql:
         # Round fourteen (set M): a file SQL writes by itself (writefile, lo_export, COPY ... TO).
         found.update(dict.fromkeys(_resolve(value, call.cwd)))
-    for command in call.parsed:
-        for value in command.writes:
-            for cwd in (call.cwd, *bases):
-                found.update(dict.fromkeys(_resolve(value, cwd)))
-    return list(found)
+    return list(found | _command_places(call, lambda command: command.writes))
 
 
 def _swept(call: _Call) -> list[str]:
     """The places the call's commands hand to a program that may read what is below them (Command.swept)."""
     if not (call.found.values[roles.Role.COMMAND] or call.found.argv):
         return []  # fast path: no command, nothing handed by one
+    return list(_command_places(call, lambda command: command.swept))
+
+
+def _command_places(call: _Call, places: Callable[[Any], Iterable[str]]) -> dict[str, None]:
+    """The places each parsed command gives (`places(command)`), resolved against the cwd and the tool's folders."""
     found: dict[str, None] = {}
     bases = _own_bases(call)
     for command in call.parsed:
-        for value in command.swept:
+        for value in places(command):
             for cwd in (call.cwd, *bases):
                 found.update(dict.fromkeys(_resolve(value, cwd)))
-    return list(found)
+    return found
 
 
 def _paths_outside_cwd(call: _Call) -> list[str]:

@@ -69,7 +69,7 @@ _MORSE_PAIRS = (
     "..-.-.- ,--..-- ?..--.. '.----. !-.-.-- /-..-. (-.--. )-.--.- &.-... :---... ;-.-.-. =-...- +.-.-. "
     '--....- _..--.- ".-..-. $...-..- @.--.-.'
 )
-_MORSE_TABLE: Final = {pair[1:]: pair[0] for pair in _MORSE_PAIRS.split(" ")}
+MORSE_TABLE: Final = {pair[1:]: pair[0] for pair in _MORSE_PAIRS.split(" ")}  # code -> character
 
 # The prefilter's alternative (RE2: no lookaround, no backreference): eight codes of one shape in a row.
 GATE: Final = (
@@ -103,7 +103,7 @@ def _morse(run: str) -> str | None:
         if piece.strip(" \t") in ("/", "|"):
             out.append(" ")
             continue
-        letter = _MORSE_TABLE.get(piece)
+        letter = MORSE_TABLE.get(piece)
         if letter is None:
             return None
         out.append(letter)

@@ -2706,11 +2706,8 @@ _SPACED_CODES = re.compile(r"(?<![0-9.])(?:[0-9]{2,3}[ \t]+){15,}[0-9]{2,3}(?![0
 _CHR_CALL = re.compile(r"(?i:chr|char)\([ \t]*([0-9]{1,3})[ \t]*\)")
 _CHR_JOIN = re.compile(r"[ \t]*[+.,&|]?[ \t]*")
 _MORSE_RUN = re.compile(r"(?<![.\-\w])[.\-]{1,6}(?:(?:[ \t]{1,3}|[ \t]*/[ \t]*)[.\-]{1,6}){15,}(?![.\-\w])")
-_MORSE_CODES = (
-    ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.."
-    " ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. ..--.- -....-"
-)
-_MORSE: Final = dict(zip(_MORSE_CODES.split(" "), "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", strict=True))
+# The older run reader knows letters, digits, `_` and `-` of the ITU table (secret_byte_codes reads the rest).
+_MORSE: Final = {code: char for code, char in _byte_codes.MORSE_TABLE.items() if char.isalnum() or char in "_-"}
 # A word (printable ASCII, no blank) with three of the symbols base64 and query strings never have.
 _BASE85_SYMBOL = r"[!#$%()*;<>?@^`{|}~]"
 _BASE85_RE = re2.compile(rf"[!-~]*{_BASE85_SYMBOL}[!-~]*{_BASE85_SYMBOL}[!-~]*{_BASE85_SYMBOL}[!-~]*", _MATCH_ONLY)
