@@ -43,9 +43,9 @@ def test_yaml_alias_is_never_expanded() -> None:
     laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8)
     )
-    start = time.perf_counter()
+    start = time.process_time()
     trees = embedded_places.structured_text(laughs)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert trees and isinstance(trees[0], dict)
     assert trees[0]["c"] == [""] * 10
 
@@ -113,10 +113,10 @@ def test_joined_names_only_add(fields: dict[str, str]) -> None:
 def test_long_text_is_bounded() -> None:
     """A megabyte of YAML-looking text is not parsed (left as a string) and answers fast."""
     big = "a: /etc/x\n" * 200_000
-    start = time.perf_counter()
+    start = time.process_time()
     assert embedded_places.structured_text(big) == []
     embedded_places.option_paths(big)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_a_config_files_own_interpolation_is_no_place() -> None:

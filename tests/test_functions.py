@@ -176,13 +176,13 @@ def test_lone_surrogate_subject_is_an_error_not_a_miss() -> None:
 def test_regex_is_linear_time() -> None:
     # (a+)+$ against many a's and a final mismatch takes exponential time with backtracking.
     evil = "a" * 1_000_000 + "!"
-    start = time.perf_counter()
+    start = time.process_time()
     assert search("regex_match(@, '(a+)+$')", evil) is False
     assert search("regex_match(@, '^(a|aa)*$')", evil) is False
     assert search("glob_match(@, '*a*a*a*a*a*a*a*b')", evil) is False
     with pytest.raises(JMESPathError):  # longer than any path: refused, so a rule fails closed
         search("path_matches(@, '*a*a*a*a*a*a*b')", evil)
-    assert time.perf_counter() - start < 5.0
+    assert time.process_time() - start < 5.0
 
 
 def test_strings_depth_is_bounded() -> None:

@@ -619,11 +619,11 @@ def test_a_recursive_schema_follows_at_most_max_depth_levels() -> None:
 
 def test_an_instance_nested_10000_deep_fails_cleanly() -> None:
     validator = compile_json_schema(TREE)
-    start = time.perf_counter()
+    start = time.process_time()
     problems = validator(nested(10_000))
     assert len(problems) == 1 and "nested too deeply" in problems[0]
     assert not validator.is_valid(nested(10_000))
-    assert time.perf_counter() - start < 1
+    assert time.process_time() - start < 1
 
 
 def test_a_not_around_a_recursion_too_deep_fails_closed() -> None:
@@ -648,10 +648,10 @@ def test_deep_values_in_enum_const_and_uniqueItems_fail_cleanly() -> None:
 
 def test_a_redos_pattern_runs_in_linear_time() -> None:
     validator = compile_json_schema({"pattern": "^(a+)+$", "patternProperties": {"^(a|aa)+$": {}}})
-    start = time.perf_counter()
+    start = time.process_time()
     assert validator("a" * 100_000 + "!") != []
     assert validator({"a" * 100_000 + "!": 1}) == []
-    assert time.perf_counter() - start < 5  # a hang guard: a backtracking engine takes hours here
+    assert time.process_time() - start < 5  # a hang guard: a backtracking engine takes hours here
 
 
 def test_a_lone_surrogate_is_matched_not_raised() -> None:

@@ -130,9 +130,9 @@ def test_url_places_reads_any_text(text: str) -> None:
 def test_url_places_is_bounded() -> None:
     """A megabyte of nested wrappers and inner URLs is read in bounded time."""
     hostile = "view-source:" * 50_000 + "https://h/?" + "u=file:///x&" * 50_000
-    start = time.perf_counter()
+    start = time.process_time()
     url_places(hostile)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 # -- devices -------------------------------------------------------------------------------------

@@ -265,9 +265,9 @@ def test_a_security_number_without_a_card_stays() -> None:
     ],
 )
 def test_readers_stay_linear_on_hostile_text(text: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     find_secrets(text)
-    assert time.perf_counter() - started < 3.0
+    assert time.process_time() - started < 3.0
 
 
 @pytest.mark.parametrize(

@@ -304,6 +304,6 @@ def test_punctuated_rejects_tags_variables_versions_and_names(word: str) -> None
 
 def test_a_megabyte_of_labels_is_read_in_bounded_time() -> None:
     text = "password is " * 90_000 + "PIN code " * 10_000
-    start = time.perf_counter()
+    start = time.process_time()
     find_secrets(text)
-    assert time.perf_counter() - start < 10
+    assert time.process_time() - start < 10

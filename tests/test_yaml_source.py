@@ -342,9 +342,9 @@ def billion_laughs() -> str:
 
 
 def test_billion_laughs_is_stopped_quickly() -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     problem = only(billion_laughs())
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert elapsed < 1.0
     # f's list (9 x e's 66,430 values) is the first that expands past 100,000 values.
     assert where(problem) == "6:8 PE106"
@@ -355,9 +355,9 @@ def test_billion_laughs_as_nested_mappings() -> None:
     text = "l0: &l0 {a: lol, b: lol, c: lol, d: lol}\n" + "".join(
         f"l{i}: &l{i} {{a: *l{i - 1}, b: *l{i - 1}, c: *l{i - 1}, d: *l{i - 1}}}\n" for i in range(1, 12)
     )
-    started = time.perf_counter()
+    started = time.process_time()
     problem = only(text)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert problem.code == "PE106"
 
 
