@@ -64,6 +64,7 @@ def test_setting_key_and_words() -> None:
         ("GOPATH=/p go clean -modcache", "/p/pkg/mod"),
         ("npm cache clean --force --cache /p", "/p/_cacache"),
         ("NUGET_PACKAGES=/p dotnet nuget locals all --clear", "/p"),
+        ("GOCACHE=/c go clean -cache=true", "/c"),
     ],
 )
 def test_redirected_clean_is_rm_of_its_folder(command: str, folder: str) -> None:
@@ -81,6 +82,7 @@ def test_redirected_clean_is_rm_of_its_folder(command: str, folder: str) -> None
         "cargo build --target-dir /tmp/t",
         "UV_CACHE_DIR=/tmp/u uv sync",
         "GOMODCACHE=/tmp/m go clean -testcache",
+        "GOMODCACHE=/tmp/m go clean -modcache=false",
         "go env GOMODCACHE",
         "uv cache dir",
     ],

@@ -164,7 +164,7 @@ _KEY_NOISE = re.compile(r"[-_]")
 
 def setting_key(key: str) -> str:
     """A setting's key as SETTINGS spells it: the section off (`global.cache-dir`), no case, `-` or `_`."""
-    return _KEY_NOISE.sub("", key.rpartition(".")[2].casefold())
+    return _KEY_NOISE.sub("", key.strip().rstrip(".").rpartition(".")[2].casefold())
 
 
 def has_words(wanted: tuple[str, ...], words: list[str]) -> bool:

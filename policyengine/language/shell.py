@@ -3081,7 +3081,7 @@ class _Walk:
         for cleaner in cleaners.CLEANERS.get(name, ()):
             if not cleaners.has_words(cleaner.words, values):
                 continue
-            if cleaner.modes and not any(value in cleaner.modes for value in values):
+            if cleaner.modes and not any(_mode_on(value, cleaner.modes) for value in values):
                 continue
             options = dict(cleaner.options)
             for index, word in enumerate(rest):
@@ -3123,10 +3123,16 @@ class _Walk:
             elif not setting.pairs and position + 1 < len(tail):
                 pairs.append((word, tail[position + 1]))
         for key_word, value in pairs:
-            variable = setting.keys.get(cleaners.setting_key(key_word.value.partition("=")[0]))
-            if variable is None or not key_word.value.partition("=")[0].isascii():
+            key = key_word.value.partition("=")[0]
+            if key_word.known:
+                found = setting.keys.get(cleaners.setting_key(key))
+                variables = [found] if found is not None else []
+            else:
+                variables = list(setting.keys.values())  # `cache-di?`, `{cache-dir,x}`: it may be any key
+            if not variables:
                 continue
-            self.cache_env[variable] = value
+            for variable in variables:
+                self.cache_env[variable] = value
             for form in _forms(value.parts):
                 if isinstance(form, paths.PathPattern):
                     form = _UNKNOWN_FOLDER  # bash expands the glob first: any folder it may match
@@ -3902,6 +3908,12 @@ def _below(word: _Word, below: str) -> _Word:
     if not below:
         return word
     return _Word(word.value + below, word.known, word.single, (*word.parts, (_QUOTED, below)))
+
+
+def _mode_on(value: str, modes: frozenset[str]) -> bool:
+    """Whether an option word turns a cleaner's mode on (`-modcache`, Go's `-modcache=true`, not `=false`)."""
+    option, equals, setting = value.partition("=")
+    return option in modes and (not equals or setting.casefold() not in ("false", "0", "f"))
 
 
 def _sed_in_place_empties(words: list[_Word], bsd: bool = True) -> bool:
