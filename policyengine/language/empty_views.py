@@ -17,7 +17,7 @@ from typing import Any
 # The functions that are a role view of their argument document and nothing else (functions._ROLE_VIEWS).
 VIEWS = frozenset(
     {"paths", "paths_outside_cwd", "urls", "commands", "programs", "invocations", "emails", "secrets", "amounts"}
-    | {"written", "swept"}
+    | {"written", "swept", "cache_folders"}
 )
 
 

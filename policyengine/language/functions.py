@@ -330,6 +330,11 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         return _by_role(document, "swept")
 
     @_signature({"types": []})
+    def _func_cache_folders(self, document: Any) -> list[str]:
+        """The folders the call's commands persist as a toolchain's cache (a later clean empties them), as paths()."""
+        return _by_role(document, "cache_folders")
+
+    @_signature({"types": []})
     def _func_urls(self, document: Any) -> list[str]:
         """Every URL in a call, by role."""
         return _by_role(document, "urls")
@@ -860,6 +865,13 @@ def _swept(call: _Call) -> list[str]:
     return list(_command_places(call, lambda command: command.swept))
 
 
+def _cache_folders(call: _Call) -> list[str]:
+    """The folders the call's commands persist as a cache that a later clean empties (Command.cache_folders)."""
+    if not (call.found.values[roles.Role.COMMAND] or call.found.argv):
+        return []  # fast path: no command, no setting
+    return list(_command_places(call, lambda command: command.cache_folders))
+
+
 def _command_places(call: _Call, places: Callable[[Any], Iterable[str]]) -> dict[str, None]:
     """The places each parsed command gives (`places(command)`), resolved against the cwd and the tool's folders."""
     found: dict[str, None] = {}
@@ -960,6 +972,7 @@ _ROLE_VIEWS: dict[str, Callable[[_Call], Any]] = {
     "paths_outside_cwd": _paths_outside_cwd,
     "written": _written,
     "swept": _swept,
+    "cache_folders": _cache_folders,
     "urls": _urls,
     "emails": _strings_of(_EMAIL_ROLE),
     "amounts": lambda call: call.found.values[_AMOUNT_ROLE],

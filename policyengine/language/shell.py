@@ -80,6 +80,7 @@ from typing import NamedTuple
 import tree_sitter
 import tree_sitter_bash
 
+from policyengine.language import _cache_cleaners as cleaners
 from policyengine.language import paths
 from policyengine.language import shell_programs as table
 
@@ -348,6 +349,10 @@ class Command:
     # finder's starting points when it runs a reader on or pipes what it finds, and the working
     # directory an invocation takes whole (table.WHOLE_CWD_INVOCATIONS), spelled as operands are.
     swept: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    # Round fifteen (set M, cache-clean-redirected): the folders a persisted setting makes a
+    # toolchain's cache or build folder (`go env -w GOMODCACHE=DIR`, `npm config set cache DIR`),
+    # which every later clean empties; spelled as operands are (an unreadable value as written).
+    cache_folders: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
 
 class CommandError(ValueError):
@@ -511,6 +516,7 @@ def _parse(text: str) -> Command:
         tuple(walk.invocations),
         tuple(walk.writes),
         tuple(walk.swept),
+        tuple(walk.cache_folders),
     )
 
 
@@ -533,6 +539,8 @@ class _Walk:
     """One parse_command call: what was found so far and the budget left."""
 
     __slots__ = (
+        "cache_env",
+        "cache_folders",
         "cdable",
         "cdpath",
         "checks",
@@ -570,6 +578,11 @@ class _Walk:
         self.invocations: dict[str, None] = {}
         self.writes: dict[str, None] = {}  # the operands the line may write (Command.writes)
         self.swept: dict[str, None] = {}  # the operands a reading program is handed (Command.swept)
+        # The cleaners' folder variables (_cache_cleaners.VARIABLES) set so far on the line, by an
+        # assignment, export, `env X=`, or a persisted setting (`go env -w`): in any order or scope
+        # (an over-approximation), the value as its word.
+        self.cache_env: dict[str, _Word] = {}
+        self.cache_folders: dict[str, None] = {}  # Command.cache_folders
         self.reader = ""  # the program the operands met now are handed to ("": an assignment's, unknown)
         self.whole = False  # the argv under way takes the cwd whole (_takes_cwd)
         self.writing = 0  # _WRITTEN: _operand also records a write; _WRITE_ONLY: records only the write
@@ -808,6 +821,7 @@ class _Walk:
                     words.append(self._word(inner, data))
             elif not named and kind == "variable_assignment":
                 nested.append(child)  # `A=1 cmd`: only sets the environment; its value may run code
+                self._cache_variable(child, data)  # before the program runs: `UV_CACHE_DIR=. uv cache clean`
             elif named:
                 words.append(self._word(child, data))
                 if kind not in _PLAIN_WORDS or child.named_child_count:
@@ -866,12 +880,16 @@ class _Walk:
                 self._set_unseen(name, words)
             rest = words[1:]
             if (name in _EMPTYING_COPIERS and any(_empty_source(word.value) for word in rest)) or (
-                name in _STDIN_COPIERS and node.type == "command" and _stdin_is_empty(node, data)
+                name in _STDIN_COPIERS and node.type == "command" and self._stdin_empty(node, data)
             ):
                 # Round nine (set H, devnull-clobber): copying, linking or installing /dev/null over
                 # a file (`cp /dev/null x`, `ln -sf /dev/null x`, `tee x < /dev/null`) empties it, as
                 # truncate does: read as truncate, a deleting program.
                 self.programs["truncate"] = None
+            if name in cleaners.CLEANERS or name in cleaners.SETTINGS:
+                self._cache_clean(name, rest)
+            if (name in cleaners.OUTPUT_FILTERS or name in _SEDS) and self._empties_output(name, rest, node, data):
+                self.programs["truncate"] = None  # `sort -o x /dev/null`, `sed -i d x`: x emptied, as truncate does
             if name == "cmake" and len(rest) > 1 and rest[0].value == "-E" and rest[1].known:
                 # Round nine (set H, cmake-e-delete): `cmake -E rm|remove|remove_directory` deletes
                 # (read as rm), and chdir, env and time run the command after their own words.
@@ -1525,6 +1543,8 @@ class _Walk:
                 else:
                     after = _after(word.parts, len(variable) + 1)
                     self._assigned_paths(variable.rstrip("+"), _Word(assigned, word.known, word.single, after))
+                    if variable in cleaners.VARIABLES:
+                        self.cache_env[variable] = _Word(assigned, word.known, word.single, after)
                     self._git_environment(variable, assigned if word.known else "$")
                 index += 1
                 continue
@@ -2181,6 +2201,7 @@ class _Walk:
         name = _text(name_node, data)
         if name in table.CREDENTIAL_VARIABLES:
             self.words["password=" + self._word(value_node, data).value] = None  # `PGPASSWORD=PASS psql`
+        self._cache_variable(node, data)
         for item in value_node.named_children if value_node.type == "array" else (value_node,):
             text = _text(item, data)
             if "$(" in text or "`" in text or "\\" in text or "$'" in text:
@@ -2988,8 +3009,10 @@ class _Walk:
             body = body.named_child(body.named_child_count - 1)  # `cd src && true > x`: true's
         if body is None or body.type == "file_redirect":
             return True  # `> x` alone
-        if body.type != "command":
-            return False
+        return body.type == "command" and self._silent_command(body, data)
+
+    def _silent_command(self, body: tree_sitter.Node, data: bytes) -> bool:
+        """Whether a simple command writes nothing to its output (`:`, `env true`, `cat /dev/null`)."""
         children = [child for child in body.named_children if child.type not in _REDIRECTS]
         children = [child.named_child(0) or child if child.type == "command_name" else child for child in children]
         words = [self._word(child, data) for child in children if child.type != "variable_assignment"]
@@ -3008,6 +3031,167 @@ class _Walk:
             return True
         operands = [word.value for word in words[1:] if not word.value.startswith("-")]
         return name in _EMPTY_READERS and bool(operands) and all(_empty_source(value) for value in operands)
+
+    def _stdin_empty(self, node: tree_sitter.Node, data: bytes) -> bool:
+        """Whether a command's stdin is empty: redirected from /dev/null, or piped from a command writing nothing."""
+        if _stdin_is_empty(node, data):
+            return True
+        current = node
+        parent = node.parent
+        if parent is not None and parent.type == "redirected_statement":
+            current, parent = parent, parent.parent
+        if parent is None or parent.type != "pipeline":
+            return False
+        previous = None
+        for child in parent.named_children:
+            if child.id == current.id:
+                break
+            previous = child
+        if previous is not None and previous.type == "redirected_statement":
+            previous = previous.named_child(0)
+        return previous is not None and previous.type == "command" and self._silent_command(previous, data)
+
+    # -- round fifteen (set M): cleaners pointed elsewhere, and files written empty ----------------
+
+    def _cache_variable(self, node: tree_sitter.Node, data: bytes) -> None:
+        """Keep the value of an assignment to a cleaner's folder variable (`CARGO_TARGET_DIR=.`, `export X=~`)."""
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        if name_node is None or value_node is None or value_node.type == "array":
+            return
+        name = _text(name_node, data)
+        if name in cleaners.VARIABLES:
+            self.cache_env[name] = self._word(value_node, data)
+
+    def _cache_clean(self, name: str, rest: list[_Word]) -> None:
+        """A cleaner pointed at a folder by an option or a variable is `rm -rf FOLDER`; a setting names a cache folder.
+
+        Round fifteen (set M, cache-clean-redirected): `cargo clean --target-dir .`, `UV_CACHE_DIR=~ uv
+        cache clean`, `go env -w GOMODCACHE=$PWD && go clean -modcache` empty the folder named, as rm
+        would: read as rm with it as the operand (a value not literal is an operand as written, an
+        unknown place). With neither, the tool empties its own default folder: nothing is added.
+        """
+        values = [word.value for word in rest]
+        for setting in cleaners.SETTINGS.get(name, ()):
+            if cleaners.has_words(setting.words, values) and (
+                not setting.modes or any(value in setting.modes for value in values)
+            ):
+                self._cache_setting(setting, rest)
+        folders: list[_Word] = []
+        for cleaner in cleaners.CLEANERS.get(name, ()):
+            if not cleaners.has_words(cleaner.words, values):
+                continue
+            if cleaner.modes and not any(_mode_on(value, cleaner.modes) for value in values):
+                continue
+            options = dict(cleaner.options)
+            for index, word in enumerate(rest):
+                option, equals, _ = word.value.partition("=")
+                if option not in options:
+                    continue
+                if equals:
+                    start = len(option) + 1
+                    folder = _Word(word.value[start:], word.known, word.single, _after(word.parts, start))
+                elif index + 1 < len(rest):
+                    folder = rest[index + 1]
+                else:
+                    continue
+                folders.append(_below(folder, options[option]))
+            for variable, below in cleaner.variables:
+                value = self.cache_env.get(variable)
+                if value is not None and (value.value or not value.known):
+                    folders.append(_below(value, below))
+        if folders:
+            self.programs["rm"] = None
+            reader, self.reader = self.reader, "rm"
+            for folder in folders:
+                self._word_operand(folder)
+            self.reader = reader
+
+    def _cache_setting(self, setting: cleaners.Setting, rest: list[_Word]) -> None:
+        """A persisted cache folder (`go env -w GOMODCACHE=DIR`): the variable for later cleans, and a cache folder."""
+        words = [word for word in rest if not word.value.startswith("-")]
+        values = [word.value for word in words]
+        size = len(setting.words)
+        start = next(i for i in range(len(values) - size + 1) if tuple(values[i : i + size]) == setting.words) + size
+        tail = words[start:]
+        pairs: list[tuple[_Word, _Word]] = []
+        for position, word in enumerate(tail if setting.pairs else tail[:1]):
+            key, equals, _ = word.value.partition("=")
+            if equals:
+                begin = len(key) + 1
+                pairs.append((word, _Word(word.value[begin:], word.known, word.single, _after(word.parts, begin))))
+            elif not setting.pairs and position + 1 < len(tail):
+                pairs.append((word, tail[position + 1]))
+        for key_word, value in pairs:
+            key = key_word.value.partition("=")[0]
+            if key_word.known:
+                found = setting.keys.get(cleaners.setting_key(key))
+                variables = [found] if found is not None else []
+            else:
+                variables = list(setting.keys.values())  # `cache-di?`, `{cache-dir,x}`: it may be any key
+            if not variables:
+                continue
+            for variable in variables:
+                self.cache_env[variable] = value
+            for form in _forms(value.parts):
+                if isinstance(form, paths.PathPattern):
+                    form = _UNKNOWN_FOLDER  # bash expands the glob first: any folder it may match
+                self.cache_folders[form] = None
+                if (self.dirs or self.local) and _relative(form):
+                    for directory in (*self.dirs, *self.local):
+                        self.cache_folders[_joined_path(directory, form)] = None
+
+    def _empties_output(self, name: str, rest: list[_Word], node: tree_sitter.Node, data: bytes) -> bool:
+        """Whether a text tool writes its output file empty: `sort -o x /dev/null`, `uniq /dev/null x`, `sed -i d x`."""
+        if name in _SEDS:
+            return _sed_in_place_empties(rest)
+        spec = cleaners.OUTPUT_FILTERS[name]
+        operands: list[_Word] = []
+        output = silenced = words_in = done = False
+        index = 0
+        while index < len(rest):
+            word = rest[index]
+            value = word.value
+            index += 1
+            if done or value == "-" or not value.startswith("-"):
+                operands.append(word)
+                continue
+            if value == "--":
+                done = True
+                continue
+            option, attached = "", ""
+            if value.startswith("--"):
+                option, equals, attached = value.partition("=")
+                words_in = words_in or option in ("--echo", "--input-range")
+                if (option in spec.outputs or option in spec.values) and not equals and index < len(rest):
+                    attached = rest[index].value
+                    index += 1
+            else:
+                for position in range(1, len(value)):
+                    letter = "-" + value[position]
+                    words_in = words_in or (name == "shuf" and letter in ("-e", "-i"))
+                    if letter in spec.outputs or letter in spec.values:
+                        option, attached = letter, value[position + 1 :]
+                        if not attached and index < len(rest):
+                            attached = rest[index].value
+                            index += 1
+                        break
+            output = output or option in spec.outputs
+            silenced = silenced or (option in spec.silencers and attached.isdigit() and int(attached) == 0)
+        if spec.second_operand:
+            if len(operands) < 2:
+                return False
+            output, operands = True, operands[:1]
+        if not output:
+            return False
+        if silenced:
+            return True  # `shuf -n 0 -o x`: it writes no line at all
+        if words_in:
+            return False  # `shuf -e a b -o x`: its lines are its words
+        files = [word for word in operands if word.value != "-"]
+        if not all(word.known and _empty_source(word.value) for word in files):
+            return False
+        return (bool(files) and len(files) == len(operands)) or self._stdin_empty(node, data)
 
     def _written(self, node: tree_sitter.Node, target: str, data: bytes) -> None:
         """Keep the literal text `echo`/`printf`/a heredoc writes to a file: it may be a script run later."""
@@ -3716,6 +3900,85 @@ _STDIN_COPIERS = frozenset({"tee", "sponge", "dd"})
 _SILENT_PROGRAMS = frozenset({":", "true", "false"})
 _EMPTY_READERS = frozenset({"cat", "head", "tail", "tac", "dd"})
 _SILENT_WRAPPERS = frozenset({"env", "command", "builtin", "nice", "nohup", "exec", "time", "timeout"})
+_SEDS = frozenset({"sed", "gsed"})
+
+
+def _below(word: _Word, below: str) -> _Word:
+    """A folder's word with the part below it that a cleaner empties (`/_cacache`), if any."""
+    if not below:
+        return word
+    return _Word(word.value + below, word.known, word.single, (*word.parts, (_QUOTED, below)))
+
+
+def _mode_on(value: str, modes: frozenset[str]) -> bool:
+    """Whether an option word turns a cleaner's mode on (`-modcache`, Go's `-modcache=true`, not `=false`)."""
+    option, equals, setting = value.partition("=")
+    return option in modes and (not equals or setting.casefold() not in ("false", "0", "f"))
+
+
+def _sed_in_place_empties(words: list[_Word], bsd: bool = True) -> bool:
+    """Whether `sed -i` is given files and a literal script that deletes every line (`sed -i d x`, `sed -ni '' x`).
+
+    A word `''` after a bare `-i` is BSD sed's backup suffix and GNU sed's (empty) script: both are read.
+    """
+    in_place = quiet = from_file = done = suffixed = False
+    scripts: list[_Word] = []
+    operands: list[_Word] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        value = word.value
+        index += 1
+        if done or value == "-" or not value.startswith("-"):
+            operands.append(word)
+            continue
+        if value == "--":
+            done = True
+            continue
+        if value.startswith("--"):
+            option, equals, attached = value.partition("=")
+            in_place = in_place or option == "--in-place"
+            quiet = quiet or option in ("--quiet", "--silent")
+            from_file = from_file or option == "--file"
+            if option in ("--expression", "--file", "--line-length") and not equals and index < len(words):
+                attached_word = words[index]
+                index += 1
+                if option == "--expression":
+                    scripts.append(attached_word)
+            elif option == "--expression":
+                scripts.append(_Word(attached, word.known, word.single, word.parts))
+            continue
+        for position in range(1, len(value)):
+            letter = value[position]
+            if letter in "iI":
+                in_place = True
+                if bsd and position + 1 == len(value) and index < len(words) and words[index][:2] == ("", True):
+                    index += 1  # BSD sed's `-i ''`: no backup suffix
+                    suffixed = True
+                break  # GNU's `-iSUFFIX`: the rest is the suffix
+            if letter == "n":
+                quiet = True
+            elif letter in "efl":
+                tail = value[position + 1 :]
+                if not tail and index < len(words):
+                    tail_word = words[index]
+                    index += 1
+                else:
+                    tail_word = _Word(tail, word.known, word.single, word.parts)
+                if letter == "e":
+                    scripts.append(tail_word)
+                from_file = from_file or letter == "f"
+                break
+    if not in_place or from_file:
+        return False
+    if not scripts:
+        if not operands:
+            return False
+        scripts, operands = operands[:1], operands[1:]
+    script = "\n".join(word.value for word in scripts)
+    if operands and all(word.known for word in scripts) and cleaners.sed_empties(script, quiet):
+        return True
+    return suffixed and _sed_in_place_empties(words, bsd=False)
 
 
 def _stdin_is_empty(node: tree_sitter.Node, data: bytes) -> bool:
@@ -3828,6 +4091,7 @@ def _unquoted(raw: str) -> _Word:
 # expansion, an unknown name, so path red lines say "may" and allow rules "not surely"; the
 # markers hold no glob character, so they read the same inside a PathPattern.
 _TEXT_COPIERS = frozenset({"cat", "tee"})  # they write their literal stdin out unchanged
+_UNKNOWN_FOLDER = "$_folder"  # a persisted cache folder given as a glob (`cache-dir /home/x/pro?`)
 _UNKNOWN_SCRIPT = "$_script"  # a write target of unknown name: read when the line runs a script
 # A crontab line's five time fields (or an @reboot-style nickname) and a Makefile's target line.
 _CRON_TIMES = re.compile(r"^\s*(?:@[a-z]+|(?:[0-9*/,-]+\s+){4}[0-9A-Za-z*/,-]+)\s+")

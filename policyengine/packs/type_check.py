@@ -383,6 +383,7 @@ _RETURNS: dict[str, JType] = {
             "paths_outside_cwd",
             "written",
             "swept",
+            "cache_folders",
             "urls",
             "commands",
             "programs",
