@@ -57,6 +57,7 @@ TEMPLATES: list[tuple[str, str]] = [
         (_url_pins.HOST_RULES, "MAP * [fd00:ec2::254]:80", ["http://[fd00:ec2::254]:80"]),
         (_url_pins.PROXY, "socks5://10.0.0.1:1080", ["socks5://10.0.0.1:1080"]),
         (_url_pins.PROXY, "direct://", []),
+        (_url_pins.PROXY, "user:pw@2852039166:80", ["http://user:pw@2852039166:80"]),
         (_url_pins.ADD_HOST, "host.docker.internal:host-gateway", ["http://host-gateway"]),
         (_url_pins.ADD_HOST, "h:fd00:ec2::254", ["http://[fd00:ec2::254]"]),
         (_url_pins.FORWARD, "127.0.0.1:8080:db.example.com:5432", ["http://db.example.com:5432"]),

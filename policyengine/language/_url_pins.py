@@ -243,6 +243,8 @@ def _proxy(value: str) -> list[str] | None:
             continue
         if "://" in item:
             found.append(item)
+        elif "@" in item:
+            found.append(f"http://{item}")  # user:password@HOST:PORT: url_host() reads past the user
         elif (url := _url(item)) is not None:
             found.append(url)
     return found
