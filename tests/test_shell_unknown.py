@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import shell
+from policyengine.language import _url_pins, shell
 from policyengine.language import shell_programs as table
 from policyengine.language.paths import PathPattern
 from policyengine.language.shell import UNKNOWN_FILES, CommandError, parse_command
@@ -168,11 +168,12 @@ def test_an_fd_regex_is_a_name_when_literal_else_unknown(regex: str, name: str) 
     [
         ("--resolve", "example.com:80:169.254.169.254", ["http://169.254.169.254:80"]),
         ("--resolve", "+example.com:443:10.0.0.1,[fd00::1]", ["http://10.0.0.1:443", "http://[fd00::1]:443"]),
-        ("--resolve", "example.com:80", []),
+        # No HOST:PORT:ADDR: read piece by piece (round fifteen, _url_pins), each a host reached.
+        ("--resolve", "example.com:80", ["http://example.com", "http://80"]),
         ("--connect-to", "::169.254.169.254:", ["http://169.254.169.254"]),
         ("--connect-to", "a.example:443:[fd00::1]:8443", ["http://[fd00::1]:8443"]),
         ("--connect-to", "a.example:443::", []),
     ],
 )
 def test_where_curl_really_connects_is_a_url(option: str, value: str, urls: list[str]) -> None:
-    assert shell._curl_targets(option, value) == urls
+    assert _url_pins.targets(_url_pins.ANY_PROGRAM_OPTIONS[option], value) == urls

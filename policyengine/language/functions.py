@@ -17,7 +17,7 @@ import jmespath.functions
 import re2  # type: ignore[import-untyped,unused-ignore]
 from jmespath.exceptions import JMESPathError, JMESPathTypeError
 
-from policyengine.language import _url_parts, paths, roles, tool_names
+from policyengine.language import _url_parts, _url_pins, paths, roles, tool_names
 
 # Imported for its side effect: it registers FrozenDict/FrozenList with jmespath's type tables,
 # without which every signature check below would reject frozen call documents.
@@ -912,6 +912,8 @@ def _urls(call: _Call) -> list[str]:
     found.extend(url for command in call.parsed for url in command.urls)
     # Round fourteen (set L): a URL given in parts ({host, port, path}) is read joined as well.
     found.extend(_url_parts.split_urls(call.arguments))
+    # Round fifteen (set M): where a pin or proxy argument sends the connection ({resolve: h:80:ADDR}).
+    found.extend(_url_pins.argument_pins(call.arguments))
     return found
 
 

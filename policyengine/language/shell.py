@@ -81,7 +81,7 @@ import tree_sitter
 import tree_sitter_bash
 
 from policyengine.language import _cache_cleaners as cleaners
-from policyengine.language import paths
+from policyengine.language import _url_pins, paths
 from policyengine.language import shell_programs as table
 
 __all__ = [
@@ -225,11 +225,11 @@ _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 _ED_COMMAND = re.compile(
     r"(?:[0-9.$,;+\-\s^%]|'[a-z]|/(?:[^/\\]|\\.)*/?|\?(?:[^?\\]|\\.)*\??)*([A-Za-z!=#]?)(.*)", re.S
 )
-# curl --connect-to HOST1:PORT1:HOST2:PORT2: where it connects instead (HOST2 may be [v6]).
-_CONNECT_TO = re.compile(r"[^:]*:[^:]*:(\[[^\]]*\]|[^:]*):(.*)")
 _ECHO_OPTION = re.compile(r"-[neE]+")  # echo's options: not text it writes
 _PROGRAM_ONLY = re.compile(r"[A-Za-z0-9_./+@%,:-]+")  # a word that is only a program's name or path
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+# A git config key that a glob or braces may turn into another key (`https.prox?`, `{https.proxy,x}`).
+_GLOBBED = re.compile(r"[*?\[{]")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # cdable_vars: `cd NAME` may be `cd $NAME`
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=")  # key=value arguments whose value may be a path
 _NESTING = frozenset(
@@ -918,6 +918,7 @@ class _Walk:
                 self._decoded(name, rest, node, data)
             if name in table.METADATA_CLIENTS:
                 self._url(table.METADATA_CLIENTS[name])  # `ec2-metadata --all` reads this endpoint
+            self._pins(rest)
             options = table.WRAPPERS.get(name)
             if name in table.COMPOSE_PLUGINS and len(rest) > 1 and rest[0].value == "compose":
                 name, rest = table.COMPOSE_PLUGINS[name], rest[1:]  # `docker compose exec` is docker-compose's
@@ -1758,6 +1759,11 @@ class _Walk:
                         # A separate word's later expansions are operands to the program (`-d @.env x`).
                         self._grammar_operand(name, grammar, piece, depth)
                 return code
+        if (pin := _url_pins.option_syntax(name, option)) is not None:
+            # Where the option sends the connection (`curl --resolve x:80:169.254.169.254`, `ssh -L
+            # 8169:ADDR:80`, `wget -e http_proxy=ADDR`): each address operand is a host the call reaches.
+            for target in _url_pins.targets(pin, word.value[start:]):
+                self._url(target)
         if option in grammar.paths:
             self._word_operand(word, start)
             remote = _REMOTE.fullmatch(word.value[start:]) if name == "tar" and option in ("f", "--file") else None
@@ -1789,9 +1795,6 @@ class _Walk:
                 self._code([_literal(setting)] if word.known else [word], depth, "ssh -o")
         elif name == "sed" and option in ("e", "--expression") and (not word.known or _sed_runs(word.value[start:])):
             self._operand(CODE_OPERAND)
-        elif name == "curl" and option in ("--resolve", "--connect-to"):
-            for target in _curl_targets(option, word.value[start:]):
-                self._url(target)  # where curl really connects: `--resolve x:80:169.254.169.254`
         elif name == "tar" and option == "--checkpoint-action" and word.value[start:].startswith("exec="):
             self._code(
                 [_Word(word.value[start + 5 :], word.known, word.single, _after(word.parts, start + 5))], depth, name
@@ -1962,6 +1965,10 @@ class _Walk:
             self.parse(f"git {value}".encode(), depth + 1)
         if value[:5].casefold() == "ext::":
             self._git_ext(value[5:], depth)  # remote.NAME.url=ext::CMD
+        if key.casefold().endswith(".proxy") and value:
+            # Round fifteen (set M): http.proxy, http.URL.proxy, remote.NAME.proxy: where git connects.
+            for target in _url_pins.targets(_url_pins.PROXY, value):
+                self._url(target)
         folded = key.casefold()
         if folded.startswith("url.ext::"):
             self._git_ext(key[9:].rpartition(".")[0], depth)  # url.ext::CMD.insteadOf=https://
@@ -2041,6 +2048,11 @@ class _Walk:
                     self._git_safety(key.value, setting.value, setting.known)
                 elif any(part in key.value.casefold() for part in ("clean", "force", "$", "*", "?", "[")):
                     self._git_safety("clean.requireforce", "", False)  # a key that may become the switch
+                if setting.known and (not key.known or "proxy" in key.value.casefold() or _GLOBBED.search(key.value)):
+                    # Round fifteen (set M): http.proxy, http.URL.proxy, remote.NAME.proxy: where git's
+                    # later fetches connect; a key that may become one (a glob, braces) counts too.
+                    for target in _url_pins.targets(_url_pins.PROXY, setting.value):
+                        self._url(target)
                 if key.known and not _git_setting_runs(key.value, setting.value):
                     continue
                 if not setting.known:
@@ -2216,6 +2228,10 @@ class _Walk:
                 )
                 if (parent is not None and parent.type == "command") or exported:
                     self._assigned_paths(name, word)  # the environment of a program (`export` too)
+                if name.lower() in _url_pins.PROXY_VARIABLES and word.known:
+                    # Round fifteen (set M): `https_proxy=ADDR curl URL` sends the request to ADDR.
+                    for target in _url_pins.targets(_url_pins.PROXY, word.value):
+                        self._url(target)
                 self._git_environment(name, word.value if word.known else "$")
             return
         word = self._word(value_node, data)
@@ -3343,6 +3359,33 @@ class _Walk:
         if value:
             self.urls[value] = None
 
+    def _pins(self, words: list[_Word]) -> None:
+        """Any program's pin and proxy options (`--host-resolver-rules=`, `--add-host`...): the hosts they reach."""
+        # Round fifteen (set M, cc-metadata-resolve-pinning): a browser, docker or any launcher
+        # sends a harmless URL's connection where the option says; the engine reads it as reached.
+        for index, word in enumerate(words):
+            value = word.value
+            if not value.startswith("--"):
+                continue
+            option, sign, _ = value.partition("=")
+            syntax = _url_pins.ANY_PROGRAM_OPTIONS.get(option)
+            if syntax is None:
+                continue
+            if sign:
+                target_word, start = word, len(option) + 1
+            elif index + 1 < len(words):
+                target_word, start = words[index + 1], 0
+            else:
+                continue
+            operands = [target_word.value[start:]]
+            if not target_word.single and "{" in operands[0]:
+                # `--add-host {h:ADDR,x}`: bash passes each expansion; each is read as the value.
+                pieces = _brace_words(_after(target_word.parts, start))
+                operands += [piece.value for piece in pieces or ()]
+            for operand in operands:
+                for target in _url_pins.targets(syntax, operand):
+                    self._url(target)
+
     # -- the working directory -----------------------------------------------------------------
 
     def _cd(self, words: list[_Word]) -> None:
@@ -3869,19 +3912,6 @@ def _regex_name(regex: str) -> str:
     if not literal:
         return "*"
     return ("" if start else "*") + _as_pattern(literal) + ("" if end else "*")
-
-
-def _curl_targets(option: str, value: str) -> list[str]:
-    """The hosts curl's --resolve HOST:PORT:ADDR[,ADDR] and --connect-to H1:P1:H2:P2 send it to, as URLs."""
-    if option == "--resolve":
-        pieces = value.lstrip("+-").split(":", 2)
-        if len(pieces) < 3:
-            return []
-        return [f"http://{address}:{pieces[1]}" for address in pieces[2].split(",") if address]
-    target = _CONNECT_TO.fullmatch(value)
-    if target is None or not target.group(1):
-        return []
-    return [f"http://{target.group(1)}:{target.group(2)}" if target.group(2) else f"http://{target.group(1)}"]
 
 
 def _names_known(value: str) -> bool:
