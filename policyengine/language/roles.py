@@ -218,8 +218,8 @@ _FILE_GLOB_SHAPE = re.compile(r"\s{0,8}[^\s]{0,256}[*?\[][^\s]{0,256}\s{0,8}")  
 # Round fifteen (set M's one false positive): a filter or glob key naming a remote place (repo_filter,
 # include_repos, host_mask, org_glob) and no file selects repositories or hosts, not files: its value
 # is no file glob when it reads as a selector of them (`github.com/acme/*`, `acme/api-*`, `*`): no
-# blank, no backslash, no part that starts with a dot (`.env*` is read as a file glob still), and not
-# rooted, in the home or an expansion. A key naming a file, a path or a folder keeps its glob.
+# part that starts with a dot (`.env*` is read as a file glob still), not rooted, in the home or an
+# expansion. A key naming a file, a path or a folder keeps its glob.
 _REMOTE_WORDS = frozenset(
     {"repo", "repos", "repository", "repositories", "org", "orgs", "organization", "organizations"}
     | {"owner", "owners", "host", "hosts", "hostname", "hostnames", "domain", "domains", "url", "urls"}
@@ -229,12 +229,18 @@ _LOCAL_WORDS = frozenset(
     {"file", "files", "filename", "filenames", "fname", "path", "paths", "dir", "dirs", "directory"}
     | {"directories", "folder", "folders", "ext", "exts", "extension", "extensions", "suffix", "suffixes"}
 )
-_REMOTE_SELECTOR = re.compile(r"[^\s/\\.~$%][^\s/\\]{0,255}(?:/(?:[^\s/\\.][^\s/\\]{0,255})?){0,16}")
+# Plain ASCII only: a percent escape, a backslash or a full-width letter may decode to a dot or a separator.
+_REMOTE_SELECTOR = re.compile(
+    r"[A-Za-z0-9_*?\[\]{}@+=,!^:\-][A-Za-z0-9_*?\[\]{}@+=,!^:.\-]{0,255}"
+    r"(?:/(?:[A-Za-z0-9_*?\[\]{}@+=,!^:\-][A-Za-z0-9_*?\[\]{}@+=,!^:.\-]{0,255})?){0,16}"
+)
 
 
 def _remote_tokens(tokens: list[str]) -> bool:
     """Whether a key's words name a remote place (a repository, an organisation, a host) and no file."""
     return not _REMOTE_WORDS.isdisjoint(tokens) and _LOCAL_WORDS.isdisjoint(tokens)
+
+
 # Round eleven (set I, terminal-decoy-command): a key that chooses a shell (`shell: bash`,
 # `interpreter: /bin/zsh`) names the program that reads the typed text, not a command run; a
 # bare shell's name there is a name (anything more, `bash -c ...`, stays a command).
