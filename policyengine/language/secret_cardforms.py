@@ -51,6 +51,7 @@ GATE: Final = (
 _PREFIXED: Final = re.compile(r"(?<![0-9A-Za-z])0(?:[xX]([0-9a-fA-F]{10,17})|[oO]([0-7]{16,22})|[bB]([01]{40,64}))\b")
 _BARE: Final = re.compile(r"(?<![0-9A-Za-z_\-./])([0-9A-Za-z]{9,16})(?![0-9A-Za-z_\-]|\.[0-9A-Za-z])")
 _LABEL_RE: Final = re.compile(_LABEL)
+_HEX_WORD: Final = re.compile(r"[0-9A-Fa-f]+")  # (tested before int(): a failed one raises, which costs)
 _LABEL_REACH: Final = 48  # characters from a card's name to a bare word it names
 # An expiry in a text: after its name (not inside a word: "export 0429" is none), or a form pair.
 _EXPIRY_RE: Final = re.compile(
@@ -158,7 +159,7 @@ def _word_hit(word: str, is_card: Callable[[str], bool]) -> tuple[str, str] | No
     """(kind, card digits) when a word of letters and digits is a card in base 16 or 36, of an issuer's length."""
     if word.isdigit() or word.isalpha():
         return None  # decimal is the card reader's; a word of letters is a word
-    for base in (16, 36):
+    for base in (16, 36) if _HEX_WORD.fullmatch(word) else (36,):
         value = _digits_value(word, base)
         if value is not None and _issued(value) and is_card(value):
             return f"card-number (base {base})", value
@@ -215,27 +216,30 @@ def keyed_hits(
     written as a month and a year with its separator (04/29).
     """
     items: list[tuple[str | int, object]] = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
-    words = [
-        (key, match.group(1))
+    # The words that are cards in another base first (two conversions each): one in twenty or more
+    # is, so the keys are read only then.
+    cards = [
+        (key, hit)
         for key, item in items[:_MAX_MATCHES]
-        if type(item) is str and 9 <= len(item) <= 20 and (match := _WORD_VALUE.fullmatch(item)) is not None
+        if type(item) is str
+        and 9 <= len(item) <= 20
+        and (match := _WORD_VALUE.fullmatch(item)) is not None
+        and (hit := _word_hit(match.group(1), is_card)) is not None
     ]
-    if not words:
+    if not cards:
         return []
     if isinstance(value, dict):
         context = any(
-            isinstance(key, str) and (_expiry_value(key, item) or (is_cvv_name(key) and _cvv_digits(item)))
+            isinstance(key, str) and (_expiry_value(key, item) or (_cvv_digits(item) and is_cvv_name(key)))
             for key, item in items[:_MAX_MATCHES]
         )
     else:
         context = any(type(item) is str and "/" in item and _MONTH_YEAR_VALUE.fullmatch(item) for _, item in items)
-    hits: list[tuple[str | int, str, str]] = []
-    for key, word in words:
-        if context or (isinstance(key, str) and not _CARD_KEY_WORDS.isdisjoint(_key_words(key))):
-            hit = _word_hit(word, is_card)
-            if hit is not None:
-                hits.append((key, *hit))
-    return hits
+    return [
+        (key, *hit)
+        for key, hit in cards
+        if context or (isinstance(key, str) and not _CARD_KEY_WORDS.isdisjoint(_key_words(key)))
+    ]
 
 
 def _cvv_digits(item: object) -> bool:

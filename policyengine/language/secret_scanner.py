@@ -4132,7 +4132,7 @@ def _walk(
             if text:
                 strings.append(item)
                 string_places.append((at, key))
-                worded = worded or 9 <= len(item) <= 20
+                worded = worded or (9 <= len(item) <= 20 and item.strip().isalnum() and not item.isalpha())
             elif item is not None and item is not True and item is not False:
                 if nested is None:
                     nested = []
