@@ -202,17 +202,12 @@ def test_cvv_read_out(text: str, code: str) -> None:
     assert [f"as {text} ok"[a:b] for a, b in spans] == [code]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="out of scope: a bare base-36 word with no card name in its string (the name sits in a sibling key)",
-)
-def test_a_base36_card_without_its_name_is_not_read() -> None:
+# Round fifteen closed these two (tests/test_q_secrets.py): an expiry beside a bare word is a card's
+# context, and a CVV asked for is read in the answer on the next line.
+def test_a_base36_card_beside_its_expiry_is_read() -> None:
     assert _kinds({"c": "1f3wpjbcq20", "exp": "0429"})
 
 
-@pytest.mark.xfail(
-    strict=True, reason="out of scope: a CVV asked for on one line and read out on the next after the sentence ended"
-)
-def test_a_cvv_in_a_dialogue_is_not_read() -> None:
+def test_a_cvv_in_a_dialogue_is_read() -> None:
     text = "agent: can you confirm the CVV?\ncaller: sure, it's 5 0 3\n"
     assert "5 0 3" not in str(scanner.hide_cards({"t": text}, lambda _: "*"))

@@ -131,7 +131,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
     ),
     "spellings, not a bypass (round eleven): a filter key's glob with full-width wildcards (U+FF1F, U+FF0A) "
     "is no glob: no glob library reads them as wildcards, so it names no secret file (a GLOB key reads it so "
-    "too)": ("calls-k-shell:32",),
+    "too)": ("calls-k-shell:32", "calls-q-secrets:35"),
     "pack (round ten): bfcl's ask-before-overwrite reads a file named by convention without an extension "
     "(LICENSE, Makefile) by its letters as written; a case swap, an invisible character or an escape makes it "
     "a folder-like name": tuple(f"calls-j-mcp:{n}" for n in (34, 35, 36, 37)),
@@ -236,6 +236,11 @@ _FOUND: dict[str, tuple[str, ...]] = {
     ),
     "a card written as a base-36 word is read only beside its name in plain text: base64 of the word and its "
     "name decodes to text whose base-36 word is past the name's reach (round fourteen)": ("calls-p-secrets:32",),
+    "a card written as a bare base-36 word is read beside its expiry (round fifteen): the mutator encodes the "
+    "word alone, without the expiry its string held, and an expiry's month and year spelled as a path "
+    "(`12\\30`, `12/./30`, `12//30`) is no month and year to any reader": tuple(
+        f"calls-q-secrets:{n}" for n in (0, 2, 3, 5, 6, 10, 12)
+    ),
     "a key cut at a search operator (`AKIA... | ...`) in two arguments: the halves of a search pattern are "
     "not glued across arguments (round fourteen)": ("calls-p-secrets:49",),
 }

@@ -215,6 +215,32 @@ _FILTER_WORDS = frozenset(
     | {"filenames", "fname", "ext", "exts", "extension", "extensions", "suffix", "suffixes"}
 )
 _FILE_GLOB_SHAPE = re.compile(r"\s{0,8}[^\s]{0,256}[*?\[][^\s]{0,256}\s{0,8}")  # blanks around: as opened
+# Round fifteen (set M's one false positive): a filter or glob key naming a remote place (repo_filter,
+# include_repos, host_mask, org_glob) and no file selects repositories or hosts, not files: its value
+# is no file glob when it reads as a selector of them (`github.com/acme/*`, `acme/api-*`, `*`): no
+# part that starts with a dot (`.env*` is read as a file glob still), not rooted, in the home or an
+# expansion. A key naming a file, a path or a folder keeps its glob.
+_REMOTE_WORDS = frozenset(
+    {"repo", "repos", "repository", "repositories", "org", "orgs", "organization", "organizations"}
+    | {"owner", "owners", "host", "hosts", "hostname", "hostnames", "domain", "domains", "url", "urls"}
+    | {"uri", "uris", "site", "sites", "remote", "remotes", "registry", "registries", "server", "servers"}
+)
+_LOCAL_WORDS = frozenset(
+    {"file", "files", "filename", "filenames", "fname", "path", "paths", "dir", "dirs", "directory"}
+    | {"directories", "folder", "folders", "ext", "exts", "extension", "extensions", "suffix", "suffixes"}
+)
+# Plain ASCII only: a percent escape, a backslash or a full-width letter may decode to a dot or a separator.
+_REMOTE_SELECTOR = re.compile(
+    r"[A-Za-z0-9_*?\[\]{}@+=,!^:\-][A-Za-z0-9_*?\[\]{}@+=,!^:.\-]{0,255}"
+    r"(?:/(?:[A-Za-z0-9_*?\[\]{}@+=,!^:\-][A-Za-z0-9_*?\[\]{}@+=,!^:.\-]{0,255})?){0,16}"
+)
+
+
+def _remote_tokens(tokens: list[str]) -> bool:
+    """Whether a key's words name a remote place (a repository, an organisation, a host) and no file."""
+    return not _REMOTE_WORDS.isdisjoint(tokens) and _LOCAL_WORDS.isdisjoint(tokens)
+
+
 # Round eleven (set I, terminal-decoy-command): a key that chooses a shell (`shell: bash`,
 # `interpreter: /bin/zsh`) names the program that reads the typed text, not a command run; a
 # bare shell's name there is a name (anything more, `bash -c ...`, stays a command).
@@ -284,9 +310,13 @@ def key_roles(key: str) -> frozenset[Role]:
     if found is None:
         tokens = _tokens(key)
         whole = "".join(tokens)
-        if tokens and (
-            any(t in _GLOB_WORDS for t in tokens)
-            or (tokens[-1] in _PATTERN_WORDS and any(t in _FILE_WORDS for t in tokens))
+        if (
+            tokens
+            and (
+                any(t in _GLOB_WORDS for t in tokens)
+                or (tokens[-1] in _PATTERN_WORDS and any(t in _FILE_WORDS for t in tokens))
+            )
+            and not _remote_tokens(tokens)  # include_repos, org_glob: a filter of remote places (_filter_key)
         ):
             # Round ten (set I, filter-globs): a file filter under a key no list named
             # (glob_pattern, file_name_pattern, include, mask, wildcard, pathspec) selects files.
@@ -405,7 +435,23 @@ def _command_shaped(key: str, value: str) -> bool:
 @lru_cache(maxsize=4096)
 def _filter_key(key: str) -> bool:
     """Whether a key names a filter by a word of its own (`filter`, `only`, `match`, `file_select`)."""
-    return bool(key) and any(t in _FILTER_WORDS for t in _tokens(key))
+    tokens = _tokens(key)
+    return bool(key) and (
+        any(t in _FILTER_WORDS for t in tokens)
+        # A glob key naming a remote place (include_repos) filters too: its value's shape decides.
+        or (_remote_tokens(tokens) and any(t in _GLOB_WORDS or t in _PATTERN_WORDS for t in tokens))
+    )
+
+
+@lru_cache(maxsize=4096)
+def _remote_key(key: str) -> bool:
+    """Whether a key names a remote place and no file (`repo_filter`, `include_repos`, `host_mask`)."""
+    return _remote_tokens(_tokens(key))
+
+
+def _file_glob(key: str, value: str) -> bool:
+    """Whether a string under a filter key is a file glob: a glob's shape, unless it selects remote places."""
+    return bool(_FILE_GLOB_SHAPE.fullmatch(value)) and not (_remote_key(key) and _REMOTE_SELECTOR.fullmatch(value))
 
 
 @lru_cache(maxsize=4096)
@@ -460,7 +506,7 @@ def _roles_of(key: str, value: Any, declared: Mapping[str, str] | None) -> froze
             and _R_TEXT not in roles
             and _GLOB_ROLE not in roles
             and _filter_key(key)
-            and _FILE_GLOB_SHAPE.fullmatch(value)
+            and _file_glob(key, value)
         ):
             return roles | _value_roles(value) | _GLOB  # `filter: *.tfstat?`, `file_select: .netr?`
         if not roles:
@@ -567,7 +613,7 @@ def _string_roles(facts: _KeyFacts, key: str, value: str) -> frozenset[Role]:
     roles = facts.roles
     if facts.shell and _SHELL_NAME.fullmatch(value):
         return _EMPTY  # `shell: bash` beside a terminal's typed text: the shell's name
-    if facts.filter and _FILE_GLOB_SHAPE.fullmatch(value):
+    if facts.filter and _file_glob(key, value):
         return roles | _value_roles(value) | _GLOB  # `filter: *.tfstat?`, `file_select: .netr?`
     if not roles:
         if _ENV_REFERENCE.match(value) and _credential_key(key):

@@ -247,6 +247,23 @@ _CVV_AFTER = 48  # characters read after a label for its value (words, brackets,
 _CVV_BEFORE = 24  # characters read before a label for a value written first ("739 (CVV)")
 
 
+_LABEL_TAIL = " \t:=#-\r?.!)]\"'"  # what may end a label's line before its value on the next one
+_MAX_BLANK_LINES = 2  # blank lines skipped between a label's line and its value's
+
+
+def _reply_spans(text: str, begin: int) -> list[Span]:
+    """A verification value in the first sentence from begin (the rest of its line, else the next line with words)."""
+    for _ in range(_MAX_BLANK_LINES + 1):
+        line_end = text.find("\n", begin)
+        line_end = len(text) if line_end < 0 else line_end
+        if text[begin:line_end].strip() or line_end >= len(text):
+            break
+        begin = line_end + 1
+    stop = _SENTENCE_END.search(text, begin, line_end)
+    end = min(stop.start() if stop else line_end, begin + _CVV_AFTER)
+    return [m.span() for m in _CVV_DIGITS.finditer(text, begin, end)] or _spoken.cvv_spans(text, begin, end)
+
+
 def cvv_spans(text: str, is_cvv_name: NameTest) -> list[Span]:
     """Card verification values by a label near them (after it, before it, on the next line) or in a CVV column."""
     spans = table_spans(text, is_cvv_name, lambda _: False, lambda cell: bool(_CVV_CELL.fullmatch(cell)))
@@ -267,6 +284,13 @@ def cvv_spans(text: str, is_cvv_name: NameTest) -> list[Span]:
             nxt = _CVV_CELL.fullmatch(text, line_end + 1, next_end) if line_end < len(text) else None
             if nxt:
                 found = [m.span() for m in _CVV_DIGITS.finditer(text, line_end + 1, next_end)]
+        if not found and stop is not None and text[stop.start()] == "?":
+            # Round fifteen: the label asked for ("can you confirm the CVV? sure, 503"): read the answer.
+            found = _reply_spans(text, stop.end())
+        elif not found and not text[label.end() : line_end].strip(_LABEL_TAIL):
+            # Round fifteen: the label ends its line ("confirm the CVV?", "CVV:") and the value is in
+            # the line after it, among other words ("caller: sure, it's 5 0 3").
+            found = _reply_spans(text, line_end + 1)
         if not found:
             line_start = text.rfind("\n", 0, label.start()) + 1
             before = [

@@ -3911,6 +3911,15 @@ def _find(value: Any, at: _Path, depth: int) -> list[_Raw]:
     return [*(raw for where, raw in credentials.items() if where not in shaped), *found, *numbers]
 
 
+def _keyed_cards(value: dict[Any, Any] | list[Any] | tuple[Any, ...], at: _Path) -> list[_Raw]:
+    """Cards written as a bare hex or base-36 word under a card's key or beside its expiry or CVV (secret_cardforms)."""
+    items = value if isinstance(value, dict) else list(value)
+    return [
+        ((*at, key), kind, _excerpt("card-number", digits))
+        for key, kind, digits in _cardforms.keyed_hits(items, _is_card, _cvv_name)
+    ]
+
+
 def _split_groups(texts: list[str], groups: list[tuple[_Path, list[int]]]) -> list[_Raw]:
     """Tokens split across the sibling strings of one object or list, reported at the container."""
     # One search over every group first: most documents have no strong prefix anywhere.
@@ -4102,6 +4111,7 @@ def _walk(
         ints = 0
         jwk = _encodings.jwk_private(value) if "kty" in value else None
         public_jwk = jwk == []
+        worded = False  # a string of a bare word's length (secret_cardforms.keyed_hits)
         for key, item in value.items():
             if not isinstance(key, str):
                 key = str(key)
@@ -4122,11 +4132,14 @@ def _walk(
             if text:
                 strings.append(item)
                 string_places.append((at, key))
+                worded = worded or (9 <= len(item) <= 20 and item.strip().isalnum() and not item.isalpha())
             elif item is not None and item is not True and item is not False:
                 if nested is None:
                     nested = []
                 nested.append((key, item))
                 ints += type(item) is int
+        if worded:
+            numbers.extend(_keyed_cards(value, at))
         if len(strings) > 1:
             groups.append((at, list(range(len(texts), len(texts) + len(strings)))))
         if containers is not None and (len(strings) > 1 or ints > 1):
@@ -4154,6 +4167,8 @@ def _walk(
                 places.append((at, i))
             else:
                 ints += type(item) is int
+        if 2 <= len(texts) - first <= 8 and "/" in "".join(texts[first:]):
+            numbers.extend(_keyed_cards(value, at))  # a bare word beside a month and year (04/29)
         if 3 <= len(value) <= 6:
             numbers.extend(((*at, i), "password (connection)", _mask(value[i])) for i in _connection_password(value))
         if len(texts) - first >= 3:
