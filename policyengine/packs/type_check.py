@@ -391,6 +391,7 @@ _RETURNS: dict[str, JType] = {
             "secrets",
             "strings",
             "tool_words",
+            "address_values",
         ),
         array_of(STR_T),
     ),
