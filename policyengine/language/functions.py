@@ -17,7 +17,7 @@ import jmespath.functions
 import re2  # type: ignore[import-untyped,unused-ignore]
 from jmespath.exceptions import JMESPathError, JMESPathTypeError
 
-from policyengine.language import _url_parts, _url_pins, paths, roles, tool_names
+from policyengine.language import _host_values, _url_parts, _url_pins, paths, roles, tool_names
 
 # Imported for its side effect: it registers FrozenDict/FrozenList with jmespath's type tables,
 # without which every signature check below would reject frozen call documents.
@@ -343,6 +343,14 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     def _func_url_host(self, url: str) -> str | None:
         """The canonical host of a URL (any IPv4 spelling as a dotted quad), or null when it names none."""
         return url_host(url)
+
+    @_signature({"types": []})
+    def _func_address_values(self, value: Any) -> list[str]:
+        """The canonical address of every value that spells one in any form (dotted, decimal, hex, octets), any key."""
+        try:
+            return _host_values.address_values(value, _ipv4, _ipv6)
+        except ValueError as error:  # nesting no document holds: fail closed
+            raise JMESPathError(f"In function address_values(), {error}") from None
 
     @_signature({"types": ["string"]})
     def _func_url_path(self, url: str) -> str | None:

@@ -392,6 +392,7 @@ _RETURNS: dict[str, JType] = {
             "secrets",
             "strings",
             "tool_words",
+            "address_values",
         ),
         array_of(STR_T),
     ),
