@@ -197,7 +197,7 @@ def test_every_table_has_ten_digits() -> None:
     "text",
     [
         f"card first half {CARD[:8]} and second half {CARD[8:]}",
-        f"{CARD[:8]}|{CARD[8:]}",
+        f"card = {CARD[:8]}|{CARD[8:]}",
         f"use {CARD[:8]}, then append {CARD[8:]}",
         f"0.{CARD} (drop the 0.)",
         f"ref 9{CARD} (ignore the leading 9)",
@@ -225,9 +225,13 @@ def test_numbers_without_cues_stay_numbers(text: str) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=10**5, max_value=10**9), st.integers(min_value=10**5, max_value=10**9))
-def test_two_ids_without_a_cue_are_never_a_card(a: int, b: int) -> None:
-    assert words.half_hits(f"order {a} and booking {b}", _is_card) == []
+@given(
+    st.integers(min_value=10**5, max_value=10**9),
+    st.integers(min_value=10**5, max_value=10**9),
+    st.sampled_from([" and booking ", "/", " | ", " then ", " end=", " to ", " next "]),
+)
+def test_two_ids_without_a_cue_are_never_a_card(a: int, b: int, filler: str) -> None:
+    assert words.half_hits(f"order {a}{filler}{b}", _is_card) == []
 
 
 def test_luhn_helper_agrees() -> None:

@@ -8,12 +8,12 @@ also dictated digit by digit in other languages, and written so that the reader 
   language (spaces, commas, dots, hyphens between) is read as its digits, and a window of 13-19 of
   them that is a card is reported. A language's own words only: "go" or "si" alone is English.
 - **halves**: two numbers of 5 digits or more on one line, at most MAX_GAP characters apart with
-  no other number between, whose digits together are a card (and neither alone), when the words
-  between them join them (first/second half, rest, then append, followed by...), a bar or a slash
-  joins them, or a card's name stands before them.
+  no other number between, whose digits together are a card (and neither alone), when a word
+  between them joins them (half, rest, append, followed, continued...), or a card's name stands
+  before them (then any filler joins them: a bar, a slash, "and").
 - **a digit too many**: a number of 14-20 digits, or the digits of a decimal fraction (`0.<card>`),
-  that is a card without its first (or last) digit or its `0.`, when the text says to drop,
-  ignore or skip a digit or names a card.
+  that is a card without its first (or last) digit or its `0.`, when a phrase near it says to drop,
+  ignore or skip that digit ("drop the 0.", "ignore the leading 9").
 - **powers of ten**: a sum whose terms carry a power of ten (`4024 * 10^12 + 205897811260`,
   `4485e12 + 160494036609`, `10**12`), evaluated; a card's value is reported (secret_cardforms
   reads sums of plain integers).
@@ -90,15 +90,18 @@ _CARD_WORD: Final = (
     r"(?i:card|visa|master ?card|amex|discover|maestro|\bpan\b|\bcc\b|carte|tarjeta|karte|cart[aã]o|kaart|carta)"
 )
 _CARD_WORD_RE: Final = re.compile(_CARD_WORD)
-# Words that join two halves, or a bar, slash or colon alone between them.
+# Words that join two halves. Not "then", "next", "end", "last": a date range or two timestamps
+# ("start=20261204 end=20261205") would join into a card one time in ten.
 _JOIN: Final = re.compile(
-    r"(?i)\b(?:half|halves|rest|remaining|remainder|append|appended|then|followed|next|second|part|continued|"
-    r"cont|concat|concatenate|join|joined|last|end|after)\b|^[ \t]*[|/\\:~_][ \t]*$"
+    r"(?i)\b(?:half|halves|rest|remaining|remainder|append|appended|followed|continued|cont|concat|concatenated)\b"
 )
-# Words that tell the reader to take a digit away.
+# A phrase that tells the reader to take a digit away ("drop the 0.", "ignore the leading 9"), near the number.
 _DROP: Final = re.compile(
-    r"(?i)\b(?:ignore|drop|remove|skip|strip|without|delete|leading|trailing|extra|discard|omit|minus)\b"
+    r"(?i)\b(?:ignore|drop|remove|skip|strip|discard|omit|delete|cut|minus)\b[^.\n]{0,16}?"
+    r"(?:\b(?:leading|trailing|first|last|extra|initial|final)\b|\b0\.|\bdigit|\b[0-9]\b)"
 )
+_DROP_REACH: Final = 60  # characters from the number to the phrase
+
 _NUMBER: Final = re.compile(r"[0-9]+")
 _FRACTION: Final = re.compile(r"(?<![0-9.])0\.([0-9]{13,19})(?![0-9])")
 # A power of ten after a term: "* 10^12", "x 10**12", "e12" (the exponent captured in _POWER_TERM).
@@ -201,6 +204,7 @@ def half_hits(text: str, is_card: Callable[[str], bool]) -> list[_Hit]:
             continue
         if is_card(first) or is_card(second) or not is_card(first + second):
             continue
+        # A card's name before them joins any filler (a bar, a slash); else a joining word must.
         named = _CARD_WORD_RE.search(text, max(0, a.start() - 80), a.start()) is not None
         if named or _JOIN.search(between) or _JOIN.search(text, max(0, a.start() - 24), a.start()):
             hits.append(("card-number (halves)", a.start(), b.end(), first + second))
@@ -209,14 +213,19 @@ def half_hits(text: str, is_card: Callable[[str], bool]) -> list[_Hit]:
     return hits
 
 
+def _told_to_drop(text: str, start: int, end: int) -> bool:
+    """True when a phrase near text[start:end] says to take a digit away."""
+    return _DROP.search(text[max(0, start - _DROP_REACH) : end + _DROP_REACH]) is not None
+
+
 def extra_digit_hits(text: str, is_card: Callable[[str], bool]) -> list[_Hit]:
-    """Cards with a digit too many or written as a fraction's digits, when the text says to drop it or names a card."""
-    if _DROP.search(text) is None and _CARD_WORD_RE.search(text) is None:
+    """Cards with a digit too many, or as a fraction's digits, when a phrase near says to drop it."""
+    if _DROP.search(text) is None:
         return []
     hits: list[_Hit] = []
     for match in _standalone(text):
         digits = match.group()
-        if not 14 <= len(digits) <= 20 or is_card(digits):
+        if not 14 <= len(digits) <= 20 or is_card(digits) or not _told_to_drop(text, match.start(), match.end()):
             continue
         card = next((d for d in (digits[1:], digits[:-1]) if is_card(d)), None)
         if card is not None:
@@ -226,7 +235,7 @@ def extra_digit_hits(text: str, is_card: Callable[[str], bool]) -> list[_Hit]:
     for n, match in enumerate(_FRACTION.finditer(text)):
         if n >= MAX_READS:
             break
-        if is_card(match.group(1)):
+        if is_card(match.group(1)) and _told_to_drop(text, match.start(), match.end()):
             hits.append(("card-number (fraction)", match.start(), match.end(), match.group(1)))
     return hits
 
