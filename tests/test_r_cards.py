@@ -247,3 +247,9 @@ def test_numbered_labels_between_groups() -> None:
 @pytest.mark.xfail(strict=True, reason="known limit: a bare float's digits without a cue are a number")
 def test_bare_fraction_without_cue() -> None:
     assert words.hits(f"0.{CARD}", _is_card)
+
+
+def test_groups_across_items_keep_what_the_card_reader_masked() -> None:
+    a, b, c, d = _fours(CARD)
+    masked = secrets.hide_cards([f"{a} x 4111 1111 1111 1111", f"then {b}", f"then {c}", f"last {d}"], _stars)
+    assert "4111 1111 1111" not in "".join(str(m) for m in masked)

@@ -5135,10 +5135,11 @@ def _hide_cards_read(text: str, hide: Callable[[Any], Any], label: str = "") -> 
 
 def _hide_groups_across(value: list[Any] | tuple[Any, ...], out: list[Any], hide: Callable[[Any], Any]) -> None:
     """Mask in `out` the cards whose groups stand in sibling strings of `value` (secret_cardgroups)."""
-    where = [i for i, v in enumerate(value) if isinstance(v, str)]
+    # Read in the strings as already masked: a card one string holds is masked there, and stays so.
+    where = [i for i, v in enumerate(value) if isinstance(v, str) and isinstance(out[i], str)]
     if len(where) < 3:
         return
-    items = [value[i] for i in where]
+    items: list[str] = [out[i] for i in where]
     edits: dict[int, list[tuple[int, int, str]]] = {}
     for card in _cardgroups.across_items(items, _is_card):
         parts = [items[k][start:end] for k, start, end in card]
