@@ -123,8 +123,11 @@ import re2
 from policyengine.language import _secret_framings as _framings
 from policyengine.language import secret_byte_codes as _byte_codes
 from policyengine.language import secret_cardforms as _cardforms
+from policyengine.language import secret_cardgroups as _cardgroups
+from policyengine.language import secret_cardwords as _cardwords
 from policyengine.language import secret_carriers as _carriers
 from policyengine.language import secret_charsets as _charsets
+from policyengine.language import secret_cvvnames as _cvvnames
 from policyengine.language import secret_devices as _devices
 from policyengine.language import secret_documents as _documents
 from policyengine.language import secret_encodings as _encodings
@@ -1331,6 +1334,8 @@ _SHELL_GATE = (
 # the prefilter: network device configuration (secret_devices), cards in other bases or as sums
 # (secret_cardforms), the radio alphabet (secret_spoken).
 _MORE_GATE = f"(?:{_devices.GATE})|(?:{_cardforms.GATE})|(?:{_spoken.GATE})"
+# Round fifteen (set N): cards in other languages' digit words, halves, a digit too many, powers of ten.
+_MORE_GATE += f"|(?:{_cardwords.GATE})"
 # The DFA of this program needs more than RE2's default memory on 4 KB texts (it then falls back to
 # its NFA: ~100x slower on BFCL batches); states are built only as a search meets them.
 _PREFILTER_OPTIONS = re2.Options()
@@ -2929,6 +2934,7 @@ def _more_hits(text: str, hits: list[_Hit], level: int) -> list[_Hit]:
     taken = _Taken((start, end) for _, start, end, _ in hits)
     hits.extend(hit for hit in _devices.hits(text, _is_placeholder) if not taken.overlaps(hit[1], hit[2]))
     hits.extend(hit for hit in _cardforms.hits(text, _is_card) if not taken.overlaps(hit[1], hit[2]))
+    hits.extend(hit for hit in _cardwords.hits(text, _is_card) if not taken.overlaps(hit[1], hit[2]))
     for start, end, spelled in _spoken.radio_runs(text) if level < MAX_DECODE_LEVELS else ():
         # Read with the words before it on its line: a label there vouches ("password: TANGO romeo ...").
         before = text[max(text.rfind("\n", max(0, start - _CONTEXT), start) + 1, start - _CONTEXT) : start]
@@ -4882,6 +4888,7 @@ def hide_cards(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             pieces = iter(_hide_pieces(strings, hide))
             return [next(pieces) if isinstance(v, str) else hide_cards(v, hide, depth + 1) for v in value]
         out = [hide_cards(v, hide, depth + 1) for v in value]
+        _hide_groups_across(value, out, hide)
         if value and isinstance(value[0], list) and (cvv := _layouts.header_rows(list(value), _cvv_name)):
             # Rows under a header naming a CVV column ([["last4", "cvv"], ["0366", "739"]]).
             for row in out[1:]:
@@ -4924,7 +4931,8 @@ def _cvv_name(name: str) -> bool:
         return True
     if any(a in _CVV_HEADS and b in _CVV_TAILS for a, b in itertools.pairwise(words)):
         return True
-    return _card_network_name(words)
+    # Round fifteen: letters apart, abbreviations, the code on the back (secret_cvvnames).
+    return _card_network_name(words) or _cvvnames.cvv_name(words)
 
 
 # The networks' own long names (round eleven, set J): Mastercard's Card Validation Code, JCB's Card
@@ -4970,7 +4978,8 @@ def _hide_cvv_fields(value: dict[Any, Any], hide: Callable[[Any], Any]) -> dict[
     context = any(_CARD_CONTEXT.search(k) for k in names)
     out = dict(value)
     for key in names:
-        explicit = bool(_CVV_WORDS.intersection(_key_words(key[:64])))
+        words = _key_words(key[:64])
+        explicit = bool(_CVV_WORDS.intersection(words)) or _cvvnames.explicit_name(words)
         if _cvv_name(key) and (explicit or context) and _cvv_value(value[key]):
             out[key] = _hide_cvv(value[key], hide)
     return out
@@ -5009,7 +5018,8 @@ _CVV_LABEL = (
     r"(?i:\b(?:cvv2?|cvc2?|cvn2?|cav2|ccv|csc|cvd|security[ _\-]?code|card[ _\-]?code"
     r"|card[ _\-]?(?:verification|validation|authentication|identification|security|check)"
     r"[ _\-]?(?:code|value|number|data|digits)"
-    r"|verification[ _\-]?(?:value|code)))"
+    r"|verification[ _\-]?(?:value|code)"
+    rf"|{_cvvnames.PROSE_LABEL}))"
     r"(?:[\"')]?[ \t\r\n]*(?:[:=#(\-]|(?i:code|number|num|no|value|is|was|of|are)\b)){0,3}[ \t\r\n]*[\"'(]?[0-9]{3,4}\b"
 )
 # The value masked: three or four digits, or any word after the label that holds a digit (Unicode
@@ -5072,6 +5082,18 @@ def _has_card_run(text: str) -> bool:
 
 
 def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> Any:
+    """A string with each card's characters replaced (_hide_cards_read), then the cards whose groups stand apart."""
+    out = _hide_cards_read(text, hide, label)
+    # Round fifteen: groups apart across layout, markup or prose (secret_cardgroups), read last so
+    # that what the card reader masks keeps its mask; a masked group is no group any more.
+    if isinstance(out, str) and _cardgroups.maybe_groups(out):
+        written = [("pieces", spans) for spans in _cardgroups.card_groups(out, _is_card)]
+        if written:
+            return _hide_card_layouts(out, written, hide)
+    return out
+
+
+def _hide_cards_read(text: str, hide: Callable[[Any], Any], label: str = "") -> Any:
     """A string with each card's characters replaced; the whole string when only decoding shows a card.
 
     A base64 or hex run that decodes to a card is replaced whole (`NDExMTEx...` is a card too).
@@ -5124,6 +5146,29 @@ def _hide_cards_in(text: str, hide: Callable[[Any], Any], label: str = "") -> An
         else:
             joined.append((start, end))
     return _replace(text, joined, hide) if joined else text
+
+
+def _hide_groups_across(value: list[Any] | tuple[Any, ...], out: list[Any], hide: Callable[[Any], Any]) -> None:
+    """Mask in `out` the cards whose groups stand in sibling strings of `value` (secret_cardgroups)."""
+    # Read in the strings as already masked: a card one string holds is masked there, and stays so.
+    where = [i for i, v in enumerate(value) if isinstance(v, str) and isinstance(out[i], str)]
+    if len(where) < 3:
+        return
+    items: list[str] = [out[i] for i in where]
+    edits: dict[int, list[tuple[int, int, str]]] = {}
+    for card in _cardgroups.across_items(items, _is_card):
+        parts = [items[k][start:end] for k, start, end in card]
+        for (k, start, end), masked in zip(card, _hide_pieces(parts, hide), strict=True):
+            edits.setdefault(k, []).append((start, end, str(masked)))
+    for k, spans in edits.items():
+        text = items[k]
+        pieces: list[str] = []
+        last = 0
+        for start, end, masked in sorted(spans):
+            pieces.extend((text[last:start], masked))
+            last = end
+        pieces.append(text[last:])
+        out[where[k]] = "".join(pieces)
 
 
 def _hide_card_layouts(text: str, written: list[_layouts.CardLayout], hide: Callable[[Any], Any]) -> str:
