@@ -2929,12 +2929,18 @@ def _more_hits(text: str, hits: list[_Hit], level: int) -> list[_Hit]:
     taken = _Taken((start, end) for _, start, end, _ in hits)
     hits.extend(hit for hit in _devices.hits(text, _is_placeholder) if not taken.overlaps(hit[1], hit[2]))
     hits.extend(hit for hit in _cardforms.hits(text, _is_card) if not taken.overlaps(hit[1], hit[2]))
-    for start, end, spelled in _spoken.radio_runs(text) if level < MAX_DECODE_LEVELS else ():
+    for start, end, spelled, alphabet in _spoken.spelled_runs(text) if level < MAX_DECODE_LEVELS else ():
+        if taken.overlaps(start, end):
+            continue
         # Read with the words before it on its line: a label there vouches ("password: TANGO romeo ...").
         before = text[max(text.rfind("\n", max(0, start - _CONTEXT), start) + 1, start - _CONTEXT) : start]
-        for kind, _, hit_end, secret in _analyse(before + spelled, level + 1):
-            if hit_end > len(before) and not taken.overlaps(start, end):
-                hits.append((f"{kind.partition(' (')[0]} (radio alphabet)", start, end, secret))
+        # A speller rarely says the case: words in one case are also read as capitals (an AWS key id).
+        for reading in (spelled, spelled.upper()) if spelled.islower() else (spelled,):
+            found = [hit for hit in _analyse(before + reading, level + 1) if hit[2] > len(before)]
+            hits.extend((f"{kind.partition(' (')[0]} ({alphabet})", start, end, secret) for kind, _, _, secret in found)
+            if found:
+                taken = _Taken([*zip(taken.starts, taken.ends, strict=True), (start, end)])
+                break
     return hits
 
 
