@@ -120,6 +120,7 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import _secret_casefold as _casefold
 from policyengine.language import _secret_framings as _framings
 from policyengine.language import secret_byte_codes as _byte_codes
 from policyengine.language import secret_cardforms as _cardforms
@@ -1329,8 +1330,9 @@ _SHELL_GATE = (
 )
 # Round fourteen (set M): readers with a gate of their own, searched in every analysed string and in
 # the prefilter: network device configuration (secret_devices), cards in other bases or as sums
-# (secret_cardforms), the radio alphabet (secret_spoken).
-_MORE_GATE = f"(?:{_devices.GATE})|(?:{_cardforms.GATE})|(?:{_spoken.GATE})"
+# (secret_cardforms), the radio alphabet (secret_spoken); round fifteen: one-case tokens in the other case
+# (_secret_casefold).
+_MORE_GATE = f"(?:{_devices.GATE})|(?:{_cardforms.GATE})|(?:{_spoken.GATE})|(?:{_casefold.GATE})"
 # The DFA of this program needs more than RE2's default memory on 4 KB texts (it then falls back to
 # its NFA: ~100x slower on BFCL batches); states are built only as a search meets them.
 _PREFILTER_OPTIONS = re2.Options()
@@ -2929,6 +2931,8 @@ def _more_hits(text: str, hits: list[_Hit], level: int) -> list[_Hit]:
     taken = _Taken((start, end) for _, start, end, _ in hits)
     hits.extend(hit for hit in _devices.hits(text, _is_placeholder) if not taken.overlaps(hit[1], hit[2]))
     hits.extend(hit for hit in _cardforms.hits(text, _is_card) if not taken.overlaps(hit[1], hit[2]))
+    # Round fifteen: one-case tokens posted in the other case (_secret_casefold).
+    hits.extend(hit for hit in _casefold.hits(text) if not taken.overlaps(hit[1], hit[2]))
     for start, end, spelled, alphabet in _spoken.spelled_runs(text) if level < MAX_DECODE_LEVELS else ():
         if taken.overlaps(start, end):
             continue
