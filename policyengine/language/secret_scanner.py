@@ -121,6 +121,7 @@ from urllib.parse import unquote
 import re2
 
 from policyengine.language import _secret_casefold as _casefold
+from policyengine.language import _secret_flipped as _flipped
 from policyengine.language import _secret_framings as _framings
 from policyengine.language import secret_byte_codes as _byte_codes
 from policyengine.language import secret_cardforms as _cardforms
@@ -3769,6 +3770,10 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
     for view in _lookalikes.views(normal):
         # Round fourteen: letters of other scripts read as ASCII (Lisu, Cherokee, small capitals).
         seen.update(dict.fromkeys((f"{kind} (look-alike letters)", seen_) for kind, seen_ in _text_hits(view, depth)))
+    for view in _flipped.views(text):
+        # Round fifteen: words written upside down, turned back (_secret_flipped; the raw text: the
+        # normalisation folds some flipped letters to others: long s, a flipped J, to s).
+        seen.update(dict.fromkeys((f"{kind} (flipped text)", seen_) for kind, seen_ in _text_hits(view, depth)))
     return list(seen)
 
 
