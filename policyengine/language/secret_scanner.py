@@ -123,6 +123,7 @@ import re2
 from policyengine.language import _secret_casefold as _casefold
 from policyengine.language import _secret_flipped as _flipped
 from policyengine.language import _secret_framings as _framings
+from policyengine.language import _secret_shifts as _shifts
 from policyengine.language import secret_byte_codes as _byte_codes
 from policyengine.language import secret_cardforms as _cardforms
 from policyengine.language import secret_carriers as _carriers
@@ -1332,8 +1333,8 @@ _SHELL_GATE = (
 # Round fourteen (set M): readers with a gate of their own, searched in every analysed string and in
 # the prefilter: network device configuration (secret_devices), cards in other bases or as sums
 # (secret_cardforms), the radio alphabet (secret_spoken); round fifteen: one-case tokens in the other case
-# (_secret_casefold).
-_MORE_GATE = f"(?:{_devices.GATE})|(?:{_cardforms.GATE})|(?:{_spoken.GATE})|(?:{_casefold.GATE})"
+# (_secret_casefold), provider prefixes under a Caesar shift or Atbash (_secret_shifts).
+_MORE_GATE = f"(?:{_devices.GATE})|(?:{_cardforms.GATE})|(?:{_spoken.GATE})|(?:{_casefold.GATE})|(?:{_shifts.GATE})"
 # The DFA of this program needs more than RE2's default memory on 4 KB texts (it then falls back to
 # its NFA: ~100x slower on BFCL batches); states are built only as a search meets them.
 _PREFILTER_OPTIONS = re2.Options()
@@ -2934,6 +2935,13 @@ def _more_hits(text: str, hits: list[_Hit], level: int) -> list[_Hit]:
     hits.extend(hit for hit in _cardforms.hits(text, _is_card) if not taken.overlaps(hit[1], hit[2]))
     # Round fifteen: one-case tokens posted in the other case (_secret_casefold).
     hits.extend(hit for hit in _casefold.hits(text) if not taken.overlaps(hit[1], hit[2]))
+    for start, end, unshifted, how in _shifts.readings(text) if level < MAX_DECODE_LEVELS else ():
+        # Round fifteen: a token whose head is a provider prefix shifted; kept only if it reads as a key.
+        if not taken.overlaps(start, end):
+            hits.extend(
+                (f"{kind.partition(' (')[0]} ({how})", start, end, secret)
+                for kind, _, _, secret in _analyse(unshifted, level + 1)
+            )
     for start, end, spelled, alphabet in _spoken.spelled_runs(text) if level < MAX_DECODE_LEVELS else ():
         if taken.overlaps(start, end):
             continue
