@@ -121,6 +121,7 @@ from urllib.parse import unquote
 import re2
 
 from policyengine.language import _secret_casefold as _casefold
+from policyengine.language import _secret_directives as _directives
 from policyengine.language import _secret_flipped as _flipped
 from policyengine.language import _secret_framings as _framings
 from policyengine.language import _secret_shifts as _shifts
@@ -1333,8 +1334,12 @@ _SHELL_GATE = (
 # Round fourteen (set M): readers with a gate of their own, searched in every analysed string and in
 # the prefilter: network device configuration (secret_devices), cards in other bases or as sums
 # (secret_cardforms), the radio alphabet (secret_spoken); round fifteen: one-case tokens in the other case
-# (_secret_casefold), provider prefixes under a Caesar shift or Atbash (_secret_shifts).
-_MORE_GATE = f"(?:{_devices.GATE})|(?:{_cardforms.GATE})|(?:{_spoken.GATE})|(?:{_casefold.GATE})|(?:{_shifts.GATE})"
+# (_secret_casefold), provider prefixes under a Caesar shift or Atbash (_secret_shifts), `name value`
+# configuration lines (_secret_directives).
+_MORE_GATE = (
+    f"(?:{_devices.GATE})|(?:{_cardforms.GATE})|(?:{_spoken.GATE})|(?:{_casefold.GATE})|(?:{_shifts.GATE})"
+    f"|(?:{_directives.GATE})"
+)
 # The DFA of this program needs more than RE2's default memory on 4 KB texts (it then falls back to
 # its NFA: ~100x slower on BFCL batches); states are built only as a search meets them.
 _PREFILTER_OPTIONS = re2.Options()
@@ -2935,6 +2940,16 @@ def _more_hits(text: str, hits: list[_Hit], level: int) -> list[_Hit]:
     hits.extend(hit for hit in _cardforms.hits(text, _is_card) if not taken.overlaps(hit[1], hit[2]))
     # Round fifteen: one-case tokens posted in the other case (_secret_casefold).
     hits.extend(hit for hit in _casefold.hits(text) if not taken.overlaps(hit[1], hit[2]))
+    for name, start, end, value in _directives.lines(text):
+        # Round fifteen: a `name value` configuration line (redis's masterauth, keepalived's auth_pass).
+        if (
+            not taken.overlaps(start, end)
+            and len(value) >= _MIN_DIRECTIVE_VALUE
+            and value.lower() not in _STOPWORDS
+            and is_credential_key(name)
+            and _secret_scalar(value)
+        ):
+            hits.append(("keyword (directive)", start, end, value))
     for start, end, unshifted, how in _shifts.readings(text) if level < MAX_DECODE_LEVELS else ():
         # Round fifteen: a token whose head is a provider prefix shifted; kept only if it reads as a key.
         if not taken.overlaps(start, end):
@@ -2957,6 +2972,7 @@ def _more_hits(text: str, hits: list[_Hit], level: int) -> list[_Hit]:
     return hits
 
 
+_MIN_DIRECTIVE_VALUE = 6  # a directive's value shorter than this is a mode or a number ("auth_type PASS")
 _CODED_AT = frozenset({_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT})
 
 
