@@ -120,7 +120,11 @@ from urllib.parse import unquote
 
 import re2
 
+from policyengine.language import _secret_casefold as _casefold
+from policyengine.language import _secret_directives as _directives
+from policyengine.language import _secret_flipped as _flipped
 from policyengine.language import _secret_framings as _framings
+from policyengine.language import _secret_shifts as _shifts
 from policyengine.language import secret_byte_codes as _byte_codes
 from policyengine.language import secret_cardforms as _cardforms
 from policyengine.language import secret_cardgroups as _cardgroups
@@ -1332,8 +1336,13 @@ _SHELL_GATE = (
 )
 # Round fourteen (set M): readers with a gate of their own, searched in every analysed string and in
 # the prefilter: network device configuration (secret_devices), cards in other bases or as sums
-# (secret_cardforms), the radio alphabet (secret_spoken).
-_MORE_GATE = f"(?:{_devices.GATE})|(?:{_cardforms.GATE})|(?:{_spoken.GATE})"
+# (secret_cardforms), the radio alphabet (secret_spoken); round fifteen: one-case tokens in the other case
+# (_secret_casefold), provider prefixes under a Caesar shift or Atbash (_secret_shifts), `name value`
+# configuration lines (_secret_directives).
+_MORE_GATE = (
+    f"(?:{_devices.GATE})|(?:{_cardforms.GATE})|(?:{_spoken.GATE})|(?:{_casefold.GATE})|(?:{_shifts.GATE})"
+    f"|(?:{_directives.GATE})"
+)
 # Round fifteen (set N): cards in other languages' digit words, halves, a digit too many, powers of ten.
 _MORE_GATE += f"|(?:{_cardwords.GATE})"
 # The DFA of this program needs more than RE2's default memory on 4 KB texts (it then falls back to
@@ -2935,15 +2944,41 @@ def _more_hits(text: str, hits: list[_Hit], level: int) -> list[_Hit]:
     hits.extend(hit for hit in _devices.hits(text, _is_placeholder) if not taken.overlaps(hit[1], hit[2]))
     hits.extend(hit for hit in _cardforms.hits(text, _is_card) if not taken.overlaps(hit[1], hit[2]))
     hits.extend(hit for hit in _cardwords.hits(text, _is_card) if not taken.overlaps(hit[1], hit[2]))
-    for start, end, spelled in _spoken.radio_runs(text) if level < MAX_DECODE_LEVELS else ():
+    # Round fifteen: one-case tokens posted in the other case (_secret_casefold).
+    hits.extend(hit for hit in _casefold.hits(text) if not taken.overlaps(hit[1], hit[2]))
+    for name, start, end, value in _directives.lines(text):
+        # Round fifteen: a `name value` configuration line (redis's masterauth, keepalived's auth_pass).
+        if (
+            not taken.overlaps(start, end)
+            and len(value) >= _MIN_DIRECTIVE_VALUE
+            and value.lower() not in _STOPWORDS
+            and is_credential_key(name)
+            and _secret_scalar(value)
+        ):
+            hits.append(("keyword (directive)", start, end, value))
+    for start, end, unshifted, how in _shifts.readings(text) if level < MAX_DECODE_LEVELS else ():
+        # Round fifteen: a token whose head is a provider prefix shifted; kept only if it reads as a key.
+        if not taken.overlaps(start, end):
+            hits.extend(
+                (f"{kind.partition(' (')[0]} ({how})", start, end, secret)
+                for kind, _, _, secret in _analyse(unshifted, level + 1)
+            )
+    for start, end, spelled, alphabet in _spoken.spelled_runs(text) if level < MAX_DECODE_LEVELS else ():
+        if taken.overlaps(start, end):
+            continue
         # Read with the words before it on its line: a label there vouches ("password: TANGO romeo ...").
         before = text[max(text.rfind("\n", max(0, start - _CONTEXT), start) + 1, start - _CONTEXT) : start]
-        for kind, _, hit_end, secret in _analyse(before + spelled, level + 1):
-            if hit_end > len(before) and not taken.overlaps(start, end):
-                hits.append((f"{kind.partition(' (')[0]} (radio alphabet)", start, end, secret))
+        # A speller rarely says the case: words in one case are also read as capitals (an AWS key id).
+        for reading in (spelled, spelled.upper()) if spelled.islower() else (spelled,):
+            found = [hit for hit in _analyse(before + reading, level + 1) if hit[2] > len(before)]
+            hits.extend((f"{kind.partition(' (')[0]} ({alphabet})", start, end, secret) for kind, _, _, secret in found)
+            if found:
+                taken = _Taken([*zip(taken.starts, taken.ends, strict=True), (start, end)])
+                break
     return hits
 
 
+_MIN_DIRECTIVE_VALUE = 6  # a directive's value shorter than this is a mode or a number ("auth_type PASS")
 _CODED_AT = frozenset({_CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT})
 
 
@@ -3765,6 +3800,10 @@ def _text_hits(text: str, depth: int) -> list[tuple[str, str]]:
     for view in _lookalikes.views(normal):
         # Round fourteen: letters of other scripts read as ASCII (Lisu, Cherokee, small capitals).
         seen.update(dict.fromkeys((f"{kind} (look-alike letters)", seen_) for kind, seen_ in _text_hits(view, depth)))
+    for view in _flipped.views(text):
+        # Round fifteen: words written upside down, turned back (_secret_flipped; the raw text: the
+        # normalisation folds some flipped letters to others: long s, a flipped J, to s).
+        seen.update(dict.fromkeys((f"{kind} (flipped text)", seen_) for kind, seen_ in _text_hits(view, depth)))
     return list(seen)
 
 
