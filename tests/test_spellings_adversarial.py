@@ -243,6 +243,16 @@ _FOUND: dict[str, tuple[str, ...]] = {
     ),
     "a key cut at a search operator (`AKIA... | ...`) in two arguments: the halves of a search pattern are "
     "not glued across arguments (round fourteen)": ("calls-p-secrets:49",),
+    "a one-case token in the other case cut in two values: each half is shorter than its provider's body and "
+    "the case-folded reader does not glue halves across arguments (round fifteen)": (
+        "calls-r-posts:8",
+        "calls-r-posts:9",
+    ),
+    "upside-down text inside an encoding (base64, hex, URL escapes) or full-width: the flipped view reads "
+    "the string as written, not the decoded or folded one (round fifteen)": (
+        "calls-r-posts:13",
+        "calls-r-posts:15",
+    ),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}
