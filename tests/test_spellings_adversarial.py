@@ -238,6 +238,13 @@ _FOUND: dict[str, tuple[str, ...]] = {
     "name decodes to text whose base-36 word is past the name's reach (round fourteen)": ("calls-p-secrets:32",),
     "a key cut at a search operator (`AKIA... | ...`) in two arguments: the halves of a search pattern are "
     "not glued across arguments (round fourteen)": ("calls-p-secrets:49",),
+    "an 8.3 short name is read as an unknown long name in a path on a drive, not inside a glob pattern "
+    "(`[C]REDEN~1.JSO`: a pattern's names are not classified) nor in a root-relative path written with "
+    "backslashes (`\\d\\work\\ENV~1`: its drive is unknown, its names are read as written) (round fifteen)": (
+        "calls-r-names:19",
+        "calls-r-names:20",
+        "calls-r-names:21",
+    ),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.
 FINDINGS: dict[str, str] = {case: finding for finding, cases in _FOUND.items() for case in cases}
