@@ -117,6 +117,7 @@ def test_credential_names_by_shape(path: str) -> None:
         "secret_key",
         "rotate_db_password",
         "fix/api-key",
+        "fix/db-creds",
         "pkg/token",
         "src/keys",
         "src/_secrets",
@@ -271,7 +272,7 @@ def test_short_names_on_mounted_drives(path: str, unknown: bool) -> None:
     assert is_unknown(path) is unknown
 
 
-# The bare home and no-secret-files (cc-benign-shell).
+# The bare home (cc-benign-shell): arguable, the pack refuses paths through ~.
 
 
 @cache
@@ -294,16 +295,14 @@ def _decided(command: str) -> tuple[str, str | None]:
     return evaluation.decision.value, evaluation.rule
 
 
-def test_a_bare_home_is_no_secret_file() -> None:
-    assert _decided("ls ~")[1] != "no-secret-files"
-    assert _decided("ls $HOME")[1] != "no-secret-files"
+def test_a_home_s_secret_folder_is_refused() -> None:
     assert _decided("ls ~/.ssh") == ("deny", "no-secret-files")
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="by the pack's design: in the shell a path through ~ may be in /root (a system directory), so "
-    "no-system-dirs-in-shell refuses `ls ~` as it refuses `ls ~/Downloads` (docs/claude-code.md)",
+    reason="by the pack's design: a path through ~ is of unknown place, so it may be a secret file and, in the "
+    "shell, /root (a system directory): `ls ~` is refused as `ls ~/Downloads` is (docs/claude-code.md)",
 )
 def test_listing_the_home_is_allowed() -> None:
     assert _decided("ls ~")[0] != "deny"
