@@ -495,8 +495,12 @@ def _unplaceable(root: Root, parts: tuple[str, ...], tilde: bool = True) -> bool
     """Whether a resolved path names no place the engine can know (see docs/functions.md)."""
     # A resolved rooted path holds no "..", and "~" only counts first in a relative one, as
     # written first: "./~bin" is a folder named "~bin" (bash expands no tilde after "./").
-    drive = len(root) == 3
-    return any(_unknown_name(part, i == 0 and not root and tilde, drive) for i, part in enumerate(parts))
+    # An 8.3 short name counts on a drive, and on a drive as POSIX tools mount it (/mnt/c/ENV~1,
+    # /cygdrive/c/x, MSYS2's /c/x: set N, cc-win-secret-aliases): from the drive's root on.
+    drive = 0 if len(root) == 3 else _drive_start(root, parts) if root == "/" and parts else -1
+    if drive > 0 and not parts[drive - 1].isalpha():
+        drive = -1  # "/_/x" is no drive's mount (the packs' own base for unplaced names)
+    return any(_unknown_name(part, i == 0 and not root and tilde, 0 <= drive <= i) for i, part in enumerate(parts))
 
 
 def _unknown_parts(text: str) -> tuple[str, ...]:
@@ -697,8 +701,35 @@ _ROOT_ALIASES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("run", "current-system"), ()),
     (("run", "booted-system"), ()),
     (("mnt", "sysimage"), ()),  # Anaconda's installed system
+    (("run", "host"), ()),  # Flatpak's and toolbox's view of the host's root
 )
-_ALIAS_HEADS = frozenset(key[0] for key, _target in _ROOT_ALIASES)
+# Set N (bl-unlisted-host-mount-roots): a top-level folder named as a root mount is one, by its name's
+# shape rather than a list - node agents' and debug pods' /hostroot, /host_root, /host-rootfs, /node-root,
+# /noderoot; an initramfs' /newroot, /new_root, /oldroot; /realroot, /chroot-root, /guestroot, /rootfs_host.
+_ROOT_MOUNT_NAME = re.compile(
+    r"(?:host|node|new|old|real|target|chroot|guest|sys|container|vm)[-_.]?root(?:[-_.]?fs)?"
+    r"|(?:host|node)[-_.]?(?:fs|rootfs|root[-_.]fs)|root[-_.]?fs(?:[-_.]?(?:host|node))?"
+)
+# Set N (bl-mnt-installer-roots): where another system's root is mounted by hand or by an installer - /mnt
+# itself (Arch's pacstrap /mnt), a named mount below it (/mnt/gentoo, /mnt/debian, /mnt/lfs), two names deep
+# (WSLg's /mnt/wslg/distro, GCE's /mnt/disks/NAME, /media/USER/DISK), a chroot's folder. "*" is any one name
+# but a drive letter (/mnt/c is drive C:, read above). Such a mount is read as a root only when the name after
+# it is one of a root's own system folders (_SYSTEM_HEADS): /mnt/gentoo/etc/x is /etc/x, while
+# /mnt/data/photos stays a data disk. A suffix test on a path's tail below a root-relative mount point, so a
+# project's own etc/ (/workspace/mnt/etc, ~/project/etc) is not read, nor a deeper folder (/mnt/data/a/b/etc).
+_MOUNT_PARENTS: tuple[tuple[str, ...], ...] = (
+    ("mnt",),
+    ("mnt", "*"),
+    ("mnt", "*", "*"),
+    ("media", "*"),
+    ("media", "*", "*"),
+    ("run", "media", "*", "*"),
+    ("srv", "chroot", "*"),
+    ("chroot",),
+    ("chroot", "*"),
+)
+_SYSTEM_HEADS = frozenset({"etc", "usr", "boot", "var", "root", "bin", "sbin", "lib", "lib32", "lib64", "libx32"})
+_ALIAS_HEADS = frozenset(key[0] for key, _target in _ROOT_ALIASES) | frozenset(key[0] for key in _MOUNT_PARENTS)
 MAX_ALIAS_ROUNDS = 3  # an alias inside an alias (/rootfs/sysroot/ostree/...), bounded
 
 
@@ -707,6 +738,19 @@ def _name_may_be(part: str, name: str, pattern: bool) -> bool:
     if name == "*":
         return part not in ("..", "**")
     return part == name or (pattern and _is_pattern(part) and fnmatch.fnmatchcase(name, part))
+
+
+def _mounted_root(parts: tuple[str, ...], key: tuple[str, ...], pattern: bool) -> bool:
+    """Whether the path runs through a mount point of _MOUNT_PARENTS into a root's system folder."""
+    if len(parts) <= len(key):
+        return False
+    for part, name in zip(parts, key, strict=False):
+        if not _name_may_be(part, name, pattern) or (name == "*" and len(part) == 1 and not _is_pattern(part)):
+            return False
+    head = parts[len(key)]
+    return head in _SYSTEM_HEADS or (
+        pattern and _is_pattern(head) and any(fnmatch.fnmatchcase(name, head) for name in _SYSTEM_HEADS)
+    )
 
 
 def _alias_readings(root: Root, parts: tuple[str, ...], pattern: bool = False) -> list[Reading]:
@@ -731,6 +775,9 @@ def _alias_readings(root: Root, parts: tuple[str, ...], pattern: bool = False) -
                     for key, target in _ROOT_ALIASES:
                         if len(p) > len(key) and all(_name_may_be(a, b, pattern) for a, b in zip(p, key, strict=False)):
                             following.append(("/", (*target, *p[len(key) :])))
+                    following += [("/", p[len(key) :]) for key in _MOUNT_PARENTS if _mounted_root(p, key, pattern)]
+                if len(p) > 1 and _ROOT_MOUNT_NAME.fullmatch(p[0]):
+                    following.append(("/", p[1:]))
         found += following
         todo = following
         if not todo:
@@ -788,7 +835,16 @@ def _may_readings(readings: list[Reading], pattern: bool = False, copies: bool =
         for root, parts in readings
         if pattern
         or (len(root) == 3 and root != "c:/")
-        or (root == "/" and parts and (parts[0] in _ALIAS_HEADS or parts[0] in _MOUNTS or len(parts[0]) == 1))
+        or (
+            root == "/"
+            and parts
+            and (
+                parts[0] in _ALIAS_HEADS
+                or parts[0] in _MOUNTS
+                or len(parts[0]) == 1
+                or (("root" in parts[0] or "fs" in parts[0]) and _ROOT_MOUNT_NAME.fullmatch(parts[0]) is not None)
+            )
+        )
         for alias in _alias_readings(root, parts, pattern)
     ]
     if copies and not pattern:
