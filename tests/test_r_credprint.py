@@ -73,6 +73,10 @@ def _line_prints(line: str) -> bool:
         "wg showconf wg0",
         "wg show wg0 private-key",
         "vault write -f auth/approle/role/ci/secret-id",
+        "vault write auth/userpass/login/dev password=x",
+        "kubectl get secret.v1 api-token -o jsonpath={.data}",
+        "terraform output -json | jq -r .db_password.value",
+        "bin/rails runner p Rails.application.credentials.stripe",
         "snyk config get api",
         "stripe config --list",
         "s3cmd --dump-config",
@@ -194,7 +198,8 @@ def test_both_packs_hold_the_round_fifteen_printers() -> None:
     cc = _lists("claude-code")["credential_printing_commands"]
     bl = _lists("baseline")["credential_printing_commands"]
     assert cc[-10:] == bl[-10:]
-    assert set(cc) <= set(bl)
+    # netsh's Wi-Fi key is claude-code's only: the baseline's labelled-line redaction hides its Key Content.
+    assert {p for p in cc if p not in bl} == {p for p in cc if "netsh" in p}
 
 
 @pytest.mark.parametrize(
@@ -272,3 +277,15 @@ def test_a_bare_inspect_prints_the_environment() -> None:
 )
 def test_a_minting_verb_behind_an_option_value() -> None:
     assert _prints("databricks --profile p tokens create")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit: a printer whose own words are spelled so that only the shell resolves them - a program "
+    "name as a glob class (`bin/[r]ails runner ...`), a pipe read on the whole line with an ANSI-C program name "
+    "(`$'\\x74erraform' output -json | jq`), a Vault path reached by `cd` first - is asked, not refused: the "
+    "table reads each command's words and the line's text, and these words are in neither",
+)
+def test_printers_spelled_for_the_shell_only() -> None:
+    assert _line_prints("bin/[r]ails runner 'p Rails.application.credentials.x'")
+    assert _line_prints("cd auth/userpass/login && vault write dev password=x")
