@@ -367,6 +367,10 @@ def _reference__walk(
                     nested = []
                 nested.append((key, item))
                 ints += type(item) is int
+        # Round fifteen (q-secrets, merged after this reference was taken): a card as a bare word under
+        # a card's key or beside its expiry, read on every object (the scanner reads it only when a
+        # string has a bare word's length: the fast path checked here).
+        numbers.extend(scanner._keyed_cards(value, at))
         if len(strings) > 1:
             groups.append((at, list(range(len(texts), len(texts) + len(strings)))))
         if containers is not None and (len(strings) > 1 or ints > 1):
@@ -394,6 +398,7 @@ def _reference__walk(
                 places.append((at, i))
             else:
                 ints += type(item) is int
+        numbers.extend(scanner._keyed_cards(value, at))  # round fifteen, on every list (see above)
         if 3 <= len(value) <= 6:
             numbers.extend(((*at, i), "password (connection)", _mask(value[i])) for i in _connection_password(value))
         if len(texts) - first >= 3:

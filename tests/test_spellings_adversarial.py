@@ -260,6 +260,12 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-r-names:20",
         "calls-r-names:21",
     ),
+    "a card whose digit groups sit in separate values, each group encoded on its own (base64, hex, URL "
+    "escapes, full-width digits, a zero-width space inside): the groups are joined only as digits, so a "
+    "group the mutator encoded is no group to the card reader (round fifteen)": (
+        "calls-r-cards:7",
+        "calls-r-cards:20",
+    ),
     "a glob operand (`ops/db-password.tx?`, `[c]reds.json~`) is not read against "
     "the credential names' shapes (secret_name_shapes: RE2 over a name, which a pattern's expansions would need "
     "as globs) (round fifteen)": (
@@ -269,6 +275,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
         "calls-r-names:11",
         "calls-r-names:14",
         "calls-r-names:17",
+        "calls-r-credprint:12",
     ),
 }
 # Cases (file stem:index) with a weaker spelling and the finding: strict xfails routed to the lead.

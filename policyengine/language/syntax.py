@@ -218,7 +218,12 @@ class SpannedParser(Parser):  # type: ignore[misc]
     def _parse_dot_rhs(self, binding_power: int) -> Any:
         if self._current_token() not in ("quoted_identifier", "unquoted_identifier", "star", "lbracket", "lbrace"):
             self.failure = _Failure("dot", self._lookahead_token(0))
-        return super()._parse_dot_rhs(binding_power)
+        start = self._lookahead_token(0)["start"]
+        node = super()._parse_dot_rhs(binding_power)
+        if id(node) not in self.spans:
+            # `.[a, b]` and `.{k: v}` are built here, not by a nud: their span starts at the bracket.
+            self._span(node, start)
+        return node
 
     def _parse_projection_rhs(self, binding_power: int) -> Any:
         current = self._current_token()
