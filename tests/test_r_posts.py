@@ -120,17 +120,17 @@ def test_a_flipped_sentence_is_read_as_one() -> None:
 @given(st.sampled_from(shifts.PREFIXES), st.integers(min_value=1, max_value=25))
 def test_every_shift_of_every_prefix_is_read_back(prefix: str, shift: int) -> None:
     token = prefix + "Xq7RkT2mWz9LbN4cVh8J0pQs"
-    assert any(reading == token for _, _, reading, _ in shifts.readings(shifts._shift(token, shift)))
+    assert any(reading == token for _, _, reading, _ in shifts.readings(shifts.shift_letters(token, shift)))
 
 
 def test_atbash_is_read_back() -> None:
     token = "xoxb-8823410057-5521098834-aB3dE5fG7hJ9kL1mN2pQ"
-    assert (0, len(token), token, "atbash") in shifts.readings(shifts._shift(token, None))
+    assert (0, len(token), token, "atbash") in shifts.readings(shifts.shift_letters(token, None))
 
 
 def test_a_shifted_token_is_a_finding_and_a_slug_is_not() -> None:
-    assert _kinds({"m": "token +7: " + shifts._shift("glpat-Xq7RkT2mWz9LbN4cVh8J", 7)})
-    assert _kinds({"m": "bot token +2: " + shifts._shift("xoxb-8823410057-5521098834-aB3dE5fG7hJ9kL1mN2pQ", 2)})
+    assert _kinds({"m": "token +7: " + shifts.shift_letters("glpat-Xq7RkT2mWz9LbN4cVh8J", 7)})
+    assert _kinds({"m": "bot token +2: " + shifts.shift_letters("xoxb-8823410057-5521098834-aB3dE5fG7hJ9kL1mN2pQ", 2)})
     assert _kinds({"m": "shipped build-2024-release-candidate-final today"}) == []
 
 

@@ -64,7 +64,7 @@ PREFIXES: Final = (
 )
 
 
-def _shift(text: str, shift: int | None) -> str:
+def shift_letters(text: str, shift: int | None) -> str:
     """Each letter moved forward by `shift` (Caesar), or mirrored (Atbash) when shift is None."""
     out = []
     for c in text:
@@ -83,7 +83,7 @@ def _shifted_table() -> dict[str, list[int | None]]:
     table: dict[str, list[int | None]] = {}
     for prefix in PREFIXES:
         for shift in (*range(1, 26), None):
-            table.setdefault(_shift(prefix, shift), []).append(shift)
+            table.setdefault(shift_letters(prefix, shift), []).append(shift)
     return table
 
 
@@ -108,9 +108,9 @@ def readings(text: str) -> list[tuple[int, int, str, str]]:
         token = match.group()
         for shift in SHIFTED[match.group(1)]:
             if shift is None:
-                found.append((match.start(), match.end(), _shift(token, None), "atbash"))
+                found.append((match.start(), match.end(), shift_letters(token, None), "atbash"))
             else:
-                found.append((match.start(), match.end(), _shift(token, 26 - shift), "shifted"))
+                found.append((match.start(), match.end(), shift_letters(token, 26 - shift), "shifted"))
         if len(found) >= _MAX_TOKENS:
             break
     return found

@@ -2740,16 +2740,7 @@ _MAX_CODED = 16  # runs read per string and reader; past it, the rest is reporte
 
 def _shift_letters(token: str, shift: int | None) -> str:
     """The token with each letter shifted back by `shift` (Caesar), or mirrored when shift is None (Atbash)."""
-    out = []
-    for c in token:
-        base = 65 if "A" <= c <= "Z" else 97 if "a" <= c <= "z" else 0
-        if not base:
-            out.append(c)
-        elif shift is None:
-            out.append(chr(base + 25 - (ord(c) - base)))
-        else:
-            out.append(chr(base + (ord(c) - base - shift) % 26))
-    return "".join(out)
+    return _shifts.shift_letters(token, None if shift is None else -shift)
 
 
 def _unshifted(token: str) -> Iterator[str]:
