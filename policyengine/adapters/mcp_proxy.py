@@ -575,10 +575,12 @@ async def connect(options: ProxyOptions) -> AsyncIterator[Upstream]:
                 upstream.tools = await upstream.list_tools(startup)
             except (MCPError, UpstreamFailure, TimeoutError, RuntimeError, ValidationError) as error:
                 detail = str(error) or type(error).__name__
-                if reader.ended.is_set():
-                    with anyio.move_on_after(1.0):
-                        await process.wait()
-                    code = process.returncode
+                # The session may see the pipe close before the reader marks its end (a race under load):
+                # a process that is gone within a second exited before the handshake, whichever came first.
+                with anyio.move_on_after(1.0):
+                    await process.wait()
+                code = process.returncode
+                if reader.ended.is_set() or code is not None:
                     detail = f"it exited{'' if code is None else f' (exit code {code})'} before the MCP handshake"
                 raise UpstreamStartError(
                     f"the upstream MCP server `{shown}` did not start: {detail}",
