@@ -255,7 +255,7 @@ _FOUND: dict[str, tuple[str, ...]] = {
     ),
     "an 8.3 short name is read as an unknown long name in a path on a drive, not inside a glob pattern "
     "(`[C]REDEN~1.JSO`: a pattern's names are not classified) nor in a root-relative path written with "
-    "backslashes (`\\d\\work\\ENV~1`: its drive is unknown, its names are read as written) (round fifteen)": (
+    "backslashes (`\\d\\src\\ENV~1`: its drive is unknown, its names are read as written) (round fifteen)": (
         "calls-r-names:19",
         "calls-r-names:20",
         "calls-r-names:21",
