@@ -37,3 +37,7 @@ class FreezeError(PolicyEngineError, TypeError):
 
 class UsageError(PolicyEngineError):
     """The API was used in a way it does not support."""
+
+
+class SessionStoreError(PolicyEngineError):
+    """A session store could not be opened, read or written; rules that read the session fail closed."""

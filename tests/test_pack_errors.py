@@ -410,7 +410,7 @@ MISTAKES = [
         "rules.yaml:2:5",
         "id: r1",
         rule_id="r1",
-        message="needs one of `redact`, `content` or `block`",
+        message="needs one of `redact`, `content`, `block` or `label`",
     ),
     Mistake(
         "execute-rule-without-timeout-or-retries",

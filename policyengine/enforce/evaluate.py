@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from policyengine.errors import FreezeError
+from policyengine.runtime import session_steps
 from policyengine.runtime.installation import Installation
 from policyengine.runtime.registry import Registry
 from policyengine.runtime.run import REGISTRY, Run
@@ -109,26 +110,31 @@ async def evaluate(
     result: Mapping[str, Any] | None = None,
     require_tool: bool = False,
     cwd: str | None = None,
+    session_id: str | None = None,
+    now: float | None = None,
 ) -> Evaluation:
     """Run pre-execute and guards (and post-execute over `result`) as a real call would.
 
     The stage objects are the registry's own, the ones `Registry.call` runs. `result` holds the
     recorded `value` and optionally `content`. An `ask` is reported, never put to a person.
     Unknown tools are evaluated without argument validation unless `require_tool` is set.
+    With a `session_id`, the call reads and writes that session as a real call would (`now`:
+    the time it is decided at, for a replay; default the clock).
     """
-    started = _start(registry, name, arguments, require_tool, agent, call_id, cwd)
+    started = _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
     if isinstance(started, Evaluation):
         return started
     run, definition = started
     inst = run.inst
     if inst.synchronous:
-        return _evaluate_now(run, definition, result)
+        return _evaluate_now(run, definition, result, now)
     decision = await inst.pre.decide(run)
     red_line = None if isinstance(decision, Deny) else await inst.guards.check(run)
+    red_line = _decided(run, decision, red_line, now)
     admitted = _admission(run, definition, decision, red_line, result)
     if not isinstance(admitted, PendingResult):
         return admitted
-    return _reviewed(run, decision, await inst.post.review(run, admitted))
+    return _reviewed(run, decision, _recorded_review(run, admitted, await inst.post.review(run, admitted), now))
 
 
 def evaluate_now(
@@ -141,14 +147,16 @@ def evaluate_now(
     result: Mapping[str, Any] | None = None,
     require_tool: bool = False,
     cwd: str | None = None,
+    session_id: str | None = None,
+    now: float | None = None,
 ) -> Evaluation | None:
     """`evaluate` without an event loop, when every policy stage is synchronous (packs alone); else None."""
     if not registry.installation.synchronous:
         return None
-    started = _start(registry, name, arguments, require_tool, agent, call_id, cwd)
+    started = _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
     if isinstance(started, Evaluation):
         return started
-    return _evaluate_now(*started, result)
+    return _evaluate_now(*started, result, now)
 
 
 def _start(
@@ -159,6 +167,8 @@ def _start(
     agent: str,
     call_id: str | None,
     cwd: str | None,
+    session_id: str | None = None,
+    now: float | None = None,
 ) -> tuple[Run, ToolDefinition | None] | Evaluation:
     """The run of the call as the registry would build it, or the evaluation of a call that never gets that far."""
     inst = registry.installation
@@ -166,18 +176,47 @@ def _start(
     if isinstance(prepared, Evaluation):
         return prepared
     definition, frozen = prepared
-    return Run(inst, call_for(registry, name, frozen, agent, call_id, cwd)), definition
+    call = call_for(registry, name, frozen, agent, call_id, cwd, session_id)
+    if inst.sessions is not None:
+        opened = session_steps.opened(inst, call, now)
+        if isinstance(opened, str):
+            return Evaluation(Verdict.DENY, Stage.PRE_EXECUTE, session_steps.SESSION_STORE, opened)
+        call = opened
+    return Run(inst, call), definition
 
 
-def _evaluate_now(run: Run, definition: ToolDefinition | None, result: Mapping[str, Any] | None) -> Evaluation:
+def _decided(run: Run, decision: PreDecision, red_line: Deny | None, now: float | None) -> Deny | None:
+    """The red line, after the call's decision was written to its session (a failed write is one)."""
+    inst = run.inst
+    if inst.sessions is None:
+        return red_line
+    failed = session_steps.decided(inst, run.call, decision, red_line, now)
+    return red_line if failed is None or red_line is not None else Deny(failed, session_steps.SESSION_STORE)
+
+
+def _recorded_review(
+    run: Run, pending: PendingResult, answer: PendingResult | Block, now: float | None
+) -> PendingResult | Block:
+    """Post-execute's answer, once the labels and prints of the recorded result were written (a failure blocks)."""
+    inst = run.inst
+    if inst.sessions is None or isinstance(answer, Block):
+        return answer
+    failed = session_steps.reviewed(inst, run.call, pending.value, pending.content, now)
+    return answer if failed is None else Block(failed, session_steps.SESSION_STORE)
+
+
+def _evaluate_now(
+    run: Run, definition: ToolDefinition | None, result: Mapping[str, Any] | None, now: float | None = None
+) -> Evaluation:
     """The stages called directly: a dry-run needs no coroutine per call."""
     inst = run.inst
     decision = inst.pre.decide_now(run)
     red_line = None if isinstance(decision, Deny) else inst.guards.check_now(run)
+    red_line = _decided(run, decision, red_line, now)
     admitted = _admission(run, definition, decision, red_line, result)
     if not isinstance(admitted, PendingResult):
         return admitted
-    return _reviewed(run, decision, inst.post.review_now(run, admitted))
+    return _reviewed(run, decision, _recorded_review(run, admitted, inst.post.review_now(run, admitted), now))
 
 
 def _admission(
@@ -198,7 +237,13 @@ def _admission(
 
 
 def call_for(
-    registry: Registry, name: str, frozen: FrozenDict, agent: str, call_id: str | None, cwd: str | None
+    registry: Registry,
+    name: str,
+    frozen: FrozenDict,
+    agent: str,
+    call_id: str | None,
+    cwd: str | None,
+    session_id: str | None = None,
 ) -> ToolCall:
     """The call as the registry would build it: its cwd (or the registry's), the tool's roles and tags."""
     definition = registry.tools.get(name)
@@ -210,6 +255,7 @@ def call_for(
         cwd=cwd if cwd is not None else registry.cwd,
         roles=definition.roles if definition is not None else None,
         tags=definition.tags if definition is not None else frozenset(),
+        session_id=session_id or None,
     )
 
 

@@ -17,7 +17,7 @@ import jmespath.functions
 import re2  # type: ignore[import-untyped,unused-ignore]
 from jmespath.exceptions import JMESPathError, JMESPathTypeError
 
-from policyengine.language import _host_values, _url_parts, _url_pins, paths, roles, tool_names
+from policyengine.language import _host_values, _url_parts, _url_pins, paths, roles, session_reads, tool_names
 
 # Imported for its side effect: it registers FrozenDict/FrozenList with jmespath's type tables,
 # without which every signature check below would reject frozen call documents.
@@ -164,6 +164,14 @@ def _run(function: str, action: Callable[[], Any]) -> Any:
     except UnicodeEncodeError as err:
         # RE2 works on UTF-8; a lone surrogate in the subject cannot be encoded.
         raise JMESPathError(f"In function {function}(), the string is not valid Unicode: {err}") from None
+
+
+def _session_run(function: str, action: Callable[[], Any]) -> Any:
+    """Run a session read, turning a bad window into a JMESPath error (fail closed)."""
+    try:
+        return action()
+    except (ValueError, KeyError, TypeError) as err:
+        raise JMESPathError(f"In function {function}(), {err}") from None
 
 
 class _GroupRef(NamedTuple):
@@ -439,6 +447,23 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     def _func_tool_matches(self, name: str, patterns: str | Sequence[str]) -> bool:
         """Whether a tool name matches any name or glob, both folded as `tools:` selectors fold them."""
         return tool_names.tool_matches(name, _patterns(patterns))
+
+    @_signature({"types": ["object", "null"]}, {"types": ["string"]}, {"types": ["string", "number"]})
+    def _func_session_count(self, session: Any, selector: str, window: str | float) -> int:
+        """Earlier calls of the session (allowed or asked) to tools a name, glob or tag:NAME selects, in a window."""
+        count: int = _session_run("session_count", lambda: session_reads.session_count(session, selector, window))
+        return count
+
+    @_signature({"types": ["object", "null"]}, {"types": ["string"]}, {"types": ["string", "number"]})
+    def _func_session_sum(self, session: Any, selector: str, window: str | float) -> float:
+        """What earlier calls of the session (allowed or asked) to the selected tools spent, in a window."""
+        total: float = _session_run("session_sum", lambda: session_reads.session_sum(session, selector, window))
+        return total
+
+    @_signature({"types": []})
+    def _func_session_secrets(self, document: Any) -> list[str]:
+        """Where the call carries a secret an earlier result of its session held, raw, encoded or split."""
+        return session_reads.session_secrets(document)
 
     @_signature({"types": ["string"]})
     def _func_tool_words(self, name: str) -> list[str]:

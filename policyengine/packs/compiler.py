@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import pathlib
+import re
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
@@ -54,7 +55,11 @@ def schema_problems(
     if validator.validate(data):
         return []
     problems = []
-    for path, message in _flatten(validator.errors, ()):
+    flat = _flatten(validator.errors, ())
+    # `decision` and `label` exclude each other and one is required: when both are missing, say it once.
+    if ((("decision",), "required field") in flat) and ((("label",), "required field") in flat):
+        flat = [item for item in flat if item != (("label",), "required field")]
+    for path, message in flat:
         full = base + path
         code, hint, key = "PE201", None, False
         if message == "unknown field":
@@ -64,6 +69,8 @@ def schema_problems(
             hint = f"did you mean {close[0]!r}?" if close else f"allowed fields: {', '.join(known)}"
         elif message == "required field":
             code, hint = "PE203", f"add `{path[-1]}:`"
+            if path == ("decision",) and "label" in rules:
+                hint = "add `decision:` (allow, deny or ask), or `label:` for a rule that labels the session"
         elif message.startswith("must be of"):
             code = "PE204"
         elif message.startswith("unallowed value"):
@@ -92,6 +99,8 @@ def _validator(rules: Mapping[str, Any]) -> cerberus.Validator:
 
 _FAST: dict[int, tuple[Mapping[str, Any], Any]] = {}
 _CROSS = ("excludes", "dependencies", "meta")
+# A session label: what `label:` adds and `session.labels` holds (docs/sessions.md).
+_LABEL = re.compile(r"[a-z0-9][a-z0-9._:-]{0,63}")
 
 
 def _fast_validator(rules: Mapping[str, Any]) -> Any:
@@ -297,7 +306,11 @@ class FileCompiler:
         tools = self.tools(raw["tools"], (*path, "tools"), rule_id)
         when = self.expression(raw.get("when"), (*path, "when"), rule_id)
         fields: dict[str, Any] = {}
-        if stage in (Stage.PRE_EXECUTE, Stage.GUARD):
+        if "label" in raw:
+            fields["labels"] = self.labels(raw["label"], (*path, "label"), rule_id)
+        if stage is Stage.PRE_EXECUTE and "label" in raw:
+            pass  # a label rule decides nothing
+        elif stage in (Stage.PRE_EXECUTE, Stage.GUARD):
             fields["verb"] = Verb(raw.get("decision", "deny"))
             fields["final"] = bool(raw.get("final", False))
             fields["reason"] = self.template(raw.get("reason"), (*path, "reason"), rule_id)
@@ -314,12 +327,12 @@ class FileCompiler:
                 )
             fields.update(timeout=raw.get("timeout"), retries=raw.get("retries", 0), backoff=raw.get("backoff", 0.0))
         else:
-            actions = [k for k in ("redact", "content", "block") if k in raw]
+            actions = [k for k in ("redact", "content", "block", "label") if k in raw]
             if not actions:
                 self.sink.add(
                     self.doc.problem(
                         "PE203",
-                        "a post-execute rule needs one of `redact`, `content` or `block`",
+                        "a post-execute rule needs one of `redact`, `content`, `block` or `label`",
                         path,
                         rule_id=rule_id,
                         hint="redact rewrites the value; content only changes what the model sees",
@@ -344,6 +357,33 @@ class FileCompiler:
             location=self.doc.locate((*path, "id")),
             **fields,
         )
+
+    def labels(self, value: Any, path: Path, rule_id: str) -> tuple[str, ...]:
+        """A rule's `label:` (one name or a list), each name checked; problems go to the sink."""
+        names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        out: list[str] = []
+        for i, name in enumerate(names):
+            where = path if isinstance(value, str) else (*path, i)
+            if not isinstance(name, str) or not _LABEL.fullmatch(name):
+                self.sink.add(
+                    self.doc.problem(
+                        "PE203",
+                        f"label {name!r} is not a label name",
+                        where,
+                        rule_id=rule_id,
+                        hint="lowercase letters, digits, '.', '_', ':' or '-', starting with a letter or digit "
+                        "(e.g. private-data, secret:seen)",
+                    )
+                )
+            elif name not in out:
+                out.append(name)
+        if not names:
+            self.sink.add(
+                self.doc.problem(
+                    "PE203", "`label:` names no label", path, rule_id=rule_id, hint="e.g. label: private-data"
+                )
+            )
+        return tuple(out)
 
     def salvage(self, raw: Mapping[str, Any], path: Path, rule_id: str | None) -> None:
         """Compile what is well-typed in a rule the schema refused: every problem in one run."""

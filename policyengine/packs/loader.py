@@ -45,10 +45,13 @@ class Pack:
     # authoring metadata for check, test, explain and dry-run, outside the digest.
     catalog: Path | None = None
     index: dict[Stage, RuleIndex] = field(default_factory=dict, repr=False)
+    # Label rules (pre-execute, post-execute) are kept apart: they decide nothing, they label the session.
+    labelling: dict[Stage, RuleIndex] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for stage in RULE_STAGES:
-            self.index[stage] = RuleIndex(tuple(r for r in self.rules if r.stage is stage))
+            self.index[stage] = RuleIndex(tuple(r for r in self.rules if r.stage is stage and not r.labels))
+            self.labelling[stage] = RuleIndex(tuple(r for r in self.rules if r.stage is stage and r.labels))
 
     def rules_for(self, stage: Stage, tool: str, tags: frozenset[str] = frozenset()) -> Chain:
         """The rules of `stage` that can apply to `tool` (carrying `tags`), in pack order (cached per name)."""

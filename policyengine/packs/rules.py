@@ -78,6 +78,8 @@ class Rule:
     redactions: tuple[Redaction, ...] = ()
     content: Template | None = None
     block: Template | None = None
+    # pre-execute and post-execute: the labels a matching call or result adds to its session
+    labels: tuple[str, ...] = ()
     # The condition as one closure, bound at load time: the hot loop calls it directly.
     applies: Callable[[Any], bool] = field(init=False, repr=False, compare=False)
     # The condition in a form a chain's Plan can test together with its neighbours (rule_plans.py).

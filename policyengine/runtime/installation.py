@@ -15,6 +15,7 @@ from typing import Any, NamedTuple, Protocol
 
 from policyengine.runtime.approval import ApprovalService
 from policyengine.runtime.run import apply_rewrite, swapped
+from policyengine.runtime.session_steps import Sessions
 from policyengine.runtime.stages import (
     ClosingDefault,
     ExecuteStage,
@@ -147,6 +148,8 @@ class Installation:
     approval_timeout: float
     closing: PreDecision
     stats: dict[str, int] = field(default_factory=dict)
+    # The layers' session rules and the store they write to; None when no layer has any.
+    sessions: Sessions | None = None
     # Every policy stage decides without awaiting: evaluate() then needs no event loop.
     synchronous: bool = field(init=False, default=False)
 
@@ -186,6 +189,7 @@ def build_installation(
     policy_timeout: float,
     approval_timeout: float,
     stats: dict[str, int],
+    sessions: Sessions | None = None,
 ) -> Installation:
     """Compose every chain once and choose each stage's object, so a call only walks prebuilt closures."""
     # The default carries a DEFAULT source so a pack can tell "nobody decided" from a decision.
@@ -240,6 +244,7 @@ def build_installation(
         approval_timeout=approval_timeout,
         closing=closing,
         stats=stats,
+        sessions=sessions,
     )
 
 

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from policyengine.runtime import session_steps
 from policyengine.runtime.installation import Installation
 from policyengine.runtime.run import REGISTRY, Run, Stopped
 from policyengine.runtime.tool_body import Aborted
@@ -71,22 +72,48 @@ async def run_call(run: Run, arguments: Mapping[str, Any] | None) -> ToolResult:
     ):
         sent = run.call
         run.call = ToolCall(
-            sent.call_id, name, frozen, sent.agent, sent.token, sent.signal, sent.cwd, definition.roles, definition.tags
+            sent.call_id,
+            name,
+            frozen,
+            sent.agent,
+            sent.token,
+            sent.signal,
+            sent.cwd,
+            definition.roles,
+            definition.tags,
+            sent.session_id,
         )
+    if inst.sessions is not None:
+        opened = session_steps.opened(inst, run.call)
+        if isinstance(opened, str):
+            return run.result(Outcome.DENIED, Stage.PRE_EXECUTE, session_steps.SESSION_STORE, opened)
+        run.call = opened
     call = run.call
     try:
         pre = inst.pre
         # Synchronous stages are plain calls, not coroutines (packs alone decide in microseconds).
-        decision = admit(run, pre.decide_now(run) if pre.synchronous else await pre.decide(run))
+        decision = pre.decide_now(run) if pre.synchronous else await pre.decide(run)
+        if inst.sessions is not None and isinstance(decision, Deny):
+            session_steps.decided(inst, call, decision, None)  # a denied call is in the log too
+        admit(run, decision)
         guards = run.inst.guards  # the run's snapshot, as for every stage
-        hold(run, guards.check_now(run) if guards.synchronous else await guards.check(run))  # before anyone is asked
+        red_line = guards.check_now(run) if guards.synchronous else await guards.check(run)  # before anyone is asked
+        if inst.sessions is not None:
+            failed = session_steps.decided(inst, call, decision, red_line)
+            if failed is not None and red_line is None:
+                red_line = Deny(failed, session_steps.SESSION_STORE)
+        hold(run, red_line)
         if isinstance(decision, Ask):
             await run.approve(decision)
         if call.signal.aborted:
             raise Aborted(call.signal.reason)  # type: ignore[arg-type]
         value, content = await run.execute(definition)
         post, pending = inst.post, PendingResult(value, content, definition)
-        pending = reviewed(run, post.review_now(run, pending) if post.synchronous else await post.review(run, pending))
+        answer = post.review_now(run, pending) if post.synchronous else await post.review(run, pending)
+        if inst.sessions is not None and not isinstance(answer, Block):
+            failed = session_steps.reviewed(inst, call, pending.value, pending.content)  # before any redaction
+            answer = answer if failed is None else Block(failed, session_steps.SESSION_STORE)
+        pending = reviewed(run, answer)
         content = run.finalize(definition, pending)
     except Stopped as stopped:
         return stopped.result

@@ -15,6 +15,7 @@ from policyengine.runtime.approval import ApprovalService
 from policyengine.runtime.installation import Installation, Layer, ObserverEntry, StageCompiler, build_installation
 from policyengine.runtime.pipeline import notify, run_call
 from policyengine.runtime.run import REGISTRY, Run
+from policyengine.runtime.session_steps import Sessions
 from policyengine.runtime.stages import GuardEntry
 from policyengine.runtime.waterfall import Listener
 from policyengine.tools.definition import ToolDefinition
@@ -23,6 +24,7 @@ from policyengine.values.cancellation import Signal
 from policyengine.values.decisions import ALLOW, PreDecision, Source, SourceKind, strictness
 from policyengine.values.frozen import FrozenDict, copy_in
 from policyengine.values.results import Outcome, Stage, ToolResult
+from policyengine.values.session import SessionStore
 
 log = logging.getLogger("policyengine")
 
@@ -56,6 +58,8 @@ class Bundle:
     compiler: StageCompiler | None = None
     layer: Any = None
     cwd: str | None = None  # where relative paths start for calls that carry no cwd
+    # What this layer does with sessions (runtime/session_steps.SessionRules); None: nothing.
+    session: Any = None
 
 
 class Registry:
@@ -73,8 +77,11 @@ class Registry:
         policy_timeout: float = 10.0,
         approval_timeout: float = 300.0,
         cwd: str | None = None,
+        sessions: SessionStore | None = None,
     ) -> None:
         self._tools: dict[str, ToolDefinition] = {}
+        # Where sessions live; a registry whose layers have session rules and no store keeps them in memory.
+        self._store = sessions
         self._cwd = cwd
         # The working directory of calls that carry none: the registry's, else the first pack's that declares one.
         self.cwd: str | None = cwd
@@ -256,7 +263,23 @@ class Registry:
             policy_timeout=self._policy_timeout,
             approval_timeout=self._approval_timeout,
             stats=self.stats,
+            sessions=self._sessions(bundles),
         )
+
+    def _sessions(self, bundles: list[Bundle]) -> Sessions | None:
+        rules = tuple(b.session for b in bundles if b.session is not None)
+        if not rules:
+            return None
+        if self._store is None:
+            from policyengine.sessions.stores import MemoryStore
+
+            self._store = MemoryStore()
+        return Sessions(rules, self._store)
+
+    @property
+    def sessions(self) -> SessionStore | None:
+        """The session store calls of this registry read and write (None until a layer has session rules)."""
+        return self._store
 
     def _rebuild(self) -> None:
         self._installation = self._build()
@@ -280,10 +303,12 @@ class Registry:
         signal: Signal | None = None,
         call_id: str | None = None,
         cwd: str | None = None,
+        session_id: str | None = None,
     ) -> ToolResult:
         """Run one call through every stage; always returns a frozen result, never raises.
 
-        `cwd` is where the call's relative paths start (default: the registry's `cwd`).
+        `cwd` is where the call's relative paths start (default: the registry's `cwd`);
+        `session_id` names the agent's session, which session rules read and write (docs/sessions.md).
         """
         inst = self._installation
         sent: FrozenDict | None
@@ -297,6 +322,12 @@ class Registry:
         cwd = cwd if cwd is not None else self.cwd
         if type(name) is not str or type(agent) is not str or type(call_id) is not str or type(cwd) not in _TEXT:
             name, agent, call_id, cwd, refused = _plain_identity(name, agent, call_id, cwd)
+        if type(session_id) not in _TEXT:
+            if isinstance(session_id, str):
+                session_id = str.__str__(session_id)
+            else:
+                refused = refused or f"the session_id must be a string, got {type(session_id).__name__}"
+                session_id = None
         try:
             token = copy_in(token) if token is not None else None  # policy and the body see one snapshot
         except FreezeError as error:
@@ -309,6 +340,7 @@ class Registry:
             token=token,
             signal=signal or Signal(),
             cwd=cwd,
+            session_id=session_id or None,
         )
         run = Run(inst, call)
         result: ToolResult | None = None

@@ -16,7 +16,8 @@ Cerberus rules and their JSON Schema form:
   `additionalProperties: false` unless `allow_unknown`;
 - `required` -> the parent's `required`; `dependencies` on names -> `dependentRequired`;
   `dependencies` with values -> `if {required: [field]} then {the values}`; `excludes` ->
-  `not {required: [field, other]}` per pair;
+  `not {required: [field, other]}` per pair; required fields that exclude each other -> `anyOf`
+  of each one required;
 - `anyof`/`oneof`/`allof`/`noneof` -> `anyOf`/`oneOf`/`allOf`/`not anyOf`; `items` -> `prefixItems`;
 - `default` -> `default`; `meta.description` (or a tool parameter's `description`) -> `description`.
 Rules that only normalise or call code (`coerce`, `rename`, `check_with`, ...) have no JSON Schema
@@ -103,6 +104,16 @@ def _document(fields: Mapping[str, Any], *, allow_unknown: Any) -> dict[str, Any
         "properties": {str(name): _field(rules) for name, rules in fields.items()},
     }
     required = [str(name) for name, rules in fields.items() if rules.get("required")]
+    # Cerberus: a required field that excludes another required field is required only when the
+    # other is absent (`decision` or `label`): one of them, never both (the pair rule below).
+    either: list[list[str]] = []
+    for name in list(required):
+        others = [str(o) for o in _as_list(fields[name].get("excludes")) if str(o) in required]
+        if others:
+            group = sorted({name, *others})
+            if group not in either:
+                either.append(group)
+    required = [name for name in required if not any(name in group for group in either)]
     if required:
         out["required"] = required
     if isinstance(allow_unknown, Mapping):
@@ -132,6 +143,7 @@ def _document(fields: Mapping[str, Any], *, allow_unknown: Any) -> dict[str, Any
             if pair not in pairs:  # `a excludes b` and `b excludes a` are one constraint
                 pairs.append(pair)
     conditions.extend({"not": {"required": pair}} for pair in pairs)
+    conditions.extend({"anyOf": [{"required": [name]} for name in group]} for group in either)
     if dependent:
         out["dependentRequired"] = dependent
     if conditions:

@@ -30,6 +30,9 @@ class ToolCall:
     roles: FrozenDict | None = field(default=None, compare=False, repr=False)
     # The tool's capability tags, for rules that select `tag:NAME`.
     tags: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    # The agent's session (docs/sessions.md), and what rules read of it when some rule reads it.
+    session_id: str | None = None
+    session: FrozenDict | None = field(default=None, compare=False, repr=False)
     document: FrozenDict = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -39,6 +42,10 @@ class ToolCall:
                 object.__setattr__(self, label, plain_text(getattr(self, label), label))
         if self.cwd is not None and type(self.cwd) is not str:
             object.__setattr__(self, "cwd", plain_text(self.cwd, "cwd"))
+        if self.session_id is not None and type(self.session_id) is not str:
+            object.__setattr__(self, "session_id", plain_text(self.session_id, "session_id"))
+        if self.session is not None and type(self.session) is not FrozenDict:
+            object.__setattr__(self, "session", freeze(self.session, path="session"))
         object.__setattr__(self, "arguments", freeze(self.arguments))
         if self.token is not None:
             object.__setattr__(self, "token", freeze(self.token, path="token"))
@@ -48,7 +55,25 @@ class ToolCall:
             object.__setattr__(self, "roles", duplicate(roles) if type(roles) is FrozenDict else freeze(roles))
         # The JMESPath view is built once per call, never per rule.
         document = call_document(self.name, self.arguments, self.agent, self.call_id, self.cwd, self.roles)
+        if self.session is not None:
+            document = FrozenDict._of({**document, "session": self.session})
         object.__setattr__(self, "document", document)
+
+    def with_session(self, session: FrozenDict) -> ToolCall:
+        """This call, its document carrying `session` (the same signal: it is the same call)."""
+        return ToolCall(
+            self.call_id,
+            self.name,
+            self.arguments,
+            self.agent,
+            self.token,
+            self.signal,
+            self.cwd,
+            self.roles,
+            self.tags,
+            self.session_id,
+            session,
+        )
 
 
 def plain_text(value: object, label: str) -> str:
