@@ -448,14 +448,14 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         """Whether a tool name matches any name or glob, both folded as `tools:` selectors fold them."""
         return tool_names.tool_matches(name, _patterns(patterns))
 
-    @_signature({"types": ["object", "null"]}, {"types": ["string"]}, {"types": ["string", "number"]})
-    def _func_session_count(self, session: Any, selector: str, window: str | float) -> int:
+    @_signature({"types": ["object", "null"]}, {"types": ["string", "array-string"]}, {"types": ["string", "number"]})
+    def _func_session_count(self, session: Any, selector: str | Sequence[str], window: str | float) -> int:
         """Earlier calls of the session (allowed or asked) to tools a name, glob or tag:NAME selects, in a window."""
         count: int = _session_run("session_count", lambda: session_reads.session_count(session, selector, window))
         return count
 
-    @_signature({"types": ["object", "null"]}, {"types": ["string"]}, {"types": ["string", "number"]})
-    def _func_session_sum(self, session: Any, selector: str, window: str | float) -> float:
+    @_signature({"types": ["object", "null"]}, {"types": ["string", "array-string"]}, {"types": ["string", "number"]})
+    def _func_session_sum(self, session: Any, selector: str | Sequence[str], window: str | float) -> float:
         """What earlier calls of the session (allowed or asked) to the selected tools spent, in a window."""
         total: float = _session_run("session_sum", lambda: session_reads.session_sum(session, selector, window))
         return total

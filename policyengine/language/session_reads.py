@@ -34,15 +34,15 @@ def register_key(key: bytes) -> str:
     return key_id
 
 
-def _selected(selector: str, name: str, tags: Sequence[str]) -> bool:
-    if selector == "*":
-        return True
-    if selector.startswith("tag:"):
-        return selector[4:] in tags
-    return tool_matches(name, (selector,))
+def _selected(selector: str | Sequence[str], name: str, tags: Sequence[str]) -> bool:
+    """Whether a call of tool `name` (carrying `tags`) is one a selector names: a name, glob, `tag:NAME` or list."""
+    for one in (selector,) if isinstance(selector, str) else selector:
+        if one == "*" or (one.startswith("tag:") and one[4:] in tags) or tool_matches(name, (one,)):
+            return True
+    return False
 
 
-def _counted(session: Any, selector: str, window: str | float, field: str) -> float:
+def _counted(session: Any, selector: str | Sequence[str], window: str | float, field: str) -> float:
     if not isinstance(session, Mapping):
         return 0.0  # no session: a call alone has no history
     since = float(session.get("now", 0.0)) - window_seconds(window)
@@ -58,12 +58,12 @@ def _counted(session: Any, selector: str, window: str | float, field: str) -> fl
     return total
 
 
-def session_count(session: Any, selector: str, window: str | float) -> int:
+def session_count(session: Any, selector: str | Sequence[str], window: str | float) -> int:
     """Earlier calls of the session (allowed or asked) to tools `selector` names, within `window`."""
     return int(_counted(session, selector, window, "count"))
 
 
-def session_sum(session: Any, selector: str, window: str | float) -> float:
+def session_sum(session: Any, selector: str | Sequence[str], window: str | float) -> float:
     """The amounts earlier calls (allowed or asked) to tools `selector` names spent within `window`."""
     return _counted(session, selector, window, "amount")
 

@@ -346,7 +346,45 @@ def document_type(definition: ToolDefinition | None, *, post: bool, exact: bool)
     }
     if post:
         fields["result"] = object_of({"value": ANY_T, "content": ANY_T})
+    fields["session"] = SESSION_T
     return object_of(fields)
+
+
+# The session document (values/session.py, docs/sessions.md): never null (a call with no session id reads an empty one).
+_CALL_T = object_of(
+    {
+        "call_id": STR_T,
+        "name": STR_T,
+        "tags": array_of(STR_T),
+        "decision": STR_T,
+        "labels": array_of(STR_T),
+        "amount": NUM_T,
+        "time": NUM_T,
+    }
+)
+SESSION_T = object_of(
+    {
+        "id": STR_T,
+        "now": NUM_T,
+        "labels": object_of({}, object_of({"call_id": STR_T, "rule": STR_T, "time": NUM_T})),
+        "calls": array_of(_CALL_T),
+        "earlier": array_of(
+            object_of(
+                {
+                    "minute": NUM_T,
+                    "name": STR_T,
+                    "tags": array_of(STR_T),
+                    "decision": STR_T,
+                    "count": NUM_T,
+                    "amount": NUM_T,
+                }
+            )
+        ),
+        "secrets": array_of(STR_T),
+        "overflowed": BOOL_T,
+        "key": STR_T,
+    }
+)
 
 
 # -- functions ---------------------------------------------------------------------------------
@@ -398,6 +436,9 @@ _RETURNS: dict[str, JType] = {
     ),
     "amounts": array_of(ANY_T),
     "merge": OPEN_OBJECT,
+    "session_count": NUM_T,
+    "session_sum": NUM_T,
+    "session_secrets": array_of(STR_T),
 }
 _TABLE: Mapping[str, Mapping[str, Any]] = PolicyFunctions.FUNCTION_TABLE
 # Functions that apply an &expression to each element of an array: (array argument, expref argument).

@@ -34,6 +34,9 @@ SESSION_STORE = Source(SourceKind.REGISTRY, "session store")
 
 Labels = tuple[tuple[str, str], ...]
 
+# What a call without a session id reads: no labels, no calls, no secrets (built once).
+_EMPTY = FrozenDict._of({**SessionState("").document(0.0), "key": ""})
+
 
 class SessionRules(Protocol):
     """What one installed layer does with sessions (packs: enforce/session_rules.py)."""
@@ -81,10 +84,11 @@ def opened(inst: Installation, call: ToolCall, now: float | None = None) -> Tool
     sessions = inst.sessions
     if sessions is None or not sessions.reads:
         return call
+    if not call.session_id:
+        return call.with_session(_EMPTY)  # a session of one call: nothing earlier, nothing to load
     now = time.time() if now is None else now
     try:
-        state = sessions.store.load(call.session_id) if call.session_id else SessionState("")
-        document = state.document(now)
+        document = sessions.store.load(call.session_id).document(now)
         key = sessions.rules[0].key_id(sessions.store.key)
     except SessionStoreError as error:
         return f"Denied: the session store failed ({error.message}); rules that read the session fail closed."
