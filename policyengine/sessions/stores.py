@@ -63,13 +63,11 @@ class MemoryStore:
         return self._key
 
     def load(self, session_id: str) -> SessionState:
-        """The session's state, or a new one (also when it expired)."""
+        """The session's state, or a new one (also when its last entry is older than the ttl)."""
         with self._lock:
             found = self._folded.get(session_id)
             if found is None or time.time() - found[1] > self.ttl:
-                state = SessionState(session_id)
-                self._folded.put(session_id, state, time.time())
-                return state
+                return SessionState(session_id)
             return found[0]
 
     def append(self, session_id: str, entry: Entry) -> None:
@@ -144,18 +142,20 @@ class SqliteStore:
         with self._lock:
             try:
                 found = self._folded.get(session_id)
-                state, last = found if found is not None else (SessionState(session_id), 0)
+                state, (last, latest) = found if found is not None else (SessionState(session_id), (0, 0.0))
                 rows = self._db.execute(
                     "SELECT id, time, entry FROM entries WHERE session = ? AND id > ? ORDER BY id", (session_id, last)
                 ).fetchall()
-                if found is not None and rows and rows[-1][1] < time.time() - self.ttl:
-                    state, rows = SessionState(session_id), []
-                for row_id, _time, text in rows:
-                    state.add(Entry.from_json(text))
-                    last = row_id
                 if found is not None and not rows and state.count and not self._alive(session_id, last):
-                    state, last = SessionState(session_id), 0  # expired (and purged) since it was folded
-                self._folded.put(session_id, state, last)
+                    state, latest = SessionState(session_id), 0.0  # purged since it was folded
+                for row_id, written, text in rows:
+                    if state.count and written - latest > self.ttl:
+                        state = SessionState(session_id)  # the session had expired before this entry came
+                    state.add(Entry.from_json(text))
+                    last, latest = row_id, max(latest, written)
+                self._folded.put(session_id, state, (last, latest))
+                if state.count and latest < time.time() - self.ttl:
+                    return SessionState(session_id)  # expired: its last entry is older than the ttl
                 return state
             except (sqlite3.Error, ValueError) as error:
                 raise SessionStoreError(f"session store {self.path}: {error}") from error
