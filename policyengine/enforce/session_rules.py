@@ -23,6 +23,8 @@ from policyengine.values.session import spent
 # a false positive (an argument named session) only loads the session document for nothing.
 _READS = re.compile(r"\bsession\b|\bsession_(?:count|sum|secrets)\s*\(")
 _SECRETS = re.compile(r"\bsession_secrets\s*\(")
+# A call's amounts are read (amounts(@): a walk of the arguments) only for a pack that sums or reads them.
+_AMOUNTS = re.compile(r"\bsession_sum\s*\(|\bamount\b")
 
 
 def _texts(rule: Rule) -> list[str]:
@@ -43,7 +45,7 @@ class PackSessionRules:
         texts = [t for rule in pack.rules for t in _texts(rule)]
         self.reads = any(_READS.search(t) for t in texts)
         self.wants_prints = any(_SECRETS.search(t) for t in texts)
-        self._amounts = amounts
+        self._amounts = amounts if any(_AMOUNTS.search(t) for t in texts) else None
 
     @classmethod
     def of(cls, pack: Pack, amounts: Expression | None) -> PackSessionRules | None:

@@ -137,28 +137,45 @@ class SqliteStore:
             (cutoff,),
         )
 
+    def _version(self) -> int:
+        # Changes whenever another connection commits (never for this one's own writes): while it holds,
+        # no other process wrote, so a folded session is whole without a query (SQLite's data_version).
+        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        return int(version)
+
     def load(self, session_id: str) -> SessionState:
         """The session's state: the entries this process has not folded yet are read and folded."""
         with self._lock:
             try:
+                now, version = time.time(), self._version()
                 found = self._folded.get(session_id)
-                state, (last, latest) = found if found is not None else (SessionState(session_id), (0, 0.0))
-                rows = self._db.execute(
-                    "SELECT id, time, entry FROM entries WHERE session = ? AND id > ? ORDER BY id", (session_id, last)
-                ).fetchall()
-                if found is not None and not rows and state.count and not self._alive(session_id, last):
-                    state, latest = SessionState(session_id), 0.0  # purged since it was folded
-                for row_id, written, text in rows:
-                    if state.count and written - latest > self.ttl:
-                        state = SessionState(session_id)  # the session had expired before this entry came
-                    state.add(Entry.from_json(text))
-                    last, latest = row_id, max(latest, written)
-                self._folded.put(session_id, state, (last, latest))
-                if state.count and latest < time.time() - self.ttl:
+                if found is not None and found[1][2] == version:
+                    state, (_last, latest, _v) = found
+                else:
+                    state, latest = self._read(session_id, found, version)
+                if state.count and latest < now - self.ttl:
                     return SessionState(session_id)  # expired: its last entry is older than the ttl
                 return state
             except (sqlite3.Error, ValueError) as error:
                 raise SessionStoreError(f"session store {self.path}: {error}") from error
+
+    def _read(
+        self, session_id: str, found: tuple[SessionState, Any] | None, version: int
+    ) -> tuple[SessionState, float]:
+        """Fold the entries written since `found` was folded (by any process)."""
+        state, (last, latest, _v) = found if found is not None else (SessionState(session_id), (0, 0.0, -1))
+        rows = self._db.execute(
+            "SELECT id, time, entry FROM entries WHERE session = ? AND id > ? ORDER BY id", (session_id, last)
+        ).fetchall()
+        if found is not None and not rows and state.count and not self._alive(session_id, last):
+            state, latest = SessionState(session_id), 0.0  # purged since it was folded
+        for row_id, written, text in rows:
+            if state.count and written - latest > self.ttl:
+                state = SessionState(session_id)  # the session had expired before this entry came
+            state.add(Entry.from_json(text))
+            last, latest = row_id, max(latest, written)
+        self._folded.put(session_id, state, (last, latest, version))
+        return state, latest
 
     def _alive(self, session_id: str, last: int) -> bool:
         return (
@@ -167,13 +184,20 @@ class SqliteStore:
         )
 
     def append(self, session_id: str, entry: Entry) -> None:
-        """Write the entry (committed before returning)."""
+        """Write the entry (committed before returning); fold it into this process's state when nothing else wrote."""
         with self._lock:
             try:
-                self._db.execute(
+                written = time.time()
+                row_id = self._db.execute(
                     "INSERT INTO entries (session, time, entry) VALUES (?, ?, ?)",
-                    (session_id, entry.time, entry.to_json()),
-                )
+                    (session_id, written, entry.to_json()),
+                ).lastrowid
+                found = self._folded.get(session_id)
+                if found is not None and row_id is not None:
+                    state, (_last, latest, version) = found
+                    if version == self._version() and not (state.count and written - latest > self.ttl):
+                        state.add(entry)  # no other process wrote since it was folded: this entry is the next
+                        self._folded.put(session_id, state, (row_id, written, version))
                 self._appended += 1
                 if self._appended % 1000 == 0:
                     self._expire()

@@ -96,38 +96,59 @@ def spent(amounts: Any) -> float:
     return total
 
 
+def _call_view(entry: Entry) -> FrozenDict:
+    """One call as `session.calls` shows it (built once per entry)."""
+    return FrozenDict._of(
+        {
+            "call_id": entry.call_id,
+            "name": entry.name,
+            "tags": FrozenList._of(list(entry.tags)),
+            "decision": entry.step.value,
+            "labels": FrozenList._of([label for label, _ in entry.labels]),
+            "amount": entry.amount,
+            "time": entry.time,
+        }
+    )
+
+
 class SessionState:
     """A session's entries folded: the labels held, recent calls, per-minute summaries, fingerprints."""
 
-    __slots__ = ("_document", "calls", "count", "earlier", "labels", "overflowed", "prints", "session_id")
+    __slots__ = ("_parts", "calls", "count", "earlier", "labels", "overflowed", "prints", "session_id", "views")
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         self.labels: dict[str, tuple[str, str, float]] = {}  # label -> (call_id, rule, time)
         self.calls: deque[Entry] = deque()
+        self.views: deque[FrozenDict] = deque()  # each call of `calls` as the document shows it
         # (minute, name, tags, step) -> [count, amount]: calls older than the recent window.
         self.earlier: dict[tuple[int, str, tuple[str, ...], Step], list[float]] = {}
         self.prints: dict[str, None] = {}
         self.count = 0  # entries folded, so a store can append the rest
         self.overflowed = False
-        self._document: FrozenDict | None = None
+        # The document's parts, each rebuilt only after an entry changed it.
+        self._parts: dict[str, Any] = {}
 
     def add(self, entry: Entry) -> None:
         """Fold one more entry (entries must come in log order)."""
         self.count += 1
-        self._document = None
+        parts = self._parts
         for label, rule in entry.labels:
             if label not in self.labels:
+                parts.pop("labels", None)
                 if len(self.labels) >= MAX_LABELS:
                     self.overflowed = True
                     continue
                 self.labels[label] = (entry.call_id, rule, entry.time)
         for fingerprint in entry.prints:
+            parts.pop("secrets", None)
             if len(self.prints) >= MAX_PRINTS:
                 self.overflowed = True
                 break
             self.prints[fingerprint] = None
         if entry.step is Step.RESULT:
+            if not entry.labels:
+                return
             for i in range(len(self.calls) - 1, -1, -1):  # the result's labels show on its call
                 call = self.calls[i]
                 if call.call_id == entry.call_id:
@@ -135,73 +156,65 @@ class SessionState:
                     self.calls[i] = Entry(
                         call.call_id, call.name, call.step, call.time, call.tags, merged, (), call.amount
                     )
+                    self.views[i] = _call_view(self.calls[i])
+                    parts.pop("calls", None)
                     break
             return
-        self.calls.append(
-            Entry(entry.call_id, entry.name, entry.step, entry.time, entry.tags, entry.labels, (), entry.amount)
-        )
+        call = Entry(entry.call_id, entry.name, entry.step, entry.time, entry.tags, entry.labels, (), entry.amount)
+        self.calls.append(call)
+        self.views.append(_call_view(call))
+        parts.pop("calls", None)
         if len(self.calls) > RECENT_CALLS:
             old = self.calls.popleft()
+            self.views.popleft()
             key = (int(old.time // MINUTE), old.name, old.tags, old.step)
             bucket = self.earlier.setdefault(key, [0.0, 0.0])
             bucket[0] += 1
             bucket[1] += old.amount
+            parts.pop("earlier", None)
 
     def document(self, now: float) -> FrozenDict:
-        """The frozen `session` document rules read (rebuilt only after a new entry)."""
-        cached = self._document
-        if cached is not None and cached["now"] == now:
-            return cached
-        calls = FrozenList._of(
-            [
-                FrozenDict._of(
+        """The frozen `session` document rules read; each part is rebuilt only after an entry changed it."""
+        parts = self._parts
+        if len(parts) < 4:
+            if "calls" not in parts:
+                parts["calls"] = FrozenList._of(list(self.views))
+            if "labels" not in parts:
+                parts["labels"] = FrozenDict._of(
                     {
-                        "call_id": c.call_id,
-                        "name": c.name,
-                        "tags": FrozenList._of(list(c.tags)),
-                        "decision": c.step.value,
-                        "labels": FrozenList._of([label for label, _ in c.labels]),
-                        "amount": c.amount,
-                        "time": c.time,
+                        label: FrozenDict._of({"call_id": call_id, "rule": rule, "time": time})
+                        for label, (call_id, rule, time) in self.labels.items()
                     }
                 )
-                for c in self.calls
-            ]
-        )
-        earlier = FrozenList._of(
-            [
-                FrozenDict._of(
-                    {
-                        "minute": minute * MINUTE,
-                        "name": name,
-                        "tags": FrozenList._of(list(tags)),
-                        "decision": step.value,
-                        "count": int(bucket[0]),
-                        "amount": bucket[1],
-                    }
+            if "earlier" not in parts:
+                parts["earlier"] = FrozenList._of(
+                    [
+                        FrozenDict._of(
+                            {
+                                "minute": minute * MINUTE,
+                                "name": name,
+                                "tags": FrozenList._of(list(tags)),
+                                "decision": step.value,
+                                "count": int(bucket[0]),
+                                "amount": bucket[1],
+                            }
+                        )
+                        for (minute, name, tags, step), bucket in self.earlier.items()
+                    ]
                 )
-                for (minute, name, tags, step), bucket in self.earlier.items()
-            ]
-        )
-        labels = FrozenDict._of(
-            {
-                label: FrozenDict._of({"call_id": call_id, "rule": rule, "time": time})
-                for label, (call_id, rule, time) in self.labels.items()
-            }
-        )
-        document = FrozenDict._of(
+            if "secrets" not in parts:
+                parts["secrets"] = FrozenList._of(list(self.prints))
+        return FrozenDict._of(
             {
                 "id": self.session_id,
                 "now": now,
-                "labels": labels,
-                "calls": calls,
-                "earlier": earlier,
-                "secrets": FrozenList._of(list(self.prints)),
+                "labels": parts["labels"],
+                "calls": parts["calls"],
+                "earlier": parts["earlier"],
+                "secrets": parts["secrets"],
                 "overflowed": self.overflowed,
             }
         )
-        self._document = document
-        return document
 
 
 class SessionStore(Protocol):
