@@ -28,7 +28,7 @@ from policyengine.language import fingerprints, session_reads
 from policyengine.sessions import MemoryStore, RedisStore, SqliteStore, open_store
 from policyengine.values.results import Outcome, Stage
 from policyengine.values.session import RECENT_CALLS, Entry, SessionState, Step
-from tests.support import rules_pack
+from support import rules_pack
 
 # -- the log and its fold ---------------------------------------------------------------------------------------
 
