@@ -23,6 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine import Registry, define_tool, load_pack, pack_bundle
+from policyengine.enforce.install import _amounts
+from policyengine.enforce.session_rules import PackSessionRules
 from policyengine.errors import SessionStoreError
 from policyengine.language import fingerprints, session_reads
 from policyengine.sessions import MemoryStore, RedisStore, SqliteStore, open_store
@@ -380,7 +382,7 @@ class _Failing(MemoryStore):
     ("fail", "tool", "outcome", "said"),
     [
         ("load", "send", Outcome.DENIED, "session store failed (disk gone)"),
-        ("append", "send", Outcome.DENIED, "cannot be counted"),
+        ("append", "pay", Outcome.DENIED, "cannot be counted"),
         ("result", "read", Outcome.BLOCKED, "the result cannot be recorded"),
     ],
 )
@@ -470,3 +472,76 @@ def test_arguments_too_long_to_scan_are_reported_unscanned_never_clean() -> None
     big = {"body": "a" * (fingerprints.MAX_SCAN + 10)}
     found = _carried(_CARRIERS["secret"], big)
     assert found and found[-1].startswith("unscanned")
+
+
+# -- which calls are written: only what a rule can read later ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("when", "selectors"),
+    [
+        ('session.labels."x"', ()),
+        ("session.overflowed || session.id == 'a' || session.now > `0`", ()),
+        ("length(session_secrets(@)) > `0`", ()),
+        ("session_count(session, 'pay', '1h') > `1`", ("pay",)),
+        ("session_sum(session, ['pay', 'tag:money'], '1d') > `1`", ("pay", "tag:money")),
+        ("session_count(session, lists.money, '1h') > `1`", ("refund", "charge")),
+        ("length(session.calls) > `3`", None),
+        ("session.earlier[0].count > `3`", None),
+        ("length(keys(session)) > `3`", None),
+        ("session_count(session, name, '1h') > `1`", None),  # a selector only known per call
+        ("arguments.session == 'x' && `[1, 2]`[:1] == [`1`]", ()),  # another `session` field; slices are no reads
+    ],
+)
+def test_the_calls_a_pack_can_read_later_are_found_from_its_rules(
+    tmp_path: Path, when: str, selectors: tuple[str, ...] | None
+) -> None:
+    rules = [{"id": "r", "stage": "pre-execute", "tools": ["*"], "when": when, "decision": "deny"}]
+    pack = load_pack(rules_pack(tmp_path, "p", rules, lists={"money": ["refund", "charge"]}))
+    found = PackSessionRules.of(pack, None)
+    assert found is not None
+    assert found.selectors == selectors
+    assert found.lists_calls is (selectors is None)
+
+
+class _WritesAll(PackSessionRules):
+    """The rules as if some rule listed the whole log: every decided call is written (the reference path)."""
+
+    def __init__(self, pack: Any, amounts: Any) -> None:
+        super().__init__(pack, amounts)
+        self.selectors, self.lists_calls = None, True
+
+
+_STREAM = st.lists(
+    st.tuples(st.sampled_from(["pay", "refund", "read", "send", "echo"]), st.integers(min_value=-5, max_value=900)),
+    max_size=40,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_STREAM)
+def test_writing_only_what_rules_read_decides_as_writing_every_call(tmp_path_factory: Any, stream: Any) -> None:
+    rules = [
+        *_RULES,
+        {"id": "sum", "stage": "pre-execute", "tools": ["pay", "refund"],
+         "when": "session_sum(session, ['pay', 'refund'], '1h') > `1000`", "decision": "ask"},
+    ]  # fmt: skip
+    pack = load_pack(rules_pack(tmp_path_factory.mktemp("p"), "p", rules))
+    decisions = []
+    for kind in (PackSessionRules, _WritesAll):
+        registry = Registry(sessions=MemoryStore())
+        for name in ("read", "send", "pay", "refund", "echo"):
+            registry.register(
+                define_tool(name=name, description=name, parameters={"amount": {"type": "number"}},
+                            execute=lambda _a, n=name: f"token: {_SECRET}" if n == "read" else "ok")
+            )  # fmt: skip
+        bundle = pack_bundle(pack)
+        bundle.session = kind(pack, _amounts())
+        registry.install(bundle)
+        decisions.append(
+            [
+                (r.outcome, r.source.name if r.source else None)
+                for r in (registry.call_sync(n, {"amount": a}, session_id="s") for n, a in stream)
+            ]
+        )
+    assert decisions[0] == decisions[1]

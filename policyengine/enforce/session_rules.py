@@ -27,6 +27,67 @@ _SECRETS = re.compile(r"\bsession_secrets\s*\(")
 _AMOUNTS = re.compile(r"\bsession_sum\s*\(|\bamount\b")
 
 
+# Fields of `session` that no entry of an unlabelled, uncounted call can change.
+_PLAIN_FIELDS = frozenset({"id", "now", "labels", "secrets", "overflowed"})
+
+
+def _is_session(node: Any) -> bool:
+    return isinstance(node, dict) and node.get("type") == "field" and node.get("value") == "session"
+
+
+def _literal_strings(node: Any) -> list[str] | None:
+    """A selector written as a literal (a string, a list of strings, a folded @list); None otherwise."""
+    if node.get("type") == "literal":
+        value = node.get("value")
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return list(value)
+        return None
+    if node.get("type") == "multi_select_list":
+        found = [_literal_strings(child) for child in node.get("children", ())]
+        if all(f is not None and len(f) == 1 for f in found):
+            return [f[0] for f in found if f is not None]
+    return None
+
+
+def _selectors(node: Any, found: list[str]) -> bool:
+    """Collect the selectors of session_count/session_sum; False when the expression reads the session otherwise.
+
+    Reading `session.calls`, `session.earlier` or `session` whole needs every call in the log;
+    the counters need only the calls their literal selectors name.
+    """
+    if not isinstance(node, dict):
+        return node is None or type(node) is int  # a slice's bounds; anything else unknown: every call is written
+    kind, children = node.get("type"), node.get("children") or []
+    if kind == "function_expression" and node.get("value") in ("session_count", "session_sum"):
+        selector = _literal_strings(children[1]) if len(children) == 3 and _is_session(children[0]) else None
+        if selector is None:
+            return False
+        found.extend(selector)
+        return _selectors(children[2], found)
+    if kind == "subexpression" and children and _is_session(children[0]):
+        second = children[1] if len(children) > 1 else None
+        if isinstance(second, dict) and second.get("type") == "field" and second.get("value") in _PLAIN_FIELDS:
+            return all(_selectors(child, found) for child in children[2:])
+        return False
+    if kind == "subexpression" and children:
+        # `arguments.session`: a field after the first names a key of what came before, not the session.
+        later = (c for c in children[1:] if not (isinstance(c, dict) and c.get("type") == "field"))
+        return _selectors(children[0], found) and all(_selectors(child, found) for child in later)
+    if _is_session(node):
+        return False
+    return all(_selectors(child, found) for child in children)
+
+
+def _expressions(rule: Rule) -> list[Expression]:
+    out = [rule.when] if rule.when is not None else []
+    for template in (rule.reason, rule.content, rule.block):
+        if template is not None:
+            out.extend(part for part in template.parts if isinstance(part, Expression))
+    return out
+
+
 def _texts(rule: Rule) -> list[str]:
     out = [rule.when.text] if rule.when is not None else []
     for template in (rule.reason, rule.content, rule.block):
@@ -38,7 +99,7 @@ def _texts(rule: Rule) -> list[str]:
 class PackSessionRules:
     """What one pack does with sessions."""
 
-    __slots__ = ("_amounts", "pack", "reads", "wants_prints")
+    __slots__ = ("_amounts", "_counted", "lists_calls", "pack", "reads", "selectors", "wants_prints")
 
     def __init__(self, pack: Pack, amounts: Expression | None) -> None:
         self.pack = pack
@@ -46,6 +107,13 @@ class PackSessionRules:
         self.reads = any(_READS.search(t) for t in texts)
         self.wants_prints = any(_SECRETS.search(t) for t in texts)
         self._amounts = amounts if any(_AMOUNTS.search(t) for t in texts) else None
+        # The tools the pack's counters select, or None when some rule reads the whole log (then every
+        # decided call is written); a call no counter selects and no label rule labels writes nothing.
+        found: list[str] = []
+        whole = all(_selectors(e.parsed.parsed, found) for rule in pack.rules for e in _expressions(rule))
+        self.selectors: tuple[str, ...] | None = tuple(dict.fromkeys(found)) if whole else None
+        self.lists_calls = self.selectors is None
+        self._counted: dict[tuple[str, frozenset[str]], bool] = {}
 
     @classmethod
     def of(cls, pack: Pack, amounts: Expression | None) -> PackSessionRules | None:
@@ -90,6 +158,18 @@ class PackSessionRules:
 
         secret_scanner.hide_secrets(value, keep)
         return fingerprints.prints_of(found, key)
+
+    def counts(self, call: ToolCall) -> bool:
+        """Whether some rule may count this call later (then its decision must be in the log)."""
+        if self.selectors is None:
+            return True
+        key = (call.name, call.tags)
+        found = self._counted.get(key)
+        if found is None:
+            if len(self._counted) >= 10_000:  # names can come from untrusted recorded calls
+                self._counted.clear()
+            found = self._counted[key] = session_reads.selected(self.selectors, call.name, tuple(call.tags))
+        return found
 
     def amount(self, call: ToolCall) -> float:
         """The sum of the call's amounts (amounts(@))."""

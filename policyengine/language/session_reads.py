@@ -34,7 +34,7 @@ def register_key(key: bytes) -> str:
     return key_id
 
 
-def _selected(selector: str | Sequence[str], name: str, tags: Sequence[str]) -> bool:
+def selected(selector: str | Sequence[str], name: str, tags: Sequence[str]) -> bool:
     """Whether a call of tool `name` (carrying `tags`) is one a selector names: a name, glob, `tag:NAME` or list."""
     for one in (selector,) if isinstance(selector, str) else selector:
         if one == "*" or (one.startswith("tag:") and one[4:] in tags) or tool_matches(name, (one,)):
@@ -48,12 +48,12 @@ def _counted(session: Any, selector: str | Sequence[str], window: str | float, f
     since = float(session.get("now", 0.0)) - window_seconds(window)
     total = 0.0
     for call in session.get("calls", ()):
-        if call["decision"] != "deny" and call["time"] >= since and _selected(selector, call["name"], call["tags"]):
+        if call["decision"] != "deny" and call["time"] >= since and selected(selector, call["name"], call["tags"]):
             total += 1.0 if field == "count" else float(call["amount"])
     for bucket in session.get("earlier", ()):
         # A minute partly inside the window counts whole: a counter may overcount, never undercount.
         recent = bucket["decision"] != "deny" and bucket["minute"] + 60.0 > since
-        if recent and _selected(selector, bucket["name"], bucket["tags"]):
+        if recent and selected(selector, bucket["name"], bucket["tags"]):
             total += float(bucket["count"] if field == "count" else bucket["amount"])
     return total
 

@@ -42,6 +42,7 @@ class SessionRules(Protocol):
     """What one installed layer does with sessions (packs: enforce/session_rules.py)."""
 
     reads: bool  # some rule reads `session` (the document then carries it)
+    lists_calls: bool  # some rule reads the log whole (session.calls, session.earlier): every call is written
 
     def pre_labels(self, call: ToolCall) -> Labels:
         """(label, rule id) for each label rule of pre-execute that matches the call."""
@@ -51,6 +52,9 @@ class SessionRules(Protocol):
 
     def prints(self, call: ToolCall, value: Any, key: bytes) -> tuple[str, ...]:
         """Keyed fingerprints of the secrets in a result (none unless some rule reads them)."""
+
+    def counts(self, call: ToolCall) -> bool:
+        """Whether a later rule may count or list this call (else an unlabelled call need not be written)."""
 
     def amount(self, call: ToolCall) -> float:
         """What the call spends (its amounts), for session_sum."""
@@ -69,6 +73,10 @@ class Sessions:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reads", any(r.reads for r in self.rules))
+
+    def records(self, call: ToolCall, denied: bool) -> bool:
+        """Whether the call's decision must be written: some layer lists calls, or counts this one (if let on)."""
+        return any(r.counts(call) and (not denied or r.lists_calls) for r in self.rules)
 
 
 def _labels(found: Iterable[Labels]) -> Labels:
@@ -109,6 +117,8 @@ def decided(
     try:
         step = Step.DENY if denied else Step.ASK if isinstance(decision, Ask) else Step.ALLOW
         labels = () if denied else _labels(r.pre_labels(call) for r in sessions.rules)
+        if not labels and not sessions.records(call, denied):
+            return None  # nothing a rule can read later: no label, no counter selects it, nobody lists calls
         amount = 0.0 if denied else sum(r.amount(call) for r in sessions.rules[:1])
         entry = Entry(
             call.call_id,
