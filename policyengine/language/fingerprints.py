@@ -1,13 +1,15 @@
 """Keyed fingerprints of secrets a session saw, and where a later call carries one again.
 
 A secret is reduced to its letters and digits, case-folded (so `AKIA-...`, `akia...` and the
-secret split by spaces or across arguments are one text), and kept as a keyed BLAKE2b print:
+secret split by spaces or across arguments are one text), and kept, as is, reversed and ROT13'd
+(spellings no decoder undoes), as keyed BLAKE2b prints:
 a short print of its first `WINDOW` characters (the anchor), its length and a print of the
 whole. Nothing is kept in clear; without the store's key a print says nothing about the secret.
 
 A call carries a secret when the reduced text of any of its strings, of all its strings joined
 in document order (a secret split across arguments), or of what they decode to (base64 in
-either alphabet, hex, percent-encoding, up to `DEPTH` layers) holds a window whose anchor print
+either alphabet, base32, hex, percent-encoding, backslash escapes, HTML character references, up
+to `DEPTH` layers) holds a window whose anchor print
 is known and whose whole print matches from there. A call whose strings are longer than
 `MAX_SCAN` characters is reported as unscanned, never as clean (docs/sessions.md).
 """
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import hashlib
+import html
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,6 +33,10 @@ DEPTH = 2  # layers of encoding undone
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX_RUN = re.compile(r"(?:[0-9a-fA-F]{2}[:\s-]?){8,}")
+_B32_RUN = re.compile(r"[A-Z2-7]{16,}={0,6}|[a-z2-7]{16,}={0,6}")
+_ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|[0-7]{3})")
+# What unicode_escape would choke on or misread: a backslash before anything but an escape it undoes.
+_ESCAPE_OTHER = re.compile(r"\\(?!x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|[\\'\"abfnrtv])")
 
 
 def reduced(text: str) -> str:
@@ -40,13 +48,23 @@ def _print(key: bytes, text: str, size: int) -> str:
     return hashlib.blake2b(text.encode(), key=key, digest_size=size).hexdigest()
 
 
+_ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm")
+
+
+def _spellings(text: str) -> tuple[tuple[str, str], ...]:
+    """A reduced secret as it may come back without any decoding to undo: as is, reversed, ROT13."""
+    return ("", text), ("reversed", text[::-1]), ("rot13", text.translate(_ROT13))
+
+
 def prints_of(secrets: Iterable[str], key: bytes) -> tuple[str, ...]:
-    """The fingerprints of secrets (`anchor.length.whole`), one per distinct reduced secret long enough."""
+    """The fingerprints of secrets (`anchor.length.whole`), one per spelling of each distinct reduced secret."""
     out: dict[str, None] = {}
     for secret in secrets:
         text = reduced(secret)
         if len(text) >= SHORTEST:
-            out[f"{_print(key, text[:WINDOW], 6)}.{len(text)}.{_print(key, text, 12)}"] = None
+            for kind, spelling in _spellings(text):
+                made = f"{_print(key, spelling[:WINDOW], 6)}.{len(spelling)}.{_print(key, spelling, 12)}"
+                out[f"{made}.{kind}" if kind else made] = None
     return tuple(out)
 
 
@@ -68,6 +86,26 @@ def _decoded(text: str) -> Iterator[tuple[str, str]]:
             decoded = data.decode("latin-1")
             if sum(c.isprintable() for c in decoded) >= 0.8 * len(decoded) > 0:
                 yield "base64", decoded
+    if "\\" in text and _ESCAPE.search(text):
+        try:
+            unescaped: str | None = codecs.decode(_ESCAPE_OTHER.sub("", text), "unicode_escape")
+        except (UnicodeDecodeError, ValueError):
+            unescaped = None
+        if unescaped is not None:
+            yield "escaped", unescaped
+    if "&#" in text:
+        unescaped = html.unescape(text)
+        if unescaped != text:
+            yield "HTML entities", unescaped
+    for match in _B32_RUN.finditer(text):
+        body = match.group().rstrip("=").upper()
+        try:
+            data = base64.b32decode(body + "=" * (-len(body) % 8))
+        except (binascii.Error, ValueError):
+            continue
+        decoded = data.decode("latin-1")
+        if sum(c.isprintable() for c in decoded) >= 0.8 * len(decoded) > 0:
+            yield "base32", decoded
     for match in _HEX_RUN.finditer(text):
         digits = re.sub(r"[:\s-]", "", match.group())
         try:
@@ -100,14 +138,13 @@ class Matcher:
     def __init__(self, prints: Sequence[str], key: bytes) -> None:
         self.key = key
         self._base = hashlib.blake2b(key=key, digest_size=6)
-        self._anchors: dict[str, list[tuple[int, str]]] = {}
+        self._anchors: dict[str, list[tuple[int, str, str]]] = {}
         for item in prints:
-            anchor, _, rest = item.partition(".")
-            length, _, whole = rest.partition(".")
+            anchor, length, whole, *kind = item.split(".")
             if length.isdigit():
-                self._anchors.setdefault(anchor, []).append((int(length), whole))
+                self._anchors.setdefault(anchor, []).append((int(length), whole, kind[0] if kind else ""))
 
-    def _holds(self, text: str) -> bool:
+    def _holds(self, text: str) -> str | None:
         anchors, base, key = self._anchors, self._base, self.key
         seen: set[str] = set()
         for i in range(len(text) - WINDOW + 1):
@@ -119,10 +156,10 @@ class Matcher:
             h.update(window.encode())
             found = anchors.get(h.hexdigest())
             if found is not None:
-                for length, whole in found:
+                for length, whole, kind in found:
                     if len(text) - i >= length and _print(key, text[i : i + length], 12) == whole:
-                        return True
-        return False
+                        return kind
+        return None
 
     def carried(self, arguments: Any) -> list[str]:
         """Where the arguments carry a secret the session saw, as "how at where" (never the secret)."""
@@ -144,8 +181,11 @@ class Matcher:
                     *found,
                     f"unscanned: the arguments are too long to check against the secrets seen ({MAX_SCAN} characters)",
                 ]
-            if len(plain) >= SHORTEST and self._holds(plain):
-                found.append(f"{how} at {where}")
+            spelled = self._holds(plain) if len(plain) >= SHORTEST else None
+            if spelled is not None:
+                found.append(
+                    f"{how if not spelled else spelled if how == 'as sent' else f'{spelled} {how}'} at {where}"
+                )
                 continue
             if depth < DEPTH:
                 todo.extend(
