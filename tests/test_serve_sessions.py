@@ -16,7 +16,6 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,14 +91,15 @@ class Serve:
         return [json.loads(line) for line in self.audit.read_text().splitlines()]
 
 
-def serving(packs: list[str], sessions: str, folder: Path, replica: str = "") -> dict[str, Serve]:
-    """One service per pack, started together (each takes ~1 s to import and load)."""
-    started = {p: Serve(p, sessions, folder / f"{p}{replica}.jsonl") for p in packs}
+def serving(packs: list[str], sessions: str, folder: Path, replicas: int = 1) -> list[dict[str, Serve]]:
+    """`replicas` services per pack, all started at once (each takes ~1 s to import and load)."""
+    started = [{p: Serve(p, sessions, folder / f"{p}-{n}.jsonl") for p in packs} for n in range(replicas)]
     try:
-        return {p: s.ready() for p, s in started.items()}
+        return [{p: s.ready() for p, s in replica.items()} for replica in started]
     except BaseException:
-        for s in started.values():
-            s.stop()
+        for replica in started:
+            for s in replica.values():
+                s.stop()
         raise
 
 
@@ -164,37 +164,38 @@ def replay(sequence: dict[str, Any], decide_on: list[Serve], review_on: list[Ser
             assert set(expect["labels"]) <= set(store.load(session).labels), where
 
 
+def replay_all(decide_on: list[dict[str, Serve]], review_on: list[dict[str, Serve]], store: Any) -> None:
+    """Every sequence (the failures of all of them at once, by name)."""
+    failures = []
+    for sequence in SEQUENCES:
+        pack = sequence["pack"]
+        try:
+            replay(sequence, [s[pack] for s in decide_on], [s[pack] for s in review_on], store)
+        except AssertionError as error:
+            failures.append(f"{sequence['name']}: {error}")
+    assert not failures, "\n".join(failures)
+
+
 # -- SQLite ------------------------------------------------------------------------------------------
+# One test per set of servers (~1 s each to start): pytest-xdist would start a module fixture's on each worker.
 
 
-@pytest.fixture(scope="module")
-def sqlite_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Serve], Path]]:
-    folder = tmp_path_factory.mktemp("serve-sqlite")
-    services = serving(PACKS, f"sqlite:{folder / 'sessions.sqlite3'}", folder)
+def test_serve_on_sqlite_replays_every_sequence_and_logs_each_session(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.sqlite3"
+    (services,) = serving(PACKS, f"sqlite:{path}", tmp_path)
+    store = SqliteStore(path)
     try:
-        yield services, folder / "sessions.sqlite3"
+        replay_all([services], [services], store)
+        decision_log_records_carry_the_session_and_its_labels(services["claude-code"])
+        a_review_records_the_result_and_never_a_second_decision(services["bfcl"], store)
+        a_session_id_is_a_bounded_string(services["bfcl"].client)
     finally:
+        store.close()
         for s in services.values():
             s.stop()
 
 
-@pytest.mark.parametrize("sequence", SEQUENCES, ids=[s["name"] for s in SEQUENCES])
-def test_every_sequence_replays_through_serve_on_sqlite(
-    sequence: dict[str, Any], sqlite_services: tuple[dict[str, Serve], Path]
-) -> None:
-    services, path = sqlite_services
-    store = SqliteStore(path)
-    try:
-        service = services[sequence["pack"]]
-        replay(sequence, [service], [service], store)
-    finally:
-        store.close()
-
-
-def test_decision_log_records_carry_the_session_and_its_labels(
-    sqlite_services: tuple[dict[str, Serve], Path],
-) -> None:
-    service = sqlite_services[0]["claude-code"]
+def decision_log_records_carry_the_session_and_its_labels(service: Serve) -> None:
     session = "log-" + uuid.uuid4().hex[:8]
     read = {"name": "Read", "arguments": {"file_path": "/home/dev/project/settings.ini"}, "cwd": "/home/dev/project"}
     decided = service.post("decide", {**read, "session_id": session})
@@ -211,21 +212,14 @@ def test_decision_log_records_carry_the_session_and_its_labels(
     assert secret.split("=")[1].strip() not in json.dumps(mine)  # the log is redacted as before
 
 
-def test_a_review_records_the_result_and_never_a_second_decision(
-    sqlite_services: tuple[dict[str, Serve], Path],
-) -> None:
-    service, path = sqlite_services[0]["bfcl"], sqlite_services[1]
+def a_review_records_the_result_and_never_a_second_decision(service: Serve, store: SqliteStore) -> None:
     session = "count-" + uuid.uuid4().hex[:8]
     pay = {"name": "withdraw_funds", "arguments": {"amount": 10}, "session_id": session}
     for _ in range(3):
         decided = service.post("decide", pay)
         service.post("review", {**pay, "call_id": decided["call_id"], "result": {"value": {"status": "ok"}}})
-    store = SqliteStore(path)
-    try:
-        steps = [e.step.value for e in store.entries(session)]
-    finally:
-        store.close()
-    assert steps == ["allow", "allow", "allow"]  # the results set no label: nothing more to record
+    # The results set no label: nothing more to record.
+    assert [e.step.value for e in store.entries(session)] == ["allow", "allow", "allow"]
     unknown = service.post("review", {**pay, "call_id": "never-decided", "result": {"value": {"status": "ok"}}})
     assert unknown["post"] == "blocked" and "holds no decision of call 'never-decided'" in unknown["feedback"]
     denied = service.post("decide", {"name": "withdraw_funds", "arguments": {"amount": 30000}, "session_id": session})
@@ -234,8 +228,7 @@ def test_a_review_records_the_result_and_never_a_second_decision(
     assert service.post("review", review)["post"] == "blocked"
 
 
-def test_a_session_id_is_a_bounded_string(sqlite_services: tuple[dict[str, Serve], Path]) -> None:
-    client = sqlite_services[0]["bfcl"].client
+def a_session_id_is_a_bounded_string(client: httpx.Client) -> None:
     for bad, error in ((7, "`session_id` must be a string"), ("s" * 257, "over 256 characters")):
         reply = client.post("/v1/decide", json={"name": "x", "arguments": {}, "session_id": bad})
         assert reply.status_code == 400 and error in reply.json()["error"]
@@ -246,38 +239,28 @@ def test_a_session_id_is_a_bounded_string(sqlite_services: tuple[dict[str, Serve
 # -- Redis: two replicas share one server -----------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def redis_replicas(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[dict[str, Serve], dict[str, Serve], str]]:
-    folder = tmp_path_factory.mktemp("serve-redis")
-    server = RedisServer(folder)
+def test_two_serve_replicas_sharing_one_redis_replay_every_sequence_and_fail_closed_without_it(
+    tmp_path: Path,
+) -> None:
+    server = RedisServer(tmp_path)
     first: dict[str, Serve] = {}
     second: dict[str, Serve] = {}
     try:
-        first = serving(PACKS, server.url, folder, "-a")
-        second = serving(PACKS, server.url, folder, "-b")
-        yield first, second, server.url
+        first, second = serving(PACKS, server.url, tmp_path, replicas=2)
+        # Each step is decided on one replica and its result reviewed on the other, the next step the other way round.
+        replay_all([first, second], [second, first], open_store(server.url))
+        a_label_and_a_counter_set_through_one_replica_are_seen_by_the_other(first, second)
+        server.stop()  # the store goes away under running services
+        a_store_that_fails_later_denies_and_blocks(first["claude-code"])
     finally:
         for s in [*first.values(), *second.values()]:
             s.stop()
         server.stop()
 
 
-@pytest.mark.parametrize("sequence", SEQUENCES, ids=[s["name"] for s in SEQUENCES])
-def test_every_sequence_replays_across_two_replicas_sharing_redis(
-    sequence: dict[str, Any], redis_replicas: tuple[dict[str, Serve], dict[str, Serve], str]
+def a_label_and_a_counter_set_through_one_replica_are_seen_by_the_other(
+    first: dict[str, Serve], second: dict[str, Serve]
 ) -> None:
-    first, second, url = redis_replicas
-    a, b = first[sequence["pack"]], second[sequence["pack"]]
-    # Each step is decided on one replica and its result reviewed on the other, the next step the other way round.
-    replay(sequence, [a, b], [b, a], open_store(url))
-
-
-def test_a_label_and_a_counter_set_through_one_replica_are_seen_by_the_other(
-    redis_replicas: tuple[dict[str, Serve], dict[str, Serve], str],
-) -> None:
-    first, second, _url = redis_replicas
     session = "shared-" + uuid.uuid4().hex[:8]
     read = {"name": "fs_read", "arguments": {"path": "/workspace/config/app.ini"}, "session_id": session}
     decided = first["baseline"].post("decide", read)
@@ -294,27 +277,18 @@ def test_a_label_and_a_counter_set_through_one_replica_are_seen_by_the_other(
     assert [a["decision"] for a in answers] == ["allow"] * 5 + ["ask"] and answers[5]["rule"] == "ask-payment-sum"
 
 
-def test_a_store_that_fails_later_denies_and_blocks(tmp_path: Path) -> None:
-    server = RedisServer(tmp_path)
-    service = serving(["claude-code"], server.url, tmp_path)["claude-code"]
-    try:
-        read = {"name": "Read", "arguments": {"file_path": "/home/dev/project/a.txt"}, "cwd": "/home/dev/project"}
-        decided = service.post("decide", {**read, "session_id": "s1"})
-        assert decided["decision"] == "allow"
-        server.stop()  # the store goes away under a running service
-        denied = service.post("decide", {**read, "session_id": "s1"})
-        assert (denied["decision"], denied["rule"]) == ("deny", "session store")
-        assert "session store failed" in denied["reason"]
-        body = {**read, "session_id": "s1", "call_id": decided["call_id"], "result": {"value": "hello"}}
-        blocked = service.post("review", body)
-        assert blocked["post"] == "blocked" and "session store failed" in blocked["feedback"]
-        # A call without a session reads an empty one and touches no store: the packs still decide it.
-        assert service.post("decide", read)["decision"] == "allow"
-        records = service.records()
-        assert records[-3]["decision"] == "deny" and records[-3]["labels"] is None
-    finally:
-        service.stop()
-        server.stop()
+def a_store_that_fails_later_denies_and_blocks(service: Serve) -> None:
+    read = {"name": "Read", "arguments": {"file_path": "/home/dev/project/a.txt"}, "cwd": "/home/dev/project"}
+    denied = service.post("decide", {**read, "session_id": "s1"})
+    assert (denied["decision"], denied["rule"]) == ("deny", "session store")
+    assert "session store failed" in denied["reason"]
+    body = {**read, "session_id": "s1", "call_id": "c1", "result": {"value": "hello"}}
+    blocked = service.post("review", body)
+    assert blocked["post"] == "blocked" and "session store failed" in blocked["feedback"]
+    # A call without a session reads an empty one and touches no store: the packs still decide it.
+    assert service.post("decide", read)["decision"] == "allow"
+    records = service.records()
+    assert records[-3]["decision"] == "deny" and records[-3]["labels"] is None
 
 
 # -- starting, reloading, the log's schema ------------------------------------------------------------
@@ -324,17 +298,17 @@ def test_a_store_that_cannot_open_stops_the_service_before_it_listens(tmp_path: 
     closed = f"redis://127.0.0.1:{free_port()}/0"
     blocker = tmp_path / "file"
     blocker.write_text("")
-    for spec, says in (
-        (closed, "start the Redis server"),
-        (f"sqlite:{blocker / 'sessions.sqlite3'}", "a folder this user can write"),
-        ("nonsense", "unknown session store"),
-    ):
-        argv = [sys.executable, "-m", "policyengine", "serve", "--pack", str(ROOT / "policies" / "bfcl")]
-        argv += ["--port", "0", "--sessions", spec]
-        done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=60)
-        assert done.returncode == 2, done.stderr
-        assert f"cannot open the session store {spec}" in done.stderr and says in done.stderr, done.stderr
-        assert "http://" not in done.stderr
+    cases = {
+        closed: "start the Redis server",
+        f"sqlite:{blocker / 'sessions.sqlite3'}": "a folder this user can write",
+        "nonsense": "unknown session store",
+    }
+    argv = [sys.executable, "-m", "policyengine", "serve", "--pack", str(ROOT / "policies" / "bfcl"), "--port", "0"]
+    runs = {spec: subprocess.Popen([*argv, "--sessions", spec], stderr=subprocess.PIPE, text=True) for spec in cases}
+    for spec, says in cases.items():
+        _out, err = runs[spec].communicate(timeout=60)
+        assert runs[spec].returncode == 2, err
+        assert f"cannot open the session store {spec}" in err and says in err and "http://" not in err, err
 
 
 def test_the_default_store_sits_beside_the_decision_log_and_a_reload_keeps_it(tmp_path: Path) -> None:

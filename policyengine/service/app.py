@@ -4,7 +4,9 @@
 what post-execute makes of its result. Every answer carries `pack_digest`, the digest of the
 installation that decided it: a request takes the current snapshot once, when it starts, so a
 reload in the middle never mixes two policies. Anything that goes wrong while deciding denies
-(fails closed); nothing a client sends reaches a 500.
+(fails closed); nothing a client sends reaches a 500. A request's `session_id` names the agent's
+session: a decide records the call in it, a review records its result under the decision the
+session holds (`review_recorded`), and a session store that fails denies or blocks.
 """
 
 from __future__ import annotations
