@@ -547,8 +547,10 @@ async def _evaluate(
 
 def _labels_held(snapshot: Snapshot, session_id: str | None) -> list[str] | None:
     """The labels the session holds now (right after the call was decided or reviewed), for the decision log."""
-    if not session_id or snapshot.registry.installation.sessions is None:
+    if not session_id:
         return None
+    if snapshot.registry.installation.sessions is None:
+        return []  # packs without session rules: no label is ever set
     try:
         return sorted(snapshot.registry.installation.sessions.store.load(session_id).labels)
     except Exception:  # the store failed: the call was denied for it, and the record says the labels are unknown
