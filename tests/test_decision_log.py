@@ -243,7 +243,8 @@ def test_sqlite_schema_and_rows(tmp_path: Path) -> None:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         columns = [row[1] for row in db.execute("PRAGMA table_info(decisions)")]
         assert columns == [
-            "id", "ts", "call_id", "name", "agent", "decision", "stage", "rule", "pack", "digest", "reason", "record"
+            "id", "ts", "call_id", "name", "agent", "decision", "stage", "rule", "pack", "digest", "reason", "record",
+            "session_id", "labels",
         ]  # fmt: skip
         indexes = {row[1] for row in db.execute("PRAGMA index_list(decisions)")}
         assert {"decisions_ts", "decisions_rule", "decisions_decision", "decisions_name"} <= indexes

@@ -31,6 +31,7 @@ KEEP_ALIVE_TIMEOUT = 5.0
 RELOAD_INTERVAL = 2.0
 MAX_CONNECTIONS = 1024
 PORT = 8484
+SESSION_TTL = 24 * 3600.0  # sessions/stores.DEFAULT_TTL: a day after a session's last entry
 _SERVER_MODULES = {"starlette", "uvicorn", "prometheus_client", "anyio", "h11", "click"}
 
 
@@ -58,6 +59,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TARGET",
         dest="decision_log",
         help="the decision log: FILE.jsonl (rotated), FILE.db or sqlite:PATH (SQLite)",
+    )
+    parser.add_argument(
+        "--sessions",
+        metavar="SPEC",
+        help="where sessions live: sqlite:PATH (one machine), redis://HOST:PORT/DB (replicas sharing sessions) "
+        "or memory (default: SQLite beside the decision log, FILE.sessions.sqlite3, else "
+        "$XDG_STATE_HOME/policyengine/serve-sessions.sqlite3)",
+    )
+    parser.add_argument(
+        "--session-ttl",
+        type=float,
+        default=SESSION_TTL,
+        metavar="SECONDS",
+        help=f"a session expires this long after its last entry (default {SESSION_TTL:g}, a day)",
     )
     parser.add_argument(
         "--max-body-bytes",
@@ -153,6 +168,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     _positive("--decision-timeout", args.decision_timeout)
     _positive("--header-timeout", args.header_timeout)
     _positive("--keep-alive-timeout", args.keep_alive_timeout)
+    _positive("--session-ttl", args.session_ttl)
     if not (math.isfinite(args.reload_interval) and args.reload_interval >= 0):
         raise UsageError(f"--reload-interval {args.reload_interval:g} is not a number of seconds", hint="e.g. 2, or 0")
     if args.cwd is not None and not os.path.isdir(args.cwd):
@@ -181,7 +197,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             workdir = tempfile.mkdtemp(prefix="policyengine-bundle-")
             bundle_folders, poll = _bundle(args.bundle, args.public_key, workdir, folders)
             folders = bundle_folders
-        state = PacksState(folders, cwd=args.cwd, tools=args.tools, unknown_tools=args.unknown_tools)
+        sessions = open_sessions(args.sessions, args.decision_log, args.session_ttl)
+        state = PacksState(folders, cwd=args.cwd, tools=args.tools, unknown_tools=args.unknown_tools, sessions=sessions)
         if poll is not None:
             poll = poll(state)
         decision_log = open_decision_log(args.decision_log) if args.decision_log else None
@@ -206,6 +223,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         print(f"policyengine serve: http://{shown}:{port} (packs {state.current.digest})", file=err, flush=True)
+        print(f"policyengine serve: sessions in {describe_sessions(sessions)}", file=err, flush=True)
         config = uvicorn.Config(
             app,
             log_level=args.log_level,
@@ -222,6 +240,47 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
     return 0
+
+
+def default_sessions(decision_log: str | None) -> str:
+    """The store when --sessions is not given: SQLite beside the decision log, else in the user's state folder."""
+    if decision_log:
+        from policyengine.service.decision_log import sqlite_path
+
+        log = Path(sqlite_path(decision_log))
+        return "sqlite:" + str(log.with_name(log.stem + ".sessions.sqlite3"))
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return "sqlite:" + os.path.join(state, "policyengine", "serve-sessions.sqlite3")
+
+
+def open_sessions(spec: str | None, decision_log: str | None, ttl: float) -> Any:
+    """The session store every snapshot shares; one that cannot open stops the service before it listens."""
+    from policyengine.errors import SessionStoreError
+    from policyengine.sessions.stores import open_store
+
+    spec = spec or default_sessions(decision_log)
+    try:
+        return open_store(spec, ttl=ttl)
+    except SessionStoreError as error:
+        hint = (
+            "start the Redis server, check the URL (redis://HOST:PORT/DB) and `pip install 'policyengine[redis]'`"
+            if spec.startswith(("redis://", "rediss://", "unix://"))
+            else "give --sessions sqlite:PATH in a folder this user can write, redis://HOST:PORT/DB, or memory"
+        )
+        raise UsageError(f"--sessions: cannot open the session store {spec}: {error.message}", hint=hint) from None
+
+
+def describe_sessions(store: Any) -> str:
+    """Where the store keeps sessions, for the startup line (a Redis URL without its password)."""
+    if hasattr(store, "path"):
+        return f"sqlite:{store.path} (ttl {store.ttl:g}s)"
+    if hasattr(store, "url"):
+        from urllib.parse import urlsplit
+
+        url = urlsplit(store.url)
+        shown = url._replace(netloc=url.hostname + (f":{url.port}" if url.port else "")) if url.hostname else url
+        return f"{shown.geturl()} (ttl {store.ttl:g}s)"
+    return f"memory (this process only, ttl {store.ttl:g}s)"
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -4,7 +4,9 @@
 what post-execute makes of its result. Every answer carries `pack_digest`, the digest of the
 installation that decided it: a request takes the current snapshot once, when it starts, so a
 reload in the middle never mixes two policies. Anything that goes wrong while deciding denies
-(fails closed); nothing a client sends reaches a 500.
+(fails closed); nothing a client sends reaches a 500. A request's `session_id` names the agent's
+session: a decide records the call in it, a review records its result under the decision the
+session holds (`review_recorded`), and a session store that fails denies or blocks.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from policyengine.enforce.evaluate import Evaluation, Verdict, evaluate, evaluate_now, fault_denial
+from policyengine.enforce.evaluate import Evaluation, Verdict, evaluate, evaluate_now, fault_denial, review_recorded
 from policyengine.service.deadlines import Deadlines
 from policyengine.service.decision_log import DecisionLog, decision_record
 from policyengine.service.packs_state import PacksState, ReloadResult, Snapshot
@@ -63,7 +65,9 @@ DEFAULT_DECISION_TIMEOUT = 5.0
 OFFLOAD_BYTES = 64 * 1024
 SERVICE = Source(SourceKind.REGISTRY, "policy service")
 
-_DECIDE_KEYS = frozenset({"name", "arguments", "cwd", "call_id", "agent"})
+_DECIDE_KEYS = frozenset({"name", "arguments", "cwd", "call_id", "agent", "session_id"})
+# A session id is a key in the store (a Redis key, a SQLite value): bounded, like any name a client picks.
+MAX_SESSION_ID = 256
 _REVIEW_KEYS = _DECIDE_KEYS | {"result"}
 
 
@@ -167,6 +171,13 @@ _CALL_PROPERTIES: dict[str, Any] = {
     "cwd": {**_NULLABLE_STRING, "description": "where the call's relative paths start (default: the packs' cwd)"},
     "call_id": {**_NULLABLE_STRING, "description": "the call's id (default: a new one, echoed back)"},
     "agent": {**_NULLABLE_STRING, "description": "who makes the call (default: agent)"},
+    "session_id": {
+        **_NULLABLE_STRING,
+        "maxLength": MAX_SESSION_ID,
+        "description": "the agent's session: rules that read `session` see what the session did before; a decide "
+        "records the call in it, a review the labels and secrets of its result, under the call_id the "
+        "decide answered (default: none, an empty session, nothing recorded)",
+    },
 }
 _DECISION_PROPERTIES: dict[str, Any] = {
     "decision": {"type": "string", "enum": ["allow", "deny", "ask", "invalid"]},
@@ -438,9 +449,11 @@ def _parse(raw: bytes, keys: frozenset[str], with_result: bool) -> dict[str, Any
         raise BadRequest(400, "`arguments` is missing; send {} for a call without arguments")
     if not isinstance(body["arguments"], dict):
         raise BadRequest(400, f"`arguments` must be an object, got {type(body['arguments']).__name__}")
-    for key in ("cwd", "call_id", "agent"):
+    for key in ("cwd", "call_id", "agent", "session_id"):
         if body.get(key) is not None and not isinstance(body[key], str):
             raise BadRequest(400, f"`{key}` must be a string or null, got {type(body[key]).__name__}")
+    if len(body.get("session_id") or "") > MAX_SESSION_ID:
+        raise BadRequest(400, f"`session_id` is over {MAX_SESSION_ID} characters; send a shorter id")
     if with_result:
         result = body.get("result")
         if not isinstance(result, dict) or "value" not in result:
@@ -470,6 +483,7 @@ def _kwargs(snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result: A
         "cwd": body.get("cwd"),
         "result": result,
         "require_tool": snapshot.require_tool,
+        "session_id": body.get("session_id") or None,
     }
 
 
@@ -480,6 +494,10 @@ def _evaluate_now(
     try:
         # Nothing can swap the registry under a decision in progress: the snapshot is immutable.
         kwargs = _kwargs(snapshot, body, call_id, result)
+        if result is not None and kwargs["session_id"]:
+            # The call was decided (and counted) by /v1/decide: a review records its result, never a second decision.
+            del kwargs["result"]
+            return review_recorded(snapshot.registry, body["name"], body["arguments"], result, **kwargs)
         return evaluate_now(snapshot.registry, body["name"], body["arguments"], **kwargs)
     except Exception as error:  # fails closed: a service that cannot decide denies
         return _denied(body["name"], error)
@@ -513,6 +531,10 @@ async def _evaluate(
                 "(its arguments are too large or too costly to check); the call is refused."
             )
             answer = Evaluation(Verdict.DENY, None, SERVICE, reason)
+    if answer is None and result is not None and body.get("session_id"):
+        # Only asynchronous stages (not packs) get here: reviewing them again would count the call twice.
+        reason = "Blocked: the policy service reviews results in a session only for packs (synchronous stages)."
+        answer = Evaluation(Verdict.DENY, None, SERVICE, reason)
     if answer is None:
         try:
             answer = await evaluate(
@@ -521,6 +543,18 @@ async def _evaluate(
         except Exception as error:  # fails closed: a service that cannot decide denies
             answer = _denied(body["name"], error)
     return _closed(answer, result)
+
+
+def _labels_held(snapshot: Snapshot, session_id: str | None) -> list[str] | None:
+    """The labels the session holds now (right after the call was decided or reviewed), for the decision log."""
+    if not session_id:
+        return None
+    if snapshot.registry.installation.sessions is None:
+        return []  # packs without session rules: no label is ever set
+    try:
+        return sorted(snapshot.registry.installation.sessions.store.load(session_id).labels)
+    except Exception:  # the store failed: the call was denied for it, and the record says the labels are unknown
+        return None
 
 
 def _closed(answer: Evaluation, result: Mapping[str, Any] | None) -> Evaluation:
@@ -649,6 +683,8 @@ def create_app(
                 agent=body.get("agent") or "agent",
                 cwd=body.get("cwd") if body.get("cwd") is not None else snapshot.registry.cwd,
                 result=result,
+                session_id=body.get("session_id") or None,
+                labels=_labels_held(snapshot, body.get("session_id")),
             )
             entry["pack_digest"] = snapshot.digest
             before = decision_log.failures

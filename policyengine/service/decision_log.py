@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (
     id INTEGER PRIMARY KEY,
@@ -60,14 +60,25 @@ CREATE TABLE IF NOT EXISTS decisions (
     pack TEXT,
     digest TEXT,
     reason TEXT,
-    record TEXT
+    record TEXT,
+    session_id TEXT,
+    labels TEXT
 );
 CREATE INDEX IF NOT EXISTS decisions_ts ON decisions (ts);
 CREATE INDEX IF NOT EXISTS decisions_rule ON decisions (rule);
 CREATE INDEX IF NOT EXISTS decisions_decision ON decisions (decision);
 CREATE INDEX IF NOT EXISTS decisions_name ON decisions (name);
+CREATE INDEX IF NOT EXISTS decisions_session ON decisions (session_id);
 """
-"""The SQLite schema, version SCHEMA_VERSION (`PRAGMA user_version`); `record` is the whole JSON record."""
+"""The SQLite schema, version SCHEMA_VERSION (`PRAGMA user_version`); `record` is the whole JSON record.
+
+Version 2 added `session_id` and `labels` (a JSON list); a version 1 log gains them when opened.
+"""
+# What version 1 lacked, added in place so an old log keeps its rows and stays readable.
+_UPGRADE_1 = (
+    "ALTER TABLE decisions ADD COLUMN session_id TEXT",
+    "ALTER TABLE decisions ADD COLUMN labels TEXT",
+)
 
 # The fields scanned for credentials: what the agent sent, what the tool returned, and the
 # reason, which a rule may have filled in from the arguments.
@@ -126,12 +137,16 @@ def decision_record(
     cwd: str | None = None,
     result: Mapping[str, Any] | None = None,
     timestamp: float | None = None,
+    session_id: str | None = None,
+    labels: list[str] | None = None,
 ) -> dict[str, Any]:
     """One audit-format record (runtime/audit.py's fields) of a decision, which `policyengine dry-run` replays.
 
     The result is recorded as post-execute left it (what policy hid never reaches the log), and
     only when post-execute judged it: `result` is accepted so a caller can pass what it has, but
-    a result the policy did not see (the call was denied first) is not logged.
+    a result the policy did not see (the call was denied first) is not logged. A call of a session
+    carries `session_id` and `labels`, the labels the session held once it was decided (null when
+    the store could not say).
     """
     source = evaluation.source
     record: dict[str, Any] = {
@@ -150,6 +165,9 @@ def decision_record(
     }
     if cwd is not None:
         record["cwd"] = cwd  # a dry-run resolves the replayed call's relative paths against it
+    if session_id:
+        record["session_id"] = session_id
+        record["labels"] = None if labels is None else list(labels)
     if evaluation.post is not None and result is not None:
         blocked = evaluation.post.value == "blocked"
         record["post"] = evaluation.post.value
@@ -364,6 +382,8 @@ class SqliteLog(_Sink):
                 _text(prepared.get("digest")),
                 _text(prepared.get("reason")),
                 _line(prepared).decode("utf-8", "surrogatepass").rstrip("\n"),
+                _text(prepared.get("session_id")),
+                None if prepared.get("labels") is None else json.dumps(prepared["labels"]),
             )
         except Exception as error:
             with self._lock:
@@ -376,7 +396,7 @@ class SqliteLog(_Sink):
                 with self._db:
                     self._db.execute(
                         "INSERT INTO decisions (ts, call_id, name, agent, decision, stage, rule, pack, digest, reason,"
-                        " record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " record, session_id, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         row,
                     )
                 self.written += 1
@@ -405,6 +425,9 @@ def _connect(path: Path) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across a crash of the process, fast
         with db:
+            if version == 1:
+                for statement in _UPGRADE_1:
+                    db.execute(statement)
             db.executescript(SCHEMA)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:

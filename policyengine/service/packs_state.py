@@ -2,7 +2,8 @@
 
 Each reload builds a whole new registry off the event loop and swaps one reference: a request
 takes the snapshot once, when it starts, and decides on it to the end, whatever reloads meanwhile.
-A reload that fails keeps the last good snapshot and remembers why (`last_error`).
+A reload that fails keeps the last good snapshot and remembers why (`last_error`). Every
+snapshot's registry writes the same session store, so sessions outlive reloads.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import PolicyEngineError
 from policyengine.packs.loader import Pack, catalog_for
 from policyengine.runtime.registry import Registry
+from policyengine.values.session import SessionStore
 
 log = logging.getLogger("policyengine.service")
 
@@ -73,9 +75,12 @@ class ReloadResult:
     error: str | None
 
 
-def _build(folders: tuple[Path, ...], cwd: str | None, tools: str | None, unknown_tools: str) -> Snapshot:
+def _build(
+    folders: tuple[Path, ...], cwd: str | None, tools: str | None, unknown_tools: str, sessions: SessionStore | None
+) -> Snapshot:
     """Load and install the packs on a registry of their own, with their catalog's tools (raises on any problem)."""
-    layers = PolicyLayers.install(Registry(cwd=cwd), folders)
+    # Every snapshot shares the one session store: a reload keeps every session's labels and counters.
+    layers = PolicyLayers.install(Registry(cwd=cwd, sessions=sessions), folders)
     # The tools `dry-run` would validate against: --tools, else the packs' `catalog:`, else none.
     catalog = catalog_for(layers.packs, tools)
     for definition in (catalog or {}).values():
@@ -95,16 +100,22 @@ class PacksState:
         cwd: str | None = None,
         tools: str | None = None,
         unknown_tools: str = "invalid",
+        sessions: SessionStore | None = None,
     ) -> None:
         if not folders:
             raise PolicyEngineError("no pack folder to serve", hint="give at least one --pack DIR")
         if unknown_tools not in ("invalid", "decide"):
             raise PolicyEngineError(f"unknown_tools {unknown_tools!r}", hint="use 'invalid' or 'decide'")
         self.cwd, self.tools, self.unknown_tools = cwd, tools, unknown_tools
+        if sessions is None:
+            from policyengine.sessions.stores import MemoryStore
+
+            sessions = MemoryStore()  # not one per snapshot: a reload must not forget the sessions
+        self.sessions: SessionStore = sessions
         self._folders = tuple(Path(f) for f in folders)
         self._seen = fingerprint(self._folders)
         self._current = _build(
-            self._folders, cwd, tools, unknown_tools
+            self._folders, cwd, tools, unknown_tools, self.sessions
         )  # the first load must succeed: nothing to fall back to
         self.last_error: str | None = None
         self.last_error_at: float | None = None
@@ -134,7 +145,7 @@ class PacksState:
             seen = fingerprint(wanted)  # before loading: an edit during the load triggers another reload
             self._seen = seen
             try:
-                snapshot = _build(wanted, self.cwd, self.tools, self.unknown_tools)
+                snapshot = _build(wanted, self.cwd, self.tools, self.unknown_tools, self.sessions)
             except Exception as error:  # fail closed: whatever went wrong, the last good packs keep deciding
                 what = str(error) if isinstance(error, PolicyEngineError) else f"{type(error).__name__}: {error}"
                 self.failures += 1
