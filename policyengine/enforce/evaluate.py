@@ -15,7 +15,7 @@ from policyengine.runtime.registry import Registry
 from policyengine.runtime.run import REGISTRY, Run
 from policyengine.tools.definition import ToolDefinition, content_problems, define_tool
 from policyengine.values.call import PendingResult, ToolCall, new_call_id
-from policyengine.values.decisions import Ask, Block, Deny, PreDecision, Source
+from policyengine.values.decisions import Allow, Ask, Block, Deny, PreDecision, Source
 from policyengine.values.frozen import FrozenDict, freeze
 from policyengine.values.results import Outcome, Stage
 
@@ -157,6 +157,61 @@ def evaluate_now(
     if isinstance(started, Evaluation):
         return started
     return _evaluate_now(*started, result, now)
+
+
+async def review_recorded(
+    registry: Registry,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    result: Mapping[str, Any],
+    *,
+    agent: str = "agent",
+    call_id: str | None = None,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    now: float | None = None,
+) -> Evaluation:
+    """Post-execute over the real result of a call already decided: no second decision, no second entry.
+
+    The call's decision entry was written when it was decided; this writes only its RESULT entry
+    (post-execute's labels, the result's fingerprints), as `Registry.call` would. The answer's
+    decision is ALLOW (the call ran); `post` says what post-execute made of the result.
+    """
+    started = _start(registry, name, arguments, False, agent, call_id, cwd, session_id, now)
+    if isinstance(started, Evaluation):
+        return started
+    run, definition = started
+    pending = _recorded(run, definition or _stub(name), result)
+    if isinstance(pending, Evaluation):
+        return pending
+    post = run.inst.post
+    answer = post.review_now(run, pending) if post.synchronous else await post.review(run, pending)
+    return _reviewed(run, Allow(), _recorded_review(run, pending, answer, now))
+
+
+def review_recorded_now(
+    registry: Registry,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    result: Mapping[str, Any],
+    *,
+    agent: str = "agent",
+    call_id: str | None = None,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    now: float | None = None,
+) -> Evaluation | None:
+    """`review_recorded` without an event loop, when post-execute is synchronous (packs alone); else None."""
+    if not registry.installation.post.synchronous:
+        return None
+    started = _start(registry, name, arguments, False, agent, call_id, cwd, session_id, now)
+    if isinstance(started, Evaluation):
+        return started
+    run, definition = started
+    pending = _recorded(run, definition or _stub(name), result)
+    if isinstance(pending, Evaluation):
+        return pending
+    return _reviewed(run, Allow(), _recorded_review(run, pending, run.inst.post.review_now(run, pending), now))
 
 
 def _start(
