@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -92,19 +92,20 @@ class Proxies:
                 ready.set_result(None)
                 await self.stop.wait()
 
-    def open(self, wanted: list[tuple[str, str, dict[str, Any], str | None]]) -> list[Connection]:
+    def open(self, wanted: Sequence[tuple[str, str, dict[str, Any], str | None]]) -> list[Connection]:
         """Start a proxy per (name, pack, upstream script, store) and connect to each, all at once."""
         connections = [Connection(name, self.tmp / f"{name}.stderr") for name, *_ in wanted]
 
         async def start() -> None:
-            readies = []
+            readies: list[asyncio.Future[None]] = []
             for connection, (name, pack, plan, store) in zip(connections, wanted, strict=True):
                 ready = self.loop.create_future()
                 readies.append(ready)
                 held = asyncio.ensure_future(self.hold(connection, self.params(name, pack, plan, store), ready))
                 self.holders.append(held)
-            every = asyncio.gather(*readies)
-            await asyncio.wait([every, *self.holders], timeout=90, return_when=asyncio.FIRST_COMPLETED)
+            every: asyncio.Future[Any] = asyncio.gather(*readies)
+            waited: list[asyncio.Future[Any]] = [every, *self.holders]
+            await asyncio.wait(waited, timeout=90, return_when=asyncio.FIRST_COMPLETED)
             for holder in self.holders:
                 if holder.done():
                     holder.result()  # a proxy that failed to start raises here
