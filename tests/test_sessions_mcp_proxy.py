@@ -29,7 +29,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.session import ClientRequestContext
 
-from mcp_session_upstream import load_sequences, runs, script
+from mcp_session_upstream import load_sequences, script
 from policyengine.sessions import SqliteStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,13 +148,6 @@ def proxies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxies]:
         held.close()
 
 
-@pytest.fixture(scope="module")
-def replays(proxies: Proxies) -> dict[str, Connection]:
-    """One connection per sequence, every one open at once, every session in one store."""
-    wanted = [(f"seq{i}", s["pack"], script(s), _store(proxies.tmp)) for i, s in enumerate(SEQUENCES)]
-    return {c.name: c for c in proxies.open(wanted)}
-
-
 def _decision(result: types.CallToolResult) -> tuple[str, str | None]:
     """What policy answered, as the client sees it: allow (the tool's result), or denied and by which rule."""
     meta = result.meta or {}
@@ -163,60 +156,67 @@ def _decision(result: types.CallToolResult) -> tuple[str, str | None]:
     return str(meta.get("policyengine/outcome")), meta.get("policyengine/rule")
 
 
-@pytest.mark.parametrize("index", range(len(SEQUENCES)), ids=[s["name"] for s in SEQUENCES])
-def test_every_sequence_replays_through_one_client_connection(
-    proxies: Proxies, replays: dict[str, Connection], index: int
-) -> None:
-    sequence, connection = SEQUENCES[index], replays[f"seq{index}"]
-    store = SqliteStore(_store(proxies.tmp).removeprefix("sqlite:"))
+async def _replay(sequence: dict[str, Any], connection: Connection, store: SqliteStore) -> list[str]:
+    """Each step's call on the connection, and what differs from what the step expects."""
+    assert connection.session is not None
+    problems: list[str] = []
+    for number, step in enumerate(sequence["steps"], 1):
+        call, expect = step["call"], step["expect"]
+        asked = len(connection.asked)
+        result = await connection.session.call_tool(call["name"], call["arguments"])
+        got = _decision(result)
+        if expect["decision"] == "ask":
+            # Put to the person by elicitation, naming the rule; accepted, so the call ran.
+            questions = connection.asked[asked:]
+            ok = len(questions) == 1 and f"(rule {expect['rule']})" in questions[0] and got == ("allow", None)
+        elif expect["decision"] == "allow":
+            ok = len(connection.asked) == asked and got == ("allow", None)
+        else:
+            ok = got == ("denied", expect["rule"])
+        if "labels" in expect and not set(expect["labels"]) <= set(store.load(connection.session_id).labels):
+            ok = False
+        if not ok:
+            problems.append(f"{sequence['name']}, step {number} ({call['name']}): expected {expect}, got {got}")
+    return problems
+
+
+# One replay keeps its session in the proxy's own memory (no --sessions: the default); its entries are not
+# in the shared store, so only its decisions are checked.
+IN_MEMORY = next(i for i, s in enumerate(SEQUENCES) if s["name"] == "bfcl: the 21st payment within an hour is denied")
+
+
+def test_every_sequence_replays_through_its_own_client_connection(proxies: Proxies) -> None:
+    """All sequences at once, one connection each, every connection's session in one shared store (but one)."""
+    shared = _store(proxies.tmp)
+    wanted = [(f"seq{i}", s["pack"], script(s), None if i == IN_MEMORY else shared) for i, s in enumerate(SEQUENCES)]
+    connections = proxies.open(wanted)
+    store = SqliteStore(shared.removeprefix("sqlite:"))
     try:
-        for number, step in enumerate(sequence["steps"], 1):
-            call, expect = step["call"], step["expect"]
-            asked = len(connection.asked)
-            result = proxies.call(connection, call["name"], call["arguments"])
-            where = f"step {number} ({call['name']}): {result.content}"
-            decision, rule = _decision(result)
-            if expect["decision"] == "ask":
-                # Put to the person by elicitation, naming the rule; accepted, so the call ran.
-                assert len(connection.asked) == asked + 1, where
-                assert f"(rule {expect['rule']})" in connection.asked[-1], where
-                assert decision == "allow", where
-            elif expect["decision"] == "allow":
-                assert len(connection.asked) == asked, where
-                assert decision == "allow", where
-            else:
-                assert decision == "denied", where
-                assert rule == expect["rule"], where
-            assert runs(step) == (decision == "allow")
-            if "labels" in expect:
-                held = store.load(connection.session_id).labels
-                assert set(expect["labels"]) <= set(held), where
+
+        async def every() -> list[list[str]]:
+            replays = (_replay(s, c, store) for s, c in zip(SEQUENCES, connections, strict=True))
+            return list(await asyncio.gather(*replays))
+
+        problems = [p for found in proxies.run(every(), timeout=120) for p in found]
+        assert problems == []
+        # One session per connection, and one decision entry per call in it (a review writes no second one).
+        assert len({c.session_id for c in connections}) == len(connections)
+        for i, (sequence, connection) in enumerate(zip(SEQUENCES, connections, strict=True)):
+            decided = [e.step.value for e in store.entries(connection.session_id) if e.step.value != "result"]
+            expected = [] if i == IN_MEMORY else [s["expect"]["decision"] for s in sequence["steps"]]
+            assert decided == expected, sequence["name"]
     finally:
         store.close()
 
 
-def test_each_connection_has_its_own_session_in_the_shared_store(
-    proxies: Proxies, replays: dict[str, Connection]
-) -> None:
-    ids = {c.session_id for c in replays.values()}
-    assert len(ids) == len(replays)
-    store = SqliteStore(_store(proxies.tmp).removeprefix("sqlite:"))
-    try:
-        for sequence, connection in zip(SEQUENCES, replays.values(), strict=True):
-            decided = [e for e in store.entries(connection.session_id) if e.step.value != "result"]
-            assert len(decided) == len(sequence["steps"])  # one decision entry per call, never two
-    finally:
-        store.close()
-
-
-CREDENTIAL = SEQUENCES[0]  # claude-code: a credential read, then any web fetch, is denied
+CREDENTIAL = next(s for s in SEQUENCES if s["name"] == "baseline: a credential read, then a network tool, is denied")
 
 
 def test_two_client_connections_are_two_sessions(proxies: Proxies) -> None:
     plan = script(CREDENTIAL)
-    plan["results"]["Read"] = plan["results"]["Read"] * 2
+    plan["results"]["fs_read"] = plan["results"]["fs_read"] * 2
     store = f"sqlite:{proxies.tmp / 'two.sqlite3'}"
-    first, second = proxies.open([("first", "claude-code", plan, store), ("second", "claude-code", plan, store)])
+    first, second = proxies.open([("first", "baseline", plan, store), ("second", "baseline", plan, store)])
     read, fetch = (step["call"] for step in CREDENTIAL["steps"])
     assert _decision(proxies.call(first, read["name"], read["arguments"])) == ("allow", None)
     # The credential is the first connection's: the second connection fetches.
@@ -226,16 +226,6 @@ def test_two_client_connections_are_two_sessions(proxies: Proxies) -> None:
         "deny-egress-after-credentials",
     )
     assert first.session_id != second.session_id
-
-
-def test_without_sessions_the_store_is_the_proxys_memory(proxies: Proxies) -> None:
-    [alone] = proxies.open([("memory", "claude-code", script(CREDENTIAL), None)])
-    read, fetch = (step["call"] for step in CREDENTIAL["steps"])
-    assert _decision(proxies.call(alone, read["name"], read["arguments"])) == ("allow", None)
-    assert _decision(proxies.call(alone, fetch["name"], fetch["arguments"])) == (
-        "denied",
-        "deny-egress-after-credentials",
-    )
 
 
 def _free_port() -> int:
@@ -266,8 +256,9 @@ def test_a_session_store_that_fails_denies_the_call(proxies: Proxies, tmp_path: 
                 if redis.poll() is not None or time.monotonic() > deadline:
                     pytest.skip(f"SKIPPED LOUDLY: redis-server did not listen on port {port}; the test did not run")
                 time.sleep(0.05)
-        [connection] = proxies.open([("redis", "claude-code", script(CREDENTIAL), f"redis://127.0.0.1:{port}/0")])
-        read = CREDENTIAL["steps"][0]["call"]
+        payments = SEQUENCES[IN_MEMORY]  # bfcl: its rules count the session's payments
+        [connection] = proxies.open([("redis", "bfcl", script(payments), f"redis://127.0.0.1:{port}/0")])
+        read = payments["steps"][0]["call"]
         assert _decision(proxies.call(connection, read["name"], read["arguments"])) == ("allow", None)
     finally:
         redis.terminate()

@@ -223,14 +223,33 @@ class PolicyGate:
 
     # -- sessions ----------------------------------------------------------------
 
+    def forget(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        *,
+        call_id: str | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        """The call ended without running (denied, or a person refused it): a later call reusing its id is decided."""
+        key = self._key(session_id, call_id, name, arguments)
+        if key is not None:
+            with self._lock:
+                self._decided.pop(key, None)
+
     def _key(
         self, session_id: str | None, call_id: str | None, name: str, arguments: Mapping[str, Any] | str | None
     ) -> Remembered | None:
         """The call's identity in its session, or None when no session is written (no id, or no session rules)."""
         if not session_id or not call_id or not self.uses_sessions:
             return None
-        shown = arguments if isinstance(arguments, str) else json.dumps(plain(arguments), sort_keys=True, default=str)
-        return (session_id, call_id, name, shown)
+        given: Any = arguments
+        if isinstance(arguments, str):  # JSON text (one framework hook) and an object (another) are one call
+            try:
+                given = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError:
+                return (session_id, call_id, name, arguments)
+        return (session_id, call_id, name, json.dumps(plain(given), sort_keys=True, default=str))
 
     def _recall(self, key: Remembered) -> Evaluation | None:
         with self._lock:

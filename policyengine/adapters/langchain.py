@@ -88,6 +88,7 @@ class PolicyMiddleware(AgentMiddleware):
         answer = self.gate.decide(call["name"], call["args"], call_id=call.get("id"), session_id=session)
         refused = self._admit(request, answer)
         if refused is not None:
+            self.gate.forget(call["name"], call["args"], call_id=call.get("id"), session_id=session)
             return refused
         return self._reviewed(request, handler(request), session)
 
@@ -104,6 +105,7 @@ class PolicyMiddleware(AgentMiddleware):
         answer = await self.gate.adecide(call["name"], call["args"], call_id=call.get("id"), session_id=session)
         refused = self._admit(request, answer)
         if refused is not None:
+            self.gate.forget(call["name"], call["args"], call_id=call.get("id"), session_id=session)
             return refused
         return self._reviewed(request, await handler(request), session)
 

@@ -171,8 +171,14 @@ class PolicyGuard:
                 return ToolGuardrailFunctionOutput.allow(info)
             # needs_approval asked for this call; a body about to run without a yes is refused.
             reason = f"{answer.reason or 'Policy asks a person first'} (no approval was given, so the call was refused)"
+            self._forget(context, session)
             return ToolGuardrailFunctionOutput.reject_content(reason, info)
+        self._forget(context, session)
         return ToolGuardrailFunctionOutput.reject_content(answer.reason or "Denied by policy.", info)
+
+    def _forget(self, context: ToolContext[Any], session: str | None) -> None:
+        """A refused call will not run: its remembered decision goes (a later call reusing its id is decided)."""
+        self.gate.forget(context.tool_name, context.tool_arguments, call_id=context.tool_call_id, session_id=session)
 
     async def _check_output(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         context = data.context
