@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from agents import Agent, FunctionTool, RunConfig, Runner, RunResult
 from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.tracing import set_trace_processors
 from langchain.agents import create_agent
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -35,6 +36,8 @@ from policyengine.adapters.openai_agents import PolicyGuard
 
 ROOT = Path(__file__).resolve().parents[1]
 SEQUENCES = load_sequences()
+# The Agents SDK replays run with tracing on (the trace's group id is the session): nothing made here is exported.
+set_trace_processors([])
 PACKS = sorted({s["pack"] for s in SEQUENCES})
 IDS = [s["name"] for s in SEQUENCES]
 
@@ -169,17 +172,21 @@ def test_langchain_replays_every_sequence_in_one_thread(index: int) -> None:
             assert set(expect["labels"]) <= set(store.load(thread).labels), where
 
 
-def test_langchain_without_a_thread_or_session_id_denies_when_packs_read_the_session() -> None:
-    middleware, _agent = LANGCHAIN["baseline"]
+def test_langchain_without_a_thread_every_call_shares_the_gates_session() -> None:
+    sequence = next(s for s in SEQUENCES if s["name"] == "baseline: a credential read, then a network tool, is denied")
+    middleware = PolicyMiddleware(packs=[ROOT / "policies" / "baseline"])
     unthreaded = create_agent(OneCall(), [_langchain_tool(s) for s in _specs("baseline")], middleware=[middleware])
-    RAN.clear()
-    call = {"name": "echo", "args": {"text": "hi"}, "id": "call-1"}
-    state = unthreaded.invoke({"messages": [HumanMessage(json.dumps(call))]})
-    [message] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
-    assert message.status == "error"
-    assert "no session id was found" in str(message.content)
-    assert "thread_id" in str(message.content)
-    assert RAN == []
+    _script(sequence)
+    messages = []
+    for number, step in enumerate(sequence["steps"], 1):  # two separate invocations, no checkpointer, no thread
+        call = {"name": step["call"]["name"], "args": step["call"]["arguments"], "id": f"call-{number}"}
+        state = unthreaded.invoke({"messages": [HumanMessage(json.dumps(call))]})
+        [message] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+        messages.append(message)
+    assert messages[0].status == "success"
+    assert _denied_by(str(messages[1].content), "baseline", "deny-egress-after-credentials"), messages[1].content
+    store = middleware.gate.registry.sessions
+    assert store is not None and "credential-seen" in store.load(middleware.gate.shared_session).labels
 
 
 # -- OpenAI Agents SDK ---------------------------------------------------------------------------
@@ -225,7 +232,7 @@ def test_openai_agents_replays_every_sequence_in_one_trace_group(index: int) -> 
     guard, tools = SDK[sequence["pack"]]
     _script(sequence)
     group = f"conversation-{uuid.uuid4().hex}"
-    config = RunConfig(group_id=group)  # the SDK's conversation thread; tracing on (nothing is exported)
+    config = RunConfig(group_id=group)  # the SDK's conversation thread
     for number, step in enumerate(sequence["steps"], 1):
         call, expect = step["call"], step["expect"]
         ran, call_id = len(RAN), f"call-{number}"
@@ -273,9 +280,5 @@ def test_openai_agents_session_id_names_the_session_when_tracing_is_off() -> Non
         Runner.run_sync(Agent(name="a", model=model, tools=tools), "go", context={"chat": "c-1"}, run_config=config)
         outputs.append(_outputs(model)[f"c{number}"])
     assert _denied_by(outputs[1], pack, "deny-egress-after-credentials"), outputs
-    # Tracing off and no session_id: no session can be named, and the session's rules fail closed.
-    bare_guard, bare = SDK[pack]
-    model = ScriptedModel([[function_call("Read", {"file_path": "/tmp/x"}, call_id="b1")], [assistant_message("done")]])
-    Runner.run_sync(Agent(name="a", model=model, tools=bare), "go", run_config=config)
-    assert "no session id was found" in _outputs(model)["b1"]
-    assert bare_guard.gate.uses_sessions
+    store = guard.gate.registry.sessions
+    assert store is not None and "credential-seen" in store.load("c-1").labels

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -74,19 +75,14 @@ class PolicyGate:
         self._lock = threading.Lock()
         self._decided: OrderedDict[Remembered, Evaluation] = OrderedDict()
         self._sessions = [threading.Lock() for _ in range(_STRIPES)]
+        # The session of calls whose framework names none: every such call of this gate shares it (stricter
+        # than a session per conversation, never an empty one: labels and counters of all of them add up).
+        self.shared_session = "gate-" + secrets.token_hex(16)
 
     @property
     def uses_sessions(self) -> bool:
         """True when some installed rule reads or labels the session (calls then need a session id)."""
         return self.registry.installation.sessions is not None
-
-    def without_session(self, name: str, fix: str) -> Evaluation:
-        """The denial of a call whose session cannot be named while rules read the session (`fix`: how to name it)."""
-        reason = (
-            f"Denied: the policy reads the agent's session, and no session id was found for this call of {name!r}; "
-            f"the call is refused. {fix}"
-        )
-        return Evaluation(Verdict.DENY, None, GATE, reason)
 
     # -- tools ---------------------------------------------------------------
 

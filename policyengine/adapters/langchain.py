@@ -12,8 +12,8 @@ Post-execute rewrites (redaction) and blocks replace the ToolMessage's content, 
 middleware last in the list: the innermost middleware sees the call exactly as the tool gets it.
 
 Sessions: a call's session is the graph's thread (`configurable.thread_id`), or what
-`session_id=` names (a string, or a function of the ToolCallRequest); when packs read the session
-and neither names one, the call is denied (docs/adapters.md).
+`session_id=` names (a string, or a function of the ToolCallRequest); when neither names one,
+every such call shares the gate's one session (docs/adapters.md).
 """
 
 from __future__ import annotations
@@ -46,10 +46,6 @@ __all__ = ["PolicyMiddleware"]
 
 Result = ToolMessage | Command[Any]
 SessionId = str | Callable[[ToolCallRequest], str | None]
-NO_SESSION = (
-    "Run the agent with a checkpointer and config={'configurable': {'thread_id': ...}}, "
-    "or give PolicyMiddleware(session_id=...)."
-)
 
 # What a person may answer: LangGraph checks the resume value against it, and an answer that
 # does not fit (an edit, a typo) is refused without being saved, so the call can be answered again.
@@ -83,8 +79,6 @@ class PolicyMiddleware(AgentMiddleware):
         if refused is not None:
             return refused
         call, session = request.tool_call, self._session(request)
-        if session is None and self.gate.uses_sessions:
-            return _message(request, self.gate.without_session(call["name"], NO_SESSION).reason or "", error=True)
         answer = self.gate.decide(call["name"], call["args"], call_id=call.get("id"), session_id=session)
         refused = self._admit(request, answer)
         if refused is not None:
@@ -100,8 +94,6 @@ class PolicyMiddleware(AgentMiddleware):
         if refused is not None:
             return refused
         call, session = request.tool_call, self._session(request)
-        if session is None and self.gate.uses_sessions:
-            return _message(request, self.gate.without_session(call["name"], NO_SESSION).reason or "", error=True)
         answer = await self.gate.adecide(call["name"], call["args"], call_id=call.get("id"), session_id=session)
         refused = self._admit(request, answer)
         if refused is not None:
@@ -109,17 +101,19 @@ class PolicyMiddleware(AgentMiddleware):
             return refused
         return self._reviewed(request, await handler(request), session)
 
-    def _session(self, request: ToolCallRequest) -> str | None:
-        """The call's session: `session_id` as given (or computed from the request), else the graph's thread."""
+    def _session(self, request: ToolCallRequest) -> str:
+        """The call's session: `session_id` as given (or computed from the request), else the graph's thread.
+
+        Neither (no checkpointer, no thread): the gate's shared session, one for every such call.
+        """
         given = self.session_id
-        if isinstance(given, str):
-            return given or None
-        if given is not None:
-            return given(request) or None
-        runtime = request.runtime
-        config = getattr(runtime, "config", None) or {}
-        thread = (config.get("configurable") or {}).get("thread_id")
-        return str(thread) if thread is not None and str(thread) else None
+        if callable(given):
+            given = given(request)
+        if not given:
+            config = getattr(request.runtime, "config", None) or {}
+            thread = (config.get("configurable") or {}).get("thread_id")
+            given = str(thread) if thread is not None else None
+        return given or self.gate.shared_session
 
     def _register(self, request: ToolCallRequest) -> ToolMessage | None:
         """Register the call's tool from its JSON Schema on first sight; a schema the gate cannot read denies."""
@@ -161,7 +155,7 @@ class PolicyMiddleware(AgentMiddleware):
         text = f"A person rejected the call to `{call['name']}`{why}. The tool did not run; do not retry it unasked."
         return _message(request, text, error=True)
 
-    def _reviewed(self, request: ToolCallRequest, result: Result, session: str | None) -> Result:
+    def _reviewed(self, request: ToolCallRequest, result: Result, session: str) -> Result:
         """The result with post-execute applied to the call's ToolMessage (also inside a Command)."""
         if isinstance(result, ToolMessage):
             return self._review(request, result, session)
@@ -172,7 +166,7 @@ class PolicyMiddleware(AgentMiddleware):
                 return replace(result, update={**result.update, "messages": reviewed})
         return result
 
-    def _review(self, request: ToolCallRequest, message: ToolMessage, session: str | None) -> ToolMessage:
+    def _review(self, request: ToolCallRequest, message: ToolMessage, session: str) -> ToolMessage:
         """The message with post-execute applied to its content and to its artifact, each a result of the call.
 
         A tool with `response_format="content_and_artifact"` hands the application an artifact

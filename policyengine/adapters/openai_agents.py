@@ -12,8 +12,8 @@ replaces what the model reads.
 
 Sessions: a call's session is what `session_id=` names (a string, or a function of the run's
 context wrapper), else the run's trace: its `group_id` (RunConfig(group_id=...), the SDK's
-conversation thread) or its trace id (one run, kept across an approval's resume). When packs
-read the session and none is found (tracing disabled, no session_id), the call is denied
+conversation thread) or its trace id (one run, kept across an approval's resume). When none is
+found (tracing disabled, no session_id), every such call shares the gate's one session
 (docs/adapters.md).
 """
 
@@ -53,10 +53,6 @@ __all__ = ["PolicyGuard", "protect"]
 
 NeedsApproval = bool | Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]
 SessionId = str | Callable[[RunContextWrapper[Any]], str | None]
-NO_SESSION = (
-    "Give PolicyGuard(session_id=...) (a string, or a function of the run context), "
-    "or run with tracing on (RunConfig(group_id=...) names a conversation)."
-)
 
 
 class PolicyGuard:
@@ -102,42 +98,39 @@ class PolicyGuard:
         guarded.needs_approval = self._needs_approval(tool.name, tool.needs_approval)
         return guarded
 
-    def reason(self, item: ToolApprovalItem, context: RunContextWrapper[Any] | None = None) -> str | None:
+    def reason(self, item: ToolApprovalItem) -> str | None:
         """Why policy asks about an interruption (to show the person who approves), or None.
 
-        The call was decided when the run stopped: its decision is answered again, not made
-        again. With a `session_id` function, give the run's context (`result.context_wrapper`).
+        The reason of the decision made when the run stopped (this guard asked); for another
+        call, the call decided again outside any session (nothing is written).
         """
         name = item.tool_name or item.name
         if name is None:
             return None
         if item.call_id is not None and item.call_id in self._asked:
             return self._asked[item.call_id]
-        session = self.session(context)
-        if session is None and self.gate.uses_sessions:
-            return self.gate.without_session(name, NO_SESSION).reason
-        return self.gate.decide(name, item.arguments, call_id=item.call_id, session_id=session).reason
+        return self.gate.decide(name, item.arguments, call_id=item.call_id).reason
 
-    def session(self, context: RunContextWrapper[Any] | None) -> str | None:
-        """The session of a call of this run: `session_id` as given, else the trace's group id, else its id."""
+    def session(self, context: RunContextWrapper[Any] | None) -> str:
+        """The session of a call of this run: `session_id` as given, else the trace's group id, else its id.
+
+        None of them (tracing disabled, no session_id): the gate's shared session, one for every such call.
+        """
         given = self.session_id
-        if isinstance(given, str):
-            return given or None
-        if given is not None:
-            return (given(context) or None) if context is not None else None
-        trace = get_current_trace()
-        if trace is None or trace.trace_id == "no-op":  # tracing disabled: the SDK gives the run no id
-            return None
-        group = getattr(trace, "group_id", None)
-        return str(group) if group else trace.trace_id
+        if callable(given):
+            given = given(context) if context is not None else None
+        if not given:
+            trace = get_current_trace()
+            if trace is not None and trace.trace_id != "no-op":  # tracing disabled: the SDK gives the run no id
+                group = getattr(trace, "group_id", None)
+                given = str(group) if group else trace.trace_id
+        return given or self.gate.shared_session
 
     def _needs_approval(self, name: str, declared: NeedsApproval) -> NeedsApproval:
         gate = self.gate
 
         async def needs_approval(context: RunContextWrapper[Any], arguments: dict[str, Any], call_id: str) -> bool:
             session = self.session(context)
-            if session is None and gate.uses_sessions:
-                return False  # the input guardrail refuses it, saying why
             answer = await gate.adecide(name, arguments, call_id=call_id, session_id=session)
             if answer.decision is Verdict.ASK:
                 self._asked[call_id] = answer.reason
@@ -155,9 +148,6 @@ class PolicyGuard:
     async def _check_input(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         context = data.context
         session = self.session(context)
-        if session is None and self.gate.uses_sessions:
-            answer = self.gate.without_session(context.tool_name, NO_SESSION)
-            return ToolGuardrailFunctionOutput.reject_content(answer.reason or "", _info(answer))
         # No agent name here or in review: needs_approval is not told the agent, and each stage must see one call.
         answer = await self.gate.adecide(
             context.tool_name, context.tool_arguments, call_id=context.tool_call_id, session_id=session
@@ -176,7 +166,7 @@ class PolicyGuard:
         self._forget(context, session)
         return ToolGuardrailFunctionOutput.reject_content(answer.reason or "Denied by policy.", info)
 
-    def _forget(self, context: ToolContext[Any], session: str | None) -> None:
+    def _forget(self, context: ToolContext[Any], session: str) -> None:
         """A refused call will not run: its remembered decision goes (a later call reusing its id is decided)."""
         self.gate.forget(context.tool_name, context.tool_arguments, call_id=context.tool_call_id, session_id=session)
 
