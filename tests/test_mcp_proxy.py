@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import shutil
 import sys
 import threading
 import time
@@ -80,7 +81,8 @@ class Proxies:
 
     def params(self, name: str, extra: list[str], env: dict[str, str] | None = None) -> StdioServerParameters:
         upstream_cmd = ["--", sys.executable, str(ROOT / "tests" / "mcp_upstream_server.py")]
-        args = ["-m", "policyengine", "mcp-proxy", *PACKS, "--call-timeout", str(CALL_TIMEOUT), *extra, *upstream_cmd]
+        packs = one_call_packs(self.tmp)
+        args = ["-m", "policyengine", "mcp-proxy", *packs, "--call-timeout", str(CALL_TIMEOUT), *extra, *upstream_cmd]
         env = {"MCP_UPSTREAM_LOG": str(self.log(name)), **(env or {})}
         return StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
 
@@ -138,6 +140,18 @@ class Proxies:
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(5)
+
+
+def one_call_packs(tmp: Path) -> list[str]:
+    """PACKS, baseline without its session rules: these tests share two connections (one session each), and a
+    label one test earns (a credential read) would decide the next test's calls; sessions through the proxy are
+    tests/test_sessions_mcp_proxy.py's."""
+    copy = tmp / "baseline-one-call"
+    if not copy.exists():
+        shutil.copytree(ROOT / "policies" / "baseline", copy, ignore=shutil.ignore_patterns("session.yaml", "tests"))
+        manifest = copy / "pack.yaml"
+        manifest.write_text(manifest.read_text().replace("session.yaml, ", "").replace("tests: [tests/*.yaml]\n", ""))
+    return ["--pack", str(copy), *PACKS[2:]]
 
 
 @pytest.fixture(scope="module")
@@ -381,7 +395,8 @@ def test_the_audit_replays_through_dry_run_to_the_same_decisions(proxies: Proxie
     audit, replay = proxies.tmp / "audit.jsonl", proxies.tmp / "replay.jsonl"
     recorded = [json.loads(line) for line in audit.read_text().splitlines()]
     out, err = io.StringIO(), io.StringIO()
-    argv = ["dry-run", str(audit), *PACKS, "--tools", str(proxies.tmp / "tools.json"), "--output", str(replay)]
+    packs = one_call_packs(proxies.tmp)
+    argv = ["dry-run", str(audit), *packs, "--tools", str(proxies.tmp / "tools.json"), "--output", str(replay)]
     assert main([*argv, "--format", "json"], out=out, err=err) == 0, err.getvalue()
     replayed = [json.loads(line) for line in replay.read_text().splitlines()]
     assert len(replayed) == len(recorded) >= 10

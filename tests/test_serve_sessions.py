@@ -220,12 +220,13 @@ def a_review_records_the_result_and_never_a_second_decision(service: Serve, stor
         service.post("review", {**pay, "call_id": decided["call_id"], "result": {"value": {"status": "ok"}}})
     # The results set no label: nothing more to record.
     assert [e.step.value for e in store.entries(session)] == ["allow", "allow", "allow"]
+    # A review is post-execute alone: it never decides, so it never adds to a counter (even for a call
+    # the session holds no decision of: only calls a rule can read later are written, docs/sessions.md).
     unknown = service.post("review", {**pay, "call_id": "never-decided", "result": {"value": {"status": "ok"}}})
-    assert unknown["post"] == "blocked" and "holds no decision of call 'never-decided'" in unknown["feedback"]
+    assert unknown["post"] == "accepted"
     denied = service.post("decide", {"name": "withdraw_funds", "arguments": {"amount": 30000}, "session_id": session})
     assert denied["decision"] == "deny"
-    review = {**pay, "arguments": {"amount": 30000}, "call_id": denied["call_id"], "result": {"value": "ok"}}
-    assert service.post("review", review)["post"] == "blocked"
+    assert [e.step.value for e in store.entries(session)] == ["allow", "allow", "allow"]
 
 
 def a_session_id_is_a_bounded_string(client: httpx.Client) -> None:

@@ -4,20 +4,34 @@ A framework runs the tool itself; the gate only answers what policy would do. `d
 ALLOW, ASK or DENY for a call (anything else, an invalid call or a fault of the gate, is DENY
 with the reason); `review` answers what post-execute makes of a real result: ACCEPTED,
 REWRITTEN (redacted value and content) or BLOCKED (feedback in place of the result).
+
+Sessions (docs/adapters.md): with a `session_id`, `decide` writes the call's decision entry once
+(a second `decide` of the same call, as a resumed graph or an approval makes, answers what the
+first did) and `review` writes only the RESULT entry (post-execute's labels, fingerprints).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from policyengine.enforce.evaluate import Evaluation, Verdict, evaluate, evaluate_now, fault_denial
+from policyengine.enforce.evaluate import (
+    Evaluation,
+    Verdict,
+    evaluate,
+    evaluate_now,
+    fault_denial,
+    review_recorded,
+    review_recorded_now,
+)
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import RegistrationError
 from policyengine.runtime.registry import Registry
@@ -30,6 +44,13 @@ from policyengine.values.results import Stage
 __all__ = ["GATE", "PolicyGate", "plain", "text_of"]
 
 GATE = Source(SourceKind.REGISTRY, "policy gate")
+# Decisions of calls in a session kept until their result is reviewed, so a call decided twice is
+# written (and counted) once; the oldest go first past this many calls awaiting a result.
+REMEMBERED_CALLS = 4096
+# Calls of one session are decided one at a time (read, decide, write): striped locks by session id.
+_STRIPES = 64
+
+Remembered = tuple[str, str, str, str]  # session id, call id, tool name, arguments as JSON
 
 T = TypeVar("T")
 
@@ -52,6 +73,16 @@ class PolicyGate:
         self.agent = agent
         self._specs: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._decided: OrderedDict[Remembered, Evaluation] = OrderedDict()
+        self._sessions = [threading.Lock() for _ in range(_STRIPES)]
+        # The session of calls whose framework names none: every such call of this gate shares it (stricter
+        # than a session per conversation, never an empty one: labels and counters of all of them add up).
+        self.shared_session = "gate-" + secrets.token_hex(16)
+
+    @property
+    def uses_sessions(self) -> bool:
+        """True when some installed rule reads or labels the session (calls then need a session id)."""
+        return self.registry.installation.sessions is not None
 
     # -- tools ---------------------------------------------------------------
 
@@ -85,11 +116,24 @@ class PolicyGate:
         call_id: str | None = None,
         cwd: str | None = None,
         agent: str | None = None,
+        session_id: str | None = None,
     ) -> Evaluation:
-        """What policy does with this call: ALLOW, ASK or DENY (an invalid call, or any fault, denies)."""
+        """What policy does with this call: ALLOW, ASK or DENY (an invalid call, or any fault, denies).
+
+        With a `session_id`, the first decision of a call (by `call_id`) is written to its session;
+        deciding the same call again answers the first decision and writes nothing.
+        """
         try:
-            answer = self._attempt(name, arguments, None, call_id, cwd, agent)
-            return _closed(answer if isinstance(answer, Evaluation) else _run(answer()))
+            key = self._key(session_id, call_id, name, arguments)
+            if key is None:
+                answer = self._attempt(name, arguments, None, call_id, cwd, agent, session_id)
+                return _closed(answer if isinstance(answer, Evaluation) else _run(answer()))
+            with self._sessions[hash(key[0]) % _STRIPES]:  # read, decide, write: one call of the session at a time
+                known = self._recall(key)
+                if known is not None:
+                    return known
+                answer = self._attempt(name, arguments, None, call_id, cwd, agent, session_id)
+                return self._remember(key, _closed(answer if isinstance(answer, Evaluation) else _run(answer())))
         except Exception as error:  # fails closed: a gate that cannot answer denies
             return _failed(name, "deciding", error)
 
@@ -101,11 +145,25 @@ class PolicyGate:
         call_id: str | None = None,
         cwd: str | None = None,
         agent: str | None = None,
+        session_id: str | None = None,
     ) -> Evaluation:
         """`decide` from a coroutine: the asynchronous stages, if any, run on the caller's loop."""
         try:
-            answer = self._attempt(name, arguments, None, call_id, cwd, agent)
-            return _closed(answer if isinstance(answer, Evaluation) else await answer())
+            key = self._key(session_id, call_id, name, arguments)
+            if key is None:
+                answer = self._attempt(name, arguments, None, call_id, cwd, agent, session_id)
+                return _closed(answer if isinstance(answer, Evaluation) else await answer())
+            lock = self._sessions[hash(key[0]) % _STRIPES]
+            with lock:  # packs alone decide without awaiting: the lock is never held across an await
+                known = self._recall(key)
+                if known is not None:
+                    return known
+                answer = self._attempt(name, arguments, None, call_id, cwd, agent, session_id)
+                if isinstance(answer, Evaluation):
+                    return self._remember(key, _closed(answer))
+            # Python listeners: their stages await on the caller's loop, so calls of a session may overlap here.
+            known = self._recall(key)
+            return known if known is not None else self._remember(key, _closed(await answer()))
         except Exception as error:
             return _failed(name, "deciding", error)
 
@@ -119,11 +177,19 @@ class PolicyGate:
         call_id: str | None = None,
         cwd: str | None = None,
         agent: str | None = None,
+        session_id: str | None = None,
     ) -> Evaluation:
-        """What post-execute makes of a real result; `post` is always set (any fault blocks)."""
+        """What post-execute makes of a real result; `post` is always set (any fault blocks).
+
+        With a `session_id`, the call was decided (and written) by `decide`: only post-execute
+        runs, and the result's entry (labels, fingerprints) is written to the session.
+        """
         try:
             result = {"value": plain(value), "content": content}
-            answer = self._attempt(name, arguments, result, call_id, cwd, agent)
+            if session_id and self.uses_sessions:
+                answer = self._review_only(name, arguments, result, call_id, cwd, agent, session_id)
+            else:
+                answer = self._attempt(name, arguments, result, call_id, cwd, agent)
             return _reviewed(answer if isinstance(answer, Evaluation) else _run(answer()))
         except Exception as error:  # fails closed: a result the gate cannot review never reaches the model
             return _failed(name, "reviewing the result of", error).blocked()
@@ -138,14 +204,90 @@ class PolicyGate:
         call_id: str | None = None,
         cwd: str | None = None,
         agent: str | None = None,
+        session_id: str | None = None,
     ) -> Evaluation:
         """`review` from a coroutine."""
         try:
             result = {"value": plain(value), "content": content}
-            answer = self._attempt(name, arguments, result, call_id, cwd, agent)
+            if session_id and self.uses_sessions:
+                answer = self._review_only(name, arguments, result, call_id, cwd, agent, session_id)
+            else:
+                answer = self._attempt(name, arguments, result, call_id, cwd, agent)
             return _reviewed(answer if isinstance(answer, Evaluation) else await answer())
         except Exception as error:
             return _failed(name, "reviewing the result of", error).blocked()
+
+    # -- sessions ----------------------------------------------------------------
+
+    def forget(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        *,
+        call_id: str | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        """The call ended without running (denied, or a person refused it): a later call reusing its id is decided."""
+        key = self._key(session_id, call_id, name, arguments)
+        if key is not None:
+            with self._lock:
+                self._decided.pop(key, None)
+
+    def _key(
+        self, session_id: str | None, call_id: str | None, name: str, arguments: Mapping[str, Any] | str | None
+    ) -> Remembered | None:
+        """The call's identity in its session, or None when no session is written (no id, or no session rules)."""
+        if not session_id or not call_id or not self.uses_sessions:
+            return None
+        given: Any = arguments
+        if isinstance(arguments, str):  # JSON text (one framework hook) and an object (another) are one call
+            try:
+                given = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError:
+                return (session_id, call_id, name, arguments)
+        return (session_id, call_id, name, json.dumps(plain(given), sort_keys=True, default=str))
+
+    def _recall(self, key: Remembered) -> Evaluation | None:
+        with self._lock:
+            return self._decided.get(key)
+
+    def _remember(self, key: Remembered, answer: Evaluation) -> Evaluation:
+        with self._lock:
+            self._decided[key] = answer
+            while len(self._decided) > REMEMBERED_CALLS:
+                self._decided.popitem(last=False)
+        return answer
+
+    def _review_only(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        result: Mapping[str, Any],
+        call_id: str | None,
+        cwd: str | None,
+        agent: str | None,
+        session_id: str | None,
+    ) -> Evaluation | Callable[[], Awaitable[Evaluation]]:
+        """Post-execute alone over a decided call's result; a call policy denied is blocked."""
+        key = self._key(session_id, call_id, name, arguments)
+        if key is not None:
+            with self._lock:
+                decided = self._decided.pop(key, None)  # reviewed: a later call reusing the id is decided afresh
+            if decided is not None and decided.decision is Verdict.DENY:
+                return decided
+        parsed = _arguments(name, arguments)
+        if isinstance(parsed, Evaluation):
+            return parsed
+        kwargs: dict[str, Any] = {
+            "call_id": call_id,
+            "cwd": cwd,
+            "agent": agent or self.agent,
+            "session_id": session_id,
+        }
+        answer = review_recorded_now(self.registry, name, parsed, result, **kwargs)
+        if answer is not None:
+            return answer
+        return lambda: review_recorded(self.registry, name, parsed, result, **kwargs)
 
     def _attempt(
         self,
@@ -155,12 +297,19 @@ class PolicyGate:
         call_id: str | None,
         cwd: str | None,
         agent: str | None,
+        session_id: str | None = None,
     ) -> Evaluation | Callable[[], Awaitable[Evaluation]]:
         """The evaluation when packs alone decide (no event loop needed), else the coroutine that evaluates."""
         parsed = _arguments(name, arguments)
         if isinstance(parsed, Evaluation):
             return parsed
-        kwargs: dict[str, Any] = {"call_id": call_id, "cwd": cwd, "agent": agent or self.agent, "result": result}
+        kwargs: dict[str, Any] = {
+            "call_id": call_id,
+            "cwd": cwd,
+            "agent": agent or self.agent,
+            "result": result,
+            "session_id": session_id,
+        }
         answer = evaluate_now(self.registry, name, parsed, **kwargs)
         if answer is not None:
             return answer

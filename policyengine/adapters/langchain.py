@@ -10,6 +10,10 @@ HumanInTheLoopMiddleware's per-call `ToolApprovalRequest`; resume with
 Post-execute rewrites (redaction) and blocks replace the ToolMessage's content, and its artifact
 (`response_format="content_and_artifact"`), reviewed as a result of its own. Put the
 middleware last in the list: the innermost middleware sees the call exactly as the tool gets it.
+
+Sessions: a call's session is the graph's thread (`configurable.thread_id`), or what
+`session_id=` names (a string, or a function of the ToolCallRequest); when neither names one,
+every such call shares the gate's one session (docs/adapters.md).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 __all__ = ["PolicyMiddleware"]
 
 Result = ToolMessage | Command[Any]
+SessionId = str | Callable[[ToolCallRequest], str | None]
 
 # What a person may answer: LangGraph checks the resume value against it, and an answer that
 # does not fit (an edit, a typo) is refused without being saved, so the call can be answered again.
@@ -58,8 +63,10 @@ class PolicyMiddleware(AgentMiddleware):
         cwd: str | None = None,
         gate: PolicyGate | None = None,
         tools: Iterable[BaseTool] = (),
+        session_id: SessionId | None = None,
     ) -> None:
         super().__init__()
+        self.session_id = session_id
         if gate is None and not packs:
             raise UsageError("PolicyMiddleware needs packs", hint="e.g. PolicyMiddleware(packs=['policies/baseline'])")
         self.gate = gate if gate is not None else PolicyGate(packs, cwd=cwd)
@@ -71,11 +78,13 @@ class PolicyMiddleware(AgentMiddleware):
         refused = self._register(request)
         if refused is not None:
             return refused
-        call = request.tool_call
-        refused = self._admit(request, self.gate.decide(call["name"], call["args"], call_id=call.get("id")))
+        call, session = request.tool_call, self._session(request)
+        answer = self.gate.decide(call["name"], call["args"], call_id=call.get("id"), session_id=session)
+        refused = self._admit(request, answer)
         if refused is not None:
+            self.gate.forget(call["name"], call["args"], call_id=call.get("id"), session_id=session)
             return refused
-        return self._reviewed(request, handler(request))
+        return self._reviewed(request, handler(request), session)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
@@ -84,11 +93,27 @@ class PolicyMiddleware(AgentMiddleware):
         refused = self._register(request)
         if refused is not None:
             return refused
-        call = request.tool_call
-        refused = self._admit(request, await self.gate.adecide(call["name"], call["args"], call_id=call.get("id")))
+        call, session = request.tool_call, self._session(request)
+        answer = await self.gate.adecide(call["name"], call["args"], call_id=call.get("id"), session_id=session)
+        refused = self._admit(request, answer)
         if refused is not None:
+            self.gate.forget(call["name"], call["args"], call_id=call.get("id"), session_id=session)
             return refused
-        return self._reviewed(request, await handler(request))
+        return self._reviewed(request, await handler(request), session)
+
+    def _session(self, request: ToolCallRequest) -> str:
+        """The call's session: `session_id` as given (or computed from the request), else the graph's thread.
+
+        Neither (no checkpointer, no thread): the gate's shared session, one for every such call.
+        """
+        given = self.session_id
+        if callable(given):
+            given = given(request)
+        if not given:
+            config = getattr(request.runtime, "config", None) or {}
+            thread = (config.get("configurable") or {}).get("thread_id")
+            given = str(thread) if thread is not None else None
+        return given or self.gate.shared_session
 
     def _register(self, request: ToolCallRequest) -> ToolMessage | None:
         """Register the call's tool from its JSON Schema on first sight; a schema the gate cannot read denies."""
@@ -130,18 +155,18 @@ class PolicyMiddleware(AgentMiddleware):
         text = f"A person rejected the call to `{call['name']}`{why}. The tool did not run; do not retry it unasked."
         return _message(request, text, error=True)
 
-    def _reviewed(self, request: ToolCallRequest, result: Result) -> Result:
+    def _reviewed(self, request: ToolCallRequest, result: Result, session: str) -> Result:
         """The result with post-execute applied to the call's ToolMessage (also inside a Command)."""
         if isinstance(result, ToolMessage):
-            return self._review(request, result)
+            return self._review(request, result, session)
         if isinstance(result, Command) and isinstance(result.update, dict):
             messages = result.update.get("messages")
             if isinstance(messages, list):
-                reviewed = [self._review(request, m) if isinstance(m, ToolMessage) else m for m in messages]
+                reviewed = [self._review(request, m, session) if isinstance(m, ToolMessage) else m for m in messages]
                 return replace(result, update={**result.update, "messages": reviewed})
         return result
 
-    def _review(self, request: ToolCallRequest, message: ToolMessage) -> ToolMessage:
+    def _review(self, request: ToolCallRequest, message: ToolMessage, session: str) -> ToolMessage:
         """The message with post-execute applied to its content and to its artifact, each a result of the call.
 
         A tool with `response_format="content_and_artifact"` hands the application an artifact
@@ -153,7 +178,7 @@ class PolicyMiddleware(AgentMiddleware):
         for field, value in (("content", message.content), ("artifact", message.artifact)):
             if field == "artifact" and value is None:
                 continue
-            answer = self.gate.review(call["name"], call["args"], value, call_id=call.get("id"))
+            answer = self.gate.review(call["name"], call["args"], value, call_id=call.get("id"), session_id=session)
             if answer.post is PostOutcome.REWRITTEN:
                 update[field] = thaw(answer.value)
             elif answer.post is not PostOutcome.ACCEPTED:  # blocked, or anything else: withheld

@@ -11,6 +11,10 @@ records) is the upstream's CallToolResult itself: `{content, structuredContent?,
 redaction reaches both what the model reads and the structured result. The content blocks the
 client receives are rendered from that value.
 
+Sessions: the client connection is the session. The proxy makes a random session id when the
+connection opens and passes it to every call's decision and review, so session rules see what
+happened earlier on that connection (and nothing of another's); the store is `--sessions`.
+
 docs/mcp-proxy.md is the user's guide.
 """
 
@@ -22,6 +26,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import stat
 import sys
 from collections import deque
@@ -121,6 +126,7 @@ class ProxyOptions:
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
     cwd: str | None = None
+    sessions: str | None = None  # a store spec (sessions.open_store); None: this process's memory
 
 
 # -- the upstream connection --------------------------------------------------------------------
@@ -735,11 +741,25 @@ class Proxy:
     session: Any = None
     client: MessageWriter | None = None
     in_flight: dict[Any, asyncio.Task[None]] = field(default_factory=dict)
+    # The client connection's session (made when it opens): every call on it reads and writes this session.
+    session_id: str | None = None
+    store: Any = None
+
+    def open_session(self) -> str:
+        """A new session for the client connection that opens now (random: a client cannot pick another's)."""
+        self.session_id = "mcp-proxy-" + secrets.token_hex(16)
+        return self.session_id
 
     @classmethod
     def load(cls, options: ProxyOptions) -> Proxy:
         """The packs on a fresh registry (all-or-nothing: PackLoadError lists every problem)."""
+        store = None
+        if options.sessions is not None and options.sessions != "memory":
+            from policyengine.sessions import open_store
+
+            store = open_store(options.sessions)  # SessionStoreError: nothing starts
         registry = Registry(
+            sessions=store,
             approval=ElicitationApproval(),
             approval_timeout=options.approval_timeout,
             # Relative paths resolve where the upstream really runs.
@@ -747,6 +767,7 @@ class Proxy:
         )
         layers = PolicyLayers.install(registry, list(options.packs))
         proxy = cls(registry, layers)
+        proxy.store = store
         if options.audit:
             proxy.recorder = AuditRecorder(options.audit)
             registry.on_result(proxy.recorder, name="audit")
@@ -786,7 +807,9 @@ class Proxy:
         self.adopt_session(ctx)
         token = _REQUEST.set(ctx)
         try:
-            result = await self.registry.call(params.name, params.arguments or {}, agent=_agent(ctx))
+            result = await self.registry.call(
+                params.name, params.arguments or {}, agent=_agent(ctx), session_id=self.session_id
+            )
         finally:
             _REQUEST.reset(token)
         return self.reply(result)
@@ -842,7 +865,8 @@ class Proxy:
         )
         token, on_connection = _REQUEST.set(ctx), _ON_CONNECTION.set(True)
         try:
-            result = await self.registry.call(params["name"], params.get("arguments") or {}, agent=_agent(ctx))
+            arguments = params.get("arguments") or {}
+            result = await self.registry.call(params["name"], arguments, agent=_agent(ctx), session_id=self.session_id)
             answer: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": self.reply(result)}
         except asyncio.CancelledError:
             return
@@ -935,6 +959,10 @@ async def serve(options: ProxyOptions, proxy: Proxy, warn: Callable[[str], None]
             proxy.save_tools(options.save_tools)
         server = build_server(proxy, upstream)
         async with client_stdio() as (read_stream, write_stream):
+            session = proxy.open_session()  # stdio: one client connection per proxy process
+            if proxy.registry.installation.sessions is not None:
+                # Where to find this connection's session in a shared store (--sessions), for whoever reads it.
+                warn(f"mcp-proxy: this client connection is session {session}")
             fast = os.environ.get(FAST_PATH_ENV, "on") != "off"
             if fast and isinstance(read_stream, MessageReader) and isinstance(write_stream, MessageWriter):
                 proxy.client = write_stream
@@ -961,6 +989,10 @@ def run(options: ProxyOptions, *, warn: Callable[[str], None] | None = None) -> 
             raise
         raise _leaves(mine)[0] from None
     finally:
+        close = getattr(proxy.store, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):
+                close()
         if proxy.recorder is not None:
             proxy.recorder.close()
             lost, why = proxy.recorder.failures, proxy.recorder.last_error

@@ -9,11 +9,18 @@ sets `needs_approval`: the run stops with an interruption, and the call runs onl
 person approves it through `RunState.approve`; `RunState.reject` sends the SDK's rejection. Last
 among the output guardrails, one applies post-execute: a redacted result, or a block's feedback,
 replaces what the model reads.
+
+Sessions: a call's session is what `session_id=` names (a string, or a function of the run's
+context wrapper), else the run's trace: its `group_id` (RunConfig(group_id=...), the SDK's
+conversation thread) or its trace id (one run, kept across an approval's resume). When none is
+found (tracing disabled, no session_id), every such call shares the gate's one session
+(docs/adapters.md).
 """
 
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +42,7 @@ try:
     )
     from agents.items import ToolApprovalItem
     from agents.tool_context import ToolContext
+    from agents.tracing import get_current_trace
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
         f"policyengine.adapters.openai_agents needs the OpenAI Agents SDK ({error}): "
@@ -44,17 +52,25 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 __all__ = ["PolicyGuard", "protect"]
 
 NeedsApproval = bool | Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]
+SessionId = str | Callable[[RunContextWrapper[Any]], str | None]
 
 
 class PolicyGuard:
     """Packs loaded once, for the function tools of one or more agents."""
 
     def __init__(
-        self, packs: Sequence[str | Path] = (), *, cwd: str | None = None, gate: PolicyGate | None = None
+        self,
+        packs: Sequence[str | Path] = (),
+        *,
+        cwd: str | None = None,
+        gate: PolicyGate | None = None,
+        session_id: SessionId | None = None,
     ) -> None:
         if gate is None and not packs:
             raise UsageError("PolicyGuard needs packs", hint="e.g. PolicyGuard(packs=['policies/baseline'])")
         self.gate = gate if gate is not None else PolicyGate(packs, cwd=cwd)
+        self.session_id = session_id
+        self._asked: OrderedDict[str, str | None] = OrderedDict()  # call id -> why policy asked (for `reason`)
         self._input: ToolInputGuardrail[Any] = ToolInputGuardrail(
             guardrail_function=self._check_input, name="policyengine"
         )
@@ -83,18 +99,43 @@ class PolicyGuard:
         return guarded
 
     def reason(self, item: ToolApprovalItem) -> str | None:
-        """Why policy asks about an interruption (to show the person who approves), or None."""
+        """Why policy asks about an interruption (to show the person who approves), or None.
+
+        The reason of the decision made when the run stopped (this guard asked); for another
+        call, the call decided again outside any session (nothing is written).
+        """
         name = item.tool_name or item.name
         if name is None:
             return None
+        if item.call_id is not None and item.call_id in self._asked:
+            return self._asked[item.call_id]
         return self.gate.decide(name, item.arguments, call_id=item.call_id).reason
+
+    def session(self, context: RunContextWrapper[Any] | None) -> str:
+        """The session of a call of this run: `session_id` as given, else the trace's group id, else its id.
+
+        None of them (tracing disabled, no session_id): the gate's shared session, one for every such call.
+        """
+        given = self.session_id
+        if callable(given):
+            given = given(context) if context is not None else None
+        if not given:
+            trace = get_current_trace()
+            if trace is not None and trace.trace_id != "no-op":  # tracing disabled: the SDK gives the run no id
+                group = getattr(trace, "group_id", None)
+                given = str(group) if group else trace.trace_id
+        return given or self.gate.shared_session
 
     def _needs_approval(self, name: str, declared: NeedsApproval) -> NeedsApproval:
         gate = self.gate
 
         async def needs_approval(context: RunContextWrapper[Any], arguments: dict[str, Any], call_id: str) -> bool:
-            answer = await gate.adecide(name, arguments, call_id=call_id)
+            session = self.session(context)
+            answer = await gate.adecide(name, arguments, call_id=call_id, session_id=session)
             if answer.decision is Verdict.ASK:
+                self._asked[call_id] = answer.reason
+                while len(self._asked) > 1024:
+                    self._asked.popitem(last=False)
                 return True
             if answer.decision is Verdict.DENY:
                 return False  # the input guardrail rejects it: a red line is never put to a person
@@ -106,8 +147,11 @@ class PolicyGuard:
 
     async def _check_input(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         context = data.context
+        session = self.session(context)
         # No agent name here or in review: needs_approval is not told the agent, and each stage must see one call.
-        answer = await self.gate.adecide(context.tool_name, context.tool_arguments, call_id=context.tool_call_id)
+        answer = await self.gate.adecide(
+            context.tool_name, context.tool_arguments, call_id=context.tool_call_id, session_id=session
+        )
         info = _info(answer)
         if answer.decision is Verdict.ALLOW:
             return ToolGuardrailFunctionOutput.allow(info)
@@ -117,13 +161,23 @@ class PolicyGuard:
                 return ToolGuardrailFunctionOutput.allow(info)
             # needs_approval asked for this call; a body about to run without a yes is refused.
             reason = f"{answer.reason or 'Policy asks a person first'} (no approval was given, so the call was refused)"
+            self._forget(context, session)
             return ToolGuardrailFunctionOutput.reject_content(reason, info)
+        self._forget(context, session)
         return ToolGuardrailFunctionOutput.reject_content(answer.reason or "Denied by policy.", info)
+
+    def _forget(self, context: ToolContext[Any], session: str) -> None:
+        """A refused call will not run: its remembered decision goes (a later call reusing its id is decided)."""
+        self.gate.forget(context.tool_name, context.tool_arguments, call_id=context.tool_call_id, session_id=session)
 
     async def _check_output(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         context = data.context
         answer = await self.gate.areview(
-            context.tool_name, context.tool_arguments, data.output, call_id=context.tool_call_id
+            context.tool_name,
+            context.tool_arguments,
+            data.output,
+            call_id=context.tool_call_id,
+            session_id=self.session(context),
         )
         info = _info(answer)
         if answer.post is PostOutcome.ACCEPTED:
@@ -138,9 +192,10 @@ def protect(
     packs: Sequence[str | Path] = (),
     cwd: str | None = None,
     gate: PolicyGate | None = None,
+    session_id: SessionId | None = None,
 ) -> list[Tool]:
     """Copies of function tools with the packs in front of them (see the module docstring)."""
-    return PolicyGuard(packs, cwd=cwd, gate=gate).protect(tools)
+    return PolicyGuard(packs, cwd=cwd, gate=gate, session_id=session_id).protect(tools)
 
 
 def _spec(tool: FunctionTool) -> dict[str, Any]:

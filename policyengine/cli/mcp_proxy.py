@@ -57,6 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where the upstream runs and relative paths resolve (default: the current directory)",
     )
+    parser.add_argument(
+        "--sessions",
+        metavar="SPEC",
+        help="where sessions live (one per client connection): memory (default, this process), "
+        "sqlite:PATH, or redis://HOST:PORT/DB",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG...]: the upstream MCP server")
 
 
@@ -99,6 +105,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         max_result_bytes=args.max_result_bytes,
         approval_timeout=args.approval_timeout,
         cwd=args.cwd,
+        sessions=args.sessions,
     )
 
     def warn(message: str) -> None:

@@ -15,10 +15,9 @@ from policyengine.runtime.registry import Registry
 from policyengine.runtime.run import REGISTRY, Run
 from policyengine.tools.definition import ToolDefinition, content_problems, define_tool
 from policyengine.values.call import PendingResult, ToolCall, new_call_id
-from policyengine.values.decisions import Ask, Block, Deny, PreDecision, Source
+from policyengine.values.decisions import Allow, Ask, Block, Deny, PreDecision, Source
 from policyengine.values.frozen import FrozenDict, freeze
 from policyengine.values.results import Outcome, Stage
-from policyengine.values.session import RECENT_CALLS, SessionStore, Step
 
 
 class Verdict(enum.Enum):
@@ -160,65 +159,61 @@ def evaluate_now(
     return _evaluate_now(*started, result, now)
 
 
-def review_recorded(
+async def review_recorded(
     registry: Registry,
     name: str,
     arguments: Mapping[str, Any] | None,
     result: Mapping[str, Any],
     *,
-    session_id: str | None,
-    call_id: str | None,
     agent: str = "agent",
-    require_tool: bool = False,
+    call_id: str | None = None,
     cwd: str | None = None,
+    session_id: str | None = None,
     now: float | None = None,
-) -> Evaluation | None:
-    """Post-execute over the real result of a call decided earlier in its session: a RESULT entry, no new decision.
+    require_tool: bool = False,
+) -> Evaluation:
+    """Post-execute over the real result of a call already decided: no second decision, no second entry.
 
-    The decision is the one the session recorded for `call_id` (a denied call's result is withheld,
-    one the session never decided is too); deciding again would count the call twice. Without a
-    session, or with packs that keep none, this is `evaluate_now` with the result. None when a stage
-    is asynchronous (packs alone never are).
+    The call's decision entry was written when it was decided; this writes only its RESULT entry
+    (post-execute's labels, the result's fingerprints), as `Registry.call` would. The answer's
+    decision is ALLOW (the call ran); `post` says what post-execute made of the result.
     """
-    inst = registry.installation
-    if not inst.synchronous:
-        return None
-    if inst.sessions is None or not session_id:
-        kwargs: dict[str, Any] = {"agent": agent, "call_id": call_id, "cwd": cwd, "require_tool": require_tool}
-        return evaluate_now(registry, name, arguments, result=result, **kwargs)
     started = _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
     if isinstance(started, Evaluation):
         return started
     run, definition = started
-    admitted = _recorded_decision(run, inst.sessions.store, session_id)
-    if admitted.decision not in (Verdict.ALLOW, Verdict.ASK):
-        return admitted
     pending = _recorded(run, definition or _stub(name), result)
     if isinstance(pending, Evaluation):
         return pending
-    return _reviewed_as(run, admitted, _recorded_review(run, pending, inst.post.review_now(run, pending), now))
+    post = run.inst.post
+    answer = post.review_now(run, pending) if post.synchronous else await post.review(run, pending)
+    return _reviewed(run, Allow(), _recorded_review(run, pending, answer, now))
 
 
-def _recorded_decision(run: Run, store: SessionStore, session_id: str) -> Evaluation:
-    """The decision the session recorded for the run's call (allowed or asked), else why its result is withheld."""
-    source, call = session_steps.SESSION_STORE, run.call
-    try:
-        calls = store.load(session_id).calls
-    except Exception as error:  # fail closed: a result whose decision cannot be read is withheld
-        what = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-        reason = f"Blocked: the session store failed ({what}); the result cannot be reviewed, so it is withheld."
-        return Evaluation(Verdict.DENY, Stage.PRE_EXECUTE, source, reason)
-    step = next((c.step for c in reversed(calls) if c.call_id == call.call_id and c.name == call.name), None)
-    if step is Step.ALLOW or step is Step.ASK:
-        return Evaluation(Verdict.ALLOW if step is Step.ALLOW else Verdict.ASK, Stage.PRE_EXECUTE, None, None)
-    if step is Step.DENY:
-        reason = f"Blocked: call {call.call_id!r} ({call.name}) was denied when it was decided; its result is withheld."
-    else:
-        reason = (
-            f"Blocked: session {session_id!r} holds no decision of call {call.call_id!r} ({call.name}) among its "
-            f"last {RECENT_CALLS} calls; decide the call in the session first, with the same call id."
-        )
-    return Evaluation(Verdict.DENY, Stage.PRE_EXECUTE, source, reason)
+def review_recorded_now(
+    registry: Registry,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    result: Mapping[str, Any],
+    *,
+    agent: str = "agent",
+    call_id: str | None = None,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    now: float | None = None,
+    require_tool: bool = False,
+) -> Evaluation | None:
+    """`review_recorded` without an event loop, when post-execute is synchronous (packs alone); else None."""
+    if not registry.installation.post.synchronous:
+        return None
+    started = _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
+    if isinstance(started, Evaluation):
+        return started
+    run, definition = started
+    pending = _recorded(run, definition or _stub(name), result)
+    if isinstance(pending, Evaluation):
+        return pending
+    return _reviewed(run, Allow(), _recorded_review(run, pending, run.inst.post.review_now(run, pending), now))
 
 
 def _start(

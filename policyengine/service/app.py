@@ -34,7 +34,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from policyengine.enforce.evaluate import Evaluation, Verdict, evaluate, evaluate_now, fault_denial, review_recorded
+from policyengine.enforce.evaluate import (
+    Evaluation,
+    Verdict,
+    evaluate,
+    evaluate_now,
+    fault_denial,
+    review_recorded_now,
+)
 from policyengine.service.deadlines import Deadlines
 from policyengine.service.decision_log import DecisionLog, decision_record
 from policyengine.service.packs_state import PacksState, ReloadResult, Snapshot
@@ -497,7 +504,7 @@ def _evaluate_now(
         if result is not None and kwargs["session_id"]:
             # The call was decided (and counted) by /v1/decide: a review records its result, never a second decision.
             del kwargs["result"]
-            return review_recorded(snapshot.registry, body["name"], body["arguments"], result, **kwargs)
+            return review_recorded_now(snapshot.registry, body["name"], body["arguments"], result, **kwargs)
         return evaluate_now(snapshot.registry, body["name"], body["arguments"], **kwargs)
     except Exception as error:  # fails closed: a service that cannot decide denies
         return _denied(body["name"], error)
