@@ -413,7 +413,7 @@ def test_a_bad_cache_entry_is_ignored_and_rebuilt(tmp_path: Path, damage: str) -
     loaded = cache.load_packs_cached([str(folder)], place)
     assert not loaded.hit
     assert cache.load_packs_cached([str(folder)], place).hit  # rebuilt, written again
-    assert loaded.packs[0].rules[0].id == "deny-blocked-tools"
+    assert loaded.packs[0].rule("deny-blocked-tools") is not None
 
 
 def test_a_symlinked_entry_or_a_shared_folder_is_not_used(tmp_path: Path) -> None:
