@@ -296,3 +296,62 @@ def test_a_session_busy_past_the_timeout_denies(monkeypatch: pytest.MonkeyPatch,
     _, out, _ = run_hook(monkeypatch, pre, "--sessions", f"sqlite:{path}")  # its turn came: decided
     assert pre_decision(json.loads(out))[0] == "allow"
     assert oct(os.stat(str(path) + ".lock").st_mode & 0o777) == "0o600"
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Any:
+    """A real redis-server on a free port in a temp folder; skipped loudly when it cannot start."""
+    import shutil
+    import socket
+
+    server = shutil.which("redis-server") or "/usr/bin/redis-server"
+    if not os.path.exists(server):
+        pytest.skip("SKIPPED LOUDLY: no redis-server installed; the hook's Redis store is untested here")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [
+        server,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        str(tmp_path),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.skip(f"SKIPPED LOUDLY: redis-server did not start on port {port}")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_sequence_through_a_redis_store(monkeypatch: pytest.MonkeyPatch, redis_url: str, tmp_path: Path) -> None:
+    from policyengine.sessions.stores import RedisStore
+
+    monkeypatch.setenv("POLICYENGINE_CACHE", str(tmp_path / "cache"))
+    sequence = next(s for s in SEQUENCES if s["name"].startswith("claude-code: a credential read, then written"))
+    for step, event in events(sequence, "redis"):
+        code, out, err = run_hook(monkeypatch, event, "--sessions", redis_url)
+        assert (code, err) == (0, ""), err
+        if event["hook_event_name"] == "PreToolUse":
+            check_step(sequence, step, json.loads(out))
+    assert [e.step for e in RedisStore(redis_url).entries("redis")] == [Step.ALLOW, Step.RESULT, Step.DENY]
+    assert not (tmp_path / "cache" / "sessions.sqlite3").exists()

@@ -16,6 +16,9 @@ What the packs answer, in the protocol's terms (docs/claude-code.md has the tabl
   schema deny, with the reason.
 - PostToolUse: a redaction replaces the output; a block (or a call pre-execute would refuse)
   blocks with the reason and replaces the output with a withheld copy.
+- Sessions (packs with session rules only): PreToolUse decides in the event's `session_id` and
+  writes the decision; PostToolUse writes what the response adds (labels, fingerprints). The
+  store is claude_code_sessions.py's (SQLite in the cache folder); a failing one denies or blocks.
 
 Speed: a call is one process, so this module decides with the Decider and the rule chains
 directly (no registry, no event loop: asyncio alone costs ~20 ms), reads packs through the

@@ -20,10 +20,14 @@ Every failure (unreadable input, a pack or catalog that does not load, a fault o
 exits 2 with the reason on stderr and nothing on stdout: Claude Code's protocol reads that as a
 block, so a broken hook refuses calls instead of letting them through. Nothing is ever raised.
 
+Sessions (docs/claude-code.md, "Sessions") live in `sessions.sqlite3` in the cache folder, or
+where `--sessions SPEC` / `POLICYENGINE_HOOK_SESSIONS` say: every process and the helper open
+the same store, so the helper holds nothing a restart would lose. A helper serves one store.
+
 Helper wire format, both ways: frames of a 4-byte big-endian length and that many bytes. The
-client sends a JSON header ({"v": 1, "packs": [...], "audit": path or null}) and the event's
-raw bytes; the helper answers one JSON frame ({"v", "packs", "exit", "out", "err"}, or
-{"v", "packs", "stale": true} when it is about to exit).
+client sends a JSON header ({"v": 1, "packs": [...], "audit": path or null, "sessions": spec or
+null}) and the event's raw bytes; the helper answers one JSON frame ({"v", "packs", "sessions",
+"exit", "out", "err"}, or {"v", "packs", "sessions", "stale": true} when it is about to exit).
 """
 
 from __future__ import annotations
