@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from policyengine.values.session import Entry, SessionState, SessionStore
 
 FILE = "sessions.sqlite3"
-LOCK_SECONDS = 10.0  # a session busy this long (another process deciding in it, stuck) denies the call
+# A session busy this long (another process deciding in it, stuck) denies the call: under the helper's
+# REPLY_SECONDS (cli/hook.py), so the helper answers before its client gives up and decides again.
+LOCK_SECONDS = 5.0
 _LOCK_SLOTS = 1 << 20  # lock bytes: two sessions share one with a chance of one in a million
 
 
