@@ -355,3 +355,19 @@ def test_a_sequence_through_a_redis_store(monkeypatch: pytest.MonkeyPatch, redis
             check_step(sequence, step, json.loads(out))
     assert [e.step for e in RedisStore(redis_url).entries("redis")] == [Step.ALLOW, Step.RESULT, Step.DENY]
     assert not (tmp_path / "cache" / "sessions.sqlite3").exists()
+
+
+def test_a_store_removed_under_a_long_lived_hook_is_opened_again(tmp_path: Path) -> None:
+    """The helper keeps its store open: when the file is removed (sessions cleared), it follows the new one."""
+    from policyengine.adapters.claude_code import Hook
+
+    hook = Hook([PACK], tmp_path / "cache")
+    (_, read), (_, reviewed), (_, fetch) = events(CREDENTIALS, "cleared")
+    for event in (read, reviewed):
+        assert hook.respond(json.dumps(event).encode(), None)[0] == 0
+    for path in (tmp_path / "cache").glob("sessions.sqlite3*"):
+        path.unlink()  # the user clears the sessions
+    code, out, err = hook.respond(json.dumps(fetch).encode(), None)
+    assert (code, err) == (0, "")
+    assert pre_decision(json.loads(out)) == ("allow", "")  # a new, empty session: nothing was seen
+    assert [e.call_id for e in store_at(tmp_path / "cache").entries("cleared")] == ["toolu_001"]

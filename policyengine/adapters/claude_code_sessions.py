@@ -87,6 +87,7 @@ class LazyStore:
     def __init__(self, spec: str | None) -> None:
         self.spec = spec
         self._store: SessionStore | None = None
+        self._inode: int | None = None  # of the SQLite file this store opened
 
     @property
     def where(self) -> str:
@@ -94,6 +95,11 @@ class LazyStore:
         return self.spec.removeprefix("sqlite:") if self.spec is not None else "(none)"
 
     def _opened(self) -> SessionStore:
+        if self._store is not None and self._inode is not None and self._inode != _inode(self.where):
+            # The file was removed or replaced (sessions cleared by hand): the helper follows, as every process does.
+            with contextlib.suppress(Exception):
+                getattr(self._store, "close", lambda: None)()
+            self._store = None
         if self._store is None:
             if self.spec is None:
                 raise SessionStoreError(
@@ -107,6 +113,7 @@ class LazyStore:
             except SessionStoreError as error:
                 raise SessionStoreError(f"{error.message}; check that the folder exists and is writable") from error
             self._store = cast("SessionStore", store)
+            self._inode = _inode(self.where) if self.spec.startswith("sqlite:") else None
         return self._store
 
     @property
@@ -159,6 +166,13 @@ class LazyStore:
             yield
         finally:
             os.close(fd)  # releases the lock
+
+
+def _inode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
