@@ -11,6 +11,7 @@ registry holding the same packs and catalog, and its audit log is replayed by dr
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import signal
@@ -62,10 +63,19 @@ def _private_cache_and_no_helper(monkeypatch: pytest.MonkeyPatch, cache_folder: 
     monkeypatch.setenv("POLICYENGINE_HOOK_HELPER", "off")  # the helper tests turn it on themselves
 
 
+RUNS = itertools.count()
+
+
 def run_hook(
     monkeypatch: pytest.MonkeyPatch, stdin: bytes | dict[str, Any], *extra: str, packs: tuple[str, ...] = (PACK,)
 ) -> tuple[int, str, str]:
-    """The CLI in-process with `stdin` on stdin: (exit code, stdout, stderr)."""
+    """The CLI in-process with `stdin` on stdin: (exit code, stdout, stderr).
+
+    The table's cases are independent calls: each run is a session of its own (sessions are
+    tests/test_hook_sessions.py's), so no case reads what an earlier one left in its session.
+    """
+    if isinstance(stdin, dict) and "session_id" in stdin:
+        stdin = {**stdin, "session_id": f"{stdin['session_id']}-{next(RUNS)}"}
     data = json.dumps(stdin).encode("utf-8") if isinstance(stdin, dict) else stdin
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
     argv = ["hook", "claude-code", *(x for p in packs for x in ("--pack", p)), *extra]
@@ -118,7 +128,7 @@ def test_post_tool_use(monkeypatch: pytest.MonkeyPatch, case: dict[str, Any]) ->
         assert "updatedMCPToolOutput" not in specific  # only MCP tools had that field
 
 
-def test_the_hook_decides_as_evaluate_does_on_a_registry_with_the_same_packs_and_catalog() -> None:
+def test_the_hook_decides_as_evaluate_does_on_a_registry_with_the_same_packs_and_catalog(tmp_path: Path) -> None:
     from policyengine import PolicyLayers, Registry
     from policyengine.enforce.evaluate import evaluate_now
     from policyengine.tools.catalog import load_catalog
@@ -127,9 +137,9 @@ def test_the_hook_decides_as_evaluate_does_on_a_registry_with_the_same_packs_and
     PolicyLayers.install(registry, [PACK])
     for definition in load_catalog(claude_code.BUILTIN_CATALOG).values():
         registry.register(definition)
-    policy = claude_code.Hook([PACK], None).policy()
-    for case in PRE + POST:
-        event = claude_code.parse_event(json.dumps(case["event"]).encode())
+    policy = claude_code.Hook([PACK], None, f"sqlite:{tmp_path / 'sessions.sqlite3'}").policy()
+    for i, case in enumerate(PRE + POST):  # each case a session of its own, on both sides
+        event = claude_code.parse_event(json.dumps({**case["event"], "session_id": f"case-{i}"}).encode())
         mine = policy.decide(event)
         result = None
         if event.has_response:
@@ -143,6 +153,7 @@ def test_the_hook_decides_as_evaluate_does_on_a_registry_with_the_same_packs_and
             call_id=event.tool_use_id,
             cwd=event.cwd,
             result=result,
+            session_id=event.session_id,
         )
         assert theirs is not None
         assert (mine.verdict, mine.stage, mine.source, mine.reason) == (
@@ -413,7 +424,7 @@ def test_a_bad_cache_entry_is_ignored_and_rebuilt(tmp_path: Path, damage: str) -
     loaded = cache.load_packs_cached([str(folder)], place)
     assert not loaded.hit
     assert cache.load_packs_cached([str(folder)], place).hit  # rebuilt, written again
-    assert loaded.packs[0].rules[0].id == "deny-blocked-tools"
+    assert loaded.packs[0].rule("deny-blocked-tools") is not None
 
 
 def test_a_symlinked_entry_or_a_shared_folder_is_not_used(tmp_path: Path) -> None:

@@ -16,6 +16,9 @@ What the packs answer, in the protocol's terms (docs/claude-code.md has the tabl
   schema deny, with the reason.
 - PostToolUse: a redaction replaces the output; a block (or a call pre-execute would refuse)
   blocks with the reason and replaces the output with a withheld copy.
+- Sessions (packs with session rules only): PreToolUse decides in the event's `session_id` and
+  writes the decision; PostToolUse writes what the response adds (labels, fingerprints). The
+  store is claude_code_sessions.py's (SQLite in the cache folder); a failing one denies or blocks.
 
 Speed: a call is one process, so this module decides with the Decider and the rule chains
 directly (no registry, no event loop: asyncio alone costs ~20 ms), reads packs through the
@@ -34,10 +37,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policyengine.values.decisions import Accept, AcceptValue, Ask, Block, Deny, Source, SourceKind
+from policyengine.values.decisions import Accept, AcceptValue, Ask, Block, Deny, PreDecision, Source, SourceKind
 from policyengine.values.frozen import FrozenDict, freeze, thaw
 
 if TYPE_CHECKING:
+    from policyengine.adapters.claude_code_sessions import HookSessions
     from policyengine.packs.loader import Pack
     from policyengine.tools.definition import ToolDefinition
 
@@ -187,8 +191,11 @@ class Policy:
         catalogs: Sequence[Path],
         read: Callable[[Path], bytes] | None = None,
         tools: Mapping[str, ToolDefinition] | None = None,
+        sessions: HookSessions | None = None,
     ) -> None:
         self.packs = tuple(packs)
+        # The packs' session rules and their store; None when no pack has any (nothing is read or written).
+        self.sessions = sessions
         self.catalogs = tuple(catalogs)
         self._read = read or (lambda path: path.read_bytes())
         # Every tool of the catalogs when they were loaded whole (first load); else built per name.
@@ -232,20 +239,68 @@ class Policy:
         tags = definition.tags if definition is not None else frozenset()
         roles = definition.roles if definition is not None else None
         cwd = event.cwd if event.cwd is not None else self.cwd
-        document = call_document(name, frozen, AGENT, event.tool_use_id or "", cwd, roles)
         decider = Decider(self.packs, tags={name: tags})
+        if self.sessions is not None:
+            return self._decide_in_session(event, decider, definition, frozen, cwd, roles, tags)
+        document = call_document(name, frozen, AGENT, event.tool_use_id or "", cwd, roles)
         decision, red_line = decider.stages(name, document)
-        if isinstance(decision, Deny):
-            return Decision("deny", "pre-execute", decision.source, decision.reason, frozen)
-        if red_line is not None:
-            return Decision("deny", "guard", red_line.source, red_line.reason, frozen)
-        if isinstance(decision, Ask):
-            admitted = Decision("ask", "pre-execute", decision.source, decision.reason, frozen)
-        else:
-            admitted = Decision("allow", "pre-execute", decision.source, None, frozen)
-        if not event.has_response:
+        admitted = _admission(decision, red_line, frozen)
+        if admitted.verdict == "deny" or not event.has_response:
             return admitted
         return self._review(admitted, definition, document, tags, event.response)
+
+    def _decide_in_session(
+        self,
+        event: Event,
+        decider: Any,
+        definition: ToolDefinition | None,
+        frozen: FrozenDict,
+        cwd: str | None,
+        roles: Any,
+        tags: frozenset[str],
+    ) -> Decision:
+        """`decide` in the call's session: PreToolUse writes its decision, PostToolUse its result (never a decision)."""
+        from policyengine.errors import SessionStoreError
+        from policyengine.runtime import session_steps
+        from policyengine.values.call import ToolCall
+
+        assert self.sessions is not None
+        inst = self.sessions.installation
+        call_id = event.tool_use_id or ""
+        call = ToolCall(
+            call_id, event.tool, frozen, AGENT, cwd=cwd, roles=roles, tags=tags, session_id=event.session_id
+        )
+        store = session_steps.SESSION_STORE
+        if not event.has_response:
+            try:
+                with self.sessions.store.turn(event.session_id):  # load, decide, write: one call of a session at a time
+                    opened = session_steps.opened(inst, call)
+                    if isinstance(opened, str):
+                        return Decision("deny", "pre-execute", store, opened, frozen)
+                    decision, red_line = decider.stages(event.tool, opened.document)
+                    failed = session_steps.decided(inst, opened, decision, red_line)
+            except SessionStoreError as error:
+                reason = f"Denied: the session store failed ({error.message}); the call is refused."
+                return Decision("deny", "pre-execute", store, reason, frozen)
+            if failed is not None and red_line is None and not isinstance(decision, Deny):
+                red_line = Deny(failed, store)
+            return _admission(decision, red_line, frozen)
+        opened = session_steps.opened(inst, call)
+        if isinstance(opened, str):  # the result cannot be recorded: withheld
+            return Decision("error", "post-execute", store, opened.replace("Denied:", "Blocked:", 1), frozen)
+        reading = opened
+        if opened.session is not None and call_id:
+            opened = opened.with_session(_without_call(opened.session, call_id))
+        # Pre-execute again, as PreToolUse decided it: on the session without this call's own entry.
+        decision, red_line = decider.stages(event.tool, opened.document)
+        admitted = _admission(decision, red_line, frozen)
+        if admitted.verdict == "deny":
+            return admitted  # the call ran although policy refuses it: its output is withheld, nothing recorded
+
+        def record(value: Any, content: Any) -> str | None:
+            return session_steps.reviewed(inst, reading, value, content)
+
+        return self._review(admitted, definition, opened.document, tags, event.response, record)
 
     def _review(
         self,
@@ -254,8 +309,13 @@ class Policy:
         document: FrozenDict,
         tags: frozenset[str],
         response: Any,
+        record: Callable[[Any, Any], str | None] | None = None,
     ) -> Decision:
-        """Post-execute over the tool's response, layer by layer, as PackPostExecute reviews a pending result."""
+        """Post-execute over the tool's response, layer by layer, as PackPostExecute reviews a pending result.
+
+        `record` writes the response (as the tool returned it) to the call's session once no rule
+        blocked it; a reason it returns blocks the response (the session store failed).
+        """
         from policyengine.packs.rules import rewrite_post
         from policyengine.tools.definition import content_problems, render_text
         from policyengine.values.results import Stage
@@ -268,6 +328,7 @@ class Policy:
         except Exception as error:
             reason = f"recorded result is malformed: {error}"
             return replace(admitted, verdict="error", stage="post-execute", source=REGISTRY, reason=reason)
+        original = (value, content)
         rewrites: list[Source] = []
         changed = False
         for pack in self.packs:
@@ -293,10 +354,36 @@ class Policy:
                 except Exception as error:
                     return _blocked(admitted, f"{who} failed ({_describe(error)}); failing closed", who)
                 rewrites.append(who)
+        failed = record(*original) if record is not None else None
+        if failed is not None:
+            from policyengine.runtime.session_steps import SESSION_STORE
+
+            return _blocked(admitted, failed, SESSION_STORE)
         post = "rewritten" if rewrites else "accepted"
         return replace(
             admitted, post=post, value=value, content=content, rewrites=tuple(rewrites), value_changed=changed
         )
+
+
+def _admission(decision: PreDecision, red_line: Deny | None, frozen: Any) -> Decision:
+    """What pre-execute and the guards make of a call: denied (by either), asked, or allowed."""
+    if isinstance(decision, Deny):
+        return Decision("deny", "pre-execute", decision.source, decision.reason, frozen)
+    if red_line is not None:
+        return Decision("deny", "guard", red_line.source, red_line.reason, frozen)
+    if isinstance(decision, Ask):
+        return Decision("ask", "pre-execute", decision.source, decision.reason, frozen)
+    return Decision("allow", "pre-execute", decision.source, None, frozen)
+
+
+def _without_call(session: FrozenDict, call_id: str) -> FrozenDict:
+    """The session document without the call's own entry among the recent calls (what PreToolUse read)."""
+    from policyengine.values.frozen import FrozenList
+
+    calls = [c for c in session["calls"] if c["call_id"] != call_id]
+    if len(calls) == len(session["calls"]):
+        return session
+    return FrozenDict._of({**session, "calls": FrozenList._of(calls)})
 
 
 def _blocked(admitted: Decision, feedback: str, source: Source | None) -> Decision:
@@ -385,9 +472,14 @@ class Hook:
     loads the packs again whenever a file they were read from changes.
     """
 
-    def __init__(self, folders: Sequence[str], cache: Path | None) -> None:
+    def __init__(self, folders: Sequence[str], cache: Path | None, sessions: str | None = None) -> None:
+        from policyengine.adapters.claude_code_sessions import LazyStore, default_spec
+
         self.folders = list(folders)
         self.cache = cache
+        # Where sessions live (`--sessions`, else sessions.sqlite3 in the cache folder): opened on first use,
+        # kept open across pack reloads (the helper's), never opened for packs without session rules.
+        self.sessions = LazyStore(sessions if sessions is not None else default_spec(cache))
         self._policy: Policy | None = None
         self._digests: dict[str, str] = {}
 
@@ -440,7 +532,9 @@ class Hook:
             return cached if cached is not None else path.read_bytes()
 
         catalogs = _catalogs(loaded.packs) or [BUILTIN_CATALOG]
-        policy = Policy(loaded.packs, catalogs, read, loaded.checked)
+        from policyengine.adapters.claude_code_sessions import HookSessions
+
+        policy = Policy(loaded.packs, catalogs, read, loaded.checked, HookSessions.of(loaded.packs, self.sessions))
         self._digests = source_digests(loaded.packs, files)
         self._policy = policy
         return policy

@@ -20,10 +20,14 @@ Every failure (unreadable input, a pack or catalog that does not load, a fault o
 exits 2 with the reason on stderr and nothing on stdout: Claude Code's protocol reads that as a
 block, so a broken hook refuses calls instead of letting them through. Nothing is ever raised.
 
+Sessions (docs/claude-code.md, "Sessions") live in `sessions.sqlite3` in the cache folder, or
+where `--sessions SPEC` / `POLICYENGINE_HOOK_SESSIONS` say: every process and the helper open
+the same store, so the helper holds nothing a restart would lose. A helper serves one store.
+
 Helper wire format, both ways: frames of a 4-byte big-endian length and that many bytes. The
-client sends a JSON header ({"v": 1, "packs": [...], "audit": path or null}) and the event's
-raw bytes; the helper answers one JSON frame ({"v", "packs", "exit", "out", "err"}, or
-{"v", "packs", "stale": true} when it is about to exit).
+client sends a JSON header ({"v": 1, "packs": [...], "audit": path or null, "sessions": spec or
+null}) and the event's raw bytes; the helper answers one JSON frame ({"v", "packs", "sessions",
+"exit", "out", "err"}, or {"v", "packs", "sessions", "stale": true} when it is about to exit).
 """
 
 from __future__ import annotations
@@ -42,12 +46,13 @@ HELP = "answer a Claude Code hook event (stdin JSON) with the packs' decision"
 EXIT_OK, EXIT_BLOCK = 0, 2
 
 HELPER_ENV = "POLICYENGINE_HOOK_HELPER"
+SESSIONS_ENV = "POLICYENGINE_HOOK_SESSIONS"  # the session store, when --sessions is not given
 IDLE_SECONDS = 15 * 60.0  # a helper nobody called for this long exits
 REPLY_SECONDS = 10.0  # a helper that takes longer is given up on: the call is decided in-process
 MAX_EVENT_BYTES = 64 << 20  # as adapters/claude_code.py: larger events are refused, not parsed
 MAX_REPLY_BYTES = 16 << 20
 # The layers whose code the helper runs: an edit or an upgrade of any of them retires it.
-HELPER_LAYERS = ("values", "tools", "language", "packs", "runtime", "enforce", "adapters", "cli")
+HELPER_LAYERS = ("values", "tools", "language", "sessions", "packs", "runtime", "enforce", "adapters", "cli")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("agent", choices=["claude-code"], help="whose hook protocol to speak")
     parser.add_argument("--pack", action="append", required=True, metavar="DIR", help="a policy pack (repeatable)")
     parser.add_argument("--audit", metavar="FILE", help="append one audit record per decided call")
+    parser.add_argument(
+        "--sessions",
+        metavar="SPEC",
+        help="where session state lives: sqlite:PATH or redis://HOST:PORT/DB "
+        "(default: $POLICYENGINE_HOOK_SESSIONS, else sessions.sqlite3 in the cache folder)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the warm helper itself
 
 
@@ -86,27 +97,51 @@ def main(argv: list[str], *, out: TextIO, err: TextIO) -> int:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     """`hook claude-code`: read one event on stdin, print the answer; 2 and the reason on stderr on any failure."""
     try:
+        sessions = _store_spec(args.sessions)
         if args.serve:
-            return _serve(args.pack)
+            return _serve(args.pack, sessions=sessions)
         raw = _stdin()
         folders = [os.path.realpath(folder) for folder in args.pack]
         audit = os.path.abspath(args.audit) if args.audit else None
         place = _helper_place()
-        answered = _ask_helper(place, folders, raw, audit) if place is not None else None
+        answered = _ask_helper(place, folders, raw, audit, sessions) if place is not None else None
         alone = answered is None
         if answered is None:
             from policyengine.adapters.claude_code import Hook
             from policyengine.packs.cache import cache_dir
 
-            answered = Hook(folders, cache_dir()).respond(raw, audit)
+            answered = Hook(folders, cache_dir(), sessions).respond(raw, audit)
         code, stdout, stderr = answered
         _write(out, err, stdout, stderr)
         if alone and place is not None:
-            _start_helper(place, folders)  # after the answer is out: the call does not wait for it
+            _start_helper(place, folders, sessions)  # after the answer is out: the call does not wait for it
         return code
+    except UsageError as error:  # a --sessions the hook cannot use: every call is refused until it is fixed
+        _say(err, f"policyengine hook: {error}\n")
+        return EXIT_BLOCK
     except Exception as error:  # stdin unreadable, stdout gone: a block, said where it can be
         _say(err, f"policyengine hook: internal error ({type(error).__name__}: {error}); the call is refused\n")
         return EXIT_BLOCK
+
+
+def _store_spec(given: str | None) -> str | None:
+    """The store `--sessions` (else the environment) names, absolute; None for the default. UsageError when unusable."""
+    spec = given if given is not None else os.environ.get(SESSIONS_ENV) or None
+    if spec is None:
+        return None
+    spec = spec.strip()
+    if spec == "memory":
+        raise UsageError(
+            "--sessions memory keeps nothing between hook processes (Claude Code starts one per event)",
+            hint="use sqlite:PATH (the default is sessions.sqlite3 in the cache folder) or redis://HOST:PORT/DB",
+        )
+    if spec.startswith(("redis://", "rediss://", "unix://")):
+        return spec
+    path = spec.removeprefix("sqlite:")
+    if not path:
+        raise UsageError(f"--sessions {spec!r} names no file", hint="write sqlite:/absolute/path/sessions.sqlite3")
+    # Claude Code runs hooks in the session's directory, and the helper in /: a relative path is pinned here.
+    return "sqlite:" + os.path.abspath(os.path.expanduser(path))
 
 
 def _write(out: TextIO, err: TextIO, stdout: str, stderr: str) -> None:
@@ -163,21 +198,25 @@ def _ours(info: os.stat_result) -> bool:
     return getuid is None or info.st_uid == getuid()
 
 
-def _address(place: Path, folders: list[str]) -> tuple[Path, Path]:
-    """The helper's socket and lock for this pack set (and this Python): a name the path length allows."""
+def _address(place: Path, folders: list[str], sessions: str | None = None) -> tuple[Path, Path]:
+    """The helper's socket and lock for this pack set and session store (and this Python): a name the path allows."""
     import zlib
 
-    identity = json.dumps([sys.executable, str(Path(__file__).resolve()), folders]).encode("utf-8")
+    # Without --sessions the identity is what it was before sessions: a running helper stays valid.
+    named = [folders] if sessions is None else [folders, sessions]
+    identity = json.dumps([sys.executable, str(Path(__file__).resolve()), *named]).encode("utf-8")
     name = f"hook-{zlib.crc32(identity):08x}{zlib.adler32(identity):08x}"
     return place / f"{name}.sock", place / f"{name}.lock"
 
 
-def _ask_helper(place: Path, folders: list[str], raw: bytes, audit: str | None) -> tuple[int, str, str] | None:
+def _ask_helper(
+    place: Path, folders: list[str], raw: bytes, audit: str | None, sessions: str | None = None
+) -> tuple[int, str, str] | None:
     """The helper's (exit, stdout, stderr) for the event; None when there is none that can answer."""
     import socket
     import stat
 
-    address, _lock = _address(place, folders)
+    address, _lock = _address(place, folders, sessions)
     try:
         info = os.lstat(address)
     except OSError:
@@ -188,10 +227,13 @@ def _ask_helper(place: Path, folders: list[str], raw: bytes, audit: str | None) 
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(REPLY_SECONDS)
             conn.connect(str(address))
-            _send(conn, json.dumps({"v": 1, "packs": folders, "audit": audit}).encode("utf-8"))
+            header = {"v": 1, "packs": folders, "audit": audit, "sessions": sessions}
+            _send(conn, json.dumps(header).encode("utf-8"))
             _send(conn, raw)
             reply = json.loads(_receive(conn, MAX_REPLY_BYTES))
-        if reply.get("v") != 1 or reply.get("packs") != folders or reply.get("stale"):
+        if reply.get("v") != 1 or reply.get("packs") != folders or reply.get("sessions") != sessions:
+            return None
+        if reply.get("stale"):
             return None
         code, stdout, stderr = reply["exit"], reply["out"], reply["err"]
         if type(code) is not int or not isinstance(stdout, str) or not isinstance(stderr, str):
@@ -201,9 +243,9 @@ def _ask_helper(place: Path, folders: list[str], raw: bytes, audit: str | None) 
         return None
 
 
-def _start_helper(place: Path, folders: list[str]) -> None:
+def _start_helper(place: Path, folders: list[str], sessions: str | None = None) -> None:
     """Start the helper for this pack set in the background, unless one holds its lock (it runs or starts)."""
-    lock = _address(place, folders)[1]
+    lock = _address(place, folders, sessions)[1]
     if _locked(lock):
         return
     import contextlib
@@ -212,6 +254,8 @@ def _start_helper(place: Path, folders: list[str]) -> None:
     command = [sys.executable, "-m", "policyengine", "hook", "claude-code", "--serve"]
     for folder in folders:
         command += ["--pack", folder]
+    if sessions is not None:
+        command += ["--sessions", sessions]
     # It starts in /, so it finds this very package even when only the caller's directory held it.
     package_root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
@@ -274,7 +318,7 @@ def _exactly(conn: Any, size: int) -> bytes:
 # -- the warm helper: server --------------------------------------------------------------
 
 
-def _serve(packs: list[str], idle: float = IDLE_SECONDS) -> int:
+def _serve(packs: list[str], idle: float = IDLE_SECONDS, *, sessions: str | None = None) -> int:
     """Answer events for one pack set until `idle` seconds pass unasked; 0 at once when another helper serves."""
     import contextlib
     import fcntl
@@ -289,7 +333,7 @@ def _serve(packs: list[str], idle: float = IDLE_SECONDS) -> int:
     if place is None:
         return EXIT_OK
     place.mkdir(mode=0o700, parents=True, exist_ok=True)
-    address, lock = _address(place, folders)
+    address, lock = _address(place, folders, sessions)
     lock_fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -300,7 +344,7 @@ def _serve(packs: list[str], idle: float = IDLE_SECONDS) -> int:
     os.write(lock_fd, f"{os.getpid()}\n".encode())  # who serves, for whoever must stop it (SIGTERM)
     with contextlib.suppress(ValueError):  # not the main thread (tests serve from one): no handler to set
         signal.signal(signal.SIGTERM, lambda _signal, _frame: sys.exit(0))  # leave through `finally`: no stale socket
-    hook = Hook(folders, cache_dir())
+    hook = Hook(folders, cache_dir(), sessions)
     with contextlib.suppress(Exception):
         hook.policy()  # loaded before the first call arrives; a problem is answered per call
     code = fingerprint(HELPER_LAYERS)
@@ -319,7 +363,7 @@ def _serve(packs: list[str], idle: float = IDLE_SECONDS) -> int:
             except TimeoutError:
                 return EXIT_OK  # idle
             with conn:
-                if not _serve_one(conn, hook, folders, code, fingerprint):
+                if not _serve_one(conn, hook, folders, code, fingerprint, sessions):
                     return EXIT_OK  # the engine changed under it: the next call starts a new one
             try:
                 if os.stat(address).st_ino != inode:
@@ -334,7 +378,9 @@ def _serve(packs: list[str], idle: float = IDLE_SECONDS) -> int:
         os.close(lock_fd)
 
 
-def _serve_one(conn: Any, hook: Any, folders: list[str], code: str, fingerprint: Any) -> bool:
+def _serve_one(
+    conn: Any, hook: Any, folders: list[str], code: str, fingerprint: Any, sessions: str | None = None
+) -> bool:
     """Answer one connection; False when the helper must exit (its code is stale)."""
     conn.settimeout(REPLY_SECONDS)
     try:
@@ -343,16 +389,17 @@ def _serve_one(conn: Any, hook: Any, folders: list[str], code: str, fingerprint:
         header = json.loads(_receive(conn, 1 << 16))
         raw = _receive(conn, MAX_EVENT_BYTES + 1)
         audit = header.get("audit")
-        if header.get("v") != 1 or header.get("packs") != folders:
-            _send(conn, json.dumps({"v": 1, "packs": folders, "stale": True}).encode("utf-8"))
+        stale = json.dumps({"v": 1, "packs": folders, "sessions": sessions, "stale": True}).encode("utf-8")
+        if header.get("v") != 1 or header.get("packs") != folders or header.get("sessions") != sessions:
+            _send(conn, stale)
             return True
         if fingerprint(HELPER_LAYERS) != code:
-            _send(conn, json.dumps({"v": 1, "packs": folders, "stale": True}).encode("utf-8"))
+            _send(conn, stale)
             return False
         if audit is not None and (not isinstance(audit, str) or not os.path.isabs(audit)):
             return True
         exit_code, stdout, stderr = hook.respond(raw, audit)
-        reply = {"v": 1, "packs": folders, "exit": exit_code, "out": stdout, "err": stderr}
+        reply = {"v": 1, "packs": folders, "sessions": sessions, "exit": exit_code, "out": stdout, "err": stderr}
         _send(conn, json.dumps(reply).encode("utf-8"))
     except (OSError, ValueError, AttributeError):
         pass  # a client that went away or sent garbage: it decides in-process

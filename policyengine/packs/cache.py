@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "CachedPacks", "cache_dir", "fingerprint", "load_packs_cached", "source_digests"]
 
-FORMAT = 1
+FORMAT = 2  # 2: rules carry their session labels
 MAX_ENTRY_BYTES = 32 << 20  # an entry larger than this is not read (a pack set of ~100,000 rules)
 ENV = "POLICYENGINE_CACHE"
 OFF = frozenset({"", "0", "off", "no", "false", "none"})
@@ -70,7 +70,8 @@ _PACK_FIELDS = frozenset(
         "catalog",
     }
 )
-_PACK_SKIPPED = frozenset({"warnings", "index"})  # lint output the hook does not report; built in __post_init__
+# Lint output the hook does not report; the rule indexes, built in __post_init__.
+_PACK_SKIPPED = frozenset({"warnings", "index", "labelling"})
 _RULE_FIELDS = frozenset(
     {
         "id",
@@ -89,6 +90,7 @@ _RULE_FIELDS = frozenset(
         "redactions",
         "content",
         "block",
+        "labels",
     }
 )
 _RULE_DERIVED = frozenset({"applies", "predicate"})
@@ -426,6 +428,7 @@ def _rule_json(rule: Rule) -> dict[str, Any]:
         "redactions": [_redaction_json(r) for r in rule.redactions],
         "content": _text(rule.content),
         "block": _text(rule.block),
+        "labels": list(rule.labels),
     }
 
 
@@ -455,6 +458,7 @@ def _rule_from(data: Mapping[str, Any], lists: Mapping[str, Any]) -> Rule:
         redactions=tuple(_redaction_from(r) for r in data["redactions"]),
         content=_template(data["content"], lists),
         block=_template(data["block"], lists),
+        labels=tuple(data["labels"]),
     )
 
 
