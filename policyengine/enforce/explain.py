@@ -97,11 +97,15 @@ async def explain(
     cwd: str | None = None,
     trace: bool = False,
     require_tool: bool = False,
+    session_id: str | None = None,
+    now: float | None = None,
 ) -> Explanation:
     """Evaluate a call against the installed layers and record every rule considered.
 
     With `trace`, each rule's condition is evaluated once more, node by node, into a Trace. With
     `require_tool` (a catalog applies), a tool the registry does not know is `invalid`, as in a call.
+    With a `session_id`, the call reads and writes that session in the registry's store, as a real
+    call would (label rules that labelled it are among the rules considered).
     """
     trail: list[Considered] = []
     heard: list[Rule] = []
@@ -118,6 +122,8 @@ async def explain(
             result=result,
             cwd=cwd,
             require_tool=require_tool,
+            session_id=session_id,
+            now=now,
         )
     finally:
         EXPLAIN.reset(token)
