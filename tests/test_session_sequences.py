@@ -14,6 +14,7 @@ import asyncio
 import io
 import json
 import random
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -330,3 +331,23 @@ def test_dask_keeps_sessions_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     local = dry_run_cli("bfcl", calls, tmp_path, "--workers", "1")
     monkeypatch.setattr(dryrun, "CHUNK", 4)
     assert dry_run_cli("bfcl", calls, tmp_path, "--scheduler", "local") == local
+
+
+def test_the_impact_diff_replays_both_packs_sessions(tmp_path: Path) -> None:
+    # The pack as it was before its session rules: the impact of adding them is what they decide.
+    before = tmp_path / "bfcl-before"
+    shutil.copytree(pack_dir("bfcl"), before, ignore=shutil.ignore_patterns("tests"))
+    (before / "session.yaml").unlink()
+    manifest = (before / "pack.yaml").read_text("utf-8")
+    (before / "pack.yaml").write_text(manifest.replace("session.yaml, ", ""), "utf-8")
+    calls = [call for n, s in enumerate(SEQUENCES) if s["pack"] == "bfcl" for call in records(s, f"s{n}")]
+    (tmp_path / "run").mkdir()
+    found = dry_run_cli("bfcl", calls, tmp_path / "run", "--against", str(before))
+    changed = {r["line"]: r["rule"] for r in found if r["changed"]}
+    expected = {
+        i + 1: step["expect"]["rule"]
+        for i, step in enumerate(step for s in SEQUENCES if s["pack"] == "bfcl" for step in s["steps"])
+        if "rule" in step["expect"]
+    }
+    assert changed == expected  # 8 asks and a denial of the sum, the 21st payment denied: 10 calls
+    assert len(changed) == 10 and all(found[line - 1]["against"]["decision"] == "allow" for line in changed)
