@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from policyengine import ApprovalAnswer, ApprovalRequest, PolicyLayers, Registry
 from policyengine.cli.main import main
 from policyengine.dryrun import engine as dryrun
-from policyengine.runtime.audit import policy_decision
+from policyengine.runtime.audit import AuditRecorder, policy_decision
 from policyengine.tools.definition import define_tool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -351,3 +351,45 @@ def test_the_impact_diff_replays_both_packs_sessions(tmp_path: Path) -> None:
     }
     assert changed == expected  # 8 asks and a denial of the sum, the 21st payment denied: 10 calls
     assert len(changed) == 10 and all(found[line - 1]["against"]["decision"] == "allow" for line in changed)
+
+
+# -- audit: the session in the log, and the log replayed ----------------------------------------
+
+
+@pytest.mark.parametrize("sequence", SEQUENCES, ids=NAMES)
+def test_the_audit_log_carries_the_session_and_replays_to_the_same_decisions(
+    sequence: dict[str, Any], tmp_path: Path
+) -> None:
+    returned: dict[str, Any] = {"value": None}
+    registry = registry_for(sequence, returned)
+    log = tmp_path / "audit.jsonl"
+    recorder = AuditRecorder(log)
+    registry.on_result(recorder, name="audit")
+    held: list[list[str]] = []
+
+    async def run() -> None:
+        for i, step in enumerate(sequence["steps"]):
+            store = registry.sessions
+            assert store is not None
+            held.append(sorted(store.load("live").labels))  # what the step's rules will read
+            returned["value"] = step.get("result", {}).get("value")
+            call = step["call"]
+            await registry.call(
+                call["name"], call["arguments"], cwd=call.get("cwd"), call_id=f"c{i}", session_id="live"
+            )
+
+    asyncio.run(run())
+    recorder.close()
+    audited = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+    assert [r["session_id"] for r in audited] == ["live"] * len(sequence["steps"])
+    assert [r["labels"] for r in audited] == held
+    times = [r["time"] for r in audited]
+    assert times == sorted(times) and all(r["time"] <= r["timestamp"] for r in audited)
+    # The log is recorded calls: a dry-run of it replays the session and decides every call as live,
+    # unless policy redacted a result: the log holds it redacted (runtime/audit.py), so the credential
+    # that labelled the session, or that a later call carried, is not in it to be seen again.
+    redacted = any(r["rewrites"] for r in audited)
+    assert redacted == any("credential" in rule or "secrets" in rule for rule in sequence["rules"])
+    if not redacted:
+        replayed = dry_run_cli(sequence["pack"], audited, tmp_path)
+        assert [(r["decision"], r["rule"]) for r in replayed] == [(r["decision"], r["rule"]) for r in audited]
