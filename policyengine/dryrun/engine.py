@@ -13,6 +13,7 @@ import asyncio
 import heapq
 import json
 import math
+import secrets
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -56,8 +57,6 @@ class ReplayStore:
     """
 
     def __init__(self) -> None:
-        import secrets
-
         self._key = secrets.token_bytes(32)
         self.states: dict[str, SessionState] = {}
         self.appended: list[Entry] = []
