@@ -1,4 +1,10 @@
-"""The explain verb: stage by stage, every rule considered for one call and what decided."""
+"""The explain verb: stage by stage, every rule considered for one call and what decided.
+
+A call that carries a `session_id` is explained in that session: read from `--session-store`
+(the store a front end writes, never written to by explain: the call is decided on a copy), else
+an empty one. `--trace` then shows the session document the rules saw and the labels the call's
+label rules set.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +33,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tools", metavar="FILE", help="tool catalog, to validate arguments (default: the packs')")
     parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.add_argument(
-        "--trace", action="store_true", help="show every sub-expression's value of each condition, and why it failed"
+        "--trace",
+        action="store_true",
+        help="show every sub-expression's value of each condition, and why it failed; the session the rules saw",
+    )
+    parser.add_argument(
+        "--session-store",
+        metavar="STORE",
+        help="where the call's session (its `session_id`) is read: sqlite:PATH or redis://...; never written to "
+        "(default: a new, empty session)",
     )
 
 
@@ -36,7 +50,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     from policyengine.enforce.explain import explain
 
     call = _read_call(args.call)
-    layers, catalog = install_layers(args.pack, args.tools)
+    layers, catalog = _layers(args)
     result = call.get("result")
     explanation = asyncio.run(
         explain(
@@ -50,6 +64,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             trace=args.trace,
             # With a catalog, a tool it lacks is invalid at lookup, as in test and dry-run.
             require_tool=catalog is not None,
+            session_id=call.get("session_id"),
+            now=call.get("time"),
         )
     )
     ev = explanation.evaluation
@@ -70,6 +86,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
                     "value": ev.value,
                     "rewrites": [s.name for s in ev.rewrites],
                     "feedback": ev.feedback,
+                    "session_id": call.get("session_id"),
+                    "session": _session_json(explanation.session),
+                    "labelled": [{"label": label, "rule": rule} for label, rule in explanation.labelled()],
                 },
                 indent=2,
                 default=str,
@@ -109,9 +128,65 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         )
         if ev.value is not None:
             print(f"value: {json.dumps(ev.value, default=str)}", file=out)
+    labelled = explanation.labelled()
+    if labelled:
+        print("labels set: " + ", ".join(f"{label} (by {rule})" for label, rule in labelled), file=out)
+    if args.trace and explanation.session is not None and call.get("session_id"):
+        print(f"\nsession {call['session_id']} as the rules saw it:", file=out)
+        print(json.dumps(_session_json(explanation.session), indent=2, default=str), file=out)
     if args.trace and explanation.considered:
         _print_traces(explanation.considered, out, color)
     return EXIT_OK
+
+
+def _session_json(session: Any) -> Any:
+    """The session document for a report: its fingerprints counted, never shown, and no key id."""
+    if session is None:
+        return None
+    out = {k: v for k, v in session.items() if k not in ("secrets", "key")}
+    out["secrets"] = f"{len(session.get('secrets') or ())} fingerprint(s)"
+    return out
+
+
+def _layers(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The packs on a registry (as install_layers builds it) whose sessions are read from --session-store, if any."""
+    if not args.session_store:
+        return install_layers(args.pack, args.tools)
+    from policyengine.enforce.install import PolicyLayers
+    from policyengine.packs.loader import catalog_for
+    from policyengine.runtime.registry import Registry
+    from policyengine.sessions.stores import open_store
+
+    layers = PolicyLayers.install(Registry(sessions=_ReadOnly(open_store(args.session_store))), args.pack)
+    catalog = catalog_for(layers.packs, args.tools)
+    for definition in (catalog or {}).values():
+        layers.registry.register(definition)
+    return layers, catalog
+
+
+class _ReadOnly:
+    """A store read once per session and written never: the explained call is decided on a copy."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.copies: dict[str, Any] = {}
+
+    @property
+    def key(self) -> bytes:
+        """The store's fingerprint key (so the secrets it holds are found again)."""
+        return self.store.key  # type: ignore[no-any-return]
+
+    def load(self, session_id: str) -> Any:
+        """A copy of the session as the store holds it."""
+        import copy
+
+        if session_id not in self.copies:
+            self.copies[session_id] = copy.deepcopy(self.store.load(session_id))
+        return self.copies[session_id]
+
+    def append(self, session_id: str, entry: Any) -> None:
+        """Fold the entry into the copy only."""
+        self.load(session_id).add(entry)
 
 
 def _print_traces(considered: Sequence[Considered], out: TextIO, color: bool) -> None:
@@ -155,4 +230,9 @@ def _read_call(text: str) -> dict[str, Any]:
         raise UsageError("a call is a JSON object with a string `name` and an object `arguments`")
     if not isinstance(call.get("arguments", {}), dict):
         raise UsageError("`arguments` must be a JSON object")
+    if "session_id" in call and not (isinstance(call["session_id"], str) and call["session_id"]):
+        raise UsageError("`session_id` must be a non-empty string (the session the call belongs to)")
+    moment = call.get("time")
+    if moment is not None and (isinstance(moment, bool) or not isinstance(moment, int | float)):
+        raise UsageError("`time` must be a number: when the call is decided, in seconds since the epoch")
     return call

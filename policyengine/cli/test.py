@@ -129,7 +129,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
 def _spell_tests(
     layers: PolicyLayers, files: list[TestFile], require_tool: bool, args: argparse.Namespace
 ) -> SpellingReport:
-    """Every test's call and its spellings, decided as the test run decides them."""
+    """Every test's call and its spellings, decided as the test run decides them.
+
+    A sequence is spelled by its first call, which reads an empty session as a call decided alone
+    does; its later calls are decided by what the session holds, which a spelling alone lacks.
+    """
     from policyengine.testing.spellings import Call, Subject, check, layers_decider
 
     subjects = [

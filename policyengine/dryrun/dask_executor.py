@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from policyengine.dryrun.engine import Batch, Engine, Setup, chunks
+from policyengine.dryrun.engine import Batch, Engine, Setup, in_order, units
 from policyengine.errors import UsageError
 
 # One engine per worker process, keyed by its setup: packs load once, not once per chunk.
@@ -19,11 +19,12 @@ def _evaluate_chunk(setup: Setup, chunk: Sequence[tuple[int, bytes]]) -> Batch:
 
 
 def evaluate_on_dask(setup: Setup, lines: Sequence[tuple[int, bytes]], scheduler: str) -> Iterator[Batch]:
-    """Batches for every chunk, in input order, computed on a Dask cluster.
+    """Batches of record lines in input order, computed on a Dask cluster.
 
     `scheduler` is a scheduler address (tcp://host:8786) or `local` for a cluster on this
-    machine. Chunks are submitted in order and gathered in order, so the output lines up with
-    the input exactly as the local path does.
+    machine. The work units hold every session whole (`units`): a worker replays a session's
+    records in order, as the local path does; units are gathered in order and put back in
+    input order, so the output lines up with the input exactly as the local path's does.
     """
     try:
         from distributed import Client, LocalCluster
@@ -38,9 +39,9 @@ def evaluate_on_dask(setup: Setup, lines: Sequence[tuple[int, bytes]], scheduler
     )
     client = Client(cluster if cluster is not None else scheduler)
     try:
-        futures = [client.submit(_evaluate_chunk, setup, list(chunk), pure=False) for chunk in chunks(lines)]
-        for future in futures:
-            yield future.result()
+        parts = units(lines)
+        futures = [client.submit(_evaluate_chunk, setup, unit, pure=False) for unit in parts]
+        yield from in_order([unit[0][0] for unit in parts], (future.result() for future in futures))
     finally:
         client.close()
         if cluster is not None:

@@ -1,12 +1,22 @@
-"""Dry-run recorded calls against packs: one record per input line, in order, nothing dropped."""
+"""Dry-run recorded calls against packs: one record per input line, in order, nothing dropped.
+
+Records that carry a `session_id` are replayed session by session: every record of a session is
+decided in one work unit, in record order, against a session store of that unit (fresh for each
+run), at the record's `time` when it has one, so session rules decide as they did live. Units hold
+whole sessions (`units`), so workers and Dask partitions never split one; the output is put back
+in input order (`in_order`).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import json
+import math
+import secrets
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +29,7 @@ from policyengine.runtime.registry import Registry
 from policyengine.tools.definition import ToolDefinition
 from policyengine.values.frozen import freeze
 from policyengine.values.results import RULE_STAGES, Stage
+from policyengine.values.session import Entry, SessionState
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a recorded call larger than this is refused, not parsed
 CHUNK = 2000
@@ -38,6 +49,46 @@ class Setup:
     unknown_tools: str = "invalid"
 
 
+class ReplayStore:
+    """The sessions of one work unit, in memory: whole sessions, emptied when the unit is done.
+
+    It remembers the entries each call appended (`drain`), so a record can say which label
+    rules labelled it. The key is random per process: fingerprints never leave it.
+    """
+
+    def __init__(self) -> None:
+        self._key = secrets.token_bytes(32)
+        self.states: dict[str, SessionState] = {}
+        self.appended: list[Entry] = []
+
+    @property
+    def key(self) -> bytes:
+        """The fingerprint key."""
+        return self._key
+
+    def load(self, session_id: str) -> SessionState:
+        """The session's state so far (a new one for an id not seen in this unit)."""
+        state = self.states.get(session_id)
+        if state is None:
+            state = self.states[session_id] = SessionState(session_id)
+        return state
+
+    def append(self, session_id: str, entry: Entry) -> None:
+        """Fold one entry into its session, and keep it for `drain`."""
+        self.load(session_id).add(entry)
+        self.appended.append(entry)
+
+    def drain(self) -> list[Entry]:
+        """The entries appended since the last drain."""
+        out, self.appended = self.appended, []
+        return out
+
+    def clear(self) -> None:
+        """Forget every session: a unit holds its sessions whole, so none continues in another unit."""
+        self.states.clear()
+        self.appended.clear()
+
+
 def _with_tools(layers: PolicyLayers, catalog: Mapping[str, ToolDefinition] | None) -> PolicyLayers:
     """The layers, their registry now knowing the catalog's tools."""
     for definition in (catalog or {}).values():
@@ -50,13 +101,16 @@ class Engine:
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
-        self.main = PolicyLayers.install(Registry(), setup.packs)
+        self.store, self.other_store = ReplayStore(), ReplayStore()
+        self.main = PolicyLayers.install(Registry(sessions=self.store), setup.packs)
         # --tools, else the main packs' `catalog:`; `--against` gets the same one, so a comparison
         # shows what the rules change, not what another catalog would refuse.
         self.catalog = catalog_for(self.main.packs, setup.tools)
         _with_tools(self.main, self.catalog)
         self.other = (
-            _with_tools(PolicyLayers.install(Registry(), setup.against), self.catalog) if setup.against else None
+            _with_tools(PolicyLayers.install(Registry(sessions=self.other_store), setup.against), self.catalog)
+            if setup.against
+            else None
         )
         self.rule_ids = [r.id for p in self.main.packs for r in p.rules]
         self.stages = {r.id: r.stage.value for p in self.main.packs for r in p.rules}
@@ -66,13 +120,20 @@ class Engine:
         return [self.record(number, raw) for number, raw in chunk]
 
     def batch(self, chunk: Sequence[tuple[int, bytes]]) -> Batch:
-        """A chunk's output lines and its share of the summary: workers send back text, not dicts."""
+        """A unit's output lines and its share of the summary: workers send back text, not dicts.
+
+        The unit holds its sessions whole (`units`): their state is dropped once it is done.
+        """
         summary = Summary(self.rule_ids, self.stages)
         lines = []
-        for record in self.run(chunk):
-            summary.add(record)
-            lines.append(dump_record(record) + "\n")
-        return Batch("".join(lines), summary, len(chunk))
+        try:
+            for (number, _raw), record in zip(chunk, self.run(chunk), strict=True):
+                summary.add(record)
+                lines.append((number, dump_record(record) + "\n"))
+        finally:
+            self.store.clear()
+            self.other_store.clear()
+        return Batch(lines, summary, len(chunk))
 
     def record(self, number: int, raw: bytes) -> dict[str, Any]:
         """The output record for one input line; a malformed line becomes an error record."""
@@ -88,10 +149,13 @@ class Engine:
                 "reason": problem,
             }
         ident = {"line": number, "call_id": call.get("call_id"), "name": call["name"]}
+        session_id = call.get("session_id")
+        if session_id is not None:
+            ident["session_id"] = session_id
         try:
-            record = ident | self._evaluate(self.main, call)
+            record = ident | self._evaluate(self.main, call, self.store)
             if self.other is not None:
-                against = self._evaluate(self.other, call)
+                against = self._evaluate(self.other, call, self.other_store)
                 record["against"] = against
                 record["changed"] = _changed(record, against)
         except Exception as error:  # an engine fault on one line must not lose the others
@@ -103,7 +167,7 @@ class Engine:
             }
         return record
 
-    def _evaluate(self, layers: PolicyLayers, call: dict[str, Any]) -> dict[str, Any]:
+    def _evaluate(self, layers: PolicyLayers, call: dict[str, Any], store: ReplayStore) -> dict[str, Any]:
         result = call.get("result")
         # Post-execute only runs on a result the tool produced: a recorded denial has none.
         ran = isinstance(result, dict) and "value" in result and result.get("outcome", "ok") == "ok"
@@ -115,6 +179,12 @@ class Engine:
             # A recorded cwd wins; else --cwd; else the registry's (the pack's `cwd:`).
             "cwd": call["cwd"] if isinstance(call.get("cwd"), str) else self.setup.cwd,
         }
+        session_id = call.get("session_id")
+        if session_id:
+            # Decided as live: in the session's record order (the unit's), at the recorded time.
+            options["session_id"] = session_id
+            options["now"] = call.get("time")
+        store.drain()
         arguments = call.get("arguments", {})
         # Packs alone decide without an event loop (always so in a dry-run); anything else
         # goes through the same async evaluation a registry uses.
@@ -122,6 +192,11 @@ class Engine:
         if evaluation is None:
             evaluation = asyncio.run(evaluate(layers.registry, call["name"], arguments, **options))
         fields = _fields(evaluation)
+        labelled = [rule for entry in store.drain() for _label, rule in entry.labels]
+        if labelled:
+            fields["label_rules"] = list(dict.fromkeys(labelled))
+        if session_id:
+            fields["labels"] = sorted(store.load(session_id).labels)
         if evaluation.decision.value in ("allow", "ask"):
             wrapping = _execute_rules(layers, call, options["cwd"])
             if wrapping:
@@ -153,7 +228,69 @@ def parse_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> tuple[dict[str, Any] 
         return None, "missing or non-string `name`"
     if not isinstance(call.get("arguments", {}), dict):
         return None, f"`arguments` must be an object, got {type(call['arguments']).__name__}"
+    if "session_id" in call and not (isinstance(call["session_id"], str) and call["session_id"]):
+        return None, f"`session_id` must be a non-empty string, got {json.dumps(call['session_id'])[:60]}"
+    moment = call.get("time")
+    if moment is not None and not (
+        isinstance(moment, int | float) and not isinstance(moment, bool) and math.isfinite(moment)
+    ):
+        return None, f"`time` must be seconds since the epoch (a number), got {json.dumps(moment)[:60]}"
     return call, None
+
+
+def session_of(raw: bytes) -> str | None:
+    """The session id a raw line carries, or None (a line that does not parse has none)."""
+    if b"session_id" not in raw and b"\\u" not in raw:  # most lines: no need to parse them twice
+        return None
+    try:
+        call = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    found = call.get("session_id") if isinstance(call, dict) else None
+    return found if isinstance(found, str) and found else None
+
+
+def units(lines: Sequence[tuple[int, bytes]], size: int | None = None) -> list[list[tuple[int, bytes]]]:
+    """The input cut into work units of about `size` lines, each holding every line of its sessions.
+
+    Lines without a session are cut as consecutive slices (`size`: CHUNK); a session's lines all go to the unit
+    where the session first appears, in input order. Unit k holds every line numbered from its
+    first line up to the next unit's first line that no earlier unit took.
+    """
+    size = size or CHUNK
+    out: list[list[tuple[int, bytes]]] = []
+    home: dict[str, list[tuple[int, bytes]]] = {}
+    fresh = size  # lines the current unit took that no earlier session called for
+    for line in lines:
+        session = session_of(line[1])
+        unit = home.get(session) if session is not None else None
+        if unit is None:
+            if fresh >= size:
+                out.append([])
+                fresh = 0
+            unit = out[-1]
+            fresh += 1
+            if session is not None:
+                home[session] = unit
+        unit.append(line)
+    return out
+
+
+def in_order(starts: Sequence[int], batches: Iterable[Batch]) -> Iterator[Batch]:
+    """The units' batches (in unit order) as batches of text in input order.
+
+    `starts[k]` is unit k's first line number: once units 0..k are done, every line before
+    unit k+1's first is known and is released.
+    """
+    pending: list[tuple[int, str]] = []
+    for k, batch in enumerate(batches):
+        for item in batch.lines:
+            heapq.heappush(pending, item)
+        until = starts[k + 1] if k + 1 < len(starts) else math.inf
+        out = []
+        while pending and pending[0][0] < until:
+            out.append(heapq.heappop(pending)[1])
+        yield Batch([(0, "".join(out))], batch.summary, batch.size)
 
 
 def _execute_rules(layers: PolicyLayers, call: dict[str, Any], cwd: str | None) -> list[str]:
@@ -224,7 +361,7 @@ def read_lines(path: str) -> list[tuple[int, bytes]]:
 
 
 def chunks(lines: Sequence[tuple[int, bytes]], size: int = CHUNK) -> Iterator[Sequence[tuple[int, bytes]]]:
-    """Consecutive slices of the input."""
+    """Consecutive slices of the input (for what needs no session kept whole: spellings, tests)."""
     for start in range(0, len(lines), size):
         yield lines[start : start + size]
 
@@ -244,18 +381,24 @@ def _work(chunk: Sequence[tuple[int, bytes]]) -> Batch:
 
 @dataclass
 class Batch:
-    """The output of one chunk: its record lines, in order, and its summary counts."""
+    """The output of one unit: its record lines with their line numbers, and its summary counts."""
 
-    text: str
+    lines: list[tuple[int, str]]
     summary: Summary
     size: int
 
+    @property
+    def text(self) -> str:
+        """The record lines as one text, in the order held."""
+        return "".join(text for _number, text in self.lines)
+
 
 def evaluate_all(engine: Engine, lines: Sequence[tuple[int, bytes]], workers: int) -> Iterator[Batch]:
-    """Batches for every chunk, in input order, on this process or a pool of forked workers."""
-    if workers <= 1 or len(lines) <= CHUNK:
-        for chunk in chunks(lines):
-            yield engine.batch(chunk)
+    """Batches of record lines in input order, from units evaluated here or on a pool of forked workers."""
+    parts = units(lines)
+    starts = [unit[0][0] for unit in parts]
+    if workers <= 1 or len(parts) <= 1:
+        yield from in_order(starts, map(engine.batch, parts))
         return
     import multiprocessing
 
@@ -264,7 +407,7 @@ def evaluate_all(engine: Engine, lines: Sequence[tuple[int, bytes]], workers: in
     context = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
     initializer = None if context.get_start_method() == "fork" else _init
     with context.Pool(workers, initializer=initializer, initargs=(engine.setup,)) as pool:
-        yield from pool.imap(_work, chunks(lines))  # imap keeps input order
+        yield from in_order(starts, pool.imap(_work, parts))  # imap keeps unit order
 
 
 # The stages a summary reports hits for, in pipeline order (a rule's `stage:`).
@@ -287,14 +430,15 @@ class Summary:
         self.calls = 0
 
     def merge(self, other: Summary) -> None:
-        """Add another chunk's counts (chunks arrive in input order)."""
+        """Add another unit's counts."""
         self.calls += other.calls
         self.decisions.update(other.decisions)
         self.hits.update(other.hits)
         self.reasons.update(other.reasons)
         self.post.update(other.post)
         for rule, lines in other.changed.items():
-            self.changed[rule].extend(lines)
+            # Sorted: a unit holding a session takes its lines out of input order.
+            self.changed[rule] = sorted(self.changed[rule] + lines)
 
     def add(self, record: dict[str, Any]) -> None:
         """Count one record."""
@@ -302,7 +446,7 @@ class Summary:
         self.decisions[record["decision"]] += 1
         if record.get("rule") in self._known:
             self.hits[record["rule"]] += 1
-        for rule in (record.get("rewrites") or []) + (record.get("execute") or []):
+        for rule in (record.get("rewrites") or []) + (record.get("execute") or []) + (record.get("label_rules") or []):
             self.hits[rule] += 1
         if record.get("post"):
             self.post[record["post"]] += 1

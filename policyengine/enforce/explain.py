@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -11,6 +12,7 @@ from policyengine.enforce.install import PolicyLayers
 from policyengine.language.trace import Trace
 from policyengine.language.trace import trace as trace_condition
 from policyengine.packs.rules import EXPLAIN, Rule, post_document, rewrite_post
+from policyengine.runtime import session_steps
 from policyengine.runtime.run import REGISTRY, apply_rewrite
 from policyengine.tools.definition import define_tool
 from policyengine.values.call import PendingResult, ToolCall, new_call_id
@@ -33,6 +35,8 @@ class Considered:
     # (trace is None for a rule without a condition, or in the rare case its document cannot be rebuilt).
     condition: str | None = None
     trace: Trace | None = None
+    # A label rule: the labels it adds to the session when it matches (or fails: labels only make later calls stricter).
+    labels: tuple[str, ...] = ()
 
     @property
     def trace_agrees(self) -> bool:
@@ -51,6 +55,8 @@ class Considered:
             "error": self.error,
             "location": self.location,
         }
+        if self.labels:
+            out["labels"] = list(self.labels)
         if self.trace is not None:
             out["trace"] = {**self.trace.to_json(), "agrees": self.trace_agrees}
         return out
@@ -62,10 +68,21 @@ class Explanation:
 
     evaluation: Evaluation
     considered: tuple[Considered, ...]
+    # The session document the call's rules read (None: no rule of the layers reads the session).
+    session: FrozenDict | None = None
 
     def exercised(self) -> set[str]:
         """Ids of the rules whose condition held for this call (policy test coverage)."""
         return {c.rule for c in self.considered if c.matched}
+
+    def labelled(self) -> list[tuple[str, str]]:
+        """(label, rule id) for each label the call's label rules set (only rules that ran: a denied call sets none)."""
+        out: dict[str, str] = {}
+        for c in self.considered:
+            if c.labels and (c.matched or c.error is not None):
+                for label in c.labels:
+                    out.setdefault(label, c.rule)
+        return list(out.items())
 
 
 def _record(trail: list[Considered], heard: list[Rule]) -> Any:
@@ -79,6 +96,7 @@ def _record(trail: list[Considered], heard: list[Rule]) -> Any:
                 outcome is True,
                 error,
                 str(rule.location) if rule.location else None,
+                labels=rule.labels,
             )
         )
         heard.append(rule)
@@ -97,16 +115,24 @@ async def explain(
     cwd: str | None = None,
     trace: bool = False,
     require_tool: bool = False,
+    session_id: str | None = None,
+    now: float | None = None,
 ) -> Explanation:
     """Evaluate a call against the installed layers and record every rule considered.
 
     With `trace`, each rule's condition is evaluated once more, node by node, into a Trace. With
     `require_tool` (a catalog applies), a tool the registry does not know is `invalid`, as in a call.
+    With a `session_id`, the call reads and writes that session in the registry's store, as a real
+    call would (label rules that labelled it are among the rules considered); `session` is the
+    session document its rules read.
     """
     trail: list[Considered] = []
     heard: list[Rule] = []
-    # One id for the evaluation and the traces: a condition may read call_id.
+    # One id and one clock for the evaluation and the traces: a condition may read call_id or session.now.
     call_id = call_id or new_call_id()
+    now = time.time() if now is None else now
+    # The call as its rules saw it, its session loaded before the evaluation writes the call's own entry.
+    seen = _call_as_seen(layers, name, arguments, agent, call_id, cwd, session_id, now)
     token = EXPLAIN.set(_record(trail, heard))
     try:
         evaluation = await evaluate(
@@ -118,6 +144,8 @@ async def explain(
             result=result,
             cwd=cwd,
             require_tool=require_tool,
+            session_id=session_id,
+            now=now,
         )
     finally:
         EXPLAIN.reset(token)
@@ -131,19 +159,34 @@ async def explain(
                 except Exception as error:
                     _record(trail, heard)(rule, error)
     if trace and trail:
-        call = _call_as_seen(layers, name, arguments, agent, call_id, cwd)
-        trail = _traced(layers, trail, heard, call, result)
-    return Explanation(evaluation, tuple(trail))
+        trail = _traced(layers, trail, heard, seen, result)
+    return Explanation(evaluation, tuple(trail), seen.session)
 
 
 def _call_as_seen(
-    layers: PolicyLayers, name: str, arguments: Mapping[str, Any] | None, agent: str, call_id: str, cwd: str | None
+    layers: PolicyLayers,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    agent: str,
+    call_id: str,
+    cwd: str | None,
+    session_id: str | None = None,
+    now: float | None = None,
 ) -> ToolCall:
-    """The call as the stages saw it: arguments validated (a known tool) or frozen (an unknown one)."""
+    """The call as the stages saw it: arguments validated (a known tool) or frozen (an unknown one), its session."""
     definition = layers.registry.tools.get(name)
-    frozen = definition.validate_arguments(arguments or {})[0] if definition is not None else None
-    seen = frozen if frozen is not None else freeze(arguments or {})
-    return call_for(layers.registry, name, seen, agent, call_id, cwd)
+    try:
+        frozen = definition.validate_arguments(arguments or {})[0] if definition is not None else None
+        seen = frozen if frozen is not None else freeze(arguments or {})
+    except Exception:  # arguments that cannot be frozen: the evaluation says so, nothing is traced
+        seen = FrozenDict()
+    call = call_for(layers.registry, name, seen, agent, call_id, cwd, session_id)
+    inst = layers.registry.installation
+    if inst.sessions is not None:
+        opened = session_steps.opened(inst, call, now)
+        if isinstance(opened, ToolCall):  # a store that fails: the evaluation denies, and says why
+            call = opened
+    return call
 
 
 def _traced(
@@ -160,10 +203,31 @@ def _traced(
         if rule.when is None:
             out.append(considered)
             continue
-        document = post.get(id(rule)) if rule.stage is Stage.POST_EXECUTE else call.document
+        if rule.labels and rule.stage is Stage.POST_EXECUTE:
+            # A post-execute label rule reads the result as the tool returned it, before any rewrite.
+            document = _recorded_document(layers, call, result)
+        else:
+            document = post.get(id(rule)) if rule.stage is Stage.POST_EXECUTE else call.document
         traced = trace_condition(rule.when, document) if document is not None else None
         out.append(replace(considered, condition=rule.when.text, trace=traced))
     return out
+
+
+def _recorded_document(layers: PolicyLayers, call: ToolCall, result: Mapping[str, Any] | None) -> FrozenDict | None:
+    """The post-execute document of the recorded result as it came (None: no result, or a malformed one)."""
+    if result is None:
+        return None
+    definition = layers.registry.tools.get(call.name) or define_tool(
+        name=call.name, description=f"unknown tool {call.name}", parameters={}, execute=lambda _a: None
+    )
+    try:
+        value = freeze(result.get("value"))
+        content = result.get("content")
+        return post_document(
+            call.document, value, freeze(definition.render(call.arguments, value) if content is None else content)
+        )
+    except Exception:
+        return None
 
 
 def _post_documents(layers: PolicyLayers, call: ToolCall, result: Mapping[str, Any]) -> dict[int, FrozenDict]:

@@ -135,7 +135,17 @@ class Formatted:
 # the content) last, so a one-line `{...}` still shows what the test is about.
 _RULE_HEAD = ("id", "description", "stage", "tools", "when")
 _CALL_HEAD = ("name", "agent", "call_id", "cwd")
-_EXPECT_HEAD = ("decision", "rule", "stage", "reason", "reason_contains", "post", "rewrites", "feedback_contains")
+_EXPECT_HEAD = (
+    "decision",
+    "rule",
+    "stage",
+    "reason",
+    "reason_contains",
+    "post",
+    "rewrites",
+    "feedback_contains",
+    "labels",  # a sequence's step: the labels the session holds after it
+)
 
 
 def _ordered(head: Sequence[str], *schemas: Mapping[str, Any]) -> tuple[str, ...]:
@@ -151,6 +161,7 @@ def _orders() -> dict[FileKind, dict[tuple[str, ...], tuple[str, ...]]]:
     """Per kind of file: the key order of the mappings found at a path (`*` is any list index)."""
     stages = schema("rules")
     test = schema("tests")["tests"]["schema"]["schema"]
+    step = test["steps"]["schema"]["schema"]
     block = _ordered((), test["result"]["schema"]["content"]["schema"]["schema"])  # a content block: type, text
     return {
         FileKind.MANIFEST: {(): _ordered((), schema("pack"))},
@@ -169,6 +180,13 @@ def _orders() -> dict[FileKind, dict[tuple[str, ...], tuple[str, ...]]]:
             ("tests", "*", "result", "content", "*"): block,
             ("tests", "*", "expect"): _ordered(_EXPECT_HEAD, test["expect"]["schema"]),
             ("tests", "*", "expect", "content", "*"): block,
+            # A sequence's steps: each a call, its result and its expectation, in the order of a test's.
+            ("tests", "*", "steps", "*"): _ordered((), step),
+            ("tests", "*", "steps", "*", "call"): _ordered(_CALL_HEAD, step["call"]["schema"]),
+            ("tests", "*", "steps", "*", "result"): _ordered((), step["result"]["schema"]),
+            ("tests", "*", "steps", "*", "result", "content", "*"): block,
+            ("tests", "*", "steps", "*", "expect"): _ordered(_EXPECT_HEAD, step["expect"]["schema"]),
+            ("tests", "*", "steps", "*", "expect", "content", "*"): block,
         },
     }
 

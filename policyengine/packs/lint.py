@@ -3,6 +3,7 @@ quadratic time; files never loaded."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import itertools
 import json
@@ -15,7 +16,7 @@ from policyengine.language.regex_cost import quadratic_risk
 from policyengine.language.tool_names import fold_tool_name
 from policyengine.packs.loader import MANIFEST, Pack
 from policyengine.packs.rules import Rule, ToolMatcher, Verb
-from policyengine.packs.type_check import PE606, check_types
+from policyengine.packs.type_check import PE601, PE606, check_types
 from policyengine.tools.definition import ToolDefinition
 from policyengine.values.problems import Location, Problem, Severity, register_code
 from policyengine.values.results import RULE_STAGES, Stage
@@ -31,6 +32,7 @@ __all__ = [
     "PE508",
     "PE509",
     "PE510",
+    "PE511",
     "covers",
     "lint",
     "normalise_when",
@@ -42,6 +44,7 @@ PE503 = register_code("PE503", "content replacement used for confidentiality")
 PE504 = register_code("PE504", "duplicate condition")
 PE505 = register_code("PE505", "unknown tool name (typo?)")
 PE506 = register_code("PE506", "a path of unknown place would be read the permissive way")
+PE511 = register_code("PE511", "a rule reads a session label no loaded rule sets")
 
 # difflib's default cutoff (0.6) suggests unrelated tools of a real catalog (make_transaction ->
 # get_transaction_history in BFCL); 0.8 still catches one- or two-letter typos of real names.
@@ -173,7 +176,9 @@ def _unreachable(rules: Sequence[Rule], sources: _Sources) -> tuple[list[Problem
     hidden: set[int] = set()
     enders: dict[Stage, list[tuple[Rule, str]]] = {stage: [] for stage in RULE_STAGES}
     for rule in rules:
-        if rule.stage is Stage.EXECUTE:
+        # Label rules are not links of the chain: every matching one labels a call that is let on,
+        # wherever it is written (a final allow does not skip them), so order hides none of them.
+        if rule.stage is Stage.EXECUTE or rule.labels:
             continue
         blocker = next(((e, what) for e, what in enders[rule.stage] if covers(e.tools, rule.tools)), None)
         if blocker is not None:
@@ -271,6 +276,72 @@ def _display_only(rules: Iterable[Rule], sources: _Sources) -> list[Problem]:
     return problems
 
 
+# -- session reads: PE601 under `session` without a catalog, PE511 labels no rule sets ------------------
+
+# `session.labels."x"` or `session.labels.x`, in a condition or a template (YAML has unescaped the quotes).
+_LABEL_READ = re.compile(r'\bsession\s*\.\s*labels\s*\.\s*(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_][A-Za-z0-9_]*))')
+
+
+def _session_reads(packs: Sequence[Pack]) -> list[Problem]:
+    """PE601 for the `session.*` reads of packs the catalog check did not type: the session document is
+    the same for every tool, so a misspelt field of it (`session.label`) needs no catalog to be found."""
+    # Only the rules that name the session: type-checking a whole pack costs about 2 ms a rule.
+    reading = [
+        dataclasses.replace(pack, rules=tuple(r for r in pack.rules if any(_SESSION.search(t) for t in _texts(r))))
+        for pack in packs
+    ]
+    if not any(pack.rules for pack in reading):
+        return []
+    return [p for p in check_types(reading, {}) if p.code == PE601 and p.message.startswith("session")]
+
+
+_SESSION = re.compile(r"\bsession\b")
+
+
+def _texts(rule: Rule) -> list[str]:
+    """A rule's condition and templates, as written."""
+    texts = [rule.when.text] if rule.when is not None else []
+    for template in (rule.reason, rule.content, rule.block):
+        text = getattr(template, "text", None)
+        if isinstance(text, str):
+            texts.append(text)
+    return texts
+
+
+def _label_reads(rule: Rule) -> list[str]:
+    """The labels a rule reads by name (`session.labels."x"`), in order, each once."""
+    found: dict[str, None] = {}
+    for text in _texts(rule):
+        for match in _LABEL_READ.finditer(text):
+            quoted, bare = match.groups()
+            found[bare if bare is not None else re.sub(r"\\(.)", r"\1", quoted)] = None
+    return list(found)
+
+
+def _unset_labels(rules: Sequence[Rule], sources: _Sources) -> list[Problem]:
+    """PE511 for every label a rule reads that no rule of any loaded layer sets with `label:`."""
+    set_by = {label for rule in rules for label in rule.labels}
+    problems: list[Problem] = []
+    for rule in rules:
+        for label in _label_reads(rule):
+            if label in set_by:
+                continue
+            close = difflib.get_close_matches(label, sorted(set_by), n=1)
+            known = f"the loaded rules set {', '.join(sorted(set_by))}" if set_by else "no loaded rule sets a label"
+            problems.append(
+                _warn(
+                    sources,
+                    PE511,
+                    rule,
+                    f"rule {rule.id!r} reads session label {label!r}, which no loaded rule sets with `label:`: "
+                    f"session.labels.{json.dumps(label)} is always null",
+                    (f"did you mean {close[0]!r}? ({known})" if close else f"{known}; ")
+                    + ("" if close else f"add a rule with `label: {label}`, or load the layer that sets it"),
+                )
+            )
+    return problems
+
+
 # -- PE504: duplicate conditions ---------------------------------------------------------------
 
 
@@ -303,6 +374,8 @@ def _pattern_text(compiled: Any) -> Any:
 
 def _action(rule: Rule) -> tuple[Any, ...]:
     """What the rule does, as far as it decides whether a same-condition twin is redundant."""
+    if rule.labels:
+        return ("label", frozenset(rule.labels))  # twins only when they add the same labels
     if rule.stage is Stage.PRE_EXECUTE:
         return (rule.verb, rule.final)
     if rule.stage is Stage.POST_EXECUTE:
@@ -463,8 +536,8 @@ def _dead(rules: Sequence[Rule], hidden: set[int], sources: _Sources) -> list[Pr
     deciders: dict[tuple[Stage, str], list[Rule]] = {}
     for rule in rules:
         condition = _condition(rule)
-        if rule.stage not in _DECIDING_STAGES or condition is None or id(rule) in hidden:
-            continue
+        if rule.stage not in _DECIDING_STAGES or condition is None or id(rule) in hidden or rule.labels:
+            continue  # a label rule decides nothing (see _unreachable)
         earlier_rules = deciders.setdefault((rule.stage, condition), [])
         earlier = next((e for e in earlier_rules if covers(e.tools, rule.tools)), None)
         if earlier is None:
@@ -655,6 +728,10 @@ def lint(
         flagged = {p.rule_id for p in typed if p.code == PE606}
         problems += typed
         problems += _catalog([r for r in catalog_rules if r.id not in flagged], catalog, sources)
+    else:
+        checked = []
+    problems += _session_reads([p for p in packs if p not in checked])
+    problems += _unset_labels(rules, sources)
     problems += _display_only(rules, sources)
     problems += _duplicates(rules, hidden, sources)
     problems += _permissive_paths(rules, sources)

@@ -58,7 +58,18 @@ def record_of(result: ToolResult) -> dict[str, Any]:
     }
     if result.cwd is not None:
         record["cwd"] = result.cwd  # a dry-run resolves the replayed call's relative paths against it
+    if result.session_id is not None:
+        # A dry-run of the log replays the session in record order, at `time`: when the call was
+        # decided (now, less what it spent after that: approval, body, review), as its session entry says.
+        after = sum(float(result.timings.get(stage.value, 0.0)) for stage in _AFTER_DECISION)
+        record["session_id"] = result.session_id
+        record["time"] = record["timestamp"] - after
+        record["labels"] = sorted(result.labels)  # what the session held when the call was decided
     return record
+
+
+# The stages a call goes through after its decision was written to its session.
+_AFTER_DECISION = (Stage.APPROVAL, Stage.EXECUTE, Stage.POST_EXECUTE, Stage.FINALIZE, Stage.RESULT)
 
 
 class AuditRecorder:

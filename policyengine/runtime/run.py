@@ -245,6 +245,9 @@ class Run:
             admitted.source if admitted else None,  # admitted_by
             isinstance(admitted, Ask),  # asked
             seen.cwd,
+            call.session_id,
+            # The labels its rules read: the session as it was when the call was decided.
+            () if call.session is None else tuple(call.session["labels"]),
         )
 
     def stop(self, *args: Any, **kwargs: Any) -> Stopped:

@@ -13,6 +13,11 @@ pass by accident:
 - `TestReport.ok()` is false whenever anything failed, was not run, or (given a threshold) a
   pack's rule coverage is below it, so an exit code built on it cannot ignore a failure.
 
+A test with `steps:` is a sequence: its calls are decided in order in one session of their own
+(a fresh session id per run), each step's expectations compared as a test's are, and
+`expect.labels` with exactly the labels the session holds after the step. Label rules that
+labelled a step count as exercised.
+
 Failure codes: PT001 unknown rule id, PT002 pack without tests, PT003 expectation mismatch,
 PT004 the call could not be evaluated, PT005 not run (another test named an unknown rule).
 Problems in the test files themselves (YAML, schema) are load problems (PE1xx, PE2xx): `discover`
@@ -24,12 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import itertools
 import json
 import math
 import re
+import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
@@ -124,10 +131,14 @@ class PolicyTest:
     location: Location
     doc: SourceDoc = field(repr=False)
     cwd: str | None = None
+    # A sequence: its steps, each a test of one call in the sequence's session (its fields above are
+    # its first step's); `at` is where a step is written inside its test (("steps", j)).
+    steps: tuple[PolicyTest, ...] = ()
+    at: tuple[str | int, ...] = ()
 
     def where(self, *path: str | int) -> Location:
         """The location of a part of this test (e.g. where("expect", "rule"))."""
-        return self.doc.locate((_TESTS_KEY, self.index, *path))
+        return self.doc.locate((_TESTS_KEY, self.index, *self.at, *path))
 
 
 @dataclass(frozen=True, eq=False)
@@ -217,40 +228,83 @@ def _load_file(path: Path, pack: str, sink: ProblemSink) -> TestFile | None:
                 )
             )
         names.setdefault(name, doc.locate(at))
-        expect = raw["expect"]
-        if "result" not in raw:
-            for key in _NEEDS_RESULT:
-                if key in expect:
-                    sink.add(
-                        doc.problem(
-                            "PE203",
-                            f"{_TESTS_KEY}[{i}].expect.{key}: needs a recorded `result:` to compare against",
-                            (*at, "expect", key),
-                            key=True,
-                            hint="add `result: {value: ...}` to the test, or remove this expectation",
-                        )
-                    )
-        call = raw["call"]
-        tests.append(
-            PolicyTest(
-                name=name,
-                description=raw.get("description", ""),
-                tool=call["name"],
-                arguments=call.get("arguments") or {},
-                agent=call.get("agent", "agent"),
-                call_id=call.get("call_id", f"policytest:{name}"),
-                cwd=call.get("cwd"),
-                result=raw.get("result"),
-                expect=expect,
-                file=display,
-                index=i,
-                location=doc.locate(at),
-                doc=doc,
+        location = doc.locate(at)
+        if "steps" in raw:
+            steps = tuple(
+                _test_of(doc, step, f"{name} step {j + 1}", i, ("steps", j), display, location, sink)
+                for j, step in enumerate(raw["steps"])
             )
-        )
+            first = steps[0]
+            tests.append(
+                PolicyTest(
+                    name=name,
+                    description=raw.get("description", ""),
+                    tool=first.tool,
+                    arguments=first.arguments,
+                    agent=first.agent,
+                    call_id=first.call_id,
+                    cwd=first.cwd,
+                    result=first.result,
+                    expect={},
+                    file=display,
+                    index=i,
+                    location=location,
+                    doc=doc,
+                    steps=steps,
+                )
+            )
+            continue
+        test = _test_of(doc, raw, name, i, (), display, location, sink)
+        tests.append(replace(test, description=raw.get("description", "")))
     if sink.error_count() > before:
         return None
     return TestFile(display, pack, tuple(tests))
+
+
+def _test_of(
+    doc: SourceDoc,
+    raw: Mapping[str, Any],
+    name: str,
+    index: int,
+    at: tuple[str | int, ...],
+    display: str,
+    location: Location,
+    sink: ProblemSink,
+) -> PolicyTest:
+    """One call and its expectations: a test, or a step of a sequence (`at` inside its test)."""
+    expect = raw["expect"]
+    where = (_TESTS_KEY, index, *at)
+    label = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where[1:])  # [0] or [0].steps[1]
+    if "result" not in raw:
+        for key in _NEEDS_RESULT:
+            if key in expect:
+                sink.add(
+                    doc.problem(
+                        "PE203",
+                        f"{_TESTS_KEY}{label}.expect.{key}: needs a recorded `result:` to compare against",
+                        (*where, "expect", key),
+                        key=True,
+                        hint=f"add `result: {{value: ...}}` to the {'step' if at else 'test'}, or remove this "
+                        "expectation",
+                    )
+                )
+    call = raw["call"]
+    return PolicyTest(
+        name=name,
+        description="",
+        tool=call["name"],
+        arguments=call.get("arguments") or {},
+        agent=call.get("agent", "agent"),
+        call_id=call.get("call_id", f"policytest:{name}"),
+        cwd=call.get("cwd"),
+        result=raw.get("result"),
+        expect=expect,
+        file=display,
+        index=index,
+        location=doc.locate(where) if at else location,
+        doc=doc,
+        at=at,
+    )
 
 
 # -- results and the report ---------------------------------------------------------------------
@@ -502,7 +556,9 @@ def _result(
 
 
 def _unknown_rules(test: PolicyTest, rules: Mapping[str, Rule]) -> list[Failure]:
-    """PT001 for every rule id in expect.rule or expect.rewrites that no loaded pack has."""
+    """PT001 for every rule id in expect.rule or expect.rewrites (of every step) that no loaded pack has."""
+    if test.steps:
+        return [failure for step in test.steps for failure in _unknown_rules(step, rules)]
     named: list[tuple[str, tuple[str | int, ...]]] = []
     rule = test.expect.get("rule")
     if isinstance(rule, str) and rule != DEFAULT_RULE:
@@ -548,6 +604,8 @@ def _missing_tests(packs: Sequence[Pack], files: Sequence[TestFile]) -> list[Fai
 
 
 async def _run_one(layers: PolicyLayers, test: PolicyTest, pack: str, require_tool: bool) -> TestResult:
+    if test.steps:
+        return await _run_sequence(layers, test, pack, require_tool)
     started = time.perf_counter()
     exercised: frozenset[str] = frozenset()
     try:
@@ -578,6 +636,64 @@ async def _run_one(layers: PolicyLayers, test: PolicyTest, pack: str, require_to
         duration=time.perf_counter() - started,
         exercised=exercised,
         actual=_actual(evaluation),
+    )
+
+
+_SESSIONS = itertools.count(1)
+
+
+async def _run_sequence(layers: PolicyLayers, test: PolicyTest, pack: str, require_tool: bool) -> TestResult:
+    """A sequence: its steps decided in order in a session of their own, every step's expectations compared."""
+    started = time.perf_counter()
+    # Fresh for every run: a sequence never reads what another test (or an earlier run) left in the store.
+    session_id = f"policytest:{secrets.token_hex(6)}:{next(_SESSIONS)}:{test.name}"
+    failures: list[Failure] = []
+    exercised: set[str] = set()
+    steps: list[dict[str, Any]] = []
+    for number, step in enumerate(test.steps, 1):
+        try:
+            if require_tool and step.tool not in layers.registry.tools:
+                evaluation = await evaluate(layers.registry, step.tool, step.arguments, require_tool=True)
+            else:
+                explanation = await explain(
+                    layers,
+                    step.tool,
+                    step.arguments,
+                    agent=step.agent,
+                    call_id=step.call_id,
+                    result=step.result,
+                    cwd=step.cwd,
+                    session_id=session_id,
+                )
+                evaluation = explanation.evaluation
+                exercised |= explanation.exercised()
+            store = layers.registry.sessions
+            held = sorted(store.load(session_id).labels) if store is not None else []
+        except Exception as error:
+            message = f"step {number}: the call could not be evaluated: {type(error).__name__}: {error}"
+            failures.append(Failure(RUN_ERROR, message, step.location))
+            break
+        failures.extend(_compare(step, evaluation))
+        expected = step.expect.get("labels")
+        if expected is not None and sorted(set(expected)) != held:
+            failures.append(
+                Failure(
+                    MISMATCH,
+                    f"labels: expected the session to hold {_show(sorted(set(expected)))} after step {number}, "
+                    f"got {_show(held)}" + _context("decision", _actual(evaluation)),
+                    step.where("expect", "labels"),
+                    "labels",
+                )
+            )
+        steps.append(_actual(evaluation) | {"labels": held})
+    return _result(
+        test,
+        pack,
+        not failures,
+        tuple(failures),
+        duration=time.perf_counter() - started,
+        exercised=frozenset(exercised),
+        actual={"steps": steps},
     )
 
 

@@ -65,6 +65,8 @@ class ToolResult:
     admitted_by: Source | None = None  # the rule, listener or default that let the call past pre-execute
     asked: bool = False  # pre-execute asked a person (whatever they answered)
     cwd: str | None = None  # where the call's relative paths started, when known (audit records replay it)
+    session_id: str | None = None  # the session the call belonged to (docs/sessions.md)
+    labels: tuple[str, ...] = ()  # the labels that session held when the call was decided (what its rules read)
 
     def __init__(
         self,
@@ -83,6 +85,8 @@ class ToolResult:
         admitted_by: Source | None = None,
         asked: bool = False,
         cwd: str | None = None,
+        session_id: str | None = None,
+        labels: tuple[str, ...] = (),
     ) -> None:
         # The slots are set through their descriptors: the frozen dataclass's own __init__ goes
         # through object.__setattr__ field by field, ~40% slower, and one result is built per call.
@@ -101,6 +105,8 @@ class ToolResult:
         _set_admitted_by(self, admitted_by)
         _set_asked(self, asked)
         _set_cwd(self, cwd)
+        _set_session_id(self, session_id)
+        _set_labels(self, labels)
 
     @property
     def ok(self) -> bool:
@@ -136,6 +142,8 @@ _SOURCE_FIELDS = tuple(f.name for f in fields(Source))
     _set_admitted_by,
     _set_asked,
     _set_cwd,
+    _set_session_id,
+    _set_labels,
 ) = (ToolResult.__dict__[name].__set__ for name in _RESULT_FIELDS)
 if tuple(inspect.signature(ToolResult.__init__).parameters)[1:] != _RESULT_FIELDS:  # pragma: no cover
     raise TypeError("ToolResult.__init__ must take every field, in field order")
