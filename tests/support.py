@@ -516,3 +516,26 @@ def check_shell_word_case(case: dict[str, Any]) -> None:
         assert line in command.lines, command.lines
     for line in case.get("not_lines", []):
         assert not any(found.startswith(line) for found in command.lines), command.lines
+
+
+def reference_entries(sequence: Mapping[str, Any]) -> list[str]:
+    """The decision entries (allow, ask, deny) a session's log holds after a sequence of
+    tests/data/session_sequences.yaml, replayed through the reference path (`evaluate_now`, then
+    `review_recorded_now` for a step's result) on a memory store: what every front end must write.
+    """
+    from policyengine import load_pack, pack_bundle
+    from policyengine.enforce.evaluate import evaluate_now, review_recorded_now
+    from policyengine.sessions import MemoryStore
+
+    store = MemoryStore()
+    store.log = {}
+    registry = Registry(sessions=store)
+    registry.install(pack_bundle(load_pack(ROOT / "policies" / sequence["pack"])))
+    for i, step in enumerate(sequence["steps"]):
+        call = step["call"]
+        options: dict[str, Any] = {"session_id": "reference", "call_id": f"step-{i}", "cwd": call.get("cwd")}
+        decided = evaluate_now(registry, call["name"], call["arguments"], **options)
+        assert decided is not None and decided.decision.value == step["expect"]["decision"], (sequence["name"], i)
+        if "result" in step and decided.decision.value != "deny":
+            review_recorded_now(registry, call["name"], call["arguments"], step["result"], **options)
+    return [e.step.value for e in store.log.get("reference", []) if e.step.value != "result"]

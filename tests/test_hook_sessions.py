@@ -28,6 +28,7 @@ from policyengine.cli import hook as hook_verb
 from policyengine.cli.main import main
 from policyengine.sessions.stores import SqliteStore
 from policyengine.values.session import Step
+from support import reference_entries
 
 ROOT = Path(__file__).resolve().parents[1]
 SEQUENCES: list[dict[str, Any]] = yaml.safe_load(
@@ -130,10 +131,12 @@ def test_every_session_sequence_through_the_hook(
         return run_hook(monkeypatch, event, pack=pack_of(sequence))
 
     replay(sequence, session_id, hook, cache_folder)
-    # One decision entry per PreToolUse, a result entry only for what a PostToolUse recorded: counters stay exact.
+    # The decision entries the reference path writes (at most one per PreToolUse, none from a PostToolUse),
+    # a result entry only for what a PostToolUse recorded: counters stay exact.
     entries = store_at(cache_folder).entries(session_id)
-    decided = [e.call_id for e in entries if e.step is not Step.RESULT]
-    assert decided == [f"toolu_{i:03d}" for i in range(len(sequence["steps"]))]
+    decided = [e for e in entries if e.step is not Step.RESULT]
+    assert [e.step.value for e in decided] == reference_entries(sequence)
+    assert len({e.call_id for e in decided}) == len(decided)
     results = [e.call_id for e in entries if e.step is Step.RESULT]
     assert len(results) == len(set(results))
 
@@ -353,7 +356,8 @@ def test_a_sequence_through_a_redis_store(monkeypatch: pytest.MonkeyPatch, redis
         assert (code, err) == (0, ""), err
         if event["hook_event_name"] == "PreToolUse":
             check_step(sequence, step, json.loads(out))
-    assert [e.step for e in RedisStore(redis_url).entries("redis")] == [Step.ALLOW, Step.RESULT, Step.DENY]
+    # The read's result labels the session (a RESULT entry); no rule counts or lists calls, so no decision entry.
+    assert [e.step for e in RedisStore(redis_url).entries("redis")] == [Step.RESULT]
     assert not (tmp_path / "cache" / "sessions.sqlite3").exists()
 
 
@@ -370,4 +374,8 @@ def test_a_store_removed_under_a_long_lived_hook_is_opened_again(tmp_path: Path)
     code, out, err = hook.respond(json.dumps(fetch).encode(), None)
     assert (code, err) == (0, "")
     assert pre_decision(json.loads(out)) == ("allow", "")  # a new, empty session: nothing was seen
-    assert [e.call_id for e in store_at(tmp_path / "cache").entries("cleared")] == ["toolu_001"]
+    # A read outside the project labels the session: written to the new file, which the hook now reads.
+    private = {**fetch, "tool_name": "Read", "tool_use_id": "toolu_009"}
+    private["tool_input"] = {"file_path": "/home/dev/notes/salaries.txt"}
+    assert hook.respond(json.dumps(private).encode(), None)[0] == 0
+    assert [e.call_id for e in store_at(tmp_path / "cache").entries("cleared")] == ["toolu_009"]
