@@ -23,7 +23,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine import Registry, define_tool, load_pack, pack_bundle
-from policyengine.enforce.install import _amounts
 from policyengine.enforce.session_rules import PackSessionRules
 from policyengine.errors import SessionStoreError
 from policyengine.language import fingerprints, session_reads
@@ -500,7 +499,7 @@ def test_the_calls_a_pack_can_read_later_are_found_from_its_rules(
 ) -> None:
     rules = [{"id": "r", "stage": "pre-execute", "tools": ["*"], "when": when, "decision": "deny"}]
     pack = load_pack(rules_pack(tmp_path, "p", rules, lists={"money": ["refund", "charge"]}))
-    found = PackSessionRules.of(pack, None)
+    found = PackSessionRules.of(pack)
     assert found is not None
     assert found.selectors == selectors
     assert found.lists_calls is (selectors is None)
@@ -509,8 +508,8 @@ def test_the_calls_a_pack_can_read_later_are_found_from_its_rules(
 class _WritesAll(PackSessionRules):
     """The rules as if some rule listed the whole log: every decided call is written (the reference path)."""
 
-    def __init__(self, pack: Any, amounts: Any) -> None:
-        super().__init__(pack, amounts)
+    def __init__(self, pack: Any) -> None:
+        super().__init__(pack)
         self.selectors, self.lists_calls = None, True
 
 
@@ -538,7 +537,7 @@ def test_writing_only_what_rules_read_decides_as_writing_every_call(tmp_path_fac
                             execute=lambda _a, n=name: f"token: {_SECRET}" if n == "read" else "ok")
             )  # fmt: skip
         bundle = pack_bundle(pack)
-        bundle.session = kind(pack, _amounts())
+        bundle.session = kind(pack)
         registry.install(bundle)
         decisions.append(
             [

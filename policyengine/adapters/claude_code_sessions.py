@@ -50,8 +50,7 @@ def session_rules(packs: Sequence[Pack]) -> tuple[Any, ...]:
         return ()  # not even the session modules are imported: a pack without session rules costs what it did
     from policyengine.enforce.session_rules import PackSessionRules
 
-    amounts = _amounts()
-    return tuple(r for r in (PackSessionRules.of(p, amounts) for p in packs) if r is not None)
+    return tuple(r for r in (PackSessionRules.of(p) for p in packs) if r is not None)
 
 
 def _may_have_sessions(pack: Pack) -> bool:
@@ -63,22 +62,6 @@ def _may_have_sessions(pack: Pack) -> bool:
             if part is not None and "session" in (getattr(part, "text", "") or ""):
                 return True
     return False
-
-
-_AMOUNTS: Any = None
-
-
-def _amounts() -> Any:
-    """`amounts(@)`, compiled once (as enforce/install.py does, without importing the registry and asyncio)."""
-    global _AMOUNTS
-    if _AMOUNTS is None:
-        from policyengine.language.expressions import compile_expression
-
-        def refuse(code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:
-            raise AssertionError(f"amounts(@) failed to compile: {code} {message}")
-
-        _AMOUNTS = compile_expression("amounts(@)", {}, refuse)
-    return _AMOUNTS
 
 
 class LazyStore:

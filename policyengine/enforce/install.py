@@ -11,7 +11,6 @@ from typing import Any
 from policyengine.enforce.pack_stages import PACK_STAGES
 from policyengine.enforce.session_rules import PackSessionRules
 from policyengine.errors import PolicyEngineError
-from policyengine.language.expressions import Expression, compile_expression
 from policyengine.packs.loader import Pack, load_packs
 from policyengine.packs.rules import EXPLAIN, Rule, RuleFailure, check_guards, decide_pre, rewrite_post
 from policyengine.runtime.registry import Bundle, Handle, Registry
@@ -38,23 +37,8 @@ def pack_bundle(pack: Pack) -> Bundle:
         compiler=PACK_STAGES,
         layer=pack,
         cwd=pack.cwd,
-        session=PackSessionRules.of(pack, _amounts()),
+        session=PackSessionRules.of(pack),
     )
-
-
-def _amounts() -> Expression | None:
-    """`amounts(@)`, compiled once: what a call spends, for session_sum."""
-    global _AMOUNTS
-    if _AMOUNTS is None:
-        _AMOUNTS = compile_expression("amounts(@)", {}, _no_report)
-    return _AMOUNTS
-
-
-def _no_report(code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:
-    raise AssertionError(f"amounts(@) failed to compile: {code} {message}")
-
-
-_AMOUNTS: Expression | None = None
 
 
 Next = Callable[..., Awaitable[Any]]

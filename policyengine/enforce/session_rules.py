@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from policyengine.language import fingerprints, session_reads
-from policyengine.language.expressions import Expression
+from policyengine.language.expressions import Expression, compile_expression
 from policyengine.packs.loader import Pack
 from policyengine.packs.rules import EXPLAIN, Rule, _test, post_document
 from policyengine.runtime.session_steps import Labels
@@ -88,6 +88,22 @@ def _expressions(rule: Rule) -> list[Expression]:
     return out
 
 
+_AMOUNTS_EXPRESSION: list[Expression] = []
+
+
+def amounts_expression() -> Expression:
+    """`amounts(@)`, compiled once: what a call spends, for session_sum."""
+    if not _AMOUNTS_EXPRESSION:
+
+        def refuse(code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:
+            raise AssertionError(f"amounts(@) failed to compile: {code} {message}")
+
+        found = compile_expression("amounts(@)", {}, refuse)
+        assert found is not None
+        _AMOUNTS_EXPRESSION.append(found)
+    return _AMOUNTS_EXPRESSION[0]
+
+
 def _texts(rule: Rule) -> list[str]:
     out = [rule.when.text] if rule.when is not None else []
     for template in (rule.reason, rule.content, rule.block):
@@ -101,12 +117,12 @@ class PackSessionRules:
 
     __slots__ = ("_amounts", "_counted", "lists_calls", "pack", "reads", "selectors", "wants_prints")
 
-    def __init__(self, pack: Pack, amounts: Expression | None) -> None:
+    def __init__(self, pack: Pack) -> None:
         self.pack = pack
         texts = [t for rule in pack.rules for t in _texts(rule)]
         self.reads = any(_READS.search(t) for t in texts)
         self.wants_prints = any(_SECRETS.search(t) for t in texts)
-        self._amounts = amounts if any(_AMOUNTS.search(t) for t in texts) else None
+        self._amounts = amounts_expression() if any(_AMOUNTS.search(t) for t in texts) else None
         # The tools the pack's counters select, or None when some rule reads the whole log (then every
         # decided call is written); a call no counter selects and no label rule labels writes nothing.
         found: list[str] = []
@@ -116,9 +132,9 @@ class PackSessionRules:
         self._counted: dict[tuple[str, frozenset[str]], bool] = {}
 
     @classmethod
-    def of(cls, pack: Pack, amounts: Expression | None) -> PackSessionRules | None:
+    def of(cls, pack: Pack) -> PackSessionRules | None:
         """The pack's session rules, or None when it has nothing to do with sessions."""
-        found = cls(pack, amounts)
+        found = cls(pack)
         labelled = any(rule.labels for rule in pack.rules)
         return found if found.reads or labelled else None
 
