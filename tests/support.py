@@ -518,10 +518,11 @@ def check_shell_word_case(case: dict[str, Any]) -> None:
         assert not any(found.startswith(line) for found in command.lines), command.lines
 
 
-def reference_entries(sequence: Mapping[str, Any]) -> list[str]:
+def reference_entries(sequence: Mapping[str, Any], *, with_cwd: bool = True) -> list[str]:
     """The decision entries (allow, ask, deny) a session's log holds after a sequence of
     tests/data/session_sequences.yaml, replayed through the reference path (`evaluate_now`, then
     `review_recorded_now` for a step's result) on a memory store: what every front end must write.
+    `with_cwd=False` for a front end whose calls carry no working directory (MCP).
     """
     from policyengine import load_pack, pack_bundle
     from policyengine.enforce.evaluate import evaluate_now, review_recorded_now
@@ -533,7 +534,8 @@ def reference_entries(sequence: Mapping[str, Any]) -> list[str]:
     registry.install(pack_bundle(load_pack(ROOT / "policies" / sequence["pack"])))
     for i, step in enumerate(sequence["steps"]):
         call = step["call"]
-        options: dict[str, Any] = {"session_id": "reference", "call_id": f"step-{i}", "cwd": call.get("cwd")}
+        cwd = call.get("cwd") if with_cwd else None
+        options: dict[str, Any] = {"session_id": "reference", "call_id": f"step-{i}", "cwd": cwd}
         decided = evaluate_now(registry, call["name"], call["arguments"], **options)
         assert decided is not None and decided.decision.value == step["expect"]["decision"], (sequence["name"], i)
         if "result" in step and decided.decision.value != "deny":
