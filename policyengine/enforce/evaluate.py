@@ -178,13 +178,10 @@ async def review_recorded(
     (post-execute's labels, the result's fingerprints), as `Registry.call` would. The answer's
     decision is ALLOW (the call ran); `post` says what post-execute made of the result.
     """
-    started = _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
+    started = _review_started(registry, name, arguments, result, require_tool, agent, call_id, cwd, session_id, now)
     if isinstance(started, Evaluation):
         return started
-    run, definition = started
-    pending = _recorded(run, definition or _stub(name), result)
-    if isinstance(pending, Evaluation):
-        return pending
+    run, pending = started
     post = run.inst.post
     answer = post.review_now(run, pending) if post.synchronous else await post.review(run, pending)
     return _reviewed(run, Allow(), _recorded_review(run, pending, answer, now))
@@ -206,14 +203,32 @@ def review_recorded_now(
     """`review_recorded` without an event loop, when post-execute is synchronous (packs alone); else None."""
     if not registry.installation.post.synchronous:
         return None
+    started = _review_started(registry, name, arguments, result, require_tool, agent, call_id, cwd, session_id, now)
+    if isinstance(started, Evaluation):
+        return started
+    run, pending = started
+    return _reviewed(run, Allow(), _recorded_review(run, pending, run.inst.post.review_now(run, pending), now))
+
+
+def _review_started(
+    registry: Registry,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    result: Mapping[str, Any],
+    require_tool: bool,
+    agent: str,
+    call_id: str | None,
+    cwd: str | None,
+    session_id: str | None,
+    now: float | None,
+) -> tuple[Run, PendingResult] | Evaluation:
+    """The run of a decided call and its recorded result as a pending result, or why it cannot be reviewed."""
     started = _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
     if isinstance(started, Evaluation):
         return started
     run, definition = started
     pending = _recorded(run, definition or _stub(name), result)
-    if isinstance(pending, Evaluation):
-        return pending
-    return _reviewed(run, Allow(), _recorded_review(run, pending, run.inst.post.review_now(run, pending), now))
+    return pending if isinstance(pending, Evaluation) else (run, pending)
 
 
 def _start(
@@ -339,11 +354,7 @@ def _recorded(run: Run, definition: ToolDefinition, result: Mapping[str, Any]) -
 
 def _reviewed(run: Run, decision: PreDecision, answer: PendingResult | Block) -> Evaluation:
     """The evaluation of an admitted call whose recorded result post-execute reviewed."""
-    return _reviewed_as(run, _admitted(decision), answer)
-
-
-def _reviewed_as(run: Run, admitted: Evaluation, answer: PendingResult | Block) -> Evaluation:
-    """`admitted` with what post-execute made of the recorded result."""
+    admitted = _admitted(decision)
     if isinstance(answer, Block):
         # The result the call would have ended with: its content is the feedback, as the model would see it.
         r = run.result(Outcome.BLOCKED, Stage.POST_EXECUTE, answer.source, answer.feedback)

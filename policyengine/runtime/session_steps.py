@@ -17,7 +17,7 @@ A store that fails makes the call fail closed: denied before it runs, its result
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -114,30 +114,18 @@ def decided(
     if sessions is None or not call.session_id:
         return None
     denied = isinstance(decision, Deny) or red_line is not None
-    try:
+
+    def entry() -> Entry | None:
         step = Step.DENY if denied else Step.ASK if isinstance(decision, Ask) else Step.ALLOW
         labels = () if denied else _labels(r.pre_labels(call) for r in sessions.rules)
         if not labels and not sessions.records(call, denied):
             return None  # nothing a rule can read later: no label, no counter selects it, nobody lists calls
-        amount = 0.0 if denied else sum(r.amount(call) for r in sessions.rules[:1])
-        entry = Entry(
-            call.call_id,
-            call.name,
-            step,
-            time.time() if now is None else now,
-            tuple(sorted(call.tags)),
-            labels,
-            (),
-            amount,
-        )
-        sessions.store.append(call.session_id, entry)
-    except SessionStoreError as error:
-        return f"Denied: the session store failed ({error.message}); the call cannot be counted, so it is refused."
-    except Exception as error:
-        return (
-            f"Denied: recording the call in its session failed ({type(error).__name__}: {error}); the call is refused."
-        )
-    return None
+        # Each layer reads the same amounts(@), or none when it sums nothing.
+        amount = 0.0 if denied else max(r.amount(call) for r in sessions.rules)
+        return Entry(call.call_id, call.name, step, _clock(now), tuple(sorted(call.tags)), labels, (), amount)
+
+    failed = _written(sessions, call.session_id, entry)
+    return None if failed is None else f"Denied: {failed}; the call cannot be counted, so it is refused."
 
 
 def reviewed(inst: Installation, call: ToolCall, value: Any, content: Any, now: float | None = None) -> str | None:
@@ -145,23 +133,30 @@ def reviewed(inst: Installation, call: ToolCall, value: Any, content: Any, now: 
     sessions = inst.sessions
     if sessions is None or not call.session_id:
         return None
-    try:
+
+    def entry() -> Entry | None:
         labels = _labels(r.post_labels(call, value, content) for r in sessions.rules)
         prints = tuple(dict.fromkeys(p for r in sessions.rules for p in r.prints(call, value, sessions.store.key)))
         if not labels and not prints:
             return None
-        entry = Entry(
-            call.call_id,
-            call.name,
-            Step.RESULT,
-            time.time() if now is None else now,
-            tuple(sorted(call.tags)),
-            labels,
-            prints,
-        )
-        sessions.store.append(call.session_id, entry)
+        return Entry(call.call_id, call.name, Step.RESULT, _clock(now), tuple(sorted(call.tags)), labels, prints)
+
+    failed = _written(sessions, call.session_id, entry)
+    return None if failed is None else f"Blocked: {failed}; the result cannot be recorded, so it is withheld."
+
+
+def _clock(now: float | None) -> float:
+    return time.time() if now is None else now
+
+
+def _written(sessions: Sessions, session_id: str, entry: Callable[[], Entry | None]) -> str | None:
+    """Make the entry (None: nothing to write) and append it; what failed, when something did."""
+    try:
+        made = entry()
+        if made is not None:
+            sessions.store.append(session_id, made)
     except SessionStoreError as error:
-        return f"Blocked: the session store failed ({error.message}); the result cannot be recorded, so it is withheld."
-    except Exception as error:
-        return f"Blocked: recording the result in its session failed ({type(error).__name__}: {error}); withheld."
+        return f"the session store failed ({error.message})"
+    except Exception as error:  # a label rule's or a store's own bug: fail closed all the same
+        return f"recording the session failed ({type(error).__name__}: {error})"
     return None
