@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import Agent, FunctionTool, RunConfig, Runner, RunResult
+from agents import Agent, FunctionTool, RunConfig, Runner, RunResult, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tracing import set_trace_processors
 from langchain.agents import create_agent
@@ -228,6 +228,9 @@ def _outputs(model: ScriptedModel) -> dict[str, str]:
 
 @pytest.mark.parametrize("index", range(len(SEQUENCES)), ids=IDS)
 def test_openai_agents_replays_every_sequence_in_one_trace_group(index: int) -> None:
+    # The SDK reads OPENAI_AGENTS_DISABLE_TRACING once, when it is first imported: a test that set it (the README
+    # recipe's) would leave tracing off for the process, and with it the trace group this test names the session by.
+    set_tracing_disabled(False)
     sequence = SEQUENCES[index]
     guard, tools = SDK[sequence["pack"]]
     _script(sequence)
