@@ -193,3 +193,12 @@ def test_the_shipped_schemas_are_found_from_a_checkout_without_an_install(
 
     monkeypatch.setattr(resources, "files", not_installed)
     assert compiler.schema_file(name).read_text("utf-8").strip()
+
+
+def test_every_layer_folder_is_a_package_the_distribution_ships() -> None:
+    """A folder missing from pyproject's `packages` works in a checkout and is absent from every install."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"])
+    folders = {f"policyengine.{p.name}" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders <= listed, f"add to pyproject.toml's packages: {sorted(folders - listed)}"
