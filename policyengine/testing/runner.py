@@ -607,23 +607,8 @@ async def _run_one(layers: PolicyLayers, test: PolicyTest, pack: str, require_to
     if test.steps:
         return await _run_sequence(layers, test, pack, require_tool)
     started = time.perf_counter()
-    exercised: frozenset[str] = frozenset()
     try:
-        if require_tool and test.tool not in layers.registry.tools:
-            # The registry's tools are the catalog: a tool missing from it is `invalid` at `lookup`, as a
-            # registry of those tools (and a dry-run against the catalog) answers; no rule is exercised.
-            evaluation = await evaluate(layers.registry, test.tool, test.arguments, require_tool=True)
-        else:
-            explanation = await explain(
-                layers,
-                test.tool,
-                test.arguments,
-                agent=test.agent,
-                call_id=test.call_id,
-                result=test.result,
-                cwd=test.cwd,
-            )
-            evaluation, exercised = explanation.evaluation, frozenset(explanation.exercised())
+        evaluation, exercised = await _decide(layers, test, require_tool)
     except Exception as error:
         failure = Failure(RUN_ERROR, f"the call could not be evaluated: {type(error).__name__}: {error}", test.location)
         return _result(test, pack, False, (failure,), duration=time.perf_counter() - started)
@@ -639,6 +624,27 @@ async def _run_one(layers: PolicyLayers, test: PolicyTest, pack: str, require_to
     )
 
 
+async def _decide(
+    layers: PolicyLayers, test: PolicyTest, require_tool: bool, session_id: str | None = None
+) -> tuple[Evaluation, frozenset[str]]:
+    """One call of a test (or of a sequence's step) decided, with the rules it exercised."""
+    if require_tool and test.tool not in layers.registry.tools:
+        # The registry's tools are the catalog: a tool missing from it is `invalid` at `lookup`, as a
+        # registry of those tools (and a dry-run against the catalog) answers; no rule is exercised.
+        return await evaluate(layers.registry, test.tool, test.arguments, require_tool=True), frozenset()
+    explanation = await explain(
+        layers,
+        test.tool,
+        test.arguments,
+        agent=test.agent,
+        call_id=test.call_id,
+        result=test.result,
+        cwd=test.cwd,
+        session_id=session_id,
+    )
+    return explanation.evaluation, frozenset(explanation.exercised())
+
+
 _SESSIONS = itertools.count(1)
 
 
@@ -652,21 +658,8 @@ async def _run_sequence(layers: PolicyLayers, test: PolicyTest, pack: str, requi
     steps: list[dict[str, Any]] = []
     for number, step in enumerate(test.steps, 1):
         try:
-            if require_tool and step.tool not in layers.registry.tools:
-                evaluation = await evaluate(layers.registry, step.tool, step.arguments, require_tool=True)
-            else:
-                explanation = await explain(
-                    layers,
-                    step.tool,
-                    step.arguments,
-                    agent=step.agent,
-                    call_id=step.call_id,
-                    result=step.result,
-                    cwd=step.cwd,
-                    session_id=session_id,
-                )
-                evaluation = explanation.evaluation
-                exercised |= explanation.exercised()
+            evaluation, step_exercised = await _decide(layers, step, require_tool, session_id)
+            exercised |= step_exercised
             store = layers.registry.sessions
             held = sorted(store.load(session_id).labels) if store is not None else []
         except Exception as error:
