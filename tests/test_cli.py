@@ -922,3 +922,37 @@ def test_python_dash_m_policyengine_prints_the_version() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"policyengine {__version__}"
+
+
+# -- a reader that goes away -----------------------------------------------------------------------
+
+
+class _ClosedPipe(io.StringIO):
+    """An output whose reader went away: every write fails as a closed pipe does."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_reader_that_goes_away_ends_the_cli_quietly_with_141() -> None:
+    err = io.StringIO()
+    code = main(["check", str(BFCL)], out=_ClosedPipe(), err=err)
+    assert (code, err.getvalue()) == (141, "")
+
+
+def test_piping_the_cli_into_head_prints_no_traceback() -> None:
+    # The real pipe: the process's own stdout, closed by its reader after one line.
+    command = ["dry-run", "--pack", str(BFCL), "--workers", "1", "--output", "/dev/stdout", str(CALLS)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "policyengine", *command],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.readline()
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141
+    assert json.loads(first)["line"] == 1
+    assert "Traceback" not in err and "BrokenPipe" not in err

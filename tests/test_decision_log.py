@@ -325,6 +325,9 @@ def ids(out: str) -> list[int]:
         (("--tool", "read"), [8, 9, 10, 11]),
         (("--since", "1970-01-01T00:16:45Z", "--until", "1970-01-01T00:16:47+00:00"), [5, 6, 7]),
         (("--decision", "allow", "--limit", "2"), [8, 10]),
+        # More than the matches (count < N < 2 * count cut from the end once): every match.
+        (("--decision", "allow", "--limit", "7"), [0, 2, 4, 6, 8, 10]),
+        (("--decision", "allow", "--limit", "100"), [0, 2, 4, 6, 8, 10]),
         (("--rule", "r0", "--decision", "deny", "--tool", "shell"), [3]),
         (("--since", "1h"), []),
         (("--limit", "0"), []),

@@ -136,7 +136,8 @@ def read_log(target: str, query: Query, err: TextIO) -> list[dict[str, Any]]:
         )
     matches = [r for r in _read_jsonl(files, err) if query.matches(r)]
     if query.limit is not None:
-        matches = matches[len(matches) - query.limit :] if query.limit else []
+        # max(): with fewer matches than the limit, a negative start would cut from the end.
+        matches = matches[max(0, len(matches) - query.limit) :] if query.limit else []
     return matches
 
 

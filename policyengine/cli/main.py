@@ -1,6 +1,7 @@
 """The command line: `main(argv) -> int`, testable in-process; each verb lives in its own module.
 
-Exit codes: 0 clean, 1 findings or failing tests, 2 usage error or invalid input.
+Exit codes: 0 clean, 1 findings or failing tests, 2 usage error or invalid input; 141 when the reader of
+the output went away (`policyengine ... | head`), quietly, as a program killed by SIGPIPE.
 """
 
 from __future__ import annotations
@@ -8,12 +9,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
 from policyengine.cli import hook
 from policyengine.errors import PolicyEngineError, UsageError
+
+# 128 + SIGPIPE: what a shell reports for `yes | head`; Python ignores SIGPIPE, so the CLI says it itself.
+EXIT_BROKEN_PIPE = 141
 
 
 class Verb(Protocol):
@@ -60,9 +65,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run the CLI; return the exit code (0 clean, 1 findings, 2 usage or invalid input)."""
+    """Run the CLI; return the exit code (0 clean, 1 findings, 2 usage or invalid input, 141 reader gone)."""
     out = out or sys.stdout
     err = err or sys.stderr
+    try:
+        return _main(argv, out, err)
+    except BrokenPipeError:
+        if out is sys.stdout:
+            # The interpreter flushes stdout again at exit and would print a second BrokenPipeError.
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments[:1] == [hook.NAME]:
         # An agent runs the hook on every tool call: it parses its own options and skips the other
