@@ -11,7 +11,7 @@ import pytest
 from policyengine import Registry, define_tool, load_pack
 from policyengine.enforce.install import pack_bundle
 from policyengine.enforce.pack_stages import FoundRedLine
-from policyengine.runtime.run import render as _render
+from policyengine.runtime.rewrites import render as _render
 from policyengine.tools.definition import render_text
 from policyengine.values.call import ToolCall
 from policyengine.values.frozen import FrozenDict, FrozenList, freeze

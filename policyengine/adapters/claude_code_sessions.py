@@ -28,8 +28,7 @@ from policyengine.errors import SessionStoreError
 
 if TYPE_CHECKING:
     from policyengine.packs.loader import Pack
-    from policyengine.runtime.installation import Installation
-    from policyengine.runtime.session_steps import Sessions
+    from policyengine.runtime.session_steps import HasSessions, Sessions
     from policyengine.values.session import Entry, SessionState, SessionStore
 
 FILE = "sessions.sqlite3"
@@ -176,6 +175,6 @@ class HookSessions:
         return cls(Sessions(rules, store), store)
 
     @property
-    def installation(self) -> Installation:
+    def installation(self) -> HasSessions:
         """What the session steps read of an installation (its `sessions`): the hook decides without a registry."""
-        return cast("Installation", self)
+        return self

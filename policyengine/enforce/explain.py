@@ -13,7 +13,8 @@ from policyengine.language.trace import Trace
 from policyengine.language.trace import trace as trace_condition
 from policyengine.packs.rules import EXPLAIN, Rule, post_document, rewrite_post
 from policyengine.runtime import session_steps
-from policyengine.runtime.run import REGISTRY, apply_rewrite
+from policyengine.runtime.rewrites import apply_rewrite
+from policyengine.runtime.run import REGISTRY
 from policyengine.tools.definition import define_tool
 from policyengine.values.call import PendingResult, ToolCall, new_call_id
 from policyengine.values.decisions import Accept, AcceptValue, Block

@@ -18,7 +18,8 @@ from policyengine.enforce.decider import Decider
 from policyengine.packs.loader import Pack
 from policyengine.packs.rules import EXPLAIN, Chain, check_guards, rewrite_post
 from policyengine.runtime.installation import CompiledStages, LayersByStage, StageContext
-from policyengine.runtime.run import REGISTRY, Run, apply_rewrite, describe
+from policyengine.runtime.rewrites import apply_rewrite
+from policyengine.runtime.run import REGISTRY, Run, describe
 from policyengine.runtime.waterfall import Waterfall
 from policyengine.values.call import PendingResult, ToolCall
 from policyengine.values.decisions import Block, Deny, PreDecision

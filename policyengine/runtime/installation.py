@@ -14,20 +14,18 @@ from operator import is_
 from typing import Any, NamedTuple, Protocol
 
 from policyengine.runtime.approval import ApprovalService
-from policyengine.runtime.run import apply_rewrite, swapped
+from policyengine.runtime.rewrites import apply_rewrite
+from policyengine.runtime.run import ExecuteStage, GuardStage, PostExecuteStage, PreExecuteStage
+from policyengine.runtime.seals import swapped
 from policyengine.runtime.session_steps import Sessions
 from policyengine.runtime.stages import (
     ClosingDefault,
-    ExecuteStage,
     GuardEntry,
     GuardFunctions,
-    GuardStage,
     NoGuards,
     NoPostExecute,
     PostExecuteChain,
-    PostExecuteStage,
     PreExecuteChain,
-    PreExecuteStage,
     Wrappers,
 )
 from policyengine.runtime.tool_body import run_body

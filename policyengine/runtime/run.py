@@ -1,34 +1,31 @@
-"""One call on its way through the stages: its state, its seal, and the result it ends with."""
+"""One call on its way through the stages (its state and the result it ends with), and the stages' contract."""
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
-from operator import attrgetter, is_
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
 
-from policyengine.runtime.approval import ApprovalRequest, seek_approval
+from policyengine.runtime.approval import ApprovalRequest, ApprovalService, seek_approval
+from policyengine.runtime.rewrites import render
+from policyengine.runtime.seals import DefinitionSeal, Seal, swapped
+from policyengine.runtime.session_steps import Sessions
 from policyengine.runtime.tool_body import Aborted, run_body, tool_source, until_aborted
-from policyengine.runtime.waterfall import Tampered, Trace
-from policyengine.tools.definition import ToolDefinition, content_problems, render_text
+from policyengine.runtime.waterfall import Tampered, Trace, Waterfall
+from policyengine.tools.definition import ToolDefinition, content_problems
 from policyengine.values.call import Dispatch, PendingResult, ToolCall
 from policyengine.values.cancellation import AbortKind, AbortReason
 from policyengine.values.decisions import (
-    Accept,
-    AcceptValue,
     Ask,
+    Block,
     Deny,
-    PostDecision,
     PreDecision,
     Source,
     SourceKind,
 )
-from policyengine.values.frozen import FrozenDict, FrozenList, Snapshot, copy_in, duplicate, identical, unfrozen
+from policyengine.values.frozen import FrozenDict, FrozenList, copy_in, duplicate, unfrozen
 from policyengine.values.results import Outcome, Stage, ToolResult
-
-if TYPE_CHECKING:  # the installation holds the stages, which run a Run: only its type is needed here
-    from policyengine.runtime.installation import Installation
 
 REGISTRY = Source(SourceKind.REGISTRY, "registry")
 APPROVAL_SERVICE = Source(SourceKind.APPROVAL, "approval service")
@@ -57,140 +54,82 @@ def failed(who: Source, error: BaseException) -> str:
     return f"{who} failed ({describe(error)}); failing closed"
 
 
-_CALL_FIELDS = tuple(f.name for f in dataclasses.fields(ToolCall))
-_CONTAINERS = (FrozenDict, FrozenList)
-_call_fields = attrgetter(*_CALL_FIELDS)
-
-
-class Seal:
-    """The call exactly as policy saw it, kept where no stage can reach it, to tell any later write.
-
-    Taken before the first listener, guard, approval service or wrapper written in Python gets
-    the call (packs are the engine's own code and never write). It records the call's fields,
-    and every container of the document rules read (the arguments among them) by identity, and
-    copies the arguments for the result: the result and the audit record carry them whatever
-    is written to the call.
-    """
-
-    __slots__ = ("_call", "_fields", "_frozen", "_token", "agent", "arguments", "call_id", "cwd", "name")
-
-    def __init__(self, call: ToolCall) -> None:
-        self._call = call
-        self._fields: tuple[Any, ...] = _call_fields(call)
-        self.call_id, self.name, self.agent, self.cwd = call.call_id, call.name, call.agent, call.cwd
-        self.arguments: FrozenDict = duplicate(call.arguments)
-        document = call.document
-        inside = type(document) is FrozenDict and dict.get(document, "arguments") is call.arguments
-        self._frozen = Snapshot(document) if inside else Snapshot(document, call.arguments)
-        # The token too: a guard may read it, so it is held to what policy saw like the arguments.
-        self._token = Snapshot(call.token) if type(call.token) in _CONTAINERS else None
-
-    def changed(self) -> str | None:
-        """What of the call changed since it was sealed ("the call's arguments", "call.name"...); None if nothing."""
-        now = _call_fields(self._call)
-        if not all(map(is_, now, self._fields)):
-            return ", ".join(f"call.{n}" for n, a, b in zip(_CALL_FIELDS, now, self._fields, strict=True) if a is not b)
-        if not self._frozen.intact():
-            # Only to say what changed: the arguments, unless they still hold exactly what the copy holds.
-            if identical(self._call.arguments, self.arguments):
-                return "the call document rules read"
-            return "the call's arguments"
-        if self._token is not None and not self._token.intact():
-            return "the call's token"
-        return None
-
-    def changes(self) -> str | None:
-        """changed(), said as what the writer did (for a reason naming the writer); None if nothing."""
-        what = self.changed()
-        return None if what is None else f"changed {what} after policy saw it"
-
-
-class DefinitionSeal:
-    """A tool's definition as a call found it: tells, and undoes, any write to it made through the call.
-
-    Wrappers and post-execute listeners get the definition (`dispatch.definition`,
-    `result.definition`); it is shared by every later call of the tool, in every registry that
-    holds it, so a write to it (`object.__setattr__(definition, "roles", None)`, a base-class
-    write to its roles) would outlive the call. It is put back, and the call fails closed.
-    """
-
-    __slots__ = ("_attributes", "_definition", "_frozen", "_kind")
-
-    def __init__(self, definition: ToolDefinition) -> None:
-        self._definition, self._kind = definition, type(definition)
-        self._attributes = dict(vars(definition))
-        self._frozen = Snapshot(*(v for v in self._attributes.values() if type(v) in _CONTAINERS))
-
-    def changes(self) -> str | None:
-        """What was written to the definition since it was sealed (and now undone); None if nothing."""
-        definition, attributes = self._definition, self._attributes
-        now = vars(definition)
-        same = type(definition) is self._kind and len(now) == len(attributes)
-        if same and all(now.get(k, _MISSING) is v for k, v in attributes.items()) and self._frozen.intact():
-            return None
-        object.__setattr__(definition, "__class__", self._kind)
-        now.clear()
-        now.update(attributes)
-        self._frozen.restore()
-        return f"changed the definition of tool {attributes.get('name')!r} (put back)"
-
-
-_MISSING = object()
-
-
-def swapped(dispatch: Any, call: ToolCall, definition: ToolDefinition) -> str | None:
-    """What a dispatch handed to next() carries besides a new signal; None if nothing."""
-    if type(dispatch) is not Dispatch:
-        what = f"a {type(dispatch).__name__}, not the Dispatch it was given"
-    elif dispatch.definition is not definition:
-        what = f"tool {getattr(dispatch.definition, 'name', dispatch.definition)!r} for a call to {call.name!r}"
-    elif dispatch.call is not call:
-        what = "another call than the one policy decided on"
-    else:
-        return None
-    return f"handed next() {what}; a wrapper may change only the signal"
-
-
 def _stopped_by(reason: AbortReason, what: str) -> tuple[Outcome, str]:
     """The outcome of a call its signal stopped, and the reason, `what` saying when."""
     timed_out = reason.kind is AbortKind.TIMEOUT
     return Outcome.TIMED_OUT if timed_out else Outcome.CANCELLED, f"{what}: {reason.message}"
 
 
-def apply_rewrite(call: ToolCall, pending: PendingResult, rewrite: PostDecision, by: Source) -> PendingResult:
-    """Apply accept(content) or accept(value) to a pending result, validating what changes; `by` made it."""
-    definition = pending.definition
-    if isinstance(rewrite, AcceptValue):
-        # Copied in: the listener keeps what it handed over and could write to it after rules checked it.
-        value, problems = definition.validate_value(unfrozen(rewrite.value))
-        if problems:
-            raise ValueError(f"replaced value fails the output schema: {'; '.join(problems)}")
-        content = render(call, definition, value)
-        return PendingResult(value, content, definition, (*pending.rewrites, by))
-    if isinstance(rewrite, Accept) and rewrite.content is not None:
-        replaced = copy_in(rewrite.content)
-        problems = content_problems(replaced)
-        if problems:
-            raise ValueError(f"replaced content is malformed: {'; '.join(problems)}")
-        return PendingResult(pending.value, replaced, definition, (*pending.rewrites, by))
-    return pending
+# -- the stages' contract (stages.py implements it; installation.py holds one object per stage) ---------
 
 
-def render(call: ToolCall, definition: ToolDefinition, value: Any) -> FrozenList:
-    if definition.render is render_text and type(value) is str:
-        # What render_text, the check and freeze() make of a string, built directly (most tools return text).
-        return FrozenList._of([FrozenDict._of({"type": "text", "text": value})])
-    content = copy_in(definition.render(call.arguments, value))  # the tool's code keeps no handle on it
-    problems = content_problems(content)
-    if problems:
-        raise ValueError(f"render of tool {definition.name!r} returned bad content: {'; '.join(problems)}")
-    return content  # type: ignore[no-any-return]
+class PreExecuteStage(Protocol):
+    """Stage 1: allow, deny or ask."""
+
+    synchronous: ClassVar[bool]
+
+    def decide_now(self, run: Run) -> PreDecision:
+        """The decision, when the stage is synchronous."""
+
+    async def decide(self, run: Run) -> PreDecision:
+        """The decision."""
+
+
+class GuardStage(Protocol):
+    """Stage 2: the monotonic guards; the first red line denies and nothing overturns it."""
+
+    synchronous: ClassVar[bool]
+
+    def check_now(self, run: Run) -> Deny | None:
+        """The red line, when the stage is synchronous."""
+
+    async def check(self, run: Run) -> Deny | None:
+        """The red line, or None."""
+
+
+class ExecuteStage(Protocol):
+    """Stage 3's wrappers: whether they wrap a call, and whether they may be trusted with it."""
+
+    chain: Waterfall[Any]
+    trusted: ClassVar[bool]  # never writes to the call (the engine's own code): no hand-off needs checking
+
+    def wraps(self, call: ToolCall) -> bool:
+        """Whether any wrapper applies to this call (else the body runs alone)."""
+
+
+class PostExecuteStage(Protocol):
+    """Stage 4: rewrites compose in order; a block ends the chain; a fault blocks."""
+
+    synchronous: ClassVar[bool]
+
+    def review_now(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+        """The reviewed result, when the stage is synchronous."""
+
+    async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+        """The result with every rewrite applied, or the block that ends the call."""
+
+
+class RunSettings(Protocol):
+    """What a run and the code driving it read of the installation it runs in (installation.py's Installation).
+
+    A Protocol, so that this module need not import the installation, which holds the stages, which take a Run.
+    """
+
+    tools: Mapping[str, ToolDefinition]
+    pre: PreExecuteStage
+    guards: GuardStage
+    execute: ExecuteStage
+    post: PostExecuteStage
+    approval: ApprovalService | None
+    approval_timeout: float
+    sessions: Sessions | None
+    synchronous: bool
 
 
 class Run:
     """One call travelling through the stages; collects timings and builds the result."""
 
-    def __init__(self, inst: Installation, call: ToolCall) -> None:
+    def __init__(self, inst: RunSettings, call: ToolCall) -> None:
         self.inst = inst
         self.call = call
         self.timings: dict[str, float] = {}

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from policyengine.errors import SessionStoreError
 from policyengine.values.call import ToolCall
@@ -27,15 +27,20 @@ from policyengine.values.decisions import Ask, Deny, PreDecision, Source, Source
 from policyengine.values.frozen import FrozenDict
 from policyengine.values.session import Entry, SessionState, SessionStore, Step
 
-if TYPE_CHECKING:
-    from policyengine.runtime.installation import Installation
-
 SESSION_STORE = Source(SourceKind.REGISTRY, "session store")
 
 Labels = tuple[tuple[str, str], ...]
 
 # What a call without a session id reads: no labels, no calls, no secrets (built once).
 _EMPTY = FrozenDict._of({**SessionState("").document(0.0), "key": ""})
+
+
+class HasSessions(Protocol):
+    """What the steps read of an installation: its sessions (the hook, deciding without a registry, has its own)."""
+
+    @property
+    def sessions(self) -> Sessions | None:
+        """The sessions, or None when no layer has session rules."""
 
 
 class SessionRules(Protocol):
@@ -87,7 +92,7 @@ def _labels(found: Iterable[Labels]) -> Labels:
     return tuple(out.items())
 
 
-def opened(inst: Installation, call: ToolCall, now: float | None = None) -> ToolCall | str:
+def opened(inst: HasSessions, call: ToolCall, now: float | None = None) -> ToolCall | str:
     """The call with its session document (when some rule reads it); a reason to deny when the store fails."""
     sessions = inst.sessions
     if sessions is None or not sessions.reads:
@@ -107,7 +112,7 @@ def opened(inst: Installation, call: ToolCall, now: float | None = None) -> Tool
 
 
 def decided(
-    inst: Installation, call: ToolCall, decision: PreDecision, red_line: Deny | None, now: float | None = None
+    inst: HasSessions, call: ToolCall, decision: PreDecision, red_line: Deny | None, now: float | None = None
 ) -> str | None:
     """Write the call's decision and pre-execute's labels; a reason to deny when they cannot be written."""
     sessions = inst.sessions
@@ -128,7 +133,7 @@ def decided(
     return None if failed is None else f"Denied: {failed}; the call cannot be counted, so it is refused."
 
 
-def reviewed(inst: Installation, call: ToolCall, value: Any, content: Any, now: float | None = None) -> str | None:
+def reviewed(inst: HasSessions, call: ToolCall, value: Any, content: Any, now: float | None = None) -> str | None:
     """Write post-execute's labels and the result's fingerprints; a reason to block when they cannot be written."""
     sessions = inst.sessions
     if sessions is None or not call.session_id:

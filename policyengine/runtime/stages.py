@@ -6,7 +6,7 @@ was installed in Python (waterfalls of listeners, guard functions, wrappers); a 
 better, such as packs compiled by the engine, hands the registry objects of its own that keep the
 same contract (enforce/pack_stages.py). The runtime does not know where a stage came from.
 
-The contract, per stage:
+The contract, per stage (its Protocols are in run.py, beside the Run they take):
 - pre-execute answers Allow, Ask or Deny, with the source that decided; a fault, a timeout or a
   tampering listener is a Deny naming the culprit (fail closed).
 - the guards answer the first red line as a Deny, or None.
@@ -26,9 +26,11 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields, replace
 from operator import attrgetter, is_
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
-from policyengine.runtime.run import REGISTRY, DefinitionSeal, Run, Seal, apply_rewrite, describe, failed
+from policyengine.runtime.rewrites import apply_rewrite
+from policyengine.runtime.run import REGISTRY, Run, describe, failed
+from policyengine.runtime.seals import DefinitionSeal, Seal
 from policyengine.runtime.waterfall import ChainResult, Trace, Waterfall, credit
 from policyengine.values.call import PendingResult, ToolCall
 from policyengine.values.cancellation import strict_timeout
@@ -44,52 +46,6 @@ class GuardEntry:
 
     fn: Guard
     source: Source
-
-
-class PreExecuteStage(Protocol):
-    """Stage 1: allow, deny or ask."""
-
-    synchronous: ClassVar[bool]
-
-    def decide_now(self, run: Run) -> PreDecision:
-        """The decision, when the stage is synchronous."""
-
-    async def decide(self, run: Run) -> PreDecision:
-        """The decision."""
-
-
-class GuardStage(Protocol):
-    """Stage 2: the monotonic guards; the first red line denies and nothing overturns it."""
-
-    synchronous: ClassVar[bool]
-
-    def check_now(self, run: Run) -> Deny | None:
-        """The red line, when the stage is synchronous."""
-
-    async def check(self, run: Run) -> Deny | None:
-        """The red line, or None."""
-
-
-class ExecuteStage(Protocol):
-    """Stage 3's wrappers: whether they wrap a call, and whether they may be trusted with it."""
-
-    chain: Waterfall[Any]
-    trusted: ClassVar[bool]  # never writes to the call (the engine's own code): no hand-off needs checking
-
-    def wraps(self, call: ToolCall) -> bool:
-        """Whether any wrapper applies to this call (else the body runs alone)."""
-
-
-class PostExecuteStage(Protocol):
-    """Stage 4: rewrites compose in order; a block ends the chain; a fault blocks."""
-
-    synchronous: ClassVar[bool]
-
-    def review_now(self, run: Run, pending: PendingResult) -> PendingResult | Block:
-        """The reviewed result, when the stage is synchronous."""
-
-    async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
-        """The result with every rewrite applied, or the block that ends the call."""
 
 
 class ClosingDefault:
