@@ -36,7 +36,7 @@ def _tool(execute: Any = _echo, **options: Any) -> Any:
 def test_a_string_value_renders_to_the_text_block_the_general_path_builds(value: str) -> None:
     definition = _tool()
     call = ToolCall("c", "echo", FrozenDict(path="x"), "agent")
-    rendered = _render(call, definition, value)
+    rendered = _render(call.arguments, definition, value)
     assert rendered == freeze(render_text({}, value))
     assert type(rendered) is FrozenList and type(rendered[0]) is FrozenDict
 
@@ -44,10 +44,10 @@ def test_a_string_value_renders_to_the_text_block_the_general_path_builds(value:
 def test_a_custom_render_is_still_called_and_checked() -> None:
     definition = _tool(output={"render": lambda _args, value: [{"type": "text", "text": value.upper()}]})
     call = ToolCall("c", "echo", FrozenDict(path="x"), "agent")
-    assert _render(call, definition, "abc") == freeze([{"type": "text", "text": "ABC"}])
+    assert _render(call.arguments, definition, "abc") == freeze([{"type": "text", "text": "ABC"}])
     broken = _tool(output={"render": lambda _args, value: [{"type": "text"}]})
     with pytest.raises(ValueError, match="without a string `text`"):
-        _render(call, broken, "abc")
+        _render(call.arguments, broken, "abc")
 
 
 def test_arguments_that_normalisation_leaves_alone_are_kept_as_the_same_frozen_object() -> None:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policyengine.values.decisions import Accept, AcceptValue, Ask, Block, Deny, PreDecision, Source, SourceKind
+from policyengine.values.decisions import AcceptValue, Ask, Block, Deny, PreDecision, Source, SourceKind
 from policyengine.values.frozen import FrozenDict, freeze, thaw
 
 if TYPE_CHECKING:
@@ -317,7 +317,9 @@ class Policy:
         blocked it; a reason it returns blocks the response (the session store failed).
         """
         from policyengine.packs.rules import rewrite_post
-        from policyengine.tools.definition import content_problems, render_text
+        from policyengine.runtime.rewrites import apply_rewrite
+        from policyengine.tools.definition import content_problems, render_text, unknown_tool
+        from policyengine.values.call import PendingResult
         from policyengine.values.results import Stage
 
         name = document["name"]
@@ -328,40 +330,36 @@ class Policy:
         except Exception as error:
             reason = f"recorded result is malformed: {error}"
             return replace(admitted, verdict="error", stage="post-execute", source=REGISTRY, reason=reason)
-        original = (value, content)
-        rewrites: list[Source] = []
+        # The registry's own rewrite step (a tool outside the catalog: no output schema, the default render).
+        pending = PendingResult(value, content, definition or unknown_tool(name), ())
         changed = False
         for pack in self.packs:
             rules = pack.rules_for(Stage.POST_EXECUTE, name, tags)
             if not rules:
                 continue
-            for rewrite in rewrite_post(rules, document, value, content, None):
+            for rewrite in rewrite_post(rules, document, pending.value, pending.content, None):
                 if isinstance(rewrite, Block):
                     return _blocked(admitted, rewrite.feedback, rewrite.source)
                 who = rewrite.source or REGISTRY
                 try:
-                    if isinstance(rewrite, AcceptValue):
-                        value = _validated(definition, rewrite.value)
-                        content = _rendered(definition, arguments, value, content_problems, render_text)
-                        changed = True
-                    elif isinstance(rewrite, Accept) and rewrite.content is not None:
-                        problems = content_problems(rewrite.content)
-                        if problems:
-                            raise ValueError(f"replaced content is malformed: {'; '.join(problems)}")
-                        content = freeze(rewrite.content)
-                    else:
-                        continue
+                    rewritten = apply_rewrite(arguments, pending, rewrite, who)
                 except Exception as error:
                     return _blocked(admitted, f"{who} failed ({_describe(error)}); failing closed", who)
-                rewrites.append(who)
-        failed = record(*original) if record is not None else None
+                changed = changed or (rewritten is not pending and isinstance(rewrite, AcceptValue))
+                pending = rewritten
+        failed = record(value, content) if record is not None else None
         if failed is not None:
             from policyengine.runtime.session_steps import SESSION_STORE
 
             return _blocked(admitted, failed, SESSION_STORE)
-        post = "rewritten" if rewrites else "accepted"
+        post = "rewritten" if pending.rewrites else "accepted"
         return replace(
-            admitted, post=post, value=value, content=content, rewrites=tuple(rewrites), value_changed=changed
+            admitted,
+            post=post,
+            value=pending.value,
+            content=pending.content,
+            rewrites=pending.rewrites,
+            value_changed=changed,
         )
 
 
@@ -394,15 +392,6 @@ def _blocked(admitted: Decision, feedback: str, source: Source | None) -> Decisi
 
 def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-
-
-def _validated(definition: ToolDefinition | None, value: Any) -> Any:
-    if definition is None:  # a tool outside the catalog declares no output schema
-        return freeze(value)
-    checked, problems = definition.validate_value(value)
-    if problems:
-        raise ValueError(f"replaced value fails the output schema: {'; '.join(problems)}")
-    return checked
 
 
 def _content_of(

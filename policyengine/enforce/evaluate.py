@@ -5,7 +5,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from policyengine.errors import FreezeError
@@ -13,7 +12,7 @@ from policyengine.runtime import session_steps
 from policyengine.runtime.installation import Installation
 from policyengine.runtime.registry import Registry
 from policyengine.runtime.run import REGISTRY, Run
-from policyengine.tools.definition import ToolDefinition, content_problems, define_tool
+from policyengine.tools.definition import ToolDefinition, content_problems, unknown_tool
 from policyengine.values.call import PendingResult, ToolCall, new_call_id
 from policyengine.values.decisions import Allow, Ask, Block, Deny, PreDecision, Source
 from policyengine.values.frozen import FrozenDict, freeze
@@ -70,12 +69,6 @@ def fault_denial(source: Source, name: str, doing: str, error: BaseException) ->
     what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     reason = f"Denied: the {source.name} failed while {doing} tool {name!r} ({what}); the call is refused."
     return Evaluation(Verdict.DENY, None, source, reason)
-
-
-@lru_cache(maxsize=1024)
-def _stub(name: str) -> ToolDefinition:
-    """A tool the registry does not know: no output schema, default render (built once per name)."""
-    return define_tool(name=name, description=f"unknown tool {name}", parameters={}, execute=lambda _a: None)
 
 
 def _prepare(
@@ -227,7 +220,7 @@ def _review_started(
     if isinstance(started, Evaluation):
         return started
     run, definition = started
-    pending = _recorded(run, definition or _stub(name), result)
+    pending = _recorded(run, definition or unknown_tool(name), result)
     return pending if isinstance(pending, Evaluation) else (run, pending)
 
 
@@ -305,7 +298,7 @@ def _admission(
         return Evaluation(Verdict.DENY, Stage.GUARD, red_line.source, red_line.reason)
     if result is None:
         return _admitted(decision)
-    return _recorded(run, definition or _stub(run.call.name), result)
+    return _recorded(run, definition or unknown_tool(run.call.name), result)
 
 
 def call_for(

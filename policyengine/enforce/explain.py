@@ -264,7 +264,7 @@ def _post_documents(layers: PolicyLayers, call: ToolCall, result: Mapping[str, A
             if isinstance(rewrite, Block):
                 return documents
             try:
-                pending = apply_rewrite(call, pending, rewrite, rewrite.source or REGISTRY)
+                pending = apply_rewrite(call.arguments, pending, rewrite, rewrite.source or REGISTRY)
             except Exception:  # the stage blocks here: no later rule runs
                 return documents
     return documents

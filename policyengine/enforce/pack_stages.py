@@ -151,7 +151,7 @@ class PackPostExecute:
                     return rewrite
                 who = rewrite.source or REGISTRY
                 try:
-                    pending = apply_rewrite(call, pending, rewrite, who)
+                    pending = apply_rewrite(call.arguments, pending, rewrite, who)
                 except Exception as error:
                     return Block(f"{who} failed ({describe(error)}); failing closed", who)
         return pending

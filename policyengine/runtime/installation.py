@@ -281,7 +281,7 @@ def _rebind_result(args: tuple[Any, ...], extra: tuple[Any, ...], source: Source
     if not all(isinstance(rewrite, (Accept, AcceptValue)) for rewrite in extra):
         raise TypeError("post-execute next() takes only accept(...) and accept_value(...) rewrites")
     for rewrite in extra:  # several rules of one pack hand their rewrites on together, in order
-        pending = apply_rewrite(call, pending, rewrite, credit(rewrite.source, source))
+        pending = apply_rewrite(call.arguments, pending, rewrite, credit(rewrite.source, source))
     return (call, pending)
 
 
@@ -328,5 +328,5 @@ def _settle_result(downstream: ChainResult[Any], value: Any, source: Source) -> 
         return downstream
     call, pending = downstream.seen
     if not (isinstance(decision, Accept) and decision.content is None):
-        pending = apply_rewrite(call, pending, decision, downstream.source or source)
+        pending = apply_rewrite(call.arguments, pending, decision, downstream.source or source)
     return ChainResult(value, credit(getattr(value, "source", None), source), (call, pending))

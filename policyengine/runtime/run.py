@@ -289,7 +289,7 @@ class Run:
                 f"tool {self.call.name!r} returned a value that fails its output schema: {'; '.join(problems)}",
             )
         try:
-            return value, render(self.call, definition, value)
+            return value, render(self.call.arguments, definition, value)
         except BaseException as error:  # the tool's own code: whatever it raises is an error result
             raise self.stop(
                 Outcome.ERROR,

@@ -280,6 +280,6 @@ class PostExecuteChain:
             # The decider saw the result with every rewrite passed through next() before it; the
             # decision it returned applies on top of that.
             seen = verdict.seen[1] if verdict.seen else pending
-            return apply_rewrite(run.call, seen, decision, who)
+            return apply_rewrite(run.call.arguments, seen, decision, who)
         except BaseException as error:  # render is the tool's code: whatever it raises blocks
             return Block(f"{who} failed ({describe(error)}); failing closed", who)

@@ -14,6 +14,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 from policyengine.errors import DefinitionError, FreezeError
@@ -392,3 +393,9 @@ def content_problems(content: Any) -> list[str]:
         elif item["type"] == "text" and not isinstance(item.get("text"), str):
             problems.append(f"content[{i}] is a text block without a string `text`")
     return problems
+
+
+@lru_cache(maxsize=1024)
+def unknown_tool(name: str) -> ToolDefinition:
+    """A tool no catalog declares: no parameters, no output schema, default render (built once per name)."""
+    return define_tool(name=name, description=f"unknown tool {name}", parameters={}, execute=lambda _a: None)
