@@ -38,7 +38,7 @@ Before and now, and issue 11 (red lines on argument roles), in the same run:
    module against either layout: the internal modules it needs are chosen by the layout of the
    package imported (`LAYERED`), the rest comes from the public API, which both layouts share.
 7. the rewritten `policies/baseline` pack on the 1,161 BFCL calls (`Decider.decide`, us per call).
-8. secret scanning (`policyengine.language.secret_scanner.find_secrets`) in us per KB of argument text: the BFCL
+8. secret scanning (`policyengine.arguments.secret_scanner.find_secrets`) in us per KB of argument text: the BFCL
    call arguments, and a synthetic document full of credentials and prose.
 """
 

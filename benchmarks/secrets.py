@@ -49,7 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from policyengine.language.secret_scanner import find_secrets  # noqa: E402
+from policyengine.arguments.secret_scanner import find_secrets  # noqa: E402
 
 PASSES = 5
 
@@ -238,23 +238,28 @@ def before_scanner(rev: str) -> Any:
     """The secret_scanner module of commit `rev`, loaded on its own with that commit's data and sibling modules."""
 
     def show(name: str) -> str | None:
-        found = subprocess.run(
-            ["git", "-C", str(ROOT), "show", f"{rev}:policyengine/language/{name}"],
-            capture_output=True,
-            text=True,
-        )
-        return found.stdout if found.returncode == 0 else None
+        # The readers moved from language/ to arguments/ (2026-12-07): an older commit has them in language/.
+        for folder in ("arguments", "language"):
+            found = subprocess.run(
+                ["git", "-C", str(ROOT), "show", f"{rev}:policyengine/{folder}/{name}"],
+                capture_output=True,
+                text=True,
+            )
+            if found.returncode == 0:
+                return found.stdout
+        return None
 
     source = show("secret_scanner.py")
     if source is None:
-        raise SystemExit(f"{rev} has no policyengine/language/secret_scanner.py")
+        raise SystemExit(f"{rev} has no policyengine/arguments/secret_scanner.py (nor language/)")
     folder = Path(tempfile.mkdtemp(prefix="secrets-before-"))
     for data in ("bip39_english.txt", "bip39_english.LICENSE"):  # read from the module's own folder
         text = show(data)
         if text is not None:
             (folder / data).write_text(text, encoding="utf-8")
     # The scanner of that commit with its own modules (layouts, encodings, labels...), not this checkout's:
-    # each `from policyengine.language import X as _x` is that commit's X, loaded under another name.
+    # each `from policyengine.arguments import X as _x` (language/ before) is that commit's X, loaded under
+    # another name.
     loaded: set[str] = set()
 
     def own_modules(text: str) -> str:
@@ -264,11 +269,11 @@ def before_scanner(rev: str) -> Any:
                 loaded.add(name)
                 module = show(f"{name}.py")
                 if module is None:
-                    raise SystemExit(f"{rev} has no policyengine/language/{name}.py")
+                    raise SystemExit(f"{rev} has no policyengine/arguments/{name}.py (nor language/)")
                 load_module(f"{name}_before", folder / f"{name}_before.py", own_modules(module))
             return f"import {name}_before as {alias}"
 
-        return re.sub(r"^from policyengine\.language import (\w+) as (\w+)$", load, text, flags=re.M)
+        return re.sub(r"^from policyengine\.(?:arguments|language) import (\w+) as (\w+)$", load, text, flags=re.M)
 
     source = own_modules(source)
     return load_module("secret_scanner_before", folder / "secret_scanner_before.py", source)

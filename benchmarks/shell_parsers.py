@@ -1,4 +1,4 @@
-"""Shell parsers for policyengine.language.shell: tree-sitter-bash against bashlex on realistic agent commands.
+"""Shell parsers for policyengine.arguments.shell: tree-sitter-bash against bashlex on realistic agent commands.
 
     python benchmarks/shell_parsers.py              # per-command table, then totals
     python benchmarks/shell_parsers.py --rounds 9   # more timing passes (median of the passes)
@@ -9,7 +9,7 @@ while timing, after a warm-up) and whether it was accepted:
 - tree-sitter-bash, one Parser reused (as the module does), on the text as given and with a final
   newline (as the module parses it); "REFUSED" = the tree has ERROR or MISSING nodes;
 - bashlex (`bashlex.parse`); "REFUSED" = it raised;
-- `policyengine.language.shell` without its cache (parse + walk + wrappers + re-parsing `sh -c`
+- `policyengine.arguments.shell` without its cache (parse + walk + wrappers + re-parsing `sh -c`
   strings); "REFUSED" = CommandError (some by design: `$CMD`, `curl ... | sh`).
 
 Prints; never asserts; the test suite does not run it.
@@ -33,7 +33,7 @@ except ImportError:  # optional: the bashlex column is then left out
     bashlex = None
 
 try:
-    from policyengine.language import shell as shell
+    from policyengine.arguments import shell as shell
 except ImportError:  # run before the module existed
     shell = None  # type: ignore[assignment]
 

@@ -1,4 +1,4 @@
-"""Write policyengine/language/_ignorables.py: the code points a path drops because they render as nothing.
+"""Write policyengine/arguments/_ignorables.py: the code points a path drops because they render as nothing.
 
 Default_Ignorable_Code_Point (variation selectors, tags, joiners, U+034F...) comes from the
 `regex` module's Unicode tables; the Hangul fillers (which Unicode lists as ignorable only in

@@ -1,4 +1,4 @@
-"""Write policyengine/language/_lookalikes.py: letters of other scripts that read as one ASCII letter or digit.
+"""Write policyengine/arguments/_lookalikes.py: letters of other scripts that read as one ASCII letter or digit.
 
 Two sources, no hand list:
 

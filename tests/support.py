@@ -496,7 +496,7 @@ def load_shell_word_cases(path: Path, keys: set[str], minimum: int) -> list[dict
 
 def check_shell_word_case(case: dict[str, Any]) -> None:
     """One shell-words case (programs, operands present or absent, argv lines present or absent, or unknown)."""
-    from policyengine.language.shell import CommandError, parse_command
+    from policyengine.arguments.shell import CommandError, parse_command
 
     text = case["command"]
     if case.get("unknown"):

@@ -27,19 +27,21 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "values": BELOW_VALUES,
     "tools": BELOW_VALUES | {"values"},
-    "language": BELOW_VALUES | {"values"},
+    "arguments": BELOW_VALUES | {"values"},
+    "language": BELOW_VALUES | {"values", "arguments"},
     "sessions": BELOW_VALUES | {"values"},
-    "packs": BELOW_VALUES | {"values", "tools", "language"},
+    "packs": BELOW_VALUES | {"values", "tools", "arguments", "language"},
     "runtime": BELOW_VALUES | {"values", "tools", "sessions"},
-    "enforce": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime"},
-    "dryrun": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce"},
-    "testing": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce"},
-    "adapters": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce"},
-    "service": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce"},
+    "enforce": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime"},
+    "dryrun": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
+    "testing": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
+    "adapters": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
+    "service": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
     "cli": BELOW_VALUES
     | {
         "values",
         "tools",
+        "arguments",
         "language",
         "sessions",
         "packs",
@@ -146,7 +148,19 @@ def test_there_is_no_import_cycle(arrows: str) -> None:
 
 def test_the_layers_are_real_folders() -> None:
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    layers = {"values", "tools", "language", "packs", "runtime", "enforce", "adapters", "service", "dryrun", "testing"}
+    layers = {
+        "values",
+        "tools",
+        "arguments",
+        "language",
+        "packs",
+        "runtime",
+        "enforce",
+        "adapters",
+        "service",
+        "dryrun",
+        "testing",
+    }
     layers |= {"cli"}
     assert folders >= layers
     assert {p.name for p in PACKAGE.glob("*.py")} == {"__init__.py", "__main__.py", "errors.py"}
@@ -180,7 +194,7 @@ def test_every_exported_name_loads_and_is_its_modules_own() -> None:
 def test_defining_a_tool_loads_neither_the_rule_language_nor_the_packs() -> None:
     code = (
         "import sys, policyengine.tools.definition, policyengine.runtime.registry\n"
-        "above = ('policyengine.packs', 'policyengine.language', 'yaml')\n"
+        "above = ('policyengine.packs', 'policyengine.language', 'policyengine.arguments', 'yaml')\n"
         "print(sorted(m for m in sys.modules if m.startswith(above)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)

@@ -10,8 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import embedded_places, functions
-from policyengine.language.roles import Role, collect_all
+from policyengine.arguments import embedded_places
+from policyengine.arguments.roles import Role, collect_all
+from policyengine.language import functions
 from support import ROOT, load_yaml
 
 

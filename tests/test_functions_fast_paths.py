@@ -22,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine import freeze
-from policyengine.language import functions, paths, roles, secret_scanner
+from policyengine.arguments import paths, roles, secret_scanner
+from policyengine.language import functions
 from policyengine.values.call import call_document
 from support import load_yaml
 
@@ -141,7 +142,7 @@ class _ScanOnce:
 def test_the_secret_scanner_reads_no_fast_path_switch() -> None:
     """Why _ScanOnce may share a scan between the passes: no secret module imports functions or roles."""
     imported: set[str] = set()
-    language = ROOT / "policyengine" / "language"
+    language = ROOT / "policyengine" / "arguments"
     # The scanner's private helpers (_secret_framings) are read as the secret modules are.
     for file in sorted([*language.glob("secret_*.py"), *language.glob("_secret_*.py")]):
         for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
@@ -153,9 +154,9 @@ def test_the_secret_scanner_reads_no_fast_path_switch() -> None:
     # _ignorables and _lookalikes are generated tables of characters that import nothing.
     tables = ("_ignorables", "_lookalikes")
     allowed = (
-        "policyengine.language.secret_",
-        "policyengine.language._secret_",
-        *(f"policyengine.language.{table}" for table in tables),
+        "policyengine.arguments.secret_",
+        "policyengine.arguments._secret_",
+        *(f"policyengine.arguments.{table}" for table in tables),
     )
     assert all(name.startswith(allowed) for name in imported), sorted(imported)
     for table in tables:

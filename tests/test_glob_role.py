@@ -9,10 +9,10 @@ import pytest
 from jmespath.exceptions import JMESPathError
 
 from policyengine import define_tool
+from policyengine.arguments.paths import PathPattern
+from policyengine.arguments.roles import Role, role_named
+from policyengine.arguments.shell import glob_operands
 from policyengine.language.functions import OPTIONS
-from policyengine.language.paths import PathPattern
-from policyengine.language.roles import Role, role_named
-from policyengine.language.shell import glob_operands
 from policyengine.values.frozen import freeze
 
 SECRET = "paths(@)[?path_matches(@, ['.env', '.env.*', '*.pem', '.ssh'])] | length(@) > `0`"

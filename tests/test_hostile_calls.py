@@ -476,7 +476,7 @@ def test_a_call_body_is_scanned_for_secrets_once_though_rules_also_scan_values_t
 ) -> None:
     # Two baseline red lines read secrets(@), and one of them also secrets([...hosts...]) of a list
     # it builds: the call's arguments must stay memoised across both (a 10 MB body costs ~0.9 s a scan).
-    from policyengine.language import secret_scanner
+    from policyengine.arguments import secret_scanner
 
     scanned: list[Any] = []
     real = secret_scanner.find_secrets

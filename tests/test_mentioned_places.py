@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from policyengine import PolicyLayers, Registry
 from policyengine.adapters.claude_code import BUILTIN_CATALOG
+from policyengine.arguments.embedded_places import mentioned_tokens
+from policyengine.arguments.roles import Role, collect_all
 from policyengine.enforce.evaluate import evaluate_now
-from policyengine.language.embedded_places import mentioned_tokens
-from policyengine.language.roles import Role, collect_all
 from policyengine.tools.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent

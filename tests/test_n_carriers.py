@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policyengine.language import secret_carriers as carriers
-from policyengine.language import secret_scanner as scanner
+from policyengine.arguments import secret_carriers as carriers
+from policyengine.arguments import secret_scanner as scanner
 
 TOKEN = "ghp_R7mQ2xVb9KpL4tWz8NcY3sHd6FjA1uEo5GiT"
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policyengine.language import secret_encodings as encodings
-from policyengine.language import secret_exemptions as exemptions
-from policyengine.language.secret_scanner import find_secrets
+from policyengine.arguments import secret_encodings as encodings
+from policyengine.arguments import secret_exemptions as exemptions
+from policyengine.arguments.secret_scanner import find_secrets
 
 KEY = "ZbcOE6jc0METTwIkTWhiHYQrWlfI2wNkPPzCmP59"  # 40 characters of a generated key (no real one)
 _B62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policyengine.language import secret_dumps as dumps
-from policyengine.language import secret_layouts as layouts
-from policyengine.language import secret_numerals as numerals
-from policyengine.language import secret_reader as reader
-from policyengine.language import secret_scanner as scanner
+from policyengine.arguments import secret_dumps as dumps
+from policyengine.arguments import secret_layouts as layouts
+from policyengine.arguments import secret_numerals as numerals
+from policyengine.arguments import secret_reader as reader
+from policyengine.arguments import secret_scanner as scanner
 
 R = "[REDACTED]"
 

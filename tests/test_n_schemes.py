@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import functions, paths
-from policyengine.language._scheme_places import UNKNOWN_ENTRY, url_places
+from policyengine.arguments import paths
+from policyengine.arguments._scheme_places import UNKNOWN_ENTRY, url_places
+from policyengine.language import functions
 
 
 def _paths(arguments: dict[str, object], cwd: str | None = "/w") -> list[str]:
@@ -111,7 +112,7 @@ def test_a_network_url_to_another_host_names_no_place(scheme: str, host: str, na
 @given(_SCHEME, st.lists(_NAME, min_size=1, max_size=4))
 def test_an_unknown_scheme_names_its_path(scheme: str, names: list[str]) -> None:
     """Under a scheme the engine does not know, `scheme:///x/y` names /x/y and `scheme://h/x/y` names /x/y."""
-    from policyengine.language._scheme_places import _NETWORK, _NO_PLACE, _WRAPPERS
+    from policyengine.arguments._scheme_places import _NETWORK, _NO_PLACE, _WRAPPERS
 
     if scheme in _NETWORK | _NO_PLACE | _WRAPPERS or scheme == "file":
         return

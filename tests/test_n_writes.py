@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policyengine.language import functions, paths
-from policyengine.language.shell import parse_command
+from policyengine.arguments import paths
+from policyengine.arguments.shell import parse_command
+from policyengine.language import functions
 
 CWD = "/home/dev/project"
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import shell
-from policyengine.language import shell_programs as table
-from policyengine.language.shell import CommandError, parse_command
+from policyengine.arguments import shell
+from policyengine.arguments import shell_programs as table
+from policyengine.arguments.shell import CommandError, parse_command
 
 UNKNOWN_NAMES = st.from_regex(r"[a-z][a-z0-9]{2,9}(-[a-z]{2,6})?", fullmatch=True)
 OPERANDS = st.lists(st.from_regex(r"[a-z0-9./_]{1,10}", fullmatch=True), max_size=3)

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import secret_byte_codes as codes
-from policyengine.language.secret_scanner import _encoded_password, _normalise, find_secrets, text_has_secret
+from policyengine.arguments import secret_byte_codes as codes
+from policyengine.arguments.secret_scanner import _encoded_password, _normalise, find_secrets, text_has_secret
 
 _MORSE = {letter: code for code, letter in codes.MORSE_TABLE.items()}
 PASSWORD = "MapleHarbor9183#"

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import _url_parts
+from policyengine.arguments import _url_parts
 from policyengine.language.functions import url_host, url_path
 from support import load_yaml
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import _secret_framings as framings
-from policyengine.language import secret_reader as reader
-from policyengine.language import secret_scanner as scanner
+from policyengine.arguments import _secret_framings as framings
+from policyengine.arguments import secret_reader as reader
+from policyengine.arguments import secret_scanner as scanner
 
 R = "[REDACTED]"
 

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import functions, shell
-from policyengine.language import shell_programs as table
+from policyengine.arguments import shell
+from policyengine.arguments import shell_programs as table
+from policyengine.language import functions
 
 
 def _swept(command: str, cwd: str | None = "/home/dev/project") -> list[str]:

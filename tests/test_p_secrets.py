@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import secret_cardforms as cardforms
-from policyengine.language import secret_charsets as charsets
-from policyengine.language import secret_devices as devices
-from policyengine.language import secret_lookalikes as lookalikes
-from policyengine.language import secret_scanner as scanner
-from policyengine.language import secret_spoken as spoken
-from policyengine.language._lookalikes import TABLE
+from policyengine.arguments import secret_cardforms as cardforms
+from policyengine.arguments import secret_charsets as charsets
+from policyengine.arguments import secret_devices as devices
+from policyengine.arguments import secret_lookalikes as lookalikes
+from policyengine.arguments import secret_scanner as scanner
+from policyengine.arguments import secret_spoken as spoken
+from policyengine.arguments._lookalikes import TABLE
 
 LISU_A, LISU_K, LISU_I = "\ua4ee", "\ua4d7", "\ua4f2"
 SMALL_G, SMALL_H, SMALL_P = "\u0262", "\u029c", "\u1d18"

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import paths, roles
-from policyengine.language._sql_files import UNKNOWN, sql_files
+from policyengine.arguments import paths, roles
+from policyengine.arguments._sql_files import UNKNOWN, sql_files
 from policyengine.language.functions import PolicyFunctions, function_arity
 from policyengine.language.tool_names import fold_tool_name, tool_words
 

@@ -14,10 +14,8 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import _ignorables, functions, paths
-from policyengine.language.expressions import compile_expression
-from policyengine.language.functions import OPTIONS
-from policyengine.language.paths import (
+from policyengine.arguments import _ignorables, paths
+from policyengine.arguments.paths import (
     PathPattern,
     PathPatternError,
     decode,
@@ -33,6 +31,9 @@ from policyengine.language.paths import (
     resolve_path,
     within_matcher,
 )
+from policyengine.language import functions
+from policyengine.language.expressions import compile_expression
+from policyengine.language.functions import OPTIONS
 from policyengine.values.frozen import freeze
 from support import read_yaml
 
@@ -145,7 +146,7 @@ def test_resolving_a_pattern_against_the_cwd_keeps_it_a_pattern() -> None:
 
 def test_roles_resolve_keeps_patterns_and_their_nul_readings() -> None:
     """roles.resolve: each NUL reading of a PathPattern is a PathPattern too."""
-    from policyengine.language import roles
+    from policyengine.arguments import roles
 
     readings = roles.resolve(PathPattern(".e\x00*"), "/w")
     assert readings == ["/w/.e", "/w/.e*"]

@@ -1,4 +1,4 @@
-"""Path normalisation, containment and globbing used by security rules (policyengine.language.paths)."""
+"""Path normalisation, containment and globbing used by security rules (policyengine.arguments.paths)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policyengine.language.paths import (
+from policyengine.arguments.paths import (
     PathPatternError,
     glob_to_regex,
     normalize_path,
@@ -189,7 +189,7 @@ def test_long_path_is_linear() -> None:
 
 
 def test_a_path_longer_than_any_filesystem_allows_is_refused_so_rules_fail_closed() -> None:
-    from policyengine.language.paths import MAX_PATH_LENGTH, PathPatternError
+    from policyengine.arguments.paths import MAX_PATH_LENGTH, PathPatternError
 
     with pytest.raises(PathPatternError):
         path_matches("a/" * (MAX_PATH_LENGTH // 2) + ".env", SECRET_PATTERNS)
@@ -367,7 +367,7 @@ _PATHISH = st.text(alphabet=st.sampled_from([*"aB/.\\:? %2e~$_-\t\x00", "é", "\
 
 @given(_PATHISH | st.text(max_size=16))
 def test_decode_shortcut_equals_the_general_rounds(raw: str) -> None:
-    from policyengine.language.paths import _decode, _decode_rounds
+    from policyengine.arguments.paths import _decode, _decode_rounds
 
     try:
         expected = _decode_rounds(raw)
@@ -378,7 +378,7 @@ def test_decode_shortcut_equals_the_general_rounds(raw: str) -> None:
 
 @given(_PATHISH | st.text(max_size=16))
 def test_parse_shortcut_equals_the_general_component_walk(raw: str) -> None:
-    from policyengine.language.paths import _components, _decode_rounds, _parse, _split_root
+    from policyengine.arguments.paths import _components, _decode_rounds, _parse, _split_root
 
     try:
         text = _decode_rounds(raw).strip().replace("\\", "/")
@@ -415,7 +415,7 @@ def test_parse_shortcut_equals_the_general_component_walk(raw: str) -> None:
     ],
 )
 def test_parse_shortcut_agrees_on_every_kind_of_root(raw: str) -> None:
-    from policyengine.language.paths import _components, _decode_rounds, _parse, _split_root
+    from policyengine.arguments.paths import _components, _decode_rounds, _parse, _split_root
 
     text = _decode_rounds(raw).strip().replace("\\", "/")
     root, rest = _split_root(text)

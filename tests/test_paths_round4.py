@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policyengine.language import roles
+from policyengine.arguments import roles
+from policyengine.arguments.paths import as_opened, nul_readings, path_matches, path_surely_within, path_within
 from policyengine.language.functions import OPTIONS
-from policyengine.language.paths import as_opened, nul_readings, path_matches, path_surely_within, path_within
 
 ENV = [".env"]
 CWD = "/home/dev/project"
@@ -47,7 +47,7 @@ def test_a_path_that_spells_no_nul_has_one_reading(path: str) -> None:
 
 @given(st.text(alphabet="abc.%0\x00\uff05\uff10u", max_size=12))
 def test_the_stripped_reading_is_the_decoded_path_without_its_nuls(path: str) -> None:
-    from policyengine.language.paths import PathPatternError, _decode_rounds, _strip_nul
+    from policyengine.arguments.paths import PathPatternError, _decode_rounds, _strip_nul
 
     try:
         decoded = _decode_rounds(path, _strip_nul)
@@ -136,7 +136,7 @@ def test_only_three_code_points_fold_to_a_percent_sign() -> None:
     import sys
     import unicodedata
 
-    from policyengine.language.paths import _PERCENT_SIGNS
+    from policyengine.arguments.paths import _PERCENT_SIGNS
 
     folding = {
         chr(c)

@@ -11,9 +11,8 @@ from typing import Any
 import jmespath
 import pytest
 
-from policyengine.language import roles
-from policyengine.language.functions import OPTIONS, url_host
-from policyengine.language.paths import (
+from policyengine.arguments import roles
+from policyengine.arguments.paths import (
     FoldedPath,
     normalize_path,
     path_matches,
@@ -22,6 +21,7 @@ from policyengine.language.paths import (
     path_within,
     resolve_path,
 )
+from policyengine.language.functions import OPTIONS, url_host
 from policyengine.values.frozen import freeze
 
 CWD = "/home/dev/project"
@@ -157,7 +157,7 @@ def test_a_name_ntfs_opens_as_a_secret_file_matches_it(path: str, glob: str) -> 
 
 def test_the_ntfs_fold_table_is_every_letter_whose_upper_case_casefolding_keeps_apart() -> None:
     """Derived over all of Unicode: a one-character upper case that casefolds to another string than the letter."""
-    from policyengine.language.paths import _NTFS_FOLDS
+    from policyengine.arguments.paths import _NTFS_FOLDS
 
     def fold(text: str) -> str:
         return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())

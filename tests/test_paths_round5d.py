@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policyengine.language.functions import url_host
-from policyengine.language.paths import (
+from policyengine.arguments.paths import (
     PathPattern,
     path_matches,
     path_surely_matches,
@@ -13,6 +12,7 @@ from policyengine.language.paths import (
     path_within,
     within_matcher,
 )
+from policyengine.language.functions import url_host
 
 SYSTEM = [
     "/etc",

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import paths
+from policyengine.arguments import paths
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import _url_pins
+from policyengine.arguments import _url_pins
+from policyengine.arguments.shell import parse_command
 from policyengine.language.functions import url_host
-from policyengine.language.shell import parse_command
 
 METADATA = "169.254.169.254"
 

@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine import PolicyLayers, Registry
+from policyengine.arguments import roles
+from policyengine.arguments import secret_cardforms as cardforms
+from policyengine.arguments import secret_documents as documents
+from policyengine.arguments import secret_scanner as scanner
+from policyengine.arguments.roles import Role
 from policyengine.enforce.evaluate import evaluate_now
-from policyengine.language import roles
-from policyengine.language import secret_cardforms as cardforms
-from policyengine.language import secret_documents as documents
-from policyengine.language import secret_scanner as scanner
-from policyengine.language.roles import Role
 
 VISA = "4556737586899855"  # Luhn-valid, Visa's length and prefix
 B36 = "18v88cjrfrj"  # VISA in base 36

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import _cache_cleaners as cleaners
-from policyengine.language import shell
+from policyengine.arguments import _cache_cleaners as cleaners
+from policyengine.arguments import shell
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import secret_cardgroups as groups
-from policyengine.language import secret_cardwords as words
-from policyengine.language import secret_cvvnames as cvvnames
-from policyengine.language import secret_scanner as secrets
-from policyengine.language.secret_scanner import _is_card, _luhn
+from policyengine.arguments import secret_cardgroups as groups
+from policyengine.arguments import secret_cardwords as words
+from policyengine.arguments import secret_cvvnames as cvvnames
+from policyengine.arguments import secret_scanner as secrets
+from policyengine.arguments.secret_scanner import _is_card, _luhn
 
 CARD = "4916753807929236"
 AMEX = "378239763598743"

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import paths
+from policyengine.arguments import paths
 from policyengine.language.functions import _call_parts, _command_lines
 from support import load_yaml
 

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from policyengine import PolicyLayers, Registry
 from policyengine.adapters.claude_code import BUILTIN_CATALOG
-from policyengine.enforce.evaluate import evaluate_now
-from policyengine.language.paths import (
+from policyengine.arguments.paths import (
     _ROOT_MOUNT_NAME,
     _SYSTEM_HEADS,
     is_unknown,
@@ -22,6 +21,7 @@ from policyengine.language.paths import (
     path_surely_within,
     path_within,
 )
+from policyengine.enforce.evaluate import evaluate_now
 from policyengine.tools.catalog import load_catalog
 from support import load_yaml
 

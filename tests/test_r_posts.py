@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import _secret_casefold as casefold
-from policyengine.language import _secret_directives as directives
-from policyengine.language import _secret_flipped as flipped
-from policyengine.language import _secret_shifts as shifts
-from policyengine.language import secret_scanner as scanner
-from policyengine.language import secret_spoken as spoken
+from policyengine.arguments import _secret_casefold as casefold
+from policyengine.arguments import _secret_directives as directives
+from policyengine.arguments import _secret_flipped as flipped
+from policyengine.arguments import _secret_shifts as shifts
+from policyengine.arguments import secret_scanner as scanner
+from policyengine.arguments import secret_spoken as spoken
 
 KEY_ID = "AKIAQ4ZK7MWR2PTXHN5B"
 

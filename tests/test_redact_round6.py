@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from policyengine.language import secret_layouts as layouts
-from policyengine.language.redact import REDACTED, Redaction
-from policyengine.language.secret_scanner import is_credential_key
+from policyengine.arguments import secret_layouts as layouts
+from policyengine.arguments.redact import REDACTED, Redaction
+from policyengine.arguments.secret_scanner import is_credential_key
 
 R = REDACTED
 SECRETS = Redaction(secrets=True)

@@ -1,4 +1,4 @@
-"""Redaction of pair shapes, of every secret and of every card number (policyengine.language.redact).
+"""Redaction of pair shapes, of every secret and of every card number (policyengine.arguments.redact).
 
 The property tests draw up to 200 cases each; POLICYENGINE_TEST_SCALE=10 draws ten times as many
 (tests/support.py, scaled).
@@ -15,8 +15,8 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from policyengine.language.redact import REDACTED, Redaction, key_matcher, parse_path
-from policyengine.language.secret_scanner import card_numbers, find_secrets, hide_cards, is_credential_key
+from policyengine.arguments.redact import REDACTED, Redaction, key_matcher, parse_path
+from policyengine.arguments.secret_scanner import card_numbers, find_secrets, hide_cards, is_credential_key
 from policyengine.values.frozen import freeze
 from support import scaled
 

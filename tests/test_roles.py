@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from policyengine import PolicyLayers, Registry, define_tool
+from policyengine.arguments.roles import Role, key_roles
 from policyengine.enforce.decider import Decider
 from policyengine.enforce.evaluate import evaluate_now
 from policyengine.language.functions import OPTIONS
-from policyengine.language.roles import Role, key_roles
 from policyengine.packs.loader import load_pack
 from policyengine.tools.catalog import load_catalog
 from policyengine.values.call import call_document

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from policyengine.arguments.roles import Role, collect_all, key_roles
 from policyengine.language import functions
-from policyengine.language.roles import Role, collect_all, key_roles
 
 
 def _paths(arguments: dict[str, object], cwd: str | None = "/w") -> list[str]:
@@ -69,7 +69,7 @@ def test_rooted_keys_always_read(parts: list[str]) -> None:
 
 def test_option_runs_command_in_plain_readers() -> None:
     """split --filter and bat --pager run their value as a command."""
-    from policyengine.language.shell import parse_command
+    from policyengine.arguments.shell import parse_command
 
     assert "rm" in parse_command("split -n l/1 --filter='xargs rm -rf' paths.txt").programs
     assert "rm" in parse_command("bat --paging=always --pager='rm -rf build' README.md").programs

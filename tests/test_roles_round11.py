@@ -10,8 +10,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from policyengine.language import functions, roles, shell
-from policyengine.language import shell_programs as table
+from policyengine.arguments import roles, shell
+from policyengine.arguments import shell_programs as table
+from policyengine.language import functions
 
 
 def _roles(arguments: dict[str, object]) -> dict[str, list[object]]:

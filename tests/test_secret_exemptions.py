@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policyengine.language import secret_exemptions as ex
-from policyengine.language.secret_scanner import find_secrets
+from policyengine.arguments import secret_exemptions as ex
+from policyengine.arguments.secret_scanner import find_secrets
 
 _WORDS = st.sampled_from(
     ["velvet", "canyon", "orbit", "lantern", "harbor", "quiet", "copper", "meadow", "tundra", "falcon", "river"]

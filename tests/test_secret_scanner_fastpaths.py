@@ -22,11 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import secret_byte_codes as _byte_codes
-from policyengine.language import secret_encodings as _encodings
-from policyengine.language import secret_encodings as enc
-from policyengine.language import secret_scanner as scanner
-from policyengine.language.secret_scanner import (  # what the reference code below reads
+from policyengine.arguments import secret_byte_codes as _byte_codes
+from policyengine.arguments import secret_encodings as _encodings
+from policyengine.arguments import secret_encodings as enc
+from policyengine.arguments import secret_scanner as scanner
+from policyengine.arguments.secret_scanner import (  # what the reference code below reads
     _KEY_CACHE,
     _MAX_CHAR_CODES,
     _MAX_LEAVES,

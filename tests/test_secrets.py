@@ -1,4 +1,4 @@
-"""Secret detection (policyengine.language.secret_scanner): credential keys, token shapes, text assignments, cards."""
+"""Secret detection (policyengine.arguments.secret_scanner): credential keys, token shapes, text assignments, cards."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from policyengine.language.secret_scanner import (
+from policyengine.arguments.secret_scanner import (
     _ASSIGNMENT_RE,
     CREDENTIAL_ENDINGS,
     CREDENTIAL_WORDS,
@@ -463,7 +463,7 @@ texts_of_pieces = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
 @settings(max_examples=200, deadline=None)
 @given(texts_of_pieces)
 def test_the_prefilter_passes_every_string_with_a_finding(text: str) -> None:
-    from policyengine.language.secret_scanner import _analyse, _prefilter
+    from policyengine.arguments.secret_scanner import _analyse, _prefilter
 
     if text.isascii():
         assert not _analyse(text) or _prefilter(text)
@@ -472,7 +472,7 @@ def test_the_prefilter_passes_every_string_with_a_finding(text: str) -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.lists(texts_of_pieces, min_size=8, max_size=20))
 def test_the_joined_prefilter_picks_every_string_the_per_string_prefilter_picks(texts: list[str]) -> None:
-    from policyengine.language.secret_scanner import _candidates, _prefilter
+    from policyengine.arguments.secret_scanner import _candidates, _prefilter
 
     plain = [t for t in texts if t.isascii()]
     assert {i for i, t in enumerate(plain) if _prefilter(t)} <= _candidates(plain)
@@ -481,7 +481,7 @@ def test_the_joined_prefilter_picks_every_string_the_per_string_prefilter_picks(
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=400).map("".join))
 def test_the_set_and_the_regexp_prefilters_agree_below_the_set_limit(text: str) -> None:
-    from policyengine.language.secret_scanner import _SET_LIMIT, _prefilter_regexp, _prefilter_set
+    from policyengine.arguments.secret_scanner import _SET_LIMIT, _prefilter_regexp, _prefilter_set
 
     data = text.encode("utf-8")[:_SET_LIMIT]
     assert bool(_prefilter_set(data)) == _prefilter_regexp(data)

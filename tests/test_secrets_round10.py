@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policyengine.language import secret_scanner as scanner
+from policyengine.arguments import secret_scanner as scanner
 
 
 @pytest.mark.parametrize(

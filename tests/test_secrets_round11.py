@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import secret_tokens as tokens
-from policyengine.language.redact import Redaction
-from policyengine.language.secret_scanner import card_numbers, find_secrets, hide_cards
+from policyengine.arguments import secret_tokens as tokens
+from policyengine.arguments.redact import Redaction
+from policyengine.arguments.secret_scanner import card_numbers, find_secrets, hide_cards
 from support import scaled
 
 _BODY = string.ascii_letters + string.digits

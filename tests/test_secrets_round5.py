@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from policyengine.language import secret_scanner
-from policyengine.language.redact import REDACTED, Redaction
-from policyengine.language.secret_scanner import find_secrets
+from policyengine.arguments import secret_scanner
+from policyengine.arguments.redact import REDACTED, Redaction
+from policyengine.arguments.secret_scanner import find_secrets
 
 SECRETS = Redaction(secrets=True)
 CARDS = Redaction(cards=True, keep_last=4)

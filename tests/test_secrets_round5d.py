@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policyengine.language.redact import REDACTED, Redaction
-from policyengine.language.secret_scanner import find_secrets, hide_cards, is_credential_key
+from policyengine.arguments.redact import REDACTED, Redaction
+from policyengine.arguments.secret_scanner import find_secrets, hide_cards, is_credential_key
 
 SECRETS = Redaction(secrets=True)
 SEED = "ripple canoe olympic despair hover naive toast wrestle vivid orbit fatigue brass"  # checksum fails

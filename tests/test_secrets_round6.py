@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from policyengine.language.secret_scanner import find_secrets
+from policyengine.arguments.secret_scanner import find_secrets
 
 
 def _kinds(value: object) -> set[str]:

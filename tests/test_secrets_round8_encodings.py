@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import secret_encodings as enc
-from policyengine.language.secret_scanner import find_secrets, hide_cards, hide_secrets
+from policyengine.arguments import secret_encodings as enc
+from policyengine.arguments.secret_scanner import find_secrets, hide_cards, hide_secrets
 
 GH = "ghp_" + "R8mQ2vX7kL9pT4wN6yB3cF1hJ5dS0aZqE2uG"
 SK = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dcXq"

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import secret_labels as labels
-from policyengine.language.secret_scanner import find_secrets, hide_secrets, is_credential_key
+from policyengine.arguments import secret_labels as labels
+from policyengine.arguments.secret_scanner import find_secrets, hide_secrets, is_credential_key
 from support import scaled
 
 

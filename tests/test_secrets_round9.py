@@ -11,10 +11,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import secret_documents as documents
-from policyengine.language import secret_key_words as key_words
-from policyengine.language import secret_reader as reader
-from policyengine.language import secret_scanner as scanner
+from policyengine.arguments import secret_documents as documents
+from policyengine.arguments import secret_key_words as key_words
+from policyengine.arguments import secret_reader as reader
+from policyengine.arguments import secret_scanner as scanner
 from support import load_yaml
 
 CASES = Path(__file__).parent / "adversarial"

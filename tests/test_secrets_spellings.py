@@ -1,4 +1,4 @@
-"""Secrets written another way (policyengine.language.secret_scanner): encoded, split, stated in prose.
+"""Secrets written another way (policyengine.arguments.secret_scanner): encoded, split, stated in prose.
 
 The properties hold the detector to one contract: a secret it finds as it stands is still found
 base64, hex or percent-encoded inside a JSON string (one or two levels), and, for token shapes
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policyengine.language.secret_scanner import (
+from policyengine.arguments.secret_scanner import (
     DECODE_BUDGET,
     MAX_DECODED,
     MAX_SPLIT,
@@ -117,7 +117,7 @@ def test_a_token_with_a_strong_prefix_is_found_in_quoted_pieces_of_one_string(ki
 @given(st.text(st.characters(min_codepoint=0, max_codepoint=127), min_size=12, max_size=80), st.booleans())
 def test_base64_of_any_ascii_text_passes_the_gate_that_picks_runs_to_decode(text: str, url_safe: bool) -> None:
     # The gate (_ENCODED_GATE) skips runs that cannot be base64 of text: it must never skip one that is.
-    from policyengine.language.secret_scanner import _ENCODED_GATE_RE
+    from policyengine.arguments.secret_scanner import _ENCODED_GATE_RE
 
     encoded = (base64.urlsafe_b64encode if url_safe else base64.b64encode)(text.encode()).decode()
     assert _ENCODED_GATE_RE.search(encoded), encoded
@@ -126,7 +126,7 @@ def test_base64_of_any_ascii_text_passes_the_gate_that_picks_runs_to_decode(text
 @settings(max_examples=scaled(200), deadline=None)
 @given(st.binary(min_size=8, max_size=60))
 def test_hex_of_any_bytes_passes_the_gate(data: bytes) -> None:
-    from policyengine.language.secret_scanner import _ENCODED_GATE_RE
+    from policyengine.arguments.secret_scanner import _ENCODED_GATE_RE
 
     assert _ENCODED_GATE_RE.search(data.hex()) and _ENCODED_GATE_RE.search(data.hex().upper())
 

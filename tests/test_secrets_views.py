@@ -1,4 +1,4 @@
-"""Round four of issue 22 (policyengine.language.secret_scanner): secrets a rewritten view shows.
+"""Round four of issue 22 (policyengine.arguments.secret_scanner): secrets a rewritten view shows.
 
 Letters written apart, a token continued in the next value of a call, a token written backwards,
 card digits spelled as words, passwords in prose without a credential key, and a shell command
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import secret_scanner as scanner
-from policyengine.language.secret_scanner import PAST_SPLIT_BUDGET, find_secrets, hide_secrets
+from policyengine.arguments import secret_scanner as scanner
+from policyengine.arguments.secret_scanner import PAST_SPLIT_BUDGET, find_secrets, hide_secrets
 from support import scaled
 
 # Made up: the shape of real tokens, opening nothing.

@@ -23,9 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine import Registry, define_tool, load_pack, pack_bundle
+from policyengine.arguments import fingerprints
 from policyengine.enforce.session_rules import PackSessionRules
 from policyengine.errors import SessionStoreError
-from policyengine.language import fingerprints, session_reads
+from policyengine.language import session_reads
 from policyengine.sessions import MemoryStore, RedisStore, SqliteStore, open_store
 from policyengine.values.results import Outcome, Stage
 from policyengine.values.session import RECENT_CALLS, Entry, SessionState, Step

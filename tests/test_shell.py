@@ -1,4 +1,4 @@
-"""Shell commands parsed into programs and operands, failing closed (policyengine.language.shell).
+"""Shell commands parsed into programs and operands, failing closed (policyengine.arguments.shell).
 
 The property tests draw up to 150 cases each; POLICYENGINE_TEST_SCALE=10 draws ten times as many
 (tests/support.py, scaled).
@@ -20,9 +20,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import shell as shell
-from policyengine.language import shell_programs as table
-from policyengine.language.shell import MAX_BYTES, MAX_DEPTH, Command, CommandError, parse_command
+from policyengine.arguments import shell as shell
+from policyengine.arguments import shell_programs as table
+from policyengine.arguments.shell import MAX_BYTES, MAX_DEPTH, Command, CommandError, parse_command
 from support import read_yaml, scaled
 
 ADVERSARIAL = Path(__file__).parent / "adversarial" / "commands.yaml"
@@ -522,7 +522,7 @@ def test_echo_and_printf_arguments_are_text_not_path_operands_but_their_redirect
     assert parse_command("echo $(cat /etc/shadow)").operands == ("/etc/shadow",)
 
 
-# -- the programs table (policyengine/language/shell_programs.py) -------------------------------
+# -- the programs table (policyengine/arguments/shell_programs.py) -------------------------------
 
 
 @pytest.mark.parametrize("name", sorted(table.WRAPPERS))

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from policyengine.arguments.shell import parse_command
 from policyengine.language.functions import OPTIONS
-from policyengine.language.shell import parse_command
 from support import scaled
 
 # Values an assignment may hold: names, paths and glob characters (bash reads them alike in

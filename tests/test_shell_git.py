@@ -19,10 +19,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import paths, shell
-from policyengine.language import shell_programs as table
-from policyengine.language.paths import PathPattern
-from policyengine.language.shell import CommandError, parse_command
+from policyengine.arguments import paths, shell
+from policyengine.arguments import shell_programs as table
+from policyengine.arguments.paths import PathPattern
+from policyengine.arguments.shell import CommandError, parse_command
 from support import read_yaml, scaled
 
 CASES_FILE = Path(__file__).parent / "data" / "shell_words_git.yaml"
@@ -191,7 +191,7 @@ _OLD_REVISION = re.compile(r"(?!.*://)[^:\s]*:(?:[0-3]:)?(.+)")
 @settings(max_examples=scaled(150), deadline=None)
 @given(st.text(alphabet="HEADmain~^0123:./-_ex", min_size=1, max_size=14))
 def test_the_revision_split_agrees_with_the_regex_it_replaced(value: str) -> None:
-    from policyengine.language.shell import _git_revision_path
+    from policyengine.arguments.shell import _git_revision_path
 
     if value.startswith(":/") or "://" in value or re.match(r"[^:]+:[0-3]:", value):
         return  # the regex also read `REV:0:PATH` as a stage; git reads the path `0:PATH` there

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import shell
-from policyengine.language import shell_programs as table
-from policyengine.language.paths import PathPattern
-from policyengine.language.shell import CODE_OPERAND, CommandError, parse_command
+from policyengine.arguments import shell
+from policyengine.arguments import shell_programs as table
+from policyengine.arguments.paths import PathPattern
+from policyengine.arguments.shell import CODE_OPERAND, CommandError, parse_command
 from support import load_shell_word_cases, scaled
 
 CASES_FILE = Path(__file__).parent / "data" / "shell_words_round5.yaml"

@@ -14,7 +14,7 @@ from typing import Any
 import jmespath
 import pytest
 
-from policyengine.language import shell_programs as table
+from policyengine.arguments import shell_programs as table
 from policyengine.language.functions import OPTIONS
 from support import check_shell_word_case, load_shell_word_cases
 

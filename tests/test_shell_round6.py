@@ -14,9 +14,9 @@ from typing import Any
 import jmespath
 import pytest
 
-from policyengine.language import shell_programs as table
+from policyengine.arguments import shell_programs as table
+from policyengine.arguments.shell import CommandError, parse_command
 from policyengine.language.functions import OPTIONS
-from policyengine.language.shell import CommandError, parse_command
 from support import check_shell_word_case, load_shell_word_cases
 
 CASES_FILE = Path(__file__).parent / "data" / "shell_words_round6.yaml"

@@ -17,9 +17,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import shell_programs as table
+from policyengine.arguments import shell_programs as table
+from policyengine.arguments.shell import parse_command
 from policyengine.language.functions import OPTIONS
-from policyengine.language.shell import parse_command
 
 LISTS = yaml.safe_load((Path(__file__).parent.parent / "policies" / "claude-code" / "lists.yaml").read_text())["lists"]
 

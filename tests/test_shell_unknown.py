@@ -11,10 +11,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from policyengine.language import _url_pins, shell
-from policyengine.language import shell_programs as table
-from policyengine.language.paths import PathPattern
-from policyengine.language.shell import UNKNOWN_FILES, CommandError, parse_command
+from policyengine.arguments import _url_pins, shell
+from policyengine.arguments import shell_programs as table
+from policyengine.arguments.paths import PathPattern
+from policyengine.arguments.shell import UNKNOWN_FILES, CommandError, parse_command
 from support import scaled
 
 # Programs the packs' red lines name: what an unknown program may run must be reported.

@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jmespath.exceptions import JMESPathError
 
-from policyengine.language import shell
+from policyengine.arguments import shell
+from policyengine.arguments.paths import PathPattern
+from policyengine.arguments.shell import CommandError, parse_command
 from policyengine.language.functions import OPTIONS
-from policyengine.language.paths import PathPattern
-from policyengine.language.shell import CommandError, parse_command
 from support import scaled
 
 CASES_FILE = Path(__file__).parent / "data" / "shell_words.yaml"

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from policyengine.language import fingerprints, session_reads
+from policyengine.arguments import fingerprints
+from policyengine.language import session_reads
 from policyengine.language.expressions import Expression, compile_expression
 from policyengine.packs.loader import Pack
 from policyengine.packs.rules import EXPLAIN, Rule, _test, post_document
@@ -164,7 +165,7 @@ class PackSessionRules:
         """Fingerprints of every secret the secret detector finds in the result (when a rule reads them)."""
         if not self.wants_prints:
             return ()
-        from policyengine.language import secret_scanner
+        from policyengine.arguments import secret_scanner
 
         found: list[str] = []
 

@@ -1,4 +1,4 @@
-"""The rule language: the JMESPath compiler, the engine's functions, paths, roles, commands, secrets, redaction.
+"""The rule language: the JMESPath compiler and the engine's functions over what arguments hold (arguments/).
 
 Internal: the supported API is what `policyengine` itself exports.
 """

@@ -17,7 +17,8 @@ import jmespath.functions
 import re2  # type: ignore[import-untyped,unused-ignore]
 from jmespath.exceptions import JMESPathError, JMESPathTypeError
 
-from policyengine.language import _host_values, _url_parts, _url_pins, paths, roles, session_reads, tool_names
+from policyengine.arguments import _host_values, _url_parts, _url_pins, paths, roles
+from policyengine.language import session_reads, tool_names
 
 # Imported for its side effect: it registers FrozenDict/FrozenList with jmespath's type tables,
 # without which every signature check below would reject frozen call documents.
@@ -713,7 +714,7 @@ class _Call:
             if not commands:
                 self._parsed = []
             else:
-                from policyengine.language import shell  # tree-sitter loads only when a call carries a command
+                from policyengine.arguments import shell  # tree-sitter loads only when a call carries a command
 
                 self._parsed = [shell.parse_command(text) for text in commands]
         return self._parsed
@@ -929,7 +930,7 @@ def _globs(call: _Call) -> list[str]:
     globs = call.found.values[_GLOB_ROLE]
     if not globs:
         return []
-    from policyengine.language import shell  # brace expansion lives with the shell's
+    from policyengine.arguments import shell  # brace expansion lives with the shell's
 
     found: list[str] = []
     for value in globs:
@@ -958,8 +959,8 @@ def _strings_of(role: roles.Role) -> Callable[[_Call], list[Any]]:
 
 
 def _secrets(call: _Call) -> list[str]:
-    from policyengine.language import secret_reader
-    from policyengine.language import (
+    from policyengine.arguments import secret_reader
+    from policyengine.arguments import (
         secret_scanner as secrets,  # the detector's patterns compile only when a pack asks for secrets
     )
 

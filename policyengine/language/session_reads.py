@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from policyengine.language import fingerprints
+from policyengine.arguments import fingerprints
 from policyengine.language.tool_names import tool_matches
 
 _WINDOW = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 # Only the standard library at the top: `cache_dir` and `fingerprint` serve the hook's helper
 # client, which must start in milliseconds; the packs' classes load with the first pack.
 if TYPE_CHECKING:
+    from policyengine.arguments.redact import Redaction
     from policyengine.language.expressions import Expression, Template
-    from policyengine.language.redact import Redaction
     from policyengine.packs.loader import Pack
     from policyengine.packs.rules import Rule
     from policyengine.values.decisions import PreDecision, Source
@@ -323,7 +323,7 @@ def _sources_of(pack: Pack) -> list[Path]:
 def _fields_known() -> bool:
     import dataclasses
 
-    from policyengine.language.redact import Redaction
+    from policyengine.arguments.redact import Redaction
     from policyengine.packs.loader import Pack
     from policyengine.packs.rules import Rule
 
@@ -509,7 +509,7 @@ def _redaction_json(redaction: Redaction) -> dict[str, Any]:
 
 
 def _redaction_from(data: Mapping[str, Any]) -> Redaction:
-    from policyengine.language.redact import Redaction
+    from policyengine.arguments.redact import Redaction
 
     return Redaction(
         path=tuple(data["path"]) if data["path"] is not None else None,

@@ -14,9 +14,9 @@ import cerberus
 import re2
 import yaml
 
+from policyengine.arguments.redact import REDACTED, Redaction, key_matcher, parse_path
 from policyengine.errors import FreezeError
 from policyengine.language.expressions import PE308, Expression, Report, Template, compile_expression, compile_template
-from policyengine.language.redact import REDACTED, Redaction, key_matcher, parse_path
 from policyengine.packs.rules import Rule, ToolMatcher, Verb
 from policyengine.packs.yaml_source import SourceDoc
 from policyengine.tools.validator import compile_schema

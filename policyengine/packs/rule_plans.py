@@ -22,9 +22,7 @@ from typing import Any, Protocol
 
 import re2  # type: ignore[import-untyped,unused-ignore]
 
-from policyengine.language.expression_compiler import _literal_value, _path
-from policyengine.language.expressions import Expression
-from policyengine.language.paths import (
+from policyengine.arguments.paths import (
     _CACHEABLE_LENGTH,
     _RE2_OPTIONS,
     UNKNOWN,
@@ -33,7 +31,9 @@ from policyengine.language.paths import (
     _parse_any,
     _path_glob_to_regex,
 )
-from policyengine.language.paths import _parse_subject_cached as subject_cache
+from policyengine.arguments.paths import _parse_subject_cached as subject_cache
+from policyengine.language.expression_compiler import _literal_value, _path
+from policyengine.language.expressions import Expression
 
 
 class Kind(enum.Enum):

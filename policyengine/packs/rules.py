@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from re import Pattern
 from typing import Any
 
+from policyengine.arguments.redact import Redaction
 from policyengine.language.expressions import Expression, Template
-from policyengine.language.redact import Redaction
 from policyengine.language.tool_names import compile_tool_patterns, fold_tool_name
 from policyengine.packs.rule_plans import Plan, Predicate, plan_for, predicate_of
 from policyengine.values.decisions import Accept, AcceptValue, Allow, Ask, Block, Deny, PreDecision, Source

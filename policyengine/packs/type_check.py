@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from jmespath.parser import Parser
 
+from policyengine.arguments.roles import Role, key_roles, role_named
 from policyengine.language.expressions import Expression, Template, placeholder_end
 from policyengine.language.functions import PolicyFunctions
-from policyengine.language.roles import Role, key_roles, role_named
 from policyengine.language.tool_names import fold_tool_name, tool_matches
 from policyengine.packs.yaml_source import NodeSite, ScalarSpan, SourceDoc
 from policyengine.values.problems import Location, Problem, Severity, register_code

@@ -23,10 +23,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
+from policyengine.arguments.redact import REDACTED
+from policyengine.arguments.secret_scanner import hide_secrets
 from policyengine.enforce.evaluate import Evaluation
 from policyengine.errors import UsageError
-from policyengine.language.redact import REDACTED
-from policyengine.language.secret_scanner import hide_secrets
 from policyengine.runtime.audit import printable
 from policyengine.values.frozen import thaw
 

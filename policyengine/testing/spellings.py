@@ -9,7 +9,7 @@ allow < ask < deny, and for a recorded result, output that was redacted or withh
 blocked) must not be accepted, nor keep the spelled secret in its rewritten value. `invalid` and
 `error` are their own: reported as not compared, never as weaker.
 
-The spellings are the engine's normalisation steps (`language/paths.py`, `language/shell.py`)
+The spellings are the engine's normalisation steps (`arguments/paths.py`, `arguments/shell.py`)
 run backwards; `docs/spellings.md` lists them. Generation is deterministic for a seed: each value's
 candidates are enumerated in a fixed order and at most `max_per_value` are drawn by a
 `random.Random` seeded with the seed and a CRC of the value, and a run stops at `budget` spellings.
@@ -32,10 +32,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from policyengine.arguments.roles import Role, collect_all
+from policyengine.arguments.secret_scanner import hide_secrets, is_credential_key
 from policyengine.enforce.evaluate import Evaluation, evaluate, evaluate_now
 from policyengine.enforce.install import PolicyLayers
-from policyengine.language.roles import Role, collect_all
-from policyengine.language.secret_scanner import hide_secrets, is_credential_key
 from policyengine.values.decisions import SourceKind
 from policyengine.values.frozen import thaw
 from policyengine.values.problems import Location

@@ -52,7 +52,7 @@ class Entry:
     time: float
     tags: tuple[str, ...] = ()
     labels: tuple[tuple[str, str], ...] = ()  # (label, id of the rule that set it)
-    prints: tuple[str, ...] = ()  # keyed fingerprints of secrets seen (language/fingerprints.py)
+    prints: tuple[str, ...] = ()  # keyed fingerprints of secrets seen (arguments/fingerprints.py)
     amount: float = 0.0  # the sum of the call's numeric amounts(@)
 
     def to_json(self) -> str:

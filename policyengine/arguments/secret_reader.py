@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from policyengine.language import secret_scanner as scanner
+from policyengine.arguments import secret_scanner as scanner
 
 LAYOUT_KIND = "credential (layout)"
 

@@ -33,8 +33,8 @@ from typing import Final, NamedTuple
 
 import re2
 
-from policyengine.language import _ignorables
-from policyengine.language.secret_encodings import raw_search
+from policyengine.arguments import _ignorables
+from policyengine.arguments.secret_encodings import raw_search
 
 MAX_RUN: Final = 1 << 16  # characters of one run decoded; the rest of a longer run is not read
 MAX_VIEWS: Final = 8  # views handed back per string

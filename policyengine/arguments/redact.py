@@ -9,7 +9,7 @@ from typing import Any
 
 import re2
 
-from policyengine.language.paths import glob_to_regex
+from policyengine.arguments.paths import glob_to_regex
 from policyengine.values.frozen import thaw
 
 REDACTED = "[REDACTED]"
@@ -65,7 +65,7 @@ class Redaction:
             return _strings(plain, self._in_string, 0)
         # The detector compiles its patterns on import (~10 ms): only packs that redact by key,
         # secrets or cards pay for it, on first use.
-        from policyengine.language import secret_scanner as secrets
+        from policyengine.arguments import secret_scanner as secrets
 
         if self.keys is not None:
             return _by_key(plain, self.keys.search, self.hide, 0, secrets.pair_value)

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from policyengine.language import _sql_files, embedded_places, paths
+from policyengine.arguments import _sql_files, embedded_places, paths
 
 __all__ = ["Collected", "Role", "collect_all", "key_roles", "resolve", "role_named", "tokens"]
 
@@ -276,7 +276,7 @@ _ENV_REFERENCE = re.compile(r"^\s*(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A
 
 def _credential_key(key: str) -> bool:
     """True for a key named like a credential (the secret scanner's reading of key names)."""
-    from policyengine.language.secret_scanner import is_credential_key  # (the scanner is heavy: imported on first use)
+    from policyengine.arguments.secret_scanner import is_credential_key  # (the scanner is heavy: imported on first use)
 
     return is_credential_key(key)
 
@@ -396,7 +396,7 @@ def _argv_shaped(key: str, value: list[Any], declared: Mapping[str, str] | None)
         return False
     if not any(item.startswith("-") or "/" in item or "." in item for item in value[1:]):
         return False  # `tags: [make, build]`: words, not an argv (`[rm, -rf, /w]`, `[python, app.py]` are)
-    from policyengine.language.shell import names_known  # as in _command_shaped
+    from policyengine.arguments.shell import names_known  # as in _command_shaped
 
     return names_known(first)
 
@@ -413,7 +413,7 @@ def _command_shaped(key: str, value: str) -> bool:
     action = key.lower() in _ACTION_KEYS
     if not action and (_COMMAND_MARKS.search(value) is None or _SENTENCE.search(value)):
         return False
-    from policyengine.language.shell import CommandError, names_known, parse_command  # no cycle at call time
+    from policyengine.arguments.shell import CommandError, names_known, parse_command  # no cycle at call time
 
     try:
         programs = parse_command(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from policyengine.language._lookalikes import TABLE
+from policyengine.arguments._lookalikes import TABLE
 
 # A bar-like letter (TR39's prototype "l") is an I among capitals and an l or an i among small letters.
 _BARS: Final = frozenset(code for code, ascii_ in TABLE.items() if ascii_ == "l")

@@ -80,9 +80,9 @@ from typing import NamedTuple
 import tree_sitter
 import tree_sitter_bash
 
-from policyengine.language import _cache_cleaners as cleaners
-from policyengine.language import _url_pins, paths
-from policyengine.language import shell_programs as table
+from policyengine.arguments import _cache_cleaners as cleaners
+from policyengine.arguments import _url_pins, paths
+from policyengine.arguments import shell_programs as table
 
 __all__ = [
     "CODE_OPERAND",

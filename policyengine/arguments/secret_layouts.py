@@ -37,8 +37,8 @@ from typing import Any, Final
 
 import re2
 
-from policyengine.language import secret_documents as _documents
-from policyengine.language import secret_dumps as _dumps
+from policyengine.arguments import secret_documents as _documents
+from policyengine.arguments import secret_dumps as _dumps
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False

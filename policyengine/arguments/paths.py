@@ -19,7 +19,7 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped,unused-ignore]
 
-from policyengine.language import _ignorables
+from policyengine.arguments import _ignorables
 
 __all__ = [
     "UNKNOWN",

@@ -120,30 +120,30 @@ from urllib.parse import unquote
 
 import re2
 
-from policyengine.language import _secret_casefold as _casefold
-from policyengine.language import _secret_directives as _directives
-from policyengine.language import _secret_flipped as _flipped
-from policyengine.language import _secret_framings as _framings
-from policyengine.language import _secret_shifts as _shifts
-from policyengine.language import secret_byte_codes as _byte_codes
-from policyengine.language import secret_cardforms as _cardforms
-from policyengine.language import secret_cardgroups as _cardgroups
-from policyengine.language import secret_cardwords as _cardwords
-from policyengine.language import secret_carriers as _carriers
-from policyengine.language import secret_charsets as _charsets
-from policyengine.language import secret_cvvnames as _cvvnames
-from policyengine.language import secret_devices as _devices
-from policyengine.language import secret_documents as _documents
-from policyengine.language import secret_encodings as _encodings
-from policyengine.language import secret_exemptions as _exemptions
-from policyengine.language import secret_key_words as _key_words_mod
-from policyengine.language import secret_labels as _labels
-from policyengine.language import secret_layouts as _layouts
-from policyengine.language import secret_lookalikes as _lookalikes
-from policyengine.language import secret_numerals as _numerals
-from policyengine.language import secret_protocols as _protocols
-from policyengine.language import secret_spoken as _spoken
-from policyengine.language import secret_tokens as _tokens
+from policyengine.arguments import _secret_casefold as _casefold
+from policyengine.arguments import _secret_directives as _directives
+from policyengine.arguments import _secret_flipped as _flipped
+from policyengine.arguments import _secret_framings as _framings
+from policyengine.arguments import _secret_shifts as _shifts
+from policyengine.arguments import secret_byte_codes as _byte_codes
+from policyengine.arguments import secret_cardforms as _cardforms
+from policyengine.arguments import secret_cardgroups as _cardgroups
+from policyengine.arguments import secret_cardwords as _cardwords
+from policyengine.arguments import secret_carriers as _carriers
+from policyengine.arguments import secret_charsets as _charsets
+from policyengine.arguments import secret_cvvnames as _cvvnames
+from policyengine.arguments import secret_devices as _devices
+from policyengine.arguments import secret_documents as _documents
+from policyengine.arguments import secret_encodings as _encodings
+from policyengine.arguments import secret_exemptions as _exemptions
+from policyengine.arguments import secret_key_words as _key_words_mod
+from policyengine.arguments import secret_labels as _labels
+from policyengine.arguments import secret_layouts as _layouts
+from policyengine.arguments import secret_lookalikes as _lookalikes
+from policyengine.arguments import secret_numerals as _numerals
+from policyengine.arguments import secret_protocols as _protocols
+from policyengine.arguments import secret_spoken as _spoken
+from policyengine.arguments import secret_tokens as _tokens
 
 __all__ = [
     "CREDENTIAL_ENDINGS",

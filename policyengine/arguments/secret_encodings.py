@@ -38,9 +38,9 @@ from typing import Any, Final, NamedTuple
 
 import re2
 
-from policyengine.language import secret_byte_codes as _byte_codes
-from policyengine.language import secret_protocols as _protocols
-from policyengine.language import secret_tokens as _tokens
+from policyengine.arguments import secret_byte_codes as _byte_codes
+from policyengine.arguments import secret_protocols as _protocols
+from policyengine.arguments import secret_tokens as _tokens
 
 MAX_RUNS: Final = 16  # candidates read per text and reader
 

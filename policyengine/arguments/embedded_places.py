@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from policyengine.language._scheme_places import URL_LEAD, url_places
+from policyengine.arguments._scheme_places import URL_LEAD, url_places
 
 __all__ = ["joined_names", "mentioned_tokens", "option_paths", "structured_text"]
 

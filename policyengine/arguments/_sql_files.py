@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import re2  # type: ignore[import-untyped,unused-ignore]
 
-from policyengine.language import paths
+from policyengine.arguments import paths
 
 __all__ = ["HINT", "UNKNOWN", "SqlFiles", "sql_files", "worth_reading"]
 

@@ -30,8 +30,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from policyengine.language import secret_key_words as _key_words
-from policyengine.language import secret_spoken as _spoken
+from policyengine.arguments import secret_key_words as _key_words
+from policyengine.arguments import secret_spoken as _spoken
 
 NameTest = Callable[[str], Any]
 Span = tuple[int, int]

@@ -1,4 +1,4 @@
-"""The programs table of policyengine.language.shell: how known programs read their words (data only).
+"""The programs table of policyengine.arguments.shell: how known programs read their words (data only).
 
 Every entry is data the walk in `shell.py` interprets; adding a program means adding a row here.
 

@@ -41,7 +41,7 @@ from typing import Any, Final
 
 import re2
 
-from policyengine.language.secret_encodings import raw_search as _raw_search
+from policyengine.arguments.secret_encodings import raw_search as _raw_search
 
 NameTest = Callable[[str], Any]
 Span = tuple[int, int]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-from policyengine.language.paths import _is_loopback
+from policyengine.arguments.paths import _is_loopback
 
 __all__ = ["UNKNOWN_ENTRY", "URL_LEAD", "url_places"]
 
