@@ -9,7 +9,6 @@ in input order (`in_order`).
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import json
 import math
@@ -21,18 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from policyengine.enforce.evaluate import Evaluation, call_for, evaluate, evaluate_now
+from policyengine.enforce.decision_point import DecisionPoint, Question
+from policyengine.enforce.evaluate import Evaluation, call_for
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import UsageError
 from policyengine.packs.loader import catalog_for
 from policyengine.runtime.registry import Registry
 from policyengine.tools.definition import ToolDefinition
+from policyengine.values.decisions import Source, SourceKind
 from policyengine.values.frozen import freeze
 from policyengine.values.results import RULE_STAGES, Stage
 from policyengine.values.session import Entry, SessionState
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a recorded call larger than this is refused, not parsed
 CHUNK = 2000
+DRY_RUN = Source(SourceKind.REGISTRY, "dry-run")  # named by a denial for a fault of the replay itself
 
 
 @dataclass(frozen=True)
@@ -171,26 +173,23 @@ class Engine:
         result = call.get("result")
         # Post-execute only runs on a result the tool produced: a recorded denial has none.
         ran = isinstance(result, dict) and "value" in result and result.get("outcome", "ok") == "ok"
-        options: dict[str, Any] = {
-            "agent": str(call.get("agent", "agent")),
-            "call_id": str(call.get("call_id", "")),
-            "result": result if ran else None,
-            "require_tool": self.catalog is not None and self.setup.unknown_tools == "invalid",
-            # A recorded cwd wins; else --cwd; else the registry's (the pack's `cwd:`).
-            "cwd": call["cwd"] if isinstance(call.get("cwd"), str) else self.setup.cwd,
-        }
         session_id = call.get("session_id")
-        if session_id:
+        question = Question(
+            call["name"],
+            call.get("arguments", {}),
+            agent=str(call.get("agent", "agent")),
+            call_id=str(call.get("call_id", "")),
+            # A recorded cwd wins; else --cwd; else the registry's (the pack's `cwd:`).
+            cwd=call["cwd"] if isinstance(call.get("cwd"), str) else self.setup.cwd,
             # Decided as live: in the session's record order (the unit's), at the recorded time.
-            options["session_id"] = session_id
-            options["now"] = call.get("time")
+            session_id=session_id or None,
+            now=call.get("time") if session_id else None,
+            require_tool=self.catalog is not None and self.setup.unknown_tools == "invalid",
+        )
         store.drain()
-        arguments = call.get("arguments", {})
-        # Packs alone decide without an event loop (always so in a dry-run); anything else
-        # goes through the same async evaluation a registry uses.
-        evaluation = evaluate_now(layers.registry, call["name"], arguments, **options)
-        if evaluation is None:
-            evaluation = asyncio.run(evaluate(layers.registry, call["name"], arguments, **options))
+        # Packs alone decide without an event loop (always so in a dry-run); anything else settles
+        # the same coroutine a registry's front ends await.
+        evaluation = DecisionPoint(layers.registry, DRY_RUN).decide_blocking(question, result if ran else None)
         fields = _fields(evaluation)
         labelled = [rule for entry in store.drain() for _label, rule in entry.labels]
         if labelled:
@@ -198,7 +197,7 @@ class Engine:
         if session_id:
             fields["labels"] = sorted(store.load(session_id).labels)
         if evaluation.decision.value in ("allow", "ask"):
-            wrapping = _execute_rules(layers, call, options["cwd"])
+            wrapping = _execute_rules(layers, call, question.cwd)
             if wrapping:
                 fields["execute"] = wrapping
         return fields
