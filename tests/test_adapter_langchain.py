@@ -26,7 +26,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import ValidationError
 
-import policyengine.adapters.gate as gate_module
+import policyengine.enforce.decision_point as decision_point_module
 from policyengine import Registry, deny
 from policyengine.adapters.gate import PolicyGate
 from policyengine.adapters.langchain import PolicyMiddleware
@@ -273,7 +273,7 @@ def test_the_gate_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(gate_module, "evaluate_now", broken)
+    monkeypatch.setattr(decision_point_module, "evaluate_now", broken)  # the engine itself fails
     denied = gate.decide("read_config", {"name": "ci"})
     assert (denied.decision, denied.reason) == (
         Verdict.DENY,

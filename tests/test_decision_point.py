@@ -110,13 +110,16 @@ def test_a_fault_while_deciding_is_a_denial_naming_the_front_end_never_an_except
     assert answer.reason is not None and "RuntimeError" in answer.reason and "'read'" in answer.reason
 
 
+@pytest.mark.parametrize("replayed", [False, True], ids=["review of a decided call", "a replay with its result"])
 @pytest.mark.parametrize("listener", [False, True], ids=["answered at once", "deferred"])
-def test_a_fault_while_reviewing_withholds_the_result(tmp_path: Path, listener: bool) -> None:
+def test_a_fault_while_reviewing_withholds_the_result(tmp_path: Path, listener: bool, replayed: bool) -> None:
     registry = _with_a_python_listener(tmp_path) if listener else _packs_alone(tmp_path)
     point = DecisionPoint(registry, FRONT)
-    answer = point.review_blocking(Question("read", HostileArguments(), session_id="s"), {"value": "secret text"})
+    question, result = Question("read", HostileArguments(), session_id="s"), {"value": "secret text"}
+    answer = settle(point.ask(question, result)) if replayed else point.review_blocking(question, result)
     assert (answer.decision, answer.post, answer.source) == (Verdict.DENY, PostOutcome.BLOCKED, FRONT)
     assert answer.value is None and "secret text" not in str(answer.content)
+    assert "failed while reviewing the result of tool 'read'" in str(answer.feedback)
 
 
 def test_a_call_is_decided_once_and_its_review_writes_only_the_results_entry(tmp_path: Path) -> None:

@@ -12,26 +12,17 @@ first did) and `review` writes only the RESULT entry (post-execute's labels, fin
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, is_dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from policyengine.enforce.evaluate import (
-    Evaluation,
-    Verdict,
-    evaluate,
-    evaluate_now,
-    fault_denial,
-    review_recorded,
-    review_recorded_now,
-)
+from policyengine.enforce.decision_point import Answer, DecisionPoint, Question, closed, settle
+from policyengine.enforce.evaluate import Evaluation, Verdict, fault_denial
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import RegistrationError
 from policyengine.runtime.registry import Registry
@@ -52,8 +43,6 @@ _STRIPES = 64
 
 Remembered = tuple[str, str, str, str]  # session id, call id, tool name, arguments as JSON
 
-T = TypeVar("T")
-
 
 class PolicyGate:
     """Packs installed once on a registry of the framework's tools; decides calls and reviews results."""
@@ -70,6 +59,7 @@ class PolicyGate:
             packs = [packs]  # one folder given bare: a str is a Sequence, of letters
         self.registry = registry if registry is not None else Registry(cwd=cwd)
         self.layers = PolicyLayers.install(self.registry, packs)  # PackLoadError lists every problem
+        self.point = DecisionPoint(self.registry, GATE)
         self.agent = agent
         self._specs: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -126,14 +116,13 @@ class PolicyGate:
         try:
             key = self._key(session_id, call_id, name, arguments)
             if key is None:
-                answer = self._attempt(name, arguments, None, call_id, cwd, agent, session_id)
-                return _closed(answer if isinstance(answer, Evaluation) else _run(answer()))
+                return closed(settle(self._ask(name, arguments, None, call_id, cwd, agent, session_id)))
             with self._sessions[hash(key[0]) % _STRIPES]:  # read, decide, write: one call of the session at a time
                 known = self._recall(key)
                 if known is not None:
                     return known
-                answer = self._attempt(name, arguments, None, call_id, cwd, agent, session_id)
-                return self._remember(key, _closed(answer if isinstance(answer, Evaluation) else _run(answer())))
+                answer = self._ask(name, arguments, None, call_id, cwd, agent, session_id)
+                return self._remember(key, closed(settle(answer)))
         except Exception as error:  # fails closed: a gate that cannot answer denies
             return _failed(name, "deciding", error)
 
@@ -151,19 +140,19 @@ class PolicyGate:
         try:
             key = self._key(session_id, call_id, name, arguments)
             if key is None:
-                answer = self._attempt(name, arguments, None, call_id, cwd, agent, session_id)
-                return _closed(answer if isinstance(answer, Evaluation) else await answer())
+                answer = self._ask(name, arguments, None, call_id, cwd, agent, session_id)
+                return closed(answer if isinstance(answer, Evaluation) else await answer())
             lock = self._sessions[hash(key[0]) % _STRIPES]
             with lock:  # packs alone decide without awaiting: the lock is never held across an await
                 known = self._recall(key)
                 if known is not None:
                     return known
-                answer = self._attempt(name, arguments, None, call_id, cwd, agent, session_id)
+                answer = self._ask(name, arguments, None, call_id, cwd, agent, session_id)
                 if isinstance(answer, Evaluation):
-                    return self._remember(key, _closed(answer))
+                    return self._remember(key, closed(answer))
             # Python listeners: their stages await on the caller's loop, so calls of a session may overlap here.
             known = self._recall(key)
-            return known if known is not None else self._remember(key, _closed(await answer()))
+            return known if known is not None else self._remember(key, closed(await answer()))
         except Exception as error:
             return _failed(name, "deciding", error)
 
@@ -189,8 +178,8 @@ class PolicyGate:
             if session_id and self.uses_sessions:
                 answer = self._review_only(name, arguments, result, call_id, cwd, agent, session_id)
             else:
-                answer = self._attempt(name, arguments, result, call_id, cwd, agent)
-            return _reviewed(answer if isinstance(answer, Evaluation) else _run(answer()))
+                answer = self._ask(name, arguments, result, call_id, cwd, agent)
+            return _reviewed(settle(answer))
         except Exception as error:  # fails closed: a result the gate cannot review never reaches the model
             return _failed(name, "reviewing the result of", error).blocked()
 
@@ -212,7 +201,7 @@ class PolicyGate:
             if session_id and self.uses_sessions:
                 answer = self._review_only(name, arguments, result, call_id, cwd, agent, session_id)
             else:
-                answer = self._attempt(name, arguments, result, call_id, cwd, agent)
+                answer = self._ask(name, arguments, result, call_id, cwd, agent)
             return _reviewed(answer if isinstance(answer, Evaluation) else await answer())
         except Exception as error:
             return _failed(name, "reviewing the result of", error).blocked()
@@ -267,7 +256,7 @@ class PolicyGate:
         cwd: str | None,
         agent: str | None,
         session_id: str | None,
-    ) -> Evaluation | Callable[[], Awaitable[Evaluation]]:
+    ) -> Answer:
         """Post-execute alone over a decided call's result; a call policy denied is blocked."""
         key = self._key(session_id, call_id, name, arguments)
         if key is not None:
@@ -278,18 +267,10 @@ class PolicyGate:
         parsed = _arguments(name, arguments)
         if isinstance(parsed, Evaluation):
             return parsed
-        kwargs: dict[str, Any] = {
-            "call_id": call_id,
-            "cwd": cwd,
-            "agent": agent or self.agent,
-            "session_id": session_id,
-        }
-        answer = review_recorded_now(self.registry, name, parsed, result, **kwargs)
-        if answer is not None:
-            return answer
-        return lambda: review_recorded(self.registry, name, parsed, result, **kwargs)
+        question = Question(name, parsed, agent=agent or self.agent, call_id=call_id, cwd=cwd, session_id=session_id)
+        return self.point.ask_review(question, result)
 
-    def _attempt(
+    def _ask(
         self,
         name: str,
         arguments: Mapping[str, Any] | str | None,
@@ -298,23 +279,13 @@ class PolicyGate:
         cwd: str | None,
         agent: str | None,
         session_id: str | None = None,
-    ) -> Evaluation | Callable[[], Awaitable[Evaluation]]:
-        """The evaluation when packs alone decide (no event loop needed), else the coroutine that evaluates."""
+    ) -> Answer:
+        """The decision point's answer: now when packs alone decide, else deferred (Python listeners await)."""
         parsed = _arguments(name, arguments)
         if isinstance(parsed, Evaluation):
             return parsed
-        kwargs: dict[str, Any] = {
-            "call_id": call_id,
-            "cwd": cwd,
-            "agent": agent or self.agent,
-            "result": result,
-            "session_id": session_id,
-        }
-        answer = evaluate_now(self.registry, name, parsed, **kwargs)
-        if answer is not None:
-            return answer
-        # A listener written in Python: the stages need an event loop.
-        return lambda: evaluate(self.registry, name, parsed, **kwargs)
+        question = Question(name, parsed, agent=agent or self.agent, call_id=call_id, cwd=cwd, session_id=session_id)
+        return self.point.ask(question, result)
 
 
 def _arguments(name: str, arguments: Mapping[str, Any] | str | None) -> Mapping[str, Any] | Evaluation:
@@ -333,16 +304,9 @@ def _arguments(name: str, arguments: Mapping[str, Any] | str | None) -> Mapping[
     return arguments
 
 
-def _closed(answer: Evaluation) -> Evaluation:
-    """ALLOW and ASK as they are; INVALID and ERROR deny, with their reason."""
-    if answer.decision in (Verdict.ALLOW, Verdict.ASK, Verdict.DENY):
-        return answer
-    return replace(answer, decision=Verdict.DENY, reason=answer.reason or f"policy answered {answer.decision.value}")
-
-
 def _reviewed(answer: Evaluation) -> Evaluation:
     """A reviewed result; a call policy would not admit now (packs reloaded since, say) is blocked."""
-    answer = _closed(answer)
+    answer = closed(answer)
     if answer.post is None or answer.decision is Verdict.DENY:
         return answer.blocked()
     return answer
@@ -350,21 +314,6 @@ def _reviewed(answer: Evaluation) -> Evaluation:
 
 def _failed(name: str, doing: str, error: Exception) -> Evaluation:
     return fault_denial(GATE, name, doing, error)
-
-
-def _run(awaitable: Awaitable[T]) -> T:
-    """Run a coroutine to its end from synchronous code, whether or not this thread runs a loop."""
-
-    async def main() -> T:
-        return await awaitable
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(main())
-    # This thread's loop is busy running the caller: the stages get a loop of their own on another thread.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="policy-gate") as pool:
-        return pool.submit(asyncio.run, main()).result()
 
 
 def plain(value: Any) -> Any:

@@ -85,17 +85,23 @@ class DecisionPoint:
     # -- answers now, or deferred ------------------------------------------------------------------
 
     def ask(self, question: Question, result: Mapping[str, Any] | None = None) -> Answer:
-        """Pre-execute and the guards (and post-execute over a recorded `result`: a replay, decided afresh)."""
+        """Pre-execute and the guards (and post-execute over a recorded `result`: a replay, decided afresh).
+
+        With a `result`, a fault withholds it (as `ask_review`'s does), whatever stage failed.
+        """
+        doing = "deciding" if result is None else "reviewing the result of"
         try:
             answer = evaluate_now(self.registry, question.name, question.arguments, result=result, **question.options())
             if answer is not None:
                 return answer
         except Exception as error:  # fails closed: a front end that cannot answer denies
-            return self._fault(question.name, "deciding", error)
+            fault = self._fault(question.name, doing, error)
+            return fault if result is None else fault.blocked()
         return self._deferred(
             lambda: evaluate(self.registry, question.name, question.arguments, result=result, **question.options()),
             question.name,
-            "deciding",
+            doing,
+            blocked=result is not None,
         )
 
     def ask_review(self, question: Question, result: Mapping[str, Any]) -> Answer:
