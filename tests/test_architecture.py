@@ -223,3 +223,33 @@ def test_every_layer_folder_is_a_package_the_distribution_ships() -> None:
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"])
     folders = {f"policyengine.{p.name}" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert folders <= listed, f"add to pyproject.toml's packages: {sorted(folders - listed)}"
+
+
+def _reached(start: str) -> set[str]:
+    """The modules `start` imports, directly or not, lazy and type-only imports included."""
+    modules = _modules()
+    seen, todo = {start}, [start]
+    while todo:
+        for target in _imports(modules[todo.pop()], top_level_only=False, type_only=True):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("names", "start"),
+    [
+        ("policyengine.packs.cache.CODE_FOLDERS", "policyengine.packs.loader"),
+        ("policyengine.cli.hook.HELPER_LAYERS", "policyengine.cli.hook"),
+    ],
+)
+def test_the_code_a_cache_fingerprints_is_every_layer_its_code_imports(names: str, start: str) -> None:
+    # A layer missing here is code whose edit leaves a stale compiled pack (or a stale hook helper) in use.
+    import importlib
+
+    module, _, attribute = names.rpartition(".")
+    listed = set(getattr(importlib.import_module(module), attribute))
+    needed = {_layer(m) for m in _reached(start)} - {"__init__", "errors"}
+    assert needed <= listed, f"{names} lacks {sorted(needed - listed)}"
+    assert all((PACKAGE / layer / "__init__.py").is_file() for layer in listed), f"{names} names a folder that is gone"

@@ -52,7 +52,18 @@ REPLY_SECONDS = 10.0  # a helper that takes longer is given up on: the call is d
 MAX_EVENT_BYTES = 64 << 20  # as adapters/claude_code.py: larger events are refused, not parsed
 MAX_REPLY_BYTES = 16 << 20
 # The layers whose code the helper runs: an edit or an upgrade of any of them retires it.
-HELPER_LAYERS = ("values", "tools", "language", "sessions", "packs", "runtime", "enforce", "adapters", "cli")
+HELPER_LAYERS = (  # tests/test_architecture.py checks it holds every layer the helper imports
+    "values",
+    "tools",
+    "arguments",
+    "language",
+    "sessions",
+    "packs",
+    "runtime",
+    "enforce",
+    "adapters",
+    "cli",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

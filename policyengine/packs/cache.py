@@ -110,7 +110,7 @@ _RE2_OPTIONS = (
     "log_errors",
 )
 # The modules whose code decides what an entry holds or means, and the shipped schemas.
-CODE_FOLDERS = ("packs", "language", "tools", "values")
+CODE_FOLDERS = ("packs", "language", "arguments", "tools", "values")  # tests/test_architecture.py checks it
 MANIFEST = "pack.yaml"  # as packs/loader.py names it (not imported: this module's top stays light)
 
 
@@ -192,6 +192,7 @@ def fingerprint(layers: Sequence[str]) -> str:
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
+            parts.append(f"{folder.name}: none")  # a folder gone (a checkout's schemas when installed) counts too
             continue
         for entry in entries:
             if entry.name.endswith((".py", ".yaml", ".json")):
