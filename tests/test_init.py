@@ -159,7 +159,7 @@ def test_a_project_path_too_long_for_the_helpers_socket_keeps_the_cache_in_the_u
 def test_init_claude_code_merges_into_existing_settings_and_keeps_every_other_key(project: Path) -> None:
     settings = project / ".claude" / "settings.json"
     settings.parent.mkdir()
-    theirs = {
+    theirs: dict[str, Any] = {
         "permissions": {"deny": ["Read(./secrets/**)"]},
         "hooks": {
             "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint-bash.sh"}]}],

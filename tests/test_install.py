@@ -231,7 +231,7 @@ def test_shipped_packs_are_the_policies_folder_in_a_checkout() -> None:
 
 # A pip install line naming the bare distribution: `policyengine` not preceded by `agent-` (or
 # another name character) and followed by an extra, a version, a quote or the end of a word.
-BARE = re.compile(r"pip3? install\b[^\n;&|]*?(?<![\w.-])" + "policy" + r"engine(?=[\[\s'\"=<>~!,]|$)", re.M)
+BARE = re.compile(r"pip3? install\b[^\n;&|,`]*?(?<![\w.-])" + "policy" + r"engine(?=[\[\s'\"=<>~!,]|$)", re.M)
 EXTRA = re.compile(r"(?<![\w-])" + "policy" + r"engine\[")
 # Attack samples and the pack rules that refuse them quote such commands on purpose.
 NOT_INSTALL_LINES = ("policies/", "tests/adversarial/", "benchmarks/redteam/")
