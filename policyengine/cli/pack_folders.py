@@ -98,4 +98,4 @@ def _unknown(given: str, what: str) -> UnknownPackError:
         Location.start_of(os.path.join(given, MANIFEST)),
         hint=f"shipped packs: {names} (`policyengine packs list`); check the spelling or the folder's path",
     )
-    return UnknownPackError([problem], summary="no pack was loaded")
+    return UnknownPackError([problem], summary="the packs do not load")
