@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__
     from policyengine.enforce.install import PolicyLayers, ReloadReport, pack_bundle
     from policyengine.packs.loader import Pack, load_pack, load_packs
     from policyengine.runtime.approval import ApprovalAnswer, ApprovalRequest, ApprovalService
+    from policyengine.runtime.audit import AuditRecorder
     from policyengine.runtime.registry import Bundle, Handle, Registry
     from policyengine.tools.catalog import load_catalog, tool_from_spec
     from policyengine.tools.definition import ToolDefinition, define_tool
@@ -63,6 +64,7 @@ _LAZY = {
     "ApprovalRequest": "policyengine.runtime.approval",
     "ApprovalService": "policyengine.runtime.approval",
     "Ask": "policyengine.values.decisions",
+    "AuditRecorder": "policyengine.runtime.audit",
     "Block": "policyengine.values.decisions",
     "Bundle": "policyengine.runtime.registry",
     "Verdict": "policyengine.enforce.evaluate",
@@ -120,9 +122,12 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         from importlib import metadata
 
+        from policyengine.errors import DISTRIBUTION
+
         try:
-            # The one place the version is written is pyproject.toml; an installed package knows it.
-            return metadata.version("policyengine")
+            # The one place the version is written is pyproject.toml; an installed package knows it
+            # (by the distribution's name: the index's `policyengine` is another project).
+            return metadata.version(DISTRIBUTION)
         except metadata.PackageNotFoundError:  # a source tree on sys.path without an install
             return "0+unknown"
     raise AttributeError(f"module 'policyengine' has no attribute {name!r}")
@@ -143,6 +148,7 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalService",
     "Ask",
+    "AuditRecorder",
     "Block",
     "Bundle",
     "DefinitionError",

@@ -41,3 +41,13 @@ class UsageError(PolicyEngineError):
 
 class SessionStoreError(PolicyEngineError):
     """A session store could not be opened, read or written; rules that read the session fail closed."""
+
+
+# The distribution's name on the package index (the import package and the CLI are `policyengine`;
+# the index's `policyengine` is an unrelated project): every install hint names it.
+DISTRIBUTION = "agent-policyengine"
+
+
+def install_hint(extra: str) -> str:
+    """How to install an extra: from the package index, or from a checkout."""
+    return f"pip install '{DISTRIBUTION}[{extra}]' (from a checkout: pip install '.[{extra}]')"

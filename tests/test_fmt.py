@@ -560,7 +560,7 @@ def test_without_ruamel_fmt_says_how_to_install_it(golden: Path, monkeypatch: py
     before = _files(golden)
     code, out, err = cli("fmt", golden)
     assert code == 2 and out == ""
-    assert "needs ruamel.yaml" in err and "pip install '.[fmt]' (in a policyengine checkout)" in err
+    assert "needs ruamel.yaml" in err and "pip install 'agent-policyengine[fmt]'" in err
     assert _files(golden) == before
 
 

@@ -433,7 +433,7 @@ def test_the_command_line_refuses_what_cannot_work(tmp_path: Path, monkeypatch: 
     monkeypatch.delitem(sys.modules, "policyengine.adapters.mcp_proxy")
     monkeypatch.setitem(sys.modules, "mcp", None)
     code, said = run(*PACKS, "--", "x")
-    assert code == 2 and "pip install '.[mcp]' (in a policyengine checkout)" in said
+    assert code == 2 and "pip install 'agent-policyengine[mcp]'" in said
 
 
 def test_lines_over_the_limit_are_skipped_and_named() -> None:

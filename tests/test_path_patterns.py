@@ -457,7 +457,7 @@ def test_ignorables_are_dropped_without_slowing_ascii() -> None:
 
 def test_the_ignorables_table_is_what_unicode_says() -> None:
     """The committed table equals \\p{Default_Ignorable_Code_Point} plus the Hangul fillers (regex computes it)."""
-    pytest.importorskip("regex", reason="regex (the test extra) derives the table; install policyengine[test]")
+    pytest.importorskip("regex", reason="regex (the test extra) derives the table; install agent-policyengine[test]")
     spec = importlib.util.spec_from_file_location("gen_ignorables", ROOT / "scripts" / "gen_ignorables.py")
     assert spec is not None and spec.loader is not None
     generator = importlib.util.module_from_spec(spec)

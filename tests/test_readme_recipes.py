@@ -3,7 +3,8 @@
 Each recipe is the fenced block after its `<!-- recipe: NAME -->` marker. The only things put in
 are what a reader brings: an MCP server (`my_server.py`, here tests/mcp_upstream_server.py), an
 interpreter for `python` and `policyengine`, a model (scripted, no network) and tools whose
-bodies record that they ran. Each runs in a folder where `policies/` is the repository's.
+bodies record that they ran. Each runs in a folder of its own: packs are named by their shipped
+names (`--pack baseline`), and the Python recipes' `policies/baseline` is the repository's (linked in).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def command_line(words: Sequence[str]) -> list[str]:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder with the repository's policies/, the working directory of the recipe."""
+    """A folder with the repository's policies/ (for the Python recipes), the working directory of the recipe."""
     (tmp_path / "policies").symlink_to(ROOT / "policies", target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -170,9 +171,13 @@ def test_the_langchain_recipe_pauses_for_approval_then_runs_the_body(
 
 @pytest.fixture
 def server(project: Path) -> Iterator[str]:
-    """`policyengine serve --pack policies/baseline --token-file token`, as the README starts it; its URL."""
+    """`policyengine serve --pack baseline --token-file token`, as the README starts it; its URL."""
     (project / "token").write_text("readme-recipe-token\n", "utf-8")
-    command = command_line(["policyengine", "serve", "--pack", "policies/baseline", "--token-file", "token"])
+    readme = (ROOT / "README.md").read_text("utf-8")
+    started = re.search(r"With the server started as `(policyengine serve [^`]*)`", readme)
+    assert started is not None, "the README says how the server is started"
+    assert started.group(1) == "policyengine serve --pack baseline --token-file token"
+    command = command_line(shlex.split(started.group(1)))
     process = subprocess.Popen([*command, "--port", "0"], cwd=project, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stderr is not None

@@ -618,7 +618,7 @@ def test_cli_refuses_bad_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     parser_args = ["serve", "--pack", pack]
     err = io.StringIO()
     assert main(parser_args, out=io.StringIO(), err=err) == 2
-    assert "pip install '.[server]' (in a policyengine checkout)" in err.getvalue()
+    assert "pip install 'agent-policyengine[server]'" in err.getvalue()
     taken = serve_verb.bind("127.0.0.1", 0)
     try:
         with pytest.raises(UsageError, match="cannot listen"):

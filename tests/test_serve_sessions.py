@@ -110,7 +110,7 @@ class RedisServer:
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"
         if not Path(binary).exists():
             pytest.skip("SKIPPED LOUDLY: redis-server is not installed (apt-get install redis-server; .ci/run does)")
-        pytest.importorskip("redis", reason="SKIPPED LOUDLY: the redis package is missing (pip install '.[redis]')")
+        pytest.importorskip("redis", reason="SKIPPED LOUDLY: the redis package is missing (the [redis] extra)")
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         argv = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder), "--save", ""]

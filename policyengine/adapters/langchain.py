@@ -25,7 +25,7 @@ from typing import Annotated, Any
 
 from policyengine.adapters.gate import PolicyGate
 from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict
-from policyengine.errors import UsageError
+from policyengine.errors import UsageError, install_hint
 from policyengine.values.frozen import thaw
 
 try:
@@ -38,8 +38,7 @@ try:
     from pydantic import Discriminator
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        f"policyengine.adapters.langchain needs LangChain ({error}): "
-        "pip install '.[langchain]' (in a policyengine checkout)"
+        f"policyengine.adapters.langchain needs LangChain ({error}): {install_hint('langchain')}"
     ) from error
 
 __all__ = ["PolicyMiddleware"]

@@ -27,7 +27,7 @@ from typing import Any
 
 from policyengine.adapters.gate import PolicyGate, text_of
 from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict
-from policyengine.errors import UsageError
+from policyengine.errors import UsageError, install_hint
 
 try:
     from agents import (
@@ -45,8 +45,7 @@ try:
     from agents.tracing import get_current_trace
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        f"policyengine.adapters.openai_agents needs the OpenAI Agents SDK ({error}): "
-        "pip install '.[openai-agents]' (in a policyengine checkout)"
+        f"policyengine.adapters.openai_agents needs the OpenAI Agents SDK ({error}): {install_hint('openai-agents')}"
     ) from error
 
 __all__ = ["PolicyGuard", "protect"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from policyengine.cli.common import EXIT_OK
+from policyengine.cli.common import EXIT_OK, resolve_pack
 
 NAME = "bundle"
 HELP = "build, sign and verify signed pack bundles"
@@ -15,7 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The bundle verb's actions: build, keygen, sign, verify."""
     actions = parser.add_subparsers(dest="bundle_action", metavar="ACTION", required=True)
     build = actions.add_parser("build", help="write a pack folder as a deterministic .tar.gz bundle")
-    build.add_argument("folder", metavar="DIR", help="the pack folder (holding pack.yaml)")
+    build.add_argument(
+        "folder", type=resolve_pack, metavar="PACK", help="the pack folder (holding pack.yaml) or a shipped name"
+    )
     build.add_argument("-o", "--output", metavar="PACK.tar.gz", required=True, help="the bundle to write")
     keygen = actions.add_parser("keygen", help="create an Ed25519 key pair (PEM; the private key 0600)")
     keygen.add_argument("--private", metavar="KEY", required=True, help="the private key to create")

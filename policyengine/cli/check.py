@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any, TextIO
 
-from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, tools_for
+from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, resolve_pack, tools_for
 from policyengine.cli.report import paint, problem_json, sarif
 from policyengine.packs.loader import Pack, load_packs
 from policyengine.values.problems import Severity, render_problems
@@ -17,7 +17,9 @@ HELP = "load and lint packs"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The check verb's options."""
-    parser.add_argument("packs", nargs="+", metavar="PACK", help="pack folders, in layer order")
+    parser.add_argument(
+        "packs", nargs="+", type=resolve_pack, metavar="PACK", help="pack folders or shipped pack names, in layer order"
+    )
     parser.add_argument(
         "--tools",
         metavar="FILE",

@@ -1,4 +1,8 @@
-"""What several verbs share: the exit codes, and the tool catalog a verb checks and evaluates against."""
+"""What several verbs share: the exit codes, the tool catalog a verb checks and evaluates against, and pack folders.
+
+Every `--pack` value goes through `resolve_pack` (cli/pack_folders.py): a folder that exists, else
+a shipped pack's name (`claude-code`), else `UnknownPackError`.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,34 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from policyengine.cli.pack_folders import PACK_HELP, resolve_pack, resolve_packs, shipped_pack, shipped_packs
+from policyengine.errors import UsageError
 from policyengine.packs.loader import Pack, catalog_for
+from policyengine.values.problems import PackLoadError
 
 if TYPE_CHECKING:
     from policyengine.enforce.install import PolicyLayers
     from policyengine.tools.definition import ToolDefinition
 
+__all__ = [
+    "EXIT_FINDINGS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "PACK_HELP",
+    "UnknownPackError",
+    "install_layers",
+    "resolve_pack",
+    "resolve_packs",
+    "shipped_pack",
+    "shipped_packs",
+    "tools_for",
+]
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class UnknownPackError(PackLoadError, UsageError):
+    """A `--pack` value that is neither a folder nor a shipped pack's name: problem PE108, and a usage error."""
 
 
 def tools_for(args: argparse.Namespace, packs: Sequence[Pack]) -> dict[str, ToolDefinition] | None:

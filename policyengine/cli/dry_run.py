@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK
+from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, PACK_HELP, resolve_pack
 from policyengine.cli.report import paint, table
 from policyengine.cli.test import add_spelling_arguments, check_spelling_arguments, declared_roles, print_spellings
 from policyengine.dryrun.engine import (
@@ -41,8 +41,10 @@ FAIL_ON = ("deny", "ask", "changed", "invalid", "error")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The dry-run verb's options."""
     parser.add_argument("calls", metavar="CALLS.jsonl", help="recorded calls, one JSON object per line")
-    parser.add_argument("--pack", action="append", required=True, metavar="DIR", help="pack folder (repeat, in order)")
-    parser.add_argument("--against", action="append", metavar="DIR", help="a second pack set to compare with")
+    parser.add_argument("--pack", action="append", required=True, type=resolve_pack, metavar="PACK", help=PACK_HELP)
+    parser.add_argument(
+        "--against", action="append", type=resolve_pack, metavar="PACK", help="a second pack set to compare with"
+    )
     parser.add_argument("--output", metavar="OUT.jsonl", help="write one record per input line here")
     parser.add_argument(
         "--tools", metavar="FILE", help="tool catalog: validate arguments against it (default: the packs')"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from policyengine.cli.common import EXIT_OK, install_layers
+from policyengine.cli.common import EXIT_OK, PACK_HELP, install_layers, resolve_pack
 from policyengine.cli.report import paint, table
 from policyengine.errors import UsageError
 
@@ -28,7 +28,7 @@ HELP = "explain the decision for one call"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The explain verb's options."""
-    parser.add_argument("--pack", action="append", required=True, metavar="PACK", help="pack folder (repeat)")
+    parser.add_argument("--pack", action="append", required=True, type=resolve_pack, metavar="PACK", help=PACK_HELP)
     parser.add_argument("call", metavar="CALL", help="a JSON file or inline JSON: {name, arguments, result?}")
     parser.add_argument("--tools", metavar="FILE", help="tool catalog, to validate arguments (default: the packs')")
     parser.add_argument("--format", choices=["text", "json"], default="text")

@@ -5,19 +5,21 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK
+from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, resolve_pack
 from policyengine.cli.report import paint
-from policyengine.errors import PolicyEngineError, UsageError
+from policyengine.errors import PolicyEngineError, UsageError, install_hint
 
 NAME = "fmt"
 HELP = "format pack files (manifest, rule files, policy tests), comments kept"
 
-INSTALL_HINT = "pip install '.[fmt]' (in a policyengine checkout)"
+INSTALL_HINT = install_hint("fmt")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The fmt verb's options."""
-    parser.add_argument("packs", nargs="+", metavar="PACK", help="pack folders; their files are rewritten in place")
+    parser.add_argument(
+        "packs", nargs="+", type=resolve_pack, metavar="PACK", help="pack folders or shipped names; rewritten in place"
+    )
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file is not formatted")
     parser.add_argument("--diff", action="store_true", help="change nothing; print a unified diff of the changes")
 

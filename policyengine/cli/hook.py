@@ -69,7 +69,9 @@ HELPER_LAYERS = (  # tests/test_architecture.py checks it holds every layer the 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The hook verb's options."""
     parser.add_argument("agent", choices=["claude-code"], help="whose hook protocol to speak")
-    parser.add_argument("--pack", action="append", required=True, metavar="DIR", help="a policy pack (repeatable)")
+    from policyengine.cli.pack_folders import PACK_HELP, resolve_pack  # a folder, else a shipped pack's name
+
+    parser.add_argument("--pack", action="append", required=True, type=resolve_pack, metavar="PACK", help=PACK_HELP)
     parser.add_argument("--audit", metavar="FILE", help="append one audit record per decided call")
     parser.add_argument(
         "--sessions",

@@ -11,7 +11,7 @@ import math
 import os
 from typing import Any, TextIO
 
-from policyengine.errors import UsageError
+from policyengine.errors import UsageError, install_hint
 
 NAME = "mcp-proxy"
 HELP = "serve an upstream MCP server's tools over stdio, through the packs"
@@ -24,7 +24,9 @@ APPROVAL_TIMEOUT = 300.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The mcp-proxy verb's options."""
-    parser.add_argument("--pack", action="append", required=True, metavar="DIR", help="a policy pack (repeatable)")
+    from policyengine.cli.pack_folders import PACK_HELP, resolve_pack  # a folder, else a shipped pack's name
+
+    parser.add_argument("--pack", action="append", required=True, type=resolve_pack, metavar="PACK", help=PACK_HELP)
     parser.add_argument("--audit", metavar="FILE", help="append one audit record per call (replayable by dry-run)")
     parser.add_argument(
         "--save-tools",
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             raise
         raise UsageError(
             f"mcp-proxy needs the official MCP SDK, which is not installed ({error.name} is missing)",
-            hint="pip install '.[mcp]' (in a policyengine checkout)",
+            hint=install_hint("mcp"),
         ) from None
     options = mcp_proxy.ProxyOptions(
         command=tuple(command),

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from policyengine.errors import UsageError
+from policyengine.errors import UsageError, install_hint
 from policyengine.service.http_protocol import DEFAULT_HEADER_TIMEOUT as HEADER_TIMEOUT
 from policyengine.service.http_protocol import HTTP_PARSERS
 
@@ -37,7 +37,9 @@ _SERVER_MODULES = {"starlette", "uvicorn", "prometheus_client", "anyio", "h11", 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The serve verb's options."""
-    parser.add_argument("--pack", action="append", default=[], metavar="DIR", help="a policy pack (repeatable)")
+    from policyengine.cli.pack_folders import PACK_HELP, resolve_pack  # a folder, else a shipped pack's name
+
+    parser.add_argument("--pack", action="append", default=[], type=resolve_pack, metavar="PACK", help=PACK_HELP)
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     parser.add_argument(
         "--port", type=int, default=PORT, help=f"the port to listen on (default {PORT}; 0: any free one)"
@@ -142,7 +144,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--http",
         choices=HTTP_PARSERS,
         default="auto",
-        help="the HTTP/1.1 parser: httptools (C, installed with policyengine[server]) or h11 (pure Python); "
+        help="the HTTP/1.1 parser: httptools (C, installed with agent-policyengine[server]) or h11 (pure Python); "
         "auto: httptools when installed (default)",
     )
     parser.add_argument(
@@ -182,7 +184,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             raise
         raise UsageError(
             f"serve needs Starlette, Uvicorn and prometheus-client, which are not installed ({error.name} is missing)",
-            hint="pip install '.[server]' (in a policyengine checkout)",
+            hint=install_hint("server"),
         ) from None
     from policyengine.service.decision_log import open_decision_log
     from policyengine.service.http_protocol import protocol_class
@@ -217,7 +219,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         except ImportError:
             raise UsageError(
                 "--http httptools: httptools is not installed",
-                hint="pip install '.[server]' (in a policyengine checkout), or --http h11",
+                hint=f"{install_hint('server')}, or --http h11",
             ) from None
         sock = bind(args.host, args.port)
         host, port = sock.getsockname()[:2]
@@ -263,7 +265,7 @@ def open_sessions(spec: str | None, decision_log: str | None, ttl: float) -> Any
         return open_store(spec, ttl=ttl)
     except SessionStoreError as error:
         hint = (
-            "start the Redis server, check the URL (redis://HOST:PORT/DB) and `pip install 'policyengine[redis]'`"
+            "start the Redis server, check the URL (redis://HOST:PORT/DB), then " + install_hint("redis")
             if spec.startswith(("redis://", "rediss://", "unix://"))
             else "give --sessions sqlite:PATH in a folder this user can write, redis://HOST:PORT/DB, or memory"
         )

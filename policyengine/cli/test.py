@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TextIO
 
-from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, install_layers
+from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, install_layers, resolve_pack
 from policyengine.errors import UsageError
 
 if TYPE_CHECKING:
@@ -26,7 +26,9 @@ HELP = "run the packs' policy tests"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The test verb's options."""
-    parser.add_argument("packs", nargs="+", metavar="PACK", help="pack folders, in layer order")
+    parser.add_argument(
+        "packs", nargs="+", type=resolve_pack, metavar="PACK", help="pack folders or shipped pack names, in layer order"
+    )
     parser.add_argument("--require-tests", action="store_true", help="a pack without tests fails")
     parser.add_argument("--coverage", action="store_true", help="report rules no test exercised")
     parser.add_argument("--threshold", type=float, metavar="PERCENT", help="minimum rule coverage (with --coverage)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from policyengine.dryrun.engine import Batch, Engine, Setup, in_order, units
-from policyengine.errors import UsageError
+from policyengine.errors import UsageError, install_hint
 
 # One engine per worker process, keyed by its setup: packs load once, not once per chunk.
 _ENGINES: dict[Setup, Engine] = {}
@@ -29,9 +29,7 @@ def evaluate_on_dask(setup: Setup, lines: Sequence[tuple[int, bytes]], scheduler
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise UsageError(
-            "--scheduler needs the distributed extra", hint="pip install '.[distributed]' (in a policyengine checkout)"
-        ) from None
+        raise UsageError("--scheduler needs the distributed extra", hint=install_hint("distributed")) from None
     cluster = (
         LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         if scheduler == "local"

@@ -3,7 +3,7 @@
 Why ruamel.yaml: a formatter rewrites files people wrote, so it must round-trip their comments.
 PyYAML, which the loader parses with, drops comments (and quoting) on the way in; ruamel.yaml's
 round-trip mode keeps comments, quote styles, flow/block style and key order through a load and a
-dump. It is an optional extra (`pip install '.[fmt]'` in a policyengine checkout): only this module imports it,
+dump. It is an optional extra (`pip install 'agent-policyengine[fmt]'`): only this module imports it,
 and only the fmt verb imports this module, so `import policyengine` and every other verb run
 without it.
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from policyengine.errors import PolicyEngineError
+from policyengine.errors import PolicyEngineError, install_hint
 from policyengine.packs.loader import MANIFEST, load_pack
 from policyengine.values.problems import PackLoadError
 
@@ -213,13 +213,13 @@ def _write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
 
 
 def _ed25519() -> Any:
-    """The cryptography module for Ed25519, imported on first use (`policyengine[server]`)."""
+    """The cryptography module for Ed25519, imported on first use (`agent-policyengine[server]`)."""
     try:
         from cryptography.hazmat.primitives.asymmetric import ed25519
     except ImportError:  # pragma: no cover - the dev environment has it
         raise BundleError(
             "signing and verifying bundles needs the `cryptography` package",
-            hint="pip install '.[server]' (in a policyengine checkout)",
+            hint=install_hint("server"),
         ) from None
     return ed25519
 

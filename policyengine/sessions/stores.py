@@ -223,7 +223,7 @@ class RedisStore:
 
     def __init__(self, url: str, *, ttl: float = DEFAULT_TTL, limit: int = MAX_SESSIONS) -> None:
         try:
-            import redis  # an extra: policyengine[redis]
+            import redis  # an extra: agent-policyengine[redis]
         except ImportError as error:
             raise SessionStoreError(
                 f"session store {url}: the redis package is not installed (install this project's [redis] extra)"
