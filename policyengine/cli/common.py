@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from policyengine.cli.pack_folders import PACK_HELP, resolve_pack, resolve_packs, shipped_pack, shipped_packs
-from policyengine.errors import UsageError
+from policyengine.cli.unknown_pack import UnknownPackError
 from policyengine.packs.loader import Pack, catalog_for
-from policyengine.values.problems import PackLoadError
 
 if TYPE_CHECKING:
     from policyengine.enforce.install import PolicyLayers
@@ -35,10 +34,6 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-
-
-class UnknownPackError(PackLoadError, UsageError):
-    """A `--pack` value that is neither a folder nor a shipped pack's name: problem PE108, and a usage error."""
 
 
 def tools_for(args: argparse.Namespace, packs: Sequence[Pack]) -> dict[str, ToolDefinition] | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from policyengine.cli.common import UnknownPackError
+    from policyengine.cli.unknown_pack import UnknownPackError
 
 # pyproject.toml installs the top-level policies/ folder as this package (as schemas/ is installed).
 SHIPPED_PACKAGE = "policyengine.shipped_packs"
@@ -88,7 +88,7 @@ def _shipped_folder(name: str) -> Path | None:
 
 def _unknown(given: str, what: str) -> UnknownPackError:
     # Imported here: the error's modules cost the hook ~10 ms a call, and only a mistake needs them.
-    from policyengine.cli.common import UnknownPackError
+    from policyengine.cli.unknown_pack import UnknownPackError
     from policyengine.values.problems import Location, Problem
 
     names = ", ".join(shipped_packs()) or "none (this installation ships no packs)"
