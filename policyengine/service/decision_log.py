@@ -370,7 +370,7 @@ class JsonLinesLog(_Sink):
                 end += 1
             if end == start:
                 fd = self._rotate(fd)
-                size = 0
+                size = os.fstat(fd).st_size  # others may have written to the new FILE already
                 continue
             data = b"".join(lines[start:end])
             if self._torn:
@@ -403,12 +403,11 @@ class JsonLinesLog(_Sink):
                 os.replace(older, self.path.with_name(f"{self.path.name}.{n + 1}"))
         with contextlib.suppress(FileNotFoundError):  # removed by someone else: nothing to keep
             os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
-        # Unlocking the old file lets a process waiting on it in, to find FILE changed and reopen.
+        # Unlocking the old file lets a process waiting on it in, to find FILE changed and reopen. The new
+        # FILE is checked like any other: another process may have filled and rotated it before we lock it.
         fcntl.flock(fd, fcntl.LOCK_UN)
         self._drop()
-        fd = self._open()
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        return fd
+        return self._locked()
 
     def _drop(self) -> None:
         if self._fd is not None:

@@ -121,6 +121,7 @@ OPENAPI: dict[str, Any] = {
                     "digests": {"type": "object", "additionalProperties": {"type": "string"}},
                     "loaded_at": {"type": "number"},
                     "reload_error": _NULLABLE_STRING,
+                    "pid": {"type": "integer", "description": "the worker process that answered"},
                 },
             },
         },

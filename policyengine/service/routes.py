@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -209,6 +210,7 @@ class InfoEndpoints:
                 "reloads": self.state.reloads,
                 "reload_failures": self.state.failures,
                 "reload_error": self.state.last_error,
+                "pid": os.getpid(),  # which worker answered (serve --workers N)
             }
         )
 
