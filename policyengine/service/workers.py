@@ -30,6 +30,8 @@ from typing import Any, TextIO
 
 import uvicorn
 
+from policyengine.errors import PolicyEngineError
+
 __all__ = ["Server", "Supervisor", "run_server"]
 
 # A worker that exits within this many seconds of its start is restarted after a growing pause.
@@ -212,6 +214,9 @@ class Supervisor:
                     signal.signal(sig, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
                 code = self.serve(slot)
+            except PolicyEngineError as error:  # a pack or a store that broke since serve started: said plainly
+                with contextlib.suppress(Exception):
+                    self._say(f"worker {slot} cannot start: {error}")
             except BaseException:
                 with contextlib.suppress(Exception):
                     traceback.print_exc(file=self.err)
