@@ -206,6 +206,15 @@ def test_sigterm_under_load_exits_0_with_every_answered_decision_logged(tmp_path
     assert len(answered) >= 400
     assert set(answered) <= set(logged), f"{len(set(answered) - set(logged))} answered decisions are not logged"
     assert len(logged) == len(set(logged))  # none written twice
+    # `policyengine logs` reads what both workers wrote as one log.
+    read = subprocess.run(
+        [sys.executable, "-m", "policyengine", "logs", str(audit), "--format", "jsonl"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    assert sorted(json.loads(line)["call_id"] for line in read.stdout.splitlines()) == sorted(logged)
     assert not any("exited" in line or "Traceback" in line for line in serve.lines), serve.lines
 
 
