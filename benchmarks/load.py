@@ -2,13 +2,14 @@
 
     python benchmarks/load.py [--levels 1,16,64] [--duration 5] [--warmup 1] [--rounds 3]
                               [--pack DIR] [--calls FILE] [--client auto|raw|httpx] [--no-audit]
-                              [--http auto|httptools|h11]
+                              [--http auto|httptools|h11] [--workers 1,2]
 
-starts two servers as subprocesses, each on a free 127.0.0.1 port:
+starts the servers as subprocesses, each on a free 127.0.0.1 port:
 
-- decide: the real CLI entry, `python -m policyengine serve --pack DIR --host 127.0.0.1 --port P
-  --audit FILE` (a decision log in a temporary folder, as a deployment would run it; `--no-audit`
-  leaves it out), answering `POST /v1/decide`;
+- decide, once per `--workers` count N (default 1 and 2, compared in the same run): the real CLI
+  entry, `python -m policyengine serve --pack DIR --host 127.0.0.1 --port P --workers N --audit
+  FILE` (a decision log in a temporary folder, as a deployment would run it; `--no-audit` leaves
+  it out), answering `POST /v1/decide`;
 - bare: this file with `--bare-server`: the stack's own limit, an endpoint that reads the body
   (without parsing it) and returns a constant JSON document shaped like a decision, dispatched
   the way serve dispatches /v1/decide (a plain ASGI callable in front of a Starlette app), run by
@@ -24,8 +25,10 @@ a different call. Per level: a warm-up, then a fixed window in which every compl
 counted and its latency kept; bare and decide run back to back at each level, `--rounds` times
 (the order alternates each round). The table shows req/s (median over rounds), p50/p99 (all rounds
 pooled), the ratio decide/bare (median of the back-to-back pairs: the machine is shared with other
-work, whose load moves between rounds) and the server's CPU microseconds per request on each side
-(read from /proc), whose ratio does not depend on what else runs. `--client auto` first drives
+work, whose load moves between rounds), the ratio of N workers to one (same pairing), and the
+server's CPU microseconds per request on each side (read from /proc, the server's process and its
+workers together), whose ratio does not depend on what else runs, and the cores the server kept
+busy (its CPU seconds per second). `--client auto` first drives
 the bare endpoint at the highest level with httpx.AsyncClient and with raw asyncio streams
 speaking HTTP/1.1, says which is faster, and uses it. The machine's cores are shared by the
 generator and the server (the CPU share of each is printed per run). Benchmarks print; they
@@ -73,7 +76,7 @@ CONSTANT = {
     "pack_digest": "sha256:" + "0" * 64,
 }
 TICK = os.sysconf("SC_CLK_TCK")
-SIDES = ["bare", "starlette", "decide"]
+BARE_SIDES = ["bare", "starlette"]
 
 
 # -- the bare endpoint --------------------------------------------------------------------------------
@@ -149,12 +152,19 @@ class Server:
     headers: dict[str, str] = field(default_factory=dict)
 
     def cpu_seconds(self) -> float:
-        """User + system CPU seconds of the server process so far (from /proc)."""
-        try:
-            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return (int(fields[11]) + int(fields[12])) / TICK
+        """User + system CPU seconds of the server process and its live children (workers) so far (from /proc)."""
+        total = 0.0
+        parent = str(self.process.pid)
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if entry == parent or fields[1] == parent:
+                total += (int(fields[11]) + int(fields[12])) / TICK
+        return total
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after 10 s."""
@@ -361,12 +371,12 @@ def decision_mix(server: Server, bodies: list[bytes]) -> Counter[str]:
     return mix
 
 
-def serve_command(args: argparse.Namespace, port: int, tmp: Path) -> list[str]:
-    """`python -m policyengine serve` as a deployment would run it."""
+def serve_command(args: argparse.Namespace, port: int, tmp: Path, workers: int) -> list[str]:
+    """`python -m policyengine serve --workers N` as a deployment would run it."""
     command = [sys.executable, "-m", "policyengine", "serve", "--pack", str(args.pack), "--host", HOST]
-    command += ["--port", str(port), "--http", args.http]
+    command += ["--port", str(port), "--http", args.http, "--workers", str(workers)]
     if args.audit:
-        command += ["--audit", str(tmp / "decisions.jsonl")]
+        command += ["--audit", str(tmp / f"decisions-{workers}.jsonl")]
     if args.token_file:
         command += ["--token-file", str(args.token_file)]
     return command + list(args.serve_arg)
@@ -389,12 +399,16 @@ def main() -> None:
     parser.add_argument(
         "--http", choices=["auto", "httptools", "h11"], default="auto", help="the HTTP parser of both servers"
     )
+    parser.add_argument(
+        "--workers", default="1,2", help="serve's worker counts to compare, comma-separated (default 1,2)"
+    )
     parser.add_argument("--bare-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare_server:
         run_bare_server(HOST, args.bare_server, args.http)
         return
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
+    args.worker_counts = sorted({int(x) for x in args.workers.split(",") if x.strip()})
     bodies = load_bodies(args.calls, args.max_calls)
     headers = {}
     if args.token_file:
@@ -412,20 +426,27 @@ def main() -> None:
             bare_cmd = [sys.executable, str(Path(__file__).resolve()), "--bare-server", str(port), "--http", args.http]
             servers["bare"] = start("bare", bare_cmd, port, BARE_PATH, {}, tmp / "bare.log")
             servers["starlette"] = Server("starlette", servers["bare"].process, port, STARLETTE_PATH)
-            port = free_port()
-            command = serve_command(args, port, tmp)
-            print(f"decide: {' '.join(Path(c).name if c == sys.executable else c for c in command)}", flush=True)
-            servers["decide"] = start("decide", command, port, DECIDE_PATH, headers, tmp / "serve.log")
-            mix = decision_mix(servers["decide"], bodies)
-            print(f"decisions of the bodies (each sent once, untimed): {dict(mix.most_common())}", flush=True)
+            for workers in args.worker_counts:
+                port = free_port()
+                command = serve_command(args, port, tmp, workers)
+                name = f"decide{workers}"
+                shown = " ".join(Path(c).name if c == sys.executable else c for c in command)
+                print(f"{name}: {shown}", flush=True)
+                servers[name] = start(name, command, port, DECIDE_PATH, headers, tmp / f"serve-{workers}.log")
+                mix = decision_mix(servers[name], bodies)
+                print(f"decisions of the bodies (each sent once, untimed): {dict(mix.most_common())}", flush=True)
             print(asyncio.run(run(args, servers, bodies, levels)), end="")
             if args.audit:
                 from policyengine.service.decision_log import rotated_files
 
-                files = rotated_files(tmp / "decisions.jsonl")
-                lines = sum(f.read_bytes().count(b"\n") for f in files)
-                size = sum(f.stat().st_size for f in files) / 1e6
-                print(f"decision log: {lines:,} lines ({size:.0f} MB, {len(files)} file(s)) written during the run")
+                for workers in args.worker_counts:
+                    files = rotated_files(tmp / f"decisions-{workers}.jsonl")
+                    lines = sum(f.read_bytes().count(b"\n") for f in files)
+                    size = sum(f.stat().st_size for f in files) / 1e6
+                    print(
+                        f"decision log of decide{workers}: {lines:,} lines ({size:.0f} MB, {len(files)} file(s)) "
+                        "written during the run"
+                    )
             print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         finally:
             for server in servers.values():
@@ -449,9 +470,11 @@ async def run(args: argparse.Namespace, servers: dict[str, Server], bodies: list
             flush=True,
         )
     tallies: dict[tuple[str, int], list[Tally]] = {}
+    decides = [f"decide{n}" for n in args.worker_counts]
+    sides = [*BARE_SIDES, *decides]
     for round_ in range(args.rounds):
         for level in levels:
-            order = SIDES if round_ % 2 == 0 else SIDES[::-1]
+            order = sides if round_ % 2 == 0 else sides[::-1]
             for name in order:
                 tally = await drive(servers[name], bodies, level, args.warmup, args.duration, kind)
                 tallies.setdefault((name, level), []).append(tally)
@@ -468,44 +491,56 @@ async def run(args: argparse.Namespace, servers: dict[str, Server], bodies: list
     out.append(
         f"\n{args.duration:g} s per level and endpoint after {args.warmup:g} s of warm-up, {args.rounds} round(s), "
         f"client: {kind}; {os.cpu_count()} cores shared by generator and server\n"
-        "req/s: median over rounds; p50/p99: ms, all rounds pooled; decide/bare and decide/starlette: median over "
-        "rounds of the ratio of rates measured back to back;\ncpu us: the server's CPU microseconds per request "
-        "(median over rounds): bare/decide is the throughput ratio once the server's core is the limit, whatever "
-        "else the machine runs\n"
+        "req/s: median over rounds; p50/p99: ms, all rounds pooled; ratios: median over rounds of the ratio of "
+        "rates measured back to back;\ncpu us: the server's CPU microseconds per request, workers included "
+        "(median over rounds); cores: the server's CPU seconds per second (median); gen: the generator's\n"
     )
-    out.append(
-        f"{'clients':>7} | {'bare req/s':>10} {'p99':>6} | {'starlette':>9} {'p99':>6} | "
-        f"{'decide req/s':>12} {'p50':>6} {'p99':>6} | {'decide/bare':>11} {'/starlette':>10} | "
-        f"{'cpu us bare':>11} {'decide':>6} {'ratio':>6}\n"
-    )
-    ratios = {}
+
+    def rate(name: str, level: int) -> float:
+        return statistics.median(t.rate for t in tallies[(name, level)])
+
+    def cpu_us(name: str, level: int) -> float:
+        return statistics.median(t.server_cpu / max(1, len(t.latencies)) for t in tallies[(name, level)]) * 1e6
+
+    def share(name: str, level: int, generator: bool = False) -> float:
+        runs = tallies[(name, level)]
+        return statistics.median((t.generator_cpu if generator else t.server_cpu) / t.seconds for t in runs)
+
+    def ratio(of: str, to: str, level: int) -> float:
+        pairs = zip(tallies[(to, level)], tallies[(of, level)], strict=True)
+        return statistics.median(d.rate / b.rate if b.rate else 0.0 for b, d in pairs)
+
+    def p(name: str, level: int, q: float) -> float:
+        return percentile([x for t in tallies[(name, level)] for x in t.latencies], q) * ms
+
+    out.append(f"{'clients':>7} | {'bare req/s':>10} {'p99':>6} {'cpu us':>6} | {'starlette':>9} {'p99':>6} |")
+    for name in decides:
+        out.append(f" {name + ' req/s':>14} {'p50':>6} {'p99':>6} {'cpu us':>6} {'cores':>5} {'gen':>4} |")
+    out.append(f" {'decide1/bare':>12}")
+    for name in decides[1:]:
+        out.append(f" {name + '/decide1':>16}")
+    out.append("\n")
     for level in levels:
-        row = f"{level:7} |"
-        cpu = {}
-        for name, width in (("bare", 10), ("starlette", 9), ("decide", 12)):
-            runs = tallies[(name, level)]
-            rate = statistics.median(t.rate for t in runs)
-            cpu[name] = statistics.median(t.server_cpu / max(1, len(t.latencies)) for t in runs) * 1e6
-            pooled = [x for t in runs for x in t.latencies]
-            p50, p99 = percentile(pooled, 0.5) * ms, percentile(pooled, 0.99) * ms
-            row += f" {rate:{width},.0f}" + (f" {p50:6.2f}" if name == "decide" else "") + f" {p99:6.2f} |"
-
-        def ratio(of: str, to: str, level: int = level) -> float:
-            pairs = zip(tallies[(to, level)], tallies[(of, level)], strict=True)
-            return statistics.median(d.rate / b.rate if b.rate else 0.0 for b, d in pairs)
-
-        ratios[level] = ratio("decide", "bare")
-        cpu_ratio = cpu["bare"] / cpu["decide"] if cpu["decide"] else 0.0
+        row = f"{level:7} | {rate('bare', level):10,.0f} {p('bare', level, 0.99):6.2f} {cpu_us('bare', level):6.0f} |"
+        row += f" {rate('starlette', level):9,.0f} {p('starlette', level, 0.99):6.2f} |"
+        for name in decides:
+            row += (
+                f" {rate(name, level):14,.0f} {p(name, level, 0.5):6.2f} {p(name, level, 0.99):6.2f}"
+                f" {cpu_us(name, level):6.0f} {share(name, level):5.2f} {share(name, level, True):4.0%} |"
+            )
+        first = decides[0]
+        row += f" {ratio(first, 'bare', level):12.0%}"
+        for name in decides[1:]:
+            row += f" {ratio(name, first, level):16.2f}x"
+        out.append(row + "\n")
+    if len(decides) > 1:
+        top, first, last = max(levels), decides[0], decides[-1]
+        scale = ratio(last, first, top)
         out.append(
-            f"{row} {ratios[level]:11.0%} {ratio('decide', 'starlette'):10.0%} | "
-            f"{cpu['bare']:11.0f} {cpu['decide']:6.0f} {cpu_ratio:6.0%}\n"
+            f"{last} against {first} at {top} clients: {scale:.2f}x the decisions/s; CPU per decision "
+            f"{cpu_us(first, top):.0f} -> {cpu_us(last, top):.0f} us; cores busy {share(first, top):.2f} -> "
+            f"{share(last, top):.2f} (the generator took {share(last, top, True):.0%} of a core)\n"
         )
-    top = max(levels)
-    if 64 in ratios:
-        verdict = "met" if ratios[64] >= 0.7 else "NOT met"
-        out.append(f"target (issue 15): decide >= 70% of bare at 64 clients -> {ratios[64]:.0%}, {verdict}\n")
-    else:
-        out.append(f"target (issue 15) is at 64 clients; highest level run: {top} ({ratios[top]:.0%})\n")
     return "".join(out)
 
 

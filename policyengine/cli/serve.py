@@ -148,12 +148,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "auto: httptools when installed (default)",
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes answering on the one port (default: one per core; 1: this process alone; "
+        "--sessions memory: 1)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="(default info)"
     )
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
-    """`serve`: check the options, load the packs, then serve until interrupted (SIGINT, SIGTERM)."""
+    """`serve`: check the options, load the packs, then serve until SIGTERM or SIGINT (drained, exit 0)."""
     if not args.pack and not args.bundle:
         raise UsageError("serve needs packs to decide with", hint="give --pack DIR (repeatable) or --bundle URL|PATH")
     if bool(args.bundle) != bool(args.public_key):
@@ -176,6 +184,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     if args.cwd is not None and not os.path.isdir(args.cwd):
         raise UsageError(f"--cwd {args.cwd} is not a directory", hint="give the directory relative paths start from")
     token = read_token(args.token_file, err) if args.token_file else None
+    workers = _workers(args)
     try:
         service: Any = importlib.import_module("policyengine.service.app")
         uvicorn: Any = importlib.import_module("uvicorn")
@@ -189,15 +198,19 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     from policyengine.service.decision_log import open_decision_log
     from policyengine.service.http_protocol import protocol_class
     from policyengine.service.packs_state import PacksState
+    from policyengine.service.workers import Supervisor, run_server
 
     _log_to(err, args.log_level)
     workdir: str | None = None
-    try:
+    share: str | None = None
+
+    def build(slot: int) -> tuple[Any, Any, Any, Any]:
+        """The whole service in this process (the parent's check, or a worker): app, packs, sessions, log."""
         folders = list(args.pack)
         poll = None
         if args.bundle:
-            workdir = tempfile.mkdtemp(prefix="policyengine-bundle-")
-            bundle_folders, poll = _bundle(args.bundle, args.public_key, workdir, folders)
+            assert workdir is not None
+            bundle_folders, poll = _bundle(args.bundle, args.public_key, os.path.join(workdir, f"w{slot}"), folders)
             folders = bundle_folders
         sessions = open_sessions(args.sessions, args.decision_log, args.session_ttl)
         state = PacksState(folders, cwd=args.cwd, tools=args.tools, unknown_tools=args.unknown_tools, sessions=sessions)
@@ -213,7 +226,39 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             decision_timeout=args.decision_timeout,
             reload_interval=args.reload_interval or None,
             poll=poll,
+            metrics_share=Path(share) if share else None,
         )
+        return app, state, sessions, decision_log
+
+    def config(app: Any) -> Any:
+        return uvicorn.Config(
+            app,
+            log_level=args.log_level,
+            http=protocol,
+            timeout_keep_alive=args.keep_alive_timeout,
+            limit_concurrency=args.max_connections,
+            lifespan="on",
+            server_header=False,
+            proxy_headers=False,
+            access_log=args.log_level == "debug",
+        )
+
+    def worker(slot: int) -> int:
+        app = build(slot)[0]
+        run_server(config(app), sock)
+        return 0
+
+    def cleanup(slot: int) -> None:
+        if workdir is not None:  # a dead worker's bundle folders: its replacement fetches its own
+            shutil.rmtree(os.path.join(workdir, f"w{slot}"), ignore_errors=True)
+
+    try:
+        if args.bundle:
+            workdir = tempfile.mkdtemp(prefix="policyengine-bundle-")
+        if workers > 1:
+            share = tempfile.mkdtemp(prefix="policyengine-metrics-")
+        # Built here whatever the worker count: a pack, store or log that cannot open stops serve before it listens.
+        app, state, sessions, decision_log = build(0)
         try:
             protocol = protocol_class(args.http, args.header_timeout)
         except ImportError:
@@ -226,22 +271,37 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         shown = f"[{host}]" if ":" in host else host
         print(f"policyengine serve: http://{shown}:{port} (packs {state.current.digest})", file=err, flush=True)
         print(f"policyengine serve: sessions in {describe_sessions(sessions)}", file=err, flush=True)
-        config = uvicorn.Config(
-            app,
-            log_level=args.log_level,
-            http=protocol,
-            timeout_keep_alive=args.keep_alive_timeout,
-            limit_concurrency=args.max_connections,
-            lifespan="on",
-            server_header=False,
-            proxy_headers=False,
-            access_log=args.log_level == "debug",
-        )
-        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+        if workers == 1:
+            run_server(config(app), sock)
+            return 0
+        # Each worker opens its own: a SQLite connection or a log descriptor must not cross a fork.
+        if decision_log is not None:
+            decision_log.close()
+        if hasattr(sessions, "close"):
+            sessions.close()
+        del app, state, sessions, decision_log
+        cleanup(0)
+        return Supervisor(sock, workers, worker, err, cleanup).run()
     finally:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
-    return 0
+        if share is not None:
+            shutil.rmtree(share, ignore_errors=True)
+
+
+def _workers(args: argparse.Namespace) -> int:
+    """How many worker processes: --workers, else one per core (one for sessions in memory, which is per process)."""
+    memory = (args.sessions or "").strip() == "memory"
+    if args.workers is None:
+        return 1 if memory else max(1, os.cpu_count() or 1)
+    if args.workers < 1:
+        raise UsageError(f"--workers {args.workers} is not a count", hint="give 1 or more (default: one per core)")
+    if memory and args.workers > 1:
+        raise UsageError(
+            f"--sessions memory keeps sessions in one process, and --workers {args.workers} runs several",
+            hint="give --sessions sqlite:PATH or redis://HOST:PORT/DB (shared by the workers), or --workers 1",
+        )
+    return int(args.workers)
 
 
 def default_sessions(decision_log: str | None) -> str:

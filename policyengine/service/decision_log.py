@@ -6,20 +6,25 @@ arguments, result and reason before writing, and mark such a record `"redacted":
 replay of it may then decide differently from the live call (the decision recorded is the live
 one). docs/decision-logs.md describes the formats.
 
-Neither sink raises from `write`: a log that cannot be written must not take the decision
-service down. Failures are counted (`failures`, `last_error`) and said once on stderr.
+Neither sink raises from `write` or `write_many`: a log that cannot be written must not take the
+decision service down. Failures are counted (`failures`, `last_error`) and said once on stderr.
+`write_many` writes a batch at once (one locked write of many lines, one SQLite transaction): the
+service's log writer (log_writer.py) commits its records in such groups. Several processes may
+write one log (`serve --workers N`): JSON Lines batches are written under an exclusive `flock`
+of the file, which rotation holds too; SQLite locks its own database.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -95,6 +100,9 @@ class DecisionLog(Protocol):
     def write(self, record: Mapping[str, Any]) -> None:
         """Write one record (redacted first, if the sink redacts)."""
 
+    def write_many(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Write records at once, in order (one write, one transaction); each that fails is counted."""
+
     def close(self) -> None:
         """Flush and close; later writes are counted as failures."""
 
@@ -139,6 +147,7 @@ def decision_record(
     timestamp: float | None = None,
     session_id: str | None = None,
     labels: list[str] | None = None,
+    pack_digest: str | None = None,
 ) -> dict[str, Any]:
     """One audit-format record (runtime/audit.py's fields) of a decision, which `policyengine dry-run` replays.
 
@@ -146,7 +155,8 @@ def decision_record(
     only when post-execute judged it: `result` is accepted so a caller can pass what it has, but
     a result the policy did not see (the call was denied first) is not logged. A call of a session
     carries `session_id` and `labels`, the labels the session held once it was decided (null when
-    the store could not say).
+    the store could not say). A service's record carries `pack_digest`, the installation that decided.
+    Every decision record is built here (the service's included).
     """
     source = evaluation.source
     record: dict[str, Any] = {
@@ -176,6 +186,8 @@ def decision_record(
             "value": None if blocked else thaw(evaluation.value),
             "content": thaw(evaluation.content),
         }
+    if pack_digest is not None:
+        record["pack_digest"] = pack_digest
     return record
 
 
@@ -236,6 +248,7 @@ class _Sink:
         self._warned = False
         self._closed = False
         self._stderr = stderr
+        self._sent = 0  # lines of the batch in progress already written
 
     def _prepare(self, record: Mapping[str, Any]) -> dict[str, Any]:
         return redact_record(record) if self.redact_secrets else dict(record)
@@ -257,9 +270,11 @@ class _Sink:
 class JsonLinesLog(_Sink):
     """A JSON Lines decision log rotated by size: FILE, then FILE.1 (newest) ... FILE.N (oldest, dropped next).
 
-    Each record is one `os.write` of one whole line on an O_APPEND descriptor, under a lock;
-    rotation happens between writes, so no line is split or lost. The file is created 0600.
-    One process should own a log file: the lock is per sink, not per file.
+    A batch of records is one `os.write` of whole lines on an O_APPEND descriptor, under the
+    sink's lock and an exclusive `flock` of the file (several processes may share it); rotation
+    happens between writes, under the same flock, so no line is split or lost. A process that
+    finds the file rotated under it (its descriptor no longer FILE's) reopens FILE. The file is
+    created 0600.
     """
 
     def __init__(
@@ -280,7 +295,6 @@ class JsonLinesLog(_Sink):
         self.max_bytes = max_bytes
         self.backups = backups
         self._fd: int | None = None
-        self._size = 0
         self._torn = False  # the file may end mid-line
         try:
             self._open()
@@ -293,55 +307,107 @@ class JsonLinesLog(_Sink):
     def _open(self) -> int:
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            self._size = os.fstat(self._fd).st_size
         return self._fd
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append one record as one line, rotating first if it would take the file past max_bytes."""
-        try:
-            data = _line(self._prepare(record))
-        except Exception as error:
-            with self._lock:
-                self._fail(error)
+        self.write_many((record,))
+
+    def write_many(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Append records as lines, in order: as few writes as rotation allows, each of whole lines."""
+        lines: list[bytes] = []
+        for record in records:
+            try:
+                lines.append(_line(self._prepare(record)))
+            except Exception as error:
+                with self._lock:
+                    self._fail(error)
+        if not lines:
             return
         with self._lock:
+            self._sent = 0
             try:
                 if self._closed:
                     raise ValueError("the decision log is closed")
-                fd = self._open()
-                # A record bigger than max_bytes still goes in whole, alone in a fresh file.
-                if self._size and self._size + len(data) > self.max_bytes:
-                    self._rotate()
-                    fd = self._open()
-                if self._torn:
-                    # A failed write left part of a line: start on a line of our own, so the torn
-                    # record is lost alone and every later record stays readable.
-                    data = b"\n" + data
-                view = memoryview(data)
-                while view:
-                    count = os.write(fd, view)
-                    self._size += count
-                    self._torn = True
-                    view = view[count:]
-                self._torn = False
-                self.written += 1
+                fd = self._locked()
+                try:
+                    self._append(fd, lines)
+                finally:
+                    if self._fd is not None:
+                        fcntl.flock(self._fd, fcntl.LOCK_UN)
             except Exception as error:
-                self._fail(error)
-                self._drop()  # reopen on the next record: the disk may recover
+                # What a failed batch did not write is counted; what it wrote stays written.
+                for _ in range(len(lines) - self._sent):
+                    self._fail(error)
+                self._drop()  # reopen on the next batch: the disk may recover
 
-    def _rotate(self) -> None:
-        """FILE.N-1 -> FILE.N ... FILE -> FILE.1 (FILE.N dropped); with no backups, FILE starts over."""
-        self._drop()
+    def _locked(self) -> int:
+        """The descriptor of FILE as it is now, under an exclusive flock (reopened if FILE was rotated)."""
+        for _ in range(100):
+            fd = self._open()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                return fd
+            # Another process rotated FILE while we waited: write to the new one.
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            self._drop()
+            self._torn = False
+        raise OSError(f"{self.path} keeps changing under the decision log")
+
+    def _append(self, fd: int, lines: list[bytes]) -> None:
+        """Write the lines in as few writes as rotation allows (FILE is locked)."""
+        size = os.fstat(fd).st_size
+        start = 0
+        while start < len(lines):
+            # The lines that fit; a line bigger than max_bytes still goes in whole, alone in a fresh file.
+            end, total = start, 0
+            while end < len(lines) and (size + total + len(lines[end]) <= self.max_bytes or (size + total) == 0):
+                total += len(lines[end])
+                end += 1
+            if end == start:
+                fd = self._rotate(fd)
+                size = os.fstat(fd).st_size  # others may have written to the new FILE already
+                continue
+            data = b"".join(lines[start:end])
+            if self._torn:
+                # A failed write left part of a line: start on a line of our own, so the torn
+                # record is lost alone and every later record stays readable.
+                data = b"\n" + data
+            view = memoryview(data)
+            while view:
+                count = os.write(fd, view)
+                size += count
+                self._torn = True
+                view = view[count:]
+            self._torn = False
+            self.written += end - start
+            self._sent += end - start
+            start = end
+
+    def _rotate(self, fd: int) -> int:
+        """FILE.N-1 -> FILE.N ... FILE -> FILE.1 (FILE.N dropped); with no backups, FILE starts over.
+
+        Runs holding FILE's flock, and returns the new FILE's descriptor, locked.
+        """
         self._torn = False  # the next line starts a new file
         if self.backups == 0:
             os.truncate(self.path, 0)
-            return
+            return fd
         for n in range(self.backups - 1, 0, -1):
             older = self.path.with_name(f"{self.path.name}.{n}")
             if older.exists():
                 os.replace(older, self.path.with_name(f"{self.path.name}.{n + 1}"))
         with contextlib.suppress(FileNotFoundError):  # removed by someone else: nothing to keep
             os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
+        # Unlocking the old file lets a process waiting on it in, to find FILE changed and reopen. The new
+        # FILE is checked like any other: another process may have filled and rotated it before we lock it.
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        self._drop()
+        return self._locked()
 
     def _drop(self) -> None:
         if self._fd is not None:
@@ -374,34 +440,33 @@ class SqliteLog(_Sink):
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Insert one record as one row (the whole record in `record`)."""
-        try:
-            prepared = self._prepare(record)
-            row = (
-                _number(prepared.get("timestamp")),
-                *(_text(prepared.get(k)) for k in ("call_id", "name", "agent", "decision", "stage", "rule", "pack")),
-                _text(prepared.get("digest")),
-                _text(prepared.get("reason")),
-                _line(prepared).decode("utf-8", "surrogatepass").rstrip("\n"),
-                _text(prepared.get("session_id")),
-                None if prepared.get("labels") is None else json.dumps(prepared["labels"]),
-            )
-        except Exception as error:
-            with self._lock:
-                self._fail(error)
+        self.write_many((record,))
+
+    def write_many(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Insert records as rows, in order, in one transaction."""
+        rows = []
+        for record in records:
+            try:
+                rows.append(_row(self._prepare(record)))
+            except Exception as error:
+                with self._lock:
+                    self._fail(error)
+        if not rows:
             return
         with self._lock:
             try:
                 if self._db is None:
                     raise ValueError("the decision log is closed")
                 with self._db:
-                    self._db.execute(
+                    self._db.executemany(
                         "INSERT INTO decisions (ts, call_id, name, agent, decision, stage, rule, pack, digest, reason,"
                         " record, session_id, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        row,
+                        rows,
                     )
-                self.written += 1
+                self.written += len(rows)
             except Exception as error:
-                self._fail(error)
+                for _ in rows:  # the transaction rolled back: none of them is written
+                    self._fail(error)
 
     def close(self) -> None:
         """Close the connection; later writes count as failures."""
@@ -410,6 +475,19 @@ class SqliteLog(_Sink):
                 with contextlib.suppress(sqlite3.Error):
                     self._db.close()
                 self._db = None
+
+
+def _row(prepared: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A prepared record as a row of `decisions`."""
+    return (
+        _number(prepared.get("timestamp")),
+        *(_text(prepared.get(k)) for k in ("call_id", "name", "agent", "decision", "stage", "rule", "pack")),
+        _text(prepared.get("digest")),
+        _text(prepared.get("reason")),
+        _line(prepared).decode("utf-8", "surrogatepass").rstrip("\n"),
+        _text(prepared.get("session_id")),
+        None if prepared.get("labels") is None else json.dumps(prepared["labels"]),
+    )
 
 
 def _connect(path: Path) -> sqlite3.Connection:
