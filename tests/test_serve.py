@@ -23,6 +23,7 @@ import uvicorn
 
 from policyengine.cli import serve as serve_verb
 from policyengine.cli.main import main
+from policyengine.enforce import decision_point
 from policyengine.errors import UsageError
 from policyengine.service import app as service_app
 from policyengine.service import deciding as service_deciding
@@ -434,7 +435,7 @@ def test_an_engine_fault_denies_without_a_500(
     def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("engine on fire")
 
-    monkeypatch.setattr(service_deciding, "evaluate_now", broken)
+    monkeypatch.setattr(decision_point, "evaluate_now", broken)  # the engine itself fails
     answer = decide(client, "read", {})
     assert answer["decision"] == "deny" and "engine on fire" in answer["reason"] and answer["stage"] is None
     reply = client.post("/v1/review", json={"name": "read", "arguments": {}, "result": {"value": "secret"}})

@@ -18,6 +18,7 @@ stages with the tool run between them. Three rules hold for every one of them:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -71,11 +72,14 @@ class Question:
 class DecisionPoint:
     """Where a front end asks: a call decided, a result reviewed, by one registry's stages; never raises."""
 
-    __slots__ = ("front", "registry")
+    __slots__ = ("front", "on_fault", "registry")
 
-    def __init__(self, registry: Registry, front: Source) -> None:
+    def __init__(
+        self, registry: Registry, front: Source, on_fault: Callable[[str, BaseException], None] | None = None
+    ) -> None:
         self.registry = registry
         self.front = front  # who is named when the front end itself fails
+        self.on_fault = on_fault  # told (tool name, error) of every fault folded into a denial: a service logs it
 
     @property
     def synchronous(self) -> bool:
@@ -142,6 +146,9 @@ class DecisionPoint:
     # -- faults ------------------------------------------------------------------------------------
 
     def _fault(self, name: str, doing: str, error: BaseException) -> Evaluation:
+        if self.on_fault is not None:
+            with contextlib.suppress(Exception):  # a failing logger must not turn a denial into a crash
+                self.on_fault(name, error)
         return fault_denial(self.front, name, doing, error)
 
     def _deferred(self, start: Deferred, name: str, doing: str, *, blocked: bool = False) -> Deferred:

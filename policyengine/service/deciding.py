@@ -13,55 +13,44 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from policyengine.enforce.evaluate import (
-    Evaluation,
-    Verdict,
-    evaluate,
-    evaluate_now,
-    fault_denial,
-    review_recorded_now,
-)
+from policyengine.enforce.decision_point import Answer, DecisionPoint, Question
+from policyengine.enforce.evaluate import Evaluation, Verdict
 from policyengine.service.packs_state import Snapshot
 from policyengine.values.decisions import Source, SourceKind
 from policyengine.values.frozen import thaw
 
 log = logging.getLogger("policyengine.service")
 
-__all__ = ["SERVICE", "answer_fields", "closed", "evaluate_request", "evaluate_sync", "labels_held"]
+__all__ = ["SERVICE", "answer_fields", "answer_for", "closed", "evaluate_request", "labels_held"]
 
 SERVICE = Source(SourceKind.REGISTRY, "policy service")
 
 
-def _denied(name: str, error: BaseException) -> Evaluation:
+def _logged(name: str, error: BaseException) -> None:
     log.error("policyengine serve: evaluating %r failed", name, exc_info=error)
-    return fault_denial(SERVICE, name, "deciding", error)
 
 
-def _kwargs(snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result: Any) -> dict[str, Any]:
-    return {
-        "agent": body.get("agent") or "agent",
-        "call_id": call_id,
-        "cwd": body.get("cwd"),
-        "result": result,
-        "require_tool": snapshot.require_tool,
-        "session_id": body.get("session_id") or None,
-    }
-
-
-def evaluate_sync(
-    snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result: Mapping[str, Any] | None
-) -> Evaluation | None:
-    """The evaluation when the packs decide synchronously (packs alone do), else None; any fault denies."""
-    try:
-        # Nothing can swap the registry under a decision in progress: the snapshot is immutable.
-        kwargs = _kwargs(snapshot, body, call_id, result)
-        if result is not None and kwargs["session_id"]:
-            # The call was decided (and counted) by /v1/decide: a review records its result, never a second decision.
-            del kwargs["result"]
-            return review_recorded_now(snapshot.registry, body["name"], body["arguments"], result, **kwargs)
-        return evaluate_now(snapshot.registry, body["name"], body["arguments"], **kwargs)
-    except Exception as error:  # fails closed: a service that cannot decide denies
-        return _denied(body["name"], error)
+def answer_for(snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result: Mapping[str, Any] | None) -> Answer:
+    """The decision point's answer on this snapshot (at once for packs alone, else deferred); never raises."""
+    # Nothing can swap the registry under a decision in progress: the snapshot is immutable.
+    point = DecisionPoint(snapshot.registry, SERVICE, _logged)
+    question = Question(
+        body["name"],
+        body["arguments"],
+        agent=body.get("agent") or "agent",
+        call_id=call_id,
+        cwd=body.get("cwd"),
+        session_id=body.get("session_id") or None,
+        require_tool=snapshot.require_tool,
+    )
+    if result is None or not question.session_id:
+        return point.ask(question, result)
+    if not point.synchronous:
+        # Python listeners cannot review a result without deciding the call again, which would count it twice.
+        reason = "Blocked: the policy service reviews results in a session only for packs (synchronous stages)."
+        return Evaluation(Verdict.DENY, None, SERVICE, reason)
+    # The call was decided (and counted) by /v1/decide: a review records its result, never a second decision.
+    return point.ask_review(question, result)
 
 
 async def evaluate_request(
@@ -77,12 +66,12 @@ async def evaluate_request(
     executor and a call it has not decided by the deadline is denied; the thread runs on to its
     end (a thread cannot be stopped), the executor's size bounding how many do.
     """
-    answer: Evaluation | None
+    answer: Answer
     if aside is None:
-        answer = evaluate_sync(snapshot, body, call_id, result)
+        answer = answer_for(snapshot, body, call_id, result)
     else:
         executor, timeout = aside
-        work = asyncio.get_running_loop().run_in_executor(executor, evaluate_sync, snapshot, body, call_id, result)
+        work = asyncio.get_running_loop().run_in_executor(executor, answer_for, snapshot, body, call_id, result)
         try:
             answer = await asyncio.wait_for(work, timeout)
         except TimeoutError:
@@ -92,18 +81,8 @@ async def evaluate_request(
                 "(its arguments are too large or too costly to check); the call is refused."
             )
             answer = Evaluation(Verdict.DENY, None, SERVICE, reason)
-    if answer is None and result is not None and body.get("session_id"):
-        # Only asynchronous stages (not packs) get here: reviewing them again would count the call twice.
-        reason = "Blocked: the policy service reviews results in a session only for packs (synchronous stages)."
-        answer = Evaluation(Verdict.DENY, None, SERVICE, reason)
-    if answer is None:
-        try:
-            answer = await evaluate(
-                snapshot.registry, body["name"], body["arguments"], **_kwargs(snapshot, body, call_id, result)
-            )
-        except Exception as error:  # fails closed: a service that cannot decide denies
-            answer = _denied(body["name"], error)
-    return closed(answer, result)
+    # Deferred: Python listeners, awaited on the service's loop (the executor only did the synchronous part).
+    return closed(answer if isinstance(answer, Evaluation) else await answer(), result)
 
 
 def labels_held(snapshot: Snapshot, session_id: str | None) -> list[str] | None:
