@@ -41,3 +41,7 @@ class UsageError(PolicyEngineError):
 
 class SessionStoreError(PolicyEngineError):
     """A session store could not be opened, read or written; rules that read the session fail closed."""
+
+
+class AuditFileError(PolicyEngineError):
+    """An audit file that cannot be kept private: not a regular file, or readable by others and not ours to tighten."""

@@ -32,10 +32,12 @@ ALLOWED: dict[str, set[str]] = {
     "packs": BELOW_VALUES | {"values", "tools", "language"},
     "runtime": BELOW_VALUES | {"values", "tools", "sessions"},
     "enforce": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime"},
+    # The audit record, its redaction, the one writer and OpenTelemetry export (every front end writes through it).
+    "audit": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce"},
     "dryrun": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce"},
     "testing": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce"},
-    "adapters": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce"},
-    "service": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce"},
+    "adapters": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce", "audit"},
+    "service": BELOW_VALUES | {"values", "tools", "language", "sessions", "packs", "runtime", "enforce", "audit"},
     "cli": BELOW_VALUES
     | {
         "values",
@@ -46,6 +48,7 @@ ALLOWED: dict[str, set[str]] = {
         "runtime",
         "enforce",
         "adapters",
+        "audit",
         "service",
         "dryrun",
         "testing",

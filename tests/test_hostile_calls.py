@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from policyengine import Outcome, PolicyLayers, Registry, Stage, ToolDefinition, ToolResult, define_tool, thaw
 from policyengine.language import functions
 from policyengine.language.expressions import compile_expression
-from policyengine.runtime.audit import AuditRecorder
+from policyengine.audit import AuditRecorder
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "policies" / "baseline"
