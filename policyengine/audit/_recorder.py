@@ -31,6 +31,8 @@ log = logging.getLogger("policyengine.audit")
 class AuditRecorder:
     """Writes one audit record per call to a private JSON Lines file (or a stream); failures counted, never raised.
 
+    A `target` of None writes no file: the records only go to OpenTelemetry (`otel`).
+
     `packs` (a sequence, or a function returning the packs in force) gives the redaction rules
     applied to every record and the `pack_digest` it carries; `otel` exports each record as an
     OpenTelemetry span and log record (True: to the OTLP endpoint the OTEL_* environment names).
@@ -38,7 +40,7 @@ class AuditRecorder:
 
     def __init__(
         self,
-        target: str | Path | IO[str],
+        target: str | Path | IO[str] | None,
         *,
         packs: PacksGiven = (),
         otel: bool | Callable[[Mapping[str, Any]], None] = False,

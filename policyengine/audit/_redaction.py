@@ -1,9 +1,9 @@
 """What an audit record hides before it is written: the packs' redaction rules, then the secret scanner.
 
 The arguments, the result, the reason and the approval's reason of every record pass through
-the packs' post-execute `redact:` entries that name keys, patterns, secrets or cards (the same
-Redaction objects post-execute applies, here applied whatever tool the call named: an audit log
-errs on hiding) and then through the secret scanner, refused calls included: a call refused
+the packs' post-execute `redact:` entries that name keys, patterns, secrets or cards, of rules
+without a `when:` condition (the same Redaction objects post-execute applies, here applied
+whatever tool the call named: an audit log errs on hiding) and then through the secret scanner, refused calls included: a call refused
 because it carried a credential must not leave that credential in the log. Entries by `path:`
 name places in one tool's result and are applied by post-execute itself, whose output the
 record already holds. A record that had anything replaced says `"redacted": true` (a dry-run of
@@ -32,12 +32,17 @@ PacksGiven = Sequence["Pack"] | Callable[[], Sequence["Pack"]]
 
 
 def redactions_of(packs: Sequence[Pack]) -> tuple[Redaction, ...]:
-    """The packs' post-execute redactions that apply to any value: by key, pattern, secrets or cards."""
+    """The packs' unconditional post-execute redactions (no `when:`) that apply to any value: by key, pattern, secrets or cards.
+
+    A rule with a condition redacts what its condition picks (`[^\\s]+` of a credential printer's
+    output, say): applied to every record it would hide everything; post-execute applied it to
+    the results it picked, and the record holds those results as it left them.
+    """
     return tuple(
         redaction
         for pack in packs
         for rule in pack.rules
-        if rule.stage is Stage.POST_EXECUTE
+        if rule.stage is Stage.POST_EXECUTE and rule.when is None
         for redaction in getattr(rule, "redactions", ())
         if redaction.path is None
     )

@@ -93,6 +93,7 @@ def encode(record: Mapping[str, Any]) -> bytes:
 class AuditWriter:
     """Writes audit records, redacted first, to a private JSON Lines file (or a text stream a caller owns).
 
+    A `target` of None writes no file (OpenTelemetry alone was asked for).
     `write` raises (OSError, AuditFileError) so each front end decides what a lost record means:
     the hook refuses the call, the registry's recorder counts it and goes on. `otel` (an
     `OtelExport`) also gets every record, redacted, as a span and a log record.
@@ -100,7 +101,7 @@ class AuditWriter:
 
     def __init__(
         self,
-        target: str | Path | IO[str],
+        target: str | Path | IO[str] | None,
         *,
         redaction: AuditRedaction | None = None,
         otel: Callable[[Mapping[str, Any]], None] | None = None,
@@ -116,9 +117,10 @@ class AuditWriter:
         self._stream: IO[str] | None = None
         self._fd: int | None = None
         self._torn = False  # a failed write may have left part of a line behind
+        self._nowhere = target is None
         if isinstance(target, (str, Path)):
             self._path = Path(target)
-        else:
+        elif target is not None:
             self._stream = target
 
     @property
@@ -139,6 +141,8 @@ class AuditWriter:
                 self.otel(written)
             except Exception as error:  # telemetry never decides a call, nor stops its record
                 log.error("policyengine audit: OpenTelemetry export failed: %s: %s", type(error).__name__, error)
+        if self._nowhere:
+            return written
         with self._lock:
             if self._stream is not None:
                 self._write_stream(data.decode("utf-8", "surrogatepass"))

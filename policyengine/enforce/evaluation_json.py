@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from policyengine.enforce.evaluate import Evaluation
 from policyengine.values.decisions import Source
 from policyengine.values.frozen import thaw
+
+if TYPE_CHECKING:  # the hook builds records without loading the registry behind `evaluate`
+    from policyengine.enforce.evaluate import Evaluation
 
 __all__ = ["decision_json", "evaluation_json", "source_json"]
 
