@@ -20,9 +20,9 @@ import cerberus
 import pytest
 
 from policyengine import ApprovalAnswer, ApprovalRequest, Outcome, PolicyLayers, Registry, Stage, ToolResult
+from policyengine.audit import AuditRecorder, result_record
 from policyengine.cli.main import main
 from policyengine.packs.compiler import schema
-from policyengine.audit import AuditRecorder, result_record
 from policyengine.runtime.audit import policy_decision
 from policyengine.tools.catalog import load_catalog
 

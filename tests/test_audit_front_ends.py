@@ -1,4 +1,4 @@
-"""Every front end's audit file is 0600 and holds no credential of the red-team corpus in clear; asked calls record the approval.
+"""Every front end's audit file is 0600 and holds no red-team credential in clear; asked calls record the approval.
 
 Each front end is run for real: the Registry with an AuditRecorder, the MCP proxy (the SDK's stdio
 client against `python -m policyengine mcp-proxy`), the Claude Code hook (the CLI in a process of
@@ -36,6 +36,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import stdio_client
 
 from policyengine import PolicyLayers, Registry
@@ -78,7 +79,8 @@ def whole_corpus() -> tuple[Any, ...]:
 @cache
 def corpus() -> tuple[Any, ...]:
     """Every secret of secrets.yaml, and the calls that carry a credential no earlier value did (many repeat one)."""
-    chosen, seen = [], set()
+    chosen: list[Any] = []
+    seen: set[str] = set()
     cases = len(detector_cases())
     for n, (value, carried) in enumerate(zip(whole_corpus(), _carried(), strict=True)):
         if n < cases or not carried <= seen:
@@ -124,7 +126,7 @@ def _carried() -> tuple[frozenset[str], ...]:
 
 @cache
 def credentials() -> frozenset[str]:
-    """The corpus's credentials as literal strings: values under credential keys, and words the detector reads as one."""
+    """The corpus's credentials as literal strings: values under credential keys, and words read as one."""
     found = frozenset().union(*_carried())
     assert len(found) > 300, len(found)
     return found
@@ -212,17 +214,22 @@ def test_a_registry_approval_records_who_answered_when_and_what(tmp_path: Path) 
 
 
 async def _through_proxy(audit: Path, calls: Sequence[tuple[str, dict[str, Any]]], answer: str) -> list[Any]:
-    async def elicit(_context: Any, _params: types.ElicitRequestParams) -> types.ElicitResult:
-        return types.ElicitResult(action="accept", content={}) if answer == "accept" else types.ElicitResult(action="decline")
+    async def elicit(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        if answer == "accept":
+            return types.ElicitResult(action="accept", content={})
+        return types.ElicitResult(action="decline")
 
     packs = [a for p in MCP_PACKS for a in ("--pack", str(p))]
     upstream = ["--", sys.executable, str(ROOT / "tests" / "mcp_upstream_server.py")]
     args = ["-m", "policyengine", "mcp-proxy", *packs, "--audit", str(audit), *upstream]
     params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=dict(os.environ))
     with open(audit.with_suffix(".stderr"), "w", encoding="utf-8") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(
-            read, write, elicitation_callback=elicit
-        ) as session:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, elicitation_callback=elicit) as session,
+        ):
             await session.initialize()
             return [await session.call_tool(name, arguments) for name, arguments in calls]
 
@@ -293,7 +300,12 @@ def test_the_claude_code_hook_audit_is_0600_and_holds_no_corpus_credential(tmp_p
     for n, batch in enumerate(batches(size=150)):
         arguments = {"content": json.dumps(batch)}
         pre = _hook(audit, _event("PreToolUse", "mcp__notes__store", arguments, f"h{n}"))
-        post = _hook(audit, _event("PostToolUse", "mcp__notes__store", arguments, f"h{n}", [{"type": "text", "text": json.dumps(batch)}]))
+        post = _hook(
+            audit,
+            _event(
+                "PostToolUse", "mcp__notes__store", arguments, f"h{n}", [{"type": "text", "text": json.dumps(batch)}]
+            ),
+        )
         assert pre.returncode == post.returncode == 0, pre.stderr + post.stderr
     assert_private_and_clean(audit, front_end="claude-code-hook", least=2 * len(batches(size=150)))
 
@@ -336,7 +348,9 @@ class ScriptedChat(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
         last = messages[-1]
         if isinstance(last, HumanMessage):
             calls = [

@@ -204,10 +204,14 @@ def test_the_audit_log_replays_to_the_same_decisions(monkeypatch: pytest.MonkeyP
     assert "invalid" in expected
     unredacted = [not r.get("redacted") for r in records if r["name"] in BUILTIN_TOOLS]
     again = replay(builtin, "--tools", str(claude_code.BUILTIN_CATALOG))
-    assert [d for d, k in zip(again, unredacted, strict=True) if k] == [d for d, k in zip(expected, unredacted, strict=True) if k]
+    assert [d for d, k in zip(again, unredacted, strict=True) if k] == [
+        d for d, k in zip(expected, unredacted, strict=True) if k
+    ]
     # The whole log in one run: the built-in catalog validates, tools outside it are decided as the hook did.
     everything = replay(audit, "--tools", str(claude_code.BUILTIN_CATALOG), "--unknown-tools", "decide")
-    assert [d for d, k in zip(everything, kept, strict=True) if k] == [r["decision"] for r in records if not r.get("redacted")]
+    assert [d for d, k in zip(everything, kept, strict=True) if k] == [
+        r["decision"] for r in records if not r.get("redacted")
+    ]
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:

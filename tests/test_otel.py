@@ -51,7 +51,7 @@ def _registry(tmp_path: Path, otel: Any) -> tuple[Registry, PolicyLayers, AuditR
 
 
 def test_a_decision_is_a_span_and_a_log_record_with_decision_rule_and_pack_digest(tmp_path: Path) -> None:
-    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
+    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
     tracing, logging = TracerProvider(), LoggerProvider()
     tracing.add_span_processor(SimpleSpanProcessor(spans))
     logging.add_log_record_processor(SimpleLogRecordProcessor(logs))
@@ -81,7 +81,7 @@ def test_a_decision_is_a_span_and_a_log_record_with_decision_rule_and_pack_diges
 
 
 def test_attributes_leave_out_what_is_unknown_and_carry_the_approval_and_session() -> None:
-    record = {
+    record: dict[str, Any] = {
         "decision": "ask",
         "rule": None,
         "name": "run",
@@ -168,7 +168,9 @@ def _attributes(item: Any) -> dict[str, Any]:
     for kv in item.attributes:
         value = kv.value
         kind = value.WhichOneof("value")
-        out[kv.key] = [v.string_value for v in value.array_value.values] if kind == "array_value" else getattr(value, kind)
+        out[kv.key] = (
+            [v.string_value for v in value.array_value.values] if kind == "array_value" else getattr(value, kind)
+        )
     return out
 
 
@@ -247,7 +249,9 @@ def test_the_mcp_proxy_exports_each_call_with_otel_and_no_audit_file(
                 await session.call_tool("delete_record", {"id": 7})
 
     asyncio.run(calls())  # the proxy exits when its client closes: its exporter flushes then
-    decided = sorted((_attributes(s)["policyengine.tool"], _attributes(s)["policyengine.decision"]) for s in receiver.spans)
+    decided = sorted(
+        (_attributes(s)["policyengine.tool"], _attributes(s)["policyengine.decision"]) for s in receiver.spans
+    )
     assert decided == [("delete_record", "deny"), ("echo", "allow")], decided
     assert all(_attributes(s)["policyengine.front_end"] == "mcp-proxy" for s in receiver.spans)
     assert list(tmp_path.glob("*.jsonl")) == []  # --otel alone writes no file

@@ -100,7 +100,9 @@ SECRET_TEXT = st.text(alphabet=ALNUM, min_size=16, max_size=24).filter(lambda s:
 PLANTED = st.one_of(
     st.tuples(st.sampled_from(["password", "api_token", "client_secret", "db_password"]), SECRET_TEXT),
     st.tuples(NAMES, st.text(alphabet=ALNUM, min_size=36, max_size=36).map(lambda s: "ghp_" + s)),
-    st.tuples(NAMES, st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", min_size=16, max_size=16).map("AKIA".__add__)),
+    st.tuples(
+        NAMES, st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", min_size=16, max_size=16).map("AKIA".__add__)
+    ),
 )
 
 
@@ -113,7 +115,9 @@ def render(document: dict[str, Any], form: str) -> str:
     if form == "toml":
         return "[main]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in document.items())
     if form == "ini":
-        return "[main]\n" + "".join(f"{k} = {str(v).lower() if isinstance(v, bool) else v}\n" for k, v in document.items())
+        return "[main]\n" + "".join(
+            f"{k} = {str(v).lower() if isinstance(v, bool) else v}\n" for k, v in document.items()
+        )
     return "".join(f"{k.upper()}={str(v).lower() if isinstance(v, bool) else v}\n" for k, v in document.items())
 
 

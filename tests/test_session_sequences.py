@@ -25,9 +25,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine import ApprovalAnswer, ApprovalRequest, PolicyLayers, Registry
+from policyengine.audit import AuditRecorder
 from policyengine.cli.main import main
 from policyengine.dryrun import engine as dryrun
-from policyengine.audit import AuditRecorder
 from policyengine.runtime.audit import policy_decision
 from policyengine.tools.definition import define_tool
 

@@ -30,7 +30,6 @@ catalog: tests/test_hook_claude_code.py compares them, and replays the audit log
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -517,9 +516,7 @@ class Hook:
         record = audit_record(event, decision, cwd, pack_set_digest(policy.packs))
         if self._redaction is None:
             self._redaction = AuditRedaction(lambda: self._policy.packs if self._policy is not None else ())
-        writer = AuditWriter(
-            audit or None, redaction=self._redaction, otel=otel, keep_open=False, warn=said.append
-        )
+        writer = AuditWriter(audit or None, redaction=self._redaction, otel=otel, keep_open=False, warn=said.append)
         try:
             writer.write(record)
         except (OSError, AuditFileError) as error:

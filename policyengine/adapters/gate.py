@@ -231,7 +231,7 @@ class PolicyGate:
     def attach_audit(
         self, audit: AuditOption, otel: bool | Callable[[Mapping[str, Any]], None] = False, front_end: str = "registry"
     ) -> None:
-        """Write an audit record per call (docs/audit.md) to `audit` (a file, or a shared recorder) and/or OpenTelemetry."""
+        """Write an audit record per call (docs/audit.md) to `audit` (a file, or a shared recorder) and/or to OTel."""
         if isinstance(audit, AuditRecorder):
             self.audit = audit
         elif audit is not None or otel:

@@ -47,10 +47,10 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from policyengine.audit import AuditRecorder
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import DefinitionError, PolicyEngineError
 from policyengine.runtime.approval import ApprovalAnswer, ApprovalRequest
-from policyengine.audit import AuditRecorder
 from policyengine.runtime.registry import Registry
 from policyengine.tools.catalog import tool_from_spec
 from policyengine.tools.definition import ToolDefinition

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from policyengine.adapters.gate import AuditOption, PolicyGate, text_of
-from policyengine.enforce.evaluation_json import evaluation_json
 from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict
+from policyengine.enforce.evaluation_json import evaluation_json
 from policyengine.errors import UsageError
 from policyengine.values.results import Approval
 

@@ -3,11 +3,12 @@
 The arguments, the result, the reason and the approval's reason of every record pass through
 the packs' post-execute `redact:` entries that name keys, patterns, secrets or cards, of rules
 without a `when:` condition (the same Redaction objects post-execute applies, here applied
-whatever tool the call named: an audit log errs on hiding) and then through the secret scanner, refused calls included: a call refused
-because it carried a credential must not leave that credential in the log. Entries by `path:`
-name places in one tool's result and are applied by post-execute itself, whose output the
-record already holds. A record that had anything replaced says `"redacted": true` (a dry-run of
-it may decide differently from the live call, which the record's `decision` keeps).
+whatever tool the call named: an audit log errs on hiding), and then through the secret scanner,
+refused calls included: a call refused because it carried a credential must not leave that
+credential in the log. Entries by `path:` name places in one tool's result and are applied by
+post-execute itself, whose output the record already holds. A record that had anything replaced
+says `"redacted": true` (a dry-run of it may decide differently from the live call, which the
+record's `decision` keeps).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ PacksGiven = Sequence["Pack"] | Callable[[], Sequence["Pack"]]
 
 
 def redactions_of(packs: Sequence[Pack]) -> tuple[Redaction, ...]:
-    """The packs' unconditional post-execute redactions (no `when:`) that apply to any value: by key, pattern, secrets or cards.
+    """The packs' post-execute redactions without a `when:` that apply to any value: by key, pattern, secrets, cards.
 
     A rule with a condition redacts what its condition picks (`[^\\s]+` of a credential printer's
     output, say): applied to every record it would hide everything; post-execute applied it to

@@ -34,7 +34,7 @@ def decision_json(evaluation: Evaluation) -> dict[str, Any]:
 
 
 def evaluation_json(evaluation: Evaluation) -> dict[str, Any]:
-    """The whole evaluation as plain JSON: the decision, and (once reviewed) post, rewrites, feedback, value, content."""
+    """The whole evaluation as plain JSON: the decision, and once reviewed post, rewrites, feedback, value, content."""
     fields = decision_json(evaluation)
     fields["rewrites"] = [s.name for s in evaluation.rewrites]
     if evaluation.post is not None:

@@ -135,7 +135,9 @@ def _by_key(value: Any, match: Callable[[str], Any], hide: Callable[[Any], Any],
 # -- structured text ---------------------------------------------------------------------------------
 
 # A line holding `key: value` or `key = value` (YAML, INI/TOML, .env), and a JSON document's start.
-_KEYED = re.compile(r"""(?m)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?["']?[A-Za-z_][\w.\-]*["']?[ \t]*(?::[ \t]|:$|=)|\A\s*[{\[]""")
+_KEYED = re.compile(
+    r"""(?m)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?["']?[A-Za-z_][\w.\-]*["']?[ \t]*(?::[ \t]|:$|=)|\A\s*[{\[]"""
+)
 _LINE = re.compile(
     r"""^(?P<lead>[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?)(?P<key>"[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.\-]*)"""
     r"""(?P<sep>[ \t]*(?::(?=[ \t]|$)|=)[ \t]*)(?P<value>.*?)(?P<trail>[ \t]+#.*)?$"""
@@ -231,7 +233,9 @@ def _lines(text: str, pick: Callable[[str, str], bool], hide: Callable[[Any], An
                 out.append(line)
                 continue
             skip_under = indent  # `key:` over a nested value, `key: |` over a block: all of it goes
-        out.append(match["lead"] + match["key"] + match["sep"] + _replacement(value, hide, yaml_like) + (match["trail"] or ""))
+        out.append(
+            match["lead"] + match["key"] + match["sep"] + _replacement(value, hide, yaml_like) + (match["trail"] or "")
+        )
     return "\n".join(out)
 
 
@@ -285,7 +289,7 @@ def _document_secrets(text: str, hide: Callable[[Any], Any]) -> str | None:
             if edited is None:
                 return None
         else:
-            edited = _lines(text, lambda key, value: pick(key, value), hide)
+            edited = _lines(text, pick, hide)
         if edited != text and not text_has_secret(edited):
             return edited
     return None
