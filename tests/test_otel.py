@@ -255,3 +255,30 @@ def test_the_mcp_proxy_exports_each_call_with_otel_and_no_audit_file(
     assert decided == [("delete_record", "deny"), ("echo", "allow")], decided
     assert all(_attributes(s)["policyengine.front_end"] == "mcp-proxy" for s in receiver.spans)
     assert list(tmp_path.glob("*.jsonl")) == []  # --otel alone writes no file
+
+
+def test_the_decision_service_exports_each_decision_record(tmp_path: Path) -> None:
+    """`serve --otel`: create_app's `otel` gets the decision record where the decision log's is built."""
+    import httpx
+    from test_serve import Served
+
+    from policyengine.service.app import create_app
+    from policyengine.service.packs_state import PacksState
+
+    spans = InMemorySpanExporter()
+    tracing = TracerProvider()
+    tracing.add_span_processor(SimpleSpanProcessor(spans))
+    export = OtelExport(tracer_provider=tracing, logger_provider=LoggerProvider())
+    served = Served(create_app(PacksState([BASELINE]), reload_interval=None, otel=export))
+    try:
+        body = {"name": "http_post", "arguments": {"url": "https://api.example.com", "body": {"token": TOKEN}}}
+        answer = httpx.post(served.url + "/v1/decide", json=body, timeout=10).json()
+    finally:
+        served.stop()
+    [span] = spans.get_finished_spans()
+    assert span.attributes is not None
+    assert span.attributes["policyengine.decision"] == answer["decision"] == "deny"
+    assert span.attributes["policyengine.rule"] == answer["rule"] == "no-secrets-to-network"
+    assert span.attributes["policyengine.pack_digest"] == answer["pack_digest"]
+    assert span.attributes["policyengine.front_end"] == "service"
+    assert TOKEN not in json.dumps(dict(span.attributes))

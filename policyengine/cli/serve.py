@@ -61,6 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the decision log: FILE.jsonl (rotated), FILE.db or sqlite:PATH (SQLite)",
     )
     parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="export each decision as an OpenTelemetry span and log (OTLP/HTTP to the OTEL_* environment's endpoint; "
+        "needs the [otel] extra)",
+    )
+    parser.add_argument(
         "--sessions",
         metavar="SPEC",
         help="where sessions live: sqlite:PATH (one machine), redis://HOST:PORT/DB (replicas sharing sessions) "
@@ -190,6 +196,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
 
     _log_to(err, args.log_level)
     workdir: str | None = None
+    otel: Any = None
     try:
         folders = list(args.pack)
         poll = None
@@ -202,6 +209,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         if poll is not None:
             poll = poll(state)
         decision_log = open_decision_log(args.decision_log) if args.decision_log else None
+        if args.otel:
+            from policyengine.audit import OtelExport
+
+            otel = OtelExport()
         app = service.create_app(
             state,
             token=token,
@@ -211,6 +222,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             decision_timeout=args.decision_timeout,
             reload_interval=args.reload_interval or None,
             poll=poll,
+            otel=otel,
         )
         try:
             protocol = protocol_class(args.http, args.header_timeout)
@@ -237,6 +249,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         )
         asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
     finally:
+        if otel is not None:
+            otel.close()  # what is batched is sent before the process exits
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
     return 0

@@ -654,6 +654,7 @@ def create_app(
     poll: Callable[[], Awaitable[None]] | None = None,
     metrics: ServiceMetrics | None = None,
     handle_sighup: bool = True,
+    otel: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> ASGIApp:
     """The decision service over `state`'s packs.
 
@@ -679,7 +680,7 @@ def create_app(
         await _send_json(send, error.status, _encode({"error": error.reason}), error.headers)
 
     def record(answer: Evaluation, body: Mapping[str, Any], call_id: str, snapshot: Snapshot, result: Any) -> None:
-        if decision_log is None:
+        if decision_log is None and otel is None:
             return
         try:
             entry = decision_record(
@@ -694,6 +695,11 @@ def create_app(
                 labels=_labels_held(snapshot, body.get("session_id")),
             )
             entry["pack_digest"] = snapshot.digest
+            if otel is not None:
+                # The decision record as an OpenTelemetry span and log (never its arguments: audit/_otel.py).
+                otel({**entry, "front_end": "service"})
+            if decision_log is None:
+                return
             before = decision_log.failures
             decision_log.write(entry)
             if decision_log.failures != before:
@@ -736,7 +742,7 @@ def create_app(
         metrics.tally.decided(endpoint, outcome, rule or "", time.perf_counter() - started)
         if aside is None:
             record(evaluation, body, call_id, snapshot, result)
-        elif decision_log is not None:
+        elif decision_log is not None or otel is not None:
             # Awaited before the answer goes out, as on the loop: an answered decision is always logged.
             await asyncio.get_running_loop().run_in_executor(
                 loggers, record, evaluation, body, call_id, snapshot, result
