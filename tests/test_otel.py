@@ -260,10 +260,10 @@ def test_the_mcp_proxy_exports_each_call_with_otel_and_no_audit_file(
 def test_the_decision_service_exports_each_decision_record(tmp_path: Path) -> None:
     """`serve --otel`: create_app's `otel` gets the decision record where the decision log's is built."""
     import httpx
-    from test_serve import Served
 
     from policyengine.service.app import create_app
     from policyengine.service.packs_state import PacksState
+    from test_serve import Served
 
     spans = InMemorySpanExporter()
     tracing = TracerProvider()

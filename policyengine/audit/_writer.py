@@ -46,6 +46,10 @@ def open_private(path: str | Path, *, warn: Warn | None = None) -> int:
         return os.open(path, flags | os.O_CREAT | os.O_EXCL, PRIVATE)
     except FileExistsError:
         pass
+    if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open below; a device is no log
+        raise AuditFileError(
+            f"the audit file {path} is not a regular file", hint="give the path of a file (it is created 0600)"
+        )
     fd = os.open(path, flags)
     try:
         info = os.fstat(fd)
