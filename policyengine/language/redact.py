@@ -1,8 +1,8 @@
 """Value rewrites for post-execute rules: redact or mask by path, key name, pattern, secrets or cards.
 
 Structured text keeps its format: a string that is a JSON document, or YAML, INI/TOML or .env
-lines, has the value of a matching key (or a secret) replaced inside it, so the text still parses
-and every other key stays as it was (`in_document`; cases in tests/data/redact_structured.yaml).
+lines, has a secret replaced inside the value that carries it, so the text still parses and every
+other key stays as it was (`_kept_documents`; cases in tests/data/redact_structured.yaml).
 """
 
 from __future__ import annotations
@@ -125,10 +125,6 @@ def _by_key(value: Any, match: Callable[[str], Any], hide: Callable[[Any], Any],
         if len(value) == 2 and isinstance(value[0], str) and match(value[0]):
             return [value[0], hide(value[1])]  # a header pair: ["Authorization", "Bearer ..."]
         return [_by_key(v, match, hide, depth + 1, pair) for v in value]
-    if isinstance(value, str) and _KEYED.search(value):
-        # A document in a string (config.json, a YAML file read by a tool): its matching keys too.
-        found = in_document(value, lambda key: bool(match(key)), hide)
-        return value if found is None else found
     return value
 
 
@@ -144,16 +140,6 @@ _LINE = re.compile(
 )
 _BLOCK = re.compile(r"^[|>][+-]?\d*$")  # a YAML block scalar's indicator: its text is on the lines below
 _LITERAL = re.compile(r"^(?:-?\d[\d_.eE+-]*|true|false|yes|no|on|off|null|~|\[.*\]|\{.*\})$", re.IGNORECASE)
-
-
-def in_document(text: str, is_key: Callable[[str], bool], hide: Callable[[Any], Any]) -> str | None:
-    """`text` with each matching key's value replaced, kept valid JSON, YAML, INI/TOML or .env; None if none matched."""
-    if text.lstrip()[:1] in ("{", "["):
-        edited = _json_document(text, lambda key, _value: is_key(key), hide)
-        if edited is not None:
-            return edited if edited != text else None
-    edited = _lines(text, lambda key, _value: is_key(key), hide)
-    return edited if edited != text else None
 
 
 def _json_document(text: str, pick: Callable[[str, Any], bool], hide: Callable[[Any], Any]) -> str | None:
