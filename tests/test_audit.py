@@ -326,9 +326,9 @@ def test_unwritable_path_never_blocks_and_recovers(tmp_path: Path, caplog: pytes
     assert result.outcome is Outcome.OK
     assert result.value == {"current_working_directory": "document"}
     assert recorder.failures == 1 and recorder.written == 0
-    assert recorder.last_error is not None and "IsADirectoryError" in recorder.last_error
+    assert recorder.last_error is not None and "not a regular file" in recorder.last_error
     messages = [r.getMessage() for r in caplog.records if r.name == "policyengine.audit"]
-    assert any("lost-1" in m and "IsADirectoryError" in m for m in messages)
+    assert any("lost-1" in m and "AuditFileError" in m for m in messages)
     assert registry.stats["observer_failures"] == 0  # the recorder never raised into the registry
 
     denied = registry.call_sync("fund_account", {"amount": 50_000}, call_id="lost-2")
