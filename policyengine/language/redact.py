@@ -242,8 +242,10 @@ def _kept_documents(before: Any, after: Any, hide: Callable[[Any], Any], depth: 
 
     The scanner rewrites a document in place when it can; when what it left still reads as a
     secret (a token split across two values, a netrc line in a JSON string) it hides the whole
-    string. Here such a document has each value that carries a secret hidden (every string value,
-    when the secret spans values), so it stays a document; if a secret still reads, whole it stays.
+    string. Here such a JSON document has each value that carries a secret hidden (every string
+    value, when the secret spans values), so it stays JSON; if a secret still reads, whole it
+    stays. Lines (YAML, INI, .env) hidden whole stay whole: a value continued over lines would
+    leave pieces behind.
     """
     if depth > MAX_DEPTH:
         return after
@@ -269,13 +271,14 @@ def _document_secrets(text: str, hide: Callable[[Any], Any]) -> str | None:
     def every(_key: str, value: Any) -> bool:
         return isinstance(value, str)
 
+    if text.lstrip()[:1] not in ("{", "["):
+        # Lines (YAML, INI, .env) the scanner hid whole: a value may go on over the next lines (a folded
+        # scalar, a continued property) where a partial edit would leave pieces no detector reads.
+        return None
     for pick in (carries, every):  # the values that carry one; then every string value (a token split across them)
-        if text.lstrip()[:1] in ("{", "["):
-            edited = _json_document(text, pick, hide)
-            if edited is None:
-                return None
-        else:
-            edited = _lines(text, pick, hide)
+        edited = _json_document(text, pick, hide)
+        if edited is None:
+            return None
         if edited != text and not text_has_secret(edited):
             return edited
     return None
