@@ -23,11 +23,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ loads each name
     from typing import Any
 
+    from policyengine.audit import AuditRecorder
     from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict, evaluate
     from policyengine.enforce.install import PolicyLayers, ReloadReport, pack_bundle
     from policyengine.packs.loader import Pack, load_pack, load_packs
     from policyengine.runtime.approval import ApprovalAnswer, ApprovalRequest, ApprovalService
-    from policyengine.runtime.audit import AuditRecorder
     from policyengine.runtime.registry import Bundle, Handle, Registry
     from policyengine.tools.catalog import load_catalog, tool_from_spec
     from policyengine.tools.definition import ToolDefinition, define_tool
@@ -64,7 +64,7 @@ _LAZY = {
     "ApprovalRequest": "policyengine.runtime.approval",
     "ApprovalService": "policyengine.runtime.approval",
     "Ask": "policyengine.values.decisions",
-    "AuditRecorder": "policyengine.runtime.audit",
+    "AuditRecorder": "policyengine.audit",
     "Block": "policyengine.values.decisions",
     "Bundle": "policyengine.runtime.registry",
     "Verdict": "policyengine.enforce.evaluate",

@@ -51,3 +51,7 @@ DISTRIBUTION = "agent-policyengine"
 def install_hint(extra: str) -> str:
     """How to install an extra: from the package index, or from a checkout."""
     return f"pip install '{DISTRIBUTION}[{extra}]' (from a checkout: pip install '.[{extra}]')"
+
+
+class AuditFileError(PolicyEngineError):
+    """An audit file that cannot be kept private: not a regular file, or readable by others and not ours to tighten."""

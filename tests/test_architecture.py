@@ -33,10 +33,14 @@ ALLOWED: dict[str, set[str]] = {
     "packs": BELOW_VALUES | {"values", "tools", "arguments", "language"},
     "runtime": BELOW_VALUES | {"values", "tools", "sessions"},
     "enforce": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime"},
+    # The audit record, its redaction, the one writer and OpenTelemetry export (every front end writes through it).
+    "audit": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
     "dryrun": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
     "testing": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
-    "adapters": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
-    "service": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
+    "adapters": BELOW_VALUES
+    | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce", "audit"},
+    "service": BELOW_VALUES
+    | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce", "audit"},
     "cli": BELOW_VALUES
     | {
         "values",
@@ -48,12 +52,13 @@ ALLOWED: dict[str, set[str]] = {
         "runtime",
         "enforce",
         "adapters",
+        "audit",
         "service",
         "dryrun",
         "testing",
     },
     # The facade re-exports from every layer; `python -m policyengine` runs the CLI.
-    "__init__": {"errors", "values", "tools", "packs", "runtime", "enforce"},
+    "__init__": {"errors", "values", "tools", "packs", "runtime", "enforce", "audit"},
     "__main__": {"cli"},
 }
 

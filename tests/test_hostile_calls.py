@@ -33,9 +33,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policyengine import Outcome, PolicyLayers, Registry, Stage, ToolDefinition, ToolResult, define_tool, thaw
+from policyengine.audit import AuditRecorder
 from policyengine.language import functions
 from policyengine.language.expressions import compile_expression
-from policyengine.runtime.audit import AuditRecorder
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "policies" / "baseline"

@@ -35,9 +35,9 @@ from policyengine import (
     ask,
     deny,
 )
+from policyengine.audit import AuditRecorder
 from policyengine.enforce.install import pack_bundle
 from policyengine.packs.loader import load_pack
-from policyengine.runtime.audit import AuditRecorder
 from policyengine.values import frozen
 from policyengine.values.frozen import freeze, thaw
 from support import SECRET_RECORD, MutatingApproval, Recorder, make_bench, make_registry, make_tool, rules_pack

@@ -25,9 +25,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine import ApprovalAnswer, ApprovalRequest, PolicyLayers, Registry
+from policyengine.audit import AuditRecorder
 from policyengine.cli.main import main
 from policyengine.dryrun import engine as dryrun
-from policyengine.runtime.audit import AuditRecorder, policy_decision
+from policyengine.runtime.audit import policy_decision
 from policyengine.tools.definition import define_tool
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,7 +30,6 @@ catalog: tests/test_hook_claude_code.py compares them, and replays the audit log
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -57,7 +56,6 @@ __all__ = [
     "answer",
     "audit_record",
     "parse_event",
-    "write_audit",
 ]
 
 AGENT = "claude-code"  # the `agent` field of every call document (rules may read it)
@@ -471,26 +469,23 @@ class Hook:
         self.sessions = LazyStore(sessions if sessions is not None else default_spec(cache))
         self._policy: Policy | None = None
         self._digests: dict[str, str] = {}
+        self._redaction: Any = None  # the audit's redaction (the packs' rules), built on the first record
 
-    def respond(self, raw: bytes, audit: str | None) -> tuple[int, str, str]:
-        """(exit code, stdout, stderr) for one event: 0 and the answer, or 2 and the reason. Never raises."""
+    def respond(self, raw: bytes, audit: str | None, otel: Any = None) -> tuple[int, str, str]:
+        """(exit code, stdout, stderr) for one event: 0 and the answer, or 2 and the reason. Never raises.
+
+        `audit` is the audit file, `otel` an OtelExport: the call's record goes to both (redacted).
+        """
         try:
             event = parse_event(raw)
             policy = self.policy()
             decision = policy.decide(event)
             response = answer(event, decision)
-            if audit:
-                cwd = event.cwd if event.cwd is not None else policy.cwd
-                try:
-                    write_audit(audit, audit_record(event, decision, cwd))
-                except OSError as error:
-                    # An audit log was asked for: a call it cannot record is refused, not run unrecorded.
-                    raise HookError(
-                        f"cannot write the audit log {audit}: {error.strerror or error}; "
-                        "check the path and its permissions, or drop --audit"
-                    ) from None
+            said: list[str] = []
+            if audit or otel is not None:
+                self._record(event, decision, policy, audit, otel, said)
             # ASCII: a lone surrogate from the event's own escapes must not make the answer unwritable.
-            return 0, json.dumps(response, ensure_ascii=True) + "\n", ""
+            return 0, json.dumps(response, ensure_ascii=True) + "\n", "".join(f"{line}\n" for line in said)
         except HookError as error:
             message = str(error)
         except RecursionError:
@@ -498,6 +493,27 @@ class Hook:
         except Exception as error:
             message = _failure(error)
         return 2, "", f"policyengine hook: {message}\n"
+
+    def _record(
+        self, event: Event, decision: Decision, policy: Policy, audit: str | None, otel: Any, said: list[str]
+    ) -> None:
+        """Write the call's audit record (redacted by the packs, 0600); HookError when it cannot be written."""
+        from policyengine.audit import AuditRedaction, AuditWriter, pack_set_digest
+        from policyengine.errors import AuditFileError
+
+        cwd = event.cwd if event.cwd is not None else policy.cwd
+        record = audit_record(event, decision, cwd, pack_set_digest(policy.packs))
+        if self._redaction is None:
+            self._redaction = AuditRedaction(lambda: self._policy.packs if self._policy is not None else ())
+        writer = AuditWriter(audit or None, redaction=self._redaction, otel=otel, keep_open=False, warn=said.append)
+        try:
+            writer.write(record)
+        except (OSError, AuditFileError) as error:
+            # An audit log was asked for: a call it cannot record is refused, not run unrecorded.
+            why = error.strerror or error if isinstance(error, OSError) else error.message
+            raise HookError(
+                f"cannot write the audit log {audit}: {why}; check the path and its permissions, or drop --audit"
+            ) from None
 
     def policy(self) -> Policy:
         """The packs and their catalog, loaded through the cache; again when a source file changed."""
@@ -649,61 +665,54 @@ def _bracket(source: Source | None) -> str:
 
 # -- the audit record -----------------------------------------------------------------------
 
+# Who answers when policy asks: Claude Code puts the call to its user in its permission prompt.
+PROMPT = "the Claude Code user (permission prompt)"
 
-def audit_record(event: Event, decision: Decision, cwd: str | None) -> dict[str, Any]:
-    """One recorded-call line (runtime/audit.py's format) that `policyengine dry-run` replays to the same decision."""
-    rule = decision.source.rule_id if decision.source else None
+
+def audit_record(event: Event, decision: Decision, cwd: str | None, pack_digest: str | None = None) -> dict[str, Any]:
+    """The call's audit record (policyengine.audit's one format), which `policyengine dry-run` replays.
+
+    A PreToolUse that asks records the question (`approval.answer` "asked"); Claude Code tells a
+    hook nothing of the answer, but a PostToolUse of a call policy asks about means the tool ran,
+    so its user allowed it: that record says so.
+    """
+    from policyengine.audit import audit_record as build
+
     arguments = decision.arguments if decision.arguments is not None else event.arguments
-    record: dict[str, Any] = {
-        "call_id": event.tool_use_id or "",
-        "name": event.tool,
-        "arguments": thaw(arguments),
-        "agent": AGENT,
-        "timestamp": time.time(),
-        "decision": decision.verdict,
-        "stage": decision.stage,
-        "rule": rule,
-        "reason": decision.reason,
-        "pack": decision.source.pack if decision.source else None,
-        "digest": decision.source.digest if decision.source else None,
-        "rewrites": [s.name for s in decision.rewrites],
-        "event": event.hook,
-        "session_id": event.session_id,
-    }
-    if cwd is not None:
-        record["cwd"] = cwd
+    result = None
     if decision.post is not None:
-        # As post-execute left it: what policy hid never reaches the log (runtime/audit.py does the same).
+        # As post-execute left it: what policy hid never reaches the log.
         blocked = decision.post == "blocked"
-        record["post"] = decision.post
-        record["result"] = {
+        result = {
             "outcome": "blocked" if blocked else "ok",
             "value": None if blocked else thaw(decision.value),
             "content": thaw(decision.content),
         }
-    return record
-
-
-def write_audit(path: str, record: Mapping[str, Any]) -> None:
-    """Append one line to the audit file, whole, under a lock: parallel tool calls run parallel hooks."""
-    text = json.dumps(record, ensure_ascii=False, default=str)
-    try:
-        data = (text + "\n").encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape in the event
-        data = (json.dumps(record, ensure_ascii=True, default=str) + "\n").encode("ascii")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        _lock(fd)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-
-
-def _lock(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:  # Windows: O_APPEND writes of one line are what there is
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes
+    approval = None
+    if decision.verdict == "ask":
+        ran = event.has_response
+        approval = {
+            "answer": "allowed-once" if ran else "asked",
+            "by": PROMPT,
+            "at": time.time(),
+            "reason": "the tool ran after policy asked, so the person allowed it" if ran else decision.reason,
+        }
+    return build(
+        front_end="claude-code-hook",
+        name=event.tool,
+        call_id=event.tool_use_id or "",
+        arguments=arguments,
+        agent=AGENT,
+        decision=decision.verdict,
+        stage=decision.stage,
+        source=decision.source,
+        reason=decision.reason,
+        rewrites=[s.name for s in decision.rewrites],
+        post=decision.post,
+        result=result,
+        approval=approval,
+        session_id=event.session_id,
+        cwd=cwd,
+        event=event.hook,
+        pack_digest=pack_digest,
+    )

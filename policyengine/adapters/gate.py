@@ -16,11 +16,12 @@ import json
 import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from policyengine.audit import AuditRecorder
 from policyengine.enforce.decision_point import Answer, DecisionPoint, Question, closed, settle
 from policyengine.enforce.evaluate import Evaluation, Verdict, fault_denial
 from policyengine.enforce.install import PolicyLayers
@@ -30,9 +31,12 @@ from policyengine.tools.catalog import tool_from_spec
 from policyengine.tools.definition import ToolDefinition
 from policyengine.values.decisions import Source, SourceKind
 from policyengine.values.frozen import thaw
-from policyengine.values.results import Stage
+from policyengine.values.results import Approval, Stage
 
-__all__ = ["GATE", "PolicyGate", "plain", "text_of"]
+__all__ = ["GATE", "AuditOption", "PolicyGate", "plain", "text_of"]
+
+# An adapter's `audit=`: a file to write the records to, or a recorder several adapters share.
+AuditOption = str | Path | AuditRecorder | None
 
 GATE = Source(SourceKind.REGISTRY, "policy gate")
 # Decisions of calls in a session kept until their result is reviewed, so a call decided twice is
@@ -54,6 +58,9 @@ class PolicyGate:
         cwd: str | None = None,
         agent: str = "agent",
         registry: Registry | None = None,
+        audit: AuditOption = None,
+        otel: bool | Callable[[Mapping[str, Any]], None] = False,
+        front_end: str = "registry",
     ) -> None:
         if isinstance(packs, (str, Path)):
             packs = [packs]  # one folder given bare: a str is a Sequence, of letters
@@ -61,6 +68,8 @@ class PolicyGate:
         self.layers = PolicyLayers.install(self.registry, packs)  # PackLoadError lists every problem
         self.point = DecisionPoint(self.registry, GATE)
         self.agent = agent
+        self.audit: AuditRecorder | None = None
+        self.attach_audit(audit, otel, front_end)
         self._specs: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._decided: OrderedDict[Remembered, Evaluation] = OrderedDict()
@@ -205,6 +214,45 @@ class PolicyGate:
             return _reviewed(answer if isinstance(answer, Evaluation) else await answer())
         except Exception as error:
             return _failed(name, "reviewing the result of", error).blocked()
+
+    # -- audit -------------------------------------------------------------------
+
+    def attach_audit(
+        self, audit: AuditOption, otel: bool | Callable[[Mapping[str, Any]], None] = False, front_end: str = "registry"
+    ) -> None:
+        """Write an audit record per call (docs/audit.md) to `audit` (a file, or a shared recorder) and/or to OTel."""
+        if isinstance(audit, AuditRecorder):
+            self.audit = audit
+        elif audit is not None or otel:
+            # Redacted by the packs in force (reloads included), written 0600.
+            self.audit = AuditRecorder(audit, packs=lambda: self.layers.packs, otel=otel, front_end=front_end)
+
+    def record(
+        self,
+        answer: Evaluation,
+        name: str,
+        arguments: Any,
+        *,
+        call_id: str | None,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        agent: str | None = None,
+        approval: Approval | None = None,
+    ) -> None:
+        """Write the call's audit record, when an audit is attached (its failures are counted, never raised)."""
+        if self.audit is None:
+            return
+        given = _arguments(name, arguments)
+        self.audit.evaluation(
+            answer,
+            name=name,
+            arguments=given if not isinstance(given, Evaluation) else {"unparsed": str(arguments)},
+            call_id=call_id,
+            agent=agent or self.agent,
+            session_id=session_id,
+            cwd=cwd if cwd is not None else self.registry.cwd,
+            approval=approval,
+        )
 
     # -- sessions ----------------------------------------------------------------
 

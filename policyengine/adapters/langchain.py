@@ -11,6 +11,10 @@ Post-execute rewrites (redaction) and blocks replace the ToolMessage's content, 
 (`response_format="content_and_artifact"`), reviewed as a result of its own. Put the
 middleware last in the list: the innermost middleware sees the call exactly as the tool gets it.
 
+Audit (`audit=FILE`, or a shared AuditRecorder; `otel=True`): one record per call, the same record
+every front end writes (docs/audit.md): a refused call when it is refused, a call that ran once
+its result was reviewed, a person's answer to `ask` as its approval.
+
 Sessions: a call's session is the graph's thread (`configurable.thread_id`), or what
 `session_id=` names (a string, or a function of the ToolCallRequest); when neither names one,
 every such call shares the gate's one session (docs/adapters.md).
@@ -18,15 +22,17 @@ every such call shares the gate's one session (docs/adapters.md).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
-from policyengine.adapters.gate import PolicyGate
-from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict
+from policyengine.adapters.gate import GATE, AuditOption, PolicyGate
+from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict, fault_denial
 from policyengine.errors import UsageError, install_hint
 from policyengine.values.frozen import thaw
+from policyengine.values.results import Approval
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ToolCallRequest
@@ -45,6 +51,8 @@ __all__ = ["PolicyMiddleware"]
 
 Result = ToolMessage | Command[Any]
 SessionId = str | Callable[[ToolCallRequest], str | None]
+# Who answers `ask` here: the application resuming the graph with the person's decision.
+APPROVER = "langgraph interrupt (Command(resume=...))"
 
 # What a person may answer: LangGraph checks the resume value against it, and an answer that
 # does not fit (an edit, a typo) is refused without being saved, so the call can be answered again.
@@ -63,12 +71,16 @@ class PolicyMiddleware(AgentMiddleware):
         gate: PolicyGate | None = None,
         tools: Iterable[BaseTool] = (),
         session_id: SessionId | None = None,
+        audit: AuditOption = None,
+        otel: bool | Callable[[Mapping[str, Any]], None] = False,
     ) -> None:
         super().__init__()
         self.session_id = session_id
         if gate is None and not packs:
             raise UsageError("PolicyMiddleware needs packs", hint="e.g. PolicyMiddleware(packs=['policies/baseline'])")
         self.gate = gate if gate is not None else PolicyGate(packs, cwd=cwd)
+        if audit is not None or otel:
+            self.gate.attach_audit(audit, otel, "langchain")
         for tool in tools:  # registered now, so a schema the gate cannot read fails at start-up
             self.gate.register(convert_to_openai_tool(tool))
 
@@ -79,11 +91,12 @@ class PolicyMiddleware(AgentMiddleware):
             return refused
         call, session = request.tool_call, self._session(request)
         answer = self.gate.decide(call["name"], call["args"], call_id=call.get("id"), session_id=session)
-        refused = self._admit(request, answer)
+        refused, approval = self._admit(request, answer)
         if refused is not None:
             self.gate.forget(call["name"], call["args"], call_id=call.get("id"), session_id=session)
+            self._record(request, answer, session, approval)
             return refused
-        return self._reviewed(request, handler(request), session)
+        return self._reviewed(request, handler(request), session, answer, approval)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
@@ -94,11 +107,12 @@ class PolicyMiddleware(AgentMiddleware):
             return refused
         call, session = request.tool_call, self._session(request)
         answer = await self.gate.adecide(call["name"], call["args"], call_id=call.get("id"), session_id=session)
-        refused = self._admit(request, answer)
+        refused, approval = self._admit(request, answer)
         if refused is not None:
             self.gate.forget(call["name"], call["args"], call_id=call.get("id"), session_id=session)
+            self._record(request, answer, session, approval)
             return refused
-        return self._reviewed(request, await handler(request), session)
+        return self._reviewed(request, await handler(request), session, answer, approval)
 
     def _session(self, request: ToolCallRequest) -> str:
         """The call's session: `session_id` as given (or computed from the request), else the graph's thread.
@@ -125,15 +139,25 @@ class PolicyMiddleware(AgentMiddleware):
             reason = (
                 f"Denied: the policy gate cannot read the schema of tool {tool.name!r} ({error}); the call is refused."
             )
+            self._record(request, fault_denial(GATE, tool.name, "registering", error), None, None)
             return _message(request, reason, error=True)
         return None
 
-    def _admit(self, request: ToolCallRequest, answer: Evaluation) -> ToolMessage | None:
-        """None to run the call; else the message the model gets instead of the result."""
+    def _record(
+        self, request: ToolCallRequest, answer: Evaluation, session: str | None, approval: Approval | None
+    ) -> None:
+        """The call's audit record (when an audit is attached)."""
+        call = request.tool_call
+        self.gate.record(
+            answer, call["name"], call["args"], call_id=call.get("id"), session_id=session, approval=approval
+        )
+
+    def _admit(self, request: ToolCallRequest, answer: Evaluation) -> tuple[ToolMessage | None, Approval | None]:
+        """(None to run the call, else the message the model gets instead of the result; the person's answer)."""
         if answer.decision is Verdict.ALLOW:
-            return None
+            return None, None
         if answer.decision is not Verdict.ASK:
-            return _message(request, answer.reason or "Denied by policy.", error=True)
+            return _message(request, answer.reason or "Denied by policy.", error=True), None
         call = request.tool_call
         source = answer.source
         question = {
@@ -147,25 +171,38 @@ class PolicyMiddleware(AgentMiddleware):
         }
         # The node runs again from the start on resume; interrupt() then returns the answer.
         decision = interrupt(question, response_schema=APPROVAL_ANSWER)
-        if isinstance(decision, dict) and decision.get("type") == "approve":
-            return None
         said = decision.get("message") if isinstance(decision, dict) else None
+        if isinstance(decision, dict) and decision.get("type") == "approve":
+            return None, Approval("allowed-once", APPROVER, time.time(), said if isinstance(said, str) else None)
         why = f" with reason: {said}" if said else ""
         text = f"A person rejected the call to `{call['name']}`{why}. The tool did not run; do not retry it unasked."
-        return _message(request, text, error=True)
+        return _message(request, text, error=True), Approval("denied", APPROVER, time.time(), text)
 
-    def _reviewed(self, request: ToolCallRequest, result: Result, session: str) -> Result:
-        """The result with post-execute applied to the call's ToolMessage (also inside a Command)."""
+    def _reviewed(
+        self, request: ToolCallRequest, result: Result, session: str, decided: Evaluation, approval: Approval | None
+    ) -> Result:
+        """The result with post-execute applied to the call's ToolMessage (also inside a Command); then its record."""
+        reviews: list[Evaluation] = []
         if isinstance(result, ToolMessage):
-            return self._review(request, result, session)
-        if isinstance(result, Command) and isinstance(result.update, dict):
+            result = self._review(request, result, session, reviews)
+        elif isinstance(result, Command) and isinstance(result.update, dict):
             messages = result.update.get("messages")
             if isinstance(messages, list):
-                reviewed = [self._review(request, m, session) if isinstance(m, ToolMessage) else m for m in messages]
-                return replace(result, update={**result.update, "messages": reviewed})
+                reviewed = [
+                    self._review(request, m, session, reviews) if isinstance(m, ToolMessage) else m for m in messages
+                ]
+                result = replace(result, update={**result.update, "messages": reviewed})
+        # The record of the review that shaped what the model read: a block, else the last rewrite, else the first.
+        shaping = [r for r in reviews if r.post is PostOutcome.BLOCKED] or [
+            r for r in reviews if r.post is PostOutcome.REWRITTEN
+        ]
+        shown = shaping[-1] if shaping else reviews[0] if reviews else decided
+        self._record(request, shown, session, approval)
         return result
 
-    def _review(self, request: ToolCallRequest, message: ToolMessage, session: str) -> ToolMessage:
+    def _review(
+        self, request: ToolCallRequest, message: ToolMessage, session: str, reviews: list[Evaluation]
+    ) -> ToolMessage:
         """The message with post-execute applied to its content and to its artifact, each a result of the call.
 
         A tool with `response_format="content_and_artifact"` hands the application an artifact
@@ -178,6 +215,7 @@ class PolicyMiddleware(AgentMiddleware):
             if field == "artifact" and value is None:
                 continue
             answer = self.gate.review(call["name"], call["args"], value, call_id=call.get("id"), session_id=session)
+            reviews.append(answer)
             if answer.post is PostOutcome.REWRITTEN:
                 update[field] = thaw(answer.value)
             elif answer.post is not PostOutcome.ACCEPTED:  # blocked, or anything else: withheld

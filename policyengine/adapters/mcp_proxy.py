@@ -47,10 +47,10 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from policyengine.audit import AuditRecorder
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import DefinitionError, PolicyEngineError
 from policyengine.runtime.approval import ApprovalAnswer, ApprovalRequest
-from policyengine.runtime.audit import AuditRecorder
 from policyengine.runtime.registry import Registry
 from policyengine.tools.catalog import tool_from_spec
 from policyengine.tools.definition import ToolDefinition
@@ -127,6 +127,7 @@ class ProxyOptions:
     approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
     cwd: str | None = None
     sessions: str | None = None  # a store spec (sessions.open_store); None: this process's memory
+    otel: bool = False  # export each audit record as an OpenTelemetry span and log record (OTEL_* environment)
 
 
 # -- the upstream connection --------------------------------------------------------------------
@@ -704,6 +705,14 @@ class ElicitationApproval:
     Accept allows the call once; decline, cancel, an error, or a client that cannot elicit deny.
     """
 
+    name = "mcp elicitation"
+
+    def identity(self) -> str:
+        """Who answers, for the audit record: the person behind the MCP client that made the call."""
+        ctx = _REQUEST.get()
+        client = _agent(ctx) if ctx is not None else "mcp-client"
+        return f"the person at MCP client {client!r} (elicitation)"
+
     async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Elicit once on the session of the request being served."""
         ctx = _REQUEST.get()
@@ -768,8 +777,14 @@ class Proxy:
         layers = PolicyLayers.install(registry, list(options.packs))
         proxy = cls(registry, layers)
         proxy.store = store
-        if options.audit:
-            proxy.recorder = AuditRecorder(options.audit)
+        if options.audit or options.otel:
+            # Every call's record, redacted by the packs in force (reloads included), written 0600.
+            proxy.recorder = AuditRecorder(
+                options.audit or None,
+                packs=lambda: layers.packs,
+                otel=options.otel,
+                front_end="mcp-proxy",
+            )
             registry.on_result(proxy.recorder, name="audit")
         return proxy
 

@@ -10,6 +10,12 @@ person approves it through `RunState.approve`; `RunState.reject` sends the SDK's
 among the output guardrails, one applies post-execute: a redacted result, or a block's feedback,
 replaces what the model reads.
 
+Audit (`audit=FILE`, or a shared AuditRecorder; `otel=True`): one record per call, the same record
+every front end writes (docs/audit.md): a refused call when its input guardrail refuses it, a call
+that ran once its output guardrail reviewed it (with the approval, when a person approved it
+through `RunState.approve`). A call policy asks about is also recorded when it is asked (approval
+"asked"): a person's `RunState.reject` runs no guardrail, so that record is all a rejected call leaves.
+
 Sessions: a call's session is what `session_id=` names (a string, or a function of the run's
 context wrapper), else the run's trace: its `group_id` (RunConfig(group_id=...), the SDK's
 conversation thread) or its trace id (one run, kept across an approval's resume). When none is
@@ -20,14 +26,17 @@ found (tracing disabled, no session_id), every such call shares the gate's one s
 from __future__ import annotations
 
 import copy
+import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from policyengine.adapters.gate import PolicyGate, text_of
+from policyengine.adapters.gate import AuditOption, PolicyGate, text_of
 from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict
+from policyengine.enforce.evaluation_json import evaluation_json
 from policyengine.errors import UsageError, install_hint
+from policyengine.values.results import Approval
 
 try:
     from agents import (
@@ -52,6 +61,8 @@ __all__ = ["PolicyGuard", "protect"]
 
 NeedsApproval = bool | Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]
 SessionId = str | Callable[[RunContextWrapper[Any]], str | None]
+# Who answers `ask` here: the application, through the run's RunState.approve / RunState.reject.
+APPROVER = "openai-agents RunState.approve/reject"
 
 
 class PolicyGuard:
@@ -64,12 +75,17 @@ class PolicyGuard:
         cwd: str | None = None,
         gate: PolicyGate | None = None,
         session_id: SessionId | None = None,
+        audit: AuditOption = None,
+        otel: bool | Callable[[Mapping[str, Any]], None] = False,
     ) -> None:
         if gate is None and not packs:
             raise UsageError("PolicyGuard needs packs", hint="e.g. PolicyGuard(packs=['policies/baseline'])")
         self.gate = gate if gate is not None else PolicyGate(packs, cwd=cwd)
+        if audit is not None or otel:
+            self.gate.attach_audit(audit, otel, "openai-agents")
         self.session_id = session_id
         self._asked: OrderedDict[str, str | None] = OrderedDict()  # call id -> why policy asked (for `reason`)
+        self._approved: OrderedDict[str, Approval] = OrderedDict()  # call id -> the approval its record carries
         self._input: ToolInputGuardrail[Any] = ToolInputGuardrail(
             guardrail_function=self._check_input, name="policyengine"
         )
@@ -132,6 +148,9 @@ class PolicyGuard:
             session = self.session(context)
             answer = await gate.adecide(name, arguments, call_id=call_id, session_id=session)
             if answer.decision is Verdict.ASK:
+                if call_id not in self._asked:  # the question's record: a rejection leaves no other
+                    asked = Approval("asked", APPROVER, time.time(), answer.reason)
+                    gate.record(answer, name, arguments, call_id=call_id, session_id=session, approval=asked)
                 self._asked[call_id] = answer.reason
                 while len(self._asked) > 1024:
                     self._asked.popitem(last=False)
@@ -156,14 +175,35 @@ class PolicyGuard:
             return ToolGuardrailFunctionOutput.allow(info)
         if answer.decision is Verdict.ASK:
             approved = context.is_tool_approved(context.tool_name, context.tool_call_id)
-            if approved is True or (approved is None and _before_approval(context)):
+            if approved is True:
+                self._approve(context.tool_call_id, Approval("allowed-once", APPROVER, time.time(), None))
+                return ToolGuardrailFunctionOutput.allow(info)
+            if approved is None and _before_approval(context):
                 return ToolGuardrailFunctionOutput.allow(info)
             # needs_approval asked for this call; a body about to run without a yes is refused.
             reason = f"{answer.reason or 'Policy asks a person first'} (no approval was given, so the call was refused)"
             self._forget(context, session)
+            self._record(context, answer, session, Approval("denied", APPROVER, time.time(), reason))
             return ToolGuardrailFunctionOutput.reject_content(reason, info)
         self._forget(context, session)
+        self._record(context, answer, session, None)
         return ToolGuardrailFunctionOutput.reject_content(answer.reason or "Denied by policy.", info)
+
+    def _approve(self, call_id: str, approval: Approval) -> None:
+        self._approved[call_id] = approval
+        while len(self._approved) > 1024:
+            self._approved.popitem(last=False)
+
+    def _record(self, context: ToolContext[Any], answer: Evaluation, session: str, approval: Approval | None) -> None:
+        """The call's audit record (when an audit is attached)."""
+        self.gate.record(
+            answer,
+            context.tool_name,
+            context.tool_arguments,
+            call_id=context.tool_call_id,
+            session_id=session,
+            approval=approval,
+        )
 
     def _forget(self, context: ToolContext[Any], session: str) -> None:
         """A refused call will not run: its remembered decision goes (a later call reusing its id is decided)."""
@@ -171,13 +211,15 @@ class PolicyGuard:
 
     async def _check_output(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         context = data.context
+        session = self.session(context)
         answer = await self.gate.areview(
             context.tool_name,
             context.tool_arguments,
             data.output,
             call_id=context.tool_call_id,
-            session_id=self.session(context),
+            session_id=session,
         )
+        self._record(context, answer, session, self._approved.pop(context.tool_call_id, None))
         info = _info(answer)
         if answer.post is PostOutcome.ACCEPTED:
             return ToolGuardrailFunctionOutput.allow(info)
@@ -192,9 +234,11 @@ def protect(
     cwd: str | None = None,
     gate: PolicyGate | None = None,
     session_id: SessionId | None = None,
+    audit: AuditOption = None,
+    otel: bool | Callable[[Mapping[str, Any]], None] = False,
 ) -> list[Tool]:
     """Copies of function tools with the packs in front of them (see the module docstring)."""
-    return PolicyGuard(packs, cwd=cwd, gate=gate, session_id=session_id).protect(tools)
+    return PolicyGuard(packs, cwd=cwd, gate=gate, session_id=session_id, audit=audit, otel=otel).protect(tools)
 
 
 def _spec(tool: FunctionTool) -> dict[str, Any]:
@@ -213,13 +257,9 @@ def _before_approval(context: ToolContext[Any]) -> bool:
 
 
 def _info(answer: Evaluation) -> dict[str, Any]:
-    """What the guardrail result records: the decision and who made it, never the tool's output."""
-    source = answer.source
-    return {
-        "decision": answer.decision.value,
-        "post": answer.post.value if answer.post is not None else None,
-        "rule": source.name if source is not None else None,
-        "pack": source.pack if source is not None else None,
-        "reason": answer.reason,
-        "rewrites": [s.name for s in answer.rewrites],
-    }
+    """What the guardrail result records: the evaluation's JSON form without the tool's output."""
+    info = evaluation_json(answer)
+    for field in ("value", "content", "feedback"):
+        info.pop(field, None)
+    info.setdefault("post", None)
+    return info

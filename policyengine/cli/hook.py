@@ -72,7 +72,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from policyengine.cli.pack_folders import PACK_HELP, resolve_pack  # a folder, else a shipped pack's name
 
     parser.add_argument("--pack", action="append", required=True, type=resolve_pack, metavar="PACK", help=PACK_HELP)
-    parser.add_argument("--audit", metavar="FILE", help="append one audit record per decided call")
+    parser.add_argument(
+        "--audit", metavar="FILE", help="append one audit record per decided call (credentials redacted, file 0600)"
+    )
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="export each call's record as an OpenTelemetry span and log (OTEL_* environment; decided in-process)",
+    )
     parser.add_argument(
         "--sessions",
         metavar="SPEC",
@@ -116,14 +123,20 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         raw = _stdin()
         folders = [os.path.realpath(folder) for folder in args.pack]
         audit = os.path.abspath(args.audit) if args.audit else None
-        place = _helper_place()
+        # With --otel the call is decided here: the exporter sends from the process holding the caller's OTEL_*.
+        place = _helper_place() if not args.otel else None
         answered = _ask_helper(place, folders, raw, audit, sessions) if place is not None else None
         alone = answered is None
         if answered is None:
             from policyengine.adapters.claude_code import Hook
             from policyengine.packs.cache import cache_dir
 
-            answered = Hook(folders, cache_dir(), sessions).respond(raw, audit)
+            otel = _exporter() if args.otel else None
+            try:
+                answered = Hook(folders, cache_dir(), sessions).respond(raw, audit, otel)
+            finally:
+                if otel is not None:
+                    otel.close()  # one call per process: what it batched is sent before the answer is out
         code, stdout, stderr = answered
         _write(out, err, stdout, stderr)
         if alone and place is not None:
@@ -135,6 +148,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     except Exception as error:  # stdin unreadable, stdout gone: a block, said where it can be
         _say(err, f"policyengine hook: internal error ({type(error).__name__}: {error}); the call is refused\n")
         return EXIT_BLOCK
+
+
+def _exporter() -> Any:
+    """The OpenTelemetry exporter of --otel (UsageError when the [otel] extra is missing: every call is refused)."""
+    from policyengine.audit import OtelExport
+
+    return OtelExport()
 
 
 def _store_spec(given: str | None) -> str | None:

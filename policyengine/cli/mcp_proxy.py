@@ -27,7 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from policyengine.cli.pack_folders import PACK_HELP, resolve_pack  # a folder, else a shipped pack's name
 
     parser.add_argument("--pack", action="append", required=True, type=resolve_pack, metavar="PACK", help=PACK_HELP)
-    parser.add_argument("--audit", metavar="FILE", help="append one audit record per call (replayable by dry-run)")
+    parser.add_argument(
+        "--audit",
+        metavar="FILE",
+        help="append one audit record per call, credentials redacted, to a file created 0600 (replayable by dry-run)",
+    )
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="export each call's record as an OpenTelemetry span and log (OTLP/HTTP to the OTEL_* environment's "
+        "endpoint; needs the [otel] extra)",
+    )
     parser.add_argument(
         "--save-tools",
         metavar="FILE",
@@ -86,9 +96,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         )
     if args.cwd is not None and not os.path.isdir(args.cwd):
         raise UsageError(f"--cwd {args.cwd} is not a directory", hint="give the directory the upstream should run in")
-    for option, path in (("--audit", args.audit), ("--save-tools", args.save_tools)):
-        if path is not None:
-            _writable(option, path, append=option == "--audit")
+    if args.audit is not None:
+        _private("--audit", args.audit, err)
+    if args.save_tools is not None:
+        _writable("--save-tools", args.save_tools, append=False)
     try:
         mcp_proxy: Any = importlib.import_module("policyengine.adapters.mcp_proxy")
     except ModuleNotFoundError as error:
@@ -108,6 +119,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         approval_timeout=args.approval_timeout,
         cwd=args.cwd,
         sessions=args.sessions,
+        otel=args.otel,
     )
 
     def warn(message: str) -> None:
@@ -119,6 +131,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
 def _positive(option: str, value: float) -> None:
     if not (math.isfinite(value) and value > 0):
         raise UsageError(f"{option} {value:g} is not a positive number of seconds", hint=f"e.g. {option} 30")
+
+
+def _private(option: str, path: str, err: TextIO) -> None:
+    """Create (0600) or check the audit file at start: one others can read is tightened, loudly, or refused."""
+    from policyengine.audit import open_private
+
+    try:
+        os.close(open_private(path, warn=lambda message: print(message, file=err, flush=True)))
+    except OSError as error:
+        raise UsageError(
+            f"{option}: cannot write {path}: {error.strerror or error}", hint="give a file in a writable directory"
+        ) from None
 
 
 def _writable(option: str, path: str, *, append: bool) -> None:

@@ -63,6 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the decision log: FILE.jsonl (rotated), FILE.db or sqlite:PATH (SQLite)",
     )
     parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="export each decision as an OpenTelemetry span and log (OTLP/HTTP to the OTEL_* environment's endpoint; "
+        "needs the [otel] extra)",
+    )
+    parser.add_argument(
         "--sessions",
         metavar="SPEC",
         help="where sessions live: sqlite:PATH (one machine), redis://HOST:PORT/DB (replicas sharing sessions) "
@@ -203,6 +209,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     _log_to(err, args.log_level)
     workdir: str | None = None
     share: str | None = None
+    exports: list[Any] = []  # the OpenTelemetry exporters this process built: flushed before it exits
 
     def build(slot: int) -> tuple[Any, Any, Any, Any]:
         """The whole service in this process (the parent's check, or a worker): app, packs, sessions, log."""
@@ -217,6 +224,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         if poll is not None:
             poll = poll(state)
         decision_log = open_decision_log(args.decision_log) if args.decision_log else None
+        otel = None
+        if args.otel:
+            from policyengine.audit import OtelExport
+
+            otel = OtelExport()
+            exports.append(otel)
         app = service.create_app(
             state,
             token=token,
@@ -227,6 +240,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             reload_interval=args.reload_interval or None,
             poll=poll,
             metrics_share=Path(share) if share else None,
+            otel=otel,
         )
         return app, state, sessions, decision_log
 
@@ -245,8 +259,15 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
 
     def worker(slot: int) -> int:
         app = build(slot)[0]
-        run_server(config(app), sock)
+        try:
+            run_server(config(app), sock)
+        finally:
+            close_exports()
         return 0
+
+    def close_exports() -> None:
+        while exports:
+            exports.pop().close()  # what is batched is sent before the process exits (or forks its workers)
 
     def cleanup(slot: int) -> None:
         if workdir is not None:  # a dead worker's bundle folders: its replacement fetches its own
@@ -279,10 +300,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             decision_log.close()
         if hasattr(sessions, "close"):
             sessions.close()
+        close_exports()  # an exporter's threads do not cross a fork: each worker builds its own
         del app, state, sessions, decision_log
         cleanup(0)
         return Supervisor(sock, workers, worker, err, cleanup).run()
     finally:
+        close_exports()
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
         if share is not None:

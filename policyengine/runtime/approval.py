@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from policyengine.values.cancellation import strict_timeout
 from policyengine.values.decisions import Source
+from policyengine.values.results import Approval
 
 if TYPE_CHECKING:
     from policyengine.values.call import ToolCall
@@ -41,34 +43,55 @@ class ApprovalService(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ApprovalOutcome:
-    """Whether the call may continue, and why not when it may not."""
+    """Whether the call may continue, why not when it may not, and the answer as the audit records it."""
 
     granted: bool
     reason: str
+    approval: Approval | None = None
+
+
+def approver(service: object) -> str:
+    """Who answers for a service: its `identity()` (the person's client, say), else its `name`, else its class."""
+    identity = getattr(service, "identity", None)
+    if callable(identity):
+        try:
+            said = identity()
+        except Exception:  # an identity that fails must not decide the call: the class names it
+            said = None
+        if isinstance(said, str) and said:
+            return said
+    name = getattr(service, "name", None)
+    return name if isinstance(name, str) and name else type(service).__name__
 
 
 async def seek_approval(service: ApprovalService | None, request: ApprovalRequest, timeout: float) -> ApprovalOutcome:
-    """Ask the service once; refusal, timeout, error and no service all deny."""
+    """Ask the service once; refusal, timeout, error and no service all deny (the answer is kept for the audit)."""
     asked = f" ({request.reason})" if request.reason else ""
     if service is None:
-        return ApprovalOutcome(False, f"approval required{asked} but no approval service is configured")
+        reason = f"approval required{asked} but no approval service is configured"
+        return ApprovalOutcome(False, reason, Approval("unavailable", None, time.time(), reason))
+    by = approver(service)
     task = asyncio.current_task()
     cancels = task.cancelling() if task is not None else 0
     try:
         async with strict_timeout(timeout):
             answer = await service.request(request)
     except TimeoutError:
-        return ApprovalOutcome(False, f"approval required{asked}; no answer within {timeout:g}s")
+        reason = f"approval required{asked}; no answer within {timeout:g}s"
+        return ApprovalOutcome(False, reason, Approval("timed-out", by, time.time(), reason))
     except GeneratorExit:
         raise  # the call's coroutine is being closed
     except BaseException as exc:  # whatever the service raises denies, KeyboardInterrupt included
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling() > cancels:
             raise  # the caller's own cancel (or its signal's, which until_aborted turns into an abort)
         failure = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        return ApprovalOutcome(False, f"approval required{asked}; the approval service failed: {failure}")
+        reason = f"approval required{asked}; the approval service failed: {failure}"
+        return ApprovalOutcome(False, reason, Approval("failed", by, time.time(), reason))
     if answer is ApprovalAnswer.ALLOWED_ONCE:
-        return ApprovalOutcome(True, "allowed once by a person")
-    return ApprovalOutcome(False, f"approval required{asked}; {_refusal(answer)}")
+        return ApprovalOutcome(True, "allowed once by a person", Approval(answer.value, by, time.time(), None))
+    reason = f"approval required{asked}; {_refusal(answer)}"
+    said = answer.value if isinstance(answer, ApprovalAnswer) else "invalid"
+    return ApprovalOutcome(False, reason, Approval(said, by, time.time(), reason))
 
 
 # What the model reads when a person's answer stops the call (never an enum's repr).

@@ -25,7 +25,7 @@ from policyengine.values.decisions import (
     SourceKind,
 )
 from policyengine.values.frozen import FrozenDict, FrozenList, copy_in, duplicate, unfrozen
-from policyengine.values.results import Outcome, Stage, ToolResult
+from policyengine.values.results import Approval, Outcome, Stage, ToolResult
 
 REGISTRY = Source(SourceKind.REGISTRY, "registry")
 APPROVAL_SERVICE = Source(SourceKind.APPROVAL, "approval service")
@@ -139,6 +139,7 @@ class Run:
         self.red_line: Deny | None = None
         self.seal: Seal | None = None  # the call as policy saw it, once Python code was about to get it
         self.arguments: FrozenDict | None = None  # what the result carries, once the call was sealed or ran
+        self.approval: Approval | None = None  # the answer to the approval question, once one came
 
     def lap(self, stage: Stage) -> None:
         """Charge the time since the last lap to `stage`."""
@@ -187,6 +188,7 @@ class Run:
             call.session_id,
             # The labels its rules read: the session as it was when the call was decided.
             () if call.session is None else tuple(call.session["labels"]),
+            self.approval,
         )
 
     def stop(self, *args: Any, **kwargs: Any) -> Stopped:
@@ -213,6 +215,7 @@ class Run:
             seek_approval(self.inst.approval, request, self.inst.approval_timeout), self.call.signal
         )
         self.lap(Stage.APPROVAL)
+        self.approval = outcome.approval
         changes = seal.changes()
         if changes is not None:
             raise self.stop(

@@ -20,8 +20,9 @@ import asyncio
 import contextlib
 import signal
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.routing import Route
@@ -77,6 +78,7 @@ def create_app(
     log_batch: int = DEFAULT_BATCH,
     log_interval: float = 0.0,
     metrics_share: Path | None = None,
+    otel: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> ASGIApp:
     """The decision service over `state`'s packs.
 
@@ -99,6 +101,7 @@ def create_app(
         body_timeout=body_timeout,
         decision_timeout=decision_timeout,
         offload_bytes=offload_bytes,
+        otel=otel,
     )
     info = InfoEndpoints(state, metrics)
 

@@ -12,7 +12,7 @@ import concurrent.futures
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -74,8 +74,10 @@ class DecisionEndpoints:
         body_timeout: float,
         decision_timeout: float,
         offload_bytes: int,
+        otel: Callable[[Mapping[str, Any]], None] | None = None,
     ) -> None:
         self.state = state
+        self.otel = otel  # the decision record as an OpenTelemetry span and log (never its arguments: audit/_otel.py)
         self.metrics = metrics
         self.decision_log = decision_log
         self.writer: LogWriter | None = None  # started with the event loop (lifespan)
@@ -118,6 +120,7 @@ class DecisionEndpoints:
         assert self.decision_log is not None
         try:
             entry = served_record(answer, body, call_id, snapshot, result)
+            self.export(entry)
             before = self.decision_log.failures
             self.decision_log.write(entry)
             if self.decision_log.failures != before:
@@ -137,7 +140,17 @@ class DecisionEndpoints:
             self.metrics.log_failed()
             log.exception("policyengine serve: could not log the decision on call %s", call_id)
             return
+        self.export(entry)
         await self.writer.submit(entry)
+
+    def export(self, entry: Mapping[str, Any]) -> None:
+        """The record to OpenTelemetry, when it is on; an exporter that fails is said, the decision stands."""
+        if self.otel is None:
+            return
+        try:
+            self.otel({**entry, "front_end": "service"})
+        except Exception:
+            log.exception("policyengine serve: could not export the decision on call %s", entry.get("call_id"))
 
     async def answer(self, scope: Any, receive: Any, send: Any, endpoint: str) -> None:
         """One decide or review request, straight on ASGI."""
@@ -179,6 +192,11 @@ class DecisionEndpoints:
                 await asyncio.get_running_loop().run_in_executor(
                     self.loggers, self.record_now, evaluation, body, call_id, snapshot, result
                 )
+        elif self.otel is not None:
+            try:
+                self.export(served_record(evaluation, body, call_id, snapshot, result))
+            except Exception:  # the decision stands
+                log.exception("policyengine serve: could not export the decision on call %s", call_id)
         await send_json(send, 200, data)
 
 

@@ -42,6 +42,20 @@ class Stage(enum.Enum):
     __hash__ = object.__hash__
 
 
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """How a call that policy asked about was answered: who answered, when, and what (docs/audit.md)."""
+
+    answer: str  # allowed-once, denied, timed-out, failed, unavailable (nobody to ask)
+    by: str | None  # the approval handler's name or identity (the person's client, a callback), when known
+    at: float  # seconds since the epoch, when the answer came
+    reason: str | None = None  # what the handler said, or why no answer came
+
+    def to_json(self) -> dict[str, Any]:
+        """The audit record's `approval` field."""
+        return {"answer": self.answer, "by": self.by, "at": self.at, "reason": self.reason}
+
+
 # The stages a rule can compile into (a rule file's `stage:`), in pipeline order.
 RULE_STAGES = (Stage.PRE_EXECUTE, Stage.GUARD, Stage.EXECUTE, Stage.POST_EXECUTE)
 
@@ -67,6 +81,7 @@ class ToolResult:
     cwd: str | None = None  # where the call's relative paths started, when known (audit records replay it)
     session_id: str | None = None  # the session the call belonged to (docs/sessions.md)
     labels: tuple[str, ...] = ()  # the labels that session held when the call was decided (what its rules read)
+    approval: Approval | None = None  # who answered the approval question, when and what (asked calls only)
 
     def __init__(
         self,
@@ -87,6 +102,7 @@ class ToolResult:
         cwd: str | None = None,
         session_id: str | None = None,
         labels: tuple[str, ...] = (),
+        approval: Approval | None = None,
     ) -> None:
         # The slots are set through their descriptors: the frozen dataclass's own __init__ goes
         # through object.__setattr__ field by field, ~40% slower, and one result is built per call.
@@ -107,6 +123,7 @@ class ToolResult:
         _set_cwd(self, cwd)
         _set_session_id(self, session_id)
         _set_labels(self, labels)
+        _set_approval(self, approval)
 
     @property
     def ok(self) -> bool:
@@ -144,6 +161,7 @@ _SOURCE_FIELDS = tuple(f.name for f in fields(Source))
     _set_cwd,
     _set_session_id,
     _set_labels,
+    _set_approval,
 ) = (ToolResult.__dict__[name].__set__ for name in _RESULT_FIELDS)
 if tuple(inspect.signature(ToolResult.__init__).parameters)[1:] != _RESULT_FIELDS:  # pragma: no cover
     raise TypeError("ToolResult.__init__ must take every field, in field order")
