@@ -21,7 +21,7 @@ import pytest
 
 from policyengine import ApprovalAnswer, ApprovalRequest, Outcome, PolicyLayers, Registry, Stage, ToolResult
 from policyengine.cli.main import main
-from policyengine.packs.compiler import schema
+from policyengine.packs.rule_schemas import schema
 from policyengine.runtime.audit import AuditRecorder, policy_decision, record_of
 from policyengine.tools.catalog import load_catalog
 

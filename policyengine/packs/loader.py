@@ -135,7 +135,8 @@ def load_pack(folder: str | Path, *, sink: ProblemSink | None = None) -> Pack:
 
 
 def _load(folder: Path, sink: ProblemSink) -> Pack | None:
-    from policyengine.packs.compiler import FileCompiler, schema, schema_problems, unused_list_warnings
+    from policyengine.packs.compiler import FileCompiler, unused_list_warnings
+    from policyengine.packs.rule_schemas import schema, schema_problems
 
     display = str(folder / MANIFEST)
     manifest_doc = _read(folder / MANIFEST, display, sink)
