@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from policyengine.enforce.evaluate import Evaluation, call_for, evaluate, evaluate_now
-from policyengine.enforce.install import PolicyLayers
+from policyengine.enforce.install import PolicyLayers, wrapping
 from policyengine.errors import UsageError
 from policyengine.packs.loader import catalog_for
+from policyengine.packs.rules import Mode
 from policyengine.runtime.registry import Registry
 from policyengine.tools.definition import ToolDefinition
 from policyengine.values.frozen import freeze
-from policyengine.values.results import RULE_STAGES, Stage
+from policyengine.values.results import RULE_STAGES, MonitorHit, Stage, Would
 from policyengine.values.session import Entry, SessionState
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a recorded call larger than this is refused, not parsed
@@ -197,10 +198,14 @@ class Engine:
             fields["label_rules"] = list(dict.fromkeys(labelled))
         if session_id:
             fields["labels"] = sorted(store.load(session_id).labels)
+        watched = list(evaluation.monitored)
         if evaluation.decision.value in ("allow", "ask"):
-            wrapping = _execute_rules(layers, call, options["cwd"])
-            if wrapping:
-                fields["execute"] = wrapping
+            wrapped, would_wrap = _execute_rules(layers, call, options["cwd"])
+            if wrapped:
+                fields["execute"] = wrapped
+            watched += would_wrap
+        if watched:  # only then: a dry-run of packs with no rule in monitor mode writes what it always wrote
+            fields["monitored"] = [hit.to_json() for hit in watched]
         return fields
 
 
@@ -293,25 +298,30 @@ def in_order(starts: Sequence[int], batches: Iterable[Batch]) -> Iterator[Batch]
         yield Batch([(0, "".join(out))], batch.summary, batch.size)
 
 
-def _execute_rules(layers: PolicyLayers, call: dict[str, Any], cwd: str | None) -> list[str]:
-    """Ids of the execute rules that would wrap this call's body (deadlines, retries)."""
+def _execute_rules(
+    layers: PolicyLayers, call: dict[str, Any], cwd: str | None
+) -> tuple[list[str], list[MonitorHit]]:
+    """Ids of the execute rules that would wrap this call's body (deadlines, retries), and those in monitor mode."""
     name = call["name"]
     tool = layers.registry.tools.get(name)
     tags = tool.tags if tool is not None else frozenset()
     candidates = [r for p in layers.packs for r in p.rules_for(Stage.EXECUTE, name, tags)]
     if not candidates:
-        return []
+        return [], []
     arguments = freeze(call.get("arguments", {}))
     agent, call_id = str(call.get("agent", "agent")), str(call.get("call_id", ""))
     document = call_for(layers.registry, name, arguments, agent, call_id, cwd).document
-    out = []
+    out, watched = [], []
     for rule in candidates:
         try:
-            if rule.applies(document):
-                out.append(rule.id)
+            applies = rule.applies(document)
         except Exception:  # a failing condition would fail the call closed at run time
+            applies = True
+        if applies and rule.mode is Mode.MONITOR:  # recorded as a monitor hit: it would wrap, it does not
+            watched.append(MonitorHit(rule.source, rule.stage, Would.WRAP, wrapping(rule)))
+        elif applies:
             out.append(rule.id)
-    return out
+    return out, watched
 
 
 def dump_record(record: dict[str, Any]) -> str:

@@ -12,7 +12,16 @@ from policyengine.enforce.pack_stages import PACK_STAGES
 from policyengine.enforce.session_rules import PackSessionRules
 from policyengine.errors import PolicyEngineError
 from policyengine.packs.loader import Pack, load_packs
-from policyengine.packs.rules import EXPLAIN, Rule, RuleFailure, check_guards, decide_pre, rewrite_post
+from policyengine.packs.rules import (
+    EXPLAIN,
+    Mode,
+    Rule,
+    RuleFailure,
+    check_guards,
+    decide_pre,
+    monitored,
+    rewrite_post,
+)
 from policyengine.runtime.registry import Bundle, Handle, Registry
 from policyengine.runtime.stages import GuardEntry
 from policyengine.runtime.tool_body import Aborted
@@ -21,7 +30,7 @@ from policyengine.values.call import Dispatch, PendingResult, ToolCall
 from policyengine.values.cancellation import AbortKind, Signal
 from policyengine.values.decisions import Allow, Block, Deny, PostDecision, PreDecision, Source, SourceKind
 from policyengine.values.problems import PackLoadError
-from policyengine.values.results import Stage
+from policyengine.values.results import Stage, Would
 
 
 def pack_bundle(pack: Pack) -> Bundle:
@@ -70,6 +79,11 @@ def _execute_wrapper(pack: Pack) -> Callable[[Dispatch, Next], Awaitable[Any]]:
     async def execute(dispatch: Dispatch, next: Next) -> Any:
         rules = pack.rules_for(Stage.EXECUTE, dispatch.call.name, dispatch.call.tags)
         matched = [r for r in rules if _applies(r, dispatch.call.document)]
+        if any(r.mode is Mode.MONITOR for r in matched):
+            for rule in matched:
+                if rule.mode is Mode.MONITOR:  # it would have wrapped the body: recorded, not applied
+                    monitored(rule, Would.WRAP, wrapping(rule))
+            matched = [r for r in matched if r.mode is Mode.ENFORCE]
         if not matched:
             return await next()
         return await _with_rules(matched, dispatch, next)
@@ -77,10 +91,20 @@ def _execute_wrapper(pack: Pack) -> Callable[[Dispatch, Next], Awaitable[Any]]:
     return execute
 
 
+def wrapping(rule: Rule) -> str:
+    """What an execute rule does to the body, in words (for a monitor hit)."""
+    parts = [f"a deadline of {rule.timeout:g}s"] if rule.timeout is not None else []
+    parts += [f"{rule.retries} retries"] if rule.retries else []
+    return "would wrap the body with " + " and ".join(parts or ["nothing"])
+
+
 def _applies(rule: Rule, document: Any) -> bool:
     try:
         return rule.applies(document)
     except Exception as error:  # fails closed: the wrapper raises, the body never runs
+        if rule.mode is Mode.MONITOR:  # enforced, it would have failed the call: recorded, the body runs
+            monitored(rule, Would.DENY, str(RuleFailure(rule, error)))
+            return False
         raise RuleFailure(rule, error) from error
 
 

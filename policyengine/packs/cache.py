@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "CachedPacks", "cache_dir", "fingerprint", "load_packs_cached", "source_digests"]
 
-FORMAT = 2  # 2: rules carry their session labels
+FORMAT = 3  # 2: rules carry their session labels; 3: packs and rules carry their mode (enforce, monitor)
 MAX_ENTRY_BYTES = 32 << 20  # an entry larger than this is not read (a pack set of ~100,000 rules)
 ENV = "POLICYENGINE_CACHE"
 OFF = frozenset({"", "0", "off", "no", "false", "none"})
@@ -67,6 +67,7 @@ _PACK_FIELDS = frozenset(
         "files",
         "tests",
         "cwd",
+        "mode",
         "catalog",
     }
 )
@@ -91,6 +92,7 @@ _RULE_FIELDS = frozenset(
         "content",
         "block",
         "labels",
+        "mode",
     }
 )
 _RULE_DERIVED = frozenset({"applies", "predicate"})
@@ -350,6 +352,7 @@ def _pack_json(pack: Pack) -> dict[str, Any]:
         "files": list(pack.files),
         "tests": list(pack.tests),
         "cwd": pack.cwd,
+        "mode": pack.mode.value,
         "catalog": str(pack.catalog) if pack.catalog is not None else None,
         "rules": [_rule_json(r) for r in pack.rules],
     }
@@ -357,6 +360,7 @@ def _pack_json(pack: Pack) -> dict[str, Any]:
 
 def _pack_from(data: Mapping[str, Any], lists: dict[str, Any]) -> Pack:
     from policyengine.packs.loader import Pack
+    from policyengine.packs.rules import Mode
 
     # The compiler hands each file every list of the pack, as lists: so does the rebuild.
     plain = {k: list(v) for k, v in lists.items()}
@@ -372,6 +376,7 @@ def _pack_from(data: Mapping[str, Any], lists: dict[str, Any]) -> Pack:
         files=tuple(data["files"]),
         tests=tuple(data["tests"]),
         cwd=data["cwd"],
+        mode=Mode(data["mode"]),
         catalog=Path(data["catalog"]) if data["catalog"] is not None else None,
     )
 
@@ -429,11 +434,12 @@ def _rule_json(rule: Rule) -> dict[str, Any]:
         "content": _text(rule.content),
         "block": _text(rule.block),
         "labels": list(rule.labels),
+        "mode": rule.mode.value,
     }
 
 
 def _rule_from(data: Mapping[str, Any], lists: Mapping[str, Any]) -> Rule:
-    from policyengine.packs.rules import Rule, ToolMatcher, Verb
+    from policyengine.packs.rules import Mode, Rule, ToolMatcher, Verb
     from policyengine.values.problems import Location
     from policyengine.values.results import Stage
 
@@ -459,6 +465,7 @@ def _rule_from(data: Mapping[str, Any], lists: Mapping[str, Any]) -> Rule:
         content=_template(data["content"], lists),
         block=_template(data["block"], lists),
         labels=tuple(data["labels"]),
+        mode=Mode(data["mode"]),
     )
 
 

@@ -13,7 +13,7 @@ from policyengine.errors import FreezeError
 from policyengine.language.expressions import PE308, Expression, Report, Template, compile_expression, compile_template
 from policyengine.language.redact import REDACTED, Redaction, key_matcher, parse_path
 from policyengine.packs.rule_schemas import Path, schema, schema_problems
-from policyengine.packs.rules import Rule, ToolMatcher, Verb
+from policyengine.packs.rules import Mode, Rule, ToolMatcher, Verb
 from policyengine.packs.yaml_source import SourceDoc
 from policyengine.values.decisions import Source, SourceKind
 from policyengine.values.frozen import freeze
@@ -41,8 +41,10 @@ class FileCompiler:
         *,
         digest: str = "",
         compiled: dict[tuple[str, str], Any] | None = None,
+        mode: Mode = Mode.ENFORCE,
     ) -> None:
         self.doc, self.lists, self.pack, self.sink, self.digest = doc, lists, pack, sink, digest
+        self.mode = mode  # the pack's `mode:`: monitor puts every rule of the pack in monitor mode
         self.used_lists: set[str] = set()
         # Expressions and templates that compiled cleanly, by text: reasons repeat across a
         # pack's rules, and the compiled values are immutable. Shared by the files of one pack
@@ -149,6 +151,7 @@ class FileCompiler:
             description=raw.get("description", ""),
             source=Source(SourceKind.RULE, rule_id, self.pack, self.digest),
             location=self.doc.locate((*path, "id")),
+            mode=Mode.MONITOR if self.mode is Mode.MONITOR else Mode(raw.get("mode", Mode.ENFORCE.value)),
             **fields,
         )
 

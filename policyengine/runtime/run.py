@@ -25,7 +25,7 @@ from policyengine.values.decisions import (
     SourceKind,
 )
 from policyengine.values.frozen import FrozenDict, FrozenList, Snapshot, copy_in, duplicate, identical, unfrozen
-from policyengine.values.results import Outcome, Stage, ToolResult
+from policyengine.values.results import MonitorHit, Outcome, Stage, ToolResult
 
 if TYPE_CHECKING:  # the installation holds the stages, which run a Run: only its type is needed here
     from policyengine.runtime.installation import Installation
@@ -200,6 +200,7 @@ class Run:
         self.red_line: Deny | None = None
         self.seal: Seal | None = None  # the call as policy saw it, once Python code was about to get it
         self.arguments: FrozenDict | None = None  # what the result carries, once the call was sealed or ran
+        self.monitored: list[MonitorHit] = []  # what rules in monitor mode would have done (values/results.MONITORED)
 
     def lap(self, stage: Stage) -> None:
         """Charge the time since the last lap to `stage`."""
@@ -248,6 +249,7 @@ class Run:
             call.session_id,
             # The labels its rules read: the session as it was when the call was decided.
             () if call.session is None else tuple(call.session["labels"]),
+            tuple(self.monitored) if self.monitored else (),
         )
 
     def stop(self, *args: Any, **kwargs: Any) -> Stopped:
