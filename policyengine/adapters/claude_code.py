@@ -42,8 +42,10 @@ from policyengine.values.frozen import FrozenDict, freeze, thaw
 
 if TYPE_CHECKING:
     from policyengine.adapters.claude_code_sessions import HookSessions
+    from policyengine.packs.last_good import KeptPacks
     from policyengine.packs.loader import Pack
     from policyengine.tools.definition import ToolDefinition
+    from policyengine.values.results import MonitorHit
 
 __all__ = [
     "AGENT",
@@ -180,6 +182,7 @@ class Decision:
     rewrites: tuple[Source, ...] = ()
     feedback: str | None = None
     value_changed: bool = False
+    monitored: tuple[MonitorHit, ...] = ()  # what rules in monitor mode would have done (nothing was enforced)
 
 
 class Policy:
@@ -219,7 +222,22 @@ class Policy:
         return found
 
     def decide(self, event: Event) -> Decision:
-        """The decision for the event's call; with a response (PostToolUse), what post-execute makes of it."""
+        """The decision for the event's call; with a response (PostToolUse), what post-execute makes of it.
+
+        Rules in monitor mode record what they would have done in the decision's `monitored`.
+        """
+        from policyengine.values.results import MONITORED
+
+        hits: list[MonitorHit] = []
+        token = MONITORED.set(hits)
+        try:
+            decision = self._decide(event)
+        finally:
+            MONITORED.reset(token)
+        return replace(decision, monitored=tuple(hits)) if hits else decision
+
+    def _decide(self, event: Event) -> Decision:
+        """decide(), with the monitor hits being recorded."""
         from policyengine.enforce.decider import Decider
         from policyengine.values.call import call_document
 
@@ -482,6 +500,9 @@ class Hook:
         self.sessions = LazyStore(sessions if sessions is not None else default_spec(cache))
         self._policy: Policy | None = None
         self._digests: dict[str, str] = {}
+        # Set while the packs do not load and the last good ones decide (packs/last_good.py); None otherwise.
+        self.kept: KeptPacks | None = None
+        self._loaded_at = 0.0  # when the packs deciding now were loaded
 
     def respond(self, raw: bytes, audit: str | None) -> tuple[int, str, str]:
         """(exit code, stdout, stderr) for one event: 0 and the answer, or 2 and the reason. Never raises."""
@@ -490,10 +511,16 @@ class Hook:
             policy = self.policy()
             decision = policy.decide(event)
             response = answer(event, decision)
+            kept = self.kept.notice() if self.kept is not None else None
+            if kept is not None:  # loudly: Claude Code shows a systemMessage to the user, stderr goes to its log
+                response["systemMessage"] = f"policyengine: {kept}"
             if audit:
                 cwd = event.cwd if event.cwd is not None else policy.cwd
+                record = audit_record(event, decision, cwd)
+                if kept is not None:
+                    record["pack_error"] = kept
                 try:
-                    write_audit(audit, audit_record(event, decision, cwd))
+                    write_audit(audit, record)
                 except OSError as error:
                     # An audit log was asked for: a call it cannot record is refused, not run unrecorded.
                     raise HookError(
@@ -501,7 +528,8 @@ class Hook:
                         "check the path and its permissions, or drop --audit"
                     ) from None
             # ASCII: a lone surrogate from the event's own escapes must not make the answer unwritable.
-            return 0, json.dumps(response, ensure_ascii=True) + "\n", ""
+            warning = f"policyengine hook: {kept}\n" if kept is not None else ""
+            return 0, json.dumps(response, ensure_ascii=True) + "\n", warning
         except HookError as error:
             message = str(error)
         except RecursionError:
@@ -511,33 +539,78 @@ class Hook:
         return 2, "", f"policyengine hook: {message}\n"
 
     def policy(self) -> Policy:
-        """The packs and their catalog, loaded through the cache; again when a source file changed."""
+        """The packs and their catalog, loaded through the cache; again when a source file changed.
+
+        When they no longer load, the last good packs decide (this process's, else the cache's entry)
+        and `kept` says so; with none, the load's error is raised (every call refused).
+        """
+        from policyengine.packs.cache import source_digests
+
+        previous = self._policy
+        if previous is not None:
+            try:
+                if source_digests(previous.packs) == self._digests:
+                    return previous
+            except OSError:
+                pass  # a file went away: load again, which reports it
+        try:
+            policy = self._load()
+        except Exception as error:
+            return self._last_good(error, previous)
+        self.kept = None
+        return policy
+
+    def _last_good(self, error: Exception, previous: Policy | None) -> Policy:
+        """The last good packs once `error` broke loading (this process's, else the cache's); else raises it."""
+        from policyengine.errors import PolicyEngineError
+        from policyengine.packs.cache import last_good_packs, source_digests
+        from policyengine.packs.last_good import KeptPacks, failed_load
+
+        if not isinstance(error, PolicyEngineError):
+            raise error  # an engine fault, not a broken edit: refused as always
+        policy, loaded_at = previous, self._loaded_at
+        if policy is None:
+            found = last_good_packs(self.folders, self.cache)
+            if found is None:
+                raise error  # no last good packs (a first load): every call is refused, as always
+            policy = self._policy_of(found.packs, {}, None)
+            loaded_at = found.loaded_at or 0.0
+            self._policy, self._loaded_at = policy, loaded_at
+        # The digests of the broken files: the next call loads again only once they change again.
+        try:
+            self._digests = source_digests(policy.packs)
+        except OSError:
+            self._digests = {}  # a file is gone: every call tries again, and says so
+        self.kept = KeptPacks(policy.packs, loaded_at, failed_load(error, self.folders))
+        return policy
+
+    def _load(self) -> Policy:
+        """The packs from the cache or their YAML (raises what loading raises)."""
+        import time
+
         from policyengine.packs.cache import load_packs_cached, source_digests
         from policyengine.packs.loader import catalog_for
 
-        if self._policy is not None:
-            try:
-                if source_digests(self._policy.packs) == self._digests:
-                    return self._policy
-            except OSError:
-                pass  # a file went away: load again, which reports it
-            self._policy = None
+        self._policy = None
         # From YAML, the catalogs are loaded whole (every problem reported) before an entry is written;
         # a hit means they passed, and only the called tool is built from them.
         loaded = load_packs_cached(self.folders, self.cache, check=catalog_for)
-        files = loaded.files
+        policy = self._policy_of(loaded.packs, loaded.files, loaded.checked)
+        self._digests = source_digests(loaded.packs, loaded.files)
+        self._policy, self._loaded_at = policy, loaded.loaded_at or time.time()
+        return policy
+
+    def _policy_of(self, packs: tuple[Pack, ...], files: Mapping[str, bytes], checked: Any) -> Policy:
+        """A Policy over loaded packs: their catalogs read from `files` when held, else from disk."""
 
         def read(path: Path) -> bytes:
             cached = files.get(str(path.resolve()))
             return cached if cached is not None else path.read_bytes()
 
-        catalogs = _catalogs(loaded.packs) or [BUILTIN_CATALOG]
+        catalogs = _catalogs(packs) or [BUILTIN_CATALOG]
         from policyengine.adapters.claude_code_sessions import HookSessions
 
-        policy = Policy(loaded.packs, catalogs, read, loaded.checked, HookSessions.of(loaded.packs, self.sessions))
-        self._digests = source_digests(loaded.packs, files)
-        self._policy = policy
-        return policy
+        return Policy(packs, catalogs, read, checked, HookSessions.of(packs, self.sessions))
 
 
 def _catalogs(packs: Sequence[Pack]) -> list[Path]:
@@ -683,6 +756,8 @@ def audit_record(event: Event, decision: Decision, cwd: str | None) -> dict[str,
     }
     if cwd is not None:
         record["cwd"] = cwd
+    if decision.monitored:  # only then: a record of packs with no rule in monitor mode is as it was
+        record["monitored"] = [hit.to_json() for hit in decision.monitored]
     if decision.post is not None:
         # As post-execute left it: what policy hid never reaches the log (runtime/audit.py does the same).
         blocked = decision.post == "blocked"

@@ -298,9 +298,7 @@ def in_order(starts: Sequence[int], batches: Iterable[Batch]) -> Iterator[Batch]
         yield Batch([(0, "".join(out))], batch.summary, batch.size)
 
 
-def _execute_rules(
-    layers: PolicyLayers, call: dict[str, Any], cwd: str | None
-) -> tuple[list[str], list[MonitorHit]]:
+def _execute_rules(layers: PolicyLayers, call: dict[str, Any], cwd: str | None) -> tuple[list[str], list[MonitorHit]]:
     """Ids of the execute rules that would wrap this call's body (deadlines, retries), and those in monitor mode."""
     name = call["name"]
     tool = layers.registry.tools.get(name)

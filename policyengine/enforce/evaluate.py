@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, ParamSpec, TypeVar
@@ -123,7 +123,9 @@ def _recording(decide: Callable[P, E]) -> Callable[P, E]:
     return recording
 
 
-def _recording_async(decide: Callable[P, Awaitable[Evaluation]]) -> Callable[P, Awaitable[Evaluation]]:
+def _recording_async(
+    decide: Callable[P, Coroutine[Any, Any, Evaluation]],
+) -> Callable[P, Coroutine[Any, Any, Evaluation]]:
     """_recording for a coroutine function."""
 
     @functools.wraps(decide)
