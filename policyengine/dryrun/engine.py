@@ -436,6 +436,9 @@ class Summary:
         self.post: Counter[str] = Counter()
         self.changed: dict[str, list[int]] = defaultdict(list)
         self.calls = 0
+        # Calls per (rule, stage, would) of the rules in monitor mode, for the packs and for --against's.
+        self.monitored: Counter[tuple[str, str, str]] = Counter()
+        self.against_monitored: Counter[tuple[str, str, str]] = Counter()
 
     def merge(self, other: Summary) -> None:
         """Add another unit's counts."""
@@ -444,6 +447,8 @@ class Summary:
         self.hits.update(other.hits)
         self.reasons.update(other.reasons)
         self.post.update(other.post)
+        self.monitored.update(other.monitored)
+        self.against_monitored.update(other.against_monitored)
         for rule, lines in other.changed.items():
             # Sorted: a unit holding a session takes its lines out of input order.
             self.changed[rule] = sorted(self.changed[rule] + lines)
@@ -458,6 +463,9 @@ class Summary:
             self.hits[rule] += 1
         if record.get("post"):
             self.post[record["post"]] += 1
+        _count_monitored(self.monitored, record)
+        if isinstance(record.get("against"), dict):
+            _count_monitored(self.against_monitored, record["against"])
         if record["decision"] != "allow" and record.get("reason"):
             self.reasons[record["reason"]] += 1
         if record.get("changed"):
@@ -469,12 +477,13 @@ class Summary:
     def to_json(self) -> dict[str, Any]:
         """The summary as JSON."""
         hits = self.hits.most_common()
-        never = [r for r in self.rule_ids if r not in self.hits]
+        watched = {rule for rule, _stage, _would in self.monitored}
+        never = [r for r in self.rule_ids if r not in self.hits and r not in watched]
         # A post-execute rule only meets calls whose recorded result post-execute reviewed: with none,
         # it was not tried, which says nothing about whether it would ever apply.
         reviewed = sum(self.post.values())
         untried = [] if reviewed else [r for r in never if self.stages.get(r) == Stage.POST_EXECUTE.value]
-        return {
+        out = {
             "calls": self.calls,
             "decisions": dict(self.decisions),
             "post": dict(self.post),
@@ -488,3 +497,22 @@ class Summary:
             "changed": {rule: lines for rule, lines in sorted(self.changed.items())},
             "changed_calls": sum(len(v) for v in self.changed.values()),
         }
+        # Only with rules in monitor mode: the summary of packs without any is what it always was.
+        if self.monitored:
+            out["monitored"] = _monitored_json(self.monitored)
+        if self.against_monitored:
+            out["against_monitored"] = _monitored_json(self.against_monitored)
+        return out
+
+
+def _count_monitored(counts: Counter[tuple[str, str, str]], fields: Mapping[str, Any]) -> None:
+    """Count a record's monitor hits: one call per (rule, stage, would)."""
+    for key in {(h["rule"], h["stage"], h["would"]) for h in fields.get("monitored") or ()}:
+        counts[key] += 1
+
+
+def _monitored_json(counts: Counter[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """Calls per rule in monitor mode and what it would have done, most first."""
+    return [
+        {"rule": rule, "stage": stage, "would": would, "calls": n} for (rule, stage, would), n in counts.most_common()
+    ]

@@ -58,6 +58,8 @@ def record_of(result: ToolResult) -> dict[str, Any]:
     }
     if result.cwd is not None:
         record["cwd"] = result.cwd  # a dry-run resolves the replayed call's relative paths against it
+    if result.monitored:  # what rules in monitor mode would have done; only then, so other records are as they were
+        record["monitored"] = [hit.to_json() for hit in result.monitored]
     if result.session_id is not None:
         # A dry-run of the log replays the session in record order, at `time`: when the call was
         # decided (now, less what it spent after that: approval, body, review), as its session entry says.
