@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 import threading
 from collections import OrderedDict
@@ -42,6 +43,9 @@ from policyengine.values.frozen import thaw
 from policyengine.values.results import Stage
 
 __all__ = ["GATE", "PolicyGate", "plain", "text_of"]
+
+# What rules in monitor mode would have done, one INFO line per hit (docs/rules.md, `mode:`).
+monitor_log = logging.getLogger("policyengine.monitor")
 
 GATE = Source(SourceKind.REGISTRY, "policy gate")
 # Decisions of calls in a session kept until their result is reviewed, so a call decided twice is
@@ -334,7 +338,12 @@ def _arguments(name: str, arguments: Mapping[str, Any] | str | None) -> Mapping[
 
 
 def _closed(answer: Evaluation) -> Evaluation:
-    """ALLOW and ASK as they are; INVALID and ERROR deny, with their reason."""
+    """ALLOW and ASK as they are; INVALID and ERROR deny, with their reason (monitor hits logged)."""
+    for hit in answer.monitored:
+        # The framework runs the tool itself: the log is where a rule being staged shows what it would do.
+        monitor_log.info(
+            "policyengine: monitor: rule %s (%s) would %s: %s", hit.rule, hit.stage.value, hit.would.value, hit.reason
+        )
     if answer.decision in (Verdict.ALLOW, Verdict.ASK, Verdict.DENY):
         return answer
     return replace(answer, decision=Verdict.DENY, reason=answer.reason or f"policy answered {answer.decision.value}")
@@ -342,6 +351,8 @@ def _closed(answer: Evaluation) -> Evaluation:
 
 def _reviewed(answer: Evaluation) -> Evaluation:
     """A reviewed result; a call policy would not admit now (packs reloaded since, say) is blocked."""
+    if answer.monitored:  # the call's decision reported its own hits: a review adds only post-execute's
+        answer = replace(answer, monitored=tuple(h for h in answer.monitored if h.stage is Stage.POST_EXECUTE))
     answer = _closed(answer)
     if answer.post is None or answer.decision is Verdict.DENY:
         return answer.blocked()

@@ -27,6 +27,7 @@ from policyengine.adapters.gate import PolicyGate
 from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict
 from policyengine.errors import UsageError
 from policyengine.values.frozen import thaw
+from policyengine.values.results import MonitorHit
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ToolCallRequest
@@ -84,7 +85,7 @@ class PolicyMiddleware(AgentMiddleware):
         if refused is not None:
             self.gate.forget(call["name"], call["args"], call_id=call.get("id"), session_id=session)
             return refused
-        return self._reviewed(request, handler(request), session)
+        return self._reviewed(request, handler(request), session, answer.monitored)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
@@ -99,7 +100,7 @@ class PolicyMiddleware(AgentMiddleware):
         if refused is not None:
             self.gate.forget(call["name"], call["args"], call_id=call.get("id"), session_id=session)
             return refused
-        return self._reviewed(request, await handler(request), session)
+        return self._reviewed(request, await handler(request), session, answer.monitored)
 
     def _session(self, request: ToolCallRequest) -> str:
         """The call's session: `session_id` as given (or computed from the request), else the graph's thread.
@@ -155,18 +156,27 @@ class PolicyMiddleware(AgentMiddleware):
         text = f"A person rejected the call to `{call['name']}`{why}. The tool did not run; do not retry it unasked."
         return _message(request, text, error=True)
 
-    def _reviewed(self, request: ToolCallRequest, result: Result, session: str) -> Result:
-        """The result with post-execute applied to the call's ToolMessage (also inside a Command)."""
+    def _reviewed(
+        self, request: ToolCallRequest, result: Result, session: str, decided: tuple[MonitorHit, ...] = ()
+    ) -> Result:
+        """The result with post-execute applied to the call's ToolMessage (also inside a Command).
+
+        `decided`: the decision's monitor hits, carried with the review's in the message's metadata.
+        """
         if isinstance(result, ToolMessage):
-            return self._review(request, result, session)
+            return self._review(request, result, session, decided)
         if isinstance(result, Command) and isinstance(result.update, dict):
             messages = result.update.get("messages")
             if isinstance(messages, list):
-                reviewed = [self._review(request, m, session) if isinstance(m, ToolMessage) else m for m in messages]
+                reviewed = [
+                    self._review(request, m, session, decided) if isinstance(m, ToolMessage) else m for m in messages
+                ]
                 return replace(result, update={**result.update, "messages": reviewed})
         return result
 
-    def _review(self, request: ToolCallRequest, message: ToolMessage, session: str) -> ToolMessage:
+    def _review(
+        self, request: ToolCallRequest, message: ToolMessage, session: str, decided: tuple[MonitorHit, ...] = ()
+    ) -> ToolMessage:
         """The message with post-execute applied to its content and to its artifact, each a result of the call.
 
         A tool with `response_format="content_and_artifact"` hands the application an artifact
@@ -175,15 +185,22 @@ class PolicyMiddleware(AgentMiddleware):
         """
         call = request.tool_call
         update: dict[str, Any] = {}
+        hits = list(decided)
         for field, value in (("content", message.content), ("artifact", message.artifact)):
             if field == "artifact" and value is None:
                 continue
             answer = self.gate.review(call["name"], call["args"], value, call_id=call.get("id"), session_id=session)
+            hits += answer.monitored
             if answer.post is PostOutcome.REWRITTEN:
                 update[field] = thaw(answer.value)
             elif answer.post is not PostOutcome.ACCEPTED:  # blocked, or anything else: withheld
                 feedback = answer.feedback or "Blocked by policy."
-                return message.model_copy(update={"content": feedback, "artifact": None, "status": "error"})
+                update = {"content": feedback, "artifact": None, "status": "error"}
+                break
+        if hits:  # what rules in monitor mode would have done: metadata the application reads, never the model
+            metadata = dict(message.response_metadata)
+            metadata["policyengine"] = {"monitored": [hit.to_json() for hit in hits]}
+            update["response_metadata"] = metadata
         return message.model_copy(update=update) if update else message
 
 

@@ -216,7 +216,7 @@ def _before_approval(context: ToolContext[Any]) -> bool:
 def _info(answer: Evaluation) -> dict[str, Any]:
     """What the guardrail result records: the decision and who made it, never the tool's output."""
     source = answer.source
-    return {
+    info: dict[str, Any] = {
         "decision": answer.decision.value,
         "post": answer.post.value if answer.post is not None else None,
         "rule": source.name if source is not None else None,
@@ -224,3 +224,6 @@ def _info(answer: Evaluation) -> dict[str, Any]:
         "reason": answer.reason,
         "rewrites": [s.name for s in answer.rewrites],
     }
+    if answer.monitored:  # what rules in monitor mode would have done to this call (nothing was enforced)
+        info["monitored"] = [hit.to_json() for hit in answer.monitored]
+    return info
