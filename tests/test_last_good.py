@@ -188,10 +188,22 @@ def test_the_warm_helper_keeps_its_packs_through_a_broken_edit(
     # The cache's entry goes: only the helper's own packs can answer now.
     for entry in place.glob("packs-*.json"):
         entry.unlink()
-    _break(layer, "schema")
+    # The edit names a new rule file, and that file is broken: the kept packs were never read from it.
+    manifest = layer / "pack.yaml"
+    manifest.write_text(manifest.read_text("utf-8").replace("- rules.yaml", "- rules.yaml\n- more.yaml"), "utf-8")
+    (layer / "more.yaml").write_text("rules:\n  - id: more\n    stage: nowhere\n", "utf-8")
     code, out, err = _hook(monkeypatch, layer, RM)
     assert code == 0 and served == [1, 1] and json.loads(out)["hookSpecificOutput"] == DENIED["hookSpecificOutput"]
-    assert _said_where(err, layer, "schema") and _said_where(json.loads(out)["systemMessage"], layer, "schema")
+    said = f"pack {layer} failed to load at {layer / 'more.yaml'}:3:12: PE205"
+    assert said in err and said in json.loads(out)["systemMessage"]
+    # Fixing that file alone is seen: the edit's packs decide, and nothing is said any more.
+    (layer / "more.yaml").write_text("rules:\n  - {id: more, stage: guard, tools: [Bash], reason: no bash}\n", "utf-8")
+    code, out, err = _hook(monkeypatch, layer, RM)
+    assert (code, err, served) == (0, "", [1, 1, 1]) and "systemMessage" not in json.loads(out)
+    assert (
+        json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+        == "no rm [policyengine: rule no-rm of pack layer]"
+    )
     server.join(timeout=10)  # idle for 5 s: it exits
 
 

@@ -503,6 +503,7 @@ class Hook:
         # Set while the packs do not load and the last good ones decide (packs/last_good.py); None otherwise.
         self.kept: KeptPacks | None = None
         self._loaded_at = 0.0  # when the packs deciding now were loaded
+        self._broken: tuple[tuple[str, int, int], ...] = ()  # the folders' files when loading them last failed
 
     def respond(self, raw: bytes, audit: str | None) -> tuple[int, str, str]:
         """(exit code, stdout, stderr) for one event: 0 and the answer, or 2 and the reason. Never raises."""
@@ -547,7 +548,12 @@ class Hook:
         from policyengine.packs.cache import source_digests
 
         previous = self._policy
-        if previous is not None:
+        if previous is not None and self.kept is not None:
+            # The last good packs decide: load again only once something under the folders changed (a fix
+            # may touch a file the kept packs were not read from, one the broken manifest names).
+            if _folder_state(self.folders) == self._broken:
+                return previous
+        elif previous is not None:
             try:
                 if source_digests(previous.packs) == self._digests:
                     return previous
@@ -563,7 +569,7 @@ class Hook:
     def _last_good(self, error: Exception, previous: Policy | None) -> Policy:
         """The last good packs once `error` broke loading (this process's, else the cache's); else raises it."""
         from policyengine.errors import PolicyEngineError
-        from policyengine.packs.cache import last_good_packs, source_digests
+        from policyengine.packs.cache import last_good_packs
         from policyengine.packs.last_good import KeptPacks, failed_load
 
         if not isinstance(error, PolicyEngineError):
@@ -576,11 +582,7 @@ class Hook:
             policy = self._policy_of(found.packs, {}, None)
             loaded_at = found.loaded_at or 0.0
             self._policy, self._loaded_at = policy, loaded_at
-        # The digests of the broken files: the next call loads again only once they change again.
-        try:
-            self._digests = source_digests(policy.packs)
-        except OSError:
-            self._digests = {}  # a file is gone: every call tries again, and says so
+        self._broken = _folder_state(self.folders)  # the next call loads again only once this changes
         self.kept = KeptPacks(policy.packs, loaded_at, failed_load(error, self.folders))
         return policy
 
@@ -611,6 +613,22 @@ class Hook:
         from policyengine.adapters.claude_code_sessions import HookSessions
 
         return Policy(packs, catalogs, read, checked, HookSessions.of(packs, self.sessions))
+
+
+def _folder_state(folders: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
+    """Every file under the pack folders with its mtime and size: changes with any edit (cheap to take)."""
+    seen: list[tuple[str, int, int]] = []
+    for folder in folders:
+        for root, dirs, files in os.walk(folder):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                try:
+                    info = os.stat(path)
+                except OSError:  # removed while walked: the next call sees the new state
+                    continue
+                seen.append((path, info.st_mtime_ns, info.st_size))
+    return tuple(seen)
 
 
 def _catalogs(packs: Sequence[Pack]) -> list[Path]:
