@@ -196,10 +196,12 @@ def test_the_warm_helper_keeps_its_packs_through_a_broken_edit(
     assert code == 0 and served == [1, 1] and json.loads(out)["hookSpecificOutput"] == DENIED["hookSpecificOutput"]
     said = f"pack {layer} failed to load at {layer / 'more.yaml'}:3:12: PE205"
     assert said in err and said in json.loads(out)["systemMessage"]
+    code, out, err = _hook(monkeypatch, layer, RM)  # and again, from the packs it keeps
+    assert code == 0 and served == [1, 1, 1] and said in err and said in json.loads(out)["systemMessage"]
     # Fixing that file alone is seen: the edit's packs decide, and nothing is said any more.
     (layer / "more.yaml").write_text("rules:\n  - {id: more, stage: guard, tools: [Bash], reason: no bash}\n", "utf-8")
     code, out, err = _hook(monkeypatch, layer, RM)
-    assert (code, err, served) == (0, "", [1, 1, 1]) and "systemMessage" not in json.loads(out)
+    assert (code, err, served) == (0, "", [1, 1, 1, 1]) and "systemMessage" not in json.loads(out)
     assert (
         json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
         == "no rm [policyengine: rule no-rm of pack layer]"

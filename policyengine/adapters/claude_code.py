@@ -581,7 +581,7 @@ class Hook:
                 raise error  # no last good packs (a first load): every call is refused, as always
             policy = self._policy_of(found.packs, {}, None)
             loaded_at = found.loaded_at or 0.0
-            self._policy, self._loaded_at = policy, loaded_at
+        self._policy, self._loaded_at = policy, loaded_at  # kept for the next call (the helper's many)
         self._broken = _folder_state(self.folders)  # the next call loads again only once this changes
         self.kept = KeptPacks(policy.packs, loaded_at, failed_load(error, self.folders))
         return policy

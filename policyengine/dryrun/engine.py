@@ -25,7 +25,7 @@ from policyengine.enforce.evaluate import Evaluation, call_for, evaluate, evalua
 from policyengine.enforce.install import PolicyLayers, wrapping
 from policyengine.errors import UsageError
 from policyengine.packs.loader import catalog_for
-from policyengine.packs.rules import Mode
+from policyengine.packs.rules import Mode, RuleFailure
 from policyengine.runtime.registry import Registry
 from policyengine.tools.definition import ToolDefinition
 from policyengine.values.frozen import freeze
@@ -309,11 +309,15 @@ def _execute_rules(layers: PolicyLayers, call: dict[str, Any], cwd: str | None) 
     arguments = freeze(call.get("arguments", {}))
     agent, call_id = str(call.get("agent", "agent")), str(call.get("call_id", ""))
     document = call_for(layers.registry, name, arguments, agent, call_id, cwd).document
-    out, watched = [], []
+    out: list[str] = []
+    watched: list[MonitorHit] = []
     for rule in candidates:
         try:
             applies = rule.applies(document)
-        except Exception:  # a failing condition would fail the call closed at run time
+        except Exception as error:  # a failing condition would fail the call closed at run time
+            if rule.mode is Mode.MONITOR:  # as the wrapper records it (enforce/install.py)
+                watched.append(MonitorHit(rule.source, rule.stage, Would.DENY, str(RuleFailure(rule, error))))
+                continue
             applies = True
         if applies and rule.mode is Mode.MONITOR:  # recorded as a monitor hit: it would wrap, it does not
             watched.append(MonitorHit(rule.source, rule.stage, Would.WRAP, wrapping(rule)))

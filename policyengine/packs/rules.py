@@ -356,9 +356,7 @@ def _monitor_post(rule: Rule, document: FrozenDict, value: Any, explain: Explain
                 rewritten = redaction.apply(rewritten)
             if rewritten != value:  # as enforced: a redaction that finds nothing is no rewrite
                 monitored(rule, Would.REWRITE, "would redact the result")
-    except RuleFailure as failure:
-        _monitored_failure(rule, failure)
-    except Exception as error:
+    except Exception as error:  # a failing condition (RuleFailure) or rewrite: enforced, the result is blocked
         _monitored_failure(rule, error)
 
 
