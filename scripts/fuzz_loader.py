@@ -78,7 +78,7 @@ from policyengine import (
 from policyengine.language.expression_compiler import OrderingError
 from policyengine.language.expression_compiler import search as strict_search
 from policyengine.language.functions import OPTIONS, function_arity
-from policyengine.packs.compiler import schema
+from policyengine.packs.rule_schemas import schema
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_PACKS = (REPO_ROOT / "policies" / "baseline", REPO_ROOT / "policies" / "bfcl")

@@ -212,13 +212,13 @@ def test_the_shipped_schemas_are_found_from_a_checkout_without_an_install(
 ) -> None:
     from importlib import resources
 
-    from policyengine.packs import compiler
+    from policyengine.packs import rule_schemas
 
     def not_installed(package: str) -> Any:
         raise ModuleNotFoundError(package)
 
     monkeypatch.setattr(resources, "files", not_installed)
-    assert compiler.schema_file(name).read_text("utf-8").strip()
+    assert rule_schemas.schema_file(name).read_text("utf-8").strip()
 
 
 def test_every_layer_folder_is_a_package_the_distribution_ships() -> None:

@@ -22,7 +22,7 @@ import pytest
 from policyengine import ApprovalAnswer, ApprovalRequest, Outcome, PolicyLayers, Registry, Stage, ToolResult
 from policyengine.audit import AuditRecorder, result_record
 from policyengine.cli.main import main
-from policyengine.packs.compiler import schema
+from policyengine.packs.rule_schemas import schema
 from policyengine.runtime.audit import policy_decision
 from policyengine.tools.catalog import load_catalog
 

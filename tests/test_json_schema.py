@@ -14,8 +14,8 @@ import yaml
 from policyengine import PackLoadError, load_pack
 from policyengine.enforce.evaluate import Verdict
 from policyengine.packs import file_schemas as export
-from policyengine.packs.compiler import schema
 from policyengine.packs.file_schemas import NOT_STAGES, export_schemas, rule_schema
+from policyengine.packs.rule_schemas import schema
 from policyengine.packs.yaml_source import load_yaml
 from policyengine.tools.json_schema import DIALECT, pattern_from_regex, regex_from_pattern, to_json_schema
 from policyengine.values.problems import ProblemSink

@@ -30,6 +30,7 @@ catalog: tests/test_hook_claude_code.py compares them, and replays the audit log
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -41,8 +42,10 @@ from policyengine.values.frozen import FrozenDict, freeze, thaw
 
 if TYPE_CHECKING:
     from policyengine.adapters.claude_code_sessions import HookSessions
+    from policyengine.packs.last_good import KeptPacks
     from policyengine.packs.loader import Pack
     from policyengine.tools.definition import ToolDefinition
+    from policyengine.values.results import MonitorHit
 
 __all__ = [
     "AGENT",
@@ -178,6 +181,7 @@ class Decision:
     rewrites: tuple[Source, ...] = ()
     feedback: str | None = None
     value_changed: bool = False
+    monitored: tuple[MonitorHit, ...] = ()  # what rules in monitor mode would have done (nothing was enforced)
 
 
 class Policy:
@@ -217,7 +221,22 @@ class Policy:
         return found
 
     def decide(self, event: Event) -> Decision:
-        """The decision for the event's call; with a response (PostToolUse), what post-execute makes of it."""
+        """The decision for the event's call; with a response (PostToolUse), what post-execute makes of it.
+
+        Rules in monitor mode record what they would have done in the decision's `monitored`.
+        """
+        from policyengine.values.results import MONITORED
+
+        hits: list[MonitorHit] = []
+        token = MONITORED.set(hits)
+        try:
+            decision = self._decide(event)
+        finally:
+            MONITORED.reset(token)
+        return replace(decision, monitored=tuple(hits)) if hits else decision
+
+    def _decide(self, event: Event) -> Decision:
+        """decide(), with the monitor hits being recorded."""
         from policyengine.enforce.decider import Decider
         from policyengine.values.call import call_document
 
@@ -470,6 +489,10 @@ class Hook:
         self._policy: Policy | None = None
         self._digests: dict[str, str] = {}
         self._redaction: Any = None  # the audit's redaction (the packs' rules), built on the first record
+        # Set while the packs do not load and the last good ones decide (packs/last_good.py); None otherwise.
+        self.kept: KeptPacks | None = None
+        self._loaded_at = 0.0  # when the packs deciding now were loaded
+        self._broken: tuple[tuple[str, int, int], ...] = ()  # the folders' files when loading them last failed
 
     def respond(self, raw: bytes, audit: str | None, otel: Any = None) -> tuple[int, str, str]:
         """(exit code, stdout, stderr) for one event: 0 and the answer, or 2 and the reason. Never raises.
@@ -481,9 +504,12 @@ class Hook:
             policy = self.policy()
             decision = policy.decide(event)
             response = answer(event, decision)
-            said: list[str] = []
+            kept = self.kept.notice() if self.kept is not None else None
+            if kept is not None:  # loudly: Claude Code shows a systemMessage to the user, stderr goes to its log
+                response["systemMessage"] = f"policyengine: {kept}"
+            said: list[str] = [f"policyengine hook: {kept}"] if kept is not None else []
             if audit or otel is not None:
-                self._record(event, decision, policy, audit, otel, said)
+                self._record(event, decision, policy, audit, otel, said, kept)
             # ASCII: a lone surrogate from the event's own escapes must not make the answer unwritable.
             return 0, json.dumps(response, ensure_ascii=True) + "\n", "".join(f"{line}\n" for line in said)
         except HookError as error:
@@ -495,7 +521,14 @@ class Hook:
         return 2, "", f"policyengine hook: {message}\n"
 
     def _record(
-        self, event: Event, decision: Decision, policy: Policy, audit: str | None, otel: Any, said: list[str]
+        self,
+        event: Event,
+        decision: Decision,
+        policy: Policy,
+        audit: str | None,
+        otel: Any,
+        said: list[str],
+        kept: str | None = None,
     ) -> None:
         """Write the call's audit record (redacted by the packs, 0600); HookError when it cannot be written."""
         from policyengine.audit import AuditRedaction, AuditWriter, pack_set_digest
@@ -503,6 +536,8 @@ class Hook:
 
         cwd = event.cwd if event.cwd is not None else policy.cwd
         record = audit_record(event, decision, cwd, pack_set_digest(policy.packs))
+        if kept is not None:
+            record["pack_error"] = kept  # the packs did not load: the last good ones decided this call
         if self._redaction is None:
             self._redaction = AuditRedaction(lambda: self._policy.packs if self._policy is not None else ())
         writer = AuditWriter(audit or None, redaction=self._redaction, otel=otel, keep_open=False, warn=said.append)
@@ -516,33 +551,95 @@ class Hook:
             ) from None
 
     def policy(self) -> Policy:
-        """The packs and their catalog, loaded through the cache; again when a source file changed."""
+        """The packs and their catalog, loaded through the cache; again when a source file changed.
+
+        When they no longer load, the last good packs decide (this process's, else the cache's entry)
+        and `kept` says so; with none, the load's error is raised (every call refused).
+        """
+        from policyengine.packs.cache import source_digests
+
+        previous = self._policy
+        if previous is not None and self.kept is not None:
+            # The last good packs decide: load again only once something under the folders changed (a fix
+            # may touch a file the kept packs were not read from, one the broken manifest names).
+            if _folder_state(self.folders) == self._broken:
+                return previous
+        elif previous is not None:
+            try:
+                if source_digests(previous.packs) == self._digests:
+                    return previous
+            except OSError:
+                pass  # a file went away: load again, which reports it
+        try:
+            policy = self._load()
+        except Exception as error:
+            return self._last_good(error, previous)
+        self.kept = None
+        return policy
+
+    def _last_good(self, error: Exception, previous: Policy | None) -> Policy:
+        """The last good packs once `error` broke loading (this process's, else the cache's); else raises it."""
+        from policyengine.errors import PolicyEngineError
+        from policyengine.packs.cache import last_good_packs
+        from policyengine.packs.last_good import KeptPacks, failed_load
+
+        if not isinstance(error, PolicyEngineError):
+            raise error  # an engine fault, not a broken edit: refused as always
+        policy, loaded_at = previous, self._loaded_at
+        if policy is None:
+            found = last_good_packs(self.folders, self.cache)
+            if found is None:
+                raise error  # no last good packs (a first load): every call is refused, as always
+            policy = self._policy_of(found.packs, {}, None)
+            loaded_at = found.loaded_at or 0.0
+        self._policy, self._loaded_at = policy, loaded_at  # kept for the next call (the helper's many)
+        self._broken = _folder_state(self.folders)  # the next call loads again only once this changes
+        self.kept = KeptPacks(policy.packs, loaded_at, failed_load(error, self.folders))
+        return policy
+
+    def _load(self) -> Policy:
+        """The packs from the cache or their YAML (raises what loading raises)."""
+        import time
+
         from policyengine.packs.cache import load_packs_cached, source_digests
         from policyengine.packs.loader import catalog_for
 
-        if self._policy is not None:
-            try:
-                if source_digests(self._policy.packs) == self._digests:
-                    return self._policy
-            except OSError:
-                pass  # a file went away: load again, which reports it
-            self._policy = None
+        self._policy = None
         # From YAML, the catalogs are loaded whole (every problem reported) before an entry is written;
         # a hit means they passed, and only the called tool is built from them.
         loaded = load_packs_cached(self.folders, self.cache, check=catalog_for)
-        files = loaded.files
+        policy = self._policy_of(loaded.packs, loaded.files, loaded.checked)
+        self._digests = source_digests(loaded.packs, loaded.files)
+        self._policy, self._loaded_at = policy, loaded.loaded_at or time.time()
+        return policy
+
+    def _policy_of(self, packs: tuple[Pack, ...], files: Mapping[str, bytes], checked: Any) -> Policy:
+        """A Policy over loaded packs: their catalogs read from `files` when held, else from disk."""
 
         def read(path: Path) -> bytes:
             cached = files.get(str(path.resolve()))
             return cached if cached is not None else path.read_bytes()
 
-        catalogs = _catalogs(loaded.packs) or [BUILTIN_CATALOG]
+        catalogs = _catalogs(packs) or [BUILTIN_CATALOG]
         from policyengine.adapters.claude_code_sessions import HookSessions
 
-        policy = Policy(loaded.packs, catalogs, read, loaded.checked, HookSessions.of(loaded.packs, self.sessions))
-        self._digests = source_digests(loaded.packs, files)
-        self._policy = policy
-        return policy
+        return Policy(packs, catalogs, read, checked, HookSessions.of(packs, self.sessions))
+
+
+def _folder_state(folders: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
+    """Every file under the pack folders with its mtime and size: changes with any edit (cheap to take)."""
+    seen: list[tuple[str, int, int]] = []
+    for folder in folders:
+        for root, dirs, files in os.walk(folder):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                try:
+                    info = os.stat(path)
+                except OSError:  # removed while walked: the next call sees the new state
+                    continue
+                seen.append((path, info.st_mtime_ns, info.st_size))
+    return tuple(seen)
 
 
 def _catalogs(packs: Sequence[Pack]) -> list[Path]:
@@ -715,4 +812,5 @@ def audit_record(event: Event, decision: Decision, cwd: str | None, pack_digest:
         cwd=cwd,
         event=event.hook,
         pack_digest=pack_digest,
+        monitored=[hit.to_json() for hit in decision.monitored],
     )

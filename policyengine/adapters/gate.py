@@ -13,11 +13,12 @@ first did) and `review` writes only the RESULT entry (post-execute's labels, fin
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,9 @@ __all__ = ["GATE", "AuditOption", "PolicyGate", "plain", "text_of"]
 
 # An adapter's `audit=`: a file to write the records to, or a recorder several adapters share.
 AuditOption = str | Path | AuditRecorder | None
+
+# What rules in monitor mode would have done, one INFO line per hit (docs/rules.md, `mode:`).
+monitor_log = logging.getLogger("policyengine.monitor")
 
 GATE = Source(SourceKind.REGISTRY, "policy gate")
 # Decisions of calls in a session kept until their result is reviewed, so a call decided twice is
@@ -125,13 +129,13 @@ class PolicyGate:
         try:
             key = self._key(session_id, call_id, name, arguments)
             if key is None:
-                return closed(settle(self._ask(name, arguments, None, call_id, cwd, agent, session_id)))
+                return _closed(settle(self._ask(name, arguments, None, call_id, cwd, agent, session_id)))
             with self._sessions[hash(key[0]) % _STRIPES]:  # read, decide, write: one call of the session at a time
                 known = self._recall(key)
                 if known is not None:
                     return known
                 answer = self._ask(name, arguments, None, call_id, cwd, agent, session_id)
-                return self._remember(key, closed(settle(answer)))
+                return self._remember(key, _closed(settle(answer)))
         except Exception as error:  # fails closed: a gate that cannot answer denies
             return _failed(name, "deciding", error)
 
@@ -150,7 +154,7 @@ class PolicyGate:
             key = self._key(session_id, call_id, name, arguments)
             if key is None:
                 answer = self._ask(name, arguments, None, call_id, cwd, agent, session_id)
-                return closed(answer if isinstance(answer, Evaluation) else await answer())
+                return _closed(answer if isinstance(answer, Evaluation) else await answer())
             lock = self._sessions[hash(key[0]) % _STRIPES]
             with lock:  # packs alone decide without awaiting: the lock is never held across an await
                 known = self._recall(key)
@@ -158,10 +162,10 @@ class PolicyGate:
                     return known
                 answer = self._ask(name, arguments, None, call_id, cwd, agent, session_id)
                 if isinstance(answer, Evaluation):
-                    return self._remember(key, closed(answer))
+                    return self._remember(key, _closed(answer))
             # Python listeners: their stages await on the caller's loop, so calls of a session may overlap here.
             known = self._recall(key)
-            return known if known is not None else self._remember(key, closed(await answer()))
+            return known if known is not None else self._remember(key, _closed(await answer()))
         except Exception as error:
             return _failed(name, "deciding", error)
 
@@ -352,9 +356,21 @@ def _arguments(name: str, arguments: Mapping[str, Any] | str | None) -> Mapping[
     return arguments
 
 
+def _closed(answer: Evaluation) -> Evaluation:
+    """ALLOW and ASK as they are; INVALID and ERROR deny, with their reason (monitor hits logged)."""
+    for hit in answer.monitored:
+        # The framework runs the tool itself: the log is where a rule being staged shows what it would do.
+        monitor_log.info(
+            "policyengine: monitor: rule %s (%s) would %s: %s", hit.rule, hit.stage.value, hit.would.value, hit.reason
+        )
+    return closed(answer)
+
+
 def _reviewed(answer: Evaluation) -> Evaluation:
     """A reviewed result; a call policy would not admit now (packs reloaded since, say) is blocked."""
-    answer = closed(answer)
+    if answer.monitored:  # the call's decision reported its own hits: a review adds only post-execute's
+        answer = replace(answer, monitored=tuple(h for h in answer.monitored if h.stage is Stage.POST_EXECUTE))
+    answer = _closed(answer)
     if answer.post is None or answer.decision is Verdict.DENY:
         return answer.blocked()
     return answer

@@ -32,7 +32,7 @@ from policyengine.adapters.gate import GATE, AuditOption, PolicyGate
 from policyengine.enforce.evaluate import Evaluation, PostOutcome, Verdict, fault_denial
 from policyengine.errors import UsageError, install_hint
 from policyengine.values.frozen import thaw
-from policyengine.values.results import Approval
+from policyengine.values.results import Approval, MonitorHit
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ToolCallRequest
@@ -181,15 +181,19 @@ class PolicyMiddleware(AgentMiddleware):
     def _reviewed(
         self, request: ToolCallRequest, result: Result, session: str, decided: Evaluation, approval: Approval | None
     ) -> Result:
-        """The result with post-execute applied to the call's ToolMessage (also inside a Command); then its record."""
+        """The result with post-execute applied to the call's ToolMessage (also inside a Command); then its record.
+
+        The decision's monitor hits travel with the review's in the message's metadata.
+        """
         reviews: list[Evaluation] = []
         if isinstance(result, ToolMessage):
-            result = self._review(request, result, session, reviews)
+            result = self._review(request, result, session, reviews, decided.monitored)
         elif isinstance(result, Command) and isinstance(result.update, dict):
             messages = result.update.get("messages")
             if isinstance(messages, list):
                 reviewed = [
-                    self._review(request, m, session, reviews) if isinstance(m, ToolMessage) else m for m in messages
+                    self._review(request, m, session, reviews, decided.monitored) if isinstance(m, ToolMessage) else m
+                    for m in messages
                 ]
                 result = replace(result, update={**result.update, "messages": reviewed})
         # The record of the review that shaped what the model read: a block, else the last rewrite, else the first.
@@ -201,7 +205,12 @@ class PolicyMiddleware(AgentMiddleware):
         return result
 
     def _review(
-        self, request: ToolCallRequest, message: ToolMessage, session: str, reviews: list[Evaluation]
+        self,
+        request: ToolCallRequest,
+        message: ToolMessage,
+        session: str,
+        reviews: list[Evaluation],
+        decided: tuple[MonitorHit, ...] = (),
     ) -> ToolMessage:
         """The message with post-execute applied to its content and to its artifact, each a result of the call.
 
@@ -211,16 +220,23 @@ class PolicyMiddleware(AgentMiddleware):
         """
         call = request.tool_call
         update: dict[str, Any] = {}
+        hits = list(decided)
         for field, value in (("content", message.content), ("artifact", message.artifact)):
             if field == "artifact" and value is None:
                 continue
             answer = self.gate.review(call["name"], call["args"], value, call_id=call.get("id"), session_id=session)
             reviews.append(answer)
+            hits += answer.monitored
             if answer.post is PostOutcome.REWRITTEN:
                 update[field] = thaw(answer.value)
             elif answer.post is not PostOutcome.ACCEPTED:  # blocked, or anything else: withheld
                 feedback = answer.feedback or "Blocked by policy."
-                return message.model_copy(update={"content": feedback, "artifact": None, "status": "error"})
+                update = {"content": feedback, "artifact": None, "status": "error"}
+                break
+        if hits:  # what rules in monitor mode would have done: metadata the application reads, never the model
+            metadata = dict(message.response_metadata)
+            metadata["policyengine"] = {"monitored": [hit.to_json() for hit in hits]}
+            update["response_metadata"] = metadata
         return message.model_copy(update=update) if update else message
 
 

@@ -262,4 +262,6 @@ def _info(answer: Evaluation) -> dict[str, Any]:
     for field in ("value", "content", "feedback"):
         info.pop(field, None)
     info.setdefault("post", None)
+    if answer.monitored:  # what rules in monitor mode would have done to this call (nothing was enforced)
+        info["monitored"] = [hit.to_json() for hit in answer.monitored]
     return info

@@ -53,7 +53,7 @@ FIELDS = (
     "result",
     "approval",
     "pack_digest",
-    "monitor",
+    "monitored",
 )
 
 # The stages a call goes through after its decision was written to its session.
@@ -81,13 +81,13 @@ def audit_record(
     cwd: str | None = None,
     event: str | None = None,
     pack_digest: str | None = None,
-    monitor: Sequence[str] | None = None,
+    monitored: Sequence[Mapping[str, Any]] | None = None,
     timestamp: float | None = None,
 ) -> dict[str, Any]:
     """The one audit record of a call's outcome (unredacted: the writer redacts), fields in FIELDS order.
 
     Optional fields are left out when unknown (`session_id`, `time`, `labels`, `cwd`, `event`,
-    `post`, `result`, `approval`, `pack_digest`, `monitor`), so a record holds what its front end knew.
+    `post`, `result`, `approval`, `pack_digest`, `monitored`), so a record holds what its front end knew.
     """
     record: dict[str, Any] = {
         "timestamp": time.time() if timestamp is None else timestamp,
@@ -120,9 +120,8 @@ def audit_record(
         record["approval"] = approval.to_json() if isinstance(approval, Approval) else dict(approval)
     if pack_digest is not None:
         record["pack_digest"] = pack_digest
-    # MONITOR: the rules a `mode: monitor` layer would have decided by (issue 24, rollout) go here.
-    if monitor:
-        record["monitor"] = list(monitor)
+    if monitored:  # what rules in monitor mode would have done (only then: other records are as they were)
+        record["monitored"] = [dict(hit) for hit in monitored]
     return record
 
 
@@ -155,7 +154,7 @@ def result_record(result: ToolResult, *, front_end: str = "registry", pack_diges
         decided_at=decided_at,
         cwd=result.cwd,
         pack_digest=pack_digest,
-        monitor=_monitor(result),
+        monitored=_monitored(result),
     )
 
 
@@ -195,7 +194,7 @@ def evaluation_record(
         session_id=session_id,
         cwd=cwd,
         pack_digest=pack_digest,
-        monitor=_monitor(evaluation),
+        monitored=_monitored(evaluation),
     )
 
 
@@ -218,9 +217,6 @@ def _post(result: ToolResult) -> str | None:
     return None
 
 
-def _monitor(outcome: object) -> list[str] | None:
-    """MONITOR: the monitor hits an outcome carries, once `mode: monitor` adds them (None until then)."""
-    hits = getattr(outcome, "monitor", None)
-    if not hits:
-        return None
-    return [hit if isinstance(hit, str) else str(getattr(hit, "name", hit)) for hit in hits]
+def _monitored(outcome: ToolResult | Evaluation) -> list[dict[str, Any]] | None:
+    """The monitor hits an outcome carries, as records write them (None when there are none)."""
+    return [hit.to_json() for hit in outcome.monitored] or None

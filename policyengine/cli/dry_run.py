@@ -160,6 +160,13 @@ def render_summary(summary: Summary, color: bool) -> str:
     if summary.post:
         parts.append(table([[p, f"{n:,}"] for p, n in sorted(summary.post.items())], ["post-execute", "calls"], color))
     parts += _hits_by_stage(summary, data, color)
+    if data.get("monitored") or data.get("against_monitored"):
+        from policyengine.cli.monitor_hits import hits_table
+
+        if data.get("monitored"):
+            parts.append(hits_table(data["monitored"], color))
+        if data.get("against_monitored"):
+            parts.append("--against:\n" + hits_table(data["against_monitored"], color))
     if summary.reasons:
         parts.append(
             table([[f"{n:,}", r[:100]] for r, n in summary.reasons.most_common(5)], ["calls", "top reasons"], color)

@@ -89,6 +89,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
                     "session_id": call.get("session_id"),
                     "session": _session_json(explanation.session),
                     "labelled": [{"label": label, "rule": rule} for label, rule in explanation.labelled()],
+                    "monitored": [hit.to_json() for hit in ev.monitored],
                 },
                 indent=2,
                 default=str,
@@ -101,7 +102,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             c.stage.value,
             c.rule,
             c.pack or "",
-            "error: " + c.error if c.error else ("matched" if c.matched else "no"),
+            ("error: " + c.error if c.error else ("matched" if c.matched else "no"))
+            + (" (monitor)" if c.mode.value == "monitor" else ""),
             c.location or "",
         ]
         for c in explanation.considered
@@ -128,6 +130,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         )
         if ev.value is not None:
             print(f"value: {json.dumps(ev.value, default=str)}", file=out)
+    if ev.monitored:
+        print(paint("monitor mode (nothing enforced):", "33", color), file=out)
+        for hit in ev.monitored:
+            print(
+                f"  {hit.rule} ({hit.stage.value}) would {hit.would.value}" + (f": {hit.reason}" if hit.reason else ""),
+                file=out,
+            )
     labelled = explanation.labelled()
     if labelled:
         print("labels set: " + ", ".join(f"{label} (by {rule})" for label, rule in labelled), file=out)

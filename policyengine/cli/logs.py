@@ -66,9 +66,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         for record in records:
             print(json.dumps(record, ensure_ascii=False, default=str), file=out)
     else:
+        from policyengine.cli.monitor_hits import count_hits, hits_table
+
         rows = [_row(r) for r in records]
         print(table(rows, ["time (UTC)", "decision", "tool", "rule", "agent", "reason"], color), file=out)
         print(f"{len(rows):,} decisions", file=out)
+        monitored = count_hits(records)
+        if monitored:  # rules in monitor mode: what they would have done to these calls
+            print("\n" + hits_table(monitored, color), file=out)
     return EXIT_OK
 
 

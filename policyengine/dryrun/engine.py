@@ -22,14 +22,15 @@ from typing import Any
 
 from policyengine.enforce.decision_point import DecisionPoint, Question
 from policyengine.enforce.evaluate import Evaluation, call_for
-from policyengine.enforce.install import PolicyLayers
+from policyengine.enforce.install import PolicyLayers, wrapping
 from policyengine.errors import UsageError
 from policyengine.packs.loader import catalog_for
+from policyengine.packs.rules import Mode, RuleFailure
 from policyengine.runtime.registry import Registry
 from policyengine.tools.definition import ToolDefinition
 from policyengine.values.decisions import Source, SourceKind
 from policyengine.values.frozen import freeze
-from policyengine.values.results import RULE_STAGES, Stage
+from policyengine.values.results import RULE_STAGES, MonitorHit, Stage, Would
 from policyengine.values.session import Entry, SessionState
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a recorded call larger than this is refused, not parsed
@@ -196,10 +197,14 @@ class Engine:
             fields["label_rules"] = list(dict.fromkeys(labelled))
         if session_id:
             fields["labels"] = sorted(store.load(session_id).labels)
+        watched = list(evaluation.monitored)
         if evaluation.decision.value in ("allow", "ask"):
-            wrapping = _execute_rules(layers, call, question.cwd)
-            if wrapping:
-                fields["execute"] = wrapping
+            wrapped, would_wrap = _execute_rules(layers, call, question.cwd)
+            if wrapped:
+                fields["execute"] = wrapped
+            watched += would_wrap
+        if watched:  # only then: a dry-run of packs with no rule in monitor mode writes what it always wrote
+            fields["monitored"] = [hit.to_json() for hit in watched]
         return fields
 
 
@@ -292,25 +297,32 @@ def in_order(starts: Sequence[int], batches: Iterable[Batch]) -> Iterator[Batch]
         yield Batch([(0, "".join(out))], batch.summary, batch.size)
 
 
-def _execute_rules(layers: PolicyLayers, call: dict[str, Any], cwd: str | None) -> list[str]:
-    """Ids of the execute rules that would wrap this call's body (deadlines, retries)."""
+def _execute_rules(layers: PolicyLayers, call: dict[str, Any], cwd: str | None) -> tuple[list[str], list[MonitorHit]]:
+    """Ids of the execute rules that would wrap this call's body (deadlines, retries), and those in monitor mode."""
     name = call["name"]
     tool = layers.registry.tools.get(name)
     tags = tool.tags if tool is not None else frozenset()
     candidates = [r for p in layers.packs for r in p.rules_for(Stage.EXECUTE, name, tags)]
     if not candidates:
-        return []
+        return [], []
     arguments = freeze(call.get("arguments", {}))
     agent, call_id = str(call.get("agent", "agent")), str(call.get("call_id", ""))
     document = call_for(layers.registry, name, arguments, agent, call_id, cwd).document
-    out = []
+    out: list[str] = []
+    watched: list[MonitorHit] = []
     for rule in candidates:
         try:
-            if rule.applies(document):
-                out.append(rule.id)
-        except Exception:  # a failing condition would fail the call closed at run time
+            applies = rule.applies(document)
+        except Exception as error:  # a failing condition would fail the call closed at run time
+            if rule.mode is Mode.MONITOR:  # as the wrapper records it (enforce/install.py)
+                watched.append(MonitorHit(rule.source, rule.stage, Would.DENY, str(RuleFailure(rule, error))))
+                continue
+            applies = True
+        if applies and rule.mode is Mode.MONITOR:  # recorded as a monitor hit: it would wrap, it does not
+            watched.append(MonitorHit(rule.source, rule.stage, Would.WRAP, wrapping(rule)))
+        elif applies:
             out.append(rule.id)
-    return out
+    return out, watched
 
 
 def dump_record(record: dict[str, Any]) -> str:
@@ -427,6 +439,9 @@ class Summary:
         self.post: Counter[str] = Counter()
         self.changed: dict[str, list[int]] = defaultdict(list)
         self.calls = 0
+        # Calls per (rule, stage, would) of the rules in monitor mode, for the packs and for --against's.
+        self.monitored: Counter[tuple[str, str, str]] = Counter()
+        self.against_monitored: Counter[tuple[str, str, str]] = Counter()
 
     def merge(self, other: Summary) -> None:
         """Add another unit's counts."""
@@ -435,6 +450,8 @@ class Summary:
         self.hits.update(other.hits)
         self.reasons.update(other.reasons)
         self.post.update(other.post)
+        self.monitored.update(other.monitored)
+        self.against_monitored.update(other.against_monitored)
         for rule, lines in other.changed.items():
             # Sorted: a unit holding a session takes its lines out of input order.
             self.changed[rule] = sorted(self.changed[rule] + lines)
@@ -449,6 +466,9 @@ class Summary:
             self.hits[rule] += 1
         if record.get("post"):
             self.post[record["post"]] += 1
+        _count_monitored(self.monitored, record)
+        if isinstance(record.get("against"), dict):
+            _count_monitored(self.against_monitored, record["against"])
         if record["decision"] != "allow" and record.get("reason"):
             self.reasons[record["reason"]] += 1
         if record.get("changed"):
@@ -460,12 +480,13 @@ class Summary:
     def to_json(self) -> dict[str, Any]:
         """The summary as JSON."""
         hits = self.hits.most_common()
-        never = [r for r in self.rule_ids if r not in self.hits]
+        watched = {rule for rule, _stage, _would in self.monitored}
+        never = [r for r in self.rule_ids if r not in self.hits and r not in watched]
         # A post-execute rule only meets calls whose recorded result post-execute reviewed: with none,
         # it was not tried, which says nothing about whether it would ever apply.
         reviewed = sum(self.post.values())
         untried = [] if reviewed else [r for r in never if self.stages.get(r) == Stage.POST_EXECUTE.value]
-        return {
+        out = {
             "calls": self.calls,
             "decisions": dict(self.decisions),
             "post": dict(self.post),
@@ -479,3 +500,22 @@ class Summary:
             "changed": {rule: lines for rule, lines in sorted(self.changed.items())},
             "changed_calls": sum(len(v) for v in self.changed.values()),
         }
+        # Only with rules in monitor mode: the summary of packs without any is what it always was.
+        if self.monitored:
+            out["monitored"] = _monitored_json(self.monitored)
+        if self.against_monitored:
+            out["against_monitored"] = _monitored_json(self.against_monitored)
+        return out
+
+
+def _count_monitored(counts: Counter[tuple[str, str, str]], fields: Mapping[str, Any]) -> None:
+    """Count a record's monitor hits: one call per (rule, stage, would)."""
+    for key in {(h["rule"], h["stage"], h["would"]) for h in fields.get("monitored") or ()}:
+        counts[key] += 1
+
+
+def _monitored_json(counts: Counter[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """Calls per rule in monitor mode and what it would have done, most first."""
+    return [
+        {"rule": rule, "stage": stage, "would": would, "calls": n} for (rule, stage, would), n in counts.most_common()
+    ]

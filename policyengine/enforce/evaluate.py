@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from policyengine.errors import FreezeError
 from policyengine.runtime import session_steps
@@ -16,7 +17,7 @@ from policyengine.tools.definition import ToolDefinition, content_problems, unkn
 from policyengine.values.call import PendingResult, ToolCall, new_call_id
 from policyengine.values.decisions import Allow, Ask, Block, Deny, PreDecision, Source
 from policyengine.values.frozen import FrozenDict, freeze
-from policyengine.values.results import Outcome, Stage
+from policyengine.values.results import MONITORED, MonitorHit, Outcome, Stage
 
 
 class Verdict(enum.Enum):
@@ -50,6 +51,8 @@ class Evaluation:
     content: Any = None
     rewrites: tuple[Source, ...] = ()
     feedback: str | None = None
+    # Rules in monitor mode that matched, and what each would have done; none of it was enforced.
+    monitored: tuple[MonitorHit, ...] = ()
 
     @property
     def rule(self) -> str | None:
@@ -93,6 +96,45 @@ def _prepare(
         return Evaluation(Verdict.INVALID, Stage.VALIDATION, REGISTRY, str(error))
 
 
+P = ParamSpec("P")
+E = TypeVar("E", Evaluation, Evaluation | None)
+
+
+def _recording(decide: Callable[P, E]) -> Callable[P, E]:
+    """`decide` with the monitor hits of the call it decides recorded, and carried by its evaluation (`monitored`)."""
+
+    @functools.wraps(decide)
+    def recording(*args: P.args, **kwargs: P.kwargs) -> E:
+        hits: list[MonitorHit] = []
+        token = MONITORED.set(hits)
+        try:
+            found = decide(*args, **kwargs)
+        finally:
+            MONITORED.reset(token)
+        return replace(found, monitored=tuple(hits)) if hits and found is not None else found
+
+    return recording
+
+
+def _recording_async(
+    decide: Callable[P, Coroutine[Any, Any, Evaluation]],
+) -> Callable[P, Coroutine[Any, Any, Evaluation]]:
+    """_recording for a coroutine function."""
+
+    @functools.wraps(decide)
+    async def recording(*args: P.args, **kwargs: P.kwargs) -> Evaluation:
+        hits: list[MonitorHit] = []
+        token = MONITORED.set(hits)
+        try:
+            found = await decide(*args, **kwargs)
+        finally:
+            MONITORED.reset(token)
+        return replace(found, monitored=tuple(hits)) if hits else found
+
+    return recording
+
+
+@_recording_async
 async def evaluate(
     registry: Registry,
     name: str,
@@ -130,6 +172,7 @@ async def evaluate(
     return _reviewed(run, decision, _recorded_review(run, admitted, await inst.post.review(run, admitted), now))
 
 
+@_recording
 def evaluate_now(
     registry: Registry,
     name: str,
@@ -152,6 +195,7 @@ def evaluate_now(
     return _evaluate_now(*started, result, now)
 
 
+@_recording_async
 async def review_recorded(
     registry: Registry,
     name: str,
@@ -180,6 +224,7 @@ async def review_recorded(
     return _reviewed(run, Allow(), _recorded_review(run, pending, answer, now))
 
 
+@_recording
 def review_recorded_now(
     registry: Registry,
     name: str,

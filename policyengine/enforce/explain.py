@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from policyengine.enforce.evaluate import Evaluation, call_for, evaluate
-from policyengine.enforce.install import PolicyLayers
+from policyengine.enforce.install import PolicyLayers, wrapping
 from policyengine.language.trace import Trace
 from policyengine.language.trace import trace as trace_condition
-from policyengine.packs.rules import EXPLAIN, Rule, post_document, rewrite_post
+from policyengine.packs.rules import EXPLAIN, Mode, Rule, post_document, rewrite_post
 from policyengine.runtime import session_steps
 from policyengine.runtime.rewrites import apply_rewrite
 from policyengine.runtime.run import REGISTRY
@@ -19,7 +19,7 @@ from policyengine.tools.definition import define_tool
 from policyengine.values.call import PendingResult, ToolCall, new_call_id
 from policyengine.values.decisions import Accept, AcceptValue, Block
 from policyengine.values.frozen import FrozenDict, freeze
-from policyengine.values.results import Stage
+from policyengine.values.results import MonitorHit, Stage, Would
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,8 @@ class Considered:
     trace: Trace | None = None
     # A label rule: the labels it adds to the session when it matches (or fails: labels only make later calls stricter).
     labels: tuple[str, ...] = ()
+    # MONITOR: a match was recorded as a monitor hit (Evaluation.monitored), nothing was enforced.
+    mode: Mode = Mode.ENFORCE
 
     @property
     def trace_agrees(self) -> bool:
@@ -58,6 +60,8 @@ class Considered:
         }
         if self.labels:
             out["labels"] = list(self.labels)
+        if self.mode is Mode.MONITOR:
+            out["mode"] = self.mode.value
         if self.trace is not None:
             out["trace"] = {**self.trace.to_json(), "agrees": self.trace_agrees}
         return out
@@ -98,6 +102,7 @@ def _record(trail: list[Considered], heard: list[Rule]) -> Any:
                 error,
                 str(rule.location) if rule.location else None,
                 labels=rule.labels,
+                mode=rule.mode,
             )
         )
         heard.append(rule)
@@ -153,12 +158,18 @@ async def explain(
     if evaluation.decision.value in ("allow", "ask"):
         # Execute rules never run in an evaluation; show which would wrap the body.
         call = call_for(layers.registry, name, freeze(arguments or {}), agent, call_id, cwd)
+        watched: list[MonitorHit] = []
         for pack in layers.packs:
             for rule in pack.rules_for(Stage.EXECUTE, name, call.tags):
                 try:
-                    _record(trail, heard)(rule, rule.applies(call.document))
+                    applies: bool | Exception = rule.applies(call.document)
                 except Exception as error:
-                    _record(trail, heard)(rule, error)
+                    applies = error
+                _record(trail, heard)(rule, applies)
+                if applies is not False and rule.mode is Mode.MONITOR:  # it would wrap the body; it does not
+                    watched.append(MonitorHit(rule.source, rule.stage, Would.WRAP, wrapping(rule)))
+        if watched:
+            evaluation = replace(evaluation, monitored=(*evaluation.monitored, *watched))
     if trace and trail:
         trail = _traced(layers, trail, heard, seen, result)
     return Explanation(evaluation, tuple(trail), seen.session)

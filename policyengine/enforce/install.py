@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,8 +13,18 @@ from typing import Any
 from policyengine.enforce.pack_stages import PACK_STAGES
 from policyengine.enforce.session_rules import PackSessionRules
 from policyengine.errors import PolicyEngineError
+from policyengine.packs.last_good import KeptPacks, failed_load
 from policyengine.packs.loader import Pack, load_packs
-from policyengine.packs.rules import EXPLAIN, Rule, RuleFailure, check_guards, decide_pre, rewrite_post
+from policyengine.packs.rules import (
+    EXPLAIN,
+    Mode,
+    Rule,
+    RuleFailure,
+    check_guards,
+    decide_pre,
+    monitored,
+    rewrite_post,
+)
 from policyengine.runtime.registry import Bundle, Handle, Registry
 from policyengine.runtime.stages import GuardEntry
 from policyengine.runtime.tool_body import Aborted
@@ -21,7 +33,9 @@ from policyengine.values.call import Dispatch, PendingResult, ToolCall
 from policyengine.values.cancellation import AbortKind, Signal
 from policyengine.values.decisions import Allow, Block, Deny, PostDecision, PreDecision, Source, SourceKind
 from policyengine.values.problems import PackLoadError
-from policyengine.values.results import Stage
+from policyengine.values.results import Stage, Would
+
+log = logging.getLogger("policyengine")
 
 
 def pack_bundle(pack: Pack) -> Bundle:
@@ -70,6 +84,11 @@ def _execute_wrapper(pack: Pack) -> Callable[[Dispatch, Next], Awaitable[Any]]:
     async def execute(dispatch: Dispatch, next: Next) -> Any:
         rules = pack.rules_for(Stage.EXECUTE, dispatch.call.name, dispatch.call.tags)
         matched = [r for r in rules if _applies(r, dispatch.call.document)]
+        if any(r.mode is Mode.MONITOR for r in matched):
+            for rule in matched:
+                if rule.mode is Mode.MONITOR:  # it would have wrapped the body: recorded, not applied
+                    monitored(rule, Would.WRAP, wrapping(rule))
+            matched = [r for r in matched if r.mode is Mode.ENFORCE]
         if not matched:
             return await next()
         return await _with_rules(matched, dispatch, next)
@@ -77,10 +96,20 @@ def _execute_wrapper(pack: Pack) -> Callable[[Dispatch, Next], Awaitable[Any]]:
     return execute
 
 
+def wrapping(rule: Rule) -> str:
+    """What an execute rule does to the body, in words (for a monitor hit)."""
+    parts = [f"a deadline of {rule.timeout:g}s"] if rule.timeout is not None else []
+    parts += [f"{rule.retries} retries"] if rule.retries else []
+    return "would wrap the body with " + " and ".join(parts or ["nothing"])
+
+
 def _applies(rule: Rule, document: Any) -> bool:
     try:
         return rule.applies(document)
     except Exception as error:  # fails closed: the wrapper raises, the body never runs
+        if rule.mode is Mode.MONITOR:  # enforced, it would have failed the call: recorded, the body runs
+            monitored(rule, Would.DENY, str(RuleFailure(rule, error)))
+            return False
         raise RuleFailure(rule, error) from error
 
 
@@ -143,14 +172,16 @@ class PolicyLayers:
         return cls(registry, tuple(Path(f) for f in folders), packs, handles)
 
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False, compare=False)
+    # When the running packs were loaded (for the notice a failed reload gives: packs/last_good.py).
+    loaded_at: float = field(default_factory=time.time, compare=False)
 
     def reload(self, folders: Sequence[str | Path] | None = None) -> ReloadReport:
-        """Load the layers again; on any problem keep the running packs and report why."""
+        """Load the layers again; on any problem keep the running packs, and say so (log warning, `notice`)."""
         wanted = self._wanted(folders)
         try:
             packs = load_packs(wanted)
         except PackLoadError as error:
-            return ReloadReport(False, self.packs, error)
+            return self._kept(wanted, error)
         return self._swap(wanted, packs)
 
     async def reload_async(self, folders: Sequence[str | Path] | None = None) -> ReloadReport:
@@ -164,7 +195,7 @@ class PolicyLayers:
             try:
                 packs = await asyncio.to_thread(load_packs, wanted)
             except PackLoadError as error:
-                return ReloadReport(False, self.packs, error)
+                return self._kept(wanted, error)
             return self._swap(wanted, packs)
 
     def _wanted(self, folders: Sequence[str | Path] | None) -> tuple[Path, ...]:
@@ -178,8 +209,14 @@ class PolicyLayers:
 
     def _swap(self, wanted: tuple[Path, ...], packs: tuple[Pack, ...]) -> ReloadReport:
         self.registry.swap([(h, pack_bundle(p)) for h, p in zip(self.handles, packs, strict=True)])
-        self.folders, self.packs = wanted, packs
+        self.folders, self.packs, self.loaded_at = wanted, packs, time.time()
         return ReloadReport(True, packs, None)
+
+    def _kept(self, wanted: tuple[Path, ...], error: PackLoadError) -> ReloadReport:
+        """The report of a reload that failed: the running packs keep deciding, and a warning says which."""
+        notice = KeptPacks(self.packs, self.loaded_at, failed_load(error, wanted)).notice()
+        log.warning("policyengine: %s", notice)
+        return ReloadReport(False, self.packs, error, notice)
 
 
 @dataclass(frozen=True)
@@ -189,3 +226,4 @@ class ReloadReport:
     swapped: bool
     packs: tuple[Pack, ...]
     error: PackLoadError | None
+    notice: str | None = None  # a failed reload: which pack failed where, and which version still decides

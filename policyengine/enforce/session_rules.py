@@ -14,10 +14,10 @@ from policyengine.arguments import fingerprints
 from policyengine.language import session_reads
 from policyengine.language.expressions import Expression, compile_expression
 from policyengine.packs.loader import Pack
-from policyengine.packs.rules import EXPLAIN, Rule, _test, post_document
+from policyengine.packs.rules import EXPLAIN, Mode, Rule, _test, monitored, post_document
 from policyengine.runtime.session_steps import Labels
 from policyengine.values.call import ToolCall
-from policyengine.values.results import Stage
+from policyengine.values.results import Stage, Would
 from policyengine.values.session import spent
 
 # A rule reads the session when its condition or reason names `session` or a session function;
@@ -147,7 +147,9 @@ class PackSessionRules:
                 hit = _test(rule, document, explain)
             except Exception:
                 hit = True  # a label rule that fails to evaluate labels: labels only make later calls stricter
-            if hit:
+            if hit and rule.mode is Mode.MONITOR:  # recorded, not added: later calls stay as they were
+                monitored(rule, Would.LABEL, "would label the session " + ", ".join(rule.labels))
+            elif hit:
                 out.extend((label, rule.id) for label in rule.labels)
         return tuple(out)
 

@@ -45,9 +45,17 @@ if TYPE_CHECKING:
     from policyengine.packs.rules import Rule
     from policyengine.values.decisions import PreDecision, Source
 
-__all__ = ["FORMAT", "CachedPacks", "cache_dir", "fingerprint", "load_packs_cached", "source_digests"]
+__all__ = [
+    "FORMAT",
+    "CachedPacks",
+    "cache_dir",
+    "fingerprint",
+    "last_good_packs",
+    "load_packs_cached",
+    "source_digests",
+]
 
-FORMAT = 2  # 2: rules carry their session labels
+FORMAT = 3  # 2: rules carry their session labels; 3: packs and rules carry their mode (enforce, monitor)
 MAX_ENTRY_BYTES = 32 << 20  # an entry larger than this is not read (a pack set of ~100,000 rules)
 ENV = "POLICYENGINE_CACHE"
 OFF = frozenset({"", "0", "off", "no", "false", "none"})
@@ -67,6 +75,7 @@ _PACK_FIELDS = frozenset(
         "files",
         "tests",
         "cwd",
+        "mode",
         "catalog",
     }
 )
@@ -91,6 +100,7 @@ _RULE_FIELDS = frozenset(
         "content",
         "block",
         "labels",
+        "mode",
     }
 )
 _RULE_DERIVED = frozenset({"applies", "predicate"})
@@ -117,10 +127,19 @@ MANIFEST = "pack.yaml"  # as packs/loader.py names it (not imported: this module
 class CachedPacks:
     """Packs loaded through the cache: the packs, whether the entry was used, and the files' bytes."""
 
-    __slots__ = ("checked", "files", "hit", "packs")
+    __slots__ = ("checked", "files", "hit", "loaded_at", "packs")
 
-    def __init__(self, packs: tuple[Pack, ...], hit: bool, files: Mapping[str, bytes], checked: Any = None) -> None:
+    def __init__(
+        self,
+        packs: tuple[Pack, ...],
+        hit: bool,
+        files: Mapping[str, bytes],
+        checked: Any = None,
+        loaded_at: float | None = None,
+    ) -> None:
         self.packs = packs
+        # When the entry was written (the packs last loaded from YAML); None for packs just loaded.
+        self.loaded_at = loaded_at
         self.hit = hit
         # Each file read for the packs, by resolved path: a caller can read a catalog without opening it again.
         self.files = files
@@ -176,6 +195,27 @@ def load_packs_cached(
     return CachedPacks(packs, False, {}, checked)
 
 
+def last_good_packs(folders: Sequence[str | Path], directory: Path | None) -> CachedPacks | None:
+    """The packs these folders last loaded as (the cache's entry), whatever the files hold now; None if none.
+
+    For a hook whose packs no longer load (packs/last_good.py): the entry is checked as any other
+    (ours, closed to others, its checksum, this engine's code) except against the files' bytes,
+    since the files are exactly what broke. The entry's mtime says when those packs were loaded.
+    """
+    if directory is None:
+        return None
+    given = [str(f) for f in folders]
+    try:
+        resolved = [str(Path(f).resolve()) for f in given]
+    except (OSError, RuntimeError):
+        return None
+    place = _usable(directory)
+    if place is None:
+        return None
+    name = _entry_name(given, resolved)
+    return _read_entry(place / name, name, fingerprint(CODE_FOLDERS), given, verify=False)
+
+
 def _entry_name(given: Sequence[str], resolved: Sequence[str]) -> str:
     text = json.dumps([FORMAT, list(given), list(resolved)], separators=(",", ":"))
     return f"packs-{_sha256(text.encode('utf-8'))[:32]}.json"
@@ -221,8 +261,11 @@ def _ours(info: os.stat_result) -> bool:
     return getuid is None or info.st_uid == getuid()
 
 
-def _read_entry(path: Path, name: str, code: str, given: Sequence[str]) -> CachedPacks | None:
-    """The packs of a valid, fresh entry; None for anything else (missing, foreign, corrupt, stale)."""
+def _read_entry(path: Path, name: str, code: str, given: Sequence[str], *, verify: bool = True) -> CachedPacks | None:
+    """The packs of a valid, fresh entry; None for anything else (missing, foreign, corrupt, stale).
+
+    `verify=False` skips only the check of the source files' bytes (last_good_packs).
+    """
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -246,13 +289,13 @@ def _read_entry(path: Path, name: str, code: str, given: Sequence[str]) -> Cache
             return None
         if payload["given"] != list(given):
             return None
-        files = _verified_sources(payload["sources"])
+        files = _verified_sources(payload["sources"]) if verify else {}
         if files is None:
             return None
         packs = tuple(_pack_from(p, dict(p["lists"])) for p in payload["packs"])
     except Exception:  # whatever is wrong with an entry, it is rebuilt: never trusted, never fatal
         return None
-    return CachedPacks(packs, True, files)
+    return CachedPacks(packs, True, files, loaded_at=info.st_mtime)
 
 
 def _verified_sources(sources: Any) -> dict[str, bytes] | None:
@@ -351,6 +394,7 @@ def _pack_json(pack: Pack) -> dict[str, Any]:
         "files": list(pack.files),
         "tests": list(pack.tests),
         "cwd": pack.cwd,
+        "mode": pack.mode.value,
         "catalog": str(pack.catalog) if pack.catalog is not None else None,
         "rules": [_rule_json(r) for r in pack.rules],
     }
@@ -358,6 +402,7 @@ def _pack_json(pack: Pack) -> dict[str, Any]:
 
 def _pack_from(data: Mapping[str, Any], lists: dict[str, Any]) -> Pack:
     from policyengine.packs.loader import Pack
+    from policyengine.packs.rules import Mode
 
     # The compiler hands each file every list of the pack, as lists: so does the rebuild.
     plain = {k: list(v) for k, v in lists.items()}
@@ -373,6 +418,7 @@ def _pack_from(data: Mapping[str, Any], lists: dict[str, Any]) -> Pack:
         files=tuple(data["files"]),
         tests=tuple(data["tests"]),
         cwd=data["cwd"],
+        mode=Mode(data["mode"]),
         catalog=Path(data["catalog"]) if data["catalog"] is not None else None,
     )
 
@@ -430,11 +476,12 @@ def _rule_json(rule: Rule) -> dict[str, Any]:
         "content": _text(rule.content),
         "block": _text(rule.block),
         "labels": list(rule.labels),
+        "mode": rule.mode.value,
     }
 
 
 def _rule_from(data: Mapping[str, Any], lists: Mapping[str, Any]) -> Rule:
-    from policyengine.packs.rules import Rule, ToolMatcher, Verb
+    from policyengine.packs.rules import Mode, Rule, ToolMatcher, Verb
     from policyengine.values.problems import Location
     from policyengine.values.results import Stage
 
@@ -460,6 +507,7 @@ def _rule_from(data: Mapping[str, Any], lists: Mapping[str, Any]) -> Rule:
         content=_template(data["content"], lists),
         block=_template(data["block"], lists),
         labels=tuple(data["labels"]),
+        mode=Mode(data["mode"]),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from policyengine.packs.compiler import schema, schema_file
+from policyengine.packs.rule_schemas import schema, schema_file
 from policyengine.tools.json_schema import object_schema, to_json_schema
 
 __all__ = ["NOT_STAGES", "export_schemas", "rule_schema"]

@@ -46,8 +46,8 @@ from ruamel.yaml.error import YAMLError as RuamelError
 from ruamel.yaml.representer import RoundTripRepresenter
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from policyengine.packs.compiler import schema
 from policyengine.packs.loader import MANIFEST
+from policyengine.packs.rule_schemas import schema
 from policyengine.packs.yaml_source import SourceDoc, load_yaml, load_yaml_file
 from policyengine.values.problems import Location, Problem, ProblemSink, register_code
 

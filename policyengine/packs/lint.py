@@ -15,10 +15,10 @@ from typing import Any
 from policyengine.language.regex_cost import quadratic_risk
 from policyengine.language.tool_names import fold_tool_name
 from policyengine.packs.loader import MANIFEST, Pack
-from policyengine.packs.rules import Rule, ToolMatcher, Verb
+from policyengine.packs.rules import Mode, Rule, ToolMatcher, Verb
 from policyengine.packs.type_check import PE601, PE606, check_types
 from policyengine.tools.definition import ToolDefinition
-from policyengine.values.problems import Location, Problem, Severity, register_code
+from policyengine.values.problems import Location, Problem, ProblemSink, Severity, register_code
 from policyengine.values.results import RULE_STAGES, Stage
 
 __all__ = [
@@ -33,6 +33,8 @@ __all__ = [
     "PE509",
     "PE510",
     "PE511",
+    "PE512",
+    "PE513",
     "covers",
     "lint",
     "normalise_when",
@@ -45,6 +47,8 @@ PE504 = register_code("PE504", "duplicate condition")
 PE505 = register_code("PE505", "unknown tool name (typo?)")
 PE506 = register_code("PE506", "a path of unknown place would be read the permissive way")
 PE511 = register_code("PE511", "a rule reads a session label no loaded rule sets")
+PE512 = register_code("PE512", "a red line in monitor mode denies nothing")
+PE513 = register_code("PE513", "the default of a pack in monitor mode is not applied")
 
 # difflib's default cutoff (0.6) suggests unrelated tools of a real catalog (make_transaction ->
 # get_transaction_history in BFCL); 0.8 still catches one- or two-letter typos of real names.
@@ -155,6 +159,8 @@ def _ends_chain(rule: Rule) -> str | None:
 
 def _decides(rule: Rule) -> str | None:
     """What the rule does to every call its condition holds for, when that ends its chain; else None."""
+    if rule.mode is Mode.MONITOR:
+        return None  # it records what it would have done; the chain goes on past it
     if rule.stage is Stage.PRE_EXECUTE:
         if rule.verb is Verb.DENY:
             return "denies"
@@ -736,6 +742,50 @@ def lint(
     problems += _duplicates(rules, hidden, sources)
     problems += _permissive_paths(rules, sources)
     problems += _slow_patterns(rules, sources)
+    problems += _monitored_red_lines(rules, sources)
     for pack in packs:
         problems += _unlisted(pack, sources)
+        problems += _monitored_default(pack)
     return sorted(problems, key=Problem.sort_key)
+
+
+# -- PE512, PE513: what monitor mode leaves unenforced ---------------------------------------------
+
+
+def _monitored_red_lines(rules: Iterable[Rule], sources: _Sources) -> list[Problem]:
+    """PE512 for every guard in monitor mode: a red line that only records must be a choice, not a slip."""
+    return [
+        _warn(
+            sources,
+            PE512,
+            rule,
+            f"guard {rule.id!r} is in monitor mode: it records the calls it would deny and denies none of them",
+            "remove `mode: monitor` (from the rule, or the pack's manifest) to enforce the red line; keep it only "
+            "while staging it, and watch `policyengine logs` or the dry-run for its monitor hits",
+        )
+        for rule in rules
+        if rule.stage is Stage.GUARD and rule.mode is Mode.MONITOR
+    ]
+
+
+def _monitored_default(pack: Pack) -> list[Problem]:
+    """PE513 when a pack in monitor mode declares a default other than allow: it closes no chain."""
+    from policyengine.packs.yaml_source import load_yaml_file
+
+    if pack.mode is not Mode.MONITOR:
+        return []
+    # The manifest loaded a moment ago: it is read again only for the position of `default:`.
+    doc = load_yaml_file(pack.path / MANIFEST, ProblemSink())
+    if doc is None or not isinstance(doc.data, Mapping) or doc.data.get("default", "allow") == "allow":
+        return []
+    return [
+        doc.problem(
+            PE513,
+            f"pack {pack.name} is in monitor mode: its `default: {doc.data['default']}` is not applied "
+            "(calls no rule decides fall to the other layers' defaults) and records no monitor hit",
+            ("default",),
+            severity=Severity.WARNING,
+            hint="stage the rules in monitor mode and keep `default: allow` until the pack is enforced; "
+            "or put the default in an enforced layer",
+        )
+    ]

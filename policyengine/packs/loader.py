@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policyengine.packs.rules import Chain, Rule, RuleIndex
+from policyengine.packs.rules import Chain, Mode, Rule, RuleIndex
 from policyengine.values.decisions import Allow, Ask, Deny, PreDecision, Source, SourceKind
 from policyengine.values.problems import Location, Problem, ProblemSink
 from policyengine.values.results import RULE_STAGES, Stage
@@ -41,6 +41,8 @@ class Pack:
     warnings: tuple[Problem, ...] = ()
     # Where calls that carry no cwd start (manifest `cwd:`); None: relative climbs are unknown.
     cwd: str | None = None
+    # Manifest `mode:`: MONITOR puts every rule in monitor mode, and the pack's default is not applied.
+    mode: Mode = Mode.ENFORCE
     # The tool catalog the pack is written against (manifest `catalog:`, inside the pack folder):
     # authoring metadata for check, test, explain and dry-run, outside the digest.
     catalog: Path | None = None
@@ -96,10 +98,10 @@ def _read(path: Path, display: str, sink: ProblemSink) -> SourceDoc | None:
     return load_yaml(raw, display, sink)
 
 
-def _default(manifest: Mapping[str, Any], name: str) -> PreDecision:
+def _default(manifest: Mapping[str, Any], name: str, mode: Mode = Mode.ENFORCE) -> PreDecision:
     kind = manifest.get("default", "allow")
     source = Source(SourceKind.DEFAULT, f"default of pack {name}", name)
-    if kind == "allow":
+    if kind == "allow" or mode is Mode.MONITOR:  # a pack in monitor mode enforces nothing, its default included
         return Allow(source)
     reason = manifest.get("default_reason") or f"No rule of pack {name} allowed this call (default: {kind})."
     return Deny(reason, source) if kind == "deny" else Ask(reason, source)
@@ -135,7 +137,8 @@ def load_pack(folder: str | Path, *, sink: ProblemSink | None = None) -> Pack:
 
 
 def _load(folder: Path, sink: ProblemSink) -> Pack | None:
-    from policyengine.packs.compiler import FileCompiler, schema, schema_problems, unused_list_warnings
+    from policyengine.packs.compiler import FileCompiler, unused_list_warnings
+    from policyengine.packs.rule_schemas import schema, schema_problems
 
     display = str(folder / MANIFEST)
     manifest_doc = _read(folder / MANIFEST, display, sink)
@@ -217,15 +220,16 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
     rules: list[Rule] = []
     used: set[str] = set()
     compiled: dict[tuple[str, str], Any] = {}
+    mode = Mode(manifest.get("mode", Mode.ENFORCE.value))
     for doc in docs:
         compiler = FileCompiler(
-            doc, {k: list(v) for k, v in lists.items()}, name, sink, digest=digest, compiled=compiled
+            doc, {k: list(v) for k, v in lists.items()}, name, sink, digest=digest, compiled=compiled, mode=mode
         )
         rules.extend(compiler.compile())
         used |= compiler.used_lists
     warnings = [w for doc in docs for w in unused_list_warnings(doc, _lists_of(doc), used)]
     _unique_raw_ids(docs, name, sink)
-    default = _default(manifest, name)
+    default = _default(manifest, name, mode)
     default = replace(default, source=replace(default.source, digest=digest)) if default.source else default
     sink.extend(warnings)
     if sink.errors:
@@ -243,6 +247,7 @@ def _load(folder: Path, sink: ProblemSink) -> Pack | None:
         tests=tuple(manifest.get("tests") or ()),
         warnings=tuple(warnings),
         cwd=manifest.get("cwd"),
+        mode=mode,
         catalog=catalog,
     )
 

@@ -16,7 +16,14 @@ from policyengine.packs.rule_plans import Plan, Predicate, plan_for, predicate_o
 from policyengine.values.decisions import Accept, AcceptValue, Allow, Ask, Block, Deny, PreDecision, Source
 from policyengine.values.frozen import FrozenDict, freeze
 from policyengine.values.problems import Location
-from policyengine.values.results import Stage
+from policyengine.values.results import MonitorHit, Stage, Would, monitor_hit
+
+
+class Mode(enum.Enum):
+    """Whether a rule enforces what it decides, or only records what it would have done (docs/rules.md)."""
+
+    ENFORCE = "enforce"
+    MONITOR = "monitor"
 
 
 class Verb(enum.Enum):
@@ -66,6 +73,8 @@ class Rule:
     source: Source
     description: str = ""
     location: Location | None = None
+    # MONITOR: evaluated as usual, enforces nothing; a match is recorded as a MonitorHit (values/results.py)
+    mode: Mode = Mode.ENFORCE
     # pre-execute and guard
     verb: Verb | None = None
     final: bool = False
@@ -192,6 +201,31 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
+_WOULD = {Verb.ALLOW: Would.ALLOW, Verb.DENY: Would.DENY, Verb.ASK: Would.ASK}
+
+
+def monitored(rule: Rule, would: Would, reason: str | None) -> None:
+    """Record what a rule in monitor mode would have done; the call goes on as if it had not matched."""
+    monitor_hit(MonitorHit(rule.source, rule.stage, would, reason))
+
+
+def _monitored_failure(rule: Rule, error: Exception) -> None:
+    """A rule in monitor mode that raised: enforced, it would have failed closed (denied, or blocked the result)."""
+    failure = error if isinstance(error, RuleFailure) else RuleFailure(rule, error)
+    monitored(rule, Would.BLOCK if rule.stage is Stage.POST_EXECUTE else Would.DENY, str(failure))
+
+
+def _monitored_pre(rule: Rule, document: Any) -> None:
+    """What a matching pre-execute rule in monitor mode would have decided."""
+    assert rule.verb is not None  # a pre-execute rule without a verb labels, and sits in the labelling index
+    try:
+        found = _pre_hit(rule, document)
+        reason = getattr(found, "reason", None)
+    except Exception as error:  # its reason failed to render: enforced, the call would have been denied
+        reason = str(RuleFailure(rule, error))
+    monitored(rule, _WOULD[rule.verb], reason)
+
+
 def _pre_hit(rule: Rule, document: Any) -> PreDecision | None:
     """What a matching pre-execute rule decides; None for a non-final allow (the chain goes on)."""
     if rule.verb is Verb.ALLOW:
@@ -217,13 +251,22 @@ def decide_pre(
             try:
                 hit = rule.applies(document)
             except Exception as error:
+                if rule.mode is Mode.MONITOR:
+                    _monitored_failure(rule, error)
+                    continue
                 return Deny(str(RuleFailure(rule, error)), rule.source), allowed_by
         else:
             try:
                 hit = _test(rule, document, explain)
             except RuleFailure as failure:
+                if rule.mode is Mode.MONITOR:
+                    _monitored_failure(rule, failure)
+                    continue
                 return Deny(str(failure), rule.source), allowed_by
         if not hit:
+            continue
+        if rule.mode is Mode.MONITOR:
+            _monitored_pre(rule, document)
             continue
         found = _pre_hit(rule, document)
         if found is not None:
@@ -242,7 +285,13 @@ def decide_hits(rules: Sequence[Rule], hits: int, rest: int, document: Any) -> t
                 if not rule.applies(document):
                     continue
             except Exception as error:
+                if rule.mode is Mode.MONITOR:
+                    _monitored_failure(rule, error)
+                    continue
                 return Deny(str(RuleFailure(rule, error)), rule.source), allowed_by
+        if rule.mode is Mode.MONITOR:
+            _monitored_pre(rule, document)
+            continue
         found = _pre_hit(rule, document)
         if found is not None:
             return found, allowed_by
@@ -270,15 +319,45 @@ def _first_red_line(rules: Sequence[Rule], document: Any, explain: Explain | Non
         try:
             hit = _test(rule, document, explain)
         except RuleFailure as failure:
+            if rule.mode is Mode.MONITOR:
+                _monitored_failure(rule, failure)
+                continue
             return Deny(str(failure), rule.source)
-        if hit:
-            return Deny(rule.message(document, f"Red line {rule.id}."), rule.source)
+        if not hit:
+            continue
+        if rule.mode is Mode.MONITOR:
+            try:
+                reason = rule.message(document, f"Red line {rule.id}.")
+            except Exception as error:  # enforced, the reason's failure would have denied too
+                reason = str(RuleFailure(rule, error))
+            monitored(rule, Would.DENY, reason)
+            continue
+        return Deny(rule.message(document, f"Red line {rule.id}."), rule.source)
     return None
 
 
 def post_document(call_document: FrozenDict, value: Any, content: Any) -> FrozenDict:
     """The post-execute document: the call plus `result.value` and `result.content`."""
     return FrozenDict({**call_document, "result": FrozenDict(value=value, content=content)})
+
+
+def _monitor_post(rule: Rule, document: FrozenDict, value: Any, explain: Explain | None) -> None:
+    """What a matching post-execute rule in monitor mode would have done to the result; nothing is changed."""
+    try:
+        if not _test(rule, document, explain):
+            return
+        if rule.block is not None:
+            monitored(rule, Would.BLOCK, rule.block.render(document))
+        elif rule.content is not None:
+            monitored(rule, Would.REWRITE, "would replace the content the model reads")
+        else:
+            rewritten = value
+            for redaction in rule.redactions:
+                rewritten = redaction.apply(rewritten)
+            if rewritten != value:  # as enforced: a redaction that finds nothing is no rewrite
+                monitored(rule, Would.REWRITE, "would redact the result")
+    except Exception as error:  # a failing condition (RuleFailure) or rewrite: enforced, the result is blocked
+        _monitored_failure(rule, error)
 
 
 def rewrite_post(
@@ -291,6 +370,9 @@ def rewrite_post(
     out: list[Accept | AcceptValue | Block] = []
     for rule in rules:
         document = post_document(call_document, value, content)
+        if rule.mode is Mode.MONITOR:
+            _monitor_post(rule, document, value, explain)
+            continue
         try:
             if not _test(rule, document, explain):
                 continue

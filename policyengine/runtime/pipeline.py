@@ -19,7 +19,7 @@ from policyengine.runtime.tool_body import Aborted
 from policyengine.values.call import PendingResult, ToolCall
 from policyengine.values.cancellation import AbortKind
 from policyengine.values.decisions import Ask, Block, Deny, PreDecision
-from policyengine.values.results import Outcome, Stage, ToolResult
+from policyengine.values.results import MONITORED, Outcome, Stage, ToolResult
 
 log = logging.getLogger("policyengine")
 
@@ -50,6 +50,15 @@ def reviewed(run: Run, answer: PendingResult | Block) -> PendingResult:
 
 async def run_call(run: Run, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Every stage after the call was built, in order; the result (never raises but for a cancel)."""
+    token = MONITORED.set(run.monitored)  # rules in monitor mode record what they would have done here
+    try:
+        return await _run_call(run, arguments)
+    finally:
+        MONITORED.reset(token)
+
+
+async def _run_call(run: Run, arguments: Mapping[str, Any] | None) -> ToolResult:
+    """run_call's stages, with the run's monitor hits being recorded."""
     inst, name = run.inst, run.call.name
     definition = inst.tools.get(name)
     if definition is None:

@@ -25,7 +25,7 @@ from policyengine.values.decisions import (
     SourceKind,
 )
 from policyengine.values.frozen import FrozenDict, FrozenList, copy_in, duplicate, unfrozen
-from policyengine.values.results import Approval, Outcome, Stage, ToolResult
+from policyengine.values.results import Approval, MonitorHit, Outcome, Stage, ToolResult
 
 REGISTRY = Source(SourceKind.REGISTRY, "registry")
 APPROVAL_SERVICE = Source(SourceKind.APPROVAL, "approval service")
@@ -140,6 +140,7 @@ class Run:
         self.seal: Seal | None = None  # the call as policy saw it, once Python code was about to get it
         self.arguments: FrozenDict | None = None  # what the result carries, once the call was sealed or ran
         self.approval: Approval | None = None  # the answer to the approval question, once one came
+        self.monitored: list[MonitorHit] = []  # what rules in monitor mode would have done (values/results.MONITORED)
 
     def lap(self, stage: Stage) -> None:
         """Charge the time since the last lap to `stage`."""
@@ -189,6 +190,7 @@ class Run:
             # The labels its rules read: the session as it was when the call was decided.
             () if call.session is None else tuple(call.session["labels"]),
             self.approval,
+            tuple(self.monitored) if self.monitored else (),
         )
 
     def stop(self, *args: Any, **kwargs: Any) -> Stopped:

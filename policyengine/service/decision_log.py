@@ -87,7 +87,8 @@ _UPGRADE_1 = (
 
 # The fields scanned for credentials: what the agent sent, what the tool returned, and the
 # reason, which a rule may have filled in from the arguments.
-_REDACTED_FIELDS = ("arguments", "result", "reason")
+# `monitored`: a monitor hit's reason is a rule's template, which may quote the arguments.
+_REDACTED_FIELDS = ("arguments", "result", "reason", "monitored")
 
 
 class DecisionLog(Protocol):
@@ -175,6 +176,8 @@ def decision_record(
     }
     if cwd is not None:
         record["cwd"] = cwd  # a dry-run resolves the replayed call's relative paths against it
+    if evaluation.monitored:  # only then: a log of packs with no rule in monitor mode is as it was
+        record["monitored"] = [hit.to_json() for hit in evaluation.monitored]
     if session_id:
         record["session_id"] = session_id
         record["labels"] = None if labels is None else list(labels)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import PolicyEngineError
+from policyengine.packs.last_good import KeptPacks, failed_load
 from policyengine.packs.loader import Pack, catalog_for
 from policyengine.runtime.registry import Registry
 from policyengine.values.session import SessionStore
@@ -147,11 +148,10 @@ class PacksState:
             try:
                 snapshot = _build(wanted, self.cwd, self.tools, self.unknown_tools, self.sessions)
             except Exception as error:  # fail closed: whatever went wrong, the last good packs keep deciding
-                what = str(error) if isinstance(error, PolicyEngineError) else f"{type(error).__name__}: {error}"
+                current = self._current
+                kept = KeptPacks(current.packs, current.loaded_at, failed_load(error, wanted))
                 self.failures += 1
-                self.last_error = (
-                    f"reload of {', '.join(map(str, wanted))} failed, keeping {self._current.digest}: {what}"
-                )
+                self.last_error = kept.notice()
                 self.last_error_at = time.time()
                 log.error("policyengine serve: %s", self.last_error)
                 result = ReloadResult(False, self._current.digest, self.last_error)

@@ -43,8 +43,8 @@ from typing import Any, ClassVar
 from policyengine.enforce.evaluate import Evaluation, evaluate
 from policyengine.enforce.explain import explain
 from policyengine.enforce.install import PolicyLayers
-from policyengine.packs.compiler import schema, schema_problems
 from policyengine.packs.loader import MANIFEST, Pack
+from policyengine.packs.rule_schemas import schema, schema_problems
 from policyengine.packs.rules import Rule
 from policyengine.packs.yaml_source import SourceDoc, load_yaml_file
 from policyengine.values.decisions import Source, SourceKind

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from operator import attrgetter, is_
 from typing import Any
@@ -60,6 +61,55 @@ class Approval:
 RULE_STAGES = (Stage.PRE_EXECUTE, Stage.GUARD, Stage.EXECUTE, Stage.POST_EXECUTE)
 
 
+class Would(enum.Enum):
+    """What a rule in monitor mode would have done, had it been enforced (docs/rules.md, `mode:`)."""
+
+    ALLOW = "allow"
+    DENY = "deny"  # at the guard stage: a red line
+    ASK = "ask"
+    BLOCK = "block"
+    REWRITE = "rewrite"
+    LABEL = "label"
+    WRAP = "wrap"
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorHit:
+    """A rule in monitor mode that matched: what it would have done, where, and why; nothing was enforced."""
+
+    source: Source  # the rule (its id, pack and the pack's digest)
+    stage: Stage
+    would: Would
+    reason: str | None = None
+
+    @property
+    def rule(self) -> str:
+        """The id of the rule that would have acted."""
+        return self.source.name
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as the decision log, the audit record and the dry-run write it."""
+        return {
+            "rule": self.source.name,
+            "pack": self.source.pack,
+            "stage": self.stage.value,
+            "would": self.would.value,
+            "reason": self.reason,
+        }
+
+
+# Where the rules of the call being decided record their monitor hits: set by every entry point that
+# runs the stages (run_call, evaluate(), the hook), one list per call; None: hits are not kept.
+MONITORED: ContextVar[list[MonitorHit] | None] = ContextVar("policyengine_monitored", default=None)
+
+
+def monitor_hit(hit: MonitorHit) -> None:
+    """Record a monitor hit for the call being decided (dropped when no entry point is listening)."""
+    sink = MONITORED.get()
+    if sink is not None and hit not in sink:  # a rule met twice in one call (a replayed stage) counts once
+        sink.append(hit)
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class ToolResult:
     """The frozen, authoritative result of one call, as observers see it."""
@@ -82,6 +132,7 @@ class ToolResult:
     session_id: str | None = None  # the session the call belonged to (docs/sessions.md)
     labels: tuple[str, ...] = ()  # the labels that session held when the call was decided (what its rules read)
     approval: Approval | None = None  # who answered the approval question, when and what (asked calls only)
+    monitored: tuple[MonitorHit, ...] = ()  # rules in monitor mode that matched: what they would have done
 
     def __init__(
         self,
@@ -103,6 +154,7 @@ class ToolResult:
         session_id: str | None = None,
         labels: tuple[str, ...] = (),
         approval: Approval | None = None,
+        monitored: tuple[MonitorHit, ...] = (),
     ) -> None:
         # The slots are set through their descriptors: the frozen dataclass's own __init__ goes
         # through object.__setattr__ field by field, ~40% slower, and one result is built per call.
@@ -124,6 +176,7 @@ class ToolResult:
         _set_session_id(self, session_id)
         _set_labels(self, labels)
         _set_approval(self, approval)
+        _set_monitored(self, monitored)
 
     @property
     def ok(self) -> bool:
@@ -162,17 +215,20 @@ _SOURCE_FIELDS = tuple(f.name for f in fields(Source))
     _set_session_id,
     _set_labels,
     _set_approval,
+    _set_monitored,
 ) = (ToolResult.__dict__[name].__set__ for name in _RESULT_FIELDS)
 if tuple(inspect.signature(ToolResult.__init__).parameters)[1:] != _RESULT_FIELDS:  # pragma: no cover
     raise TypeError("ToolResult.__init__ must take every field, in field order")
 _result_fields = attrgetter(*_RESULT_FIELDS)
 _source_fields = attrgetter(*_SOURCE_FIELDS)
+_HIT_FIELDS = tuple(f.name for f in fields(MonitorHit))
+_hit_fields = attrgetter(*_HIT_FIELDS)
 
 
 class ResultSeal:
     """A result exactly as it was built, to put back whatever an observer writes to it."""
 
-    __slots__ = ("_fields", "_frozen", "_result", "_sources")
+    __slots__ = ("_fields", "_frozen", "_hits", "_result", "_sources")
 
     def __init__(self, result: ToolResult) -> None:
         self._result = result
@@ -181,9 +237,10 @@ class ResultSeal:
         # a listener's or a rule's own Source names it in every result it decides.
         self._sources = tuple(
             (source, _source_fields(source))
-            for source in (result.source, result.admitted_by, *result.rewrites)
+            for source in (result.source, result.admitted_by, *result.rewrites, *(h.source for h in result.monitored))
             if source is not None
         )
+        self._hits = tuple((hit, _hit_fields(hit)) for hit in result.monitored)
         self._frozen = Snapshot(result.arguments, result.value, result.content, result.timings)
 
     def restore(self) -> bool:
@@ -196,6 +253,11 @@ class ResultSeal:
             changed = True
             for name, value in zip(_RESULT_FIELDS, self._fields, strict=True):
                 object.__setattr__(result, name, value)
+        for hit, was in self._hits:
+            if not all(map(is_, _hit_fields(hit), was)):
+                changed = True
+                for name, value in zip(_HIT_FIELDS, was, strict=True):
+                    object.__setattr__(hit, name, value)
         for source, before in self._sources:
             if not all(map(is_, _source_fields(source), before)):
                 changed = True
