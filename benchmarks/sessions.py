@@ -4,7 +4,7 @@
     python benchmarks/sessions.py --rounds 9 --pack bfcl
 
 For each shipped pack, the BFCL calls (examples/bfcl-calls.jsonl; each record's `session` names its
-BFCL task, so a session grows as the task's calls come) are decided with `evaluate_now` on the
+BFCL task, so a session grows as the task's calls come) are decided with `evaluate_sync` on the
 pack's registry, the recorded calls in order, four ways, alternated round by round:
 
 - `no session rules`: the pack with its session.yaml left out (the pack as it was before issue 23);
@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[0] = str(ROOT)  # not benchmarks/: its secrets.py would shadow the standard library's
 
 from policyengine import Registry, load_pack, pack_bundle  # noqa: E402
-from policyengine.enforce.evaluate import evaluate_now  # noqa: E402
+from policyengine.enforce.evaluate import evaluate_sync  # noqa: E402
 from policyengine.sessions import MemoryStore, SqliteStore  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def _decider(pack: Path, store: Any, with_sessions: bool, write_all: bool = Fals
 
     def decide(call: dict[str, Any]) -> Any:
         session = call.get("session") if with_sessions else None
-        return evaluate_now(
+        return evaluate_sync(
             registry, call["name"], call.get("arguments"), call_id=call.get("call_id"), session_id=session
         )
 

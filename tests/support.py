@@ -520,12 +520,12 @@ def check_shell_word_case(case: dict[str, Any]) -> None:
 
 def reference_entries(sequence: Mapping[str, Any], *, with_cwd: bool = True) -> list[str]:
     """The decision entries (allow, ask, deny) a session's log holds after a sequence of
-    tests/data/session_sequences.yaml, replayed through the reference path (`evaluate_now`, then
-    `review_recorded_now` for a step's result) on a memory store: what every front end must write.
+    tests/data/session_sequences.yaml, replayed through the reference path (`evaluate_sync`, then
+    `review_recorded_sync` for a step's result) on a memory store: what every front end must write.
     `with_cwd=False` for a front end whose calls carry no working directory (MCP).
     """
     from policyengine import load_pack, pack_bundle
-    from policyengine.enforce.evaluate import evaluate_now, review_recorded_now
+    from policyengine.enforce.evaluate import evaluate_sync, review_recorded_sync
     from policyengine.sessions import MemoryStore
 
     store = MemoryStore()
@@ -536,8 +536,8 @@ def reference_entries(sequence: Mapping[str, Any], *, with_cwd: bool = True) -> 
         call = step["call"]
         cwd = call.get("cwd") if with_cwd else None
         options: dict[str, Any] = {"session_id": "reference", "call_id": f"step-{i}", "cwd": cwd}
-        decided = evaluate_now(registry, call["name"], call["arguments"], **options)
+        decided = evaluate_sync(registry, call["name"], call["arguments"], **options)
         assert decided is not None and decided.decision.value == step["expect"]["decision"], (sequence["name"], i)
         if "result" in step and decided.decision.value != "deny":
-            review_recorded_now(registry, call["name"], call["arguments"], step["result"], **options)
+            review_recorded_sync(registry, call["name"], call["arguments"], step["result"], **options)
     return [e.step.value for e in store.log.get("reference", []) if e.step.value != "result"]

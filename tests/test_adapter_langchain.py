@@ -273,7 +273,7 @@ def test_the_gate_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(decision_point_module, "evaluate_now", broken)  # the engine itself fails
+    monkeypatch.setattr(decision_point_module, "evaluate_sync", broken)  # the engine itself fails
     denied = gate.decide("read_config", {"name": "ci"})
     assert (denied.decision, denied.reason) == (
         Verdict.DENY,

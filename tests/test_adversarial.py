@@ -18,7 +18,7 @@ import pytest
 
 from policyengine import PolicyLayers, Registry
 from policyengine.adapters.claude_code import BUILTIN_CATALOG
-from policyengine.enforce.evaluate import evaluate_now
+from policyengine.enforce.evaluate import evaluate_sync
 from policyengine.tools.catalog import load_catalog
 from policyengine.values.frozen import thaw
 from support import load_yaml
@@ -116,7 +116,7 @@ def test_adversarial_case(category: str, case: Mapping[str, Any]) -> None:
     call = case["call"]
     tools = json.dumps(case["tools"]) if case.get("tools") else ""
     layers = _layers(case.get("pack", "baseline"), tools)
-    evaluation = evaluate_now(
+    evaluation = evaluate_sync(
         layers.registry,
         call["name"],
         call.get("arguments", {}),

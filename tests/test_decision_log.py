@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from policyengine import PolicyLayers, Registry
 from policyengine.cli.logs import parse_time
 from policyengine.cli.main import main
-from policyengine.enforce.evaluate import evaluate_now
+from policyengine.enforce.evaluate import evaluate_sync
 from policyengine.errors import UsageError
 from policyengine.service.decision_log import (
     SCHEMA_VERSION,
@@ -422,7 +422,7 @@ def test_a_logged_decision_replays_through_dry_run_to_the_same_decision(tmp_path
     target = tmp_path / "d.jsonl"
     log = open_decision_log(str(target), max_bytes=400, backups=10)
     for n, (name, arguments, result) in enumerate(calls):
-        evaluation = evaluate_now(registry, name, arguments, call_id=f"c{n}", result=result, cwd="/w")
+        evaluation = evaluate_sync(registry, name, arguments, call_id=f"c{n}", result=result, cwd="/w")
         assert evaluation is not None
         log.write(decision_record(evaluation, name=name, arguments=arguments, call_id=f"c{n}", cwd="/w", result=result))
     log.close()
@@ -447,7 +447,7 @@ def test_a_denied_call_logs_no_result(tmp_path: Path) -> None:
     pack = rules_pack(tmp_path, "p", [], default="deny")
     registry = PolicyLayers.install(Registry(), [pack]).registry
     result = {"outcome": "ok", "value": "secret stuff"}
-    evaluation = evaluate_now(registry, "read", {}, result=result)
+    evaluation = evaluate_sync(registry, "read", {}, result=result)
     assert evaluation is not None
     logged = decision_record(evaluation, name="read", arguments={}, result=result, timestamp=5.0)
     assert logged["decision"] == "deny" and "result" not in logged and logged["timestamp"] == 5.0

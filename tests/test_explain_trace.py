@@ -23,7 +23,7 @@ from policyengine.cli.main import main
 from policyengine.enforce.evaluate import call_for
 from policyengine.enforce.explain import explain
 from policyengine.language.expressions import Expression, compile_expression
-from policyengine.language.trace import Step, Trace, compact, trace
+from policyengine.language.trace import ExpressionTrace, Step, compact, trace
 from policyengine.packs.rules import post_document
 from policyengine.values.results import Stage
 from support import scaled
@@ -65,7 +65,7 @@ def outcome(search: Any, document: Any) -> tuple[str, Any]:
         return "error", f"{type(error).__name__}: {error}"
 
 
-def assert_same(expression: Expression, document: Any, where: str) -> Trace:
+def assert_same(expression: Expression, document: Any, where: str) -> ExpressionTrace:
     """The trace ends with exactly what the compiled condition returns (or raises)."""
     traced = trace(expression, document)
     kind, wanted = outcome(expression.search, document)

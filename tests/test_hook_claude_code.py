@@ -4,7 +4,7 @@ The table is tests/data/claude_code/: PreToolUse and PostToolUse events as Claud
 them, each with the answer it must get, in both directions (what is refused, and the benign
 look-alikes that stay allowed or are left to Claude Code). They run through the real CLI
 in-process (`main(argv)` with stdin replaced); a few real processes pin the stdin/stdout/exit
-code contract and the warm helper. The hook's decisions are compared with `evaluate_now` on a
+code contract and the warm helper. The hook's decisions are compared with `evaluate_sync` on a
 registry holding the same packs and catalog, and its audit log is replayed by dry-run.
 """
 
@@ -130,7 +130,7 @@ def test_post_tool_use(monkeypatch: pytest.MonkeyPatch, case: dict[str, Any]) ->
 
 def test_the_hook_decides_as_evaluate_does_on_a_registry_with_the_same_packs_and_catalog(tmp_path: Path) -> None:
     from policyengine import PolicyLayers, Registry
-    from policyengine.enforce.evaluate import evaluate_now
+    from policyengine.enforce.evaluate import evaluate_sync
     from policyengine.tools.catalog import load_catalog
 
     registry = Registry()
@@ -145,7 +145,7 @@ def test_the_hook_decides_as_evaluate_does_on_a_registry_with_the_same_packs_and
         if event.has_response:
             blocks = isinstance(event.response, list) and all(isinstance(b, dict) for b in event.response)
             result = {"value": event.response, **({"content": event.response} if blocks else {})}
-        theirs = evaluate_now(
+        theirs = evaluate_sync(
             registry,
             event.tool,
             event.arguments,

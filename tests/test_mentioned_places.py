@@ -12,7 +12,7 @@ from policyengine import PolicyLayers, Registry
 from policyengine.adapters.claude_code import BUILTIN_CATALOG
 from policyengine.arguments.embedded_places import mentioned_tokens
 from policyengine.arguments.roles import Role, collect_all
-from policyengine.enforce.evaluate import evaluate_now
+from policyengine.enforce.evaluate import evaluate_sync
 from policyengine.tools.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,7 +129,7 @@ def test_a_mentioned_forbidden_place_gets_the_red_line(
     """A forbidden place inside a sentence, a connection string, SQL, HCL, a Dockerfile line or a link is denied."""
     place, rule = PLACES[pack][index % len(PLACES[pack])]
     value = " ".join([*before, form.format(p=place), *after])
-    evaluation = evaluate_now(_registry(pack), TOOLS[pack], {key: value}, call_id="mentions", cwd="/home/dev/project")
+    evaluation = evaluate_sync(_registry(pack), TOOLS[pack], {key: value}, call_id="mentions", cwd="/home/dev/project")
     assert evaluation is not None
     assert evaluation.decision.value == "deny", (value, evaluation.rule, evaluation.reason)
     if rule is not None:

@@ -19,7 +19,7 @@ from policyengine.adapters import claude_code
 from policyengine.audit import result_record
 from policyengine.cli.main import main
 from policyengine.dryrun.engine import Engine, Setup
-from policyengine.enforce.evaluate import evaluate, evaluate_now
+from policyengine.enforce.evaluate import evaluate, evaluate_sync
 from policyengine.enforce.install import PolicyLayers
 from policyengine.packs import cache
 from policyengine.packs.lint import lint
@@ -91,7 +91,7 @@ def test_evaluate_reports_the_hits_and_enforcing_the_rules_decides_what_they_sai
 ) -> None:
     call = case["call"]
     layers = _registry(_pack(tmp_path, case))
-    found = evaluate_now(layers.registry, call["name"], call["arguments"], result=call.get("result"))
+    found = evaluate_sync(layers.registry, call["name"], call["arguments"], result=call.get("result"))
     awaited = asyncio.run(evaluate(layers.registry, call["name"], call["arguments"], result=call.get("result")))
     assert found == awaited
     assert found is not None and found.decision.value == case["decision"]
@@ -99,7 +99,7 @@ def test_evaluate_reports_the_hits_and_enforcing_the_rules_decides_what_they_sai
     assert _hits(found.monitored) == _expected(case)
     if "post" in case:
         assert found.post is not None and found.post.value == case["post"]
-    enforced = evaluate_now(
+    enforced = evaluate_sync(
         _registry(_pack(tmp_path, case, enforced=True)).registry,
         call["name"],
         call["arguments"],

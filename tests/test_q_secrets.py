@@ -14,7 +14,7 @@ from policyengine.arguments import secret_cardforms as cardforms
 from policyengine.arguments import secret_documents as documents
 from policyengine.arguments import secret_scanner as scanner
 from policyengine.arguments.roles import Role
-from policyengine.enforce.evaluate import evaluate_now
+from policyengine.enforce.evaluate import evaluate_sync
 
 VISA = "4556737586899855"  # Luhn-valid, Visa's length and prefix
 B36 = "18v88cjrfrj"  # VISA in base 36
@@ -266,5 +266,7 @@ def test_digits_answering_a_cvv_question_with_no_code() -> None:
 def test_a_list_of_repository_globs_is_no_program() -> None:
     registry = Registry()
     PolicyLayers.install(registry, [Path(__file__).resolve().parent.parent / "policies" / "baseline"])
-    evaluation = evaluate_now(registry, "grep_sourcegraph", {"query": "x", "repos": ["github.com/acme/*"]}, call_id="t")
+    evaluation = evaluate_sync(
+        registry, "grep_sourcegraph", {"query": "x", "repos": ["github.com/acme/*"]}, call_id="t"
+    )
     assert evaluation is not None and evaluation.decision.value != "deny"

@@ -21,7 +21,7 @@ from policyengine.arguments.paths import (
     path_surely_within,
     path_within,
 )
-from policyengine.enforce.evaluate import evaluate_now
+from policyengine.enforce.evaluate import evaluate_sync
 from policyengine.tools.catalog import load_catalog
 from support import load_yaml
 
@@ -284,7 +284,7 @@ def _claude_code() -> PolicyLayers:
 
 
 def _decided(command: str) -> tuple[str, str | None]:
-    evaluation = evaluate_now(
+    evaluation = evaluate_sync(
         _claude_code().registry,
         "Bash",
         {"command": command, "description": "x"},

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from policyengine import PolicyLayers, Registry, define_tool
 from policyengine.arguments.roles import Role, key_roles
 from policyengine.enforce.decider import Decider
-from policyengine.enforce.evaluate import evaluate_now
+from policyengine.enforce.evaluate import evaluate_sync
 from policyengine.language.functions import OPTIONS
 from policyengine.packs.loader import load_pack
 from policyengine.tools.catalog import load_catalog
@@ -192,7 +192,7 @@ def test_tag_selectors_reach_tools_by_capability_and_names_stay_a_fallback(tmp_p
         )
     )
     layers = PolicyLayers.install(registry, [pack])
-    verdict = {name: evaluate_now(layers.registry, name, {}) for name in ("wipe", "look", "rm", "other")}
+    verdict = {name: evaluate_sync(layers.registry, name, {}) for name in ("wipe", "look", "rm", "other")}
     assert {n: v.decision.value for n, v in verdict.items() if v} == {
         "wipe": "deny",
         "look": "allow",

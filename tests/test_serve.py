@@ -435,7 +435,7 @@ def test_an_engine_fault_denies_without_a_500(
     def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("engine on fire")
 
-    monkeypatch.setattr(decision_point, "evaluate_now", broken)  # the engine itself fails
+    monkeypatch.setattr(decision_point, "evaluate_sync", broken)  # the engine itself fails
     answer = decide(client, "read", {})
     assert answer["decision"] == "deny" and "engine on fire" in answer["reason"] and answer["stage"] is None
     reply = client.post("/v1/review", json={"name": "read", "arguments": {}, "result": {"value": "secret"}})

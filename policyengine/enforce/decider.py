@@ -77,7 +77,7 @@ class _OneLayer:
         return decision, guard_hits(self.guard, todo, document) if todo else None
 
 
-class _Chains(NamedTuple):
+class _LayerChains(NamedTuple):
     pre: tuple[Chain, ...]
     guard: tuple[Chain, ...]
     one: _OneLayer | None
@@ -104,13 +104,13 @@ class Decider:
         self.default: PreDecision = default if default is not None else strictest
         self._pre = tuple(p.index[Stage.PRE_EXECUTE] for p in self.packs)
         self._guard = tuple(p.index[Stage.GUARD] for p in self.packs)
-        self._chains: dict[str, _Chains] = {}
+        self._chains: dict[str, _LayerChains] = {}
         # Capability tags of the registered tools, for rules that select `tag:NAME`.
         self._tags: Mapping[str, frozenset[str]] = tags or {}
         # Calls that carry no cwd start where the first pack that declares one says.
         self.cwd = next((p.cwd for p in self.packs if p.cwd), None)
 
-    def _chains_for(self, name: str) -> _Chains:
+    def _chains_for(self, name: str) -> _LayerChains:
         """Each layer's non-empty pre-execute and guard chains for a tool name (cached)."""
         found = self._chains.get(name)
         if found is None:
@@ -119,7 +119,7 @@ class Decider:
             tags = self._tags.get(name, frozenset())
             pre = tuple(chain for chain in (index.for_tool(name, tags) for index in self._pre) if chain)
             guard = tuple(chain for chain in (index.for_tool(name, tags) for index in self._guard) if chain)
-            found = self._chains[name] = _Chains(pre, guard, _OneLayer.of(pre, guard, self.default))
+            found = self._chains[name] = _LayerChains(pre, guard, _OneLayer.of(pre, guard, self.default))
         return found
 
     def decide(

@@ -28,10 +28,10 @@ from policyengine.enforce.evaluate import (
     Evaluation,
     Verdict,
     evaluate,
-    evaluate_now,
+    evaluate_sync,
     fault_denial,
     review_recorded,
-    review_recorded_now,
+    review_recorded_sync,
 )
 from policyengine.runtime.registry import Registry
 from policyengine.values.decisions import Source
@@ -95,7 +95,9 @@ class DecisionPoint:
         """
         doing = "deciding" if result is None else "reviewing the result of"
         try:
-            answer = evaluate_now(self.registry, question.name, question.arguments, result=result, **question.options())
+            answer = evaluate_sync(
+                self.registry, question.name, question.arguments, result=result, **question.options()
+            )
             if answer is not None:
                 return answer
         except Exception as error:  # fails closed: a front end that cannot answer denies
@@ -111,7 +113,9 @@ class DecisionPoint:
     def ask_review(self, question: Question, result: Mapping[str, Any]) -> Answer:
         """Post-execute alone over the real result of a call already decided (its session's result entry)."""
         try:
-            answer = review_recorded_now(self.registry, question.name, question.arguments, result, **question.options())
+            answer = review_recorded_sync(
+                self.registry, question.name, question.arguments, result, **question.options()
+            )
             if answer is not None:
                 return answer
         except Exception as error:  # fails closed: a result that cannot be reviewed never reaches the model

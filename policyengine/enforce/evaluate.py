@@ -162,7 +162,7 @@ async def evaluate(
     run, definition = started
     inst = run.inst
     if inst.synchronous:
-        return _evaluate_now(run, definition, result, now)
+        return _evaluate_sync(run, definition, result, now)
     decision = await inst.pre.decide(run)
     red_line = None if isinstance(decision, Deny) else await inst.guards.check(run)
     red_line = _decided(run, decision, red_line, now)
@@ -173,7 +173,7 @@ async def evaluate(
 
 
 @_recording
-def evaluate_now(
+def evaluate_sync(
     registry: Registry,
     name: str,
     arguments: Mapping[str, Any] | None,
@@ -192,7 +192,7 @@ def evaluate_now(
     started = _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
     if isinstance(started, Evaluation):
         return started
-    return _evaluate_now(*started, result, now)
+    return _evaluate_sync(*started, result, now)
 
 
 @_recording_async
@@ -220,12 +220,12 @@ async def review_recorded(
         return started
     run, pending = started
     post = run.inst.post
-    answer = post.review_now(run, pending) if post.synchronous else await post.review(run, pending)
+    answer = post.review_sync(run, pending) if post.synchronous else await post.review(run, pending)
     return _reviewed(run, Allow(), _recorded_review(run, pending, answer, now))
 
 
 @_recording
-def review_recorded_now(
+def review_recorded_sync(
     registry: Registry,
     name: str,
     arguments: Mapping[str, Any] | None,
@@ -245,7 +245,7 @@ def review_recorded_now(
     if isinstance(started, Evaluation):
         return started
     run, pending = started
-    return _reviewed(run, Allow(), _recorded_review(run, pending, run.inst.post.review_now(run, pending), now))
+    return _reviewed(run, Allow(), _recorded_review(run, pending, run.inst.post.review_sync(run, pending), now))
 
 
 def _review_started(
@@ -315,18 +315,18 @@ def _recorded_review(
     return answer if failed is None else Block(failed, session_steps.SESSION_STORE)
 
 
-def _evaluate_now(
+def _evaluate_sync(
     run: Run, definition: ToolDefinition | None, result: Mapping[str, Any] | None, now: float | None = None
 ) -> Evaluation:
     """The stages called directly: a dry-run needs no coroutine per call."""
     inst = run.inst
-    decision = inst.pre.decide_now(run)
-    red_line = None if isinstance(decision, Deny) else inst.guards.check_now(run)
+    decision = inst.pre.decide_sync(run)
+    red_line = None if isinstance(decision, Deny) else inst.guards.check_sync(run)
     red_line = _decided(run, decision, red_line, now)
     admitted = _admission(run, definition, decision, red_line, result)
     if not isinstance(admitted, PendingResult):
         return admitted
-    return _reviewed(run, decision, _recorded_review(run, admitted, inst.post.review_now(run, admitted), now))
+    return _reviewed(run, decision, _recorded_review(run, admitted, inst.post.review_sync(run, admitted), now))
 
 
 def _admission(

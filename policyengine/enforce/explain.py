@@ -9,7 +9,7 @@ from typing import Any
 
 from policyengine.enforce.evaluate import Evaluation, call_for, evaluate
 from policyengine.enforce.install import PolicyLayers, wrapping
-from policyengine.language.trace import Trace
+from policyengine.language.trace import ExpressionTrace
 from policyengine.language.trace import trace as trace_condition
 from policyengine.packs.rules import EXPLAIN, Mode, Rule, post_document, rewrite_post
 from policyengine.runtime import session_steps
@@ -35,7 +35,7 @@ class Considered:
     # With explain(trace=True): the rule's `when` and its evaluation, sub-expression by sub-expression
     # (trace is None for a rule without a condition, or in the rare case its document cannot be rebuilt).
     condition: str | None = None
-    trace: Trace | None = None
+    trace: ExpressionTrace | None = None
     # A label rule: the labels it adds to the session when it matches (or fails: labels only make later calls stricter).
     labels: tuple[str, ...] = ()
     # MONITOR: a match was recorded as a monitor hit (Evaluation.monitored), nothing was enforced.
@@ -126,7 +126,7 @@ async def explain(
 ) -> Explanation:
     """Evaluate a call against the installed layers and record every rule considered.
 
-    With `trace`, each rule's condition is evaluated once more, node by node, into a Trace. With
+    With `trace`, each rule's condition is evaluated once more, node by node, into a ExpressionTrace. With
     `require_tool` (a catalog applies), a tool the registry does not know is `invalid`, as in a call.
     With a `session_id`, the call reads and writes that session in the registry's store, as a real
     call would (label rules that labelled it are among the rules considered); `session` is the

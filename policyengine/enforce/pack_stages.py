@@ -26,7 +26,7 @@ from policyengine.values.decisions import Block, Deny, PreDecision
 from policyengine.values.results import Stage
 
 
-class _Chains:
+class _ChainsByTool:
     """Each pack's non-empty rule chain of one stage for a tool, resolved once per tool name (bounded)."""
 
     __slots__ = ("_found", "_packs", "_stage", "_tags")
@@ -54,19 +54,19 @@ class PackPreExecute:
     def __init__(self, decider: Decider) -> None:
         self.decider = decider
 
-    def decide_now(self, run: Run) -> PreDecision:
+    def decide_sync(self, run: Run) -> PreDecision:
         """The layers' decision, closed by the strictest default."""
         return self.decider.pre(run.call.name, run.call.document)
 
     async def decide(self, run: Run) -> PreDecision:
-        """decide_now, for callers that await every stage."""
-        return self.decide_now(run)
+        """decide_sync, for callers that await every stage."""
+        return self.decide_sync(run)
 
 
 class PackPreExecuteAndGuards(PackPreExecute):
     """Pre-execute when the guards are the same packs: one probe finds the red line too, for FoundRedLine."""
 
-    def decide_now(self, run: Run) -> PreDecision:
+    def decide_sync(self, run: Run) -> PreDecision:
         """The decision; the red line that fires after it is left on the run."""
         decision, run.red_line = self.decider.stages(run.call.name, run.call.document)
         return decision
@@ -77,12 +77,12 @@ class FoundRedLine:
 
     synchronous: ClassVar[bool] = True
 
-    def check_now(self, run: Run) -> Deny | None:
+    def check_sync(self, run: Run) -> Deny | None:
         """The red line pre-execute found, if any."""
         return run.red_line
 
     async def check(self, run: Run) -> Deny | None:
-        """check_now, for callers that await every stage."""
+        """check_sync, for callers that await every stage."""
         return run.red_line
 
 
@@ -91,10 +91,10 @@ class PackGuards:
 
     synchronous: ClassVar[bool] = True
 
-    def __init__(self, chains: _Chains) -> None:
+    def __init__(self, chains: _ChainsByTool) -> None:
         self.chains = chains
 
-    def check_now(self, run: Run) -> Deny | None:
+    def check_sync(self, run: Run) -> Deny | None:
         """The first red line, in layer order."""
         explain = EXPLAIN.get()
         document = run.call.document
@@ -109,8 +109,8 @@ class PackGuards:
         return None
 
     async def check(self, run: Run) -> Deny | None:
-        """check_now, for callers that await every stage."""
-        return self.check_now(run)
+        """check_sync, for callers that await every stage."""
+        return self.check_sync(run)
 
 
 class PackWrappers:
@@ -122,7 +122,7 @@ class PackWrappers:
 
     trusted: ClassVar[bool] = True
 
-    def __init__(self, chain: Waterfall[object], chains: _Chains) -> None:
+    def __init__(self, chain: Waterfall[object], chains: _ChainsByTool) -> None:
         self.chain, self.chains = chain, chains
 
     def wraps(self, call: ToolCall) -> bool:
@@ -135,10 +135,10 @@ class PackPostExecute:
 
     synchronous: ClassVar[bool] = True
 
-    def __init__(self, chains: _Chains) -> None:
+    def __init__(self, chains: _ChainsByTool) -> None:
         self.chains = chains
 
-    def review_now(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+    def review_sync(self, run: Run, pending: PendingResult) -> PendingResult | Block:
         """The result with every rewrite applied, or the first block (a rewrite that fails to apply blocks)."""
         chains = self.chains(run.call.name)
         if not chains:
@@ -157,8 +157,8 @@ class PackPostExecute:
         return pending
 
     async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
-        """review_now, for callers that await every stage."""
-        return self.review_now(run, pending)
+        """review_sync, for callers that await every stage."""
+        return self.review_sync(run, pending)
 
 
 class PackStageCompiler:
@@ -177,13 +177,15 @@ class PackStageCompiler:
             else:
                 pre = PackPreExecute(decider)
         if guards is None and layers.guards is not None:
-            guards = PackGuards(_Chains(layers.guards, Stage.GUARD, tags))
+            guards = PackGuards(_ChainsByTool(layers.guards, Stage.GUARD, tags))
         execute = (
-            PackWrappers(context.execute, _Chains(layers.execute, Stage.EXECUTE, tags))
+            PackWrappers(context.execute, _ChainsByTool(layers.execute, Stage.EXECUTE, tags))
             if layers.execute is not None
             else None
         )
-        post = PackPostExecute(_Chains(layers.post, Stage.POST_EXECUTE, tags)) if layers.post is not None else None
+        post = (
+            PackPostExecute(_ChainsByTool(layers.post, Stage.POST_EXECUTE, tags)) if layers.post is not None else None
+        )
         return CompiledStages(pre, guards, execute, post)
 
 

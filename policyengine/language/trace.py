@@ -20,7 +20,7 @@ from policyengine.language.expressions import Expression
 from policyengine.language.functions import OPTIONS
 from policyengine.language.syntax import Spans, parse_with_spans
 
-__all__ = ["Step", "Trace", "compact", "trace"]
+__all__ = ["ExpressionTrace", "Step", "compact", "trace"]
 
 # Nodes that evaluate their right-hand side once per element of their left-hand side.
 _PROJECTIONS = frozenset({"projection", "value_projection", "filter_projection"})
@@ -70,7 +70,7 @@ class Step:
 
 
 @dataclass(frozen=True, slots=True)
-class Trace:
+class ExpressionTrace:
     """A condition's evaluation: the expression, its tree of steps and, when false, why."""
 
     text: str
@@ -113,7 +113,7 @@ class Trace:
         }
 
 
-def trace(expression: Expression, document: Any, *, max_elements: int = 10, max_steps: int = 5000) -> Trace:
+def trace(expression: Expression, document: Any, *, max_elements: int = 10, max_steps: int = 5000) -> ExpressionTrace:
     """Evaluate `expression` on `document` node by node; the value is what the compiled condition returns."""
     ast = expression.parsed.parsed
     tracer = _Tracer(max_steps)
@@ -127,7 +127,7 @@ def trace(expression: Expression, document: Any, *, max_elements: int = 10, max_
     builder = _Builder(expression.text, spans, document, max_elements, complete=tracer.skipped == 0)
     root_visit = tracer.root.children[0] if tracer.root.children else _Visit(ast, document)
     root = builder.step(root_visit) or Step(ast.get("type", "?"), expression.text, (0, len(expression.text)), value)
-    return Trace(expression.text, root, value, error, tracer.skipped > 0)
+    return ExpressionTrace(expression.text, root, value, error, tracer.skipped > 0)
 
 
 # --- recording ------------------------------------------------------------------------------------

@@ -481,7 +481,7 @@ def _rule_json(rule: Rule) -> dict[str, Any]:
 
 
 def _rule_from(data: Mapping[str, Any], lists: Mapping[str, Any]) -> Rule:
-    from policyengine.packs.rules import Mode, Rule, ToolMatcher, Verb
+    from policyengine.packs.rules import Mode, Rule, RuleDecision, ToolMatcher
     from policyengine.values.problems import Location
     from policyengine.values.results import Stage
 
@@ -497,7 +497,7 @@ def _rule_from(data: Mapping[str, Any], lists: Mapping[str, Any]) -> Rule:
         source=source,
         description=data["description"],
         location=Location(location[0], location[1], location[2]) if location is not None else None,
-        verb=Verb(data["verb"]) if data["verb"] is not None else None,
+        verb=RuleDecision(data["verb"]) if data["verb"] is not None else None,
         final=data["final"],
         reason=_template(data["reason"], lists),
         timeout=data["timeout"],

@@ -13,7 +13,7 @@ from policyengine.arguments.redact import REDACTED, Redaction, key_matcher, pars
 from policyengine.errors import FreezeError
 from policyengine.language.expressions import PE308, Expression, Report, Template, compile_expression, compile_template
 from policyengine.packs.rule_schemas import Path, schema, schema_problems
-from policyengine.packs.rules import Mode, Rule, ToolMatcher, Verb
+from policyengine.packs.rules import Mode, Rule, RuleDecision, ToolMatcher
 from policyengine.packs.yaml_source import SourceDoc
 from policyengine.values.decisions import Source, SourceKind
 from policyengine.values.frozen import freeze
@@ -107,7 +107,7 @@ class FileCompiler:
         if stage is Stage.PRE_EXECUTE and "label" in raw:
             pass  # a label rule decides nothing
         elif stage in (Stage.PRE_EXECUTE, Stage.GUARD):
-            fields["verb"] = Verb(raw.get("decision", "deny"))
+            fields["verb"] = RuleDecision(raw.get("decision", "deny"))
             fields["final"] = bool(raw.get("final", False))
             fields["reason"] = self.template(raw.get("reason"), (*path, "reason"), rule_id)
         elif stage is Stage.EXECUTE:

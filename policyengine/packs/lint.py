@@ -15,7 +15,7 @@ from typing import Any
 from policyengine.language.regex_cost import quadratic_risk
 from policyengine.language.tool_names import fold_tool_name
 from policyengine.packs.loader import MANIFEST, Pack
-from policyengine.packs.rules import Mode, Rule, ToolMatcher, Verb
+from policyengine.packs.rules import Mode, Rule, RuleDecision, ToolMatcher
 from policyengine.packs.type_check import PE601, PE606, check_types
 from policyengine.tools.definition import ToolDefinition
 from policyengine.values.problems import Location, Problem, ProblemSink, Severity, register_code
@@ -162,11 +162,11 @@ def _decides(rule: Rule) -> str | None:
     if rule.mode is Mode.MONITOR:
         return None  # it records what it would have done; the chain goes on past it
     if rule.stage is Stage.PRE_EXECUTE:
-        if rule.verb is Verb.DENY:
+        if rule.verb is RuleDecision.DENY:
             return "denies"
-        if rule.verb is Verb.ASK:
+        if rule.verb is RuleDecision.ASK:
             return "asks about (which ends the chain)"
-        if rule.verb is Verb.ALLOW and rule.final:
+        if rule.verb is RuleDecision.ALLOW and rule.final:
             return "finally allows (skipping later rules and layers)"
         return None
     if rule.stage is Stage.GUARD:
@@ -464,7 +464,7 @@ def _direction(rule: Rule) -> int:
     """+1 when the rule's condition being true restricts (deny, ask, guard, block), -1 for allow, 0 otherwise."""
     if rule.stage is Stage.GUARD or rule.block is not None:
         return 1
-    if rule.verb is Verb.ALLOW:
+    if rule.verb is RuleDecision.ALLOW:
         return -1
     if rule.verb is not None:
         return 1
@@ -527,7 +527,7 @@ PE507 = register_code("PE507", "pre-execute rule can never decide (an earlier ru
 PE508 = register_code("PE508", "guard can never fire (an earlier guard, same condition, denies first)")
 
 # How an earlier rule ends the chain before a later one with the same condition, for the message.
-_FIRST: dict[Verb | None, str] = {Verb.DENY: "denies", Verb.ASK: "asks (which ends the chain)"}
+_FIRST: dict[RuleDecision | None, str] = {RuleDecision.DENY: "denies", RuleDecision.ASK: "asks (which ends the chain)"}
 
 # Post-execute is left out: a rewrite between two rules changes the `result.value` both conditions
 # read, so the same text may hold for the later rule and not for the earlier one. Execute rules compose.

@@ -26,7 +26,7 @@ class Mode(enum.Enum):
     MONITOR = "monitor"
 
 
-class Verb(enum.Enum):
+class RuleDecision(enum.Enum):
     """What a pre-execute rule decides."""
 
     ALLOW = "allow"
@@ -76,7 +76,7 @@ class Rule:
     # MONITOR: evaluated as usual, enforces nothing; a match is recorded as a MonitorHit (values/results.py)
     mode: Mode = Mode.ENFORCE
     # pre-execute and guard
-    verb: Verb | None = None
+    verb: RuleDecision | None = None
     final: bool = False
     reason: Template | None = None
     # execute
@@ -201,7 +201,7 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-_WOULD = {Verb.ALLOW: Would.ALLOW, Verb.DENY: Would.DENY, Verb.ASK: Would.ASK}
+_WOULD = {RuleDecision.ALLOW: Would.ALLOW, RuleDecision.DENY: Would.DENY, RuleDecision.ASK: Would.ASK}
 
 
 def monitored(rule: Rule, would: Would, reason: str | None) -> None:
@@ -228,9 +228,9 @@ def _monitored_pre(rule: Rule, document: Any) -> None:
 
 def _pre_hit(rule: Rule, document: Any) -> PreDecision | None:
     """What a matching pre-execute rule decides; None for a non-final allow (the chain goes on)."""
-    if rule.verb is Verb.ALLOW:
+    if rule.verb is RuleDecision.ALLOW:
         return Allow(rule.source) if rule.final else None
-    if rule.verb is Verb.DENY:
+    if rule.verb is RuleDecision.DENY:
         return Deny(rule.message(document, f"Denied by rule {rule.id}."), rule.source)
     return Ask(rule.message(document, f"Rule {rule.id} asks for approval."), rule.source)
 

@@ -28,7 +28,7 @@ def admit(run: Run, decision: PreDecision) -> PreDecision:
     """Pre-execute's answer acted on: a denial stops the call, anything else lets it on."""
     run.lap(Stage.PRE_EXECUTE)
     if isinstance(decision, Deny):
-        raise run.stop(Outcome.DENIED, Stage.PRE_EXECUTE, decision.source, decision.reason)
+        raise run.stopped(Outcome.DENIED, Stage.PRE_EXECUTE, decision.source, decision.reason)
     run.admitted = decision
     return decision
 
@@ -37,14 +37,14 @@ def hold(run: Run, red_line: Deny | None) -> None:
     """The guards' answer acted on: a red line stops the call."""
     run.lap(Stage.GUARD)
     if red_line is not None:
-        raise run.stop(Outcome.DENIED, Stage.GUARD, red_line.source, red_line.reason)
+        raise run.stopped(Outcome.DENIED, Stage.GUARD, red_line.source, red_line.reason)
 
 
 def reviewed(run: Run, answer: PendingResult | Block) -> PendingResult:
     """Post-execute's answer acted on: a block stops the call, else the rewritten result goes on."""
     run.lap(Stage.POST_EXECUTE)
     if isinstance(answer, Block):
-        raise run.stop(Outcome.BLOCKED, Stage.POST_EXECUTE, answer.source, answer.feedback)
+        raise run.stopped(Outcome.BLOCKED, Stage.POST_EXECUTE, answer.source, answer.feedback)
     return answer
 
 
@@ -101,12 +101,12 @@ async def _run_call(run: Run, arguments: Mapping[str, Any] | None) -> ToolResult
     try:
         pre = inst.pre
         # Synchronous stages are plain calls, not coroutines (packs alone decide in microseconds).
-        decision = pre.decide_now(run) if pre.synchronous else await pre.decide(run)
+        decision = pre.decide_sync(run) if pre.synchronous else await pre.decide(run)
         if inst.sessions is not None and isinstance(decision, Deny):
             session_steps.decided(inst, call, decision, None)  # a denied call is in the log too
         admit(run, decision)
         guards = run.inst.guards  # the run's snapshot, as for every stage
-        red_line = guards.check_now(run) if guards.synchronous else await guards.check(run)  # before anyone is asked
+        red_line = guards.check_sync(run) if guards.synchronous else await guards.check(run)  # before anyone is asked
         if inst.sessions is not None:
             failed = session_steps.decided(inst, call, decision, red_line)
             if failed is not None and red_line is None:
@@ -118,7 +118,7 @@ async def _run_call(run: Run, arguments: Mapping[str, Any] | None) -> ToolResult
             raise Aborted(call.signal.reason)  # type: ignore[arg-type]
         value, content = await run.execute(definition)
         post, pending = inst.post, PendingResult(value, content, definition)
-        answer = post.review_now(run, pending) if post.synchronous else await post.review(run, pending)
+        answer = post.review_sync(run, pending) if post.synchronous else await post.review(run, pending)
         if inst.sessions is not None and not isinstance(answer, Block):
             failed = session_steps.reviewed(inst, call, pending.value, pending.content)  # before any redaction
             answer = answer if failed is None else Block(failed, session_steps.SESSION_STORE)

@@ -68,7 +68,7 @@ class PreExecuteStage(Protocol):
 
     synchronous: ClassVar[bool]
 
-    def decide_now(self, run: Run) -> PreDecision:
+    def decide_sync(self, run: Run) -> PreDecision:
         """The decision, when the stage is synchronous."""
 
     async def decide(self, run: Run) -> PreDecision:
@@ -80,7 +80,7 @@ class GuardStage(Protocol):
 
     synchronous: ClassVar[bool]
 
-    def check_now(self, run: Run) -> Deny | None:
+    def check_sync(self, run: Run) -> Deny | None:
         """The red line, when the stage is synchronous."""
 
     async def check(self, run: Run) -> Deny | None:
@@ -102,7 +102,7 @@ class PostExecuteStage(Protocol):
 
     synchronous: ClassVar[bool]
 
-    def review_now(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+    def review_sync(self, run: Run, pending: PendingResult) -> PendingResult | Block:
         """The reviewed result, when the stage is synchronous."""
 
     async def review(self, run: Run, pending: PendingResult) -> PendingResult | Block:
@@ -193,7 +193,7 @@ class Run:
             tuple(self.monitored) if self.monitored else (),
         )
 
-    def stop(self, *args: Any, **kwargs: Any) -> Stopped:
+    def stopped(self, *args: Any, **kwargs: Any) -> Stopped:
         """A Stopped carrying the result built from these arguments."""
         return Stopped(self.result(*args, **kwargs))
 
@@ -205,9 +205,9 @@ class Run:
             self.arguments = seal.arguments
         return seal
 
-    def watch_call(self, _args: tuple[Any, ...], _returning: bool) -> str | None:
+    def call_changes(self, _args: tuple[Any, ...], _returning: bool) -> str | None:
         """Trace.watch for the policy stages: any change to the call since it was sealed."""
-        return self.seal.changes() if self.seal is not None else None
+        return self.seal.what_changed() if self.seal is not None else None
 
     async def approve(self, decision: Ask) -> None:
         """The ask branch: one request; only allowed-once continues."""
@@ -218,13 +218,13 @@ class Run:
         )
         self.lap(Stage.APPROVAL)
         self.approval = outcome.approval
-        changes = seal.changes()
+        changes = seal.what_changed()
         if changes is not None:
-            raise self.stop(
+            raise self.stopped(
                 Outcome.DENIED, Stage.APPROVAL, APPROVAL_SERVICE, f"{APPROVAL_SERVICE} {changes}; failing closed"
             )
         if not outcome.granted:
-            raise self.stop(Outcome.DENIED, Stage.APPROVAL, decision.source, outcome.reason)
+            raise self.stopped(Outcome.DENIED, Stage.APPROVAL, decision.source, outcome.reason)
 
     async def execute(self, definition: ToolDefinition) -> tuple[Any, FrozenList]:
         """Stage 3: wrappers around the body; errors, timeouts and cancels become results."""
@@ -242,8 +242,8 @@ class Run:
                 # Once next() returned, the body ran (or never will): later writes to the call change
                 # nothing that ran; the definition outlives the call, so a write to it is told then too.
                 if returning:
-                    return tool.changes()
-                return swapped(args[0], call, definition) or seal.changes() or tool.changes()
+                    return tool.what_changed()
+                return swapped(args[0], call, definition) or seal.what_changed() or tool.what_changed()
 
             trace.watch = watch
         elif self.seal is None:
@@ -263,7 +263,7 @@ class Run:
             self.lap(Stage.EXECUTE)
             self.refuse_tampering(trace)
             outcome, reason = _stopped_by(aborted.reason, f"tool {call.name!r} stopped")
-            raise self.stop(outcome, Stage.EXECUTE, tool_source(call.name), reason) from None
+            raise self.stopped(outcome, Stage.EXECUTE, tool_source(call.name), reason) from None
         except GeneratorExit:
             raise  # the call's coroutine is being closed
         except BaseException as error:
@@ -273,7 +273,7 @@ class Run:
             self.refuse_tampering(trace)
             who = trace.culprit(error) or tool_source(call.name)
             outcome = Outcome.TIMED_OUT if isinstance(error, TimeoutError) else Outcome.ERROR
-            raise self.stop(outcome, Stage.EXECUTE, who, f"{who} failed: {describe(error)}") from None
+            raise self.stopped(outcome, Stage.EXECUTE, who, f"{who} failed: {describe(error)}") from None
         self.lap(Stage.EXECUTE)
         if not direct:
             # A wrapper may catch what next() raised and return a value of its own; a fallback when
@@ -283,11 +283,11 @@ class Run:
             self.refuse_tampering(trace)
             if call.signal.aborted:
                 outcome, reason = _stopped_by(call.signal.reason, f"tool {call.name!r} stopped")  # type: ignore[arg-type]
-                raise self.stop(outcome, Stage.EXECUTE, tool_source(call.name), reason)
+                raise self.stopped(outcome, Stage.EXECUTE, tool_source(call.name), reason)
         # Copied in: a body (in a thread, say) keeps what it returned and could write to it while rules read it.
         value, problems = definition.validate_value(unfrozen(verdict.value))
         if problems:
-            raise self.stop(
+            raise self.stopped(
                 Outcome.ERROR,
                 Stage.EXECUTE,
                 tool_source(self.call.name),
@@ -296,7 +296,7 @@ class Run:
         try:
             return value, render(self.call.arguments, definition, value)
         except BaseException as error:  # the tool's own code: whatever it raises is an error result
-            raise self.stop(
+            raise self.stopped(
                 Outcome.ERROR,
                 Stage.EXECUTE,
                 tool_source(self.call.name),
@@ -307,7 +307,7 @@ class Run:
         """Deny the call if a wrapper tried to run what policy did not decide, even if it swallowed the refusal."""
         for fault in trace.faults:
             if isinstance(fault.error, Tampered):
-                raise self.stop(Outcome.DENIED, Stage.EXECUTE, fault.source, failed(fault.source, fault.error))
+                raise self.stopped(Outcome.DENIED, Stage.EXECUTE, fault.source, failed(fault.source, fault.error))
 
     def finalize(self, definition: ToolDefinition, pending: PendingResult) -> FrozenList:
         """Stage 5: the definition's own synchronous content fix-up, exactly once."""
@@ -320,7 +320,7 @@ class Run:
                 raise ValueError("; ".join(problems))
             return content  # type: ignore[no-any-return]
         except BaseException as error:  # synchronous: even a CancelledError here is a stray one
-            raise self.stop(
+            raise self.stopped(
                 Outcome.ERROR,
                 Stage.FINALIZE,
                 tool_source(self.call.name),

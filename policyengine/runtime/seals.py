@@ -52,7 +52,7 @@ class Seal:
             return "the call's token"
         return None
 
-    def changes(self) -> str | None:
+    def what_changed(self) -> str | None:
         """changed(), said as what the writer did (for a reason naming the writer); None if nothing."""
         what = self.changed()
         return None if what is None else f"changed {what} after policy saw it"
@@ -74,7 +74,7 @@ class DefinitionSeal:
         self._attributes = dict(vars(definition))
         self._frozen = Snapshot(*(v for v in self._attributes.values() if type(v) in _CONTAINERS))
 
-    def changes(self) -> str | None:
+    def what_changed(self) -> str | None:
         """What was written to the definition since it was sealed (and now undone); None if nothing."""
         definition, attributes = self._definition, self._attributes
         now = vars(definition)

@@ -2,7 +2,7 @@
 
 The runtime does not know what a label rule is: the installed layers give it `SessionRules`
 (packs compile theirs in enforce/), and the registry gives it the store. Three steps, each
-called by every path that runs the stages (`run_call`, `evaluate`, `evaluate_now`):
+called by every path that runs the stages (`run_call`, `evaluate`, `evaluate_sync`):
 
 - `opened`: the session document goes into the call's document before any rule reads it;
 - `decided`: once pre-execute and the guards answered, one entry (the decision, the labels

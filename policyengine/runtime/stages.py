@@ -14,7 +14,7 @@ The contract, per stage (its Protocols are in run.py, beside the Run they take):
   wrappers are trusted not to write to the call (else every hand-off is checked).
 - post-execute answers the pending result with every rewrite applied, or a Block (a fault blocks).
 
-A stage is `synchronous` when it never awaits: the pipeline then calls `*_now` directly, with no
+A stage is `synchronous` when it never awaits: the pipeline then calls `*_sync` directly, with no
 coroutine per call (packs alone decide in microseconds; an await per stage would cost ~7%).
 """
 
@@ -56,7 +56,7 @@ class ClosingDefault:
     def __init__(self, closing: PreDecision) -> None:
         self.closing = closing
 
-    def decide_now(self, run: Run) -> PreDecision:
+    def decide_sync(self, run: Run) -> PreDecision:
         """The closing default."""
         return self.closing
 
@@ -110,14 +110,14 @@ class PreExecuteChain:
     def __init__(self, chain: Waterfall[PreDecision], timeout: float) -> None:
         self.chain, self.timeout = chain, timeout
 
-    def decide_now(self, run: Run) -> PreDecision:
+    def decide_sync(self, run: Run) -> PreDecision:
         """Never called: listeners are coroutines."""
         raise NotImplementedError("pre-execute listeners are awaited")
 
     async def decide(self, run: Run) -> PreDecision:
         """The waterfall's decision, or a denial naming who failed it."""
         run.watch()  # listeners written in Python follow: record the call before any of them gets it
-        trace = Trace(watch=run.watch_call)
+        trace = Trace(watch=run.call_changes)
         verdict = await _policy_chain(self.chain.run((run.call,), trace), trace, self.timeout)
         if isinstance(verdict, tuple):
             return Deny(verdict[1], verdict[0])
@@ -132,7 +132,7 @@ class NoGuards:
 
     synchronous: ClassVar[bool] = True
 
-    def check_now(self, run: Run) -> Deny | None:
+    def check_sync(self, run: Run) -> Deny | None:
         """Nothing to check."""
         return None
 
@@ -149,7 +149,7 @@ class GuardFunctions:
     def __init__(self, entries: tuple[GuardEntry, ...], timeout: float) -> None:
         self.entries, self.timeout = entries, timeout
 
-    def check_now(self, run: Run) -> Deny | None:
+    def check_sync(self, run: Run) -> Deny | None:
         """Never called: a guard may be async."""
         raise NotImplementedError("guards written in Python are awaited")
 
@@ -169,7 +169,7 @@ class GuardFunctions:
                         reason = await reason
                 if time.monotonic() > deadline:
                     raise TimeoutError  # a sync guard that overran: its late answer never counts
-                changes = seal.changes()
+                changes = seal.what_changed()
                 if changes is not None:  # whatever it answered: it may only read the call
                     return Deny(f"{entry.source} {changes}; failing closed", entry.source)
                 if reason is None:
@@ -211,7 +211,7 @@ class NoPostExecute:
 
     synchronous: ClassVar[bool] = True
 
-    def review_now(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+    def review_sync(self, run: Run, pending: PendingResult) -> PendingResult | Block:
         """The result, unchanged."""
         return pending
 
@@ -242,7 +242,7 @@ class _Reviewed:
         pending = args[1]
         if not any(seen is pending for seen, _fields, _snapshot in self._results):
             self._results.append((pending, _pending_fields(pending), Snapshot(pending.value, pending.content)))
-        changes = self._seal.changes() or self._tool.changes()
+        changes = self._seal.what_changed() or self._tool.what_changed()
         if changes is not None:
             return changes
         for seen, handed, snapshot in self._results:
@@ -262,7 +262,7 @@ class PostExecuteChain:
     def __init__(self, chain: Waterfall[PostDecision], timeout: float) -> None:
         self.chain, self.timeout = chain, timeout
 
-    def review_now(self, run: Run, pending: PendingResult) -> PendingResult | Block:
+    def review_sync(self, run: Run, pending: PendingResult) -> PendingResult | Block:
         """Never called: listeners are coroutines."""
         raise NotImplementedError("post-execute listeners are awaited")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from policyengine.enforce.decision_point import Answer, DecisionPoint, Question
 from policyengine.enforce.evaluate import Evaluation, Verdict
-from policyengine.service.packs_state import Snapshot
+from policyengine.service.packs_state import ServedPacks
 from policyengine.values.decisions import Source, SourceKind
 from policyengine.values.frozen import thaw
 
@@ -30,7 +30,9 @@ def _logged(name: str, error: BaseException) -> None:
     log.error("policyengine serve: evaluating %r failed", name, exc_info=error)
 
 
-def answer_for(snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result: Mapping[str, Any] | None) -> Answer:
+def answer_for(
+    snapshot: ServedPacks, body: Mapping[str, Any], call_id: str, result: Mapping[str, Any] | None
+) -> Answer:
     """The decision point's answer on this snapshot (at once for packs alone, else deferred); never raises."""
     # Nothing can swap the registry under a decision in progress: the snapshot is immutable.
     point = DecisionPoint(snapshot.registry, SERVICE, _logged)
@@ -54,7 +56,7 @@ def answer_for(snapshot: Snapshot, body: Mapping[str, Any], call_id: str, result
 
 
 async def evaluate_request(
-    snapshot: Snapshot,
+    snapshot: ServedPacks,
     body: Mapping[str, Any],
     call_id: str,
     result: Mapping[str, Any] | None,
@@ -85,7 +87,7 @@ async def evaluate_request(
     return closed(answer if isinstance(answer, Evaluation) else await answer(), result)
 
 
-def labels_held(snapshot: Snapshot, session_id: str | None) -> list[str] | None:
+def labels_held(snapshot: ServedPacks, session_id: str | None) -> list[str] | None:
     """The labels the session holds now (right after the call was decided or reviewed), for the decision log."""
     if not session_id:
         return None
@@ -106,13 +108,13 @@ def closed(answer: Evaluation, result: Mapping[str, Any] | None) -> Evaluation:
     return answer
 
 
-def answer_fields(answer: Evaluation, snapshot: Snapshot, call_id: str, reviewed: bool) -> dict[str, Any]:
+def answer_fields(answer: Evaluation, snapshot: ServedPacks, call_id: str, reviewed: bool) -> dict[str, Any]:
     """The answer's JSON fields: the decision, and for a review what post-execute made of the result."""
     fields = _decision_fields(answer, snapshot, call_id)
     return fields | _review_fields(answer) if reviewed else fields
 
 
-def _decision_fields(answer: Evaluation, snapshot: Snapshot, call_id: str) -> dict[str, Any]:
+def _decision_fields(answer: Evaluation, snapshot: ServedPacks, call_id: str) -> dict[str, Any]:
     source = answer.source
     return {
         "decision": answer.decision.value,

@@ -27,7 +27,7 @@ from policyengine.values.session import SessionStore
 
 log = logging.getLogger("policyengine.service")
 
-__all__ = ["PacksState", "ReloadResult", "Snapshot", "combined_digest", "fingerprint"]
+__all__ = ["PacksState", "ReloadResult", "ServedPacks", "combined_digest", "fingerprint"]
 
 
 def combined_digest(packs: Sequence[Pack]) -> str:
@@ -55,7 +55,7 @@ def fingerprint(folders: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class ServedPacks:
     """One installation of the packs: its own registry, the packs, their digest, when it was loaded."""
 
     registry: Registry
@@ -78,7 +78,7 @@ class ReloadResult:
 
 def _build(
     folders: tuple[Path, ...], cwd: str | None, tools: str | None, unknown_tools: str, sessions: SessionStore | None
-) -> Snapshot:
+) -> ServedPacks:
     """Load and install the packs on a registry of their own, with their catalog's tools (raises on any problem)."""
     # Every snapshot shares the one session store: a reload keeps every session's labels and counters.
     layers = PolicyLayers.install(Registry(cwd=cwd, sessions=sessions), folders)
@@ -88,7 +88,7 @@ def _build(
         layers.registry.register(definition)
     digest = combined_digest(layers.packs)
     require = catalog is not None and unknown_tools == "invalid"
-    return Snapshot(layers.registry, layers.packs, folders, digest, time.time(), require)
+    return ServedPacks(layers.registry, layers.packs, folders, digest, time.time(), require)
 
 
 class PacksState:
@@ -126,7 +126,7 @@ class PacksState:
         self.listeners: list[Callable[[ReloadResult], None]] = []
 
     @property
-    def current(self) -> Snapshot:
+    def current(self) -> ServedPacks:
         """The snapshot new requests decide on."""
         return self._current
 

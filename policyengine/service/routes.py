@@ -25,7 +25,7 @@ from policyengine.service.decision_log import DecisionLog, decision_record
 from policyengine.service.log_writer import LogWriter
 from policyengine.service.metrics import ServiceMetrics
 from policyengine.service.openapi import OPENAPI
-from policyengine.service.packs_state import PacksState, Snapshot
+from policyengine.service.packs_state import PacksState, ServedPacks
 from policyengine.service.requests import (
     DECIDE_KEYS,
     REVIEW_KEYS,
@@ -44,7 +44,7 @@ __all__ = ["DecisionEndpoints", "InfoEndpoints", "served_record"]
 
 
 def served_record(
-    answer: Evaluation, body: Mapping[str, Any], call_id: str, snapshot: Snapshot, result: Any
+    answer: Evaluation, body: Mapping[str, Any], call_id: str, snapshot: ServedPacks, result: Any
 ) -> dict[str, Any]:
     """The decision log's record of a served call (built by `decision_record`, with the snapshot's digest)."""
     return decision_record(
@@ -114,7 +114,7 @@ class DecisionEndpoints:
         await send_json(send, error.status, encode({"error": error.reason}), error.headers)
 
     def record_now(
-        self, answer: Evaluation, body: Mapping[str, Any], call_id: str, snapshot: Snapshot, result: Any
+        self, answer: Evaluation, body: Mapping[str, Any], call_id: str, snapshot: ServedPacks, result: Any
     ) -> None:
         """Build and write one record in this thread (a large call's, in the loggers' thread)."""
         assert self.decision_log is not None
@@ -130,7 +130,7 @@ class DecisionEndpoints:
             log.exception("policyengine serve: could not log the decision on call %s", call_id)
 
     async def record(
-        self, answer: Evaluation, body: Mapping[str, Any], call_id: str, snapshot: Snapshot, result: Any
+        self, answer: Evaluation, body: Mapping[str, Any], call_id: str, snapshot: ServedPacks, result: Any
     ) -> None:
         """Log one decision through the writer and wait until it is written (or counted as failed)."""
         assert self.writer is not None

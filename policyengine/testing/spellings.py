@@ -34,7 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from policyengine.arguments.roles import Role, collect_all
 from policyengine.arguments.secret_scanner import hide_secrets, is_credential_key
-from policyengine.enforce.evaluate import Evaluation, evaluate, evaluate_now
+from policyengine.enforce.evaluate import Evaluation, evaluate, evaluate_sync
 from policyengine.enforce.install import PolicyLayers
 from policyengine.values.decisions import SourceKind
 from policyengine.values.frozen import thaw
@@ -193,7 +193,7 @@ def layers_decider(layers: PolicyLayers, *, require_tool: bool = False) -> Decid
             "cwd": call.cwd,
             "require_tool": require_tool and call.name not in layers.registry.tools,
         }
-        evaluation = evaluate_now(layers.registry, call.name, call.arguments, **options)
+        evaluation = evaluate_sync(layers.registry, call.name, call.arguments, **options)
         if evaluation is None:
             evaluation = asyncio.run(evaluate(layers.registry, call.name, call.arguments, **options))
         return _verdict(evaluation)

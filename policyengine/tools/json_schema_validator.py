@@ -365,7 +365,7 @@ def _all(checks: list[Check]) -> Check:
 # The compiler
 # ---------------------------------------------------------------------------------------------
 
-Rule = tuple[Check, Explain]
+SchemaCheck = tuple[Check, Explain]
 
 
 class _Compiler:
@@ -551,7 +551,7 @@ class _Compiler:
                     if not self.resource:  # compiled now so that its errors surface, used when referenced
                         self.target(f"{pointer}/{name}/{_escape(key)}")
 
-        rules: list[Rule] = []
+        rules: list[SchemaCheck] = []
         names = self.types(schema, pointer)
         family_types = {"string", "number", "integer", "object", "array"}
         single = names[0] if names is not None and len(names) == 1 and names[0] in family_types else None
@@ -593,7 +593,7 @@ class _Compiler:
             )
         return tuple(names)
 
-    def enum_rule(self, schema: Mapping[str, Any], pointer: str) -> tuple[Rule, bool] | None:
+    def enum_rule(self, schema: Mapping[str, Any], pointer: str) -> tuple[SchemaCheck, bool] | None:
         """The rule of enum and const together, and whether it only admits strings."""
         if "enum" not in schema and "const" not in schema:
             return None
@@ -926,8 +926,8 @@ class _Compiler:
 
     # -- in-place applicators -----------------------------------------------------------------
 
-    def applicator_rules(self, schema: Mapping[str, Any], pointer: str, node: _Node) -> list[Rule]:
-        rules: list[Rule] = []
+    def applicator_rules(self, schema: Mapping[str, Any], pointer: str, node: _Node) -> list[SchemaCheck]:
+        rules: list[SchemaCheck] = []
         if "$ref" in schema:
             target = self.reference(schema["$ref"], pointer)
             rules.append(_ref_rule(target))
@@ -1008,7 +1008,7 @@ def _explain_if(node: _Node | None, value: Any, path: str, depth: int, out: list
         node.explain(value, path, depth, out)
 
 
-def _explainer(rules: list[Rule]) -> Explain:
+def _explainer(rules: list[SchemaCheck]) -> Explain:
     def explain(value: Any, path: str, depth: int, out: list[str]) -> None:
         for check, describe in rules:
             if len(out) >= MAX_MESSAGES:
@@ -1029,7 +1029,7 @@ def _first_duplicate(items: Any) -> tuple[int, int] | None:
     return None
 
 
-def _ref_rule(target: _Node) -> Rule:
+def _ref_rule(target: _Node) -> SchemaCheck:
     def check(value: Any, depth: int) -> bool:
         if depth > MAX_DEPTH:
             raise _TooDeep("$")  # raised, not False: a `not` around it must not turn it into a pass
@@ -1043,7 +1043,7 @@ def _ref_rule(target: _Node) -> Rule:
     return check, explain
 
 
-def _any_rule(branches: list[_Node]) -> Rule:
+def _any_rule(branches: list[_Node]) -> SchemaCheck:
     checks = tuple(branch.check for branch in branches)
 
     def check(value: Any, depth: int) -> bool:
@@ -1063,7 +1063,7 @@ def _any_rule(branches: list[_Node]) -> Rule:
     return check, explain
 
 
-def _one_rule(branches: list[_Node]) -> Rule:
+def _one_rule(branches: list[_Node]) -> SchemaCheck:
     checks = tuple(branch.check for branch in branches)
 
     def valid(value: Any, depth: int) -> list[int]:
@@ -1092,7 +1092,7 @@ def _one_rule(branches: list[_Node]) -> Rule:
     return check, explain
 
 
-def _not_rule(inner: _Node) -> Rule:
+def _not_rule(inner: _Node) -> SchemaCheck:
     def check(value: Any, depth: int) -> bool:
         return not inner.check(value, depth)
 
@@ -1107,7 +1107,7 @@ def _not_rule(inner: _Node) -> Rule:
     return check, explain
 
 
-def _if_rule(condition: _Node, then: _Node | None, otherwise: _Node | None) -> Rule:
+def _if_rule(condition: _Node, then: _Node | None, otherwise: _Node | None) -> SchemaCheck:
     def branch(value: Any, depth: int) -> _Node | None:
         return then if condition.check(value, depth) else otherwise
 
