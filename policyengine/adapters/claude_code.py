@@ -30,7 +30,6 @@ catalog: tests/test_hook_claude_code.py compares them, and replays the audit log
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -557,12 +556,13 @@ class Hook:
         and `kept` says so; with none, the load's error is raised (every call refused).
         """
         from policyengine.packs.cache import source_digests
+        from policyengine.packs.last_good import folder_state
 
         previous = self._policy
         if previous is not None and self.kept is not None:
             # The last good packs decide: load again only once something under the folders changed (a fix
             # may touch a file the kept packs were not read from, one the broken manifest names).
-            if _folder_state(self.folders) == self._broken:
+            if folder_state(self.folders) == self._broken:
                 return previous
         elif previous is not None:
             try:
@@ -581,7 +581,7 @@ class Hook:
         """The last good packs once `error` broke loading (this process's, else the cache's); else raises it."""
         from policyengine.errors import PolicyEngineError
         from policyengine.packs.cache import last_good_packs
-        from policyengine.packs.last_good import KeptPacks, failed_load
+        from policyengine.packs.last_good import KeptPacks, failed_load, folder_state
 
         if not isinstance(error, PolicyEngineError):
             raise error  # an engine fault, not a broken edit: refused as always
@@ -593,7 +593,7 @@ class Hook:
             policy = self._policy_of(found.packs, {}, None)
             loaded_at = found.loaded_at or 0.0
         self._policy, self._loaded_at = policy, loaded_at  # kept for the next call (the helper's many)
-        self._broken = _folder_state(self.folders)  # the next call loads again only once this changes
+        self._broken = folder_state(self.folders)  # the next call loads again only once this changes
         self.kept = KeptPacks(policy.packs, loaded_at, failed_load(error, self.folders))
         return policy
 
@@ -624,22 +624,6 @@ class Hook:
         from policyengine.adapters.claude_code_sessions import HookSessions
 
         return Policy(packs, catalogs, read, checked, HookSessions.of(packs, self.sessions))
-
-
-def _folder_state(folders: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
-    """Every file under the pack folders with its mtime and size: changes with any edit (cheap to take)."""
-    seen: list[tuple[str, int, int]] = []
-    for folder in folders:
-        for root, dirs, files in os.walk(folder):
-            dirs.sort()
-            for name in sorted(files):
-                path = os.path.join(root, name)
-                try:
-                    info = os.stat(path)
-                except OSError:  # removed while walked: the next call sees the new state
-                    continue
-                seen.append((path, info.st_mtime_ns, info.st_size))
-    return tuple(seen)
 
 
 def _catalogs(packs: Sequence[Pack]) -> list[Path]:

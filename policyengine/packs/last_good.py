@@ -9,6 +9,7 @@ first load), it fails closed as always.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,3 +65,19 @@ def _folder_of(file: str | None, folders: Sequence[str | Path]) -> str:
             except (OSError, RuntimeError):
                 continue
     return ", ".join(map(str, folders))
+
+
+def folder_state(folders: Sequence[str | Path]) -> tuple[tuple[str, int, int], ...]:
+    """Every file under the pack folders with its mtime and size: cheap to take, changes with any edit."""
+    seen: list[tuple[str, int, int]] = []
+    for folder in folders:
+        for root, dirs, files in os.walk(folder):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                try:
+                    info = os.stat(path)
+                except OSError:  # removed while walked: the next look sees the new state
+                    continue
+                seen.append((path, info.st_mtime_ns, info.st_size))
+    return tuple(seen)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -20,14 +19,14 @@ from pathlib import Path
 
 from policyengine.enforce.install import PolicyLayers
 from policyengine.errors import PolicyEngineError
-from policyengine.packs.last_good import KeptPacks, failed_load
+from policyengine.packs.last_good import KeptPacks, failed_load, folder_state
 from policyengine.packs.loader import Pack, catalog_for
 from policyengine.runtime.registry import Registry
 from policyengine.values.session import SessionStore
 
 log = logging.getLogger("policyengine.service")
 
-__all__ = ["PacksState", "ReloadResult", "ServedPacks", "combined_digest", "fingerprint"]
+__all__ = ["PacksState", "ReloadResult", "ServedPacks", "combined_digest"]
 
 
 def combined_digest(packs: Sequence[Pack]) -> str:
@@ -36,22 +35,6 @@ def combined_digest(packs: Sequence[Pack]) -> str:
         return packs[0].digest
     joined = "\n".join(f"{p.name}@{p.digest}" for p in packs)
     return "sha256:" + hashlib.sha256(joined.encode("utf-8")).hexdigest()
-
-
-def fingerprint(folders: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
-    """Every file under the folders with its mtime and size: cheap to poll, changes with any edit."""
-    seen: list[tuple[str, int, int]] = []
-    for folder in folders:
-        for root, dirs, files in os.walk(folder):
-            dirs.sort()
-            for name in sorted(files):
-                path = os.path.join(root, name)
-                try:
-                    stat = os.stat(path)
-                except OSError:  # removed while we walked: the next poll sees the new state
-                    continue
-                seen.append((path, stat.st_mtime_ns, stat.st_size))
-    return tuple(seen)
 
 
 @dataclass(frozen=True)
@@ -114,7 +97,7 @@ class PacksState:
             sessions = MemoryStore()  # not one per snapshot: a reload must not forget the sessions
         self.sessions: SessionStore = sessions
         self._folders = tuple(Path(f) for f in folders)
-        self._seen = fingerprint(self._folders)
+        self._seen = folder_state(self._folders)
         self._current = _build(
             self._folders, cwd, tools, unknown_tools, self.sessions
         )  # the first load must succeed: nothing to fall back to
@@ -137,13 +120,13 @@ class PacksState:
 
     def changed(self) -> bool:
         """True when a file under the pack folders was added, removed or modified since the last load."""
-        return fingerprint(self._folders) != self._seen
+        return folder_state(self._folders) != self._seen
 
     def reload(self, folders: Sequence[str | Path] | None = None) -> ReloadResult:
         """Load the packs again (from `folders` if given) and swap; a failure keeps the last good snapshot."""
         with self._lock:  # one reload at a time: a slow one must not swap over a newer one
             wanted = tuple(Path(f) for f in folders) if folders is not None else self._folders
-            seen = fingerprint(wanted)  # before loading: an edit during the load triggers another reload
+            seen = folder_state(wanted)  # before loading: an edit during the load triggers another reload
             self._seen = seen
             try:
                 snapshot = _build(wanted, self.cwd, self.tools, self.unknown_tools, self.sessions)
