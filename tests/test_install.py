@@ -178,14 +178,19 @@ def test_the_hook_takes_a_shipped_name_from_the_project_folder(tmp_path: Path) -
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-def test_a_folder_that_exists_wins_over_a_shipped_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    mine = tmp_path / "baseline"
+def test_a_folder_named_like_a_shipped_pack_never_replaces_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A hook runs in the agent's project: a `claude-code/` folder the agent writes there must not become the policy.
+    mine = tmp_path / "claude-code"
     mine.mkdir()
     (mine / "pack.yaml").write_text("name: mine\nversion: 1.0.0\nfiles: [rules.yaml]\n", "utf-8")
     (mine / "rules.yaml").write_text("rules: []\n", "utf-8")
     monkeypatch.chdir(tmp_path)
-    assert resolve_pack("baseline") == "baseline"
-    code, out, _ = cli("check", "baseline", "--format", "json")
+    assert resolve_pack("claude-code") == str(shipped_packs()["claude-code"])
+    code, out, _ = cli("check", "claude-code", "--format", "json")
+    assert code == 0 and [p["name"] for p in json.loads(out)["packs"]] == ["claude-code"]
+    # The folder is still reachable, written as a path.
+    assert resolve_pack("./claude-code") == "./claude-code"
+    code, out, _ = cli("check", "./claude-code", "--format", "json")
     assert code == 0 and [p["name"] for p in json.loads(out)["packs"]] == ["mine"]
 
 

@@ -1,7 +1,10 @@
 """The packs shipped inside the package, and the resolver every `--pack` option goes through.
 
-A `--pack` value is a folder that exists (it wins), else the name of a shipped pack
-(`claude-code`), else an error that says what was tried and lists the shipped names. The hook
+A `--pack` value that is a shipped pack's bare name (`claude-code`) is that pack, whatever the
+working directory holds: a hook runs in the agent's project, and an agent that writes a
+`claude-code/` folder there must not choose its own policy. Anything else is a folder (write
+`./NAME` for a folder named like a shipped pack), else an error that says what was tried and lists
+the shipped names. The hook
 resolves its packs on every tool call, so this module imports nothing heavier than `pathlib`
 unless it has to report an error.
 """
@@ -59,13 +62,13 @@ def shipped_pack(name: str) -> Path:
 
 
 def resolve_pack(given: str | os.PathLike[str]) -> str:
-    """A `--pack` value as a folder: the folder itself when it exists, else the shipped pack of that name."""
+    """A `--pack` value as a folder: a shipped pack's bare name is that pack (first), else the folder given."""
     text = os.fspath(given)
-    if os.path.isdir(text):
-        return text
     folder = _shipped_folder(text)
     if folder is not None:
         return str(folder)
+    if os.path.isdir(text):
+        return text
     where = os.path.abspath(text)
     raise _unknown(text, f"no pack folder {where} and no shipped pack named {text!r}")
 
