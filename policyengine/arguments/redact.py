@@ -144,7 +144,7 @@ _LITERAL = re.compile(r"^(?:-?\d[\d_.eE+-]*|true|false|yes|no|on|off|null|~|\[.*
 
 def _json_document(text: str, pick: Callable[[str, Any], bool], hide: Callable[[Any], Any]) -> str | None:
     """A JSON text with the values `pick` chooses (by key, value) replaced in place; None when it is not JSON."""
-    from policyengine.arguments.secret_scanner import _json_edits, _JsonSpans  # the scanner's own JSON span reader
+    from policyengine.arguments.secret_scanner import _json_rewritten, _JsonSpans  # the scanner's own JSON span reader
 
     try:
         parsed = json.loads(text)
@@ -157,15 +157,7 @@ def _json_document(text: str, pick: Callable[[str, Any], bool], hide: Callable[[
         after = _picked(parsed, pick, hide, 0)
     except ValueError:
         return None
-    edits: list[tuple[int, int, str]] = []
-    _json_edits(parsed, after, (), spans, edits)
-    out, last = [], 0
-    for start, end, replacement in sorted(edits):
-        out.append(text[last:start])
-        out.append(replacement)
-        last = end
-    out.append(text[last:])
-    return "".join(out)
+    return _json_rewritten(text, parsed, after, spans)
 
 
 def _picked(value: Any, pick: Callable[[str, Any], bool], hide: Callable[[Any], Any], depth: int) -> Any:

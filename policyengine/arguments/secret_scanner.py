@@ -1959,6 +1959,15 @@ def _card_windows(groups: list[tuple[str, int, int]], *, whole_run: bool = True)
 _Hit = tuple[str, int, int, str]  # kind, start, end, the secret text (for the excerpt only)
 
 
+def _budgeted(pattern: Any, text: str, hits: list[_Hit]) -> Iterator[Sequence[tuple[int, int]]]:
+    """The first MAX_SPLIT matches' spans; past them the rest of the text is one unchecked hit (fail closed)."""
+    for n, spans in enumerate(_matches(pattern, text)):
+        if n >= MAX_SPLIT:
+            hits.append((PAST_SPLIT_BUDGET, spans[0][0], len(text), text[spans[0][0] :]))
+            return
+        yield spans
+
+
 # Round eleven (set I): credential words that also start namespaced names ("session:count", a
 # Redis key; "token:read", an OAuth scope): glued by a bare colon to a plain word, they are a name.
 # Password words are not among them ("password:sandcastle" is a password).
@@ -2195,11 +2204,8 @@ def _split_hits(text: str, taken: _Taken, *, siblings: bool = False) -> list[_Hi
     # The prefixes are searched first and the whole gappy shape is matched only where one starts:
     # searched through a text, the gappy program takes ~0.7 ms per match (its DFA gives up).
     anchored = _split_anchored(text)
-    for n, spans in enumerate(_matches(_SPLIT_HEADS_RE, text)):
+    for spans in _budgeted(_SPLIT_HEADS_RE, text, hits):
         start = spans[0][0]
-        if n >= MAX_SPLIT:
-            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
-            break
         end = anchored(start)
         if end < 0 or taken.covers(start, end):
             continue
@@ -2215,11 +2221,8 @@ def _split_hits(text: str, taken: _Taken, *, siblings: bool = False) -> list[_Hi
 def _separated_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Strong-prefix tokens cut by one repeated punctuation mark ("AKIA_A0BB_Z2LG_..."), the mark dropped."""
     hits: list[_Hit] = []
-    for n, spans in enumerate(_matches(_SEPARATED_HEADS_RE, text)):
+    for spans in _budgeted(_SEPARATED_HEADS_RE, text, hits):
         start = spans[0][0]
-        if n >= MAX_SPLIT:
-            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
-            break
         word = _SEPARATED_WORD.match(text, start)
         if word is None or taken.overlaps(start, word.end()):
             continue
@@ -2684,11 +2687,8 @@ def _odd_hex_key(text: str, start: int, token: str) -> bool:
 def _family_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Tokens of the prefix-less families (_FAMILY_RE), each checked as its kind."""
     hits: list[_Hit] = []
-    for n, spans in enumerate(_matches(_FAMILY_RE, text)):
+    for spans in _budgeted(_FAMILY_RE, text, hits):
         start, end = spans[0]
-        if n >= MAX_SPLIT:
-            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
-            break
         token = text[start:end]
         if _BASE32_LOWER.fullmatch(token):
             kind = "azure-devops-pat"
@@ -3468,11 +3468,7 @@ def _mixed_password(word: str) -> bool:
 def _prose_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Passwords introduced by a phrase ("login: admin / x", "pw for the db: x", "passphrase x", "-u user:x")."""
     hits: list[_Hit] = []
-    for n, spans in enumerate(_matches(_PROSE_TRIGGER_RE, text)):
-        if n >= MAX_SPLIT:
-            # Fail closed: past the budget the rest is reported unchecked, not passed.
-            hits.append((PAST_SPLIT_BUDGET, spans[0][0], len(text), text[spans[0][0] :]))
-            break
+    for spans in _budgeted(_PROSE_TRIGGER_RE, text, hits):
         end = spans[0][1]
         flag = spans[3][0] >= 0
         if text[end : end + 1] in ("'", '"') and not flag and not text.startswith(_POSSESSIVE, end):
@@ -3613,11 +3609,8 @@ def _assigned_code(text: str, start: int) -> bool:
 def _reversed_hits(text: str, taken: _Taken) -> list[_Hit]:
     """Strong-prefix tokens written backwards, each read back and checked as its shape."""
     hits: list[_Hit] = []
-    for n, spans in enumerate(_matches(_REVERSED_RE, text)):
+    for spans in _budgeted(_REVERSED_RE, text, hits):
         start, end = spans[0]
-        if n >= MAX_SPLIT:
-            hits.append((PAST_SPLIT_BUDGET, start, len(text), text[start:]))
-            break
         group = next(i for i in range(1, len(spans)) if spans[i][0] >= 0) - 1
         rot47 = group - len(_REVERSED_SHAPES) - len(_ROTATED_SHAPES)
         rotated = group >= len(_REVERSED_SHAPES) and rot47 < 0
@@ -4804,8 +4797,13 @@ def _hide_in_json(text: str, hide: Callable[[Any], Any]) -> str | None:
     spans = _JsonSpans(text)
     if parsed is None or not spans.parse():
         return None
+    return _json_rewritten(text, parsed, hide_secrets(parsed, hide, 1), spans)
+
+
+def _json_rewritten(text: str, before: Any, after: Any, spans: _JsonSpans) -> str:
+    """The JSON text with each leaf (or key) that `after` changed from `before` replaced in place (same shape)."""
     edits: list[tuple[int, int, str]] = []
-    _json_edits(parsed, hide_secrets(parsed, hide, 1), (), spans, edits)
+    _json_edits(before, after, (), spans, edits)
     out: list[str] = []
     last = 0
     for start, end, replacement in sorted(edits):

@@ -24,9 +24,9 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO, TypeVar
 
 from policyengine.arguments.redact import REDACTED
 from policyengine.arguments.secret_scanner import hide_secrets
@@ -34,6 +34,8 @@ from policyengine.enforce.evaluate import Evaluation
 from policyengine.errors import UsageError
 from policyengine.runtime.audit import printable
 from policyengine.values.frozen import thaw
+
+_T = TypeVar("_T")
 
 __all__ = [
     "SCHEMA",
@@ -256,6 +258,17 @@ class _Sink:
     def _prepare(self, record: Mapping[str, Any]) -> dict[str, Any]:
         return redact_record(record) if self.redact_secrets else dict(record)
 
+    def _prepared(self, records: Sequence[Mapping[str, Any]], form: Callable[[dict[str, Any]], _T]) -> list[_T]:
+        """Each record redacted and put in the sink's form; one that fails is counted and left out, not the batch."""
+        out: list[_T] = []
+        for record in records:
+            try:
+                out.append(form(self._prepare(record)))
+            except Exception as error:
+                with self._lock:
+                    self._fail(error)
+        return out
+
     def _fail(self, error: BaseException) -> None:
         self.failures += 1
         self.last_error = f"{type(error).__name__}: {error}"
@@ -318,13 +331,7 @@ class JsonLinesLog(_Sink):
 
     def write_many(self, records: Sequence[Mapping[str, Any]]) -> None:
         """Append records as lines, in order: as few writes as rotation allows, each of whole lines."""
-        lines: list[bytes] = []
-        for record in records:
-            try:
-                lines.append(_line(self._prepare(record)))
-            except Exception as error:
-                with self._lock:
-                    self._fail(error)
+        lines = self._prepared(records, _line)
         if not lines:
             return
         with self._lock:
@@ -447,13 +454,7 @@ class SqliteLog(_Sink):
 
     def write_many(self, records: Sequence[Mapping[str, Any]]) -> None:
         """Insert records as rows, in order, in one transaction."""
-        rows = []
-        for record in records:
-            try:
-                rows.append(_row(self._prepare(record)))
-            except Exception as error:
-                with self._lock:
-                    self._fail(error)
+        rows = self._prepared(records, _row)
         if not rows:
             return
         with self._lock:
