@@ -4458,7 +4458,11 @@ def hide_secrets(value: Any, hide: Callable[[Any], Any], depth: int = 0) -> Any:
             return value  # nothing to hide: one walk and one prefilter pass decide it for most values
         hidden = hide_secrets(value, hide, 1)
         # A token begun in one value and ended in the next (wherever they sit) is hidden in both.
-        return _hide_neighbours(hidden, hide) if _find(hidden, (), 0) else hidden
+        # The glue check goes first: with nothing marked, _hide_neighbours would rebuild `hidden` as
+        # it is, and the second scan it saves cost more than the whole first pass (BFCL's 143
+        # records with a keyed credential: 54 us of 157, always finding nothing).
+        marked = _neighbour_marks(hidden)
+        return _hide_neighbours(hidden, hide, marked) if marked and _find(hidden, (), 0) else hidden
     if depth > MAX_DEPTH:
         raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, str):
@@ -4638,12 +4642,15 @@ def _layout_candidate(value: Any, depth: int) -> bool:
     return False
 
 
-def _hide_neighbours(value: Any, hide: Callable[[Any], Any]) -> Any:
-    """The value with both strings of each neighbour pair that glues into a token hidden."""
+def _neighbour_marks(value: Any) -> set[int]:
+    """The indexes (in _leaves order) of the string leaves that glue with a neighbour into a token."""
     leaves: list[str] = []
     _leaves(value, leaves)
-    marked: set[int] = set()
-    marked.update(_split_pieces(leaves[: _MAX_LEAVES + 1])[1])
+    return set(_split_pieces(leaves[: _MAX_LEAVES + 1])[1])
+
+
+def _hide_neighbours(value: Any, hide: Callable[[Any], Any], marked: set[int]) -> Any:
+    """The value with the marked string leaves (_neighbour_marks) hidden."""
     counter = itertools.count()
 
     def rebuild(item: Any) -> Any:
