@@ -195,20 +195,18 @@ class FileCompiler:
 
     def expression(self, text: Any, path: Path, rule_id: str) -> Expression | None:
         """Compile a `when:` condition, if present."""
-        if text is None:
-            return None
         found: Expression | None = self._compile("when", text, path, rule_id)
         return found
 
     def template(self, text: Any, path: Path, rule_id: str) -> Template | None:
         """Compile a reason, content or block template, if present."""
-        if text is None:
-            return None
         found: Template | None = self._compile("template", text, path, rule_id)
         return found
 
-    def _compile(self, kind: str, text: str, path: Path, rule_id: str) -> Any:
-        """A `when` or a template, compiled once per text (a text with problems reports at each place)."""
+    def _compile(self, kind: str, text: str | None, path: Path, rule_id: str) -> Any:
+        """A `when` or a template (None for none), compiled once per text; a text with problems reports each time."""
+        if text is None:
+            return None
         self.used_lists.update(name for name in self.lists if f"lists.{name}" in text)
         found = self.compiled.get((kind, text))
         if found is None:
