@@ -6,10 +6,8 @@ import os
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from policyengine import __version__
+from policyengine.testing.sarif import sarif_location, sarif_log
 from policyengine.values.problems import CODES, Problem, Severity
-
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def use_color(stream: TextIO, choice: str = "auto") -> bool:
@@ -52,32 +50,13 @@ def sarif(problems: Sequence[Problem]) -> dict[str, Any]:
         if p.rule_id:
             result["properties"] = {"policyRule": p.rule_id}
         if p.location:
-            result["locations"] = [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": _uri(p.location.file)},
-                        "region": {"startLine": p.location.line, "startColumn": p.location.column},
-                    }
-                }
-            ]
+            result["locations"] = sarif_location(_uri(p.location.file), p.location.line, p.location.column)
         results.append(result)
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "policyengine",
-                        "version": __version__,
-                        "informationUri": "https://github.com/policyengine/policyengine",
-                        "rules": [{"id": c, "shortDescription": {"text": CODES.get(c, c)}} for c in codes],
-                    }
-                },
-                "results": results,
-            }
-        ],
-    }
+    return sarif_log(
+        [{"id": c, "shortDescription": {"text": CODES.get(c, c)}} for c in codes],
+        results,
+        information_uri="https://github.com/policyengine/policyengine",
+    )
 
 
 def _uri(path: str) -> str:

@@ -17,6 +17,7 @@ import jmespath.functions
 from jmespath.exceptions import JMESPathError
 from jmespath.visitor import Options, TreeInterpreter, _Expression
 
+from policyengine.language.type_names import TypeNames, type_name
 from policyengine.values.frozen import FrozenDict, FrozenList
 
 __all__ = ["Fn", "OrderingError", "StrictInterpreter", "compile_ast", "compile_text", "search"]
@@ -69,23 +70,21 @@ class OrderingError(JMESPathError):  # type: ignore[misc]
         )
 
 
+# The JMESPath type names (booleans are not numbers).
+_JSON_TYPES: TypeNames = (
+    (_NONE_TYPE, "null"),
+    (bool, "boolean"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+    (Number, "number"),
+    (_Expression, "expref"),
+)
+
+
 def _json_type(x: Any) -> str:
     """The JMESPath type name of a value (booleans are not numbers)."""
-    if x is None:
-        return "null"
-    if isinstance(x, bool):
-        return "boolean"
-    if isinstance(x, str):
-        return "string"
-    if isinstance(x, list):
-        return "array"
-    if isinstance(x, dict):
-        return "object"
-    if isinstance(x, Number):
-        return "number"
-    if isinstance(x, _Expression):
-        return "expref"
-    return type(x).__name__
+    return type_name(x, _JSON_TYPES)
 
 
 def _ordered(op: str, compare: Callable[[Any, Any], Any], x: Any, y: Any) -> Any:

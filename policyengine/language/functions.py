@@ -250,6 +250,31 @@ def _json_key(value: Any, depth: int = 0) -> Hashable:
     raise _type_error("contains_any", value, ["boolean", "number", "string", "null", "array", "object"])
 
 
+def _role_reader(what: str, doc: str) -> Callable[[Any, Any], list[Any]]:
+    """The function `what(@)`: one role view of a call document, by _by_role."""
+
+    @_signature({"types": []})
+    def read(self: Any, document: Any) -> list[Any]:
+        return _by_role(document, what)
+
+    read.__name__ = read.__qualname__ = f"_func_{what}"
+    read.__doc__ = doc
+    return read
+
+
+def _path_test(test: Callable[[str, Any], bool], doc: str) -> Callable[[Any, str, Any], bool]:
+    """The function named like `test`: whether a path passes it against directories or patterns."""
+    name = test.__name__
+
+    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
+    def run(self: Any, path: str, against: str | Sequence[str]) -> bool:
+        return bool(_path_run(name, path, lambda: test(path, against)))
+
+    run.__name__ = run.__qualname__ = f"_func_{name}"
+    run.__doc__ = doc
+    return run
+
+
 class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
     """jmespath's built-in functions plus the matching and path functions security rules need."""
 
@@ -293,60 +318,45 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         # A FoldedPath keeps the literal reading it was folded from, for the "surely" tests after it.
         return resolved if type(resolved) is paths.FoldedPath else str(resolved)
 
-    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
-    def _func_path_within(self, path: str, dirs: str | Sequence[str]) -> bool:
-        """Whether the path is one of the directories or below one of them."""
-        return bool(_path_run("path_within", path, lambda: paths.path_within(path, dirs)))
-
-    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
-    def _func_path_surely_within(self, path: str, dirs: str | Sequence[str]) -> bool:
-        """Whether the path is surely one of the directories or below one (unknown places are not)."""
-        return bool(_path_run("path_surely_within", path, lambda: paths.path_surely_within(path, dirs)))
-
-    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
-    def _func_path_matches(self, path: str, patterns: str | Sequence[str]) -> bool:
-        """Whether the path may match any gitignore-like path glob (unknown places may)."""
-        return bool(_path_run("path_matches", path, lambda: paths.path_matches(path, patterns)))
-
-    @_signature({"types": ["string"]}, {"types": ["string", "array-string"]})
-    def _func_path_surely_matches(self, path: str, patterns: str | Sequence[str]) -> bool:
-        """Whether the path surely matches any gitignore-like path glob (unknown places do not)."""
-        return bool(_path_run("path_surely_matches", path, lambda: paths.path_surely_matches(path, patterns)))
+    _func_path_within = _path_test(
+        paths.path_within, "Whether the path is one of the directories or below one of them."
+    )
+    _func_path_surely_within = _path_test(
+        paths.path_surely_within,
+        "Whether the path is surely one of the directories or below one (unknown places are not).",
+    )
+    _func_path_matches = _path_test(
+        paths.path_matches, "Whether the path may match any gitignore-like path glob (unknown places may)."
+    )
+    _func_path_surely_matches = _path_test(
+        paths.path_surely_matches,
+        "Whether the path surely matches any gitignore-like path glob (unknown places do not).",
+    )
 
     @_signature({"types": ["string"]})
     def _func_path_unknown(self, path: str) -> bool:
         """Whether the path names no place the engine can know (home, variable, climb, device...)."""
         return bool(_path_run("path_unknown", path, lambda: paths.is_unknown(path)))
 
-    @_signature({"types": []})
-    def _func_paths(self, document: Any) -> list[str]:
-        """Every path in a call (by role, resolved against its cwd), command operands included."""
-        return _by_role(document, "paths")
-
-    @_signature({"types": []})
-    def _func_paths_outside_cwd(self, document: Any) -> list[str]:
-        """The call's paths (as paths() gives them) that are not surely within its cwd; all of them with no cwd."""
-        return _by_role(document, "paths_outside_cwd")
-
-    @_signature({"types": []})
-    def _func_written(self, document: Any) -> list[str]:
-        """The paths the call's commands may write (redirections, destinations, outputs), resolved as paths() are."""
-        return _by_role(document, "written")
-
-    @_signature({"types": []})
-    def _func_swept(self, document: Any) -> list[str]:
-        """The places the call's commands hand to a program that may read below them, resolved as paths() are."""
-        return _by_role(document, "swept")
-
-    @_signature({"types": []})
-    def _func_cache_folders(self, document: Any) -> list[str]:
-        """The folders the call's commands persist as a toolchain's cache (a later clean empties them), as paths()."""
-        return _by_role(document, "cache_folders")
-
-    @_signature({"types": []})
-    def _func_urls(self, document: Any) -> list[str]:
-        """Every URL in a call, by role."""
-        return _by_role(document, "urls")
+    _func_paths = _role_reader(
+        "paths", "Every path in a call (by role, resolved against its cwd), command operands included."
+    )
+    _func_paths_outside_cwd = _role_reader(
+        "paths_outside_cwd",
+        "The call's paths (as paths() gives them) that are not surely within its cwd; all of them with no cwd.",
+    )
+    _func_written = _role_reader(
+        "written",
+        "The paths the call's commands may write (redirections, destinations, outputs), resolved as paths() are.",
+    )
+    _func_swept = _role_reader(
+        "swept", "The places the call's commands hand to a program that may read below them, resolved as paths() are."
+    )
+    _func_cache_folders = _role_reader(
+        "cache_folders",
+        "The folders the call's commands persist as a toolchain's cache (a later clean empties them), as paths().",
+    )
+    _func_urls = _role_reader("urls", "Every URL in a call, by role.")
 
     @_signature({"types": ["string"]})
     def _func_url_host(self, url: str) -> str | None:
@@ -366,35 +376,24 @@ class PolicyFunctions(jmespath.functions.Functions):  # type: ignore[misc]
         """The path of a URL, decoded, case-folded and with dot segments resolved, or null when it names no host."""
         return url_path(url)
 
-    @_signature({"types": []})
-    def _func_commands(self, document: Any) -> list[str]:
-        """Every shell command in a call, by role (an argv list is joined as the shell would read it)."""
-        return _by_role(document, "commands")
-
-    @_signature({"types": []})
-    def _func_programs(self, document: Any) -> list[str]:
-        """Every program the call's shell commands would run (basename, lower case), parsed for real."""
-        return _by_role(document, "programs")
-
-    @_signature({"types": []})
-    def _func_invocations(self, document: Any) -> list[str]:
-        """What each program with subcommands is asked to do (`git daemon`, `python -m http.server`), parsed."""
-        return _by_role(document, "invocations")
-
-    @_signature({"types": []})
-    def _func_emails(self, document: Any) -> list[str]:
-        """Every e-mail address in a call, by role."""
-        return _by_role(document, "emails")
-
-    @_signature({"types": []})
-    def _func_secrets(self, document: Any) -> list[str]:
-        """What looks like a credential anywhere in a call's arguments, as "kind at where" (never the secret)."""
-        return _by_role(document, "secrets")
-
-    @_signature({"types": []})
-    def _func_amounts(self, document: Any) -> list[Any]:
-        """Every amount in a call, by role, as sent (ordering comparisons fail closed on non-numbers)."""
-        return _by_role(document, "amounts")
+    _func_commands = _role_reader(
+        "commands", "Every shell command in a call, by role (an argv list is joined as the shell would read it)."
+    )
+    _func_programs = _role_reader(
+        "programs", "Every program the call's shell commands would run (basename, lower case), parsed for real."
+    )
+    _func_invocations = _role_reader(
+        "invocations",
+        "What each program with subcommands is asked to do (`git daemon`, `python -m http.server`), parsed.",
+    )
+    _func_emails = _role_reader("emails", "Every e-mail address in a call, by role.")
+    _func_secrets = _role_reader(
+        "secrets",
+        'What looks like a credential anywhere in a call\'s arguments, as "kind at where" (never the secret).',
+    )
+    _func_amounts = _role_reader(
+        "amounts", "Every amount in a call, by role, as sent (ordering comparisons fail closed on non-numbers)."
+    )
 
     @_signature({"types": ["string"]})
     def _func_path_escapes(self, path: str) -> bool:

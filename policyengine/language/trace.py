@@ -19,6 +19,7 @@ from policyengine.language.expression_compiler import StrictInterpreter
 from policyengine.language.expressions import Expression
 from policyengine.language.functions import OPTIONS
 from policyengine.language.syntax import Spans, parse_with_spans
+from policyengine.language.type_names import TypeNames, type_name
 
 __all__ = ["ExpressionTrace", "Step", "compact", "trace"]
 
@@ -409,21 +410,19 @@ def _describe(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+_TYPES: TypeNames = (
+    (type(None), "null"),
+    (bool, "a boolean"),
+    ((int, float), "a number"),
+    (str, "a string"),
+    (list, "an array"),
+    (dict, "an object"),
+)
+
+
 def _type(value: Any) -> str:
     """The JMESPath type name of a value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+    return type_name(value, _TYPES)
 
 
 # --- values ---------------------------------------------------------------------------------------

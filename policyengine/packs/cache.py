@@ -34,13 +34,13 @@ import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 # Only the standard library at the top: `cache_dir` and `fingerprint` serve the hook's helper
 # client, which must start in milliseconds; the packs' classes load with the first pack.
 if TYPE_CHECKING:
     from policyengine.arguments.redact import Redaction
-    from policyengine.language.expressions import Expression, Template
+    from policyengine.language.expressions import Report, Template
     from policyengine.packs.loader import Pack
     from policyengine.packs.rules import Rule
     from policyengine.values.decisions import PreDecision, Source
@@ -481,6 +481,7 @@ def _rule_json(rule: Rule) -> dict[str, Any]:
 
 
 def _rule_from(data: Mapping[str, Any], lists: Mapping[str, Any]) -> Rule:
+    from policyengine.language.expressions import compile_expression, compile_template
     from policyengine.packs.rules import Mode, Rule, RuleDecision, ToolMatcher
     from policyengine.values.problems import Location
     from policyengine.values.results import Stage
@@ -493,19 +494,19 @@ def _rule_from(data: Mapping[str, Any], lists: Mapping[str, Any]) -> Rule:
         id=data["id"],
         stage=Stage(data["stage"]),
         tools=ToolMatcher(frozenset(tools["names"]), tuple(tools["globs"]), frozenset(tools["tags"])),
-        when=_expression(data["when"], lists),
+        when=_recompiled(compile_expression, data["when"], lists),
         source=source,
         description=data["description"],
         location=Location(location[0], location[1], location[2]) if location is not None else None,
         verb=RuleDecision(data["verb"]) if data["verb"] is not None else None,
         final=data["final"],
-        reason=_template(data["reason"], lists),
+        reason=_recompiled(compile_template, data["reason"], lists),
         timeout=data["timeout"],
         retries=data["retries"],
         backoff=data["backoff"],
         redactions=tuple(_redaction_from(r) for r in data["redactions"]),
-        content=_template(data["content"], lists),
-        block=_template(data["block"], lists),
+        content=_recompiled(compile_template, data["content"], lists),
+        block=_recompiled(compile_template, data["block"], lists),
         labels=tuple(data["labels"]),
         mode=Mode(data["mode"]),
     )
@@ -523,23 +524,18 @@ def _refuse(code: str, message: str, offset: int = 0, width: int = 1, hint: str 
     raise _Refused(f"{code}: {message}")
 
 
-def _expression(text: str | None, lists: Mapping[str, Any]) -> Expression | None:
+_Compiled = TypeVar("_Compiled")
+
+
+def _recompiled(
+    compile_text: Callable[[str, Mapping[str, Any], Report], _Compiled | None],
+    text: str | None,
+    lists: Mapping[str, Any],
+) -> _Compiled | None:
+    """A cached expression or template text compiled again; _Refused when it no longer compiles."""
     if text is None:
         return None
-    from policyengine.language.expressions import compile_expression
-
-    found = compile_expression(text, lists, _refuse)
-    if found is None:
-        raise _Refused(text)
-    return found
-
-
-def _template(text: str | None, lists: Mapping[str, Any]) -> Template | None:
-    if text is None:
-        return None
-    from policyengine.language.expressions import compile_template
-
-    found = compile_template(text, lists, _refuse)
+    found = compile_text(text, lists, _refuse)
     if found is None:
         raise _Refused(text)
     return found

@@ -61,14 +61,12 @@ class FileCompiler:
                 try:
                     rule = self.rule(raw, ("rules", i))
                 except Exception as error:  # an engine bug on one rule: refuse the pack, located, never crash
-                    self.sink.add(
-                        self.doc.problem(
-                            PE308,
-                            f"internal error compiling rule: {type(error).__name__}: {error} (please report)"[:400],
-                            ("rules", i),
-                            rule_id=raw.get("id") if isinstance(raw.get("id"), str) else None,
-                            hint="this is a policyengine bug, not a mistake in the rule",
-                        )
+                    self._report(
+                        PE308,
+                        f"internal error compiling rule: {type(error).__name__}: {error} (please report)"[:400],
+                        ("rules", i),
+                        raw.get("id") if isinstance(raw.get("id"), str) else None,
+                        hint="this is a policyengine bug, not a mistake in the rule",
                     )
                     continue
                 if rule is not None:
@@ -82,14 +80,12 @@ class FileCompiler:
         schemas = schema("rules")
         if not isinstance(stage_name, str) or stage_name not in {s.value for s in RULE_STAGES}:
             close = difflib.get_close_matches(str(stage_name), [s.value for s in RULE_STAGES], n=1)
-            self.sink.add(
-                self.doc.problem(
-                    "PE205" if stage_name is not None else "PE203",
-                    f"rule stage must be one of pre-execute, guard, execute, post-execute (got {stage_name!r})",
-                    (*path, "stage"),
-                    rule_id=rule_id,
-                    hint=f"did you mean {close[0]!r}?" if close else None,
-                )
+            self._report(
+                "PE205" if stage_name is not None else "PE203",
+                f"rule stage must be one of pre-execute, guard, execute, post-execute (got {stage_name!r})",
+                (*path, "stage"),
+                rule_id,
+                hint=f"did you mean {close[0]!r}?" if close else None,
             )
             return None
         stage = Stage(stage_name)
@@ -112,27 +108,23 @@ class FileCompiler:
             fields["reason"] = self.template(raw.get("reason"), (*path, "reason"), rule_id)
         elif stage is Stage.EXECUTE:
             if "timeout" not in raw and "retries" not in raw:
-                self.sink.add(
-                    self.doc.problem(
-                        "PE203",
-                        "an execute rule needs `timeout`, `retries`, or both",
-                        path,
-                        rule_id=rule_id,
-                        hint="e.g. timeout: 30 (seconds) and retries: 2",
-                    )
+                self._report(
+                    "PE203",
+                    "an execute rule needs `timeout`, `retries`, or both",
+                    path,
+                    rule_id,
+                    hint="e.g. timeout: 30 (seconds) and retries: 2",
                 )
             fields.update(timeout=raw.get("timeout"), retries=raw.get("retries", 0), backoff=raw.get("backoff", 0.0))
         else:
             actions = [k for k in ("redact", "content", "block", "label") if k in raw]
             if not actions:
-                self.sink.add(
-                    self.doc.problem(
-                        "PE203",
-                        "a post-execute rule needs one of `redact`, `content`, `block` or `label`",
-                        path,
-                        rule_id=rule_id,
-                        hint="redact rewrites the value; content only changes what the model sees",
-                    )
+                self._report(
+                    "PE203",
+                    "a post-execute rule needs one of `redact`, `content`, `block` or `label`",
+                    path,
+                    rule_id,
+                    hint="redact rewrites the value; content only changes what the model sees",
                 )
             fields["content"] = self.template(raw.get("content"), (*path, "content"), rule_id)
             fields["block"] = self.template(raw.get("block"), (*path, "block"), rule_id)
@@ -162,24 +154,18 @@ class FileCompiler:
         for i, name in enumerate(names):
             where = path if isinstance(value, str) else (*path, i)
             if not isinstance(name, str) or not _LABEL.fullmatch(name):
-                self.sink.add(
-                    self.doc.problem(
-                        "PE203",
-                        f"label {name!r} is not a label name",
-                        where,
-                        rule_id=rule_id,
-                        hint="lowercase letters, digits, '.', '_', ':' or '-', starting with a letter or digit "
-                        "(e.g. private-data, secret:seen)",
-                    )
+                self._report(
+                    "PE203",
+                    f"label {name!r} is not a label name",
+                    where,
+                    rule_id,
+                    hint="lowercase letters, digits, '.', '_', ':' or '-', starting with a letter or digit "
+                    "(e.g. private-data, secret:seen)",
                 )
             elif name not in out:
                 out.append(name)
         if not names:
-            self.sink.add(
-                self.doc.problem(
-                    "PE203", "`label:` names no label", path, rule_id=rule_id, hint="e.g. label: private-data"
-                )
-            )
+            self._report("PE203", "`label:` names no label", path, rule_id, hint="e.g. label: private-data")
         return tuple(out)
 
     def salvage(self, raw: Mapping[str, Any], path: Path, rule_id: str | None) -> None:
@@ -193,6 +179,10 @@ class FileCompiler:
             if isinstance(raw.get(key), str):
                 self.template(raw[key], (*path, key), label)
 
+    def _report(self, code: str, message: str, path: Path, rule_id: str | None, hint: str | None = None) -> None:
+        """A problem of this file at `path`, into the sink."""
+        self.sink.add(self.doc.problem(code, message, path, rule_id=rule_id, hint=hint))
+
     def reporter(self, path: Path, rule_id: str | None) -> Report:
         """A Report that places character offsets inside the scalar at `path`."""
 
@@ -205,20 +195,18 @@ class FileCompiler:
 
     def expression(self, text: Any, path: Path, rule_id: str) -> Expression | None:
         """Compile a `when:` condition, if present."""
-        if text is None:
-            return None
         found: Expression | None = self._compile("when", text, path, rule_id)
         return found
 
     def template(self, text: Any, path: Path, rule_id: str) -> Template | None:
         """Compile a reason, content or block template, if present."""
-        if text is None:
-            return None
         found: Template | None = self._compile("template", text, path, rule_id)
         return found
 
-    def _compile(self, kind: str, text: str, path: Path, rule_id: str) -> Any:
-        """A `when` or a template, compiled once per text (a text with problems reports at each place)."""
+    def _compile(self, kind: str, text: str | None, path: Path, rule_id: str) -> Any:
+        """A `when` or a template (None for none), compiled once per text; a text with problems reports each time."""
+        if text is None:
+            return None
         self.used_lists.update(name for name in self.lists if f"lists.{name}" in text)
         found = self.compiled.get((kind, text))
         if found is None:
@@ -239,14 +227,12 @@ class FileCompiler:
             if entry.startswith("tag:"):
                 tag = entry[len("tag:") :].strip().lower()
                 if not tag:
-                    self.sink.add(
-                        self.doc.problem(
-                            "PE310",
-                            "empty capability tag in tools",
-                            (*path, i),
-                            rule_id=rule_id,
-                            hint="name a tag the tools carry: tag:destructive, tag:read-only, tag:open-world",
-                        )
+                    self._report(
+                        "PE310",
+                        "empty capability tag in tools",
+                        (*path, i),
+                        rule_id,
+                        hint="name a tag the tools carry: tag:destructive, tag:read-only, tag:open-world",
                     )
                     ok = False
                 tags.add(tag)
@@ -255,14 +241,12 @@ class FileCompiler:
                 name = entry[1:]
                 if name not in self.lists:
                     close = difflib.get_close_matches(name, list(self.lists), n=1)
-                    self.sink.add(
-                        self.doc.problem(
-                            "PE304",
-                            f"unknown list {name!r} in tools",
-                            (*path, i),
-                            rule_id=rule_id,
-                            hint=f"did you mean @{close[0]}?" if close else "declare it under `lists:`",
-                        )
+                    self._report(
+                        "PE304",
+                        f"unknown list {name!r} in tools",
+                        (*path, i),
+                        rule_id,
+                        hint=f"did you mean @{close[0]}?" if close else "declare it under `lists:`",
                     )
                     ok = False
                     continue
@@ -281,27 +265,23 @@ class FileCompiler:
         try:
             freeze(common["replace_with"])
         except FreezeError as error:  # .inf or .nan: not JSON, the rewritten value could not be frozen
-            self.sink.add(
-                self.doc.problem(
-                    "PE201",
-                    f"replace_with {error.message}",
-                    (*path, "replace_with"),
-                    rule_id=rule_id,
-                    hint="replace with a string, a finite number, a boolean or null",
-                )
+            self._report(
+                "PE201",
+                f"replace_with {error.message}",
+                (*path, "replace_with"),
+                rule_id,
+                hint="replace with a string, a finite number, a boolean or null",
             )
             return None
         if "path" in op:
             parsed = parse_path(op["path"])
             if parsed is None:
-                self.sink.add(
-                    self.doc.problem(
-                        "PE201",
-                        f"bad value path {op['path']!r}",
-                        (*path, "path"),
-                        rule_id=rule_id,
-                        hint="use keys, [N] and [*], e.g. bookings[*].card_number",
-                    )
+                self._report(
+                    "PE201",
+                    f"bad value path {op['path']!r}",
+                    (*path, "path"),
+                    rule_id,
+                    hint="use keys, [N] and [*], e.g. bookings[*].card_number",
                 )
                 return None
             return Redaction(path=parsed, **common)
@@ -310,14 +290,12 @@ class FileCompiler:
             for i, key in enumerate(op["keys"]):
                 if key.startswith("@"):
                     if key[1:] not in self.lists:
-                        self.sink.add(
-                            self.doc.problem(
-                                "PE304",
-                                f"unknown list {key[1:]!r} in keys",
-                                (*path, "keys", i),
-                                rule_id=rule_id,
-                                hint="declare it under `lists:`",
-                            )
+                        self._report(
+                            "PE304",
+                            f"unknown list {key[1:]!r} in keys",
+                            (*path, "keys", i),
+                            rule_id,
+                            hint="declare it under `lists:`",
                         )
                         return None
                     self.used_lists.add(key[1:])
@@ -327,28 +305,24 @@ class FileCompiler:
             try:
                 return Redaction(keys=key_matcher(globs), **common)
             except (re2.error, ValueError) as error:
-                self.sink.add(
-                    self.doc.problem(
-                        "PE306",
-                        f"bad key pattern: {error}",
-                        (*path, "keys"),
-                        rule_id=rule_id,
-                        hint="key patterns are globs: * any characters, ? one character, [abc] a set",
-                    )
+                self._report(
+                    "PE306",
+                    f"bad key pattern: {error}",
+                    (*path, "keys"),
+                    rule_id,
+                    hint="key patterns are globs: * any characters, ? one character, [abc] a set",
                 )
                 return None
         if "pattern" in op:
             try:
                 pattern = re2.compile(op["pattern"], _RE2_MATCH_ONLY)
             except re2.error as error:
-                self.sink.add(
-                    self.doc.problem(
-                        "PE306",
-                        f"bad regular expression: {error}",
-                        (*path, "pattern"),
-                        rule_id=rule_id,
-                        hint="patterns use RE2 syntax (no backreferences or lookaround)",
-                    )
+                self._report(
+                    "PE306",
+                    f"bad regular expression: {error}",
+                    (*path, "pattern"),
+                    rule_id,
+                    hint="patterns use RE2 syntax (no backreferences or lookaround)",
                 )
                 return None
             return Redaction(pattern=pattern, **common)
@@ -356,11 +330,7 @@ class FileCompiler:
             return Redaction(secrets=True, **common)
         if op.get("cards") is True:
             return Redaction(cards=True, **common)
-        self.sink.add(
-            self.doc.problem(
-                "PE203", "a redact entry needs `path`, `keys`, `pattern`, `secrets` or `cards`", path, rule_id=rule_id
-            )
-        )
+        self._report("PE203", "a redact entry needs `path`, `keys`, `pattern`, `secrets` or `cards`", path, rule_id)
         return None
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from re import Pattern
@@ -245,50 +245,34 @@ def decide_pre(
         if not hits | plan.rest:
             return None, None  # the common case: no rule of the chain matches
         return decide_hits(rules, hits, plan.rest, document)
-    allowed_by: Source | None = None
-    for rule in rules:
-        if explain is None:  # the hot path: no bookkeeping per rule
-            try:
-                hit = rule.applies(document)
-            except Exception as error:
-                if rule.mode is Mode.MONITOR:
-                    _monitored_failure(rule, error)
-                    continue
-                return Deny(str(RuleFailure(rule, error)), rule.source), allowed_by
-        else:
-            try:
-                hit = _test(rule, document, explain)
-            except RuleFailure as failure:
-                if rule.mode is Mode.MONITOR:
-                    _monitored_failure(rule, failure)
-                    continue
-                return Deny(str(failure), rule.source), allowed_by
-        if not hit:
-            continue
-        if rule.mode is Mode.MONITOR:
-            _monitored_pre(rule, document)
-            continue
-        found = _pre_hit(rule, document)
-        if found is not None:
-            return found, allowed_by
-        allowed_by = allowed_by or rule.source
-    return None, allowed_by
+    return _decide(rules, range(len(rules)), 0, document, explain)
 
 
 def decide_hits(rules: Sequence[Rule], hits: int, rest: int, document: Any) -> tuple[PreDecision | None, Source | None]:
     """decide_pre from a plan's answer: the fused rules that matched (`hits`), the rules it cannot test (`rest`)."""
+    return _decide(rules, _bits(hits | rest), hits, document, None)
+
+
+def _decide(
+    rules: Sequence[Rule], positions: Iterable[int], hits: int, document: Any, explain: Explain | None
+) -> tuple[PreDecision | None, Source | None]:
+    """decide_pre over the rules at `positions`; those in `hits` are known to match, the others are tested."""
+    # With explain, _test has already made any error a RuleFailure; without, nothing per rule is spent on it.
+    failures: type[Exception] = Exception if explain is None else RuleFailure
     allowed_by: Source | None = None
-    for position in _bits(hits | rest):
+    for position in positions:
         rule = rules[position]
         if not hits >> position & 1:
             try:
-                if not rule.applies(document):
-                    continue
-            except Exception as error:
+                hit = rule.applies(document) if explain is None else _test(rule, document, explain)
+            except failures as error:
                 if rule.mode is Mode.MONITOR:
                     _monitored_failure(rule, error)
                     continue
-                return Deny(str(RuleFailure(rule, error)), rule.source), allowed_by
+                failure = error if explain is not None else RuleFailure(rule, error)
+                return Deny(str(failure), rule.source), allowed_by
+            if not hit:
+                continue
         if rule.mode is Mode.MONITOR:
             _monitored_pre(rule, document)
             continue

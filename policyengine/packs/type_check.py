@@ -743,16 +743,23 @@ class Analysis:
 
     def _projection(self, node: Any, cur: JType, scope: _Scope, path: tuple[int, ...]) -> tuple[JType, str | None]:
         left, right = (node.get("children") or [None, None])[:2]
-        base, origin = self.eval(left, cur, scope, (*path, 0))
-        plain = isinstance(left, dict) and left.get("type") in ("identity", "current")
-        if self._not_a(
-            base, ARRAY, origin, "a projection [*] applies to arrays", scope, path, each=plain and scope.element
-        ):
+        over = self._over_array(left, cur, scope, path, "a projection [*] applies to arrays")
+        if over is None:
             return ANY_T, None
-        element = (base.item or ANY_T) if base.known else ANY_T
-        inner = self._element_scope(scope, origin, silent=not element.kinds)
+        base, element, inner = over
         body, _ = self.eval(right, element, inner, (*path, 1))
         return self._collected(base, body), None
+
+    def _over_array(
+        self, left: Any, cur: JType, scope: _Scope, path: tuple[int, ...], message: str
+    ) -> tuple[JType, JType, _Scope] | None:
+        """What `left` gives, its element type and scope; None (reported) when it is surely no array."""
+        base, origin = self.eval(left, cur, scope, (*path, 0))
+        plain = isinstance(left, dict) and left.get("type") in ("identity", "current")
+        if self._not_a(base, ARRAY, origin, message, scope, path, each=plain and scope.element):
+            return None
+        element = (base.item or ANY_T) if base.known else ANY_T
+        return base, element, self._element_scope(scope, origin, silent=not element.kinds)
 
     def _collected(self, base: JType, body: JType) -> JType:
         """What a projection over `base` returns: the non-null results, or null when base is no array."""
@@ -784,25 +791,20 @@ class Analysis:
         if len(children) != 3:
             return ANY_T, None
         left, right, condition = children
-        base, origin = self.eval(left, cur, scope, (*path, 0))
-        plain = isinstance(left, dict) and left.get("type") in ("identity", "current")
-        if self._not_a(
-            base, ARRAY, origin, "a filter [?...] applies to arrays", scope, path, each=plain and scope.element
-        ):
+        over = self._over_array(left, cur, scope, path, "a filter [?...] applies to arrays")
+        if over is None:
             return ANY_T, None
-        element = (base.item or ANY_T) if base.known else ANY_T
-        inner = self._element_scope(scope, origin, silent=not element.kinds)
+        base, element, inner = over
         self.eval(condition, element, inner, (*path, 2))
         narrowed = self.narrow(condition, True, element, inner)
         body, _ = self.eval(right, element, self._narrowed(inner, narrowed), (*path, 1))
         return self._collected(base, body), None
 
     def _flatten(self, node: Any, cur: JType, scope: _Scope, path: tuple[int, ...]) -> tuple[JType, str | None]:
-        left = (node.get("children") or [None])[0]
-        base, origin = self.eval(left, cur, scope, (*path, 0))
-        plain = isinstance(left, dict) and left.get("type") in ("identity", "current")
-        if self._not_a(base, ARRAY, origin, "[] flattens arrays", scope, path, each=plain and scope.element):
+        over = self._over_array((node.get("children") or [None])[0], cur, scope, path, "[] flattens arrays")
+        if over is None:
             return ANY_T, None
+        base = over[0]
         if not base.known:
             return union(array_of(ANY_T), NULL_T), None
         element = base.item or ANY_T

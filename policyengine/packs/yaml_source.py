@@ -551,15 +551,7 @@ def _check_printable(text: str, filename: str, lines: list[str], problems: list[
             hint = "the text holds undecodable bytes (a lone surrogate); save the file as UTF-8"
         else:
             hint = 'remove it, or write it as an escape inside a double-quoted string (e.g. "\\x01")'
-        problems.append(
-            Problem(
-                "PE109",
-                message,
-                Location(filename, line + 1, column + 1),
-                hint=hint,
-                source_line=lines[line] if line < len(lines) else None,
-            )
-        )
+        problems.append(_problem_at("PE109", message, filename, lines, line, column, hint=hint))
         if found > _MAX_CHAR_PROBLEMS:
             break
     return found > 0
@@ -574,12 +566,8 @@ def _syntax_problem(exc: yaml.YAMLError, text: str, filename: str, lines: list[s
     if mark is None:
         # A reader error (no mark, only a character position) or something unexpected.
         line, column = _offset_position(text, min(getattr(exc, "position", 0) or 0, len(text)))
-        return Problem(
-            "PE101",
-            f"YAML cannot read this text: {exc}",
-            Location(filename, line + 1, column + 1),
-            hint=_SYNTAX_HINT_DEFAULT,
-            source_line=lines[line] if line < len(lines) else None,
+        return _problem_at(
+            "PE101", f"YAML cannot read this text: {exc}", filename, lines, line, column, hint=_SYNTAX_HINT_DEFAULT
         )
     line, column = mark.line, mark.column
     message = str(problem or exc)
@@ -594,12 +582,20 @@ def _syntax_problem(exc: yaml.YAMLError, text: str, filename: str, lines: list[s
             message = f"{message} ({context} that starts at {where})"
     # Match on PyYAML's problem text only: the context ("while scanning ...") would mislead.
     hint = next((h for needle, h in _SYNTAX_HINTS if needle in str(problem or exc)), _SYNTAX_HINT_DEFAULT)
+    return _problem_at("PE101", f"YAML syntax error: {message}", filename, lines, line, column, hint=hint)
+
+
+def _problem_at(
+    code: str, message: str, filename: str, lines: list[str], line: int, column: int, *, hint: str, width: int = 1
+) -> Problem:
+    """A problem at a 0-based line and column of the file, with that line's text."""
     return Problem(
-        "PE101",
-        f"YAML syntax error: {message}",
+        code,
+        message,
         Location(filename, line + 1, column + 1),
         hint=hint,
         source_line=lines[line] if line < len(lines) else None,
+        caret_width=width,
     )
 
 
@@ -665,14 +661,7 @@ def _node_problem(
     code: str, message: str, filename: str, lines: list[str], node: _Node, *, hint: str, width: int = 1
 ) -> Problem:
     line, column = node.start
-    return Problem(
-        code,
-        message,
-        Location(filename, line + 1, column + 1),
-        hint=hint,
-        source_line=lines[line] if line < len(lines) else None,
-        caret_width=width,
-    )
+    return _problem_at(code, message, filename, lines, line, column, hint=hint, width=width)
 
 
 def _short_tag(tag: str) -> str:
@@ -763,14 +752,7 @@ class _Composer:
 
     def _problem(self, code: str, message: str, at: tuple[int, int], *, hint: str, width: int = 1) -> Problem:
         line, column = at
-        return Problem(
-            code,
-            message,
-            Location(self.filename, line + 1, column + 1),
-            hint=hint,
-            source_line=self.lines[line] if line < len(self.lines) else None,
-            caret_width=width,
-        )
+        return _problem_at(code, message, self.filename, self.lines, line, column, hint=hint, width=width)
 
     def _event(self, event: Event) -> None:
         kind = type(event)  # PyYAML never subclasses its events: exact types, cheaper than isinstance

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from policyengine import __version__
 from policyengine.testing.runner import MISMATCH, TestReport, TestResult
+from policyengine.testing.sarif import sarif_location, sarif_log
 from policyengine.testing.spellings import Finding, SpellingReport, Verdict
 
 __all__ = [
@@ -276,33 +276,10 @@ def spellings_sarif(report: SpellingReport) -> dict[str, Any]:
         }
         location = finding.subject.location
         if location is not None:
-            result["locations"] = [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": location.file.replace("\\", "/").removeprefix("./")},
-                        "region": {"startLine": location.line, "startColumn": location.column},
-                    }
-                }
-            ]
+            uri = location.file.replace("\\", "/").removeprefix("./")
+            result["locations"] = sarif_location(uri, location.line, location.column)
         results.append(result)
-    return {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "policyengine",
-                        "version": __version__,
-                        "rules": [
-                            {
-                                "id": WEAKER_SPELLING,
-                                "shortDescription": {"text": "a spelling is decided more weakly than the original"},
-                            }
-                        ],
-                    }
-                },
-                "results": results,
-            }
-        ],
-    }
+    return sarif_log(
+        [{"id": WEAKER_SPELLING, "shortDescription": {"text": "a spelling is decided more weakly than the original"}}],
+        results,
+    )

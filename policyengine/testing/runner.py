@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 from policyengine.enforce.evaluate import Evaluation, evaluate
 from policyengine.enforce.explain import explain
 from policyengine.enforce.install import PolicyLayers
+from policyengine.language.type_names import TypeNames, type_name
 from policyengine.packs.loader import MANIFEST, Pack
 from policyengine.packs.rule_schemas import schema, schema_problems
 from policyengine.packs.rules import Rule
@@ -752,25 +753,20 @@ def _context(key: str, actual: Mapping[str, Any]) -> str:
     return ""
 
 
+_KINDS: TypeNames = (
+    (type(None), "null"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "float"),
+    (str, "string"),
+    (Mapping, "object"),
+    ((list, tuple), "array"),
+)
+
+
 def _kind(value: Any) -> str:
     """The JSON type of a value; integers and floats are told apart, as are booleans."""
-    if value is _MISSING:
-        return "missing"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list | tuple):
-        return "array"
-    return type(value).__name__
+    return "missing" if value is _MISSING else type_name(value, _KINDS)
 
 
 def _difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any] | None:

@@ -41,6 +41,8 @@ from typing import Any, Final
 
 import re2
 
+from policyengine.values.frozen import thaw
+
 __all__ = ["FastValidator", "compile_schema"]
 
 # A check returns the normalised value, or _FAIL; a step is one validation rule's predicate.
@@ -202,7 +204,8 @@ def _compile_document(schema: Any, allow_unknown: bool, *, in_keys: bool) -> Cal
             if key not in out:
                 if default is _FAIL:
                     return _FAIL
-                out[key] = _fresh(default) if mutable else default
+                # A plain deep copy: no two documents share a default's containers.
+                out[key] = thaw(default) if mutable else default
         for key in required_keys:
             if key not in out:
                 return _FAIL
@@ -252,7 +255,7 @@ def _compile_rules(rules: Any, allow_unknown: bool, *, in_keys: bool) -> tuple[C
     default: Any = _NO_DEFAULT
     if "default" in rules:
         try:
-            default = inner(_fresh(rules["default"]))
+            default = inner(thaw(rules["default"]))
         except Exception:
             # Cerberus raises whenever it uses this default; refusing defers to it.
             default = _FAIL
@@ -263,7 +266,7 @@ def _compile_rules(rules: Any, allow_unknown: bool, *, in_keys: bool) -> tuple[C
 
     def check_with_default(value: Any) -> Any:
         if value is None:
-            return filled if filled is _FAIL else _fresh(filled)
+            return filled if filled is _FAIL else thaw(filled)
         return inner(value)
 
     return check_with_default, default, is_required
@@ -504,12 +507,3 @@ def _assemble(
         return value
 
     return check_value
-
-
-def _fresh(value: Any) -> Any:
-    """A plain deep copy of dicts and lists, so no two documents share a default's containers."""
-    if isinstance(value, dict):
-        return {key: _fresh(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_fresh(item) for item in value]
-    return value
