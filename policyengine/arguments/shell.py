@@ -4928,23 +4928,16 @@ def _double_quoted(
     return _Word("".join(parts), known, True, tuple(written))
 
 
+# A backslash that quotes only some characters (inside double quotes, in backticks, in an unquoted
+# heredoc) goes before them, stays before any other, and goes with the newline it joins.
+_DQ_ESCAPE = re.compile(r'\\(?:\n|([$`"\\]))')
+_BACKTICK_ESCAPE = re.compile(rb"\\([\\`$])")
+_HEREDOC_ESCAPE = re.compile(rb"\\(?:\n|([\\`$]))")
+
+
 def _dq(raw: str) -> str:
     """Text inside double quotes: a backslash escapes only $ ` " \\ and newline."""
-    if "\\" not in raw:
-        return raw
-    out: list[str] = []
-    index = 0
-    length = len(raw)
-    while index < length:
-        char = raw[index]
-        if char == "\\" and index + 1 < length and raw[index + 1] in '$`"\\\n':
-            if raw[index + 1] != "\n":
-                out.append(raw[index + 1])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
+    return _DQ_ESCAPE.sub(r"\1", raw) if "\\" in raw else raw
 
 
 def _ansi_c(raw: str) -> str:
@@ -4997,35 +4990,12 @@ def _ansi_c(raw: str) -> str:
 
 def _unescape_backticks(inner: bytes) -> bytes:
     """Backtick contents as bash parses them: \\\\, \\` and \\$ lose their backslash."""
-    out = bytearray()
-    index = 0
-    length = len(inner)
-    while index < length:
-        byte = inner[index]
-        if byte == 0x5C and index + 1 < length and inner[index + 1] in b"\\`$":
-            out.append(inner[index + 1])
-            index += 2
-            continue
-        out.append(byte)
-        index += 1
-    return bytes(out)
+    return _BACKTICK_ESCAPE.sub(rb"\1", inner)
 
 
 def _unescape_heredoc(body: bytes) -> bytes:
     """An unquoted heredoc body as its reader gets it: a backslash before \\, $, ` or a newline goes."""
-    out = bytearray()
-    index = 0
-    length = len(body)
-    while index < length:
-        byte = body[index]
-        if byte == 0x5C and index + 1 < length and body[index + 1] in b"\\`$\n":
-            if body[index + 1] != 0x0A:  # backslash-newline is removed
-                out.append(body[index + 1])
-            index += 2
-            continue
-        out.append(byte)
-        index += 1
-    return bytes(out)
+    return _HEREDOC_ESCAPE.sub(rb"\1", body)
 
 
 def _heredoc_delimiter(start: tree_sitter.Node, data: bytes) -> tuple[bytes, bool]:
