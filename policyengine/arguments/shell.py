@@ -1484,45 +1484,32 @@ class _Walk:
 
     def _wrapper_options(self, name: str, options: table.Wrapper, words: list[_Word], depth: int) -> int:
         """Index of the wrapped command in words, or -(i+1) when words[i:] are operands, not a command."""
-        index = 0
         positionals = options.positionals
-        count = len(words)
-        while index < count:
-            word = words[index]
-            if not word.known:
-                # Unknown text here could be an option, an assignment or the program itself.
-                raise CommandError(f"{name}: the word {word.value!r} is not literal, so its command is unknown")
+        cursor = _Cursor(words)
+        # Unknown text here could be an option, an assignment or the program itself.
+        for word in cursor.literal(f"{name}: the word ", " is not literal, so its command is unknown"):
             value = word.value
             if value == "--":
-                return index + 1
+                return cursor.index + 1
             if value == "-" and name == "env":
-                index += 1  # `env -` is `env -i`
-                continue
+                continue  # `env -` is `env -i`
             if value.startswith("--") and len(value) > 2:
                 option, equals, _ = value.partition("=")
                 if option in options.long_values:
-                    if equals:
-                        self._option_value(option, options, word, depth, len(option) + 1)
-                    else:
-                        index += 1
-                        self._option_value(option, options, _value_word(name, option, words, index), depth)
+                    self._wrapper_value(name, option, option, options, cursor, len(option) + 1 if equals else 0, depth)
                 elif options.long_flags is not None and option not in options.long_flags:
                     if name == "env" and option == "--split-string":
                         raise CommandError("env --split-string builds its command from one string")
                     raise CommandError(f"{name}: unknown option {option!r}")
-                index += 1
                 continue
             if value.startswith("-") and len(value) > 1:
                 for position in range(1, len(value)):
                     letter = value[position]
                     if letter in options.no_command:
-                        return -(index + 2)
+                        return -(cursor.index + 2)
                     if letter in options.values:
-                        if position + 1 < len(value):
-                            self._option_value(letter, options, word, depth, position + 1)
-                        else:
-                            index += 1
-                            self._option_value(letter, options, _value_word(name, "-" + letter, words, index), depth)
+                        attached = position + 1 if position + 1 < len(value) else 0
+                        self._wrapper_value(name, letter, "-" + letter, options, cursor, attached, depth)
                         break
                     if letter in options.optional:
                         break  # the rest of the word, if any, is its value
@@ -1530,12 +1517,10 @@ class _Walk:
                         if name == "env" and letter == "S":
                             raise CommandError("env -S builds its command from one string")
                         raise CommandError(f"{name}: unknown option -{letter}")
-                index += 1
                 continue
             if options.assignments and value.startswith("BASH_FUNC_") and "%%=" in value:
                 # bash imports `BASH_FUNC_f%%=() { ...; }` from its environment as function f: code.
                 self._code([_literal("f" + value.partition("%%=")[2])], depth, name)
-                index += 1
                 continue
             if options.assignments and _ASSIGNMENT.match(value):
                 variable, _, assigned = value.partition("=")
@@ -1547,16 +1532,23 @@ class _Walk:
                     if variable in cleaners.VARIABLES:
                         self.cache_env[variable] = _Word(assigned, word.known, word.single, after)
                     self._git_environment(variable, assigned if word.known else "$")
-                index += 1
                 continue
             if positionals > 0:
                 positionals -= 1
                 if options.positional_paths:
                     self._word_operand(word)
-                index += 1
                 continue
-            return index
-        return index
+            return cursor.index
+        return len(words)
+
+    def _wrapper_value(
+        self, name: str, option: str, shown: str, options: table.Wrapper, cursor: _Cursor, start: int, depth: int
+    ) -> None:
+        """A wrapper option's value: its own word from `start` when attached (start > 0), else the next word."""
+        if start:
+            self._option_value(option, options, cursor.words[cursor.index], depth, start)
+        else:
+            self._option_value(option, options, cursor.value(name, shown), depth)
 
     def _option_value(self, option: str, options: table.Wrapper, word: _Word, depth: int, start: int = 0) -> None:
         """Record an option's value (word from character `start`): a path, the command's directory, or code."""
@@ -1908,22 +1900,15 @@ class _Walk:
 
     def _git_globals(self, words: list[_Word], depth: int) -> list[_Word]:
         """git's options before its subcommand (-C DIR, -c KEY=VALUE, --git-dir...): the words from the subcommand."""
-        index = 0
-        count = len(words)
-        while index < count:
-            word = words[index]
-            if not word.known:
-                raise CommandError(f"git: the word {word.value!r} is not literal, so what git runs is unknown")
+        cursor = _Cursor(words)
+        for word in cursor.literal("git: the word ", " is not literal, so what git runs is unknown"):
             value = word.value
             option, equals, _ = value.partition("=")
             if value in ("-C", "-c") or option in _GIT_VALUE_OPTIONS:
-                if equals:
-                    target, start = word, len(option) + 1
-                else:
-                    index += 1
-                    if index >= count:
-                        break
-                    target, start = words[index], 0
+                given = cursor.value_at(len(option) + 1 if equals else 0)
+                if given is None:
+                    return []  # no value: no subcommand either
+                target, start = given
                 if not target.known:
                     raise CommandError(f"git: the value of {option} is not literal")
                 if value == "-c":
@@ -1940,15 +1925,13 @@ class _Walk:
                         self._dir_operand(target, start)
                     if value == "-C":
                         self._local_dir(_after(target.parts, start))
-                index += 1
                 continue
             if value.startswith("-"):
                 if option in ("--exec-path",) and equals:
                     self._word_operand(word, len(option) + 1)
-                index += 1
                 continue
             break
-        return words[index:]
+        return words[cursor.index :]
 
     def _git_setting(self, setting: str, depth: int) -> None:
         """KEY=VALUE of `git -c` or `git config`: a value that git runs is parsed as shell code."""
@@ -2454,21 +2437,15 @@ class _Walk:
         """sh/bash/zsh...: `-c STRING` is parsed again; a script file is an operand; stdin is read."""
         command_mode = False
         stdin_mode = False
-        index = 0
-        count = len(words)
-        while index < count:
-            word = words[index]
-            if not word.known:
-                raise CommandError(f"shell option {word.value!r} is not literal")
+        cursor = _Cursor(words)
+        for word in cursor.literal("shell option ", " is not literal"):
             value = word.value
             if value in ("--", "-"):
-                index += 1
+                cursor.index += 1
                 break
             if value.startswith("--"):
                 if value in ("--rcfile", "--init-file"):
-                    index += 1
-                    self._word_operand(_value_word("shell", value, words, index))
-                index += 1
+                    self._word_operand(cursor.value("shell", value))
                 continue
             if (value.startswith("-") or value.startswith("+")) and len(value) > 1:
                 takes = 0
@@ -2480,12 +2457,10 @@ class _Walk:
                     elif letter in "oO":
                         takes += 1  # -o NAME, -O NAME: the names follow, in order
                 for _ in range(takes):
-                    index += 1
-                    _value_word("shell", value, words, index)
-                index += 1
+                    cursor.value("shell", value)
                 continue
             break
-        rest = words[index:]
+        rest = words[cursor.index :]
         if command_mode:
             if not rest:
                 return
@@ -2885,18 +2860,13 @@ class _Walk:
 
     def _su(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """su/runuser: `-c STRING` is parsed again, `runuser -u USER -- cmd` runs cmd, else a shell reads stdin."""
-        index = 0
-        count = len(words)
         by_user = False
-        while index < count:
-            word = words[index]
-            if not word.known:
-                raise CommandError(f"{name}: the word {word.value!r} is not literal")
+        cursor = _Cursor(words)
+        for word in cursor.literal(f"{name}: the word ", " is not literal"):
             value = word.value
-            index += 1
             if value == "--":
                 if by_user:
-                    self._argv(words[index:], node, data, depth)
+                    self._argv(words[cursor.index + 1 :], node, data, depth)
                     return
                 break
             if value.startswith("--command="):
@@ -2907,11 +2877,11 @@ class _Walk:
                     script = value[value.index("c") + 1 :]  # -cSTRING
                     self._code([_literal(script)], depth, name)
                     return
-                self._code([_value_word(name, value, words, index)], depth, name)
+                self._code([cursor.value(name, value)], depth, name)
                 return
             if value in ("-u", "--user") or value.startswith("--user="):
                 by_user = True
-                index += 0 if "=" in value else 1  # the user name
+                cursor.index += 0 if "=" in value else 1  # the user name
         if by_user:
             raise CommandError(f"{name} -u runs a command that could not be placed")
         self._shell_stdin(node, data, depth)  # no command: a login shell reading stdin
@@ -4059,6 +4029,47 @@ def _value_word(name: str, option: str, words: list[_Word], index: int) -> _Word
     if not word.single:
         raise CommandError(f"{name}: the value of {option} may split into several words")
     return word
+
+
+class _Cursor:
+    """A command's words read in order, where an option may take the word after it as its value."""
+
+    __slots__ = ("index", "words")
+
+    def __init__(self, words: list[_Word]) -> None:
+        self.words = words
+        self.index = 0  # the word being read; past the last once all are read
+
+    def __iter__(self) -> Iterator[_Word]:
+        while self.index < len(self.words):
+            yield self.words[self.index]
+            self.index += 1
+
+    def literal(self, before: str, after: str) -> Iterator[_Word]:
+        """The words, each literal: CommandError `before` the first that is not, then `after` it."""
+        for word in self:
+            if not word.known:
+                raise CommandError(f"{before}{word.value!r}{after}")
+            yield word
+
+    def take(self) -> _Word | None:
+        """The word after the one being read, taken (read no more as a word of its own); None after the last."""
+        if self.index + 1 >= len(self.words):
+            return None
+        self.index += 1
+        return self.words[self.index]
+
+    def value(self, name: str, option: str) -> _Word:
+        """The word after an option that takes a value, taken; it must be there and stay one word."""
+        self.index += 1
+        return _value_word(name, option, self.words, self.index)
+
+    def value_at(self, start: int) -> tuple[_Word, int] | None:
+        """An option's value: the word being read from `start` when it is attached (start > 0), else the next word."""
+        if start:
+            return self.words[self.index], start
+        following = self.take()
+        return None if following is None else (following, 0)
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
