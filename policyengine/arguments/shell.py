@@ -1580,12 +1580,9 @@ class _Walk:
         scripted = False  # a pattern or script came from an option (`grep -e PAT`), not the first operand
         code = False  # code for the program came from an option (`python -c CODE`)
         options_done = False
-        index = 0
-        count = len(words)
-        while index < count:
-            word = words[index]
+        cursor = _Cursor(words)
+        for word in cursor:
             value = word.value
-            index += 1
             if options_done or not value.startswith("-") or value == "-":
                 operands.append(word)
                 if grammar.interpreter or (name == "ssh" and len(operands) > 1):
@@ -1594,6 +1591,7 @@ class _Walk:
             if value == "--":
                 options_done = True
                 continue
+            taken = False  # a one-dash word's letter took its value, or may have (an optional value)
             if value.startswith("--"):
                 option, equals, _ = value.partition("=")
                 after = len(option) + 1  # where an attached value starts
@@ -1605,59 +1603,44 @@ class _Walk:
                         # its value is read as one, attached or the next word.
                         if equals:
                             self._code([_Word(value[after:], word.known, word.single, ())], depth, name)
-                        elif index < count:
-                            self._code([words[index]], depth, name)
-                            index += 1
+                        elif (runner := cursor.take()) is not None:
+                            self._code([runner], depth, name)
                         continue
                     if equals:
                         self._word_operand(word, after)  # an unknown --name=VALUE may be a path
                     continue
                 if option in grammar.pairs:
-                    index += 1  # the name comes first
-                if equals:
-                    target, start = word, after
-                elif index < count:
-                    target, start = words[index], 0
-                    index += 1
-                else:
+                    cursor.index += 1  # the name comes first
+                start = after if equals else 0
+                taken = True  # a long option's word is never a path of its own
+            else:
+                if len(value) > 2 and _takes_value(grammar, value[1:]) and (following := cursor.take()) is not None:
+                    # A one-dash option of several letters (`zip -TT CMD`, `find`-style programs).
+                    code |= self._option(name, grammar, value[1:], following, 0, depth)
                     continue
-                scripted |= option in grammar.scripts
-                code |= self._option(name, grammar, option, target, start, depth)
-                options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
+                sign = value.find("=")
+                if sign > 2 and _takes_value(grammar, value[1:sign]) and len(value[1:sign]) > 1:
+                    # Its value attached by `=` (`go build -toolexec=CMD`, go's flag package).
+                    code |= self._option(name, grammar, value[1:sign], word, sign + 1, depth)
+                    continue
+                option, start = "", 0
+                for position in range(1, len(value)):
+                    letter = value[position]
+                    if letter in grammar.optional:
+                        taken = True
+                        break  # its value, if any, is the rest of the word
+                    if _takes_value(grammar, letter):
+                        option, start = letter, position + 1 if position + 1 < len(value) else 0
+                        break
+            given = cursor.value_of(word, start) if option else None
+            if given is None:
+                if not taken and len(value) > 2:
+                    # `-xf/etc/x`, `-i.env`: an unknown option's attached value may be a path
+                    self._operands([word])
                 continue
-            if len(value) > 2 and _takes_value(grammar, value[1:]) and index < count:
-                # A one-dash option of several letters (`zip -TT CMD`, `find`-style programs).
-                code |= self._option(name, grammar, value[1:], words[index], 0, depth)
-                index += 1
-                continue
-            sign = value.find("=")
-            if sign > 2 and _takes_value(grammar, value[1:sign]) and len(value[1:sign]) > 1:
-                # Its value attached by `=` (`go build -toolexec=CMD`, go's flag package).
-                code |= self._option(name, grammar, value[1:sign], word, sign + 1, depth)
-                continue
-            taken = False
-            for position in range(1, len(value)):
-                letter = value[position]
-                if letter in grammar.optional:
-                    taken = True
-                    break  # its value, if any, is the rest of the word
-                if not _takes_value(grammar, letter):
-                    continue  # a flag
-                if position + 1 < len(value):
-                    target, start = word, position + 1
-                elif index < count:
-                    target, start = words[index], 0
-                    index += 1
-                else:
-                    break
-                scripted |= letter in grammar.scripts
-                code |= self._option(name, grammar, letter, target, start, depth)
-                options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
-                taken = True
-                break
-            if not taken and len(value) > 2:
-                # `-xf/etc/x`, `-i.env`: an unknown option's attached value may be a path
-                self._operands([word])
+            scripted |= option in grammar.scripts
+            code |= self._option(name, grammar, option, *given, depth)
+            options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
         if code:
             self._operand(CODE_OPERAND)
         if name in ("ssh", "nc"):
@@ -1905,7 +1888,7 @@ class _Walk:
             value = word.value
             option, equals, _ = value.partition("=")
             if value in ("-C", "-c") or option in _GIT_VALUE_OPTIONS:
-                given = cursor.value_at(len(option) + 1 if equals else 0)
+                given = cursor.value_of(word, len(option) + 1 if equals else 0)
                 if given is None:
                     return []  # no value: no subcommand either
                 target, start = given
@@ -4064,10 +4047,10 @@ class _Cursor:
         self.index += 1
         return _value_word(name, option, self.words, self.index)
 
-    def value_at(self, start: int) -> tuple[_Word, int] | None:
-        """An option's value: the word being read from `start` when it is attached (start > 0), else the next word."""
+    def value_of(self, word: _Word, start: int) -> tuple[_Word, int] | None:
+        """An option's value: its word from `start` when attached there (start > 0), else the next word, taken."""
         if start:
-            return self.words[self.index], start
+            return word, start
         following = self.take()
         return None if following is None else (following, 0)
 
