@@ -2066,12 +2066,9 @@ class _Walk:
         wanted = runs | attached | configs | ranges | code
         if not wanted:
             return
-        index = 0
-        count = len(words)
-        while index < count:
-            word = words[index]
+        cursor = _Cursor(words)
+        for word in cursor:
             value = word.value
-            index += 1
             if value == "--":
                 return
             target: _Word | None = None
@@ -2082,9 +2079,8 @@ class _Walk:
                     continue
                 if equals:
                     target = _Word(value[len(given) + 1 :], word.known, word.single, _after(word.parts, len(given) + 1))
-                elif option not in attached and index < count:
-                    target = words[index]
-                    index += 1
+                elif option not in attached:
+                    target = cursor.take()
             elif value.startswith("-") and len(value) > 1:
                 # Short options bundle (`-yx CMD`): the first letter that takes a command ends the word.
                 position = next((i for i in range(1, len(value)) if value[i] in wanted), 0)
@@ -2094,9 +2090,8 @@ class _Walk:
                 if position + 1 < len(value):
                     start = position + 1
                     target = _Word(value[start:], word.known, word.single, _after(word.parts, start))
-                elif option not in attached and index < count:
-                    target = words[index]
-                    index += 1
+                elif option not in attached:
+                    target = cursor.take()
             else:
                 continue
             if target is None:
@@ -3116,34 +3111,28 @@ class _Walk:
             return _sed_in_place_empties(rest)
         spec = cleaners.OUTPUT_FILTERS[name]
         operands: list[_Word] = []
-        output = silenced = words_in = done = False
-        index = 0
-        while index < len(rest):
-            word = rest[index]
+        output = silenced = words_in = False
+        cursor = _Cursor(rest)
+        for word in cursor.options(operands):
             value = word.value
-            index += 1
-            if done or value == "-" or not value.startswith("-"):
-                operands.append(word)
-                continue
-            if value == "--":
-                done = True
-                continue
             option, attached = "", ""
             if value.startswith("--"):
                 option, equals, attached = value.partition("=")
                 words_in = words_in or option in ("--echo", "--input-range")
-                if (option in spec.outputs or option in spec.values) and not equals and index < len(rest):
-                    attached = rest[index].value
-                    index += 1
+                if (
+                    (option in spec.outputs or option in spec.values)
+                    and not equals
+                    and (given := cursor.take()) is not None
+                ):
+                    attached = given.value
             else:
                 for position in range(1, len(value)):
                     letter = "-" + value[position]
                     words_in = words_in or (name == "shuf" and letter in ("-e", "-i"))
                     if letter in spec.outputs or letter in spec.values:
                         option, attached = letter, value[position + 1 :]
-                        if not attached and index < len(rest):
-                            attached = rest[index].value
-                            index += 1
+                        if not attached and (given := cursor.take()) is not None:
+                            attached = given.value
                         break
             output = output or option in spec.outputs
             silenced = silenced or (option in spec.silencers and attached.isdigit() and int(attached) == 0)
@@ -3623,11 +3612,9 @@ def _invocations(name: str, spec: table.Invocation, words: list[_Word]) -> list[
     if spec.kind == "module":
         return _module_invocations(name, spec, words)
     found: list[str] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
+    cursor = _Cursor(words)
+    for word in cursor:
         value = word.value
-        index += 1
         if not word.known and (value.startswith("-") or spec.kind == "options"):
             found.append(f"{name} ?")  # `gpg $op KEY`: which command is unknown
             continue
@@ -3640,19 +3627,19 @@ def _invocations(name: str, spec: table.Invocation, words: list[_Word]) -> list[
             if option in spec.marks:
                 found.append(f"{name} {option}")
             elif value in spec.verbs:
-                verb = words[index] if index < len(words) else None
+                verb = cursor.take()
                 found.append(f"{name} {value} {verb.value if verb is not None and verb.known else '?'}")
                 break  # the verb's own words follow (`cmake -E chdir DIR cmake -E rm x`: its own line)
             continue
         if value.startswith("--"):
             found.append(f"{name} {option}")  # an abbreviation is its own (unplaced) string
-            index += option in spec.values and "=" not in value
+            cursor.index += option in spec.values and "=" not in value
             continue
         for position in range(1, len(value)):
             letter = f"-{value[position]}"
             found.append(f"{name} {letter}")
             if letter in spec.values:
-                index += position == len(value) - 1  # its value is the rest of the word or the next word
+                cursor.index += position == len(value) - 1  # its value is the rest of the word or the next word
                 break
     return found
 
@@ -3904,28 +3891,22 @@ def _sed_in_place_empties(words: list[_Word], bsd: bool = True) -> bool:
 
     A word `''` after a bare `-i` is BSD sed's backup suffix and GNU sed's (empty) script: both are read.
     """
-    in_place = quiet = from_file = done = suffixed = False
+    in_place = quiet = from_file = suffixed = False
     scripts: list[_Word] = []
     operands: list[_Word] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
+    cursor = _Cursor(words)
+    for word in cursor.options(operands):
         value = word.value
-        index += 1
-        if done or value == "-" or not value.startswith("-"):
-            operands.append(word)
-            continue
-        if value == "--":
-            done = True
-            continue
         if value.startswith("--"):
             option, equals, attached = value.partition("=")
             in_place = in_place or option == "--in-place"
             quiet = quiet or option in ("--quiet", "--silent")
             from_file = from_file or option == "--file"
-            if option in ("--expression", "--file", "--line-length") and not equals and index < len(words):
-                attached_word = words[index]
-                index += 1
+            if (
+                option in ("--expression", "--file", "--line-length")
+                and not equals
+                and (attached_word := cursor.take()) is not None
+            ):
                 if option == "--expression":
                     scripts.append(attached_word)
             elif option == "--expression":
@@ -3935,18 +3916,17 @@ def _sed_in_place_empties(words: list[_Word], bsd: bool = True) -> bool:
             letter = value[position]
             if letter in "iI":
                 in_place = True
-                if bsd and position + 1 == len(value) and index < len(words) and words[index][:2] == ("", True):
-                    index += 1  # BSD sed's `-i ''`: no backup suffix
+                following = cursor.index + 1
+                if bsd and position + 1 == len(value) and following < len(words) and words[following][:2] == ("", True):
+                    cursor.index = following  # BSD sed's `-i ''`: no backup suffix
                     suffixed = True
                 break  # GNU's `-iSUFFIX`: the rest is the suffix
             if letter == "n":
                 quiet = True
             elif letter in "efl":
                 tail = value[position + 1 :]
-                if not tail and index < len(words):
-                    tail_word = words[index]
-                    index += 1
-                else:
+                tail_word = None if tail else cursor.take()
+                if tail_word is None:
                     tail_word = _Word(tail, word.known, word.single, word.parts)
                 if letter == "e":
                     scripts.append(tail_word)
@@ -4034,6 +4014,18 @@ class _Cursor:
             if not word.known:
                 raise CommandError(f"{before}{word.value!r}{after}")
             yield word
+
+    def options(self, operands: list[_Word]) -> Iterator[_Word]:
+        """The option words (`-x`, `--name`); every other word, and all after `--`, goes to operands (`-` too)."""
+        done = False
+        for word in self:
+            value = word.value
+            if done or value == "-" or not value.startswith("-"):
+                operands.append(word)
+            elif value == "--":
+                done = True
+            else:
+                yield word
 
     def take(self) -> _Word | None:
         """The word after the one being read, taken (read no more as a word of its own); None after the last."""
