@@ -23,7 +23,7 @@ import hashlib
 import html
 import re
 import urllib.parse
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 WINDOW = 8  # characters of the anchor
@@ -68,6 +68,15 @@ def prints_of(secrets: Iterable[str], key: bytes) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _printable(decode: Callable[[str], bytes], body: str) -> str | None:
+    """The body decoded (as Latin-1) when it decodes and reads as text, mostly printable; else None."""
+    try:
+        decoded = decode(body).decode("latin-1")
+    except (binascii.Error, ValueError):
+        return None
+    return decoded if sum(c.isprintable() for c in decoded) >= 0.8 * len(decoded) > 0 else None
+
+
 def _decoded(text: str) -> Iterator[tuple[str, str]]:
     """(how, text) for each layer a string may hide a secret under."""
     if "%" in text:
@@ -79,12 +88,8 @@ def _decoded(text: str) -> Iterator[tuple[str, str]]:
         for start in range(4 if len(run) < 4096 else 1):  # a run cut mid-quantum by a split or a prefix
             body = run[start:]
             body = body[: len(body) - len(body) % 4] if len(body) % 4 == 1 else body
-            try:
-                data = base64.b64decode(body + "=" * (-len(body) % 4))
-            except (binascii.Error, ValueError):
-                continue
-            decoded = data.decode("latin-1")
-            if sum(c.isprintable() for c in decoded) >= 0.8 * len(decoded) > 0:
+            decoded = _printable(base64.b64decode, body + "=" * (-len(body) % 4))
+            if decoded is not None:
                 yield "base64", decoded
     if "\\" in text and _ESCAPE.search(text):
         try:
@@ -99,12 +104,8 @@ def _decoded(text: str) -> Iterator[tuple[str, str]]:
             yield "HTML entities", unescaped
     for match in _B32_RUN.finditer(text):
         body = match.group().rstrip("=").upper()
-        try:
-            data = base64.b32decode(body + "=" * (-len(body) % 8))
-        except (binascii.Error, ValueError):
-            continue
-        decoded = data.decode("latin-1")
-        if sum(c.isprintable() for c in decoded) >= 0.8 * len(decoded) > 0:
+        decoded = _printable(base64.b32decode, body + "=" * (-len(body) % 8))
+        if decoded is not None:
             yield "base32", decoded
     for match in _HEX_RUN.finditer(text):
         digits = re.sub(r"[:\s-]", "", match.group())

@@ -20,6 +20,7 @@ from typing import Any
 import re2  # type: ignore[import-untyped,unused-ignore]
 
 from policyengine.arguments import _ignorables
+from policyengine.arguments._glob_classes import class_end
 
 __all__ = [
     "UNKNOWN",
@@ -583,15 +584,21 @@ def _components(root: Root, rest: str) -> tuple[str, ...]:
         if part == "..":
             if home and len(parts) == 1 and parts[0] == _clean_component(rest.split("/", 1)[0]):
                 parts.append("..")  # out of an unknown home: unknown still
-            elif parts and parts[-1] != "..":
-                parts.pop()
-            elif not root:
-                # A relative path may climb above its start; keep the ".." so escapes stay visible.
-                parts.append("..")
-            # At a root, ".." stays at the root ("/.." is "/"), as every OS resolves it.
+            else:
+                _climb(parts, root)
             continue
         parts.append(part)
     return tuple(parts)
+
+
+def _climb(parts: list[str], root: Root) -> None:
+    """Resolve one ".." after `parts`: the last name goes, or a relative path keeps the climb."""
+    if parts and parts[-1] != "..":
+        parts.pop()
+    elif not root:
+        # A relative path may climb above its start; keep the ".." so escapes stay visible.
+        parts.append("..")
+    # At a root, ".." stays at the root ("/.." is "/"), as every OS resolves it.
 
 
 @lru_cache(maxsize=CACHE_SIZE)
@@ -1339,17 +1346,6 @@ def _meets(a: Charset, b: Charset) -> bool:
     return any(not _covered(low, high, b[1]) for low, high in a[1])
 
 
-def _class_end(text: str, start: int) -> int:
-    """The index of the "]" closing the bracket expression at text[start], or -1 (then "[" is literal)."""
-    i = start + 1
-    if i < len(text) and text[i] in "!^":
-        i += 1
-    # A "]" right after "[" or "[!" is a member, as in fnmatch and POSIX.
-    if i < len(text) and text[i] == "]":
-        i += 1
-    return text.find("]", i)
-
-
 def _class_charset(text: str, start: int, end: int, subject: bool) -> Charset:
     """The set a bracket expression text[start:end + 1] matches within a component, as _translate_class reads it."""
     i = start + 1
@@ -1498,7 +1494,7 @@ class _Builder:
                 continue
             if ch == "?":
                 self.char(_NOT_DOT_OR_SLASH if leading else _NOT_SLASH)
-            elif ch == "[" and (end := _class_end(part, i)) >= 0:
+            elif ch == "[" and (end := class_end(part, i)) >= 0:
                 charset = _class_charset(part, i, end, subject)
                 self.char(_without_dot(charset) if leading else charset)
                 i = end + 1
@@ -1666,7 +1662,7 @@ def _name_head(name: str) -> tuple[Charset, ...]:
         ch = name[i]
         if ch == "?":
             charset = _NOT_SLASH
-        elif ch == "[" and (end := _class_end(name, i)) >= 0:
+        elif ch == "[" and (end := class_end(name, i)) >= 0:
             try:
                 charset = _class_charset(name, i, end, subject=True)
             except PathPatternError:  # pragma: no cover - a subject's reversed range is empty, never raised
@@ -1756,7 +1752,7 @@ def _component_literal(part: str) -> str | None:
     while i < len(part):
         if part[i] in "*?":
             return None
-        end = _class_end(part, i) if part[i] == "[" else -1
+        end = class_end(part, i) if part[i] == "[" else -1
         if end < 0:
             out.append(part[i])
             i += 1
@@ -2015,10 +2011,7 @@ def _literal_parse(text: str, windows: bool | None = None) -> Reading | None:
         if name in ("", "."):
             continue
         if name == "..":
-            if parts and parts[-1] != "..":
-                parts.pop()
-            elif not root:
-                parts.append("..")
+            _climb(parts, root)
             continue
         parts.append(name)
     return root, tuple(parts)

@@ -67,9 +67,9 @@ _PROSE = frozenset(
 )
 
 
-def _lines(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each line of the text."""
-    pos = 0
+def line_spans(text: str, start: int = 0) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line of the text from `start` on (secret_layouts reads lines by it too)."""
+    pos = start
     while pos <= len(text):
         end = text.find("\n", pos)
         end = len(text) if end < 0 else end
@@ -158,7 +158,7 @@ def table_spans(text: str, is_name: NameTest, is_placeholder: NameTest, is_value
     table: tuple[str, list[int], int] | None = None
     contiguous = False
     quoted_until = -1
-    for start, end in _lines(text):
+    for start, end in line_spans(text):
         if start < quoted_until:
             continue
         line = text[start:end].rstrip("\r")
@@ -473,7 +473,7 @@ _REGISTRY_ROW = re.compile(
 def key_dump_spans(text: str, is_name: NameTest, is_placeholder: NameTest) -> list[Span]:
     """A key path naming a credential then its value on the next line (etcd, ZooKeeper); registry value rows."""
     spans: list[Span] = []
-    lines = list(_lines(text))
+    lines = list(line_spans(text))
     for i, (start, end) in enumerate(lines[:-1]):
         match = _PATH_LINE.fullmatch(text, start, end)
         if match is None:

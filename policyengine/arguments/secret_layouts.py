@@ -39,28 +39,17 @@ import re2
 
 from policyengine.arguments import secret_documents as _documents
 from policyengine.arguments import secret_dumps as _dumps
+from policyengine.arguments.secret_encodings import raw_search
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
 _OPTIONS.never_capture = True
 
-_UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
-
 
 def _raw_search(pattern: Any) -> Callable[[str], bool]:
-    """'Has a match' on a text: the extension's Match on its UTF-8 bytes when exposed (no wrapper cost per call)."""
-    raw = getattr(pattern, "_regexp", None)
-    if raw is not None and _UNANCHORED is not None and callable(getattr(raw, "Match", None)):
-        match = raw.Match
-        unanchored = _UNANCHORED
-
-        def search(text: str) -> bool:
-            """One RE2 pass over the bytes."""
-            data = text.encode("utf-8", "surrogatepass")
-            return bool(match(unanchored, data, 0, len(data))[0][0] >= 0)
-
-        return search
-    return lambda text: pattern.search(text) is not None
+    """'Has a match' on a text: secret_encodings' search on its UTF-8 bytes."""
+    search = raw_search(pattern)
+    return lambda text: search(text.encode("utf-8", "surrogatepass"))
 
 
 NameTest = Callable[[str], bool]
@@ -309,16 +298,6 @@ def layout_spans(text: str, is_name: NameTest, is_placeholder: NameTest, label: 
     return spans
 
 
-def _lines(text: str, start: int) -> Iterator[tuple[int, int]]:
-    """(start, end) of each line from `start` on."""
-    pos = start
-    while pos <= len(text):
-        end = text.find("\n", pos)
-        end = len(text) if end < 0 else end
-        yield pos, end
-        pos = end + 1
-
-
 _RULE = re.compile(r"[ \t|+:\-=]*")
 _ALIGNED_CELL = re.compile(r"\S+(?: \S+)*")  # cells of a space-aligned line: words joined by single spaces
 _NV_NAME_RE = re.compile(rf"{_NV_NAME}$")
@@ -399,7 +378,7 @@ def _table_at(text: str, line_start: int, is_name: NameTest, is_placeholder: Nam
     aligned = delimiter is None
     rows = 0
     pos = line_end
-    for row_start, row_end in _lines(text, line_end + 1):
+    for row_start, row_end in _documents.line_spans(text, line_end + 1):
         pos = row_end
         row = text[row_start:row_end]
         if not row.strip():
@@ -588,7 +567,7 @@ def _der_spans(text: str) -> list[Span]:
             continue  # inside a longer hex run: not where a value starts
         end = text.find("\n", match.end())
         end = len(text) if end < 0 else end
-        for line_start, line_end in _lines(text, end + 1):
+        for line_start, line_end in _documents.line_spans(text, end + 1):
             if line_start >= len(text) or not _DUMP_LINE.fullmatch(text, line_start, line_end):
                 break
             end = line_end

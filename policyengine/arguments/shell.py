@@ -1484,45 +1484,32 @@ class _Walk:
 
     def _wrapper_options(self, name: str, options: table.Wrapper, words: list[_Word], depth: int) -> int:
         """Index of the wrapped command in words, or -(i+1) when words[i:] are operands, not a command."""
-        index = 0
         positionals = options.positionals
-        count = len(words)
-        while index < count:
-            word = words[index]
-            if not word.known:
-                # Unknown text here could be an option, an assignment or the program itself.
-                raise CommandError(f"{name}: the word {word.value!r} is not literal, so its command is unknown")
+        cursor = _Cursor(words)
+        # Unknown text here could be an option, an assignment or the program itself.
+        for word in cursor.literal(f"{name}: the word ", " is not literal, so its command is unknown"):
             value = word.value
             if value == "--":
-                return index + 1
+                return cursor.index + 1
             if value == "-" and name == "env":
-                index += 1  # `env -` is `env -i`
-                continue
+                continue  # `env -` is `env -i`
             if value.startswith("--") and len(value) > 2:
                 option, equals, _ = value.partition("=")
                 if option in options.long_values:
-                    if equals:
-                        self._option_value(option, options, word, depth, len(option) + 1)
-                    else:
-                        index += 1
-                        self._option_value(option, options, _value_word(name, option, words, index), depth)
+                    self._wrapper_value(name, option, option, options, cursor, len(option) + 1 if equals else 0, depth)
                 elif options.long_flags is not None and option not in options.long_flags:
                     if name == "env" and option == "--split-string":
                         raise CommandError("env --split-string builds its command from one string")
                     raise CommandError(f"{name}: unknown option {option!r}")
-                index += 1
                 continue
             if value.startswith("-") and len(value) > 1:
                 for position in range(1, len(value)):
                     letter = value[position]
                     if letter in options.no_command:
-                        return -(index + 2)
+                        return -(cursor.index + 2)
                     if letter in options.values:
-                        if position + 1 < len(value):
-                            self._option_value(letter, options, word, depth, position + 1)
-                        else:
-                            index += 1
-                            self._option_value(letter, options, _value_word(name, "-" + letter, words, index), depth)
+                        attached = position + 1 if position + 1 < len(value) else 0
+                        self._wrapper_value(name, letter, "-" + letter, options, cursor, attached, depth)
                         break
                     if letter in options.optional:
                         break  # the rest of the word, if any, is its value
@@ -1530,12 +1517,10 @@ class _Walk:
                         if name == "env" and letter == "S":
                             raise CommandError("env -S builds its command from one string")
                         raise CommandError(f"{name}: unknown option -{letter}")
-                index += 1
                 continue
             if options.assignments and value.startswith("BASH_FUNC_") and "%%=" in value:
                 # bash imports `BASH_FUNC_f%%=() { ...; }` from its environment as function f: code.
                 self._code([_literal("f" + value.partition("%%=")[2])], depth, name)
-                index += 1
                 continue
             if options.assignments and _ASSIGNMENT.match(value):
                 variable, _, assigned = value.partition("=")
@@ -1547,16 +1532,23 @@ class _Walk:
                     if variable in cleaners.VARIABLES:
                         self.cache_env[variable] = _Word(assigned, word.known, word.single, after)
                     self._git_environment(variable, assigned if word.known else "$")
-                index += 1
                 continue
             if positionals > 0:
                 positionals -= 1
                 if options.positional_paths:
                     self._word_operand(word)
-                index += 1
                 continue
-            return index
-        return index
+            return cursor.index
+        return len(words)
+
+    def _wrapper_value(
+        self, name: str, option: str, shown: str, options: table.Wrapper, cursor: _Cursor, start: int, depth: int
+    ) -> None:
+        """A wrapper option's value: its own word from `start` when attached (start > 0), else the next word."""
+        if start:
+            self._option_value(option, options, cursor.words[cursor.index], depth, start)
+        else:
+            self._option_value(option, options, cursor.value(name, shown), depth)
 
     def _option_value(self, option: str, options: table.Wrapper, word: _Word, depth: int, start: int = 0) -> None:
         """Record an option's value (word from character `start`): a path, the command's directory, or code."""
@@ -1588,12 +1580,9 @@ class _Walk:
         scripted = False  # a pattern or script came from an option (`grep -e PAT`), not the first operand
         code = False  # code for the program came from an option (`python -c CODE`)
         options_done = False
-        index = 0
-        count = len(words)
-        while index < count:
-            word = words[index]
+        cursor = _Cursor(words)
+        for word in cursor:
             value = word.value
-            index += 1
             if options_done or not value.startswith("-") or value == "-":
                 operands.append(word)
                 if grammar.interpreter or (name == "ssh" and len(operands) > 1):
@@ -1602,6 +1591,7 @@ class _Walk:
             if value == "--":
                 options_done = True
                 continue
+            taken = False  # a one-dash word's letter took its value, or may have (an optional value)
             if value.startswith("--"):
                 option, equals, _ = value.partition("=")
                 after = len(option) + 1  # where an attached value starts
@@ -1613,59 +1603,44 @@ class _Walk:
                         # its value is read as one, attached or the next word.
                         if equals:
                             self._code([_Word(value[after:], word.known, word.single, ())], depth, name)
-                        elif index < count:
-                            self._code([words[index]], depth, name)
-                            index += 1
+                        elif (runner := cursor.take()) is not None:
+                            self._code([runner], depth, name)
                         continue
                     if equals:
                         self._word_operand(word, after)  # an unknown --name=VALUE may be a path
                     continue
                 if option in grammar.pairs:
-                    index += 1  # the name comes first
-                if equals:
-                    target, start = word, after
-                elif index < count:
-                    target, start = words[index], 0
-                    index += 1
-                else:
+                    cursor.index += 1  # the name comes first
+                start = after if equals else 0
+                taken = True  # a long option's word is never a path of its own
+            else:
+                if len(value) > 2 and _takes_value(grammar, value[1:]) and (following := cursor.take()) is not None:
+                    # A one-dash option of several letters (`zip -TT CMD`, `find`-style programs).
+                    code |= self._option(name, grammar, value[1:], following, 0, depth)
                     continue
-                scripted |= option in grammar.scripts
-                code |= self._option(name, grammar, option, target, start, depth)
-                options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
+                sign = value.find("=")
+                if sign > 2 and _takes_value(grammar, value[1:sign]) and len(value[1:sign]) > 1:
+                    # Its value attached by `=` (`go build -toolexec=CMD`, go's flag package).
+                    code |= self._option(name, grammar, value[1:sign], word, sign + 1, depth)
+                    continue
+                option, start = "", 0
+                for position in range(1, len(value)):
+                    letter = value[position]
+                    if letter in grammar.optional:
+                        taken = True
+                        break  # its value, if any, is the rest of the word
+                    if _takes_value(grammar, letter):
+                        option, start = letter, position + 1 if position + 1 < len(value) else 0
+                        break
+            given = cursor.value_of(word, start) if option else None
+            if given is None:
+                if not taken and len(value) > 2:
+                    # `-xf/etc/x`, `-i.env`: an unknown option's attached value may be a path
+                    self._operands([word])
                 continue
-            if len(value) > 2 and _takes_value(grammar, value[1:]) and index < count:
-                # A one-dash option of several letters (`zip -TT CMD`, `find`-style programs).
-                code |= self._option(name, grammar, value[1:], words[index], 0, depth)
-                index += 1
-                continue
-            sign = value.find("=")
-            if sign > 2 and _takes_value(grammar, value[1:sign]) and len(value[1:sign]) > 1:
-                # Its value attached by `=` (`go build -toolexec=CMD`, go's flag package).
-                code |= self._option(name, grammar, value[1:sign], word, sign + 1, depth)
-                continue
-            taken = False
-            for position in range(1, len(value)):
-                letter = value[position]
-                if letter in grammar.optional:
-                    taken = True
-                    break  # its value, if any, is the rest of the word
-                if not _takes_value(grammar, letter):
-                    continue  # a flag
-                if position + 1 < len(value):
-                    target, start = word, position + 1
-                elif index < count:
-                    target, start = words[index], 0
-                    index += 1
-                else:
-                    break
-                scripted |= letter in grammar.scripts
-                code |= self._option(name, grammar, letter, target, start, depth)
-                options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
-                taken = True
-                break
-            if not taken and len(value) > 2:
-                # `-xf/etc/x`, `-i.env`: an unknown option's attached value may be a path
-                self._operands([word])
+            scripted |= option in grammar.scripts
+            code |= self._option(name, grammar, option, *given, depth)
+            options_done |= grammar.interpreter and (code or scripted)  # python -c CODE ARGS...
         if code:
             self._operand(CODE_OPERAND)
         if name in ("ssh", "nc"):
@@ -1908,22 +1883,15 @@ class _Walk:
 
     def _git_globals(self, words: list[_Word], depth: int) -> list[_Word]:
         """git's options before its subcommand (-C DIR, -c KEY=VALUE, --git-dir...): the words from the subcommand."""
-        index = 0
-        count = len(words)
-        while index < count:
-            word = words[index]
-            if not word.known:
-                raise CommandError(f"git: the word {word.value!r} is not literal, so what git runs is unknown")
+        cursor = _Cursor(words)
+        for word in cursor.literal("git: the word ", " is not literal, so what git runs is unknown"):
             value = word.value
             option, equals, _ = value.partition("=")
             if value in ("-C", "-c") or option in _GIT_VALUE_OPTIONS:
-                if equals:
-                    target, start = word, len(option) + 1
-                else:
-                    index += 1
-                    if index >= count:
-                        break
-                    target, start = words[index], 0
+                given = cursor.value_of(word, len(option) + 1 if equals else 0)
+                if given is None:
+                    return []  # no value: no subcommand either
+                target, start = given
                 if not target.known:
                     raise CommandError(f"git: the value of {option} is not literal")
                 if value == "-c":
@@ -1940,15 +1908,13 @@ class _Walk:
                         self._dir_operand(target, start)
                     if value == "-C":
                         self._local_dir(_after(target.parts, start))
-                index += 1
                 continue
             if value.startswith("-"):
                 if option in ("--exec-path",) and equals:
                     self._word_operand(word, len(option) + 1)
-                index += 1
                 continue
             break
-        return words[index:]
+        return words[cursor.index :]
 
     def _git_setting(self, setting: str, depth: int) -> None:
         """KEY=VALUE of `git -c` or `git config`: a value that git runs is parsed as shell code."""
@@ -2100,12 +2066,9 @@ class _Walk:
         wanted = runs | attached | configs | ranges | code
         if not wanted:
             return
-        index = 0
-        count = len(words)
-        while index < count:
-            word = words[index]
+        cursor = _Cursor(words)
+        for word in cursor:
             value = word.value
-            index += 1
             if value == "--":
                 return
             target: _Word | None = None
@@ -2116,9 +2079,8 @@ class _Walk:
                     continue
                 if equals:
                     target = _Word(value[len(given) + 1 :], word.known, word.single, _after(word.parts, len(given) + 1))
-                elif option not in attached and index < count:
-                    target = words[index]
-                    index += 1
+                elif option not in attached:
+                    target = cursor.take()
             elif value.startswith("-") and len(value) > 1:
                 # Short options bundle (`-yx CMD`): the first letter that takes a command ends the word.
                 position = next((i for i in range(1, len(value)) if value[i] in wanted), 0)
@@ -2128,9 +2090,8 @@ class _Walk:
                 if position + 1 < len(value):
                     start = position + 1
                     target = _Word(value[start:], word.known, word.single, _after(word.parts, start))
-                elif option not in attached and index < count:
-                    target = words[index]
-                    index += 1
+                elif option not in attached:
+                    target = cursor.take()
             else:
                 continue
             if target is None:
@@ -2454,21 +2415,15 @@ class _Walk:
         """sh/bash/zsh...: `-c STRING` is parsed again; a script file is an operand; stdin is read."""
         command_mode = False
         stdin_mode = False
-        index = 0
-        count = len(words)
-        while index < count:
-            word = words[index]
-            if not word.known:
-                raise CommandError(f"shell option {word.value!r} is not literal")
+        cursor = _Cursor(words)
+        for word in cursor.literal("shell option ", " is not literal"):
             value = word.value
             if value in ("--", "-"):
-                index += 1
+                cursor.index += 1
                 break
             if value.startswith("--"):
                 if value in ("--rcfile", "--init-file"):
-                    index += 1
-                    self._word_operand(_value_word("shell", value, words, index))
-                index += 1
+                    self._word_operand(cursor.value("shell", value))
                 continue
             if (value.startswith("-") or value.startswith("+")) and len(value) > 1:
                 takes = 0
@@ -2480,12 +2435,10 @@ class _Walk:
                     elif letter in "oO":
                         takes += 1  # -o NAME, -O NAME: the names follow, in order
                 for _ in range(takes):
-                    index += 1
-                    _value_word("shell", value, words, index)
-                index += 1
+                    cursor.value("shell", value)
                 continue
             break
-        rest = words[index:]
+        rest = words[cursor.index :]
         if command_mode:
             if not rest:
                 return
@@ -2885,18 +2838,13 @@ class _Walk:
 
     def _su(self, name: str, words: list[_Word], node: tree_sitter.Node, data: bytes, depth: int) -> None:
         """su/runuser: `-c STRING` is parsed again, `runuser -u USER -- cmd` runs cmd, else a shell reads stdin."""
-        index = 0
-        count = len(words)
         by_user = False
-        while index < count:
-            word = words[index]
-            if not word.known:
-                raise CommandError(f"{name}: the word {word.value!r} is not literal")
+        cursor = _Cursor(words)
+        for word in cursor.literal(f"{name}: the word ", " is not literal"):
             value = word.value
-            index += 1
             if value == "--":
                 if by_user:
-                    self._argv(words[index:], node, data, depth)
+                    self._argv(words[cursor.index + 1 :], node, data, depth)
                     return
                 break
             if value.startswith("--command="):
@@ -2907,11 +2855,11 @@ class _Walk:
                     script = value[value.index("c") + 1 :]  # -cSTRING
                     self._code([_literal(script)], depth, name)
                     return
-                self._code([_value_word(name, value, words, index)], depth, name)
+                self._code([cursor.value(name, value)], depth, name)
                 return
             if value in ("-u", "--user") or value.startswith("--user="):
                 by_user = True
-                index += 0 if "=" in value else 1  # the user name
+                cursor.index += 0 if "=" in value else 1  # the user name
         if by_user:
             raise CommandError(f"{name} -u runs a command that could not be placed")
         self._shell_stdin(node, data, depth)  # no command: a login shell reading stdin
@@ -3163,34 +3111,28 @@ class _Walk:
             return _sed_in_place_empties(rest)
         spec = cleaners.OUTPUT_FILTERS[name]
         operands: list[_Word] = []
-        output = silenced = words_in = done = False
-        index = 0
-        while index < len(rest):
-            word = rest[index]
+        output = silenced = words_in = False
+        cursor = _Cursor(rest)
+        for word in cursor.options(operands):
             value = word.value
-            index += 1
-            if done or value == "-" or not value.startswith("-"):
-                operands.append(word)
-                continue
-            if value == "--":
-                done = True
-                continue
             option, attached = "", ""
             if value.startswith("--"):
                 option, equals, attached = value.partition("=")
                 words_in = words_in or option in ("--echo", "--input-range")
-                if (option in spec.outputs or option in spec.values) and not equals and index < len(rest):
-                    attached = rest[index].value
-                    index += 1
+                if (
+                    (option in spec.outputs or option in spec.values)
+                    and not equals
+                    and (given := cursor.take()) is not None
+                ):
+                    attached = given.value
             else:
                 for position in range(1, len(value)):
                     letter = "-" + value[position]
                     words_in = words_in or (name == "shuf" and letter in ("-e", "-i"))
                     if letter in spec.outputs or letter in spec.values:
                         option, attached = letter, value[position + 1 :]
-                        if not attached and index < len(rest):
-                            attached = rest[index].value
-                            index += 1
+                        if not attached and (given := cursor.take()) is not None:
+                            attached = given.value
                         break
             output = output or option in spec.outputs
             silenced = silenced or (option in spec.silencers and attached.isdigit() and int(attached) == 0)
@@ -3670,11 +3612,9 @@ def _invocations(name: str, spec: table.Invocation, words: list[_Word]) -> list[
     if spec.kind == "module":
         return _module_invocations(name, spec, words)
     found: list[str] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
+    cursor = _Cursor(words)
+    for word in cursor:
         value = word.value
-        index += 1
         if not word.known and (value.startswith("-") or spec.kind == "options"):
             found.append(f"{name} ?")  # `gpg $op KEY`: which command is unknown
             continue
@@ -3687,19 +3627,19 @@ def _invocations(name: str, spec: table.Invocation, words: list[_Word]) -> list[
             if option in spec.marks:
                 found.append(f"{name} {option}")
             elif value in spec.verbs:
-                verb = words[index] if index < len(words) else None
+                verb = cursor.take()
                 found.append(f"{name} {value} {verb.value if verb is not None and verb.known else '?'}")
                 break  # the verb's own words follow (`cmake -E chdir DIR cmake -E rm x`: its own line)
             continue
         if value.startswith("--"):
             found.append(f"{name} {option}")  # an abbreviation is its own (unplaced) string
-            index += option in spec.values and "=" not in value
+            cursor.index += option in spec.values and "=" not in value
             continue
         for position in range(1, len(value)):
             letter = f"-{value[position]}"
             found.append(f"{name} {letter}")
             if letter in spec.values:
-                index += position == len(value) - 1  # its value is the rest of the word or the next word
+                cursor.index += position == len(value) - 1  # its value is the rest of the word or the next word
                 break
     return found
 
@@ -3951,28 +3891,22 @@ def _sed_in_place_empties(words: list[_Word], bsd: bool = True) -> bool:
 
     A word `''` after a bare `-i` is BSD sed's backup suffix and GNU sed's (empty) script: both are read.
     """
-    in_place = quiet = from_file = done = suffixed = False
+    in_place = quiet = from_file = suffixed = False
     scripts: list[_Word] = []
     operands: list[_Word] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
+    cursor = _Cursor(words)
+    for word in cursor.options(operands):
         value = word.value
-        index += 1
-        if done or value == "-" or not value.startswith("-"):
-            operands.append(word)
-            continue
-        if value == "--":
-            done = True
-            continue
         if value.startswith("--"):
             option, equals, attached = value.partition("=")
             in_place = in_place or option == "--in-place"
             quiet = quiet or option in ("--quiet", "--silent")
             from_file = from_file or option == "--file"
-            if option in ("--expression", "--file", "--line-length") and not equals and index < len(words):
-                attached_word = words[index]
-                index += 1
+            if (
+                option in ("--expression", "--file", "--line-length")
+                and not equals
+                and (attached_word := cursor.take()) is not None
+            ):
                 if option == "--expression":
                     scripts.append(attached_word)
             elif option == "--expression":
@@ -3982,18 +3916,17 @@ def _sed_in_place_empties(words: list[_Word], bsd: bool = True) -> bool:
             letter = value[position]
             if letter in "iI":
                 in_place = True
-                if bsd and position + 1 == len(value) and index < len(words) and words[index][:2] == ("", True):
-                    index += 1  # BSD sed's `-i ''`: no backup suffix
+                following = cursor.index + 1
+                if bsd and position + 1 == len(value) and following < len(words) and words[following][:2] == ("", True):
+                    cursor.index = following  # BSD sed's `-i ''`: no backup suffix
                     suffixed = True
                 break  # GNU's `-iSUFFIX`: the rest is the suffix
             if letter == "n":
                 quiet = True
             elif letter in "efl":
                 tail = value[position + 1 :]
-                if not tail and index < len(words):
-                    tail_word = words[index]
-                    index += 1
-                else:
+                tail_word = None if tail else cursor.take()
+                if tail_word is None:
                     tail_word = _Word(tail, word.known, word.single, word.parts)
                 if letter == "e":
                     scripts.append(tail_word)
@@ -4059,6 +3992,59 @@ def _value_word(name: str, option: str, words: list[_Word], index: int) -> _Word
     if not word.single:
         raise CommandError(f"{name}: the value of {option} may split into several words")
     return word
+
+
+class _Cursor:
+    """A command's words read in order, where an option may take the word after it as its value."""
+
+    __slots__ = ("index", "words")
+
+    def __init__(self, words: list[_Word]) -> None:
+        self.words = words
+        self.index = 0  # the word being read; past the last once all are read
+
+    def __iter__(self) -> Iterator[_Word]:
+        while self.index < len(self.words):
+            yield self.words[self.index]
+            self.index += 1
+
+    def literal(self, before: str, after: str) -> Iterator[_Word]:
+        """The words, each literal: CommandError `before` the first that is not, then `after` it."""
+        for word in self:
+            if not word.known:
+                raise CommandError(f"{before}{word.value!r}{after}")
+            yield word
+
+    def options(self, operands: list[_Word]) -> Iterator[_Word]:
+        """The option words (`-x`, `--name`); every other word, and all after `--`, goes to operands (`-` too)."""
+        done = False
+        for word in self:
+            value = word.value
+            if done or value == "-" or not value.startswith("-"):
+                operands.append(word)
+            elif value == "--":
+                done = True
+            else:
+                yield word
+
+    def take(self) -> _Word | None:
+        """The word after the one being read, taken (read no more as a word of its own); None after the last."""
+        if self.index + 1 >= len(self.words):
+            return None
+        self.index += 1
+        return self.words[self.index]
+
+    def value(self, name: str, option: str) -> _Word:
+        """The word after an option that takes a value, taken; it must be there and stay one word."""
+        self.index += 1
+        return _value_word(name, option, self.words, self.index)
+
+    def value_of(self, word: _Word, start: int) -> tuple[_Word, int] | None:
+        """An option's value: its word from `start` when attached there (start > 0), else the next word, taken."""
+        if start:
+            return word, start
+        following = self.take()
+        return None if following is None else (following, 0)
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
@@ -4928,23 +4914,16 @@ def _double_quoted(
     return _Word("".join(parts), known, True, tuple(written))
 
 
+# A backslash that quotes only some characters (inside double quotes, in backticks, in an unquoted
+# heredoc) goes before them, stays before any other, and goes with the newline it joins.
+_DQ_ESCAPE = re.compile(r'\\(?:\n|([$`"\\]))')
+_BACKTICK_ESCAPE = re.compile(rb"\\([\\`$])")
+_HEREDOC_ESCAPE = re.compile(rb"\\(?:\n|([\\`$]))")
+
+
 def _dq(raw: str) -> str:
     """Text inside double quotes: a backslash escapes only $ ` " \\ and newline."""
-    if "\\" not in raw:
-        return raw
-    out: list[str] = []
-    index = 0
-    length = len(raw)
-    while index < length:
-        char = raw[index]
-        if char == "\\" and index + 1 < length and raw[index + 1] in '$`"\\\n':
-            if raw[index + 1] != "\n":
-                out.append(raw[index + 1])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
+    return _DQ_ESCAPE.sub(r"\1", raw) if "\\" in raw else raw
 
 
 def _ansi_c(raw: str) -> str:
@@ -4997,35 +4976,12 @@ def _ansi_c(raw: str) -> str:
 
 def _unescape_backticks(inner: bytes) -> bytes:
     """Backtick contents as bash parses them: \\\\, \\` and \\$ lose their backslash."""
-    out = bytearray()
-    index = 0
-    length = len(inner)
-    while index < length:
-        byte = inner[index]
-        if byte == 0x5C and index + 1 < length and inner[index + 1] in b"\\`$":
-            out.append(inner[index + 1])
-            index += 2
-            continue
-        out.append(byte)
-        index += 1
-    return bytes(out)
+    return _BACKTICK_ESCAPE.sub(rb"\1", inner)
 
 
 def _unescape_heredoc(body: bytes) -> bytes:
     """An unquoted heredoc body as its reader gets it: a backslash before \\, $, ` or a newline goes."""
-    out = bytearray()
-    index = 0
-    length = len(body)
-    while index < length:
-        byte = body[index]
-        if byte == 0x5C and index + 1 < length and body[index + 1] in b"\\`$\n":
-            if body[index + 1] != 0x0A:  # backslash-newline is removed
-                out.append(body[index + 1])
-            index += 2
-            continue
-        out.append(byte)
-        index += 1
-    return bytes(out)
+    return _HEREDOC_ESCAPE.sub(rb"\1", body)
 
 
 def _heredoc_delimiter(start: tree_sitter.Node, data: bytes) -> tuple[bytes, bool]:

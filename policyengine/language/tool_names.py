@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable
 from fnmatch import translate
 from functools import lru_cache
 
+from policyengine.arguments._glob_classes import class_end
+
 # Separators that only spell a word boundary: `delete-file`, `delete.file`, `delete file`.
 _SEPARATORS = frozenset("-_.:/\\ \t\n\r\f\v")
 _CACHE_SIZE = 4096
@@ -23,7 +25,7 @@ def _fold(text: str, pattern: bool) -> str:
     while i < n:
         c = text[i]
         if pattern and c == "[":
-            end = _class_end(text, i)
+            end = class_end(text, i)  # -1 when unclosed: a literal
             if end > i:
                 body = text[i : end + 1]
                 # `write[A-Z]*` meant the capital that starts a camelCase word: the boundary it stood for.
@@ -43,17 +45,6 @@ def _fold(text: str, pattern: bool) -> str:
             out.append(c)
         i += 1
     return _RUNS.sub("_", "".join(out).casefold()).strip("_")
-
-
-def _class_end(text: str, start: int) -> int:
-    """Index of the `]` closing the class opened at `start`, or `start` when it is unclosed (a literal)."""
-    j = start + 1
-    if j < len(text) and text[j] in "!^":
-        j += 1
-    if j < len(text) and text[j] == "]":
-        j += 1
-    end = text.find("]", j)
-    return start if end < 0 else end
 
 
 def _capitals_only(body: str) -> bool:
