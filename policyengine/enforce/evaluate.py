@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec
 
 from policyengine.errors import FreezeError
 from policyengine.runtime import session_steps
@@ -100,25 +101,32 @@ Deferred = Callable[[], Awaitable[Evaluation]]
 Answer = Evaluation | Deferred  # an evaluation now, or the coroutine that evaluates (Python listeners)
 
 P = ParamSpec("P")
-T = TypeVar("T", bound=Callable[..., Any])
 
 
-def _awaited(answer: Callable[P, Answer], name: str, doc: str) -> Callable[P, Coroutine[Any, Any, Evaluation]]:
+@contextlib.contextmanager
+def _monitor_hits() -> Iterator[list[MonitorHit]]:
+    """The list the monitor hits of the calls decided inside the block are appended to."""
+    hits: list[MonitorHit] = []
+    token = MONITORED.set(hits)
+    try:
+        yield hits
+    finally:
+        MONITORED.reset(token)
+
+
+def _awaited(answer: Callable[P, Answer], name: str) -> Callable[P, Coroutine[Any, Any, Evaluation]]:
     """`answer` from a coroutine, awaited when deferred; its monitor hits recorded and carried (`monitored`)."""
 
     @functools.wraps(answer)
     async def awaited(*args: P.args, **kwargs: P.kwargs) -> Evaluation:
-        hits: list[MonitorHit] = []
-        token = MONITORED.set(hits)
-        try:
+        with _monitor_hits() as hits:
             found = answer(*args, **kwargs)
             if not isinstance(found, Evaluation):
                 found = await found()
-        finally:
-            MONITORED.reset(token)
         return replace(found, monitored=tuple(hits)) if hits else found
 
-    return _named(awaited, name, doc)
+    awaited.__name__ = awaited.__qualname__ = name
+    return awaited
 
 
 def _at_once(answer: Callable[P, Answer], name: str, doc: str) -> Callable[P, Evaluation | None]:
@@ -126,24 +134,15 @@ def _at_once(answer: Callable[P, Answer], name: str, doc: str) -> Callable[P, Ev
 
     @functools.wraps(answer)
     def at_once(*args: P.args, **kwargs: P.kwargs) -> Evaluation | None:
-        hits: list[MonitorHit] = []
-        token = MONITORED.set(hits)
-        try:
+        with _monitor_hits() as hits:
             found = answer(*args, **kwargs)
-        finally:
-            MONITORED.reset(token)
         if not isinstance(found, Evaluation):
             return None
         return replace(found, monitored=tuple(hits)) if hits else found
 
-    return _named(at_once, name, doc)
-
-
-def _named(twin: T, name: str, doc: str) -> T:
-    """`twin` under its public name and docstring (its signature is its answer's, by functools.wraps)."""
-    twin.__name__ = twin.__qualname__ = name
-    twin.__doc__ = doc
-    return twin
+    at_once.__name__ = at_once.__qualname__ = name
+    at_once.__doc__ = doc
+    return at_once
 
 
 def _evaluation(
@@ -159,7 +158,14 @@ def _evaluation(
     session_id: str | None = None,
     now: float | None = None,
 ) -> Answer:
-    """`evaluate`'s answer: at once when every policy stage is synchronous (packs alone), else deferred."""
+    """Run pre-execute and guards (and post-execute over `result`) as a real call would.
+
+    The stage objects are the registry's own, the ones `Registry.call` runs. `result` holds the
+    recorded `value` and optionally `content`. An `ask` is reported, never put to a person.
+    Unknown tools are evaluated without argument validation unless `require_tool` is set.
+    With a `session_id`, the call reads and writes that session as a real call would (`now`:
+    the time it is decided at, for a replay; default the clock).
+    """
 
     def start() -> tuple[Run, ToolDefinition | None] | Evaluation:
         return _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
@@ -189,22 +195,9 @@ async def _evaluation_awaited(
 
 
 # One signature, two conventions: `evaluate` awaits, `evaluate_sync` answers None where it would have to.
-evaluate = _awaited(
-    _evaluation,
-    "evaluate",
-    """Run pre-execute and guards (and post-execute over `result`) as a real call would.
-
-    The stage objects are the registry's own, the ones `Registry.call` runs. `result` holds the
-    recorded `value` and optionally `content`. An `ask` is reported, never put to a person.
-    Unknown tools are evaluated without argument validation unless `require_tool` is set.
-    With a `session_id`, the call reads and writes that session as a real call would (`now`:
-    the time it is decided at, for a replay; default the clock).
-    """,
-)
+evaluate = _awaited(_evaluation, "evaluate")
 evaluate_sync = _at_once(
-    _evaluation,
-    "evaluate_sync",
-    "`evaluate` without an event loop, when every policy stage is synchronous (packs alone); else None.",
+    _evaluation, "evaluate_sync", "`evaluate` without an event loop, when every policy stage is synchronous; else None."
 )
 
 
@@ -221,7 +214,12 @@ def _review(
     now: float | None = None,
     require_tool: bool = False,
 ) -> Answer:
-    """`review_recorded`'s answer: at once when post-execute is synchronous (packs alone), else deferred."""
+    """Post-execute over the real result of a call already decided: no second decision, no second entry.
+
+    The call's decision entry was written when it was decided; this writes only its RESULT entry
+    (post-execute's labels, the result's fingerprints), as `Registry.call` would. The answer's
+    decision is ALLOW (the call ran); `post` says what post-execute made of the result.
+    """
 
     def start() -> tuple[Run, PendingResult] | Evaluation:
         return _review_started(registry, name, arguments, result, require_tool, agent, call_id, cwd, session_id, now)
@@ -244,20 +242,11 @@ async def _review_awaited(started: tuple[Run, PendingResult] | Evaluation, now: 
     return _reviewed(run, Allow(), _recorded_review(run, pending, answer, now))
 
 
-review_recorded = _awaited(
-    _review,
-    "review_recorded",
-    """Post-execute over the real result of a call already decided: no second decision, no second entry.
-
-    The call's decision entry was written when it was decided; this writes only its RESULT entry
-    (post-execute's labels, the result's fingerprints), as `Registry.call` would. The answer's
-    decision is ALLOW (the call ran); `post` says what post-execute made of the result.
-    """,
-)
+review_recorded = _awaited(_review, "review_recorded")
 review_recorded_sync = _at_once(
     _review,
     "review_recorded_sync",
-    "`review_recorded` without an event loop, when post-execute is synchronous (packs alone); else None.",
+    "`review_recorded` without an event loop, when post-execute is synchronous; else None.",
 )
 
 
