@@ -25,6 +25,8 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from policyengine.enforce.evaluate import (
+    Answer,
+    Deferred,
     Evaluation,
     Verdict,
     evaluate,
@@ -37,9 +39,6 @@ from policyengine.runtime.registry import Registry
 from policyengine.values.decisions import Source
 
 __all__ = ["Answer", "DecisionPoint", "Deferred", "Question", "closed", "settle"]
-
-Deferred = Callable[[], Awaitable[Evaluation]]
-Answer = Evaluation | Deferred  # an evaluation now, or the coroutine that evaluates (Python listeners)
 
 T = TypeVar("T")
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec
 
 from policyengine.errors import FreezeError
 from policyengine.runtime import session_steps
@@ -96,46 +97,55 @@ def _prepare(
         return Evaluation(Verdict.INVALID, Stage.VALIDATION, REGISTRY, str(error))
 
 
+Deferred = Callable[[], Awaitable[Evaluation]]
+Answer = Evaluation | Deferred  # an evaluation now, or the coroutine that evaluates (Python listeners)
+
 P = ParamSpec("P")
-E = TypeVar("E", Evaluation, Evaluation | None)
 
 
-def _recording(decide: Callable[P, E]) -> Callable[P, E]:
-    """`decide` with the monitor hits of the call it decides recorded, and carried by its evaluation (`monitored`)."""
-
-    @functools.wraps(decide)
-    def recording(*args: P.args, **kwargs: P.kwargs) -> E:
-        hits: list[MonitorHit] = []
-        token = MONITORED.set(hits)
-        try:
-            found = decide(*args, **kwargs)
-        finally:
-            MONITORED.reset(token)
-        return replace(found, monitored=tuple(hits)) if hits and found is not None else found
-
-    return recording
+@contextlib.contextmanager
+def _monitor_hits() -> Iterator[list[MonitorHit]]:
+    """The list the monitor hits of the calls decided inside the block are appended to."""
+    hits: list[MonitorHit] = []
+    token = MONITORED.set(hits)
+    try:
+        yield hits
+    finally:
+        MONITORED.reset(token)
 
 
-def _recording_async(
-    decide: Callable[P, Coroutine[Any, Any, Evaluation]],
-) -> Callable[P, Coroutine[Any, Any, Evaluation]]:
-    """_recording for a coroutine function."""
+def _awaited(answer: Callable[P, Answer], name: str) -> Callable[P, Coroutine[Any, Any, Evaluation]]:
+    """`answer` from a coroutine, awaited when deferred; its monitor hits recorded and carried (`monitored`)."""
 
-    @functools.wraps(decide)
-    async def recording(*args: P.args, **kwargs: P.kwargs) -> Evaluation:
-        hits: list[MonitorHit] = []
-        token = MONITORED.set(hits)
-        try:
-            found = await decide(*args, **kwargs)
-        finally:
-            MONITORED.reset(token)
+    @functools.wraps(answer)
+    async def awaited(*args: P.args, **kwargs: P.kwargs) -> Evaluation:
+        with _monitor_hits() as hits:
+            found = answer(*args, **kwargs)
+            if not isinstance(found, Evaluation):
+                found = await found()
         return replace(found, monitored=tuple(hits)) if hits else found
 
-    return recording
+    awaited.__name__ = awaited.__qualname__ = name
+    return awaited
 
 
-@_recording_async
-async def evaluate(
+def _at_once(answer: Callable[P, Answer], name: str, doc: str) -> Callable[P, Evaluation | None]:
+    """`answer` without an event loop: None when it would have to be awaited; monitor hits as in `_awaited`."""
+
+    @functools.wraps(answer)
+    def at_once(*args: P.args, **kwargs: P.kwargs) -> Evaluation | None:
+        with _monitor_hits() as hits:
+            found = answer(*args, **kwargs)
+        if not isinstance(found, Evaluation):
+            return None
+        return replace(found, monitored=tuple(hits)) if hits else found
+
+    at_once.__name__ = at_once.__qualname__ = name
+    at_once.__doc__ = doc
+    return at_once
+
+
+def _evaluation(
     registry: Registry,
     name: str,
     arguments: Mapping[str, Any] | None,
@@ -147,7 +157,7 @@ async def evaluate(
     cwd: str | None = None,
     session_id: str | None = None,
     now: float | None = None,
-) -> Evaluation:
+) -> Answer:
     """Run pre-execute and guards (and post-execute over `result`) as a real call would.
 
     The stage objects are the registry's own, the ones `Registry.call` runs. `result` holds the
@@ -156,7 +166,19 @@ async def evaluate(
     With a `session_id`, the call reads and writes that session as a real call would (`now`:
     the time it is decided at, for a replay; default the clock).
     """
-    started = _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
+
+    def start() -> tuple[Run, ToolDefinition | None] | Evaluation:
+        return _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
+
+    if not registry.installation.synchronous:  # nothing starts (no session is opened) until it is awaited
+        return lambda: _evaluation_awaited(start(), result, now)
+    started = start()
+    return started if isinstance(started, Evaluation) else _evaluate_sync(*started, result, now)
+
+
+async def _evaluation_awaited(
+    started: tuple[Run, ToolDefinition | None] | Evaluation, result: Mapping[str, Any] | None, now: float | None
+) -> Evaluation:
     if isinstance(started, Evaluation):
         return started
     run, definition = started
@@ -172,31 +194,14 @@ async def evaluate(
     return _reviewed(run, decision, _recorded_review(run, admitted, await inst.post.review(run, admitted), now))
 
 
-@_recording
-def evaluate_sync(
-    registry: Registry,
-    name: str,
-    arguments: Mapping[str, Any] | None,
-    *,
-    agent: str = "agent",
-    call_id: str | None = None,
-    result: Mapping[str, Any] | None = None,
-    require_tool: bool = False,
-    cwd: str | None = None,
-    session_id: str | None = None,
-    now: float | None = None,
-) -> Evaluation | None:
-    """`evaluate` without an event loop, when every policy stage is synchronous (packs alone); else None."""
-    if not registry.installation.synchronous:
-        return None
-    started = _start(registry, name, arguments, require_tool, agent, call_id, cwd, session_id, now)
-    if isinstance(started, Evaluation):
-        return started
-    return _evaluate_sync(*started, result, now)
+# One signature, two conventions: `evaluate` awaits, `evaluate_sync` answers None where it would have to.
+evaluate = _awaited(_evaluation, "evaluate")
+evaluate_sync = _at_once(
+    _evaluation, "evaluate_sync", "`evaluate` without an event loop, when every policy stage is synchronous; else None."
+)
 
 
-@_recording_async
-async def review_recorded(
+def _review(
     registry: Registry,
     name: str,
     arguments: Mapping[str, Any] | None,
@@ -208,14 +213,27 @@ async def review_recorded(
     session_id: str | None = None,
     now: float | None = None,
     require_tool: bool = False,
-) -> Evaluation:
+) -> Answer:
     """Post-execute over the real result of a call already decided: no second decision, no second entry.
 
     The call's decision entry was written when it was decided; this writes only its RESULT entry
     (post-execute's labels, the result's fingerprints), as `Registry.call` would. The answer's
     decision is ALLOW (the call ran); `post` says what post-execute made of the result.
     """
-    started = _review_started(registry, name, arguments, result, require_tool, agent, call_id, cwd, session_id, now)
+
+    def start() -> tuple[Run, PendingResult] | Evaluation:
+        return _review_started(registry, name, arguments, result, require_tool, agent, call_id, cwd, session_id, now)
+
+    if not registry.installation.post.synchronous:
+        return lambda: _review_awaited(start(), now)
+    started = start()
+    if isinstance(started, Evaluation):
+        return started
+    run, pending = started
+    return _reviewed(run, Allow(), _recorded_review(run, pending, run.inst.post.review_sync(run, pending), now))
+
+
+async def _review_awaited(started: tuple[Run, PendingResult] | Evaluation, now: float | None) -> Evaluation:
     if isinstance(started, Evaluation):
         return started
     run, pending = started
@@ -224,28 +242,12 @@ async def review_recorded(
     return _reviewed(run, Allow(), _recorded_review(run, pending, answer, now))
 
 
-@_recording
-def review_recorded_sync(
-    registry: Registry,
-    name: str,
-    arguments: Mapping[str, Any] | None,
-    result: Mapping[str, Any],
-    *,
-    agent: str = "agent",
-    call_id: str | None = None,
-    cwd: str | None = None,
-    session_id: str | None = None,
-    now: float | None = None,
-    require_tool: bool = False,
-) -> Evaluation | None:
-    """`review_recorded` without an event loop, when post-execute is synchronous (packs alone); else None."""
-    if not registry.installation.post.synchronous:
-        return None
-    started = _review_started(registry, name, arguments, result, require_tool, agent, call_id, cwd, session_id, now)
-    if isinstance(started, Evaluation):
-        return started
-    run, pending = started
-    return _reviewed(run, Allow(), _recorded_review(run, pending, run.inst.post.review_sync(run, pending), now))
+review_recorded = _awaited(_review, "review_recorded")
+review_recorded_sync = _at_once(
+    _review,
+    "review_recorded_sync",
+    "`review_recorded` without an event loop, when post-execute is synchronous; else None.",
+)
 
 
 def _review_started(

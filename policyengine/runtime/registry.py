@@ -62,6 +62,46 @@ class Bundle:
     session: Any = None
 
 
+class _StageDecorator:
+    """`@registry.on_x` or `@registry.on_x(name=...)`: installs the function in one stage and returns it."""
+
+    __slots__ = ("registry", "stage")
+
+    def __init__(self, registry: Registry, stage: Stage) -> None:
+        self.registry = registry
+        self.stage = stage
+
+    @overload
+    def __call__(self, fn: F, *, name: str | None = None) -> F: ...
+    @overload
+    def __call__(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
+    def __call__(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
+        if fn is None:
+
+            def decorator(f: F) -> F:
+                self.registry._add(f, name, self.stage)
+                return f
+
+            return decorator
+        self.registry._add(fn, name, self.stage)
+        return fn
+
+
+class _Installs:
+    """A Registry attribute that is the decorator of one stage; five stages, one signature and one body."""
+
+    def __init__(self, stage: Stage, doc: str) -> None:
+        self.stage = stage
+        self.__doc__ = doc
+
+    @overload
+    def __get__(self, registry: None, owner: type[Registry]) -> _Installs: ...
+    @overload
+    def __get__(self, registry: Registry, owner: type[Registry]) -> _StageDecorator: ...
+    def __get__(self, registry: Registry | None, owner: type[Registry]) -> _Installs | _StageDecorator:
+        return self if registry is None else _StageDecorator(registry, self.stage)
+
+
 class Registry:
     """Holds tool definitions and the pipeline; `call()` runs one tool call through it.
 
@@ -124,45 +164,17 @@ class Registry:
 
     # -- listeners -----------------------------------------------------------
 
-    @overload
-    def on_pre_execute(self, fn: F, *, name: str | None = None) -> F: ...
-    @overload
-    def on_pre_execute(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
-    def on_pre_execute(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
-        """Install `async fn(call, next) -> Allow | Deny | Ask` at the end of pre-execute."""
-        return self._decorate(fn, name, Stage.PRE_EXECUTE)
-
-    @overload
-    def guard(self, fn: F, *, name: str | None = None) -> F: ...
-    @overload
-    def guard(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
-    def guard(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
-        """Install a monotonic guard `fn(call) -> reason | None` (sync or async)."""
-        return self._decorate(fn, name, Stage.GUARD)
-
-    @overload
-    def on_execute(self, fn: F, *, name: str | None = None) -> F: ...
-    @overload
-    def on_execute(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
-    def on_execute(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
-        """Install an execute wrapper `async fn(dispatch, next) -> value`."""
-        return self._decorate(fn, name, Stage.EXECUTE)
-
-    @overload
-    def on_post_execute(self, fn: F, *, name: str | None = None) -> F: ...
-    @overload
-    def on_post_execute(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
-    def on_post_execute(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
-        """Install `async fn(call, result, next) -> Accept | AcceptValue | Block`."""
-        return self._decorate(fn, name, Stage.POST_EXECUTE)
-
-    @overload
-    def on_result(self, fn: F, *, name: str | None = None) -> F: ...
-    @overload
-    def on_result(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
-    def on_result(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
-        """Install a synchronous, read-only observer `fn(result)`, notified once per call."""
-        return self._decorate(fn, name, Stage.RESULT)
+    on_pre_execute = _Installs(
+        Stage.PRE_EXECUTE, "Install `async fn(call, next) -> Allow | Deny | Ask` at the end of pre-execute."
+    )
+    guard = _Installs(Stage.GUARD, "Install a monotonic guard `fn(call) -> reason | None` (sync or async).")
+    on_execute = _Installs(Stage.EXECUTE, "Install an execute wrapper `async fn(dispatch, next) -> value`.")
+    on_post_execute = _Installs(
+        Stage.POST_EXECUTE, "Install `async fn(call, result, next) -> Accept | AcceptValue | Block`."
+    )
+    on_result = _Installs(
+        Stage.RESULT, "Install a synchronous, read-only observer `fn(result)`, notified once per call."
+    )
 
     def install(self, bundle: Bundle, *, replace: Handle | None = None) -> Handle:
         """Install a bundle as one unit, or swap `replace`'s contents in place, atomically."""
@@ -198,17 +210,6 @@ class Registry:
                 f"rule id(s) {', '.join(map(repr, sorted(clash)))} are already installed on this registry",
                 hint="rule ids must be unique across every loaded layer; rename one of them",
             )
-
-    def _decorate(self, fn: F | None, name: str | None, stage: Stage) -> F | Callable[[F], F]:
-        if fn is None:
-
-            def decorator(f: F) -> F:
-                self._add(f, name, stage)
-                return f
-
-            return decorator
-        self._add(fn, name, stage)
-        return fn
 
     def _add(self, fn: Callable[..., Any], name: str | None, stage: Stage) -> Handle:
         if not callable(fn):

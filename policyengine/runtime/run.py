@@ -197,6 +197,10 @@ class Run:
         """A Stopped carrying the result built from these arguments."""
         return Stopped(self.result(*args, **kwargs))
 
+    def _tool_failed(self, stage: Stage, reason: str) -> Stopped:
+        """A Stopped for an ERROR of the tool's own code (its body, render or finalize) at `stage`."""
+        return self.stopped(Outcome.ERROR, stage, tool_source(self.call.name), reason)
+
     def watch(self) -> Seal:
         """Seal the call, before the first code that could write to it runs (once per call)."""
         seal = self.seal
@@ -287,20 +291,15 @@ class Run:
         # Copied in: a body (in a thread, say) keeps what it returned and could write to it while rules read it.
         value, problems = definition.validate_value(unfrozen(verdict.value))
         if problems:
-            raise self.stopped(
-                Outcome.ERROR,
+            raise self._tool_failed(
                 Stage.EXECUTE,
-                tool_source(self.call.name),
                 f"tool {self.call.name!r} returned a value that fails its output schema: {'; '.join(problems)}",
             )
         try:
             return value, render(self.call.arguments, definition, value)
         except BaseException as error:  # the tool's own code: whatever it raises is an error result
-            raise self.stopped(
-                Outcome.ERROR,
-                Stage.EXECUTE,
-                tool_source(self.call.name),
-                f"render of tool {self.call.name!r} failed: {describe(error)}",
+            raise self._tool_failed(
+                Stage.EXECUTE, f"render of tool {self.call.name!r} failed: {describe(error)}"
             ) from None
 
     def refuse_tampering(self, trace: Trace) -> None:
@@ -320,11 +319,8 @@ class Run:
                 raise ValueError("; ".join(problems))
             return content  # type: ignore[no-any-return]
         except BaseException as error:  # synchronous: even a CancelledError here is a stray one
-            raise self.stopped(
-                Outcome.ERROR,
-                Stage.FINALIZE,
-                tool_source(self.call.name),
-                f"finalize_content of tool {self.call.name!r} failed: {describe(error)}",
+            raise self._tool_failed(
+                Stage.FINALIZE, f"finalize_content of tool {self.call.name!r} failed: {describe(error)}"
             ) from None
         finally:
             self.lap(Stage.FINALIZE)

@@ -22,7 +22,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -272,17 +272,14 @@ def _private_key(path: str | Path) -> Ed25519PrivateKey:
     from cryptography.hazmat.primitives import serialization
 
     path = Path(path)
-    pem = _read_limited(path, 64 * 1024, "private key")
-    try:
-        key = serialization.load_pem_private_key(pem, password=None)
-    except (ValueError, TypeError) as error:
-        raise BundleError(
-            f"{path} is not an unencrypted PEM private key ({error})",
-            hint="create one with `policyengine bundle keygen`",
-        ) from None
-    if not isinstance(key, _ed25519().Ed25519PrivateKey):
-        raise BundleError(f"{path} is not an Ed25519 key", hint="create one with `policyengine bundle keygen`")
-    return key  # type: ignore[no-any-return]
+    keygen = "create one with `policyengine bundle keygen`"
+    return _pem_key(  # type: ignore[no-any-return]
+        _read_limited(path, 64 * 1024, "private key"),
+        lambda pem: serialization.load_pem_private_key(pem, password=None),
+        _ed25519().Ed25519PrivateKey,
+        (f"{path} is not an unencrypted PEM private key", keygen),
+        (f"{path} is not an Ed25519 key", keygen),
+    )
 
 
 def load_public_key(public_key: str | Path | bytes) -> Ed25519PublicKey:
@@ -290,17 +287,26 @@ def load_public_key(public_key: str | Path | bytes) -> Ed25519PublicKey:
     from cryptography.hazmat.primitives import serialization
 
     where = "the public key" if isinstance(public_key, bytes) else str(public_key)
-    pem = public_key if isinstance(public_key, bytes) else _read_limited(Path(public_key), 64 * 1024, "public key")
+    return _pem_key(  # type: ignore[no-any-return]
+        public_key if isinstance(public_key, bytes) else _read_limited(Path(public_key), 64 * 1024, "public key"),
+        serialization.load_pem_public_key,
+        _ed25519().Ed25519PublicKey,
+        (f"{where} is not a PEM public key", "pass the .pub file written by `policyengine bundle keygen`"),
+        (f"{where} is not an Ed25519 public key", "use the key from `policyengine bundle keygen`"),
+    )
+
+
+def _pem_key(
+    pem: bytes, load: Callable[[bytes], object], kind: type, not_pem: tuple[str, str], not_kind: tuple[str, str]
+) -> Any:
+    """The key `load` reads from `pem`, of class `kind`; else a BundleError (message, hint) saying which it is not."""
     try:
-        key = serialization.load_pem_public_key(pem)
+        key = load(pem)
     except (ValueError, TypeError) as error:
-        raise BundleError(
-            f"{where} is not a PEM public key ({error})",
-            hint="pass the .pub file written by `policyengine bundle keygen`",
-        ) from None
-    if not isinstance(key, _ed25519().Ed25519PublicKey):
-        raise BundleError(f"{where} is not an Ed25519 public key", hint="use the key from `policyengine bundle keygen`")
-    return key  # type: ignore[no-any-return]
+        raise BundleError(f"{not_pem[0]} ({error})", hint=not_pem[1]) from None
+    if not isinstance(key, kind):
+        raise BundleError(not_kind[0], hint=not_kind[1])
+    return key
 
 
 def sign_bundle(bundle: str | Path, private_key: str | Path) -> Path:

@@ -51,6 +51,19 @@ def _answer(ref: str, description: str) -> dict[str, Any]:
 
 _V1_ERRORS = {"400": _ERROR, "401": _ERROR, "408": _ERROR, "413": _ERROR}
 
+
+def _v1_post(summary: str, body: str, answer: str, description: str) -> dict[str, Any]:
+    """A v1 POST path: a bearer token, a JSON `body`, the `answer` or a refusal before deciding."""
+    return {
+        "post": {
+            "summary": summary,
+            "security": [{"bearer": []}],
+            "requestBody": _json_body(body),
+            "responses": {"200": _answer(answer, description), **_V1_ERRORS},
+        }
+    }
+
+
 OPENAPI: dict[str, Any] = {
     "openapi": "3.1.0",
     "info": {"title": "policyengine decision service", "version": "1"},
@@ -127,22 +140,13 @@ OPENAPI: dict[str, Any] = {
         },
     },
     "paths": {
-        "/v1/decide": {
-            "post": {
-                "summary": "What pre-execute and the guards do with a call",
-                "security": [{"bearer": []}],
-                "requestBody": _json_body("Call"),
-                "responses": {"200": _answer("Decision", "the decision"), **_V1_ERRORS},
-            }
-        },
-        "/v1/review": {
-            "post": {
-                "summary": "What post-execute makes of a call's result (and the call's decision)",
-                "security": [{"bearer": []}],
-                "requestBody": _json_body("CallWithResult"),
-                "responses": {"200": _answer("Review", "the review"), **_V1_ERRORS},
-            }
-        },
+        "/v1/decide": _v1_post("What pre-execute and the guards do with a call", "Call", "Decision", "the decision"),
+        "/v1/review": _v1_post(
+            "What post-execute makes of a call's result (and the call's decision)",
+            "CallWithResult",
+            "Review",
+            "the review",
+        ),
         "/v1/packs": {
             "get": {
                 "summary": "The packs deciding now",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from operator import is_
-from typing import Any, NoReturn, SupportsIndex
+from typing import Any, ClassVar, NoReturn, Self, SupportsIndex
 
 import jmespath.functions as _jp_functions
 
@@ -21,10 +21,30 @@ def _refuse(*_args: object, **_kwargs: object) -> NoReturn:
     )
 
 
-class FrozenDict(dict[str, Any]):
+class _Frozen:
+    """What the two frozen containers do alike: a copy is the value itself, pickled and shown over its base."""
+
+    __slots__ = ()
+    _base: ClassVar[type[Any]]  # dict or list
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self._base(self),))
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, _memo: object) -> Self:
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._base(self)!r})"
+
+
+class FrozenDict(_Frozen, dict[str, Any]):
     """A read-only dict, deep by construction; a real dict so jmespath's isinstance checks pass."""
 
     __slots__ = ()
+    _base = dict
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # Values are frozen on the way in, so every FrozenDict is deep and freeze() can trust it.
@@ -47,23 +67,12 @@ class FrozenDict(dict[str, Any]):
         # Equal dicts compare equal whatever their key order, so the hash must ignore it too.
         return hash(frozenset(self.items()))
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (FrozenDict, (dict(self),))
 
-    def __copy__(self) -> FrozenDict:
-        return self
-
-    def __deepcopy__(self, _memo: object) -> FrozenDict:
-        return self
-
-    def __repr__(self) -> str:
-        return f"FrozenDict({dict.__repr__(self)})"
-
-
-class FrozenList(list[Any]):
+class FrozenList(_Frozen, list[Any]):
     """A read-only list, deep by construction; a real list so jmespath's index and filters work."""
 
     __slots__ = ()
+    _base = list
 
     def __init__(self, items: Iterable[Any] = ()) -> None:
         list.__init__(self, [freeze(item, path=f"$[{i}]", _depth=1) for i, item in enumerate(items)])
@@ -86,18 +95,6 @@ class FrozenList(list[Any]):
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash(tuple(self))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (FrozenList, (list(self),))
-
-    def __copy__(self) -> FrozenList:
-        return self
-
-    def __deepcopy__(self, _memo: object) -> FrozenList:
-        return self
-
-    def __repr__(self) -> str:
-        return f"FrozenList({list.__repr__(self)})"
 
 
 # jmespath's function type checks compare type(x).__name__ against fixed tables

@@ -252,7 +252,26 @@ def _restore_pack_load_error(cls: type[PackLoadError], problems: tuple[Problem, 
     return cls(problems, summary=summary)
 
 
-class PackLoadError(PolicyEngineError):
+class _BySeverity:
+    """The errors and the warnings among a load's problems, each in the order found."""
+
+    __slots__ = ()
+
+    def _all(self) -> tuple[Problem, ...]:
+        raise NotImplementedError
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        """The problems with severity ERROR: those that refuse a pack."""
+        return tuple(p for p in self._all() if p.is_error)
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """The problems with severity WARNING, reported alongside, which alone would not refuse it."""
+        return tuple(p for p in self._all() if not p.is_error)
+
+
+class PackLoadError(PolicyEngineError, _BySeverity):
     """Loading a pack failed: carries every problem found, so one run shows them all."""
 
     exit_code = 2
@@ -262,15 +281,8 @@ class PackLoadError(PolicyEngineError):
         self.summary = summary
         super().__init__(render_problems(self.problems, summary=summary))
 
-    @property
-    def errors(self) -> tuple[Problem, ...]:
-        """The problems that refused the pack."""
-        return tuple(p for p in self.problems if p.is_error)
-
-    @property
-    def warnings(self) -> tuple[Problem, ...]:
-        """The problems reported alongside, which alone would not refuse it."""
-        return tuple(p for p in self.problems if not p.is_error)
+    def _all(self) -> tuple[Problem, ...]:
+        return self.problems
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -289,7 +301,7 @@ class PackLoadError(PolicyEngineError):
         return (_restore_pack_load_error, (type(self), self.problems, self.summary))
 
 
-class ProblemSink:
+class ProblemSink(_BySeverity):
     """Collects problems from every file and stage so a load reports them all at once."""
 
     def __init__(self) -> None:
@@ -314,15 +326,8 @@ class ProblemSink:
         """Every problem, in the order found."""
         return tuple(self._problems)
 
-    @property
-    def errors(self) -> tuple[Problem, ...]:
-        """The problems with severity ERROR, in the order found."""
-        return tuple(p for p in self._problems if p.is_error)
-
-    @property
-    def warnings(self) -> tuple[Problem, ...]:
-        """The problems with severity WARNING, in the order found."""
-        return tuple(p for p in self._problems if not p.is_error)
+    def _all(self) -> tuple[Problem, ...]:
+        return tuple(self._problems)
 
     @property
     def has_errors(self) -> bool:
