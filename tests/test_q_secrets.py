@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from policyengine import PolicyLayers, Registry
@@ -141,10 +141,18 @@ def test_issued_lengths(digits: str, issued: bool) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet="0123456789", min_size=14, max_size=14))
+@example("53157819102010")  # its hex form, 10197244590045, has no letter (found by this test, session 42)
 def test_an_issued_card_in_base36_or_hex_beside_an_expiry_is_read(body: str) -> None:
     card = _luhn_card("4", 16, body)
     assert _hits(f"{_b36(int(card))} exp 04/29") == [card]
     assert _hits(f"n={format(int(card), 'x')}&e=0429") == [card]
+
+
+def test_a_word_of_decimal_digits_beside_a_card_context_is_read_as_hex_unless_it_is_a_card_itself() -> None:
+    assert _hits("n=10197244590045&e=0429") == ["4531578191020101"]
+    assert _hits("card: 10197244590045") == ["4531578191020101"]
+    assert _hits("4111111111111111 exp 04/29") == []  # a card in decimal is the card reader's, reported once
+    assert [f.kind for f in scanner.find_secrets({"q": "4111111111111111 exp 04/29"})] == ["card-number"]
 
 
 @settings(max_examples=60, deadline=None)

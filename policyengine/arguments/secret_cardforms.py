@@ -100,8 +100,8 @@ def _bare_hits(text: str, is_card: Callable[[str], bool]) -> list[_Hit]:
     for label in _LABEL_RE.finditer(text):
         for match in _BARE.finditer(text, label.end(), min(len(text), label.end() + _LABEL_REACH)):
             word = match.group(1)
-            if word.isdigit() or not any(c.isdigit() for c in word):
-                continue  # decimal is the card reader's; a word of letters is a word
+            if not any(c.isdigit() for c in word):
+                continue  # a word of letters is a word
             seen += 1
             if seen > _MAX_MATCHES:
                 return hits
@@ -157,9 +157,15 @@ def _issued(digits: str) -> bool:
 
 def _word_hit(word: str, is_card: Callable[[str], bool]) -> tuple[str, str] | None:
     """(kind, card digits) when a word of letters and digits is a card in base 16 or 36, of an issuer's length."""
-    if word.isdigit() or word.isalpha():
-        return None  # decimal is the card reader's; a word of letters is a word
-    for base in (16, 36) if _HEX_WORD.fullmatch(word) else (36,):
+    if word.isalpha():
+        return None  # a word of letters is a word
+    if word.isdigit():
+        # Decimal is the card reader's, but a card's hex form has no letter about once in 700
+        # (0x10197244590045 is 4531578191020101): read as hex unless the word is a card itself.
+        bases: tuple[int, ...] = () if is_card(word) else (16,)
+    else:
+        bases = (16, 36) if _HEX_WORD.fullmatch(word) else (36,)
+    for base in bases:
         value = _digits_value(word, base)
         if value is not None and _issued(value) and is_card(value):
             return f"card-number (base {base})", value
