@@ -155,11 +155,13 @@ def test_metrics_add_up_every_workers_decisions(tmp_path: Path) -> None:
             lines = first.get("/metrics").text.splitlines()
             return {k: float(v) for k, v in (x.rsplit(" ", 1) for x in lines if x and not x.startswith("#"))}
 
-        # Each worker writes its counts once a second: whichever worker is scraped shows both.
+        # Each worker writes its counts once a second: whichever worker is scraped shows both. A write
+        # may fall between worker two's last decision and its 400, so each count is waited for.
         key = 'policyengine_decisions_total{decision="%s",endpoint="decide",rule="%s"}'
         wait_for(lambda: totals().get(key % ("deny", "deny-rm")) == 7.0, what="worker one's counts")
         wait_for(lambda: totals().get(key % ("allow", "allow-read")) == 5.0, what="worker two's counts")
-        assert totals()['policyengine_rejected_requests_total{status="400"}'] == 1.0
+        rejected = 'policyengine_rejected_requests_total{status="400"}'
+        wait_for(lambda: totals().get(rejected) == 1.0, what="worker two's rejected request")
         assert totals()['policyengine_decision_seconds_count{endpoint="decide"}'] == 12.0
     finally:
         first.close()
