@@ -13,7 +13,7 @@ from pathlib import Path
 
 import regex  # type: ignore[import-untyped,unused-ignore]
 
-TARGET = Path(__file__).resolve().parent.parent / "policyengine" / "language" / "_ignorables.py"
+TARGET = Path(__file__).resolve().parent.parent / "policyengine" / "arguments" / "_ignorables.py"
 
 HEADER = '''r"""Code points a path drops before matching: they render as nothing (generated; do not edit).
 

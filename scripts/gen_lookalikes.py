@@ -21,7 +21,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-TARGET = Path(__file__).resolve().parent.parent / "policyengine" / "language" / "_lookalikes.py"
+TARGET = Path(__file__).resolve().parent.parent / "policyengine" / "arguments" / "_lookalikes.py"
 _SMALL_CAPITAL = re.compile(r"LATIN LETTER SMALL CAPITAL ([A-Z])")
 
 HEADER = '''"""Letters of other scripts that read as one ASCII letter or digit (generated; do not edit).
