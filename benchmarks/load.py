@@ -1,7 +1,7 @@
 """Decisions per second and p50/p99 latency of `policyengine serve`, side by side with a bare endpoint on its stack.
 
     python benchmarks/load.py [--levels 1,16,64] [--duration 5] [--warmup 1] [--rounds 3]
-                              [--pack DIR] [--calls FILE] [--client auto|raw|httpx] [--no-audit]
+                              [--pack DIR] [--calls FILE] [--client auto|raw|httpx|wrk] [--no-audit]
                               [--http auto|httptools|h11] [--workers 1,2]
 
 starts the servers as subprocesses, each on a free 127.0.0.1 port:
@@ -19,20 +19,22 @@ starts the servers as subprocesses, each on a free 127.0.0.1 port:
 - starlette: the same server's `/bare-starlette`, a Starlette route (`Request.body()` and a
   `JSONResponse` of the same document): what a typical endpoint on the stack costs, for scale.
 
-The generator is one asyncio loop of N clients, each on its own keep-alive connection, sending
-the calls of `examples/bfcl-calls.jsonl` (to `policies/bfcl`) round-robin, each client starting at
-a different call. Per level: a warm-up, then a fixed window in which every completed request is
-counted and its latency kept; bare and decide run back to back at each level, `--rounds` times
-(the order alternates each round). The table shows req/s (median over rounds), p50/p99 (all rounds
-pooled), the ratio decide/bare (median of the back-to-back pairs: the machine is shared with other
-work, whose load moves between rounds), the ratio of N workers to one (same pairing), and the
-server's CPU microseconds per request on each side (read from /proc, the server's process and its
-workers together), whose ratio does not depend on what else runs, and the cores the server kept
-busy (its CPU seconds per second). `--client auto` first drives
-the bare endpoint at the highest level with httpx.AsyncClient and with raw asyncio streams
-speaking HTTP/1.1, says which is faster, and uses it. The machine's cores are shared by the
-generator and the server (the CPU share of each is printed per run). Benchmarks print; they
-never assert.
+The generator is one asyncio loop of N clients, each on its own keep-alive connection, sending the
+calls of `examples/bfcl-calls.jsonl` (to `policies/bfcl`) round-robin, each client starting at a
+different call. Per level: a warm-up, then a fixed window in which every completed request is
+counted and its latency kept; bare and decide run back to back at each level, `--rounds` times (the
+order alternates each round). `--client wrk` drives the same bodies with wrk (a C generator,
+`apt-get install wrk`: ~9-14% of a core where the Python loop takes 18-29%), one Lua script per
+server; wrk reports percentiles per window, so p50/p99 are then medians over rounds. The table shows
+req/s (median over rounds), p50/p99 (all rounds pooled), the ratio decide/bare (median of the
+back-to-back pairs: the machine is shared with other work, whose load moves between rounds), the
+ratio of N workers to one (same pairing), and the server's CPU microseconds per request on each side
+(read from /proc, the server's process and its workers together), whose ratio does not depend on
+what else runs, and the cores the server kept busy (its CPU seconds per second). `--client auto`
+first drives the bare endpoint at the highest level with httpx.AsyncClient and with raw asyncio
+streams speaking HTTP/1.1, says which is faster, and uses it. The machine's cores are shared by the
+generator and the server (the CPU share of each is printed per run). Benchmarks print; they never
+assert.
 """
 
 from __future__ import annotations
@@ -210,10 +212,17 @@ class Tally:
     failures: int = 0  # connection errors (the client reconnects)
     server_cpu: float = 0.0
     generator_cpu: float = 0.0
+    # wrk reports a count and percentiles, not each latency (--client wrk)
+    count: int | None = None
+    quantiles: dict[float, float] = field(default_factory=dict)
+
+    @property
+    def requests(self) -> int:
+        return len(self.latencies) if self.count is None else self.count
 
     @property
     def rate(self) -> float:
-        return len(self.latencies) / self.seconds
+        return self.requests / self.seconds
 
 
 def request_bytes(server: Server, body: bytes) -> bytes:
@@ -309,8 +318,71 @@ def httpx_clients(client: httpx.AsyncClient) -> Client:
     return one
 
 
+_WRK_DONE = """
+done = function(summary, latency, requests)
+  local e = summary.errors
+  local errors = e.connect + e.read + e.write + e.timeout
+  io.write(string.format('WRK {"requests": %d, "p50": %d, "p99": %d, "status": %d, "errors": %d}\\n',
+    summary.requests, latency:percentile(50), latency:percentile(99), e.status, errors))
+end
+"""
+
+
+def wrk_script(server: Server, bodies: list[bytes], folder: Path) -> Path:
+    """A wrk Lua script sending the bodies round-robin (each connection from its own offset) to the server's path."""
+    path = folder / f"wrk-{server.name}-{server.port}.lua"
+    level = 1
+    while any(f"]{'=' * level}]".encode() in body for body in bodies):
+        level += 1
+    eq = "=" * level
+    headers = {"Content-Type": "application/json", **server.headers}
+    lines = ["local bodies = {"]
+    lines += [f"  [{eq}[{body.decode()}]{eq}]," for body in bodies]
+    lines.append("}")
+    lines.append("local headers = {" + ", ".join(f'["{k}"] = "{v}"' for k, v in headers.items()) + "}")
+    lines.append("local requests, n, i = {}, #bodies, 0")
+    lines.append(f'for k = 1, n do requests[k] = wrk.format("POST", "{server.path}", headers, bodies[k]) end')
+    lines.append("request = function() i = i % n + 1; return requests[i] end")
+    path.write_text("\n".join(lines) + _WRK_DONE, encoding="utf-8")
+    return path
+
+
+def drive_wrk(server: Server, script: Path, clients: int, warmup: float, duration: float) -> Tally:
+    """wrk (one thread, a C event loop: a few % of a core) for warmup seconds untimed, then duration seconds timed."""
+    url = f"http://{HOST}:{server.port}{server.path}"
+
+    def wrk(seconds: float) -> str:
+        command = ["wrk", "-t1", f"-c{clients}", f"-d{max(1, round(seconds))}s", "--timeout", "30s", "-s", str(script)]
+        return subprocess.run([*command, url], capture_output=True, text=True, check=True).stdout
+
+    if warmup > 0:
+        wrk(warmup)
+    tally = Tally(clients, max(1, round(duration)))
+    before = (server.cpu_seconds(), os.times())
+    out = wrk(duration)
+    after = (server.cpu_seconds(), os.times())
+    report = json.loads(next(line for line in out.splitlines() if line.startswith("WRK "))[4:])
+    tally.count = int(report["requests"])
+    tally.quantiles = {0.5: report["p50"] / 1e6, 0.99: report["p99"] / 1e6}
+    tally.statuses[200] = tally.count - int(report["status"])
+    if report["status"]:
+        tally.statuses[0] = int(report["status"])  # wrk counts non-2xx answers without their status
+    tally.failures = int(report["errors"])
+    tally.server_cpu = after[0] - before[0]
+    tally.generator_cpu = (after[1].children_user + after[1].children_system) - (
+        before[1].children_user + before[1].children_system
+    )
+    return tally
+
+
 async def drive(server: Server, bodies: list[bytes], clients: int, warmup: float, duration: float, kind: str) -> Tally:
     """N concurrent clients for warmup + duration seconds; the tally of the timed window."""
+    if kind == "wrk":
+        script = wrk_script(server, bodies, Path(tempfile.gettempdir()))
+        try:
+            return await asyncio.to_thread(drive_wrk, server, script, clients, warmup, duration)
+        finally:
+            script.unlink(missing_ok=True)
     tally = Tally(clients, duration)
     stride = max(1, len(bodies) // clients)
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -392,7 +464,12 @@ def main() -> None:
     parser.add_argument("--pack", type=Path, default=ROOT / "policies" / "bfcl")
     parser.add_argument("--calls", type=Path, default=ROOT / "examples" / "bfcl-calls.jsonl")
     parser.add_argument("--max-calls", type=int, default=100_000, help="use at most this many calls")
-    parser.add_argument("--client", choices=["auto", "raw", "httpx"], default="auto")
+    parser.add_argument(
+        "--client",
+        choices=["auto", "raw", "httpx", "wrk"],
+        default="auto",
+        help="the generator: Python's (auto picks raw or httpx) or wrk, a C generator (apt-get install wrk)",
+    )
     parser.add_argument("--no-audit", dest="audit", action="store_false", help="serve without a decision log")
     parser.add_argument("--token-file", type=Path, help="pass to serve and send as a bearer token")
     parser.add_argument("--serve-arg", action="append", default=[], metavar="ARG", help="one more serve argument")
@@ -414,7 +491,8 @@ def main() -> None:
     if args.token_file:
         headers["Authorization"] = f"Bearer {args.token_file.read_text().strip()}"
     cores = os.cpu_count() or 0
-    print(f"machine: {cores} cores, SHARED by the generator (one asyncio loop) and the server under test", flush=True)
+    generator = "wrk, one thread" if args.client == "wrk" else "one asyncio loop"
+    print(f"machine: {cores} cores, SHARED by the generator ({generator}) and the server under test", flush=True)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     shown = args.calls.relative_to(ROOT) if args.calls.is_relative_to(ROOT) else args.calls
     print(f"bodies: {len(bodies)} calls from {shown}, to {args.pack}", flush=True)
@@ -488,10 +566,11 @@ async def run(args: argparse.Namespace, servers: dict[str, Server], bodies: list
                     flush=True,
                 )
     ms = 1000
+    pooled = "median over rounds" if kind == "wrk" else "all rounds pooled"
     out.append(
         f"\n{args.duration:g} s per level and endpoint after {args.warmup:g} s of warm-up, {args.rounds} round(s), "
         f"client: {kind}; {os.cpu_count()} cores shared by generator and server\n"
-        "req/s: median over rounds; p50/p99: ms, all rounds pooled; ratios: median over rounds of the ratio of "
+        f"req/s: median over rounds; p50/p99: ms, {pooled}; ratios: median over rounds of the ratio of "
         "rates measured back to back;\ncpu us: the server's CPU microseconds per request, workers included "
         "(median over rounds); cores: the server's CPU seconds per second (median); gen: the generator's\n"
     )
@@ -500,7 +579,7 @@ async def run(args: argparse.Namespace, servers: dict[str, Server], bodies: list
         return statistics.median(t.rate for t in tallies[(name, level)])
 
     def cpu_us(name: str, level: int) -> float:
-        return statistics.median(t.server_cpu / max(1, len(t.latencies)) for t in tallies[(name, level)]) * 1e6
+        return statistics.median(t.server_cpu / max(1, t.requests) for t in tallies[(name, level)]) * 1e6
 
     def share(name: str, level: int, generator: bool = False) -> float:
         runs = tallies[(name, level)]
@@ -511,7 +590,10 @@ async def run(args: argparse.Namespace, servers: dict[str, Server], bodies: list
         return statistics.median(d.rate / b.rate if b.rate else 0.0 for b, d in pairs)
 
     def p(name: str, level: int, q: float) -> float:
-        return percentile([x for t in tallies[(name, level)] for x in t.latencies], q) * ms
+        runs = tallies[(name, level)]
+        if any(t.quantiles for t in runs):  # wrk: the median of each round's percentile
+            return statistics.median(t.quantiles[q] for t in runs) * ms
+        return percentile([x for t in runs for x in t.latencies], q) * ms
 
     out.append(f"{'clients':>7} | {'bare req/s':>10} {'p99':>6} {'cpu us':>6} | {'starlette':>9} {'p99':>6} |")
     for name in decides:
