@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
 from itertools import count
 from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -27,6 +24,7 @@ from langgraph.types import Command
 from pydantic import ValidationError
 
 import policyengine.enforce.decision_point as decision_point_module
+from langchain_chat import ScriptedChat
 from policyengine import Registry, deny
 from policyengine.adapters.gate import PolicyGate
 from policyengine.adapters.langchain import PolicyMiddleware
@@ -76,31 +74,6 @@ def fetch_account(name: str) -> tuple[str, dict[str, Any]]:
     if name == "internal":
         return "one account", {"name": name, "notes": "INTERNAL ONLY: the on-call rota"}
     return "one account", {"name": name, "api_token": TOKEN, "plan": "team"}
-
-
-class ScriptedChat(BaseChatModel):
-    """Calls the tools a human message lists (`[[name, args], ...]` as JSON); after the results, answers "done"."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:
-        return self
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
-        last = messages[-1]
-        if isinstance(last, HumanMessage):
-            calls = [
-                {"name": name, "args": args, "id": f"call-{i}", "type": "tool_call"}
-                for i, (name, args) in enumerate(json.loads(str(last.content)))
-            ]
-            reply = AIMessage(content="", tool_calls=calls)
-        else:
-            reply = AIMessage(content="done")
-        return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
 MIDDLEWARE = PolicyMiddleware(packs=[PACK], tools=[read_config])

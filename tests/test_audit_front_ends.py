@@ -29,9 +29,7 @@ import yaml
 from agents import Agent, RunConfig, Runner, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 from langchain.agents import create_agent
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -39,6 +37,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import stdio_client
 
+from langchain_chat import ScriptedChat
 from policyengine import PolicyLayers, Registry
 from policyengine.adapters.langchain import PolicyMiddleware
 from policyengine.adapters.openai_agents import PolicyGuard
@@ -336,29 +335,6 @@ def store(payload: str) -> str:
 def run_shell(command: str) -> str:
     """Run a shell command."""
     return f"ran {command}"
-
-
-class ScriptedChat(BaseChatModel):
-    """Calls the tools a human message lists (`[[name, args], ...]` as JSON); after the results, answers "done"."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:
-        return self
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
-        last = messages[-1]
-        if isinstance(last, HumanMessage):
-            calls = [
-                {"name": name, "args": args, "id": f"call-{i}", "type": "tool_call"}
-                for i, (name, args) in enumerate(json.loads(str(last.content)))
-            ]
-            return ChatResult(generations=[ChatGeneration(message=AIMessage(content="", tool_calls=calls))])
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content="done"))])
 
 
 def test_a_langchain_run_writes_0600_and_no_corpus_credential(tmp_path: Path) -> None:

@@ -24,17 +24,15 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from policyengine.adapters.gate import PolicyGate
 from policyengine.cli import hook as hook_verb
-from policyengine.cli import serve as serve_verb
 from policyengine.cli.main import main
 from policyengine.enforce.evaluate import Verdict
 from policyengine.packs import cache
 from policyengine.service.app import create_app
-from policyengine.service.http_protocol import protocol_class
 from policyengine.service.packs_state import PacksState
+from served import Served
 from support import rules_pack
 
 RULES = [
@@ -210,26 +208,6 @@ def test_the_warm_helper_keeps_its_packs_through_a_broken_edit(
 
 
 # -- the decision service -------------------------------------------------------------------------------
-
-
-class Served:
-    """A Uvicorn server in a thread, on a socket bound to a free port before it starts."""
-
-    def __init__(self, app: Any) -> None:
-        sock = serve_verb.bind("127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol_class("auto", 10.0))
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve(sockets=[sock])), daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            assert time.monotonic() < deadline and self.thread.is_alive(), "the server did not start"
-            time.sleep(0.005)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 @pytest.mark.parametrize("how", list(BREAKS))

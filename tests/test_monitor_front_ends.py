@@ -10,31 +10,26 @@ import asyncio
 import json
 import logging
 import sys
-import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from agents import Agent, RunConfig, Runner, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 from langchain.agents import create_agent
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from langchain_chat import ScriptedChat
 from policyengine.adapters.langchain import PolicyMiddleware
 from policyengine.adapters.openai_agents import PolicyGuard
-from policyengine.cli import serve as serve_verb
 from policyengine.service.app import create_app
 from policyengine.service.decision_log import open_decision_log
-from policyengine.service.http_protocol import protocol_class
 from policyengine.service.packs_state import PacksState
+from served import Served
 from support import ROOT, rules_pack
 
 # One rule being staged: enforced, it would deny every write; in monitor mode it only says so.
@@ -95,29 +90,6 @@ def write_file(path: str) -> str:
     return "written"
 
 
-class ScriptedChat(BaseChatModel):
-    """Calls the tools the human message lists (`[[name, args], ...]` as JSON); after the results, answers "done"."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:
-        return self
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
-        last = messages[-1]
-        if isinstance(last, HumanMessage):
-            calls = [
-                {"name": name, "args": args, "id": f"call-{i}", "type": "tool_call"}
-                for i, (name, args) in enumerate(json.loads(str(last.content)))
-            ]
-            return ChatResult(generations=[ChatGeneration(message=AIMessage(content="", tool_calls=calls))])
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content="done"))])
-
-
 def test_langchain_runs_a_monitored_deny_and_its_tool_message_carries_the_hit(
     pack: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -156,26 +128,6 @@ def test_the_agents_sdk_runs_a_monitored_deny_and_its_guardrail_result_carries_t
 
 
 # -- the decision service --------------------------------------------------------------------------
-
-
-class Served:
-    """A Uvicorn server in a thread, on a socket bound to a free port before it starts."""
-
-    def __init__(self, app: Any) -> None:
-        sock = serve_verb.bind("127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol_class("auto", 10.0))
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve(sockets=[sock])), daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            assert time.monotonic() < deadline and self.thread.is_alive(), "the server did not start"
-            time.sleep(0.005)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 def test_serve_allows_a_monitored_deny_and_its_decision_log_record_holds_the_hit(pack: Path, tmp_path: Path) -> None:

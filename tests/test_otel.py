@@ -263,7 +263,7 @@ def test_the_decision_service_exports_each_decision_record(tmp_path: Path) -> No
 
     from policyengine.service.app import create_app
     from policyengine.service.packs_state import PacksState
-    from test_serve import Served
+    from served import Served
 
     spans = InMemorySpanExporter()
     tracing = TracerProvider()

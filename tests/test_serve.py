@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from policyengine.cli import serve as serve_verb
 from policyengine.cli.main import main
@@ -29,8 +28,8 @@ from policyengine.service import app as service_app
 from policyengine.service import deciding as service_deciding
 from policyengine.service.app import OPENAPI, create_app
 from policyengine.service.decision_log import DecisionLog, open_decision_log
-from policyengine.service.http_protocol import protocol_class
 from policyengine.service.packs_state import PacksState
+from served import Served
 from support import ROOT, rules_pack
 
 TOKEN = "s3rv3-t0ken-for-tests"
@@ -57,29 +56,6 @@ RULES: list[dict[str, Any]] = [
         "block": "The result is too large; read less.",
     },
 ]
-
-
-class Served:
-    """A Uvicorn server in a thread, on a socket bound to a free port before it starts."""
-
-    def __init__(self, app: Any, http: str = "auto", header_timeout: float = 10.0) -> None:
-        sock = serve_verb.bind("127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        protocol = protocol_class(http, header_timeout)  # as serve runs it
-        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=2, lifespan="on", http=protocol)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(
-            target=lambda: asyncio.run(self.server.serve(sockets=[sock])), name="test-serve", daemon=True
-        )
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            assert time.monotonic() < deadline and self.thread.is_alive(), "the server did not start"
-            time.sleep(0.005)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
