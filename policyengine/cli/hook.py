@@ -61,6 +61,7 @@ HELPER_LAYERS = (  # tests/test_architecture.py checks it holds every layer the 
     "packs",
     "runtime",
     "enforce",
+    "audit",  # the helper writes the audit record: an edit of its redaction must retire the helper
     "adapters",
     "cli",
 )
