@@ -178,3 +178,34 @@ def test_fast_forms_are_the_general_code_on_generated_values(value: Any) -> None
         assert fast is not None and general is not None
         for document in _iter_documents(value):
             assert _outcome(fast, document) == _outcome(general, document), (text, document)
+
+
+def _signatures() -> list[tuple[str, int]]:
+    """(name, arity) of every function whose signature the compiler checks itself."""
+    table = FUNCTIONS.FUNCTION_TABLE
+    found = [(name, len(spec["signature"])) for name, spec in sorted(table.items())]
+    return [(name, arity) for name, arity in found if expression_compiler._fast_call(FUNCTIONS, name, arity)]
+
+
+def test_the_type_checks_cover_string_or_array_signatures() -> None:
+    # The string-or-array signatures (regex_match, glob_match...) are where a string's characters
+    # are not walked: the property below must meet some of them.
+    table = FUNCTIONS.FUNCTION_TABLE
+    mixed = [n for n, _a in _signatures() if any("string" in a.get("types", []) and any(
+        t.startswith("array-") for t in a.get("types", [])) for a in table[n]["signature"])]  # fmt: skip
+    assert len(mixed) >= 3, mixed
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_compilers_type_check_is_jmespaths(data: st.DataObject) -> None:
+    name, arity = data.draw(st.sampled_from(_signatures()))
+    values = [data.draw(_values() | st.text(max_size=40) | st.lists(st.text(max_size=3))) for _ in range(arity)]
+    fast = expression_compiler._fast_call(FUNCTIONS, name, arity)
+    assert fast is not None
+    try:
+        FUNCTIONS._type_check(values, FUNCTIONS.FUNCTION_TABLE[name]["signature"], name)
+        expected = True
+    except jmespath.exceptions.JMESPathTypeError:
+        expected = False
+    assert fast[1](values) is expected, (name, values)

@@ -611,8 +611,14 @@ def _fast_call(
             if names and type(value).__name__ not in names:
                 return False
             # Like jmespath, the subtype applies to whatever value came (a string's characters too).
-            if subtype is not None and any(type(item).__name__ not in subtype for item in value):
-                return False
+            # A string's characters are strings: the answer needs no walk over them (a 311-character
+            # pattern list of baseline's gate was walked once per filtered item: 60% of a 100,000-item call).
+            if subtype is not None:
+                if type(value) is str:
+                    if value and "str" not in subtype:
+                        return False
+                elif any(type(item).__name__ not in subtype for item in value):
+                    return False
         return True
 
     return spec["function"], check
