@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from agents import Agent, RunConfig, Runner, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 from langchain.agents import create_agent
@@ -44,6 +43,7 @@ from policyengine.adapters.openai_agents import PolicyGuard
 from policyengine.arguments.secret_scanner import is_credential_key, text_has_secret
 from policyengine.audit import AuditRecorder
 from policyengine.tools.catalog import tool_from_spec
+from support import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "policies" / "baseline"
@@ -58,7 +58,7 @@ BATCH = 60  # corpus values per call: the hook and the agents run a process or a
 @cache
 def detector_cases() -> tuple[Any, ...]:
     """The values tests/adversarial/secrets.yaml says are secrets."""
-    cases = yaml.safe_load((ROOT / "tests" / "adversarial" / "secrets.yaml").read_text("utf-8"))
+    cases = load_yaml(ROOT / "tests" / "adversarial" / "secrets.yaml")
     return tuple(c["value"] for c in cases if c.get("secret"))
 
 
@@ -67,7 +67,7 @@ def whole_corpus() -> tuple[Any, ...]:
     """The red-team corpus's secrets: secret cases of secrets.yaml, and calls-*.yaml arguments that carry one."""
     values: list[Any] = list(detector_cases())
     for path in sorted(glob.glob(str(ROOT / "tests" / "adversarial" / "calls-*.yaml"))):
-        for case in yaml.safe_load(Path(path).read_text("utf-8")).get("cases", []):
+        for case in load_yaml(Path(path)).get("cases", []):  # libyaml, parsed once per process
             arguments = (case.get("call") or {}).get("arguments")
             if isinstance(arguments, dict) and text_has_secret(json.dumps(arguments)):
                 values.append(arguments)

@@ -1351,24 +1351,19 @@ _PREFILTER_OPTIONS = re2.Options()
 _PREFILTER_OPTIONS.log_errors = False
 _PREFILTER_OPTIONS.never_capture = True
 _PREFILTER_OPTIONS.max_mem = 64 << 20
-_PREFILTER = re2.compile(
-    "|".join(
-        f"(?:{p})"
-        for p in (
-            *_PLAIN_GATES,
-            *(f"{_PROSE_PHRASES}|{_LABEL_GATE_ASCII}" if gate == _PROSE_TRIGGER else gate for gate in _VIEW_GATES),
-            _SHELL_GATE,
-            _ENCODED_GATE,
-            _SPLIT_GATE,
-            _NEEDS_DECODING,
-            _JSON_START,
-            *_CODED_GATES,
-            _carriers.ASCII_GATE,  # round thirteen: bits in tabs and spaces (secret_carriers)
-            _MORE_GATE,  # round fourteen (_more_hits)
-        )
-    ),
-    _PREFILTER_OPTIONS,
+_PREFILTER_GATES: Final = (
+    *_PLAIN_GATES,
+    *(f"{_PROSE_PHRASES}|{_LABEL_GATE_ASCII}" if gate == _PROSE_TRIGGER else gate for gate in _VIEW_GATES),
+    _SHELL_GATE,
+    _ENCODED_GATE,
+    _SPLIT_GATE,
+    _NEEDS_DECODING,
+    _JSON_START,
+    *_CODED_GATES,
+    _carriers.ASCII_GATE,  # round thirteen: bits in tabs and spaces (secret_carriers)
+    _MORE_GATE,  # round fourteen (_more_hits)
 )
+_PREFILTER = re2.compile("|".join(f"(?:{p})" for p in _PREFILTER_GATES), _PREFILTER_OPTIONS)
 # The same alternatives in two programs, for finding where matches are (_candidates): RE2 finds a
 # match's start with a reverse DFA, and the reverse of the whole alternation outgrows its memory
 # (the NFA then costs 70x on a 4 KB batch); the parts alone stay small.
@@ -1435,11 +1430,59 @@ def _set_matcher(patterns: Iterable[str]) -> Callable[[bytes], Sequence[int] | N
 # states of these programs take a few MB, well inside the Set's budget; longer texts go to the
 # regexp, which falls back to its NFA (tests compare the two on random texts).
 _SET_LIMIT = 2048
-_prefilter_set = _set_matcher([_PREFILTER.pattern])
+# One DFA over every gate is the product of the gates' automata: on varied text its states outgrew
+# the 64 MB budget, and RE2 threw the cache away and built states again byte by byte - 560 us for
+# a red-team call's JSON (mean 61 bytes) and 5 ms for a 300-byte paragraph of prose, against 7 us
+# and 37 us with one DFA per group of eight gates (the big tables alone). A short text stays on the
+# one DFA: it meets few states, which stay warm for the short values most calls are made of
+# (1.0 us a BFCL value; 10.8 us through the groups). Measured on tests/adversarial, docs/*.md in
+# 300-byte pieces and examples/bfcl-calls.jsonl (benchmarks/prefilter.py prints the three).
+_SHORT_TEXT = 32
+_GROUP_SIZE = 8
+_ALONE = 3000  # characters: a gate this long (a table of names) gets a DFA of its own
+
+
+def _groups(patterns: Sequence[str], size: int) -> list[list[int]]:
+    """The patterns' indexes, in groups of `size` small patterns, and each big one alone."""
+    small = [n for n, pattern in enumerate(patterns) if len(pattern) <= _ALONE]
+    big = [[n] for n, pattern in enumerate(patterns) if len(pattern) > _ALONE]
+    return [small[i : i + size] for i in range(0, len(small), size)] + big
+
+
+def _any_matcher(patterns: Sequence[str]) -> Callable[[bytes], bool]:
+    """Whether any pattern matches somewhere in a text of at most _SET_LIMIT bytes."""
+    whole = _set_matcher(["|".join(f"(?:{p})" for p in patterns)])
+    grouped = tuple(
+        _set_matcher(["|".join(f"(?:{patterns[n]})" for n in group)]) for group in _groups(patterns, _GROUP_SIZE)
+    )
+
+    def matches(data: bytes) -> bool:
+        if len(data) <= _SHORT_TEXT:
+            return bool(whole(data))
+        return any(match(data) for match in grouped)
+
+    return matches
+
+
+def _indexes_matcher(patterns: Sequence[str]) -> Callable[[bytes], frozenset[int]]:
+    """The indexes of the patterns that match somewhere in a text of at most _SET_LIMIT bytes."""
+    whole = _set_matcher(patterns)
+    grouped = tuple((tuple(group), _set_matcher([patterns[n] for n in group])) for group in _groups(patterns, 1))
+
+    def matches(data: bytes) -> frozenset[int]:
+        if len(data) <= _SHORT_TEXT:
+            return frozenset(whole(data) or ())
+        return frozenset(group[i] for group, match in grouped for i in match(data) or ())
+
+    return matches
+
+
+_prefilter_set = _any_matcher(_PREFILTER_GATES)
 _prefilter_regexp = _raw_search(_PREFILTER)
 # One string: the prefilter and round eight's gate in one program (one pass over a long text).
 _PREFILTER_ALL = re2.compile(f"{_PREFILTER.pattern}|(?:{_encodings.GATE})", _PREFILTER_OPTIONS)
-_prefilter_all_set = _set_matcher([_PREFILTER_ALL.pattern])
+_PREFILTER_ALL_GATES: Final = (*_PREFILTER_GATES, _encodings.GATE)
+_prefilter_all_set = _any_matcher(_PREFILTER_ALL_GATES)
 _prefilter_all_regexp = _raw_search(_PREFILTER_ALL)
 
 
@@ -1447,8 +1490,8 @@ def _prefilter(text: str, *, encodings: bool = True) -> bool:
     """True when the text holds a candidate for any analysis (or needs decoding first)."""
     data = text.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing anyway
     if encodings:
-        return bool(_prefilter_all_set(data)) if len(data) <= _SET_LIMIT else _prefilter_all_regexp(data)
-    return bool(_prefilter_set(data)) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
+        return _prefilter_all_set(data) if len(data) <= _SET_LIMIT else _prefilter_all_regexp(data)
+    return _prefilter_set(data) if len(data) <= _SET_LIMIT else _prefilter_regexp(data)
 
 
 def _matches(pattern: Any, text: str) -> Iterator[Sequence[tuple[int, int]]]:
@@ -1480,19 +1523,18 @@ _STRONG_AT = 12
 _CODES_AT, _BASE85_AT, _BYTE_ARRAY_AT, _SHIFTED_AT = range(13, 17)
 _ENCODINGS_AT = 17  # round eight's readers (secret_encodings)
 _ALL_CATEGORIES = frozenset(range(18))
-_categories_set = _set_matcher(
-    [
-        "|".join(p for _, p in _SHAPES),
-        _ASSIGNMENT,
-        _CARD_GATE,
-        _TOKEN_RUN,
-        _ENCODED_GATE,
-        _SPLIT_GATE,
-        *_VIEW_GATES,
-        *_CODED_GATES,
-        _encodings.GATE,
-    ]
+_CATEGORY_PATTERNS: Final = (
+    "|".join(p for _, p in _SHAPES),
+    _ASSIGNMENT,
+    _CARD_GATE,
+    _TOKEN_RUN,
+    _ENCODED_GATE,
+    _SPLIT_GATE,
+    *_VIEW_GATES,
+    *_CODED_GATES,
+    _encodings.GATE,
 )
+_categories_set = _indexes_matcher(_CATEGORY_PATTERNS)
 _split_search = _raw_search(_SPLIT_RE)
 _SPLIT_HEADS_RE = re2.compile(_SPLIT_HEADS, _MATCH_ONLY)
 _ANCHOR_START = getattr(getattr(re2, "_Anchor", None), "ANCHOR_START", None)
@@ -1503,7 +1545,7 @@ _encoded_gate = _raw_search(re2.compile(_ENCODED_GATE, _MATCH_ONLY))
 def _categories(text: str) -> frozenset[int]:
     """The analyses (_SHAPES_AT...) whose pattern matches somewhere in the text."""
     data = text.encode("utf-8", "surrogatepass")
-    return frozenset(_categories_set(data) or ()) if len(data) <= _SET_LIMIT else _ALL_CATEGORIES
+    return _categories_set(data) if len(data) <= _SET_LIMIT else _ALL_CATEGORIES
 
 
 # ---------------------------------------------------------------------------------------------
