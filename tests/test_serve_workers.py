@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -19,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
+from policyengine.cli import serve as serve_verb
 from policyengine.service.decision_log import rotated_files
 from support import ROOT, rules_pack
 
@@ -136,6 +139,47 @@ def test_two_workers_answer_decisions_and_a_reload_reaches_both(tmp_path: Path) 
     finally:
         first.close()
         second.close()
+        assert serve.stop() == 0
+
+
+def _pids_of_connections_opened_at_once(url: str, count: int) -> list[int]:
+    """Open `count` connections before any is used (as a load generator does), then ask each which worker answers."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    sockets = [socket.create_connection((host, int(port)), timeout=20) for _ in range(count)]
+    pids = []
+    try:
+        for sock in sockets:
+            sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        for sock in sockets:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += sock.recv(65536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = int(
+                next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+            )
+            while len(body) < length:
+                body += sock.recv(65536)
+            pids.append(int(json.loads(body)["pid"]))
+    finally:
+        for sock in sockets:
+            sock.close()
+    return pids
+
+
+@pytest.mark.skipif(
+    not serve_verb.balanced_accepts(), reason="the kernel balances sockets sharing a port on Linux only"
+)
+def test_connections_opened_at_once_are_spread_over_the_workers(tmp_path: Path) -> None:
+    # On one shared socket, the worker whose loop woke first accepted the whole burst: wrk's 64
+    # keep-alive connections all went to one worker in 2 of 6 runs. Each worker now listens on a
+    # socket of its own and the kernel hashes connections over them (all 32 on one: p = 2**-31 a burst).
+    serve = Serve(rules_pack(tmp_path, "live", RULES), 2, "--sessions", f"sqlite:{tmp_path / 's.db'}")
+    try:
+        for _burst in range(4):  # the shared socket gave one burst to one worker about one time in three
+            pids = _pids_of_connections_opened_at_once(serve.url, 32)
+            assert set(pids) == serve.pids(), sorted(pids)
+    finally:
         assert serve.stop() == 0
 
 

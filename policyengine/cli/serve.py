@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import stat
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, TextIO
@@ -257,10 +258,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             access_log=args.log_level == "debug",
         )
 
-    def worker(slot: int) -> int:
+    def worker(slot: int, listening: socket.socket) -> int:
         app = build(slot)[0]
         try:
-            run_server(config(app), sock)
+            run_server(config(app), listening)
         finally:
             close_exports()
         return 0
@@ -287,7 +288,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
                 "--http httptools: httptools is not installed",
                 hint=f"{install_hint('server')}, or --http h11",
             ) from None
-        sock = bind(args.host, args.port)
+        sock = bind(args.host, args.port, share_port=workers > 1 and balanced_accepts())
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         print(f"policyengine serve: http://{shown}:{port} (packs {state.current.digest})", file=err, flush=True)
@@ -295,6 +296,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         if workers == 1:
             run_server(config(app), sock)
             return 0
+        # One socket a worker where the kernel balances them (Linux's SO_REUSEPORT hashes each
+        # connection to one): on one shared socket the first worker's loop accepted a burst of
+        # keep-alive connections whole (every one of 64 in 2 of 6 wrk runs, benchmarks/README.md).
+        listen = (lambda: bind(args.host, port, share_port=True)) if balanced_accepts() else None
         # Each worker opens its own: a SQLite connection or a log descriptor must not cross a fork.
         if decision_log is not None:
             decision_log.close()
@@ -303,7 +308,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         close_exports()  # an exporter's threads do not cross a fork: each worker builds its own
         del app, state, sessions, decision_log
         cleanup(0)
-        return Supervisor(sock, workers, worker, err, cleanup).run()
+        return Supervisor(sock, workers, worker, err, cleanup, listen=listen).run()
     finally:
         close_exports()
         if workdir is not None:
@@ -368,12 +373,22 @@ def describe_sessions(store: Any) -> str:
     return f"memory (this process only, ttl {store.ttl:g}s)"
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port (port 0: a free one), bound before the server starts so the URL is known."""
+def balanced_accepts() -> bool:
+    """Whether the kernel spreads connections over sockets sharing a port (Linux; elsewhere the last one gets them)."""
+    return sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
+
+
+def bind(host: str, port: int, *, share_port: bool = False) -> socket.socket:
+    """A listening socket on host:port (port 0: a free one), bound before the server starts so the URL is known.
+
+    `share_port`: with SO_REUSEPORT, so that each worker can listen on a socket of its own (workers.py).
+    """
     try:
         family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if share_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
         sock.listen(2048)
     except OSError as error:

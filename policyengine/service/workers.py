@@ -1,14 +1,19 @@
 """Serving on every core: a parent that binds the socket once and supervises forked workers, each a whole service.
 
-Pre-fork, as gunicorn's arbiter does: the parent binds the listening socket, forks `workers`
-children that each accept on it (the kernel hands every connection to one of them) and run the
-service on their own event loop: their own packs (reloaded by their own watcher), session store
-connection, decision log writer and metrics (shared through files, metrics.py). The parent serves
-nothing: it restarts a worker that dies (and says so; one that keeps dying at start waits longer
-each time), forwards SIGHUP (reload now) to every worker, and on SIGTERM or SIGINT closes its copy
-of the socket, asks every worker to stop (SIGTERM: stop accepting, answer what is in flight, write
-the decision log, exit) and exits 0 once they all have. A second SIGTERM or SIGINT makes the
-workers stop at once, without waiting for what is in flight.
+Pre-fork, as gunicorn's arbiter does: the parent binds the listening socket and forks `workers`
+children, each running the service on its own event loop with its own packs (reloaded by its own
+watcher), session store connection, decision log writer and metrics (shared through files,
+metrics.py). Where the kernel balances sockets that share a port (Linux's SO_REUSEPORT: `listen`
+is given), each worker listens on a socket of its own and the kernel hashes every connection to
+one of them; a worker that dies takes its socket with it (the parent closes its copy, so new
+connections go to the others) and its replacement gets a new one. Elsewhere every worker accepts
+on the one socket, and the first whose loop is free may take a burst of connections whole.
+
+The parent serves nothing: it restarts a worker that dies (and says so; one that keeps dying at
+start waits longer each time), forwards SIGHUP (reload now) to every worker, and on SIGTERM or
+SIGINT closes its copies of the sockets, asks every worker to stop (SIGTERM: stop accepting, answer
+what is in flight, write the decision log, exit) and exits 0 once they all have. A second SIGTERM
+or SIGINT makes the workers stop at once, without waiting for what is in flight.
 
 With one worker nothing is forked: the service runs in the process itself (`run_server`).
 """
@@ -74,15 +79,16 @@ class _Worker:
 
 
 class Supervisor:
-    """The parent of `workers` forked workers, each running `serve(slot)` (which returns its exit status)."""
+    """The parent of `workers` forked workers, each running `serve(slot, socket)` (which returns its exit status)."""
 
     def __init__(
         self,
         sock: socket.socket,
         workers: int,
-        serve: Callable[[int], int],
+        serve: Callable[[int, socket.socket], int],
         err: TextIO,
         on_exit: Callable[[int], None],
+        listen: Callable[[], socket.socket] | None = None,
     ) -> None:
         if workers < 2:
             raise ValueError(f"a supervisor runs 2 workers or more, not {workers}")
@@ -91,6 +97,8 @@ class Supervisor:
         self.serve = serve
         self.err = err
         self.on_exit = on_exit  # told the slot of a worker that exited (to clean up after it)
+        self.listen = listen  # a new socket on the same port, or None: every worker accepts on `sock`
+        self.listening: dict[int, socket.socket] = {0: sock} if listen is not None else {}  # by slot
         self.workers: dict[int, _Worker] = {}  # by pid
         self.pauses: dict[int, float] = {}  # by slot: the pause before the next restart
         self.due: dict[int, float] = {}  # by slot: when a dead worker's replacement starts
@@ -130,8 +138,9 @@ class Supervisor:
         self.stopping += 1
         if self.stopping == 1:
             # No new worker, no new connection: what the kernel queued and no worker took is refused.
-            with contextlib.suppress(OSError):
-                self.sock.close()
+            for listening in (self.sock, *self.listening.values()):
+                with contextlib.suppress(OSError):
+                    listening.close()
             self._signal_all(signal.SIGTERM)
         else:
             self._signal_all(signal.SIGINT)  # a second SIGINT makes uvicorn stop at once
@@ -188,6 +197,11 @@ class Supervisor:
                     clean = False
                     self._say(f"worker {worker.slot} (pid {pid}) stopped with {how}")
                 continue
+            if self.listen is not None:
+                # Connections the kernel queued on the dead worker's socket are lost with it; closing
+                # the parent's copy sends new ones to the other workers until the replacement listens.
+                with contextlib.suppress(KeyError, OSError):
+                    self.listening.pop(worker.slot).close()
             lived = time.monotonic() - worker.started
             pause = 0.0
             if lived < _QUICK_DEATH:
@@ -202,7 +216,25 @@ class Supervisor:
             self.due[worker.slot] = time.monotonic() + pause
         return clean
 
+    def _socket(self, slot: int) -> socket.socket | None:
+        """The socket the slot's worker listens on; None (said, retried later) when a new one cannot be bound."""
+        if self.listen is None:
+            return self.sock
+        if slot not in self.listening:
+            try:
+                self.listening[slot] = self.listen()
+            except (OSError, PolicyEngineError) as error:
+                pause = min(_MAX_PAUSE, max(0.5, 2 * self.pauses.get(slot, 0.25)))
+                self.pauses[slot] = pause
+                self.due[slot] = time.monotonic() + pause
+                self._say(f"worker {slot}: cannot listen again ({error}); trying in {pause:g}s")
+                return None
+        return self.listening[slot]
+
     def _spawn(self, slot: int) -> None:
+        listening = self._socket(slot)
+        if listening is None:
+            return
         pid = os.fork()
         if pid == 0:  # the worker: never returns into the parent's code
             code = 1
@@ -210,10 +242,13 @@ class Supervisor:
                 signal.set_wakeup_fd(-1)
                 os.close(self._wake_r)
                 os.close(self._wake_w)
+                for other in (self.sock, *self.listening.values()):
+                    if other is not listening:
+                        other.close()  # only the parent and its owner hold a socket: it closes with its worker
                 for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
                     signal.signal(sig, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
-                code = self.serve(slot)
+                code = self.serve(slot, listening)
             except PolicyEngineError as error:  # a pack or a store that broke since serve started: said plainly
                 with contextlib.suppress(Exception):
                     self._say(f"worker {slot} cannot start: {error}")
