@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import time
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -386,6 +388,24 @@ def test_the_compiled_matchers_agree_with_the_functions_on_patterns(
     subject = PathPattern(pair[1])
     assert globs_matcher(globs)(subject) is path_matches(subject, globs)
     assert within_matcher(dirs)(subject) is path_within(subject, dirs)
+
+
+@functools.cache
+def _kept_matcher(globs: tuple[str, ...]) -> Callable[[str], bool]:
+    """One globs_matcher per glob list for the whole run, as a rule keeps its own: its kept answers are met."""
+    return globs_matcher(globs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_path_and_pattern(), st.lists(st.sampled_from(SOUNDNESS_GLOBS), min_size=1, max_size=2))
+def test_a_matchers_kept_answer_for_a_pattern_is_the_functions(pair: tuple[str, str], globs: list[str]) -> None:
+    """globs_matcher keeps a pattern subject's answer: asked again, it still answers as path_matches."""
+    subject = PathPattern(pair[1])
+    expected = path_matches(subject, globs)
+    matcher = _kept_matcher(tuple(globs))
+    assert matcher(subject) is expected
+    assert matcher(subject) is expected  # from what it kept
+    assert matcher(PathPattern(str(subject))) is expected
 
 
 def test_a_pattern_past_the_bounds_may_match_and_is_surely_nothing() -> None:
