@@ -12,7 +12,10 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 
 class ScriptedChat(BaseChatModel):
-    """Calls the tools a human message lists (`[[name, args], ...]` as JSON); after the results, answers "done"."""
+    """Calls the tools a human message lists (`[[name, args], ...]` or `[[name, args, id], ...]` as JSON); then "done".
+
+    Without an id a call is `call-<its index>`; a test that calls across turns of one thread gives ids of its own.
+    """
 
     @property
     def _llm_type(self) -> str:
@@ -27,8 +30,8 @@ class ScriptedChat(BaseChatModel):
         last = messages[-1]
         if isinstance(last, HumanMessage):
             calls = [
-                {"name": name, "args": args, "id": f"call-{i}", "type": "tool_call"}
-                for i, (name, args) in enumerate(json.loads(str(last.content)))
+                {"name": name, "args": args, "id": ids[0] if ids else f"call-{i}", "type": "tool_call"}
+                for i, (name, args, *ids) in enumerate(json.loads(str(last.content)))
             ]
             return ChatResult(generations=[ChatGeneration(message=AIMessage(content="", tool_calls=calls))])
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content="done"))])

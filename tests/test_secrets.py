@@ -496,13 +496,13 @@ def test_the_grouped_gates_answer_as_one_search_over_every_gate(text: str, cut: 
     from policyengine.arguments import secret_scanner as scanner
 
     data = text.encode("utf-8")[:cut]
-    one_gate, one_categories = _one_program()
+    one_gate, one_categories = _references()
     assert scanner._prefilter_all_set(data) == bool(one_gate(data)) == scanner._prefilter_all_regexp(data)
     assert scanner._categories_set(data) == frozenset(one_categories(data) or ())
 
 
 @functools.cache
-def _one_program() -> tuple[Any, Any]:
+def _references() -> tuple[Any, Any]:
     """References for the grouped gates: the one regexp over every gate, and one regexp per analysis.
 
     (One RE2 Set over every pattern would be the literal reference, but its states are what made
@@ -531,7 +531,7 @@ def test_the_grouped_gates_answer_as_one_search_on_the_corpora() -> None:
     texts += [prose[i : i + 300] for i in range(0, 300 * 60, 300)]
     texts = [data for data in texts if len(data) <= scanner._SET_LIMIT]
     assert len(texts) > 6000, len(texts)  # missing data fails, never skips
-    one_gate, one_categories = _one_program()
+    one_gate, one_categories = _references()
     for data in texts:
         assert scanner._prefilter_all_set(data) == bool(one_gate(data)), data
         assert scanner._categories_set(data) == frozenset(one_categories(data) or ()), data

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +20,13 @@ from agents import Agent, FunctionTool, RunConfig, Runner, RunResult, set_tracin
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tracing import set_trace_processors
 from langchain.agents import create_agent
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from langchain_chat import ScriptedChat
 from mcp_session_upstream import load_sequences, runs, tool_specs
 from policyengine import load_pack
 from policyengine.adapters.langchain import PolicyMiddleware
@@ -95,28 +93,6 @@ def _denied_by(text: str, pack: str, rule: str) -> bool:
 # -- LangChain -----------------------------------------------------------------------------------
 
 
-class OneCall(BaseChatModel):
-    """Calls the tool the human message names (`{"name", "args", "id"}` as JSON); after its result, answers."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> OneCall:
-        return self
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
-        last = messages[-1]
-        if isinstance(last, HumanMessage):
-            call = json.loads(str(last.content))
-            reply = AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])
-        else:
-            reply = AIMessage(content="done")
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-
 def _langchain_tool(spec: dict[str, Any]) -> StructuredTool:
     name = spec["name"]
 
@@ -132,7 +108,7 @@ def _langchain(pack: str) -> tuple[PolicyMiddleware, Any]:
     """The pack's middleware (its gate, its session store) and an agent with the pack's tools and a checkpointer."""
     middleware = PolicyMiddleware(packs=[ROOT / "policies" / pack], cwd=_cwd(pack))
     tools = [_langchain_tool(spec) for spec in _specs(pack)]
-    return middleware, create_agent(OneCall(), tools, middleware=[middleware], checkpointer=InMemorySaver())
+    return middleware, create_agent(ScriptedChat(), tools, middleware=[middleware], checkpointer=InMemorySaver())
 
 
 LANGCHAIN = {pack: _langchain(pack) for pack in PACKS}
@@ -148,7 +124,7 @@ def test_langchain_replays_every_sequence_in_one_thread(index: int) -> None:
     for number, step in enumerate(sequence["steps"], 1):
         call, expect = step["call"], step["expect"]
         ran = len(RAN)
-        asked = {"name": call["name"], "args": call["arguments"], "id": f"call-{number}"}
+        asked = [[call["name"], call["arguments"], f"call-{number}"]]
         state = agent.invoke({"messages": [HumanMessage(json.dumps(asked))]}, config)
         where = f"step {number} ({call['name']})"
         if expect["decision"] == "ask":
@@ -175,11 +151,11 @@ def test_langchain_replays_every_sequence_in_one_thread(index: int) -> None:
 def test_langchain_without_a_thread_every_call_shares_the_gates_session() -> None:
     sequence = next(s for s in SEQUENCES if s["name"] == "baseline: a credential read, then a network tool, is denied")
     middleware = PolicyMiddleware(packs=[ROOT / "policies" / "baseline"])
-    unthreaded = create_agent(OneCall(), [_langchain_tool(s) for s in _specs("baseline")], middleware=[middleware])
+    unthreaded = create_agent(ScriptedChat(), [_langchain_tool(s) for s in _specs("baseline")], middleware=[middleware])
     _script(sequence)
     messages = []
     for number, step in enumerate(sequence["steps"], 1):  # two separate invocations, no checkpointer, no thread
-        call = {"name": step["call"]["name"], "args": step["call"]["arguments"], "id": f"call-{number}"}
+        call = [[step["call"]["name"], step["call"]["arguments"], f"call-{number}"]]
         state = unthreaded.invoke({"messages": [HumanMessage(json.dumps(call))]})
         [message] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
         messages.append(message)

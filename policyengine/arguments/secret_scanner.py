@@ -115,7 +115,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import unquote
 
 import re2
@@ -1454,44 +1454,17 @@ def _groups(patterns: Sequence[str], size: int) -> list[list[int]]:
 # the groups cost ~1-15 us a text where the one DFA, warm, cost ~1 (BFCL's decide median
 # +2 us without this).
 _SEEN_SIZE = 4096
+_T = TypeVar("_T")
 _SEEN_LENGTH = 512
 
 
-def _any_matcher(patterns: Sequence[str]) -> Callable[[bytes], bool]:
-    """Whether any pattern matches somewhere in a text of at most _SET_LIMIT bytes."""
-    whole = _set_matcher(["|".join(f"(?:{p})" for p in patterns)])
-    grouped = tuple(
-        _set_matcher(["|".join(f"(?:{patterns[n]})" for n in group)]) for group in _groups(patterns, _GROUP_SIZE)
-    )
-    seen: dict[bytes, bool] = {}
+def _kept(whole: Callable[[bytes], _T], search: Callable[[bytes], _T]) -> Callable[[bytes], _T]:
+    """`whole` on a short text, `search` on a longer one, its answers kept up to _SEEN_LENGTH bytes."""
+    seen: dict[bytes, _T] = {}
 
-    def matches(data: bytes) -> bool:
+    def matches(data: bytes) -> _T:
         if len(data) <= _SHORT_TEXT:
-            return bool(whole(data))
-        if len(data) > _SEEN_LENGTH:
-            return any(match(data) for match in grouped)
-        found = seen.get(data)
-        if found is None:
-            if len(seen) >= _SEEN_SIZE:
-                seen.clear()
-            found = seen[data] = any(match(data) for match in grouped)
-        return found
-
-    return matches
-
-
-def _indexes_matcher(patterns: Sequence[str]) -> Callable[[bytes], frozenset[int]]:
-    """The indexes of the patterns that match somewhere in a text of at most _SET_LIMIT bytes."""
-    whole = _set_matcher(patterns)
-    grouped = tuple((tuple(group), _set_matcher([patterns[n] for n in group])) for group in _groups(patterns, 1))
-    seen: dict[bytes, frozenset[int]] = {}
-
-    def search(data: bytes) -> frozenset[int]:
-        return frozenset(group[i] for group, match in grouped for i in match(data) or ())
-
-    def matches(data: bytes) -> frozenset[int]:
-        if len(data) <= _SHORT_TEXT:
-            return frozenset(whole(data) or ())
+            return whole(data)
         if len(data) > _SEEN_LENGTH:
             return search(data)
         found = seen.get(data)
@@ -1502,6 +1475,25 @@ def _indexes_matcher(patterns: Sequence[str]) -> Callable[[bytes], frozenset[int
         return found
 
     return matches
+
+
+def _any_matcher(patterns: Sequence[str]) -> Callable[[bytes], bool]:
+    """Whether any pattern matches somewhere in a text of at most _SET_LIMIT bytes."""
+    whole = _set_matcher(["|".join(f"(?:{p})" for p in patterns)])
+    grouped = tuple(
+        _set_matcher(["|".join(f"(?:{patterns[n]})" for n in group)]) for group in _groups(patterns, _GROUP_SIZE)
+    )
+    return _kept(lambda data: bool(whole(data)), lambda data: any(match(data) for match in grouped))
+
+
+def _indexes_matcher(patterns: Sequence[str]) -> Callable[[bytes], frozenset[int]]:
+    """The indexes of the patterns that match somewhere in a text of at most _SET_LIMIT bytes."""
+    whole = _set_matcher(patterns)
+    grouped = tuple((tuple(group), _set_matcher([patterns[n] for n in group])) for group in _groups(patterns, 1))
+    return _kept(
+        lambda data: frozenset(whole(data) or ()),
+        lambda data: frozenset(group[i] for group, match in grouped for i in match(data) or ()),
+    )
 
 
 _prefilter_set = _any_matcher(_PREFILTER_GATES)

@@ -288,7 +288,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
                 "--http httptools: httptools is not installed",
                 hint=f"{install_hint('server')}, or --http h11",
             ) from None
-        sock = bind(args.host, args.port, share_port=workers > 1 and balanced_accepts())
+        share_port = workers > 1 and balanced_accepts()
+        sock = bind(args.host, args.port, share_port=share_port)
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         print(f"policyengine serve: http://{shown}:{port} (packs {state.current.digest})", file=err, flush=True)
@@ -299,7 +300,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         # One socket a worker where the kernel balances them (Linux's SO_REUSEPORT hashes each
         # connection to one): on one shared socket the first worker's loop accepted a burst of
         # keep-alive connections whole (every one of 64 in 2 of 6 wrk runs, benchmarks/README.md).
-        listen = (lambda: bind(args.host, port, share_port=True)) if balanced_accepts() else None
+        listen = (lambda: bind(args.host, port, share_port=True)) if share_port else None
         # Each worker opens its own: a SQLite connection or a log descriptor must not cross a fork.
         if decision_log is not None:
             decision_log.close()

@@ -205,8 +205,7 @@ class Supervisor:
             lived = time.monotonic() - worker.started
             pause = 0.0
             if lived < _QUICK_DEATH:
-                pause = min(_MAX_PAUSE, max(0.5, 2 * self.pauses.get(worker.slot, 0.25)))
-                self.pauses[worker.slot] = pause
+                pause = self._longer_pause(worker.slot)
             else:
                 self.pauses.pop(worker.slot, None)
             self._say(
@@ -216,6 +215,11 @@ class Supervisor:
             self.due[worker.slot] = time.monotonic() + pause
         return clean
 
+    def _longer_pause(self, slot: int) -> float:
+        """The slot's next pause before a restart: 0.5 s, then doubled each time, up to _MAX_PAUSE."""
+        pause = self.pauses[slot] = min(_MAX_PAUSE, max(0.5, 2 * self.pauses.get(slot, 0.25)))
+        return pause
+
     def _socket(self, slot: int) -> socket.socket | None:
         """The socket the slot's worker listens on; None (said, retried later) when a new one cannot be bound."""
         if self.listen is None:
@@ -224,8 +228,7 @@ class Supervisor:
             try:
                 self.listening[slot] = self.listen()
             except (OSError, PolicyEngineError) as error:
-                pause = min(_MAX_PAUSE, max(0.5, 2 * self.pauses.get(slot, 0.25)))
-                self.pauses[slot] = pause
+                pause = self._longer_pause(slot)
                 self.due[slot] = time.monotonic() + pause
                 self._say(f"worker {slot}: cannot listen again ({error}); trying in {pause:g}s")
                 return None
