@@ -215,3 +215,51 @@ def test_the_compilers_type_check_is_jmespaths(data: st.DataObject) -> None:
     except jmespath.exceptions.JMESPathTypeError:
         expected = False
     assert fast[1](values) is expected, (name, values)
+
+
+# `path_matches(@, [lists.a, lists.b][])`: lists joined in the condition are a literal too, so the
+# test compiles to one RE2 alternation instead of a match per glob (claude-code's credential-file
+# red line: 522 globs, ~1,000 RE2 matches a path before).
+JOINED = (
+    'path_matches(@, [`[".env", "*.pem"]`, `"**/.ssh/id_*"`, `null`, `["secrets/*.key", null]`][])',
+    'regex_match(@, [`["^a", "b$"]`, `"(?i)x"`][])',
+    'path_within(@, [`["/etc"]`, `["~/.aws", "/var/run"]`][])',
+    # On a null current node the joined list is null (a type error), whatever the subject.
+    'path_matches(\'.env\', [`[".env"]`, `"*.pem"`][])',
+)
+JOINED_SUBJECTS = (
+    ".env",
+    "a/b/.env",
+    "x.pem",
+    "/home/u/.ssh/id_rsa",
+    "~/.ssh/id_ed25519",
+    "secrets/a.key",
+    "src/main.py",
+    "/etc/passwd",
+    "~/.aws/credentials",
+    "$HOME/.env",
+    "C:\\Users\\a\\.env",
+    ".en?",
+    "*.pem",
+    "ab",
+    "xb",
+    "X",
+    "",
+    None,
+    5,
+    True,
+    ["a"],
+    {"a": 1},
+)
+
+
+@pytest.mark.parametrize("text", JOINED)
+def test_lists_joined_in_a_condition_are_specialised_and_answer_as_the_function(text: str) -> None:
+    parsed = jmespath.compile(text).parsed
+    assert expression_compiler._literal_value(parsed["children"][1]) is not expression_compiler._NOT_LITERAL
+    compiled = expression_compiler.compile_ast(parsed, FUNCTIONS)
+    assert compiled is not None and compiled.__name__ == "special"
+    options = jmespath.Options(custom_functions=FUNCTIONS)
+    for subject in JOINED_SUBJECTS:
+        expected = _outcome(lambda v: jmespath.search(text, v, options), subject)
+        assert _outcome(compiled, subject) == expected, (text, subject)
