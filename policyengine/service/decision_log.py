@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO, TypeVar
 
 from policyengine.arguments.redact import REDACTED
+from policyengine.arguments.secret_reader import known_clean
 from policyengine.arguments.secret_scanner import hide_secrets
 from policyengine.enforce.evaluate import Evaluation
 from policyengine.errors import UsageError
@@ -193,7 +194,17 @@ def decision_record(
         }
     if pack_digest is not None:
         record["pack_digest"] = pack_digest
-    return record
+    return _ScannedRecord(record) if arguments and known_clean(arguments) else record
+
+
+class _ScannedRecord(dict[str, Any]):
+    """A record whose arguments the decision's secret reader found nothing in: redaction need not scan them again.
+
+    Only decision_record makes one, and only on content the reader found clean (secret_reader.known_clean);
+    a copy is a plain dict again, and is scanned.
+    """
+
+    __slots__ = ()
 
 
 def redact_record(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -206,8 +217,9 @@ def redact_record(record: Mapping[str, Any]) -> dict[str, Any]:
         return REDACTED
 
     out = dict(record)
+    scanned = type(record) is _ScannedRecord
     for field in _REDACTED_FIELDS:
-        if field not in out:
+        if field not in out or (scanned and field == "arguments"):
             continue
         try:
             out[field] = hide_secrets(thaw(out[field]), hide)
