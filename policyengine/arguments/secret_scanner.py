@@ -4646,12 +4646,7 @@ def _layout_spans(text: str, label: str = "") -> list[tuple[int, int]]:
         ):
             return [(0, len(text))]
     if len(text) >= _MIN_ENCODED and _encoded_gate(text.encode("utf-8", "surrogatepass")):
-        for n, found in enumerate(_matches(_ENCODED_RE, text)):
-            if n >= MAX_DECODED:
-                break
-            start, end = found[0]
-            if end - start > 2 * DECODE_BUDGET:
-                continue
+        for start, end in _decodable_runs(text):
             for _, decoded in _decodings(text[start:end]):
                 if _layouts.layout_spans(decoded, is_credential_key, _is_placeholder, label) or (
                     _framings.maybe_framed(decoded) and _framed_spans(decoded)
@@ -5305,14 +5300,21 @@ def _hide_card_layouts(text: str, written: list[_layouts.CardLayout], hide: Call
 
 
 def _encoded_card_runs(text: str) -> list[tuple[int, int]]:
-    """Base64 and hex runs that decode to text holding a card (at most MAX_DECODED runs, none over 2x DECODE_BUDGET)."""
+    """Base64 and hex runs that decode to text holding a card (the runs of _decodable_runs)."""
     found: list[tuple[int, int]] = []
-    for decoded_runs, spans in enumerate(_matches(_ENCODED_RE, text)):
-        if decoded_runs >= MAX_DECODED:
-            break
-        start, end = spans[0]
-        if end - start > 2 * DECODE_BUDGET:
-            continue
+    for start, end in _decodable_runs(text):
         if any(card_numbers(decoded) for _, decoded in _decodings(text[start:end])):
             found.append((start, end))
     return found
+
+
+def _decodable_runs(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the encoded runs layouts and cards decode: the first MAX_DECODED, none over 2x DECODE_BUDGET."""
+    runs: list[tuple[int, int]] = []  # a list, not a generator: no frame resumed per run
+    for n, spans in enumerate(_matches(_ENCODED_RE, text)):
+        if n >= MAX_DECODED:
+            break
+        start, end = spans[0]
+        if end - start <= 2 * DECODE_BUDGET:
+            runs.append((start, end))
+    return runs

@@ -837,7 +837,7 @@ class _Composer:
         kind = self._check_tag(event.tag, "scalar", start)
         plain = bool(event.implicit[0]) and event.tag is None
         data: Any = value
-        width = end[1] - start[1] if end[0] == start[0] and end[1] > start[1] else 1
+        width = _span_width(start, end)
         try:
             if kind:
                 ok, data = _explicit(kind, value)
@@ -997,9 +997,7 @@ class _Builder:
         target = node
         while isinstance(target, _Alias):
             target = target.target
-        end_line, end_column = node.end
-        width = end_column - column if end_line == line and end_column > column else 1
-        sites[path] = NodeSite(width, target.span if isinstance(target, _Scalar) else None)
+        sites[path] = NodeSite(_span_width(node.start, node.end), target.span if isinstance(target, _Scalar) else None)
 
     def _report(self, node: _Node, code: str, message: str, path: DocPath, hint: str, width: int = 1) -> None:
         if (id(node), code) in self.reported:
@@ -1042,7 +1040,7 @@ class _Builder:
                     child,
                     "YAML silently keeps only the last of repeated keys, which can hide a rule; "
                     "remove one of them or merge their contents",
-                    _site_width(key_node),
+                    _span_width(key_node.start, key_node.end),
                 )
                 self.value(value_node, child, record=False)
                 continue
@@ -1071,12 +1069,13 @@ class _Builder:
             kind = "list" if isinstance(target, _Seq) else "mapping"
             message = f"a {kind} is used as a mapping key; keys must be strings"
             hint = "use a plain string key ('? [a, b]' style complex keys are not supported)"
-        self._report(key_node, "PE111", message, path, hint, _site_width(key_node))
+        self._report(key_node, "PE111", message, path, hint, _span_width(key_node.start, key_node.end))
         return None
 
 
-def _site_width(node: _Node) -> int:
-    (line, column), (end_line, end_column) = node.start, node.end
+def _span_width(start: tuple[int, int], end: tuple[int, int]) -> int:
+    """The caret width from start to end: their column distance on one line, else 1."""
+    (line, column), (end_line, end_column) = start, end
     return end_column - column if end_line == line and end_column > column else 1
 
 

@@ -413,7 +413,7 @@ class PackSummary:
     @property
     def coverage(self) -> float:
         """Percent of the pack's rules exercised by some test (100 for a pack without rules)."""
-        return 100.0 if not self.rules else 100.0 * len(self.exercised) / self.rules
+        return _coverage(len(self.exercised), self.rules)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record."""
@@ -465,8 +465,7 @@ class TestReport:
     @property
     def coverage(self) -> float:
         """Percent of all loaded rules exercised by some test."""
-        rules = sum(p.rules for p in self.packs)
-        return 100.0 if not rules else 100.0 * sum(len(p.exercised) for p in self.packs) / rules
+        return _coverage(sum(len(p.exercised) for p in self.packs), sum(p.rules for p in self.packs))
 
     def exercised(self) -> dict[str, list[str]]:
         """Exercised rule ids per pack."""
@@ -486,6 +485,11 @@ class TestReport:
         if threshold is not None and self.below(threshold):
             return False
         return self.ran and not self.failures and all(r.passed for r in self.results)
+
+
+def _coverage(exercised: int, rules: int) -> float:
+    """Percent of `rules` that some test exercised (100 when there are no rules)."""
+    return 100.0 if not rules else 100.0 * exercised / rules
 
 
 def _check_threshold(threshold: float) -> None:
