@@ -59,6 +59,18 @@ SECRET_RECORD: dict[str, Any] = {"type": "dict", "schema": {"user": STRING, "tok
 CREDENTIALS: dict[str, Any] = {"type": "dict", "schema": {"user": STRING, "api_token": STRING}}
 
 SECRET_TOKEN = "tok-5ecr3t-value-0042"
+
+# The corpus differentials (a fast path against the code it replaces, on every corpus call) cost
+# minutes all together: the suite takes a fixed stride of each corpus, POLICYENGINE_FULL_CORPUS=1
+# takes all of it (CONTRIBUTING.md). The stride is fixed, not drawn: a failure repeats.
+FULL_CORPUS = os.environ.get("POLICYENGINE_FULL_CORPUS") == "1"
+
+
+def corpus_stride(items: Sequence[Any], stride: int, start: int = 0) -> list[Any]:
+    """Every `stride`-th item from `start` (all of them with POLICYENGINE_FULL_CORPUS=1)."""
+    return list(items) if FULL_CORPUS else list(items[start::stride])
+
+
 """The api_token the kit's `login`, `secrets` and `gated` tools return."""
 
 

@@ -10,7 +10,6 @@ BFCL calls): the answers, or the errors, must be the same.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
@@ -25,7 +24,7 @@ from policyengine import freeze, load_pack
 from policyengine.language import expression_compiler
 from policyengine.language.functions import FUNCTIONS
 from policyengine.values.call import call_document
-from support import load_yaml
+from support import FULL_CORPUS, load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKS = ("bfcl", "baseline", "claude-code")
@@ -114,7 +113,6 @@ def test_the_fast_forms_are_taken_and_can_be_turned_off(monkeypatch: pytest.Monk
 # of the suite's time for two closures (`length` of a list, a reader of any value) that the property
 # test below meets with every type. The suite takes every fourth document, in two tests that `-n auto`
 # spreads; POLICYENGINE_FULL_CORPUS=1 takes every document (CONTRIBUTING.md).
-FULL_CORPUS = os.environ.get("POLICYENGINE_FULL_CORPUS") == "1"
 CHUNKS = 2 if not FULL_CORPUS else 4
 STRIDE = 8 if not FULL_CORPUS else 4
 

@@ -25,7 +25,7 @@ from policyengine import freeze
 from policyengine.arguments import paths, roles, secret_scanner
 from policyengine.language import functions
 from policyengine.values.call import call_document
-from support import load_yaml
+from support import corpus_stride, load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -165,14 +165,15 @@ def test_the_secret_scanner_reads_no_fast_path_switch() -> None:
 
 
 def test_readers_fast_paths_are_the_slow_paths_on_every_corpus_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    documents = [_document(*call) for call in _calls()]
+    calls = corpus_stride(_calls(), 3)  # ~26 s for all of them
+    documents = [_document(*call) for call in calls]
     scan = _ScanOnce(secret_scanner.find_secrets)
     monkeypatch.setattr(secret_scanner, "find_secrets", scan)
     fast = [_readers(document) for document in documents]
     monkeypatch.setattr(functions, "_FAST_PATHS", False)
     monkeypatch.setattr(roles, "_SHAPE_FAST_MAX", -1)
     slow = [_readers(document) for document in documents]
-    differ = [(call, a, b) for call, a, b in zip(_calls(), fast, slow, strict=True) if a != b]
+    differ = [(call, a, b) for call, a, b in zip(calls, fast, slow, strict=True) if a != b]
     assert not differ, differ[:3]
     assert scan.hits > len(documents) // 2, "the slow pass scanned the same arguments afresh"
 
@@ -208,7 +209,8 @@ def _compiled(patterns: tuple[str, ...], glob: bool) -> Any:
 
 
 def test_re2_yes_no_fast_path_is_the_wrappers_search_on_every_pack_list(monkeypatch: pytest.MonkeyPatch) -> None:
-    subjects = sorted({s for _, arguments, _ in _calls() for s in _strings(arguments) if len(s) <= 200})
+    every = sorted({s for _, arguments, _ in _calls() for s in _strings(arguments) if len(s) <= 200})
+    subjects = corpus_stride(every, 3)  # ~24 s for all of them
     subjects += ["", "/etc/passwd", "C:\\Windows\\System32", "/Volumes/X/etc/sudoers", "\u00e9t\u00e9/etc", "a\ud800b"]
     checked = 0
     for patterns in _pack_patterns():
