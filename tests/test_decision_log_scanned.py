@@ -111,3 +111,12 @@ def test_known_clean_is_found_secrets_finding_nothing(arguments: dict[str, Any])
     assert secret_reader.known_clean(arguments) is clean
     if clean:
         assert redact_record({"arguments": arguments}) == {"arguments": arguments}
+
+
+def test_arguments_put_in_a_marked_record_afterwards_are_scanned() -> None:
+    secret_reader.found_secrets(freeze({"note": "hello"}))
+    record = decision_record(ALLOW, name="tool", arguments={"note": "hello"}, timestamp=0.0)
+    assert type(record) is not dict
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    record["arguments"] = {"note": token}
+    assert redact_record(record)["arguments"] == {"note": "[REDACTED]"}

@@ -201,10 +201,14 @@ class _ScannedRecord(dict[str, Any]):
     """A record whose arguments the decision's secret reader found nothing in: redaction need not scan them again.
 
     Only decision_record makes one, and only on content the reader found clean (secret_reader.known_clean);
-    a copy is a plain dict again, and is scanned.
+    a copy is a plain dict again, and is scanned, and so are arguments put in the record afterwards.
     """
 
-    __slots__ = ()
+    __slots__ = ("clean",)
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        super().__init__(record)
+        self.clean = record["arguments"]  # the very object read clean: another one in its place is scanned
 
 
 def redact_record(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -217,7 +221,7 @@ def redact_record(record: Mapping[str, Any]) -> dict[str, Any]:
         return REDACTED
 
     out = dict(record)
-    scanned = type(record) is _ScannedRecord
+    scanned = type(record) is _ScannedRecord and record.get("arguments") is record.clean
     for field in _REDACTED_FIELDS:
         if field not in out or (scanned and field == "arguments"):
             continue
