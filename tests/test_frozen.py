@@ -570,3 +570,25 @@ def test_copy_in_refuses_nesting_deeper_than_freeze_allows_without_recursing_for
         deep = [deep]
     with pytest.raises(FreezeError, match="deeper"):
         copy_in({"a": deep})
+
+
+@pytest.mark.parametrize(
+    ("cwd", "roles", "session"),
+    [(None, None, None), ("/w", {"source": "path"}, None), ("/w", None, {"labels": ["x"]}), (None, {"a": "url"}, {})],
+)
+def test_a_call_with_a_session_is_the_call_built_with_that_session(
+    cwd: str | None, roles: dict[str, str] | None, session: dict[str, Any] | None
+) -> None:
+    # with_session copies the call instead of building it again: it must be the same call.
+    arguments = freeze({"source": "a.txt", "n": [1, True, None]})
+    held = None if roles is None else freeze(roles)
+    call = ToolCall("c-1", "mv", arguments, "agent", cwd=cwd, roles=held, session_id="s", session=freeze(session))
+    later = freeze({"labels": ["secret-read"], "calls": [{"name": "cat"}]})
+    copied = call.with_session(later)
+    built = ToolCall("c-1", "mv", arguments, "agent", cwd=cwd, roles=held, session_id="s", session=later)
+    assert copied == built and copied.signal is call.signal and copied.tags == built.tags
+    assert list(copied.document.items()) == list(built.document.items())
+    assert copied.session is later and copied.document["session"] is later
+    assert call.session == (None if session is None else freeze(session))  # the call itself is unchanged
+    plain = call.with_session({"labels": []})  # type: ignore[arg-type]  # a plain mapping is frozen
+    assert type(plain.session) is FrozenDict and plain.document["session"] == {"labels": []}
