@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import signal
 import threading
 import time
 from collections import Counter
@@ -553,3 +554,36 @@ def reference_entries(sequence: Mapping[str, Any], *, with_cwd: bool = True) -> 
         if "result" in step and decided.decision.value != "deny":
             review_recorded_sync(registry, call["name"], call["arguments"], step["result"], **options)
     return [e.step.value for e in store.log.get("reference", []) if e.step.value != "result"]
+
+
+def stop_helpers(place: Path, timeout: float = 10.0) -> None:
+    """SIGTERM the hook helpers started under `place` and wait until they are gone.
+
+    Each helper writes its pid in its lock file once it serves. Waiting matters: a helper closing
+    its session store removes the SQLite WAL file, and a folder being removed meanwhile fails
+    (test_init's teardown did: FileNotFoundError on sessions.sqlite3-wal).
+    """
+    deadline = time.monotonic() + timeout
+    stopped: list[int] = []
+    for lock in place.glob("hook-*.lock"):
+        while not lock.read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.05)  # started, not yet serving
+        text = lock.read_text().strip()
+        if text:
+            try:
+                os.kill(int(text), signal.SIGTERM)
+            except ProcessLookupError:
+                continue  # gone already
+            stopped.append(int(text))
+    for pid in stopped:
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    """Whether the process runs (a zombie has exited: only its parent's wait is missing)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")

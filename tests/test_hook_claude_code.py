@@ -14,7 +14,6 @@ import io
 import itertools
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from policyengine.adapters import claude_code
 from policyengine.cli import hook as hook_verb
 from policyengine.cli.main import main
 from policyengine.packs import cache
+from support import stop_helpers
 
 ROOT = Path(__file__).resolve().parents[1]
 PACK = str(ROOT / "policies" / "claude-code")
@@ -554,16 +554,6 @@ def test_the_first_call_starts_a_warm_helper_that_answers_the_next(tmp_path: Pat
     while list(place.glob("hook-*.sock")):
         assert time.monotonic() < deadline, "the helper left its socket behind"
         time.sleep(0.05)
-
-
-def stop_helpers(place: Path) -> None:
-    """SIGTERM the helpers this test started (each writes its pid in its lock file once it serves)."""
-    deadline = time.monotonic() + 10
-    for lock in place.glob("hook-*.lock"):
-        while not lock.read_text().strip() and time.monotonic() < deadline:
-            time.sleep(0.05)  # started, not yet serving
-        if lock.read_text().strip():
-            os.kill(int(lock.read_text().strip()), signal.SIGTERM)
 
 
 def test_the_helper_answers_as_the_process_would_and_reloads_changed_packs(

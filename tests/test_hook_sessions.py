@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from policyengine.cli import hook as hook_verb
 from policyengine.cli.main import main
 from policyengine.sessions.stores import SqliteStore
 from policyengine.values.session import Step
-from support import reference_entries
+from support import reference_entries, stop_helpers
 
 ROOT = Path(__file__).resolve().parents[1]
 SEQUENCES: list[dict[str, Any]] = yaml.safe_load(
@@ -184,16 +183,6 @@ def test_the_session_survives_the_warm_helper(tmp_path: Path) -> None:
     code, out, err = run_process(fetch, {**env, "POLICYENGINE_HOOK_HELPER": "off"})
     assert (code, err) == (0, "")
     check_step(CREDENTIALS, 1, json.loads(out))
-
-
-def stop_helpers(place: Path) -> None:
-    """SIGTERM the helpers this test started (each writes its pid in its lock file once it serves)."""
-    deadline = time.monotonic() + 10
-    for lock in place.glob("hook-*.lock"):
-        while not lock.read_text().strip() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if lock.read_text().strip():
-            os.kill(int(lock.read_text().strip()), signal.SIGTERM)
 
 
 # -- failures close, and a pack without session rules never touches the store ---------------------

@@ -15,7 +15,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from typing import Any
 import pytest
 
 from policyengine.cli.main import main
+from support import stop_helpers
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "policies"
@@ -264,12 +264,7 @@ def test_the_warm_helper_serves_from_the_cache_folder_init_wrote(project: Path) 
             time.sleep(0.05)
         assert decision(run_hook(command, recorded("reading .env", project), project, helper="on")) == "deny"
     finally:
-        deadline = time.monotonic() + 10
-        for lock in cache.glob("hook-*.lock"):
-            while not lock.read_text().strip() and time.monotonic() < deadline:
-                time.sleep(0.05)  # started, not yet serving
-            if lock.read_text().strip():
-                os.kill(int(lock.read_text().strip()), signal.SIGTERM)
+        stop_helpers(cache)  # and wait: the fixture removes the folder the helper writes in
 
 
 # -- mcp ------------------------------------------------------------------------------------------
