@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -77,16 +78,19 @@ def _specs(pack: str) -> list[dict[str, Any]]:
     return list(merged.values())
 
 
-REASONS = {
-    (pack, rule.id): str(getattr(rule.reason, "text", "")).split("{")[0]
-    for pack in PACKS
-    for rule in load_pack(ROOT / "policies" / pack).rules
-}
+@cache
+def _reasons() -> dict[tuple[str, str], str]:
+    """Each rule's reason up to its first placeholder (built at first use: collection loads no pack)."""
+    return {
+        (pack, rule.id): str(getattr(rule.reason, "text", "")).split("{")[0]
+        for pack in PACKS
+        for rule in load_pack(ROOT / "policies" / pack).rules
+    }
 
 
 def _denied_by(text: str, pack: str, rule: str) -> bool:
     """Whether a denial's text is the pack's rule's reason (its words up to the first placeholder)."""
-    reason = REASONS[pack, rule]
+    reason = _reasons()[pack, rule]
     return bool(reason) and text.startswith(reason)
 
 
@@ -104,6 +108,7 @@ def _langchain_tool(spec: dict[str, Any]) -> StructuredTool:
     )
 
 
+@cache
 def _langchain(pack: str) -> tuple[PolicyMiddleware, Any]:
     """The pack's middleware (its gate, its session store) and an agent with the pack's tools and a checkpointer."""
     middleware = PolicyMiddleware(packs=[ROOT / "policies" / pack], cwd=_cwd(pack))
@@ -111,13 +116,10 @@ def _langchain(pack: str) -> tuple[PolicyMiddleware, Any]:
     return middleware, create_agent(ScriptedChat(), tools, middleware=[middleware], checkpointer=InMemorySaver())
 
 
-LANGCHAIN = {pack: _langchain(pack) for pack in PACKS}
-
-
 @pytest.mark.parametrize("index", range(len(SEQUENCES)), ids=IDS)
 def test_langchain_replays_every_sequence_in_one_thread(index: int) -> None:
     sequence = SEQUENCES[index]
-    middleware, agent = LANGCHAIN[sequence["pack"]]
+    middleware, agent = _langchain(sequence["pack"])
     _script(sequence)
     thread = f"thread-{uuid.uuid4().hex}"
     config: RunnableConfig = {"configurable": {"thread_id": thread}}
@@ -184,13 +186,11 @@ def _sdk_tool(spec: dict[str, Any]) -> FunctionTool:
     )
 
 
+@cache
 def _sdk(pack: str) -> tuple[PolicyGuard, list[Any]]:
     """The pack's guard (its gate, its session store) and the pack's tools, protected."""
     guard = PolicyGuard(packs=[ROOT / "policies" / pack], cwd=_cwd(pack))
     return guard, guard.protect([_sdk_tool(spec) for spec in _specs(pack)])
-
-
-SDK = {pack: _sdk(pack) for pack in PACKS}
 
 
 def _outputs(model: ScriptedModel) -> dict[str, str]:
@@ -208,7 +208,7 @@ def test_openai_agents_replays_every_sequence_in_one_trace_group(index: int) -> 
     # recipe's) would leave tracing off for the process, and with it the trace group this test names the session by.
     set_tracing_disabled(False)
     sequence = SEQUENCES[index]
-    guard, tools = SDK[sequence["pack"]]
+    guard, tools = _sdk(sequence["pack"])
     _script(sequence)
     group = f"conversation-{uuid.uuid4().hex}"
     config = RunConfig(group_id=group)  # the SDK's conversation thread
