@@ -7,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyengine.arguments import paths
+from support import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,7 +27,7 @@ def _pack_lists() -> list[list[str]]:
     """Every list of strings the shipped packs define (the directory lists among them)."""
     found: list[list[str]] = []
     for path in sorted(ROOT.glob("policies/*/*.yaml")):
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = load_yaml(path)  # libyaml: this runs at collection, on every worker
         if isinstance(document, dict) and isinstance(document.get("lists"), dict):
             found.extend(
                 value

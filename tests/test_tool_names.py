@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from policyengine.language import functions
 from policyengine.language.functions import OPTIONS
 from policyengine.language.tool_names import fold_tool_name, fold_tool_pattern, tool_matches
 from policyengine.packs.lint import PE505, lint
-from policyengine.packs.loader import load_pack
+from policyengine.packs.loader import Pack, load_pack
 from policyengine.packs.rules import ToolMatcher
 from support import read_yaml, write_pack
 
@@ -67,7 +68,10 @@ def test_tool_matches_takes_one_pattern_as_a_string() -> None:
     assert jmespath.search("tool_matches(name, 'Bash')", {"name": "bash"}, options=OPTIONS)
 
 
-_PACKS = {name: load_pack(ROOT / "policies" / name) for name in ("baseline", "bfcl", "claude-code")}
+@functools.cache
+def _pack(name: str) -> Pack:
+    """A shipped pack, loaded at first use (collection loads none)."""
+    return load_pack(ROOT / "policies" / name)
 
 
 @pytest.mark.parametrize(("pack", "name", "rule"), [
@@ -81,14 +85,14 @@ _PACKS = {name: load_pack(ROOT / "policies" / name) for name in ("baseline", "bf
     ("bfcl", "placeOrder", "deny-orders-over-limit"),
 ])  # fmt: skip
 def test_the_rule_index_selects_a_rule_for_another_spelling_of_its_tool(pack: str, name: str, rule: str) -> None:
-    rules = [r for index in _PACKS[pack].index.values() for r in index.for_tool(name)]
+    rules = [r for index in _pack(pack).index.values() for r in index.for_tool(name)]
     assert rule in {r.id for r in rules}
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(sorted(_PACKS)), st.text(alphabet="aAbBeEhHlLmMrRsStT_-. ", max_size=10))
+@given(st.sampled_from(["baseline", "bfcl", "claude-code"]), st.text(alphabet="aAbBeEhHlLmMrRsStT_-. ", max_size=10))
 def test_the_rule_index_is_the_linear_scan_it_replaces(pack: str, name: str) -> None:
-    for index in _PACKS[pack].index.values():
+    for index in _pack(pack).index.values():
         assert list(index.for_tool(name)) == [r for r in index.rules if r.tools.matches(name)]
 
 
