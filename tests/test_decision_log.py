@@ -564,6 +564,69 @@ def test_the_batching_writer_loses_nothing(
         assert logged == [f"c{i}" for i in range(count)]
 
 
+class _CountingSink:
+    """A sink that keeps each group it is given and the thread that gave it."""
+
+    def __init__(self) -> None:
+        self.groups: list[list[str]] = []
+        self.threads: set[int] = set()
+        self.failures = 0
+        self.closed = False
+
+    def write(self, record: Any) -> None:
+        self.write_many([record])
+
+    def write_many(self, records: Any) -> None:
+        self.groups.append([r["call_id"] for r in records])
+        self.threads.add(threading.get_ident())
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize(("batch", "interval"), [(256, 0.0), (4, 0.0), (256, 0.01), (4, 0.01)])
+def test_records_of_one_loop_pass_share_one_write_on_the_loops_thread(batch: int, interval: float) -> None:
+    # Group commit without a thread: what the loop's requests submit before it next runs its callbacks is one
+    # write (`batch` records at most a write), made on the loop's own thread; a later pass starts a new group.
+    import asyncio
+
+    from policyengine.service.log_writer import LogWriter
+
+    sink = _CountingSink()
+
+    async def drive() -> int:
+        writer = LogWriter(sink, asyncio.get_running_loop(), batch=batch, interval=interval)  # type: ignore[arg-type]
+        first = [writer.submit({"call_id": f"a{i}"}) for i in range(10)]
+        assert sink.groups == []  # nothing is written inside submit: the group gathers until the loop runs it
+        await asyncio.gather(*first)
+        second = [writer.submit({"call_id": f"b{i}"}) for i in range(3)]
+        await asyncio.gather(*second)
+        await writer.close()
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(drive())
+    firsts = [f"a{i}" for i in range(10)]
+    assert sink.groups == [firsts[i : i + batch] for i in range(0, 10, batch)] + [["b0", "b1", "b2"]]
+    assert sink.threads == {loop_thread} and sink.closed
+
+
+def test_closing_the_writer_writes_what_is_queued_before_its_timer() -> None:
+    import asyncio
+
+    from policyengine.service.log_writer import LogWriter
+
+    sink = _CountingSink()
+
+    async def drive() -> list[bool]:
+        writer = LogWriter(sink, asyncio.get_running_loop(), interval=3600.0)  # type: ignore[arg-type]
+        futures = [writer.submit({"call_id": f"c{i}"}) for i in range(5)]
+        await writer.close()  # SIGTERM's drain: the hour-long timer is not waited for
+        return [f.done() for f in futures]
+
+    assert asyncio.run(drive()) == [True] * 5
+    assert sink.groups == [[f"c{i}" for i in range(5)]] and sink.closed
+
+
 def test_several_processes_share_one_rotated_log_without_losing_a_line(tmp_path: Path) -> None:
     # serve --workers N: each worker's sink appends batches to the same file and rotates it under an flock.
     import multiprocessing
