@@ -522,3 +522,39 @@ def test_hide_secrets_hides_a_token_split_across_neighbour_values() -> None:
     hidden, calls = _hidden_and_calls(scanner.hide_secrets, document)
     assert token[:16] not in json.dumps(hidden) and token[16:] not in json.dumps(hidden)
     assert calls >= 3
+
+
+# --- _layout_candidate: a short text's answer kept ------------------------------------------------
+
+
+def _layout_outcome(layout: Callable[[str], bool], text: str) -> bool | str:
+    """The answer, or the error raised (a lone surrogate cannot be searched: redaction hides the field)."""
+    try:
+        return layout(text)
+    except ValueError as error:
+        return type(error).__name__
+
+
+def test_a_kept_layout_answer_is_the_texts_own_on_every_corpus_string(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked twice in two orders (kept answers read back, the dict dropped when full), each is _layout_text's."""
+    monkeypatch.setattr(scanner, "_LAYOUT_SEEN", {})
+    monkeypatch.setattr(scanner, "_SEEN_SIZE", 257)  # dropped whole many times over the corpus
+    texts = corpus_strings()
+    expected = [_layout_outcome(scanner._layout_text, text) for text in texts]
+    assert 100 < expected.count(True) < len(texts)  # both answers are compared, not one
+    for order in (range(len(texts)), reversed(range(len(texts)))):
+        for n in order:
+            assert _layout_outcome(scanner._layout_text_kept, texts[n]) == expected[n], texts[n]
+            assert _layout_outcome(scanner._layout_text_kept, texts[n]) == expected[n], texts[n]  # the kept one
+    assert 0 < len(scanner._LAYOUT_SEEN) <= 257
+
+
+_LAYOUT_PARTS = ["password=", "token: ", "x", "hunter2hunter2", " ", "=", '{"pass":"', "abc"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_LAYOUT_PARTS), max_size=6))
+def test_a_kept_layout_answer_is_the_texts_own_on_random_texts(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert scanner._layout_text_kept(text) is scanner._layout_text(text)
+    assert scanner._layout_text_kept(text) is scanner._layout_text(text)
