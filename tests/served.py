@@ -16,10 +16,10 @@ from policyengine.service.http_protocol import protocol_class
 class Served:
     """A Uvicorn server in a thread, on a socket bound to a free port before it starts."""
 
-    def __init__(self, app: Any, http: str = "auto", header_timeout: float = 10.0) -> None:
+    def __init__(self, app: Any, http: str = "auto", header_timeout: float = 10.0, one_send: bool = True) -> None:
         sock = serve_verb.bind("127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        protocol = protocol_class(http, header_timeout)  # as serve runs it
+        protocol = protocol_class(http, header_timeout, one_send)  # as serve runs it
         config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=2, lifespan="on", http=protocol)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
