@@ -37,6 +37,9 @@ ALLOWED: dict[str, set[str]] = {
     "audit": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
     "dryrun": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
     "testing": BELOW_VALUES | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce"},
+    # Properties searched (later proved) over the calls a catalog admits; the search reuses testing's spellings.
+    "verify": BELOW_VALUES
+    | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce", "testing"},
     "adapters": BELOW_VALUES
     | {"values", "tools", "arguments", "language", "sessions", "packs", "runtime", "enforce", "audit"},
     "service": BELOW_VALUES
@@ -56,6 +59,7 @@ ALLOWED: dict[str, set[str]] = {
         "service",
         "dryrun",
         "testing",
+        "verify",
     },
     # The facade re-exports from every layer; `python -m policyengine` runs the CLI.
     "__init__": {"errors", "values", "tools", "packs", "runtime", "enforce", "audit"},
@@ -167,6 +171,7 @@ def test_the_layers_are_real_folders() -> None:
         "service",
         "dryrun",
         "testing",
+        "verify",
     }
     layers |= {"cli"}
     assert folders >= layers

@@ -36,9 +36,23 @@ class Verb(Protocol):
 
 def verb_modules() -> tuple[Verb, ...]:
     """Every verb, in help order; imported here, not at the top, so that `hook` loads none of the others."""
-    from policyengine.cli import bundle, check, dry_run, explain, fmt, init, logs, mcp_proxy, packs, schema, serve, test
+    from policyengine.cli import (
+        bundle,
+        check,
+        dry_run,
+        explain,
+        fmt,
+        init,
+        logs,
+        mcp_proxy,
+        packs,
+        schema,
+        serve,
+        test,
+        verify,
+    )
 
-    return (check, test, explain, schema, dry_run, fmt, hook, mcp_proxy, serve, bundle, logs, packs, init)
+    return (check, test, verify, explain, schema, dry_run, fmt, hook, mcp_proxy, serve, bundle, logs, packs, init)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,113 @@
+"""The verify verb: properties of the packs searched for a counterexample over the calls the catalog admits.
+
+`policyengine verify --pack DIR PROPERTIES.yaml...` (docs/verify.md). Today every property is
+searched (bounded, seeded, each call decided by the installed layers), never proved: a property
+with no counterexample is reported "not proven". Exit 1 when a property has a counterexample or
+was never exercised (no call tried was picked by its `when`); 2 on a problem in the files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, TextIO
+
+from policyengine.cli.common import EXIT_FINDINGS, EXIT_OK, install_layers, resolve_pack
+from policyengine.errors import UsageError
+
+if TYPE_CHECKING:
+    from policyengine.verify import PropertyResult, SearchBudget
+
+NAME = "verify"
+HELP = "search the packs for a call that breaks a property"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The verify verb's options."""
+    parser.add_argument(
+        "properties",
+        nargs="*",
+        metavar="PROPERTIES",
+        help="property files (YAML, docs/verify.md); default: every *.yaml in each pack's properties/ folder",
+    )
+    parser.add_argument(
+        "--pack",
+        dest="packs",
+        action="append",
+        required=True,
+        type=resolve_pack,
+        metavar="PACK",
+        help="a pack folder or shipped pack name; repeat for layers, in order",
+    )
+    parser.add_argument("--tools", metavar="FILE", help="tool catalog (default: the packs' `catalog:`)")
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="which calls the search draws (default 0)")
+    parser.add_argument("--calls", type=int, default=20_000, metavar="N", help="at most N calls a property")
+    parser.add_argument("--seconds", type=float, default=10.0, metavar="S", help="at most S seconds a property")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
+    """`verify`: search every property; a counterexample or a property never exercised exits 1."""
+    from policyengine.verify import Outcome, SearchBudget, load_properties, verify
+
+    if args.calls < 1 or args.seconds <= 0:
+        raise UsageError("--calls must be at least 1 and --seconds more than 0")
+    layers, catalog = install_layers(args.packs, args.tools)
+    if catalog is None:
+        raise UsageError(
+            "verify writes calls from the tool catalog, and these packs name none",
+            hint="add `catalog: tools.jsonl` to a pack manifest, or pass --tools FILE",
+        )
+    shipped = [str(f) for pack in layers.packs for f in sorted(pack.path.glob("properties/*.yaml"))]
+    files = list(args.properties) or shipped
+    if not files:
+        raise UsageError(
+            "no property files: none named, and no pack has a properties/ folder",
+            hint="name property files, or write them as PACK/properties/*.yaml (docs/verify.md)",
+        )
+    lists = {name: entries for pack in layers.packs for name, entries in pack.lists.items()}
+    properties = load_properties(files, lists)
+    budget = SearchBudget(calls=args.calls, seconds=args.seconds, seed=args.seed)
+    results = verify(layers, properties, budget)
+    if args.format == "json":
+        print(
+            json.dumps({"budget": _budget_json(budget), "results": [r.to_json() for r in results]}, indent=2), file=out
+        )
+    else:
+        print(_text(results, budget, [str(p) for p in args.packs]), file=out)
+    failed = any(r.outcome is not Outcome.NOT_PROVEN for r in results)
+    return EXIT_FINDINGS if failed else EXIT_OK
+
+
+def _budget_json(budget: SearchBudget) -> dict[str, float | int]:
+    return {"calls": budget.calls, "seconds": budget.seconds, "seed": budget.seed}
+
+
+def _text(results: list[PropertyResult], budget: SearchBudget, packs: list[str]) -> str:
+    from policyengine.verify import Outcome
+
+    lines = [
+        f"verify: {len(results)} properties against {', '.join(packs)} "
+        f"(searched, seed {budget.seed}, at most {budget.calls:,} calls or {budget.seconds:g} s a property; "
+        "nothing here is proved)"
+    ]
+    for r in results:
+        where = f"{r.property.id} ({r.property.file}:{r.property.line})"
+        if r.outcome is Outcome.COUNTEREXAMPLE:
+            arguments = json.dumps(r.arguments, ensure_ascii=False)
+            rule = r.rule or "the pack default"
+            lines.append(
+                f"  COUNTEREXAMPLE  {where}: {r.tool} {arguments} is decided {r.decision} (by {rule}); "
+                f"the property says {r.property.kind.value} {', '.join(sorted(r.property.decisions))}"
+            )
+        elif r.outcome is Outcome.NOT_EXERCISED:
+            lines.append(
+                f"  NOT EXERCISED   {where}: {r.tried:,} calls tried, none picked by its `when`; "
+                "check its tools and condition (nothing was tested)"
+            )
+        else:
+            lines.append(
+                f"  not proven      {where}: {r.tried:,} calls tried, {r.picked:,} picked by its `when`, "
+                f"none broke it ({r.seconds:.1f} s)"
+            )
+    return "\n".join(lines)

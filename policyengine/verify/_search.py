@@ -1,0 +1,310 @@
+"""The bounded, seeded search for a call that breaks a property, every candidate decided by the real engine.
+
+For each property, the calls of its tools are written from the catalog's JSON Schemas with values
+drawn from probes (a few generic values and made-up credentials of the detector's shapes), from
+what the packs and the property name (list entries, the literals of every rule's and the
+property's condition, globs made concrete) and from their spellings (testing/spellings.py:
+`.ENV` for `.env`, `./.env`, `%2eenv`...). A call the property's `when` picks is decided by the
+installed layers exactly as `policyengine test` decides it; a decision the property forbids is a
+counterexample: a concrete call, reported with the rule that decided it (a call the registry
+refuses as invalid never runs, and counts only for a property that names `invalid`). The search proves
+nothing: a property with no counterexample is "not proven", with how many calls were tried and
+how many `when` picked (none picked: "not exercised", the search never reached the property).
+Deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import random
+import re
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from policyengine.enforce.evaluate import call_for, evaluate, evaluate_sync
+from policyengine.enforce.install import PolicyLayers
+from policyengine.testing.spellings import spell_command, spell_path, spell_url
+from policyengine.values.frozen import freeze
+from policyengine.verify._properties import Property
+
+__all__ = ["Outcome", "PropertyResult", "SearchBudget", "verify"]
+
+# Quoted literals of a condition: 'raw strings' and `json literals` (numbers and strings among them).
+_RAW_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'")
+_JSON_LITERAL = re.compile(r"`([^`]*)`")
+_GENERIC_STRINGS = ("", "x", "README.md", "src/app.py", "/tmp/x", "https://example.com/", "ls -la", "hello")
+# Credentials of the shapes the secret detector reads (made up: none was ever issued), so that a property
+# over `secrets(@)` is exercised; each is also written inside a sentence.
+_CREDENTIALS = (
+    "ghp_4fJk9QzP2mXv7LwR3sT8uY1nB6cD0eH5aG2k",
+    "AKIAQ3J5ZKX7M2PLW8RT",
+    "4539 1488 0343 6467",
+    "password=Tr0ub4dor&3xq",
+    "sk-proj-8fJ2kL9mN4pQ7rS1tU6vW3xY0zA5bC8dE2fG",
+)
+_GENERIC_NUMBERS = (0, 1, -1, 2, 100, 10_000, 1_000_000)
+_MAX_POOL = 4_000
+
+
+class Outcome(enum.Enum):
+    """What the search found for one property."""
+
+    COUNTEREXAMPLE = "counterexample"  # a call the engine decides as the property forbids
+    NOT_PROVEN = "not proven"  # calls were picked by `when` and none broke the property
+    NOT_EXERCISED = "not exercised"  # no call tried was picked by `when`: the property was never tested
+
+
+@dataclass(frozen=True)
+class SearchBudget:
+    """At most `calls` candidate calls and `seconds` a property; `seed` picks which."""
+
+    calls: int = 20_000
+    seconds: float = 10.0
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    """One property's outcome, the counterexample (tool, arguments, decision, rule) if any, and the counts."""
+
+    property: Property
+    outcome: Outcome
+    tried: int
+    picked: int
+    seconds: float
+    tool: str | None = None
+    arguments: Any = None
+    decision: str | None = None
+    rule: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON (`verify --format json`)."""
+        found: dict[str, Any] = {
+            "id": self.property.id,
+            "kind": self.property.kind.value,
+            "decisions": sorted(self.property.decisions),
+            "outcome": self.outcome.value,
+            "tried": self.tried,
+            "picked": self.picked,
+            "seconds": round(self.seconds, 3),
+            "location": f"{self.property.file}:{self.property.line}",
+        }
+        if self.outcome is Outcome.COUNTEREXAMPLE:
+            found["counterexample"] = {
+                "name": self.tool,
+                "arguments": self.arguments,
+                "decision": self.decision,
+                "rule": self.rule,
+            }
+        return found
+
+
+def verify(layers: PolicyLayers, properties: Sequence[Property], budget: SearchBudget) -> list[PropertyResult]:
+    """Search each property for a counterexample, within the budget."""
+    strings, numbers = _pools(layers, properties)
+    return [_search(layers, prop, strings, numbers, budget) for prop in properties]
+
+
+def _search(
+    layers: PolicyLayers, prop: Property, strings: list[str], numbers: list[Any], budget: SearchBudget
+) -> PropertyResult:
+    started = time.monotonic()
+    registry = layers.registry
+    tools = _tools_of(layers, prop)
+    tried = picked = 0
+    rng = random.Random(f"{budget.seed}:{prop.id}")
+    for name, arguments in _candidates(tools, strings, numbers, rng):
+        if tried >= budget.calls or time.monotonic() - started > budget.seconds:
+            break
+        tried += 1
+        if prop.when is not None:
+            call = call_for(registry, name, freeze(arguments), "verify", None, None)
+            try:
+                if not prop.when.test(call.document):
+                    continue
+            except Exception:  # a condition that cannot read this call picks nothing (the engine's rules fail closed)
+                continue
+        picked += 1
+        decision, rule = _decide(layers, name, arguments)
+        if decision == "invalid" and "invalid" not in prop.decisions:
+            continue  # the registry refused the arguments: the call never runs (a slip of the writer, not a finding)
+        if prop.violated_by(decision):
+            return PropertyResult(
+                prop, Outcome.COUNTEREXAMPLE, tried, picked, time.monotonic() - started, name, arguments, decision, rule
+            )
+    outcome = Outcome.NOT_PROVEN if picked else Outcome.NOT_EXERCISED
+    return PropertyResult(prop, outcome, tried, picked, time.monotonic() - started)
+
+
+def _decide(layers: PolicyLayers, name: str, arguments: Any) -> tuple[str, str | None]:
+    """The decision and deciding rule of the installed layers, as `policyengine test` decides a call."""
+    registry = layers.registry
+    options: dict[str, Any] = {"agent": "verify", "require_tool": name not in registry.tools}
+    evaluation = evaluate_sync(registry, name, arguments, **options)
+    if evaluation is None:
+        evaluation = asyncio.run(evaluate(registry, name, arguments, **options))
+    source = evaluation.source
+    return evaluation.decision.value, source.rule_id if source is not None else None
+
+
+def _tools_of(layers: PolicyLayers, prop: Property) -> list[tuple[str, Mapping[str, Any]]]:
+    """The catalog's tools the property names (with their parameter schemas), then names outside the catalog."""
+    tools: list[tuple[str, Mapping[str, Any]]] = [
+        (name, definition.to_json_schema())
+        for name, definition in sorted(layers.registry.tools.items())
+        if prop.tools.matches(name, definition.tags)
+    ]
+    known = {name for name, _ in tools}
+    tools.extend((name, {}) for name in sorted(prop.tools.names) if name not in known)
+    return tools
+
+
+def _pools(layers: PolicyLayers, properties: Sequence[Property]) -> tuple[list[str], list[Any]]:
+    """The strings and numbers calls are written with: the packs' and properties' literals, spelled, then generic."""
+    texts = [p.when_text for p in properties if p.when_text]
+    texts += [rule.when.text for pack in layers.packs for rule in pack.rules if rule.when is not None]
+    seeds: list[str] = []
+    numbers: list[Any] = list(_GENERIC_NUMBERS)
+    for text in texts:
+        seeds.extend(m.group(1) for m in _RAW_LITERAL.finditer(text))
+        for m in _JSON_LITERAL.finditer(text):
+            value = m.group(1).strip()
+            if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", value):
+                number = float(value) if "." in value else int(value)
+                numbers.extend([number, number - 1, number + 1])
+            elif value.startswith('"') and value.endswith('"') and len(value) >= 2:
+                seeds.append(value[1:-1])
+    for pack in layers.packs:
+        for entries in pack.lists.values():
+            seeds.extend(str(e) for e in entries if isinstance(e, str))
+    # The probes first: every argument meets them before the packs' thousands of literals.
+    strings: list[str] = [*_GENERIC_STRINGS, *_CREDENTIALS, *(f"my key is {c} thanks" for c in _CREDENTIALS)]
+    for seed in dict.fromkeys(seeds):
+        for concrete in _concrete(seed):
+            strings.append(concrete)
+            strings.extend(spelled for _, spelled in _spellings(concrete))
+    return list(dict.fromkeys(strings))[:_MAX_POOL], list(dict.fromkeys(numbers))
+
+
+def _concrete(text: str) -> Iterator[str]:
+    """The text, and a glob made concrete (`**/` gone or one folder deep, `*` and `?` one letter, a class its first)."""
+    yield text
+    if not any(c in text for c in "*?["):
+        return
+    made = re.sub(r"\[!?\]?[^\]]*\]", lambda m: (m.group(0).lstrip("[!").rstrip("]") or "a")[:1], text)
+    yield made.replace("**/", "").replace("*", "x").replace("?", "x")
+    yield made.replace("**/", "a/").replace("*", "x").replace("?", "x")
+
+
+def _spellings(text: str) -> Iterator[tuple[str, str]]:
+    """A few spellings of a path, URL or command naming the same thing (the engine must read them alike)."""
+    if "://" in text:
+        yield from _first(spell_url(text), 8)
+    elif " " in text:
+        yield from _first(spell_command(text), 8)
+    else:
+        yield from _first(spell_path(text), 8)
+
+
+def _first(pairs: Iterator[tuple[str, str]], n: int) -> Iterator[tuple[str, str]]:
+    for count, pair in enumerate(pairs):
+        if count >= n:
+            return
+        yield pair
+
+
+def _candidates(
+    tools: list[tuple[str, Mapping[str, Any]]], strings: list[str], numbers: list[Any], rng: random.Random
+) -> Iterator[tuple[str, Any]]:
+    """Calls in a fixed order: each string in each string argument of each tool first, then random mixes."""
+    for name, schema in tools:
+        props = _properties_of(schema)
+        base = {key: _default(spec) for key, spec in props.items() if key in _required(schema)}
+        for key, spec in props.items():
+            for value in _values_for(spec, strings, numbers):
+                yield name, {**base, key: value}
+    while tools:
+        name, schema = rng.choice(tools)
+        props = _properties_of(schema)
+        if not props:
+            yield name, {rng.choice(("path", "command", "url", "file_path")): rng.choice(strings)}
+            continue
+        required = _required(schema)
+        yield (
+            name,
+            {
+                key: _random_value(spec, strings, numbers, rng)
+                for key, spec in props.items()
+                if key in required or rng.random() < 0.5
+            },
+        )
+
+
+def _properties_of(schema: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    return {str(k): v for k, v in props.items() if isinstance(v, Mapping)} if isinstance(props, Mapping) else {}
+
+
+def _required(schema: Mapping[str, Any]) -> set[str]:
+    required = schema.get("required") if isinstance(schema, Mapping) else None
+    return {str(r) for r in required} if isinstance(required, list | tuple) else set()
+
+
+def _type(spec: Mapping[str, Any]) -> str:
+    kind = spec.get("type")
+    if isinstance(kind, list | tuple):
+        kind = next((k for k in kind if k != "null"), "string")
+    return str(kind) if kind is not None else "string"
+
+
+def _default(spec: Mapping[str, Any]) -> Any:
+    enum_values = spec.get("enum")
+    if isinstance(enum_values, list | tuple) and enum_values:
+        return enum_values[0]
+    kind = _type(spec)
+    return {"string": "x", "integer": 1, "number": 1, "boolean": False, "array": [], "object": {}}.get(kind, "x")
+
+
+def _values_for(spec: Mapping[str, Any], strings: list[str], numbers: list[Any]) -> Iterator[Any]:
+    """Every pool value of the argument's type (an array gets each string alone in a list)."""
+    enum_values = spec.get("enum")
+    if isinstance(enum_values, list | tuple) and enum_values:
+        yield from enum_values
+        return
+    kind = _type(spec)
+    if kind == "string":
+        yield from strings
+    elif kind in ("integer", "number"):
+        yield from (n for n in numbers if kind == "number" or isinstance(n, int))
+    elif kind == "boolean":
+        yield from (True, False)
+    elif kind == "array":
+        items = spec.get("items")
+        item_kind = _type(items) if isinstance(items, Mapping) else "string"
+        if item_kind == "string":
+            yield from ([s] for s in strings)
+        elif item_kind in ("integer", "number"):
+            yield from ([n] for n in numbers)
+
+
+def _random_value(spec: Mapping[str, Any], strings: list[str], numbers: list[Any], rng: random.Random) -> Any:
+    enum_values = spec.get("enum")
+    if isinstance(enum_values, list | tuple) and enum_values:
+        return rng.choice(list(enum_values))
+    kind = _type(spec)
+    if kind == "string":
+        return rng.choice(strings)
+    if kind == "integer":
+        return rng.choice([n for n in numbers if isinstance(n, int)])
+    if kind == "number":
+        return rng.choice(numbers)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "array":
+        return [rng.choice(strings) for _ in range(rng.randint(1, 3))]
+    if kind == "object":
+        return {key: _random_value(sub, strings, numbers, rng) for key, sub in _properties_of(spec).items()}
+    return rng.choice(strings)

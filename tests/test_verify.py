@@ -1,0 +1,236 @@
+"""`policyengine verify`: a property's counterexample is found by the search and decided by the real engine."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policyengine.cli.common import install_layers
+from policyengine.cli.main import main
+from policyengine.values.problems import PackLoadError
+from policyengine.verify import Outcome, SearchBudget, load_properties, verify
+from support import rules_pack
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CATALOG = [
+    {
+        "name": "read_file",
+        "description": "Read a file.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    },
+    {
+        "name": "fetch_url",
+        "description": "Fetch a URL.",
+        "parameters": {
+            "type": "object",
+            "properties": {"url": {"type": "string"}, "retries": {"type": "integer"}},
+            "required": ["url"],
+        },
+    },
+]
+RED_LINE_ENV: dict[str, Any] = {
+    "id": "no-env-files",
+    "stage": "guard",
+    "tools": ["*"],
+    "decision": "deny",
+    "reason": "no .env",
+    "when": "paths(@)[?path_matches(@, '**/.env')] | length(@) > `0`",
+}
+PROPERTY_ENV: dict[str, Any] = {
+    "id": "env-never-allowed",
+    "never": ["allow", "ask"],
+    "tools": ["read_file"],
+    "when": "paths(@)[?path_matches(@, '**/.env')] | length(@) > `0`",
+}
+
+
+def _pack(tmp_path: Path, rules: list[dict[str, Any]], **manifest: Any) -> Path:
+    folder = rules_pack(tmp_path, "p", rules, catalog="tools.jsonl", **manifest)
+    (folder / "tools.jsonl").write_text("".join(json.dumps(t) + "\n" for t in CATALOG), encoding="utf-8")
+    return folder
+
+
+def _properties(tmp_path: Path, *props: dict[str, Any], name: str = "properties.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump({"properties": list(props)}, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _verify(pack: Path, props: Path, **budget: Any) -> list[Any]:
+    layers, _ = install_layers([pack])
+    lists = {k: v for p in layers.packs for k, v in p.lists.items()}
+    return verify(layers, load_properties([props], lists), SearchBudget(**budget))
+
+
+def test_a_red_line_that_holds_is_not_proven_and_was_exercised(tmp_path: Path) -> None:
+    [result] = _verify(_pack(tmp_path, [RED_LINE_ENV]), _properties(tmp_path, PROPERTY_ENV), calls=3_000)
+    assert result.outcome is Outcome.NOT_PROVEN
+    assert result.picked > 20  # `.env` and its spellings reached the red line
+
+
+def test_an_allow_rule_before_a_pre_execute_deny_is_found_with_a_counterexample(tmp_path: Path) -> None:
+    # The planted weakness: a final allow for reads, written above the deny of .env files.
+    rules = [
+        {"id": "reads-are-fine", "stage": "pre-execute", "tools": ["read_*"], "decision": "allow", "final": True},
+        {**RED_LINE_ENV, "id": "deny-env", "stage": "pre-execute"},
+    ]
+    started = time.monotonic()
+    [result] = _verify(_pack(tmp_path, rules), _properties(tmp_path, PROPERTY_ENV))
+    assert result.outcome is Outcome.COUNTEREXAMPLE and time.monotonic() - started < 10
+    assert result.tool == "read_file" and result.decision == "allow" and result.rule == "reads-are-fine"
+    assert ".env" in result.arguments["path"].lower()
+
+
+def test_a_condition_that_misses_an_upper_case_spelling_is_found(tmp_path: Path) -> None:
+    # The planted weakness: the red line reads the path with a case-sensitive regex; the property with the
+    # engine's path test (which folds case as the red lines do) picks `.ENV`, and the search spells it so.
+    weak = {**RED_LINE_ENV, "when": "regex_match(arguments.path, '(^|/)\\.env$')"}
+    started = time.monotonic()
+    [result] = _verify(_pack(tmp_path, [weak]), _properties(tmp_path, PROPERTY_ENV))
+    assert result.outcome is Outcome.COUNTEREXAMPLE and time.monotonic() - started < 10
+    assert result.decision == "allow" and result.arguments["path"] != result.arguments["path"].lower()
+
+
+def test_a_property_no_call_reaches_is_reported_not_exercised(tmp_path: Path) -> None:
+    never_true = {**PROPERTY_ENV, "id": "unreachable", "when": "`false`"}
+    [result] = _verify(_pack(tmp_path, [RED_LINE_ENV]), _properties(tmp_path, never_true), calls=500)
+    assert result.outcome is Outcome.NOT_EXERCISED and result.picked == 0 and result.tried == 500
+
+
+def test_always_is_broken_by_a_call_decided_otherwise(tmp_path: Path) -> None:
+    prop = {"id": "env-always-denied", "always": ["deny"], "tools": ["read_file"], "when": PROPERTY_ENV["when"]}
+    [holds] = _verify(_pack(tmp_path / "a", [RED_LINE_ENV]), _properties(tmp_path, prop), calls=2_000)
+    assert holds.outcome is Outcome.NOT_PROVEN
+    [broken] = _verify(_pack(tmp_path / "b", []), _properties(tmp_path, prop, name="b.yaml"), calls=2_000)
+    assert broken.outcome is Outcome.COUNTEREXAMPLE and broken.decision == "allow"
+
+
+def test_the_search_is_deterministic_for_a_seed(tmp_path: Path) -> None:
+    pack, props = _pack(tmp_path, []), _properties(tmp_path, {**PROPERTY_ENV, "tools": ["fetch_url"], "when": None})
+    runs = [_verify(pack, props, calls=300, seed=7)[0] for _ in range(2)]
+    assert runs[0].arguments == runs[1].arguments and runs[0].tried == runs[1].tried
+    assert runs[0].outcome is Outcome.COUNTEREXAMPLE  # no rule: the first call of fetch_url is allowed
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ([{"id": "a", "tools": ["read_file"]}], "exactly one of `never` and `always`"),
+        ([{"id": "a", "never": ["allowed"], "tools": ["read_file"]}], "decisions are a list of"),
+        ([{"id": "a", "never": ["allow"], "tools": ["@nope"]}], "unknown list 'nope'"),
+        ([{"id": "a", "never": ["allow"], "tools": ["read_file"], "when": "paths(@"}], "PE301"),
+        ([{"id": "a", "never": ["allow"], "tools": ["x"], "whne": "true"}], "unknown key 'whne'"),
+        (
+            [{"id": "a", "never": ["allow"], "tools": ["x"]}, {"id": "a", "never": ["allow"], "tools": ["x"]}],
+            "duplicate property id 'a'",
+        ),
+    ],
+)
+def test_a_bad_property_file_is_refused_with_every_problem_located(
+    tmp_path: Path, props: list[dict[str, Any]], message: str
+) -> None:
+    path = _properties(tmp_path, *props)
+    with pytest.raises(PackLoadError) as raised:
+        load_properties([path], {})
+    text = str(raised.value)
+    assert message in text and f"{path}:" in text
+
+
+def test_the_verb_exits_1_with_the_counterexample_and_0_when_none_is_found(tmp_path: Path) -> None:
+    weak = _pack(tmp_path / "weak", [{**RED_LINE_ENV, "when": "regex_match(arguments.path, '(^|/)\\.env$')"}])
+    strong = _pack(tmp_path / "strong", [RED_LINE_ENV])
+    props = _properties(tmp_path, PROPERTY_ENV)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["verify", "--pack", str(weak), str(props)], out=out, err=err) == 1
+    assert "COUNTEREXAMPLE  env-never-allowed" in out.getvalue() and "nothing here is proved" in out.getvalue()
+    out = io.StringIO()
+    assert main(["verify", "--pack", str(strong), str(props), "--calls", "2000", "--format", "json"], out=out) == 0
+    [result] = json.loads(out.getvalue())["results"]
+    assert result["outcome"] == "not proven" and result["picked"] > 0
+
+
+def test_the_verb_refuses_packs_without_a_catalog(tmp_path: Path) -> None:
+    pack = rules_pack(tmp_path, "p", [RED_LINE_ENV])
+    err = io.StringIO()
+    assert main(["verify", "--pack", str(pack), str(_properties(tmp_path, PROPERTY_ENV))], err=err) == 2
+    assert "catalog" in err.getvalue()
+
+
+# -- the shipped packs -----------------------------------------------------------------------------
+
+
+def test_the_shipped_bfcl_properties_have_no_counterexample() -> None:
+    layers, _ = install_layers([ROOT / "policies" / "bfcl"])
+    lists = {k: v for p in layers.packs for k, v in p.lists.items()}
+    props = load_properties([ROOT / "policies" / "bfcl" / "properties" / "red-lines.yaml"], lists)
+    results = verify(layers, props, SearchBudget(calls=4_000))
+    assert [(r.property.id, r.outcome) for r in results] == [(p.id, Outcome.NOT_PROVEN) for p in props]
+    assert all(r.picked > 0 for r in results)
+
+
+def test_a_system_folder_dropped_from_bfcls_red_line_is_found_under_10_s(tmp_path: Path) -> None:
+    # The planted weakness: /etc taken out of the list the system-path red line reads.
+    import shutil
+
+    copy = tmp_path / "bfcl"
+    shutil.copytree(ROOT / "policies" / "bfcl", copy)
+    lists_file = copy / "lists.yaml"
+    text = lists_file.read_text(encoding="utf-8")
+    assert "  system_dirs: [/etc, /usr," in text
+    lists_file.write_text(text.replace("  system_dirs: [/etc, /usr,", "  system_dirs: [/usr,"), encoding="utf-8")
+    layers, _ = install_layers([copy])
+    lists = {k: v for p in layers.packs for k, v in p.lists.items()}
+    props = load_properties([copy / "properties" / "red-lines.yaml"], lists)
+    started = time.monotonic()
+    result = verify(layers, [props[0]], SearchBudget())[0]
+    assert result.outcome is Outcome.COUNTEREXAMPLE and time.monotonic() - started < 10
+    assert result.decision in ("allow", "ask") and "/etc" in json.dumps(result.arguments).lower()
+
+
+def test_the_verb_reads_each_packs_properties_folder_and_finds_a_removed_red_line(tmp_path: Path) -> None:
+    # The planted weakness: bfcl's red line on credentials in posts aimed at no tool.
+    import shutil
+
+    copy = tmp_path / "bfcl"
+    shutil.copytree(ROOT / "policies" / "bfcl", copy)
+    red_lines = copy / "red-lines.yaml"
+    text = red_lines.read_text(encoding="utf-8")
+    aimed = 'tools: ["@posting_tools", "tag:open-world"]'
+    assert text.count(aimed) == 1
+    red_lines.write_text(text.replace(aimed, 'tools: ["no_such_tool"]'), encoding="utf-8")
+    out = io.StringIO()
+    started = time.monotonic()
+    assert main(["verify", "--pack", str(copy), "--format", "json"], out=out) == 1
+    assert time.monotonic() - started < 30  # two properties, 10 s each at most
+    outcomes = {r["id"]: r for r in json.loads(out.getvalue())["results"]}
+    assert outcomes["system-paths-never-reached"]["outcome"] == "not proven"
+    found = outcomes["credentials-never-posted"]
+    assert found["outcome"] == "counterexample" and found["counterexample"]["decision"] in ("allow", "ask")
+
+
+def test_the_verb_says_so_when_there_is_no_property_file(tmp_path: Path) -> None:
+    err = io.StringIO()
+    assert main(["verify", "--pack", str(_pack(tmp_path, [RED_LINE_ENV]))], err=err) == 2
+    assert "no property files" in err.getvalue() and "properties/" in err.getvalue()
+
+
+def test_every_file_of_the_shipped_packs_matches_the_wheels_package_data() -> None:
+    # The wheel ships policies/ as policyengine.shipped_packs by these globs: a file none matches (a
+    # properties/ folder, say) would be missing from `policyengine verify --pack bfcl` once installed.
+    import fnmatch
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    globs = config["tool"]["setuptools"]["package-data"]["policyengine.shipped_packs"]
+    policies = ROOT / "policies"
+    files = [p.relative_to(policies).as_posix() for p in policies.rglob("*") if p.is_file()]
+    assert any(f.endswith("properties/red-lines.yaml") for f in files)
+    unshipped = [f for f in files if not any(fnmatch.fnmatchcase(f, g) and f.count("/") == g.count("/") for g in globs)]
+    assert unshipped == []
