@@ -234,3 +234,46 @@ def test_every_file_of_the_shipped_packs_matches_the_wheels_package_data() -> No
     assert any(f.endswith("properties/red-lines.yaml") for f in files)
     unshipped = [f for f in files if not any(fnmatch.fnmatchcase(f, g) and f.count("/") == g.count("/") for g in globs)]
     assert unshipped == []
+
+
+# -- diff --semantic ---------------------------------------------------------------------------------
+
+
+def _loosened_bfcl(tmp_path: Path) -> Path:
+    """A copy of bfcl whose transfer limit is 50,000 instead of 10,000 (one rule loosened)."""
+    import shutil
+
+    copy = tmp_path / "bfcl-loosened"
+    shutil.copytree(ROOT / "policies" / "bfcl", copy)
+    gate = copy / "gate.yaml"
+    text = gate.read_text(encoding="utf-8")
+    limit = "amounts(@)[?@ >= `10000`] | length(@) > `0`"
+    assert text.count(limit) == 1
+    gate.write_text(text.replace(limit, limit.replace("10000", "50000")), encoding="utf-8")
+    return copy
+
+
+def test_diff_semantic_reports_exactly_the_loosened_rules_class(tmp_path: Path) -> None:
+    out = io.StringIO()
+    argv = ["diff", "--semantic", str(ROOT / "policies" / "bfcl"), str(_loosened_bfcl(tmp_path))]
+    assert main([*argv, "--calls", "6000", "--format", "json"], out=out) == 1  # weaker: the gate fails
+    [found] = json.loads(out.getvalue())["classes"]
+    assert found["weaker"] is True
+    assert found["old"] == {"decision": "deny", "rule": "deny-transfers-over-limit"}
+    assert found["new"] == {"decision": "ask", "rule": "ask-transfers"}
+    assert 10_000 <= found["example"]["arguments"]["amount"] < 50_000
+
+
+def test_diff_semantic_the_other_way_is_stricter_and_passes_the_weaker_gate(tmp_path: Path) -> None:
+    out = io.StringIO()
+    argv = ["diff", "--semantic", str(_loosened_bfcl(tmp_path)), str(ROOT / "policies" / "bfcl"), "--calls", "6000"]
+    assert main(argv, out=out) == 0
+    assert "stricter ask (ask-transfers) -> deny (deny-transfers-over-limit)" in out.getvalue()
+    assert main([*argv, "--fail-on", "any"], out=io.StringIO()) == 1
+
+
+def test_diff_without_semantic_points_at_dry_run_against(tmp_path: Path) -> None:
+    err = io.StringIO()
+    bfcl = str(ROOT / "policies" / "bfcl")
+    assert main(["diff", bfcl, bfcl], err=err) == 2
+    assert "--semantic" in err.getvalue() and "dry-run" in err.getvalue()

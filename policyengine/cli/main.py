@@ -39,6 +39,7 @@ def verb_modules() -> tuple[Verb, ...]:
     from policyengine.cli import (
         bundle,
         check,
+        diff,
         dry_run,
         explain,
         fmt,
@@ -52,7 +53,7 @@ def verb_modules() -> tuple[Verb, ...]:
         verify,
     )
 
-    return (check, test, verify, explain, schema, dry_run, fmt, hook, mcp_proxy, serve, bundle, logs, packs, init)
+    return (check, test, verify, diff, explain, schema, dry_run, fmt, hook, mcp_proxy, serve, bundle, logs, packs, init)
 
 
 class _Parser(argparse.ArgumentParser):

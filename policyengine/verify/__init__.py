@@ -1,6 +1,18 @@
 """Properties of a pack checked over the calls its catalog admits (`policyengine verify`): docs/verify.md."""
 
+from policyengine.verify._diff import DiffClass, SemanticDiff, semantic_diff
 from policyengine.verify._properties import Property, PropertyKind, load_properties
 from policyengine.verify._search import Outcome, PropertyResult, SearchBudget, verify
 
-__all__ = ["Outcome", "Property", "PropertyKind", "PropertyResult", "SearchBudget", "load_properties", "verify"]
+__all__ = [
+    "DiffClass",
+    "Outcome",
+    "Property",
+    "PropertyKind",
+    "PropertyResult",
+    "SearchBudget",
+    "SemanticDiff",
+    "load_properties",
+    "semantic_diff",
+    "verify",
+]

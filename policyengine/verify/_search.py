@@ -30,7 +30,7 @@ from policyengine.testing.spellings import spell_command, spell_path, spell_url
 from policyengine.values.frozen import freeze
 from policyengine.verify._properties import Property
 
-__all__ = ["Outcome", "PropertyResult", "SearchBudget", "verify"]
+__all__ = ["Outcome", "PropertyResult", "SearchBudget", "candidates", "decide", "pools", "verify"]
 
 # Quoted literals of a condition: 'raw strings' and `json literals` (numbers and strings among them).
 _RAW_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'")
@@ -104,7 +104,7 @@ class PropertyResult:
 
 def verify(layers: PolicyLayers, properties: Sequence[Property], budget: SearchBudget) -> list[PropertyResult]:
     """Search each property for a counterexample, within the budget."""
-    strings, numbers = _pools(layers, properties)
+    strings, numbers = pools([layers], [p.when_text for p in properties if p.when_text])
     return [_search(layers, prop, strings, numbers, budget) for prop in properties]
 
 
@@ -116,7 +116,7 @@ def _search(
     tools = _tools_of(layers, prop)
     tried = picked = 0
     rng = random.Random(f"{budget.seed}:{prop.id}")
-    for name, arguments in _candidates(tools, strings, numbers, rng):
+    for name, arguments in candidates(tools, strings, numbers, rng):
         if tried >= budget.calls or time.monotonic() - started > budget.seconds:
             break
         tried += 1
@@ -128,7 +128,7 @@ def _search(
             except Exception:  # a condition that cannot read this call picks nothing (the engine's rules fail closed)
                 continue
         picked += 1
-        decision, rule = _decide(layers, name, arguments)
+        decision, rule = decide(layers, name, arguments)
         if decision == "invalid" and "invalid" not in prop.decisions:
             continue  # the registry refused the arguments: the call never runs (a slip of the writer, not a finding)
         if prop.violated_by(decision):
@@ -139,7 +139,7 @@ def _search(
     return PropertyResult(prop, outcome, tried, picked, time.monotonic() - started)
 
 
-def _decide(layers: PolicyLayers, name: str, arguments: Any) -> tuple[str, str | None]:
+def decide(layers: PolicyLayers, name: str, arguments: Any) -> tuple[str, str | None]:
     """The decision and deciding rule of the installed layers, as `policyengine test` decides a call."""
     registry = layers.registry
     options: dict[str, Any] = {"agent": "verify", "require_tool": name not in registry.tools}
@@ -162,10 +162,10 @@ def _tools_of(layers: PolicyLayers, prop: Property) -> list[tuple[str, Mapping[s
     return tools
 
 
-def _pools(layers: PolicyLayers, properties: Sequence[Property]) -> tuple[list[str], list[Any]]:
-    """The strings and numbers calls are written with: the packs' and properties' literals, spelled, then generic."""
-    texts = [p.when_text for p in properties if p.when_text]
-    texts += [rule.when.text for pack in layers.packs for rule in pack.rules if rule.when is not None]
+def pools(installed: Sequence[PolicyLayers], conditions: Sequence[str] = ()) -> tuple[list[str], list[Any]]:
+    """The strings and numbers calls are written with: probes, then the packs' and conditions' literals, spelled."""
+    packs = [pack for layers in installed for pack in layers.packs]
+    texts = [*conditions, *(rule.when.text for pack in packs for rule in pack.rules if rule.when is not None)]
     seeds: list[str] = []
     numbers: list[Any] = list(_GENERIC_NUMBERS)
     for text in texts:
@@ -177,7 +177,7 @@ def _pools(layers: PolicyLayers, properties: Sequence[Property]) -> tuple[list[s
                 numbers.extend([number, number - 1, number + 1])
             elif value.startswith('"') and value.endswith('"') and len(value) >= 2:
                 seeds.append(value[1:-1])
-    for pack in layers.packs:
+    for pack in packs:
         for entries in pack.lists.values():
             seeds.extend(str(e) for e in entries if isinstance(e, str))
     # The probes first: every argument meets them before the packs' thousands of literals.
@@ -216,16 +216,18 @@ def _first(pairs: Iterator[tuple[str, str]], n: int) -> Iterator[tuple[str, str]
         yield pair
 
 
-def _candidates(
+def candidates(
     tools: list[tuple[str, Mapping[str, Any]]], strings: list[str], numbers: list[Any], rng: random.Random
 ) -> Iterator[tuple[str, Any]]:
-    """Calls in a fixed order: each string in each string argument of each tool first, then random mixes."""
-    for name, schema in tools:
-        props = _properties_of(schema)
-        base = {key: _default(spec) for key, spec in props.items() if key in _required(schema)}
-        for key, spec in props.items():
-            for value in _values_for(spec, strings, numbers):
-                yield name, {**base, key: value}
+    """Calls in a fixed order: each pool value in each argument, the tools taken in turn; then random mixes."""
+    systematic = [_systematic(name, schema, strings, numbers) for name, schema in tools]
+    while systematic:  # round-robin: with many tools, each is reached within the budget
+        for calls in list(systematic):
+            call = next(calls, None)
+            if call is None:
+                systematic.remove(calls)
+            else:
+                yield call
     while tools:
         name, schema = rng.choice(tools)
         props = _properties_of(schema)
@@ -241,6 +243,22 @@ def _candidates(
                 if key in required or rng.random() < 0.5
             },
         )
+
+
+def _systematic(
+    name: str, schema: Mapping[str, Any], strings: list[str], numbers: list[Any]
+) -> Iterator[tuple[str, Any]]:
+    """One tool's calls with one argument varied over the pool at a time, the required ones set."""
+    props = _properties_of(schema)
+    if not props:
+        for key in ("path", "command", "url", "file_path"):
+            for value in strings:
+                yield name, {key: value}
+        return
+    base = {key: _default(spec) for key, spec in props.items() if key in _required(schema)}
+    for key, spec in props.items():
+        for value in _values_for(spec, strings, numbers):
+            yield name, {**base, key: value}
 
 
 def _properties_of(schema: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
