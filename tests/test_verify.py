@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from policyengine.cli.common import install_layers
 from policyengine.cli.main import main
@@ -69,9 +71,9 @@ def _verify(pack: Path, props: Path, **budget: Any) -> list[Any]:
     return verify(layers, load_properties([props], lists), SearchBudget(**budget))
 
 
-def test_a_red_line_that_holds_is_not_proven_and_was_exercised(tmp_path: Path) -> None:
+def test_a_red_line_with_the_propertys_condition_proves_it_and_the_search_still_runs(tmp_path: Path) -> None:
     [result] = _verify(_pack(tmp_path, [RED_LINE_ENV]), _properties(tmp_path, PROPERTY_ENV), calls=3_000)
-    assert result.outcome is Outcome.NOT_PROVEN
+    assert result.outcome is Outcome.PROVED and result.proved_by == "no-env-files"
     assert result.picked > 20  # `.env` and its spellings reached the red line
 
 
@@ -107,7 +109,7 @@ def test_a_property_no_call_reaches_is_reported_not_exercised(tmp_path: Path) ->
 def test_always_is_broken_by_a_call_decided_otherwise(tmp_path: Path) -> None:
     prop = {"id": "env-always-denied", "always": ["deny"], "tools": ["read_file"], "when": PROPERTY_ENV["when"]}
     [holds] = _verify(_pack(tmp_path / "a", [RED_LINE_ENV]), _properties(tmp_path, prop), calls=2_000)
-    assert holds.outcome is Outcome.NOT_PROVEN
+    assert holds.outcome is Outcome.PROVED
     [broken] = _verify(_pack(tmp_path / "b", []), _properties(tmp_path, prop, name="b.yaml"), calls=2_000)
     assert broken.outcome is Outcome.COUNTEREXAMPLE and broken.decision == "allow"
 
@@ -149,11 +151,11 @@ def test_the_verb_exits_1_with_the_counterexample_and_0_when_none_is_found(tmp_p
     props = _properties(tmp_path, PROPERTY_ENV)
     out, err = io.StringIO(), io.StringIO()
     assert main(["verify", "--pack", str(weak), str(props)], out=out, err=err) == 1
-    assert "COUNTEREXAMPLE  env-never-allowed" in out.getvalue() and "nothing here is proved" in out.getvalue()
+    assert "COUNTEREXAMPLE  env-never-allowed" in out.getvalue() and "proved only where" in out.getvalue()
     out = io.StringIO()
     assert main(["verify", "--pack", str(strong), str(props), "--calls", "2000", "--format", "json"], out=out) == 0
     [result] = json.loads(out.getvalue())["results"]
-    assert result["outcome"] == "not proven" and result["picked"] > 0
+    assert result["outcome"] == "proved" and result["proved_by"] == "no-env-files" and result["picked"] > 0
 
 
 def test_the_verb_refuses_packs_without_a_catalog(tmp_path: Path) -> None:
@@ -164,15 +166,6 @@ def test_the_verb_refuses_packs_without_a_catalog(tmp_path: Path) -> None:
 
 
 # -- the shipped packs -----------------------------------------------------------------------------
-
-
-def test_the_shipped_bfcl_properties_have_no_counterexample() -> None:
-    layers, _ = install_layers([ROOT / "policies" / "bfcl"])
-    lists = {k: v for p in layers.packs for k, v in p.lists.items()}
-    props = load_properties([ROOT / "policies" / "bfcl" / "properties" / "red-lines.yaml"], lists)
-    results = verify(layers, props, SearchBudget(calls=4_000))
-    assert [(r.property.id, r.outcome) for r in results] == [(p.id, Outcome.NOT_PROVEN) for p in props]
-    assert all(r.picked > 0 for r in results)
 
 
 def test_a_system_folder_dropped_from_bfcls_red_line_is_found_under_10_s(tmp_path: Path) -> None:
@@ -210,7 +203,7 @@ def test_the_verb_reads_each_packs_properties_folder_and_finds_a_removed_red_lin
     assert main(["verify", "--pack", str(copy), "--format", "json"], out=out) == 1
     assert time.monotonic() - started < 30  # two properties, 10 s each at most
     outcomes = {r["id"]: r for r in json.loads(out.getvalue())["results"]}
-    assert outcomes["system-paths-never-reached"]["outcome"] == "not proven"
+    assert outcomes["system-paths-never-reached"]["outcome"] == "proved"
     found = outcomes["credentials-never-posted"]
     assert found["outcome"] == "counterexample" and found["counterexample"]["decision"] in ("allow", "ask")
 
@@ -277,3 +270,102 @@ def test_diff_without_semantic_points_at_dry_run_against(tmp_path: Path) -> None
     bfcl = str(ROOT / "policies" / "bfcl")
     assert main(["diff", bfcl, bfcl], err=err) == 2
     assert "--semantic" in err.getvalue() and "dry-run" in err.getvalue()
+
+
+# -- proof by a red line -----------------------------------------------------------------------------
+
+
+def test_the_shipped_bfcl_properties_are_proved_by_their_red_lines() -> None:
+    layers, _ = install_layers([ROOT / "policies" / "bfcl"])
+    lists = {k: v for p in layers.packs for k, v in p.lists.items()}
+    props = load_properties([ROOT / "policies" / "bfcl" / "properties" / "red-lines.yaml"], lists)
+    results = verify(layers, props, SearchBudget(calls=2_000))
+    assert [(r.property.id, r.outcome, r.proved_by) for r in results] == [
+        ("system-paths-never-reached", Outcome.PROVED, "fs-no-system-paths"),
+        ("credentials-never-posted", Outcome.PROVED, "no-credentials-in-posts"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("guard", "prop", "why"),
+    [
+        ({"mode": "monitor"}, {}, "a red line in monitor mode denies nothing"),
+        ({"tools": ["fetch_url"]}, {}, "the red line covers fewer tools than the property"),
+        ({}, {"never": ["deny"]}, "the property forbids deny itself"),
+        ({}, {"never": ["invalid"]}, "a red line does not keep calls valid"),
+        ({}, {"when": "paths(@)[?path_within(@, ['/etc', '/home'])] | length(@) > `0`"}, "/home is outside"),
+        ({}, {"when": "paths(@)[?path_within(@, ['etc'])] | length(@) > `0`"}, "a relative literal"),
+        ({}, {"when": "!(paths(@)[?path_within(@, ['/etc'])] | length(@) > `0`)"}, "negation is not modelled"),
+    ],
+)
+def test_a_property_is_not_proved_when_the_red_line_does_not_cover_it(
+    tmp_path: Path, guard: dict[str, Any], prop: dict[str, Any], why: str
+) -> None:
+    red_line = {
+        "id": "no-system",
+        "stage": "guard",
+        "tools": ["*"],
+        "decision": "deny",
+        "reason": "no",
+        "when": "paths(@)[?path_within(@, ['/etc', '/usr'])] | length(@) > `0`",
+    } | guard
+    stated = {
+        "id": "p",
+        "never": ["allow", "ask"],
+        "tools": ["read_file"],
+        "when": "paths(@)[?path_within(@, ['/etc'])] | length(@) > `0`",
+    } | prop
+    [result] = _verify(_pack(tmp_path, [red_line]), _properties(tmp_path, stated), calls=300)
+    assert result.outcome is not Outcome.PROVED, why
+    [baseline] = _verify(
+        _pack(tmp_path / "b", [red_line | {"mode": "enforce"} if "mode" in guard else red_line]),
+        _properties(tmp_path, stated | {"never": ["allow", "ask"]}, name="b.yaml"),
+        calls=300,
+    )
+    if not ({"tools", "mode"} & set(guard)) and "when" not in prop:
+        assert baseline.outcome is Outcome.PROVED  # the same pair, the difference taken away, is proved
+
+
+_PATHS = ["/etc", "/etc/ssh", "/usr", "/usr/lib", "/home", "/home/u", "/var/log", "/tmp"]
+_ATOMS = st.one_of(
+    st.lists(st.sampled_from(_PATHS), min_size=1, max_size=3).map(lambda ps: f"path_within(@, {ps!r})"),
+    st.sampled_from(["regex_match(@, 'ssh')", "regex_match(@, '^/u')", "path_matches(@, '**/*.log')"]),
+)
+_PREDICATES = st.recursive(
+    _ATOMS,
+    lambda inner: st.tuples(inner, st.sampled_from(["||", "&&"]), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+    max_leaves=4,
+)
+_CONDITIONS = _PREDICATES.map(lambda p: f"paths(@)[?{p}] | length(@) > `0`") | _PREDICATES.map(
+    lambda p: f"length(paths(@)[?{p}]) > `0`"
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(premise=_CONDITIONS, conclusion=_CONDITIONS, data=st.data())
+def test_every_implication_shown_holds_on_random_calls(premise: str, conclusion: str, data: st.DataObject) -> None:
+    # Soundness: whenever the prover shows W => G, no call has W true and G false (calls of random paths).
+    from policyengine.enforce.evaluate import call_for
+    from policyengine.language.expressions import compile_expression
+    from policyengine.runtime.registry import Registry
+    from policyengine.values.frozen import freeze
+    from policyengine.verify._implication import implies, normalised
+
+    premise = premise.replace("'", '"').replace('"', "'")
+    conclusion = conclusion.replace("'", '"').replace('"', "'")
+    if not implies(normalised(premise, {}), normalised(conclusion, {})):
+        return
+    compiled = [compile_expression(text, {}, _fail) for text in (premise, conclusion)]
+    assert compiled[0] is not None and compiled[1] is not None
+    tails = st.sampled_from(["", "/x", "/ssh/key", "/lib/a.so", "/a.log", "/../etc/passwd", "/.//u"])
+    registry = Registry()
+    for _ in range(20):
+        paths = data.draw(st.lists(st.tuples(st.sampled_from([*_PATHS, "/opt", "/"]), tails), max_size=3))
+        arguments = {f"path{i}": head + tail for i, (head, tail) in enumerate(paths)}
+        document = call_for(registry, "read_file", freeze(arguments), "t", "c", "/workspace").document
+        if compiled[0].test(document):
+            assert compiled[1].test(document), (premise, conclusion, arguments)
+
+
+def _fail(code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:
+    raise AssertionError(f"{code}: {message}")

@@ -1,9 +1,10 @@
 """The verify verb: properties of the packs searched for a counterexample over the calls the catalog admits.
 
-`policyengine verify --pack DIR PROPERTIES.yaml...` (docs/verify.md). Today every property is
-searched (bounded, seeded, each call decided by the installed layers), never proved: a property
-with no counterexample is reported "not proven". Exit 1 when a property has a counterexample or
-was never exercised (no call tried was picked by its `when`); 2 on a problem in the files.
+`policyengine verify --pack DIR PROPERTIES.yaml...` (docs/verify.md). Every property is searched
+(bounded, seeded, each call decided by the installed layers); one whose condition implies an
+enforcing red line's is reported proved, the others "not proven" when no counterexample was found.
+Exit 1 when a property has a counterexample or was never exercised (no call tried was picked by
+its `when`); 2 on a problem in the files.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
         )
     else:
         print(_text(results, budget, [str(p) for p in args.packs]), file=out)
-    failed = any(r.outcome is not Outcome.NOT_PROVEN for r in results)
+    failed = any(r.outcome in (Outcome.COUNTEREXAMPLE, Outcome.NOT_EXERCISED) for r in results)
     return EXIT_FINDINGS if failed else EXIT_OK
 
 
@@ -89,7 +90,7 @@ def _text(results: list[PropertyResult], budget: SearchBudget, packs: list[str])
     lines = [
         f"verify: {len(results)} properties against {', '.join(packs)} "
         f"(searched, seed {budget.seed}, at most {budget.calls:,} calls or {budget.seconds:g} s a property; "
-        "nothing here is proved)"
+        "proved only where a red line's condition is implied)"
     ]
     for r in results:
         where = f"{r.property.id} ({r.property.file}:{r.property.line})"
@@ -99,6 +100,11 @@ def _text(results: list[PropertyResult], budget: SearchBudget, packs: list[str])
             lines.append(
                 f"  COUNTEREXAMPLE  {where}: {r.tool} {arguments} is decided {r.decision} (by {rule}); "
                 f"the property says {r.property.kind.value} {', '.join(sorted(r.property.decisions))}"
+            )
+        elif r.outcome is Outcome.PROVED:
+            lines.append(
+                f"  PROVED          {where}: its condition implies red line {r.proved_by}'s, over its tools "
+                f"(and {r.tried:,} calls tried, {r.picked:,} picked, none broke it)"
             )
         elif r.outcome is Outcome.NOT_EXERCISED:
             lines.append(

@@ -53,6 +53,7 @@ class Property:
     when_text: str | None
     file: str
     line: int
+    lists: Mapping[str, Any]  # what `lists.NAME` in `when` reads
 
     def violated_by(self, decision: str) -> bool:
         """Whether a call that got `decision` (and that `when` picks) breaks the property."""
@@ -162,7 +163,8 @@ def _one(
     if len(sink.errors) > before or tools is None or prop_id is None or decisions is None:
         return None
     location = doc.locate(path)
-    return Property(prop_id, kind, decisions, tools, when, when_text, location.file, location.line)
+    lists = compiler.lists
+    return Property(prop_id, kind, decisions, tools, when, when_text, location.file, location.line, lists)
 
 
 def _decisions(

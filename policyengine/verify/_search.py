@@ -9,7 +9,8 @@ installed layers exactly as `policyengine test` decides it; a decision the prope
 counterexample: a concrete call, reported with the rule that decided it (a call the registry
 refuses as invalid never runs, and counts only for a property that names `invalid`). The search proves
 nothing: a property with no counterexample is "not proven", with how many calls were tried and
-how many `when` picked (none picked: "not exercised", the search never reached the property).
+how many `when` picked (none picked: "not exercised", the search never reached the property),
+unless an enforcing red line's condition is implied by its own (_implication.py): then "proved".
 Deterministic for a seed.
 """
 
@@ -28,7 +29,9 @@ from policyengine.enforce.evaluate import call_for, evaluate, evaluate_sync
 from policyengine.enforce.install import PolicyLayers
 from policyengine.testing.spellings import spell_command, spell_path, spell_url
 from policyengine.values.frozen import freeze
-from policyengine.verify._properties import Property
+from policyengine.values.results import Stage
+from policyengine.verify._implication import implied_by_guard
+from policyengine.verify._properties import Property, PropertyKind
 
 __all__ = ["Outcome", "PropertyResult", "SearchBudget", "candidates", "decide", "pools", "verify"]
 
@@ -50,8 +53,9 @@ _MAX_POOL = 4_000
 
 
 class Outcome(enum.Enum):
-    """What the search found for one property."""
+    """What the proof and the search found for one property."""
 
+    PROVED = "proved"  # an enforcing red line's condition is implied by the property's (_implication.py)
     COUNTEREXAMPLE = "counterexample"  # a call the engine decides as the property forbids
     NOT_PROVEN = "not proven"  # calls were picked by `when` and none broke the property
     NOT_EXERCISED = "not exercised"  # no call tried was picked by `when`: the property was never tested
@@ -79,6 +83,7 @@ class PropertyResult:
     arguments: Any = None
     decision: str | None = None
     rule: str | None = None
+    proved_by: str | None = None  # the red line whose condition the property's implies
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON (`verify --format json`)."""
@@ -92,6 +97,8 @@ class PropertyResult:
             "seconds": round(self.seconds, 3),
             "location": f"{self.property.file}:{self.property.line}",
         }
+        if self.proved_by is not None:
+            found["proved_by"] = self.proved_by
         if self.outcome is Outcome.COUNTEREXAMPLE:
             found["counterexample"] = {
                 "name": self.tool,
@@ -135,8 +142,23 @@ def _search(
             return PropertyResult(
                 prop, Outcome.COUNTEREXAMPLE, tried, picked, time.monotonic() - started, name, arguments, decision, rule
             )
+    # The search ran in full before a proof is claimed: a counterexample (above) always wins over it.
+    proof = _proof(layers, prop)
+    if proof is not None:
+        return PropertyResult(prop, Outcome.PROVED, tried, picked, time.monotonic() - started, proved_by=proof)
     outcome = Outcome.NOT_PROVEN if picked else Outcome.NOT_EXERCISED
     return PropertyResult(prop, outcome, tried, picked, time.monotonic() - started)
+
+
+def _proof(layers: PolicyLayers, prop: Property) -> str | None:
+    """The red line that proves the property (its decisions allow deny, never invalid), else None."""
+    if prop.kind is PropertyKind.NEVER and ({"deny", "invalid"} & prop.decisions):
+        return None
+    if prop.kind is PropertyKind.ALWAYS and "deny" not in prop.decisions:
+        return None
+    guards = [(rule, pack.lists) for pack in layers.packs for rule in pack.rules if rule.stage is Stage.GUARD]
+    rule = implied_by_guard(prop.when_text, prop.lists, prop.tools, guards)
+    return None if rule is None else rule.id
 
 
 def decide(layers: PolicyLayers, name: str, arguments: Any) -> tuple[str, str | None]:
