@@ -111,8 +111,12 @@ class PropertyResult:
 
 def verify(layers: PolicyLayers, properties: Sequence[Property], budget: SearchBudget) -> list[PropertyResult]:
     """Search each property for a counterexample, within the budget."""
-    strings, numbers = pools([layers], [p.when_text for p in properties if p.when_text])
-    return [_search(layers, prop, strings, numbers, budget) for prop in properties]
+    # Each property's own literals first: with many tools in turn, a property meets what it names early.
+    results = []
+    for prop in properties:
+        strings, numbers = pools([layers], [prop.when_text] if prop.when_text else [])
+        results.append(_search(layers, prop, strings, numbers, budget))
+    return results
 
 
 def _search(
