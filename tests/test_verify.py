@@ -279,7 +279,7 @@ def test_the_shipped_bfcl_properties_are_proved_by_their_red_lines() -> None:
     layers, _ = install_layers([ROOT / "policies" / "bfcl"])
     lists = {k: v for p in layers.packs for k, v in p.lists.items()}
     props = load_properties([ROOT / "policies" / "bfcl" / "properties" / "red-lines.yaml"], lists)
-    results = verify(layers, props, SearchBudget(calls=2_000))
+    results = verify(layers, props, SearchBudget(calls=4_000))
     assert [(r.property.id, r.outcome, r.proved_by) for r in results] == [
         ("system-paths-never-reached", Outcome.PROVED, "fs-no-system-paths"),
         ("credentials-never-posted", Outcome.PROVED, "no-credentials-in-posts"),
