@@ -65,6 +65,18 @@ def _properties(tmp_path: Path, *props: dict[str, Any], name: str = "properties.
     return path
 
 
+def _bfcl_with(tmp_path: Path, file: str, old: str, new: str) -> Path:
+    """A copy of the shipped bfcl pack with `old` (found once in `file`) written as `new`: a planted change."""
+    import shutil
+
+    copy = tmp_path / "bfcl-changed"
+    shutil.copytree(ROOT / "policies" / "bfcl", copy)
+    text = (copy / file).read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{file} no longer holds {old!r} once"
+    (copy / file).write_text(text.replace(old, new), encoding="utf-8")
+    return copy
+
+
 def _verify(pack: Path, props: Path, **budget: Any) -> list[Any]:
     layers, _ = install_layers([pack])
     lists = {k: v for p in layers.packs for k, v in p.lists.items()}
@@ -170,14 +182,7 @@ def test_the_verb_refuses_packs_without_a_catalog(tmp_path: Path) -> None:
 
 def test_a_system_folder_dropped_from_bfcls_red_line_is_found_under_10_s(tmp_path: Path) -> None:
     # The planted weakness: /etc taken out of the list the system-path red line reads.
-    import shutil
-
-    copy = tmp_path / "bfcl"
-    shutil.copytree(ROOT / "policies" / "bfcl", copy)
-    lists_file = copy / "lists.yaml"
-    text = lists_file.read_text(encoding="utf-8")
-    assert "  system_dirs: [/etc, /usr," in text
-    lists_file.write_text(text.replace("  system_dirs: [/etc, /usr,", "  system_dirs: [/usr,"), encoding="utf-8")
+    copy = _bfcl_with(tmp_path, "lists.yaml", "  system_dirs: [/etc, /usr,", "  system_dirs: [/usr,")
     layers, _ = install_layers([copy])
     lists = {k: v for p in layers.packs for k, v in p.lists.items()}
     props = load_properties([copy / "properties" / "red-lines.yaml"], lists)
@@ -189,15 +194,8 @@ def test_a_system_folder_dropped_from_bfcls_red_line_is_found_under_10_s(tmp_pat
 
 def test_the_verb_reads_each_packs_properties_folder_and_finds_a_removed_red_line(tmp_path: Path) -> None:
     # The planted weakness: bfcl's red line on credentials in posts aimed at no tool.
-    import shutil
-
-    copy = tmp_path / "bfcl"
-    shutil.copytree(ROOT / "policies" / "bfcl", copy)
-    red_lines = copy / "red-lines.yaml"
-    text = red_lines.read_text(encoding="utf-8")
     aimed = 'tools: ["@posting_tools", "tag:open-world"]'
-    assert text.count(aimed) == 1
-    red_lines.write_text(text.replace(aimed, 'tools: ["no_such_tool"]'), encoding="utf-8")
+    copy = _bfcl_with(tmp_path, "red-lines.yaml", aimed, 'tools: ["no_such_tool"]')
     out = io.StringIO()
     started = time.monotonic()
     assert main(["verify", "--pack", str(copy), "--format", "json"], out=out) == 1
@@ -234,16 +232,8 @@ def test_every_file_of_the_shipped_packs_matches_the_wheels_package_data() -> No
 
 def _loosened_bfcl(tmp_path: Path) -> Path:
     """A copy of bfcl whose transfer limit is 50,000 instead of 10,000 (one rule loosened)."""
-    import shutil
-
-    copy = tmp_path / "bfcl-loosened"
-    shutil.copytree(ROOT / "policies" / "bfcl", copy)
-    gate = copy / "gate.yaml"
-    text = gate.read_text(encoding="utf-8")
     limit = "amounts(@)[?@ >= `10000`] | length(@) > `0`"
-    assert text.count(limit) == 1
-    gate.write_text(text.replace(limit, limit.replace("10000", "50000")), encoding="utf-8")
-    return copy
+    return _bfcl_with(tmp_path, "gate.yaml", limit, limit.replace("10000", "50000"))
 
 
 def test_diff_semantic_reports_exactly_the_loosened_rules_class(tmp_path: Path) -> None:
