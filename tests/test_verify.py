@@ -363,3 +363,35 @@ def test_every_implication_shown_holds_on_random_calls(premise: str, conclusion:
 
 def _fail(code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:
     raise AssertionError(f"{code}: {message}")
+
+
+# -- check: rules a red line always overturns (PE902) ----------------------------------------------
+
+
+def test_check_warns_of_an_allow_rule_a_red_line_always_overturns(tmp_path: Path) -> None:
+    dead = {
+        "id": "allow-etc-reads",
+        "stage": "pre-execute",
+        "tools": ["read_file"],
+        "decision": "allow",
+        "when": "paths(@)[?path_within(@, ['/etc/ssh'])] | length(@) > `0`",
+    }
+    alive = dead | {"id": "allow-home-reads", "when": "paths(@)[?path_within(@, ['/home'])] | length(@) > `0`"}
+    red_line = {
+        "id": "no-system",
+        "stage": "guard",
+        "tools": ["*"],
+        "decision": "deny",
+        "reason": "no",
+        "when": "paths(@)[?path_within(@, ['/etc', '/usr'])] | length(@) > `0`",
+    }
+    pack = _pack(tmp_path, [dead, alive, red_line])
+    out = io.StringIO()
+    assert main(["check", str(pack), "--strict", "--format", "json"], out=out) == 1
+    found = [p for p in json.loads(out.getvalue())["problems"] if p["code"] == "PE902"]
+    assert [p["rule"] for p in found] == ["allow-etc-reads"]
+    assert "red line 'no-system'" in found[0]["message"] and found[0]["line"] > 1
+    monitored = _pack(tmp_path / "m", [dead, alive, red_line | {"mode": "monitor"}])
+    out = io.StringIO()
+    main(["check", str(monitored), "--format", "json"], out=out)
+    assert not [p for p in json.loads(out.getvalue())["problems"] if p["code"] == "PE902"]  # it denies nothing
