@@ -14,7 +14,7 @@ from policyengine.packs.loader import Pack
 from policyengine.packs.rules import Mode, RuleDecision
 from policyengine.values.problems import Problem, Severity, register_code
 from policyengine.values.results import Stage
-from policyengine.verify._implication import implied_by_guard
+from policyengine.verify._implication import implied_by_guard, red_lines
 
 __all__ = ["PE902", "overturned_rules"]
 
@@ -23,7 +23,7 @@ PE902 = register_code("PE902", "allow or ask rule always overturned by a red lin
 
 def overturned_rules(packs: Sequence[Pack]) -> list[Problem]:
     """PE902 for each enforcing pre-execute allow or ask rule whose every call an enforcing red line denies."""
-    guards = [(rule, pack.lists) for pack in packs for rule in pack.rules if rule.stage is Stage.GUARD]
+    guards = red_lines([(rule, pack.lists) for pack in packs for rule in pack.rules if rule.stage is Stage.GUARD])
     problems: list[Problem] = []
     for pack in packs:
         for rule in pack.rules:

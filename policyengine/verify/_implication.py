@@ -31,24 +31,32 @@ from policyengine.language.expressions import compile_expression
 from policyengine.packs.rules import Mode, Rule, RuleDecision, ToolMatcher
 from policyengine.values.results import Stage
 
-__all__ = ["implied_by_guard", "implies", "normalised"]
+__all__ = ["implied_by_guard", "implies", "normalised", "red_lines"]
 
 Node = dict[str, Any]
 
 
-def implied_by_guard(
-    when: str | None, lists: Mapping[str, Any], tools: ToolMatcher, guards: list[tuple[Rule, Mapping[str, Any]]]
-) -> Rule | None:
-    """The first enforcing deny guard whose condition `when` implies, over every tool `tools` names; else None."""
-    if when is None:
-        return None
-    premise = normalised(when, lists)
+def red_lines(guards: list[tuple[Rule, Mapping[str, Any]]]) -> list[tuple[Rule, Node | None]]:
+    """The enforcing deny guards with their conditions' trees, built once (None: no condition, every call)."""
+    out: list[tuple[Rule, Node | None]] = []
     for rule, rule_lists in guards:
         if rule.stage is not Stage.GUARD or rule.mode is not Mode.ENFORCE or rule.verb is not RuleDecision.DENY:
             continue
-        if rule.labels or not _covers(rule.tools, tools):
+        if rule.labels:
             continue
-        if rule.when is None or implies(premise, normalised(rule.when.text, rule_lists)):
+        out.append((rule, None if rule.when is None else normalised(rule.when.text, rule_lists)))
+    return out
+
+
+def implied_by_guard(
+    when: str | None, lists: Mapping[str, Any], tools: ToolMatcher, guards: list[tuple[Rule, Node | None]]
+) -> Rule | None:
+    """The first red line (of `red_lines`) whose condition `when` implies, over every tool `tools` names; else None."""
+    if when is None:
+        return None
+    premise = normalised(when, lists)
+    for rule, condition in guards:
+        if _covers(rule.tools, tools) and (condition is None or implies(premise, condition)):
             return rule
     return None
 

@@ -30,7 +30,7 @@ from policyengine.enforce.install import PolicyLayers
 from policyengine.testing.spellings import spell_command, spell_path, spell_url
 from policyengine.values.frozen import freeze
 from policyengine.values.results import Stage
-from policyengine.verify._implication import implied_by_guard
+from policyengine.verify._implication import implied_by_guard, red_lines
 from policyengine.verify._properties import Property, PropertyKind
 
 __all__ = ["Outcome", "PropertyResult", "SearchBudget", "candidates", "decide", "pools", "verify"]
@@ -160,7 +160,7 @@ def _proof(layers: PolicyLayers, prop: Property) -> str | None:
         return None
     if prop.kind is PropertyKind.ALWAYS and "deny" not in prop.decisions:
         return None
-    guards = [(rule, pack.lists) for pack in layers.packs for rule in pack.rules if rule.stage is Stage.GUARD]
+    guards = red_lines([(r, pack.lists) for pack in layers.packs for r in pack.rules if r.stage is Stage.GUARD])
     rule = implied_by_guard(prop.when_text, prop.lists, prop.tools, guards)
     return None if rule is None else rule.id
 
