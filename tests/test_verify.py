@@ -170,11 +170,24 @@ def test_the_verb_exits_1_with_the_counterexample_and_0_when_none_is_found(tmp_p
     assert result["outcome"] == "proved" and result["proved_by"] == "no-env-files" and result["picked"] > 0
 
 
-def test_the_verb_refuses_packs_without_a_catalog(tmp_path: Path) -> None:
-    pack = rules_pack(tmp_path, "p", [RED_LINE_ENV])
-    err = io.StringIO()
-    assert main(["verify", "--pack", str(pack), str(_properties(tmp_path, PROPERTY_ENV))], err=err) == 2
-    assert "catalog" in err.getvalue()
+def test_without_a_catalog_calls_use_common_argument_names_decided_as_the_hook_decides(tmp_path: Path) -> None:
+    pack = rules_pack(tmp_path, "p", [])  # no rule, no catalog: a read of .env is allowed
+    out = io.StringIO()
+    assert (
+        main(["verify", "--pack", str(pack), str(_properties(tmp_path, PROPERTY_ENV)), "--format", "json"], out=out)
+        == 1
+    )
+    [result] = json.loads(out.getvalue())["results"]
+    assert result["outcome"] == "counterexample" and result["counterexample"]["decision"] == "allow"
+    assert set(result["counterexample"]["arguments"]) <= {"path", "command", "url", "file_path"}
+
+
+def test_the_shipped_claude_code_properties_are_searched_without_a_counterexample() -> None:
+    # Its red lines read calls through merges, regexes and globs the proof does not model: searched only.
+    out = io.StringIO()
+    assert main(["verify", "--pack", "claude-code", "--calls", "3000", "--format", "json"], out=out) == 0
+    results = json.loads(out.getvalue())["results"]
+    assert [r["outcome"] for r in results] == ["not proven"] * 3 and all(r["picked"] > 0 for r in results)
 
 
 # -- the shipped packs -----------------------------------------------------------------------------

@@ -49,6 +49,8 @@ _CREDENTIALS = (
     "sk-proj-8fJ2kL9mN4pQ7rS1tU6vW3xY0zA5bC8dE2fG",
 )
 _GENERIC_NUMBERS = (0, 1, -1, 2, 100, 10_000, 1_000_000)
+_ADDRESS = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}|\[[0-9a-f:.]+\]", re.IGNORECASE)
+_HOST = re.compile(r"(?=[^/ ]*\.)[a-z0-9][a-z0-9.-]{2,252}[a-z0-9]|\[[0-9a-f:.]+\]", re.IGNORECASE)
 _MAX_POOL = 4_000
 
 
@@ -168,7 +170,8 @@ def _proof(layers: PolicyLayers, prop: Property) -> str | None:
 def decide(layers: PolicyLayers, name: str, arguments: Any) -> tuple[str, str | None]:
     """The decision and deciding rule of the installed layers, as `policyengine test` decides a call."""
     registry = layers.registry
-    options: dict[str, Any] = {"agent": "verify", "require_tool": name not in registry.tools}
+    # With a catalog, a tool outside it is invalid (as `policyengine test` decides); without one, as the hook does.
+    options: dict[str, Any] = {"agent": "verify", "require_tool": bool(registry.tools) and name not in registry.tools}
     evaluation = evaluate_sync(registry, name, arguments, **options)
     if evaluation is None:
         evaluation = asyncio.run(evaluate(registry, name, arguments, **options))
@@ -203,6 +206,7 @@ def pools(installed: Sequence[PolicyLayers], conditions: Sequence[str] = ()) -> 
                 numbers.extend([number, number - 1, number + 1])
             elif value.startswith('"') and value.endswith('"') and len(value) >= 2:
                 seeds.append(value[1:-1])
+    named = set(seeds)  # the conditions' own literals: hosts among them are also written as URLs
     for pack in packs:
         for entries in pack.lists.values():
             seeds.extend(str(e) for e in entries if isinstance(e, str))
@@ -212,6 +216,11 @@ def pools(installed: Sequence[PolicyLayers], conditions: Sequence[str] = ()) -> 
         for concrete in _concrete(seed):
             strings.append(concrete)
             strings.extend(spelled for _, spelled in _spellings(concrete))
+        if _HOST.fullmatch(seed) and (seed in named or _ADDRESS.fullmatch(seed)):
+            # A host a condition names, or any address: reached through a URL and through the shell too.
+            for url in (f"http://{seed}/latest/meta-data/", f"curl -s http://{seed}/"):
+                strings.append(url)
+                strings.extend(spelled for _, spelled in _spellings(url))
     return list(dict.fromkeys(strings))[:_MAX_POOL], list(dict.fromkeys(numbers))
 
 
