@@ -45,6 +45,14 @@ RED_LINE_ENV: dict[str, Any] = {
     "reason": "no .env",
     "when": "paths(@)[?path_matches(@, '**/.env')] | length(@) > `0`",
 }
+SYSTEM_RED_LINE: dict[str, Any] = {
+    "id": "no-system",
+    "stage": "guard",
+    "tools": ["*"],
+    "decision": "deny",
+    "reason": "no",
+    "when": "paths(@)[?path_within(@, ['/etc', '/usr'])] | length(@) > `0`",
+}
 PROPERTY_ENV: dict[str, Any] = {
     "id": "env-never-allowed",
     "never": ["allow", "ask"],
@@ -308,14 +316,7 @@ def test_the_shipped_bfcl_properties_are_proved_by_their_red_lines() -> None:
 def test_a_property_is_not_proved_when_the_red_line_does_not_cover_it(
     tmp_path: Path, guard: dict[str, Any], prop: dict[str, Any], why: str
 ) -> None:
-    red_line = {
-        "id": "no-system",
-        "stage": "guard",
-        "tools": ["*"],
-        "decision": "deny",
-        "reason": "no",
-        "when": "paths(@)[?path_within(@, ['/etc', '/usr'])] | length(@) > `0`",
-    } | guard
+    red_line = SYSTEM_RED_LINE | guard
     stated = {
         "id": "p",
         "never": ["allow", "ask"],
@@ -390,14 +391,7 @@ def test_check_warns_of_an_allow_rule_a_red_line_always_overturns(tmp_path: Path
         "when": "paths(@)[?path_within(@, ['/etc/ssh'])] | length(@) > `0`",
     }
     alive = dead | {"id": "allow-home-reads", "when": "paths(@)[?path_within(@, ['/home'])] | length(@) > `0`"}
-    red_line = {
-        "id": "no-system",
-        "stage": "guard",
-        "tools": ["*"],
-        "decision": "deny",
-        "reason": "no",
-        "when": "paths(@)[?path_within(@, ['/etc', '/usr'])] | length(@) > `0`",
-    }
+    red_line = SYSTEM_RED_LINE
     pack = _pack(tmp_path, [dead, alive, red_line])
     out = io.StringIO()
     assert main(["check", str(pack), "--strict", "--format", "json"], out=out) == 1
