@@ -190,10 +190,11 @@ def test_without_a_catalog_calls_use_common_argument_names_decided_as_the_hook_d
     assert set(result["counterexample"]["arguments"]) <= {"path", "command", "url", "file_path"}
 
 
-def test_the_shipped_claude_code_properties_are_searched_without_a_counterexample() -> None:
-    # Its red lines read calls through merges, regexes and globs the proof does not model: searched only.
+@pytest.mark.parametrize("pack", ["claude-code", "baseline"])
+def test_the_shipped_properties_without_a_catalog_are_searched_without_a_counterexample(pack: str) -> None:
+    # Their red lines read calls through merges, negations, regexes and globs the proof does not model.
     out = io.StringIO()
-    assert main(["verify", "--pack", "claude-code", "--calls", "3000", "--format", "json"], out=out) == 0
+    assert main(["verify", "--pack", pack, "--calls", "3000", "--format", "json"], out=out) == 0
     results = json.loads(out.getvalue())["results"]
     assert [r["outcome"] for r in results] == ["not proven"] * 3 and all(r["picked"] > 0 for r in results)
 
