@@ -537,7 +537,7 @@ def _layout_outcome(layout: Callable[[str], bool], text: str) -> bool | str:
 
 def test_a_kept_layout_answer_is_the_texts_own_on_every_corpus_string(monkeypatch: pytest.MonkeyPatch) -> None:
     """Asked twice in two orders (kept answers read back, the dict dropped when full), each is _layout_text's."""
-    monkeypatch.setattr(scanner, "_LAYOUT_SEEN", {})
+    scanner._LAYOUT_SEEN.clear()
     monkeypatch.setattr(scanner, "_SEEN_SIZE", 257)  # dropped whole many times over the corpus
     texts = corpus_strings()
     expected = [_layout_outcome(scanner._layout_text, text) for text in texts]

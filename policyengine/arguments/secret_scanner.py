@@ -1459,24 +1459,32 @@ _T = TypeVar("_T")
 _SEEN_LENGTH = 512
 
 
-def _kept(whole: Callable[[bytes], _T], search: Callable[[bytes], _T]) -> Callable[[bytes], _T]:
-    """`whole` on a short text, `search` on a longer one; the answers for texts up to _SEEN_LENGTH bytes kept."""
-    seen: dict[bytes, _T] = {}
+_K = TypeVar("_K", str, bytes)
 
-    def first(data: bytes) -> _T:
-        return whole(data) if len(data) <= _SHORT_TEXT else search(data)
 
-    def matches(data: bytes) -> _T:
+def _remembered(answer: Callable[[_K], _T], seen: dict[_K, _T]) -> Callable[[_K], _T]:
+    """`answer`, its answers for texts up to _SEEN_LENGTH long kept in `seen` (dropped whole at _SEEN_SIZE)."""
+
+    def matches(data: _K) -> _T:
         if len(data) > _SEEN_LENGTH:
-            return first(data)  # (benchmarks/prefilter.py sets _SEEN_LENGTH to -1: every text searched)
+            return answer(data)  # (benchmarks/prefilter.py sets _SEEN_LENGTH to -1: every text searched)
         found = seen.get(data)
         if found is None:
             if len(seen) >= _SEEN_SIZE:
                 seen.clear()
-            found = seen[data] = first(data)
+            found = seen[data] = answer(data)
         return found
 
     return matches
+
+
+def _kept(whole: Callable[[bytes], _T], search: Callable[[bytes], _T]) -> Callable[[bytes], _T]:
+    """`whole` on a short text, `search` on a longer one; the answers for texts up to _SEEN_LENGTH bytes kept."""
+
+    def first(data: bytes) -> _T:
+        return whole(data) if len(data) <= _SHORT_TEXT else search(data)
+
+    return _remembered(first, {})
 
 
 def _any_matcher(patterns: Sequence[str]) -> Callable[[bytes], bool]:
@@ -4699,18 +4707,7 @@ def _layout_text(text: str) -> bool:
 # function's: dropped whole when full). Every record the decision log redacts asks it of each
 # string: 15 us a BFCL call's arguments, ~4 RE2 searches and a key-word rewrite a string.
 _LAYOUT_SEEN: dict[str, bool] = {}
-
-
-def _layout_text_kept(text: str) -> bool:
-    """`_layout_text`, its answer kept for a short text."""
-    if len(text) > _SEEN_LENGTH:
-        return _layout_text(text)
-    found = _LAYOUT_SEEN.get(text)
-    if found is None:
-        if len(_LAYOUT_SEEN) >= _SEEN_SIZE:
-            _LAYOUT_SEEN.clear()
-        found = _LAYOUT_SEEN[text] = _layout_text(text)
-    return found
+_layout_text_kept = _remembered(_layout_text, _LAYOUT_SEEN)
 
 
 def _layout_candidate(value: Any, depth: int) -> bool:

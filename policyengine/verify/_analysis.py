@@ -23,7 +23,7 @@ PE902 = register_code("PE902", "allow or ask rule always overturned by a red lin
 
 def overturned_rules(packs: Sequence[Pack]) -> list[Problem]:
     """PE902 for each enforcing pre-execute allow or ask rule whose every call an enforcing red line denies."""
-    guards = red_lines([(rule, pack.lists) for pack in packs for rule in pack.rules if rule.stage is Stage.GUARD])
+    guards = red_lines(packs)
     problems: list[Problem] = []
     for pack in packs:
         for rule in pack.rules:

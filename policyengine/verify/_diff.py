@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policyengine.enforce.install import PolicyLayers
-from policyengine.verify._search import SearchBudget, candidates, decide, pools
+from policyengine.verify._search import SearchBudget, bounded, candidates, decide, pools
 
 __all__ = ["DiffClass", "SemanticDiff", "semantic_diff"]
 
@@ -77,9 +77,7 @@ def semantic_diff(old: PolicyLayers, new: PolicyLayers, budget: SearchBudget) ->
     rng = random.Random(f"{budget.seed}:diff")
     found: dict[tuple[str, str, str | None, str | None], DiffClass] = {}
     tried = 0
-    for name, arguments in candidates(tools, strings, numbers, rng):
-        if tried >= budget.calls or time.monotonic() - started > budget.seconds:
-            break
+    for name, arguments in bounded(candidates(tools, strings, numbers, rng), budget, started):
         tried += 1
         before, after = decide(old, name, arguments), decide(new, name, arguments)
         if before == after:

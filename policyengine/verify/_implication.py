@@ -22,12 +22,13 @@ instead (docs/verify.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jmespath
 
 from policyengine.language.expressions import compile_expression
+from policyengine.packs.loader import Pack
 from policyengine.packs.rules import Mode, Rule, RuleDecision, ToolMatcher
 from policyengine.values.results import Stage
 
@@ -36,16 +37,17 @@ __all__ = ["implied_by_guard", "implies", "normalised", "red_lines"]
 Node = dict[str, Any]
 
 
-def red_lines(guards: list[tuple[Rule, Mapping[str, Any]]]) -> list[tuple[Rule, Node | None]]:
-    """The enforcing deny guards with their conditions' trees, built once (None: no condition, every call)."""
-    out: list[tuple[Rule, Node | None]] = []
-    for rule, rule_lists in guards:
-        if rule.stage is not Stage.GUARD or rule.mode is not Mode.ENFORCE or rule.verb is not RuleDecision.DENY:
-            continue
-        if rule.labels:
-            continue
-        out.append((rule, None if rule.when is None else normalised(rule.when.text, rule_lists)))
-    return out
+def red_lines(packs: Sequence[Pack]) -> list[tuple[Rule, Node | None]]:
+    """The packs' enforcing deny guards with their conditions' trees, built once (None: no condition, every call)."""
+    return [
+        (rule, None if rule.when is None else normalised(rule.when.text, pack.lists))
+        for pack in packs
+        for rule in pack.rules
+        if rule.stage is Stage.GUARD
+        and rule.mode is Mode.ENFORCE
+        and rule.verb is RuleDecision.DENY
+        and not rule.labels
+    ]
 
 
 def implied_by_guard(
@@ -135,12 +137,12 @@ def _within(x: Node, y: Node) -> bool:
     if x == y:
         return True
     if x.get("type") == "filter_projection":
-        source, _identity, predicate = x["children"]
+        source, projected, predicate = x["children"]
         if source == y:
             return True
         if y.get("type") == "filter_projection":
-            other, _other_identity, condition = y["children"]
-            return source == other and _identity == _other_identity and implies(predicate, condition)
+            other, other_projected, condition = y["children"]
+            return source == other and projected == other_projected and implies(predicate, condition)
     return False
 
 

@@ -25,7 +25,7 @@ from policyengine.language.expressions import Expression
 from policyengine.packs.compiler import FileCompiler
 from policyengine.packs.rules import ToolMatcher
 from policyengine.packs.yaml_source import SourceDoc, load_yaml_file
-from policyengine.values.problems import ProblemSink, register_code
+from policyengine.values.problems import Location, Problem, ProblemSink, register_code
 
 __all__ = ["DECISIONS", "PE901", "Property", "PropertyKind", "load_properties"]
 
@@ -185,7 +185,5 @@ def _decisions(
     return frozenset(items)
 
 
-def _problem_at(prop: Property, message: str) -> Any:
-    from policyengine.values.problems import Location, Problem
-
+def _problem_at(prop: Property, message: str) -> Problem:
     return Problem(PE901, message, Location(prop.file, prop.line, 1), rule_id=prop.id)

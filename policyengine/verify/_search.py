@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import itertools
 import random
 import re
 import time
@@ -29,11 +30,10 @@ from policyengine.enforce.evaluate import call_for, evaluate, evaluate_sync
 from policyengine.enforce.install import PolicyLayers
 from policyengine.testing.spellings import spell_command, spell_path, spell_url
 from policyengine.values.frozen import freeze
-from policyengine.values.results import Stage
 from policyengine.verify._implication import implied_by_guard, red_lines
 from policyengine.verify._properties import Property, PropertyKind
 
-__all__ = ["Outcome", "PropertyResult", "SearchBudget", "candidates", "decide", "pools", "verify"]
+__all__ = ["Outcome", "PropertyResult", "SearchBudget", "bounded", "candidates", "decide", "pools", "verify"]
 
 # Quoted literals of a condition: 'raw strings' and `json literals` (numbers and strings among them).
 _RAW_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'")
@@ -52,6 +52,8 @@ _GENERIC_NUMBERS = (0, 1, -1, 2, 100, 10_000, 1_000_000)
 _ADDRESS = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}|\[[0-9a-f:.]+\]", re.IGNORECASE)
 _HOST = re.compile(r"(?=[^/ ]*\.)[a-z0-9][a-z0-9.-]{2,252}[a-z0-9]|\[[0-9a-f:.]+\]", re.IGNORECASE)
 _MAX_POOL = 4_000
+# The argument names a tool outside the catalog is called with (the engine reads roles by name).
+_COMMON_KEYS = ("path", "command", "url", "file_path")
 
 
 class Outcome(enum.Enum):
@@ -129,9 +131,7 @@ def _search(
     tools = _tools_of(layers, prop)
     tried = picked = 0
     rng = random.Random(f"{budget.seed}:{prop.id}")
-    for name, arguments in candidates(tools, strings, numbers, rng):
-        if tried >= budget.calls or time.monotonic() - started > budget.seconds:
-            break
+    for name, arguments in bounded(candidates(tools, strings, numbers, rng), budget, started):
         tried += 1
         if prop.when is not None:
             call = call_for(registry, name, freeze(arguments), "verify", None, None)
@@ -162,7 +162,7 @@ def _proof(layers: PolicyLayers, prop: Property) -> str | None:
         return None
     if prop.kind is PropertyKind.ALWAYS and "deny" not in prop.decisions:
         return None
-    guards = red_lines([(r, pack.lists) for pack in layers.packs for r in pack.rules if r.stage is Stage.GUARD])
+    guards = red_lines(layers.packs)
     rule = implied_by_guard(prop.when_text, prop.lists, prop.tools, guards)
     return None if rule is None else rule.id
 
@@ -177,6 +177,14 @@ def decide(layers: PolicyLayers, name: str, arguments: Any) -> tuple[str, str | 
         evaluation = asyncio.run(evaluate(registry, name, arguments, **options))
     source = evaluation.source
     return evaluation.decision.value, source.rule_id if source is not None else None
+
+
+def bounded(calls: Iterator[tuple[str, Any]], budget: SearchBudget, started: float) -> Iterator[tuple[str, Any]]:
+    """The first `budget.calls` calls, stopping early once `budget.seconds` have passed since `started`."""
+    for call in itertools.islice(calls, budget.calls):
+        if time.monotonic() - started > budget.seconds:
+            return
+        yield call
 
 
 def _tools_of(layers: PolicyLayers, prop: Property) -> list[tuple[str, Mapping[str, Any]]]:
@@ -236,19 +244,8 @@ def _concrete(text: str) -> Iterator[str]:
 
 def _spellings(text: str) -> Iterator[tuple[str, str]]:
     """A few spellings of a path, URL or command naming the same thing (the engine must read them alike)."""
-    if "://" in text:
-        yield from _first(spell_url(text), 8)
-    elif " " in text:
-        yield from _first(spell_command(text), 8)
-    else:
-        yield from _first(spell_path(text), 8)
-
-
-def _first(pairs: Iterator[tuple[str, str]], n: int) -> Iterator[tuple[str, str]]:
-    for count, pair in enumerate(pairs):
-        if count >= n:
-            return
-        yield pair
+    spell = spell_url if "://" in text else spell_command if " " in text else spell_path
+    return itertools.islice(spell(text), 8)
 
 
 def candidates(
@@ -267,7 +264,7 @@ def candidates(
         name, schema = rng.choice(tools)
         props = _properties_of(schema)
         if not props:
-            yield name, {rng.choice(("path", "command", "url", "file_path")): rng.choice(strings)}
+            yield name, {rng.choice(_COMMON_KEYS): rng.choice(strings)}
             continue
         required = _required(schema)
         yield (
@@ -286,7 +283,7 @@ def _systematic(
     """One tool's calls with one argument varied over the pool at a time, the required ones set."""
     props = _properties_of(schema)
     if not props:
-        for key in ("path", "command", "url", "file_path"):
+        for key in _COMMON_KEYS:
             for value in strings:
                 yield name, {key: value}
         return
@@ -313,19 +310,23 @@ def _type(spec: Mapping[str, Any]) -> str:
     return str(kind) if kind is not None else "string"
 
 
+def _enum(spec: Mapping[str, Any]) -> list[Any] | None:
+    """The argument's allowed values, when its schema lists them."""
+    values = spec.get("enum")
+    return list(values) if isinstance(values, list | tuple) and values else None
+
+
 def _default(spec: Mapping[str, Any]) -> Any:
-    enum_values = spec.get("enum")
-    if isinstance(enum_values, list | tuple) and enum_values:
-        return enum_values[0]
+    if (allowed := _enum(spec)) is not None:
+        return allowed[0]
     kind = _type(spec)
     return {"string": "x", "integer": 1, "number": 1, "boolean": False, "array": [], "object": {}}.get(kind, "x")
 
 
 def _values_for(spec: Mapping[str, Any], strings: list[str], numbers: list[Any]) -> Iterator[Any]:
     """Every pool value of the argument's type (an array gets each string alone in a list)."""
-    enum_values = spec.get("enum")
-    if isinstance(enum_values, list | tuple) and enum_values:
-        yield from enum_values
+    if (allowed := _enum(spec)) is not None:
+        yield from allowed
         return
     kind = _type(spec)
     if kind == "string":
@@ -344,9 +345,8 @@ def _values_for(spec: Mapping[str, Any], strings: list[str], numbers: list[Any])
 
 
 def _random_value(spec: Mapping[str, Any], strings: list[str], numbers: list[Any], rng: random.Random) -> Any:
-    enum_values = spec.get("enum")
-    if isinstance(enum_values, list | tuple) and enum_values:
-        return rng.choice(list(enum_values))
+    if (allowed := _enum(spec)) is not None:
+        return rng.choice(allowed)
     kind = _type(spec)
     if kind == "string":
         return rng.choice(strings)
