@@ -120,6 +120,21 @@ def test_a_condition_that_misses_an_upper_case_spelling_is_found(tmp_path: Path)
     assert result.decision == "allow" and result.arguments["path"] != result.arguments["path"].lower()
 
 
+def test_a_secret_inside_a_folder_named_like_an_exempt_template_is_found(tmp_path: Path) -> None:
+    # The weakness the claude-code pack had: a whole-path "surely a template" test exempts what lies
+    # inside a folder named `.env.example` (gitignore's reading of a folder). The search writes the
+    # property's target inside each exemption's entries and finds it.
+    exempting = {
+        **RED_LINE_ENV,
+        "when": "paths(@)[?path_matches(@, '**/.env') && !path_surely_matches(@, lists.templates)] | length(@) > `0`",
+    }
+    pack = _pack(tmp_path, [exempting], lists={"templates": [".env.example", ".env.sample"]})
+    started = time.monotonic()
+    [result] = _verify(pack, _properties(tmp_path, PROPERTY_ENV))
+    assert result.outcome is Outcome.COUNTEREXAMPLE and time.monotonic() - started < 10
+    assert result.decision == "allow" and result.arguments["path"] in (".env.example/.env", ".env.sample/.env")
+
+
 def test_a_property_no_call_reaches_is_reported_not_exercised(tmp_path: Path) -> None:
     never_true = {**PROPERTY_ENV, "id": "unreachable", "when": "`false`"}
     [result] = _verify(_pack(tmp_path, [RED_LINE_ENV]), _properties(tmp_path, never_true), calls=500)

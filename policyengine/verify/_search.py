@@ -28,6 +28,7 @@ from typing import Any
 
 from policyengine.enforce.evaluate import call_for, evaluate, evaluate_sync
 from policyengine.enforce.install import PolicyLayers
+from policyengine.packs.loader import Pack
 from policyengine.testing.spellings import spell_command, spell_path, spell_url
 from policyengine.values.frozen import freeze
 from policyengine.verify._implication import implied_by_guard, red_lines
@@ -52,6 +53,9 @@ _GENERIC_NUMBERS = (0, 1, -1, 2, 100, 10_000, 1_000_000)
 _ADDRESS = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}|\[[0-9a-f:.]+\]", re.IGNORECASE)
 _HOST = re.compile(r"(?=[^/ ]*\.)[a-z0-9][a-z0-9.-]{2,252}[a-z0-9]|\[[0-9a-f:.]+\]", re.IGNORECASE)
 _MAX_POOL = 4_000
+_MAX_NESTED = 400
+# A list a condition reads under a negation: what it names is let go (`!path_surely_matches(@, lists.templates)`).
+_EXEMPTION = re.compile(r"!\(*\s*[a-z_]+\(@,\s*lists\.([A-Za-z0-9_]+)\)")
 # The argument names a tool outside the catalog is called with (the engine reads roles by name).
 _COMMON_KEYS = ("path", "command", "url", "file_path")
 
@@ -206,21 +210,19 @@ def pools(installed: Sequence[PolicyLayers], conditions: Sequence[str] = ()) -> 
     seeds: list[str] = []
     numbers: list[Any] = list(_GENERIC_NUMBERS)
     for text in texts:
-        seeds.extend(m.group(1) for m in _RAW_LITERAL.finditer(text))
-        for m in _JSON_LITERAL.finditer(text):
-            value = m.group(1).strip()
-            if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", value):
-                number = float(value) if "." in value else int(value)
-                numbers.extend([number, number - 1, number + 1])
-            elif value.startswith('"') and value.endswith('"') and len(value) >= 2:
-                seeds.append(value[1:-1])
+        found, found_numbers = _literals(text)
+        seeds.extend(found)
+        numbers.extend(found_numbers)
+    own = list(dict.fromkeys(s for text in conditions for s in _literals(text)[0]))
     named = set(seeds)  # the conditions' own literals: hosts among them are also written as URLs
     for pack in packs:
         for entries in pack.lists.values():
             seeds.extend(str(e) for e in entries if isinstance(e, str))
     # The probes first: every argument meets them before the packs' thousands of literals.
     strings: list[str] = [*_GENERIC_STRINGS, *_CREDENTIALS, *(f"my key is {c} thanks" for c in _CREDENTIALS)]
-    for seed in dict.fromkeys(seeds):
+    for index, seed in enumerate(dict.fromkeys(seeds)):
+        if index == len(own):  # after the conditions' own literals: their targets inside exempt folders
+            strings.extend(itertools.islice(_nested(packs, texts, own), _MAX_NESTED))
         for concrete in _concrete(seed):
             strings.append(concrete)
             strings.extend(spelled for _, spelled in _spellings(concrete))
@@ -230,6 +232,40 @@ def pools(installed: Sequence[PolicyLayers], conditions: Sequence[str] = ()) -> 
                 strings.append(url)
                 strings.extend(spelled for _, spelled in _spellings(url))
     return list(dict.fromkeys(strings))[:_MAX_POOL], list(dict.fromkeys(numbers))
+
+
+def _literals(text: str) -> tuple[list[str], list[Any]]:
+    """A condition's quoted strings, and its numbers with their neighbours."""
+    strings = [m.group(1) for m in _RAW_LITERAL.finditer(text)]
+    numbers: list[Any] = []
+    for m in _JSON_LITERAL.finditer(text):
+        value = m.group(1).strip()
+        if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", value):
+            number = float(value) if "." in value else int(value)
+            numbers.extend([number, number - 1, number + 1])
+        elif value.startswith('"') and value.endswith('"') and len(value) >= 2:
+            strings.append(value[1:-1])
+    return strings, numbers
+
+
+def _nested(packs: Sequence[Pack], texts: Sequence[str], targets: Sequence[str]) -> Iterator[str]:
+    """Each target (a condition's literal, made concrete) inside a folder named by an exemption's entry.
+
+    An exemption (`!path_surely_matches(@, lists.templates)`) is where a red line lets a path go; a
+    test of the whole path may read a folder named like an exempt file as exempting what lies in it
+    (`.env.example/.env`, found this way in the claude-code pack).
+    """
+    exempt = dict.fromkeys(m.group(1) for text in texts for m in _EXEMPTION.finditer(text))
+    entries = [e for pack in packs for name in exempt for e in pack.lists.get(name, ()) if isinstance(e, str)]
+    # A regex entry (of `!regex_match(@, lists.X)`) names no folder: only plain names and globs do.
+    folders = dict.fromkeys(_made_concrete(e) for e in entries if not any(c in e for c in "()|\\^$"))
+    for target in dict.fromkeys(_made_concrete(t) for t in targets):
+        yield from (f"{folder}/{target}" for folder in folders)
+
+
+def _made_concrete(text: str) -> str:
+    """A glob made concrete (`**/` gone, wildcards one letter), or the text as it is."""
+    return list(_concrete(text))[1 if any(c in text for c in "*?[") else 0]
 
 
 def _concrete(text: str) -> Iterator[str]:
