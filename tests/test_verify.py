@@ -206,12 +206,34 @@ def test_without_a_catalog_calls_use_common_argument_names_decided_as_the_hook_d
 
 
 @pytest.mark.parametrize("pack", ["claude-code", "baseline"])
-def test_the_shipped_properties_without_a_catalog_are_searched_without_a_counterexample(pack: str) -> None:
-    # Their red lines read calls through merges, negations, regexes and globs the proof does not model.
+def test_the_shipped_properties_without_a_catalog_state_every_red_line_and_none_breaks(pack: str) -> None:
+    # Properties that pin values are proved by their red line specialised to each tool; those over a
+    # whole class are searched, with the part of the red line the proof could not reach reported.
     out = io.StringIO()
     assert main(["verify", "--pack", pack, "--calls", "3000", "--format", "json"], out=out) == 0
-    results = json.loads(out.getvalue())["results"]
-    assert [r["outcome"] for r in results] == ["not proven"] * 3 and all(r["picked"] > 0 for r in results)
+    document = json.loads(out.getvalue())
+    results = document["results"]
+    assert {r["outcome"] for r in results} <= {"proved", "not proven"}
+    assert all(r["picked"] > 0 for r in results if r["outcome"] == "not proven")  # a search that tested something
+    assert document["unstated"] == []  # every red line is stated or explained
+    assert document["explained"][0]["red_line"] == "no-seen-secrets-sent"
+    proved = [r for r in results if r["outcome"] == "proved"]
+    assert len(proved) >= (11 if pack == "claude-code" else 6)
+    assert all(r["not_shown"] for r in results if r["outcome"] == "not proven")
+
+
+def test_a_red_line_no_property_states_fails_verify(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "baseline"
+    shutil.copytree(ROOT / "policies" / "baseline", copy)
+    text = (copy / "properties" / "red-lines.yaml").read_text(encoding="utf-8")
+    (copy / "properties" / "red-lines.yaml").write_text(
+        text.replace("    red_line: no-secret-files-listed\n", ""), encoding="utf-8"
+    )
+    out = io.StringIO()
+    assert main(["verify", "--pack", str(copy), "--calls", "200"], out=out) == 1
+    assert "NOT STATED      red line no-secret-files-listed" in out.getvalue()
 
 
 # -- the shipped packs -----------------------------------------------------------------------------
@@ -311,8 +333,8 @@ def test_the_shipped_bfcl_properties_are_proved_by_their_red_lines() -> None:
         ("system-paths-never-reached", Outcome.PROVED, "fs-no-system-paths"),
         ("credentials-never-posted", Outcome.PROVED, "no-credentials-in-posts"),
         ("system-places-never-reached", Outcome.PROVED, "fs-no-system-places"),
-        # fs-no-system-searches reads paths with a regex the proof does not model: searched only.
-        ("no-search-from-the-root", Outcome.NOT_PROVEN, None),
+        # fs-no-system-searches reads paths with a regex: evaluated on the one path the property pins.
+        ("no-search-from-the-root", Outcome.PROVED, "fs-no-system-searches"),
     ]
     assert all(r.picked > 0 for r in results)
 
@@ -389,6 +411,68 @@ def test_every_implication_shown_holds_on_random_calls(premise: str, conclusion:
         document = call_for(registry, "read_file", freeze(arguments), "t", "c", "/workspace").document
         if compiled[0].test(document):
             assert compiled[1].test(document), (premise, conclusion, arguments)
+
+
+_PINNED = ["/etc/passwd", "/tmp/x", "/home/u/.ssh/key", "/usr/lib/a.so", "/var/log/a.log"]
+_GLOBS = ["**/*.log", "/etc/**", "**/key", "/usr/lib/*"]
+_MORE_ATOMS = st.one_of(
+    st.lists(st.sampled_from(_PINNED), min_size=1, max_size=3).map(lambda ps: f"contains({ps!r}, @)"),
+    st.sampled_from(_PINNED).map(lambda v: f"@ == {v!r}"),
+    st.lists(st.sampled_from(_GLOBS), min_size=1, max_size=3).map(lambda gs: f"path_matches(@, {gs!r})"),
+    st.lists(st.sampled_from(_GLOBS), min_size=1, max_size=3).map(lambda gs: f"glob_match(@, {gs!r})"),
+    st.sampled_from(
+        [
+            "!path_surely_matches(@, ['/tmp/**'])",
+            "path_surely_within(@, ['/tmp', '/home'])",
+            "!path_surely_within(@, ['/var'])",
+            "regex_match(@, 'key$')",
+        ]
+    ),
+)
+_MORE_PREDICATES = st.recursive(
+    _MORE_ATOMS,
+    lambda inner: st.tuples(inner, st.sampled_from(["||", "&&"]), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+    max_leaves=4,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(premise=_MORE_PREDICATES, conclusion=_MORE_PREDICATES, data=st.data())
+def test_every_implication_shown_by_pinned_values_or_listed_entries_holds(
+    premise: str, conclusion: str, data: st.DataObject
+) -> None:
+    # Soundness of the pinned-value and larger-list rules, over paths(@) items that remember how they
+    # were written (a climb, `//`) - the surely tests read that, so a pinned text must not stand for them.
+    from policyengine.enforce.evaluate import call_for
+    from policyengine.language.expressions import compile_expression
+    from policyengine.runtime.registry import Registry
+    from policyengine.values.frozen import freeze
+    from policyengine.verify._implication import implies, normalised
+
+    premise_text = f"length(paths(@)[?{premise}]) > `0`"
+    conclusion_text = f"length(paths(@)[?{conclusion}]) > `0`"
+    if not implies(normalised(premise_text, {}), normalised(conclusion_text, {})):
+        return
+    compiled = [compile_expression(text, {}, _fail) for text in (premise_text, conclusion_text)]
+    assert compiled[0] is not None and compiled[1] is not None
+    spellings = st.sampled_from(["{}", "/tmp/../{}", "{}/.", "/.{}", "{}/../{}"])
+    registry = Registry()
+    for _ in range(20):
+        picked = data.draw(st.lists(st.tuples(st.sampled_from([*_PINNED, "/tmp/key", "/etc"]), spellings), max_size=2))
+        arguments = {f"path{i}": form.replace("{}", value) for i, (value, form) in enumerate(picked)}
+        document = call_for(registry, "read_file", freeze(arguments), "t", "c", "/workspace").document
+        if compiled[0].test(document):
+            assert compiled[1].test(document), (premise, conclusion, arguments)
+
+
+def test_a_pinned_value_never_stands_for_a_path_under_an_asserted_surely_test() -> None:
+    from policyengine.verify._implication import implies, normalised
+
+    # `/tmp/x` surely lies in /tmp as text, but an item folded from `/tmp/../tmp/x`-like spellings may not.
+    premise = normalised("length(paths(@)[?@ == '/tmp/x']) > `0`", {})
+    assert not implies(premise, normalised("length(paths(@)[?path_surely_within(@, ['/tmp'])]) > `0`", {}))
+    assert implies(premise, normalised("length(paths(@)[?!path_surely_within(@, ['/var'])]) > `0`", {}))
+    assert implies(premise, normalised("length(paths(@)[?path_within(@, ['/tmp'])]) > `0`", {}))
 
 
 def _fail(code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:

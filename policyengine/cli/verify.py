@@ -4,7 +4,9 @@
 (bounded, seeded, each call decided by the installed layers); one whose condition implies an
 enforcing red line's is reported proved, the others "not proven" when no counterexample was found.
 Exit 1 when a property has a counterexample or was never exercised (no call tried was picked by
-its `when`); 2 on a problem in the files.
+its `when`), or - run on the packs' own properties/ files - when an enforcing red line of the packs
+is neither stated by a property (`red_line:`) nor listed under `unstated:` with why; 2 on a problem
+in the files.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     """`verify`: search every property; a counterexample or a property never exercised exits 1."""
-    from policyengine.verify import Outcome, SearchBudget, load_properties, verify
+    from policyengine.verify import Outcome, SearchBudget, load_property_files, unstated_red_lines, verify
 
     if args.calls < 1 or args.seconds <= 0:
         raise UsageError("--calls must be at least 1 and --seconds more than 0")
@@ -62,16 +64,30 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
             hint="name property files, or write them as PACK/properties/*.yaml (docs/verify.md)",
         )
     lists = {name: entries for pack in layers.packs for name, entries in pack.lists.items()}
-    properties = load_properties(files, lists)
+    found = load_property_files(files, lists)
     budget = SearchBudget(calls=args.calls, seconds=args.seconds, seed=args.seed)
-    results = verify(layers, properties, budget)
+    results = verify(layers, found.properties, budget)
+    # Every red line stated or explained: asked of the packs' own property files (the default run).
+    unstated = [] if args.properties else unstated_red_lines(layers, found)
     if args.format == "json":
-        print(
-            json.dumps({"budget": _budget_json(budget), "results": [r.to_json() for r in results]}, indent=2), file=out
-        )
+        document = {
+            "budget": _budget_json(budget),
+            "results": [r.to_json() for r in results],
+            "unstated": [{"pack": pack, "red_line": rule} for pack, rule in unstated],
+            "explained": [{"red_line": rule, "why": why} for rule, why in found.unstated.items()],
+        }
+        print(json.dumps(document, indent=2), file=out)
     else:
         print(_text(results, budget, [str(p) for p in args.packs]), file=out)
-    failed = any(r.outcome in (Outcome.COUNTEREXAMPLE, Outcome.NOT_EXERCISED) for r in results)
+        for rule, why in found.unstated.items():
+            print(f"  unstated        red line {rule}: {why}", file=out)
+        for pack, rule in unstated:
+            print(
+                f"  NOT STATED      red line {rule} of pack {pack}: no property states it (red_line: {rule}) "
+                "and no `unstated:` entry says why",
+                file=out,
+            )
+    failed = any(r.outcome in (Outcome.COUNTEREXAMPLE, Outcome.NOT_EXERCISED) for r in results) or bool(unstated)
     return EXIT_FINDINGS if failed else EXIT_OK
 
 
@@ -110,5 +126,9 @@ def _text(results: list[PropertyResult], budget: SearchBudget, packs: list[str])
             lines.append(
                 f"  not proven      {where}: {r.tried:,} calls tried, {r.picked:,} picked by its `when`, "
                 f"none broke it ({r.seconds:.1f} s)"
+            )
+            lines.extend(
+                f"                  not shown: red line {rule}{f' for {tool}' if tool else ''} needs {part}"
+                for rule, tool, part in r.gaps[:3]
             )
     return "\n".join(lines)

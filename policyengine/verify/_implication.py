@@ -14,7 +14,17 @@ conditions' JMESPath trees by rules that are sound on their own (a rule that doe
 - `length(X) > 0` (or `X | length(@) > 0`) implies `length(Y) > 0` when X's items are among Y's:
   the same expression, or the same source filtered by a predicate that implies Y's filter;
 - `path_within(@, A)` implies `path_within(@, B)` when every path of A is absolute and lies within
-  one of B (the engine's own `path_within`, on the literals: within is transitive).
+  one of B (the engine's own `path_within`, on the literals: within is transitive);
+- `f(E, A)` implies `f(E, B)` for a test that holds when any entry of its list does (path_matches,
+  glob_match, regex_match, tool_matches, path_within and their sure forms) when A's entries are among B's;
+- a premise that pins a value to literals (`E == 'x'`, `contains(['x', 'y'], E)`) implies a condition
+  that, with E replaced by each literal, the engine evaluates to true (nothing else of the call is read:
+  the condition's other parts are literals too, or it is not shown).
+
+A property over named tools is proved tool by tool: each red line's condition is specialised to the
+tool (`name` is that name; `tool_matches(name, ...)`, `&&`, `||`, `!` and `@ | X` of literals are
+evaluated), so a branch for other tools drops out. What is not shown is reported: the red line and
+the part of its condition no rule reached (`Proof.gaps`).
 
 Anything else (negation, comparisons, other functions) is not shown, and the property is searched
 instead (docs/verify.md).
@@ -22,17 +32,22 @@ instead (docs/verify.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import jmespath
 
+from policyengine.language.expression_compiler import search
 from policyengine.language.expressions import compile_expression
+from policyengine.language.functions import FUNCTIONS
 from policyengine.packs.loader import Pack
 from policyengine.packs.rules import Mode, Rule, RuleDecision, ToolMatcher
+from policyengine.values.frozen import freeze
 from policyengine.values.results import Stage
 
-__all__ = ["implied_by_guard", "implies", "normalised", "red_lines"]
+__all__ = ["Proof", "implied_by_guard", "implies", "normalised", "prove", "red_lines", "text_of"]
 
 Node = dict[str, Any]
 
@@ -54,20 +69,23 @@ def implied_by_guard(
     when: str | None, lists: Mapping[str, Any], tools: ToolMatcher, guards: list[tuple[Rule, Node | None]]
 ) -> Rule | None:
     """The first red line (of `red_lines`) whose condition `when` implies, over every tool `tools` names; else None."""
-    if when is None:
+    proof = prove(when, lists, tools, guards)
+    if proof.red_line is None:
         return None
-    premise = normalised(when, lists)
-    for rule, condition in guards:
-        if _covers(rule.tools, tools) and (condition is None or implies(premise, condition)):
-            return rule
-    return None
+    first = proof.red_line.split(", ")[0]
+    return next(rule for rule, _ in guards if rule.id == first)
 
 
 def _covers(guard: ToolMatcher, tools: ToolMatcher) -> bool:
     """Whether the guard's tools include every tool the property's name (by their spelling: names, globs, tags)."""
     if "*" in guard.globs:
         return True
-    return tools.folded <= guard.folded and set(tools.globs) <= set(guard.globs) and tools.tags <= guard.tags
+    # A name the guard matches (by name or glob); a glob or tag only when the guard names it too.
+    return (
+        all(guard.matches(name) for name in tools.names)
+        and set(tools.globs) <= set(guard.globs)
+        and tools.tags <= guard.tags
+    )
 
 
 def normalised(text: str, lists: Mapping[str, Any]) -> Node:
@@ -85,7 +103,12 @@ def _norm(node: Node, lists: Mapping[str, Any]) -> Node:
         and children[0]["value"] == "lists"
         and children[1]["value"] in lists
     ):
-        return {"type": "literal", "value": list(lists[children[1]["value"]]), "children": []}
+        return {
+            "type": "literal",
+            "value": list(lists[children[1]["value"]]),
+            "children": [],
+            "list": children[1]["value"],
+        }
     if kind == "multi_select_list" and all(c.get("type") == "literal" for c in children):
         return {"type": "literal", "value": [c["value"] for c in children], "children": []}
     if kind == "pipe" and len(children) == 2 and _is_nonempty(children[1], of_current=True):
@@ -112,38 +135,297 @@ def _nonempty(of: Node) -> Node:
     return {"type": "nonempty", "children": [of]}
 
 
+@dataclass(frozen=True)
+class Proof:
+    """The red lines that prove a property (one a tool, joined), or for each covering red line what was not shown."""
+
+    red_line: str | None
+    gaps: tuple[tuple[str, str, str], ...] = ()  # (red line, tool or "", the part of its condition not reached)
+
+
+def prove(
+    when: str | None,
+    lists: Mapping[str, Any],
+    tools: ToolMatcher,
+    guards: list[tuple[Rule, Node | None]],
+    first: str | None = None,
+) -> Proof:
+    """Whether `when` implies an enforcing red line's condition for every tool `tools` names (`first`: try it first)."""
+    if when is None:
+        return Proof(None)
+    premise = normalised(when, lists)
+    covering = sorted((g for g in guards if _covers(g[0].tools, tools)), key=lambda g: g[0].id != first)
+    # Named tools only: each is proved with the red lines specialised to it; a glob or tag names no one tool.
+    names: list[str | None] = [*sorted(tools.names)] if tools.names and not tools.globs and not tools.tags else [None]
+    proving: list[str] = []
+    gaps: list[tuple[str, str, str]] = []
+    for name in names:
+        found = None
+        for rule, condition in covering:
+            goal = None if condition is None else condition if name is None else fold(condition, name)
+            gap = None if goal is None else _gap(premise, goal)
+            if gap is None:
+                found = rule.id
+                break
+            gaps.append((rule.id, name or "", text_of(gap)))
+        if found is None:
+            return Proof(None, tuple(g for g in gaps if g[1] == (name or "")))
+        proving.append(found)
+    return Proof(", ".join(dict.fromkeys(proving)))
+
+
 def implies(p: Node, q: Node) -> bool:
     """Whether p's truth implies q's, shown by the rules of this module (False: not shown)."""
-    if p == q:
-        return True
+    return _gap(p, q) is None
+
+
+def _gap(p: Node, q: Node) -> Node | None:
+    """None when p's truth implies q's by this module's rules; else the part of q no rule reached."""
+    if p == q or _truthy_literal(q):
+        return None
     kp, kq = p.get("type"), q.get("type")
-    if kp == "or_expression" and all(implies(c, q) for c in p["children"]):
-        return True
-    if kp == "and_expression" and any(implies(c, q) for c in p["children"]):
-        return True
-    if kq == "or_expression" and any(implies(p, c) for c in q["children"]):
-        return True
-    if kq == "and_expression" and all(implies(p, c) for c in q["children"]):
-        return True
+    if kp == "or_expression" and all(_gap(c, q) is None for c in p["children"]):
+        return None
+    if kp == "and_expression" and any(_gap(c, q) is None for c in p["children"]):
+        return None
+    if _pinned(p, q):
+        return None
+    if kq == "or_expression":
+        found = [_gap(p, c) for c in q["children"]]
+        if any(g is None for g in found):
+            return None
+        # Report the alternative the proof went furthest into (a strict part of it), else the whole.
+        deeper = [g for g, c in zip(found, q["children"], strict=True) if g is not c and g is not None]
+        return deeper[0] if deeper else q
+    if kq == "and_expression":
+        for c in q["children"]:
+            if (gap := _gap(p, c)) is not None:
+                return gap
+        return None
     if kp == kq == "nonempty":
         return _within(p["children"][0], q["children"][0])
     if kp == kq == "function_expression" and p.get("value") == q.get("value") == "path_within":
-        return _paths_within(p, q)
-    return False
+        return None if _paths_within(p, q) or _among(p, q) else q
+    if kp == kq == "function_expression" and _among(p, q):
+        return None
+    return q
 
 
-def _within(x: Node, y: Node) -> bool:
-    """Whether every item of list expression x is an item of y."""
-    if x == y:
+# Tests true when any entry of their list argument holds: a larger list holds whenever a smaller one does.
+_ANY_OF = frozenset(
+    {
+        "path_matches",
+        "path_surely_matches",
+        "path_within",
+        "path_surely_within",
+        "glob_match",
+        "regex_match",
+        "tool_matches",
+    }
+)
+
+
+def _among(p: Node, q: Node) -> bool:
+    """f(E, A) implies f(E, B): a test of _ANY_OF, the same subject, A's literal entries among B's."""
+    if p.get("value") != q.get("value") or p.get("value") not in _ANY_OF:
+        return False
+    (subject, small), (other, large) = p["children"], q["children"]
+    if subject != other or small.get("type") != "literal" or large.get("type") != "literal":
+        return False
+    entries, bounds = small["value"], large["value"]
+    entries = [entries] if isinstance(entries, str) else entries
+    bounds = [bounds] if isinstance(bounds, str) else bounds
+    return isinstance(entries, list) and isinstance(bounds, list) and set(map(str, entries)) <= set(map(str, bounds))
+
+
+def _pinned(p: Node, q: Node) -> bool:
+    """A premise pinning E to literals implies q when q, E each literal, evaluates true (reading nothing else)."""
+    kind, children = p.get("type"), p.get("children", [])
+    if kind == "comparator" and p.get("value") == "eq" and len(children) == 2:
+        left, right = children
+        subject, values = (left, [right["value"]]) if right.get("type") == "literal" else (right, [left.get("value")])
+        if left.get("type") != "literal" and right.get("type") != "literal":
+            return False
+    elif kind == "function_expression" and p.get("value") == "contains" and len(children) == 2:
+        listed, subject = children
+        if listed.get("type") != "literal" or not isinstance(listed["value"], list):
+            return False
+        values = list(listed["value"])
+    else:
+        return False
+    if subject.get("type") == "literal" or not values or len(values) > _MAX_PINNED:
+        return False
+    # A path the engine reads may remember how it was written (FoldedPath) or be a glob (PathPattern):
+    # only its "surely" tests read more than its text, and they answer no more often than on the text.
+    # So a pinned value stands for the item where a surely test is negated, never where it is asserted,
+    # and a value with glob characters (a PathPattern's own reading) is not pinned at all.
+    if _asserts_surely(q) or any(isinstance(v, str) and any(c in v for c in "*?[") for v in values):
+        return False
+    return all(_truthy_literal(_fold(_rewrite(q, _replacing(subject, value)), None)) for value in values)
+
+
+def _asserts_surely(node: Node, positive: bool = True) -> bool:
+    """Whether a `path_surely_*` test stands in node other than negated (under a comparison: either way)."""
+    kind = node.get("type")
+    if kind == "function_expression" and str(node.get("value")).startswith("path_surely") and positive:
         return True
+    if kind == "comparator":
+        return any(_asserts_surely(c, True) or _asserts_surely(c, False) for c in node.get("children", []))
+    flip = kind == "not_expression"
+    return any(_asserts_surely(c, positive != flip) for c in node.get("children", []) if isinstance(c, dict))
+
+
+def _replacing(subject: Node, value: Any) -> Callable[[Node], Node | None]:
+    literal = {"type": "literal", "value": value, "children": []}
+    return lambda node: literal if node == subject else None
+
+
+_MAX_PINNED = 256
+_MAX_FOLDS = 8
+
+
+def fold(condition: Node, tool: str) -> Node:
+    """The condition specialised to one tool: `name` is its name, and what then reads only literals is evaluated."""
+    return _fold(condition, tool)
+
+
+def _fold(node: Node, tool: str | None) -> Node:
+    """Evaluate the parts of node that read only literals (and `name`, when tool is given), at the top scope."""
+    if tool is None:
+        return _simplify(node)
+    literal = {"type": "literal", "value": tool, "children": []}
+    # `@ | X` read as X brings X's `name` to the top scope: fold again until nothing changes.
+    for _ in range(_MAX_FOLDS):
+        folded = _simplify(_rewrite(node, lambda n: literal if n == _NAME_FIELD else None))
+        if folded == node:
+            break
+        node = folded
+    return node
+
+
+_NAME_FIELD: Node = {"type": "field", "children": [], "value": "name"}
+# Child positions read against another value than the node's own current one (a filter's item, a pipe's left).
+_INNER_SCOPE = {
+    "filter_projection": (1, 2),
+    "projection": (1,),
+    "value_projection": (1,),
+    "flatten": (),
+    "subexpression": (1,),
+    "index_expression": (1,),
+    "pipe": (1,),
+}
+
+
+def _rewrite(node: Node, replace: Callable[[Node], Node | None]) -> Node:
+    """Node with every part at its own scope that `replace` answers for replaced (inner scopes untouched)."""
+    found = replace(node)
+    if found is not None:
+        return found
+    inner = _INNER_SCOPE.get(str(node.get("type")), ())
+    children = node.get("children", [])
+    if not children:
+        return node
+    return {
+        **node,
+        "children": [
+            c if i in inner or not isinstance(c, dict) else _rewrite(c, replace) for i, c in enumerate(children)
+        ],
+    }
+
+
+def _simplify(node: Node) -> Node:
+    """Literal-only parts evaluated by the engine; `&&`, `||`, `!` of literals decided; `@ | X` read as X."""
+    kind = node.get("type")
+    children = [_simplify(c) if isinstance(c, dict) else c for c in node.get("children", [])]
+    node = {**node, "children": children} if children else node
+    if kind == "pipe" and children and children[0].get("type") == "current":
+        return children[1]
+    if kind == "and_expression" and children[0].get("type") == "literal":
+        return children[1] if _truthy(children[0]["value"]) else children[0]
+    if kind == "or_expression" and children[0].get("type") == "literal":
+        return children[0] if _truthy(children[0]["value"]) else children[1]
+    if kind == "or_expression" and children[1].get("type") == "literal" and not _truthy(children[1]["value"]):
+        return children[0] if _boolean(children[0]) else node  # `x || false` is x's truth when x is true or false
+    if (
+        kind in ("not_expression", "comparator", "function_expression")
+        and children
+        and all(c.get("type") == "literal" for c in children)
+    ):
+        try:
+            value = search(node, freeze({}), _OPTIONS)
+        except Exception:  # an error at run time fails the rule closed: not decided here
+            return node
+        return {"type": "literal", "value": value, "children": []}
+    return node
+
+
+_OPTIONS = jmespath.Options(custom_functions=FUNCTIONS)
+_BOOLEAN_FUNCTIONS = frozenset({"contains", "starts_with", "ends_with", "path_unknown"})
+
+
+def _boolean(node: Node) -> bool:
+    """Whether the expression's value is a boolean, so `x || false` is x's truth."""
+    return node.get("type") in ("comparator", "not_expression", "nonempty") or (
+        node.get("type") == "function_expression"
+        and node.get("value") in _ANY_OF | {"contains", "starts_with", "ends_with", "path_unknown"}
+    )
+
+
+def _truthy(value: Any) -> bool:
+    return value not in (None, False, "", [], {}) if not isinstance(value, bool) else value
+
+
+def _truthy_literal(node: Node) -> bool:
+    return node.get("type") == "literal" and _truthy(node.get("value"))
+
+
+def text_of(node: Node) -> str:
+    """The expression's text, for a report (`lists.NAME` kept by name, long literals cut)."""
+    kind, c, value = node.get("type"), node.get("children", []), node.get("value")
+    if kind == "literal":
+        if "list" in node:
+            return f"lists.{node['list']}"
+        text = json.dumps(value)
+        return f"`{text if len(text) <= 60 else text[:57] + '...'}`" if not isinstance(value, str) else repr(value)
+    if kind == "current":
+        return "@"
+    if kind == "field":
+        return str(value)
+    if kind == "nonempty":
+        return f"length({text_of(c[0])}) > `0`"
+    if kind == "subexpression":
+        return f"{text_of(c[0])}.{text_of(c[1])}"
+    if kind == "function_expression":
+        return f"{value}({', '.join(text_of(x) for x in c)})"
+    if kind == "comparator":
+        ops = {"eq": "==", "ne": "!=", "lt": "<", "lte": "<=", "gt": ">", "gte": ">="}
+        return f"{text_of(c[0])} {ops.get(str(value), value)} {text_of(c[1])}"
+    if kind in ("and_expression", "or_expression"):
+        return f"({text_of(c[0])} {'&&' if kind == 'and_expression' else '||'} {text_of(c[1])})"
+    if kind == "not_expression":
+        return f"!{text_of(c[0])}"
+    if kind == "filter_projection":
+        return f"{text_of(c[0])}[?{text_of(c[2])}]"
+    if kind == "pipe":
+        return f"{text_of(c[0])} | {text_of(c[1])}"
+    if kind == "multi_select_list":
+        return f"[{', '.join(text_of(x) for x in c)}]"
+    return f"<{kind}>"
+
+
+def _within(x: Node, y: Node) -> Node | None:
+    """None when every item of list expression x is an item of y; else what was not shown of y."""
+    if x == y:
+        return None
     if x.get("type") == "filter_projection":
         source, projected, predicate = x["children"]
         if source == y:
-            return True
+            return None
         if y.get("type") == "filter_projection":
             other, other_projected, condition = y["children"]
-            return source == other and projected == other_projected and implies(predicate, condition)
-    return False
+            if source == other and projected == other_projected:
+                return _gap(predicate, condition)
+    return _nonempty(y)
 
 
 def _paths_within(p: Node, q: Node) -> bool:

@@ -7,6 +7,9 @@ A property file is YAML beside a pack's tests:
         never: [allow, ask]            # or  always: [deny]
         tools: ["@file_tools", "tag:filesystem", "read_*"]
         when: "paths(@)[?path_matches(@, '**/.env')] | length(@) > `0`"
+        red_line: no-secret-files      # the red line it states: tried first, its gaps reported
+    unstated:                          # red lines no property states, each with why
+      - {red_line: no-seen-secrets-sent, why: "decides on the session's earlier results"}
 
 `tools` and `when` are the rule language's (docs/rules.md), compiled with the packs' lists; a
 property without `when` covers every call of its tools. Problems are collected and reported
@@ -27,11 +30,11 @@ from policyengine.packs.rules import ToolMatcher
 from policyengine.packs.yaml_source import SourceDoc, load_yaml_file
 from policyengine.values.problems import Location, Problem, ProblemSink, register_code
 
-__all__ = ["DECISIONS", "PE901", "Property", "PropertyKind", "load_properties"]
+__all__ = ["DECISIONS", "PE901", "Property", "PropertyFiles", "PropertyKind", "load_properties", "load_property_files"]
 
 PE901 = register_code("PE901", "property problem")
 DECISIONS = ("allow", "ask", "deny", "invalid")
-_KEYS = frozenset({"id", "description", "never", "always", "tools", "when"})
+_KEYS = frozenset({"id", "description", "never", "always", "tools", "when", "red_line"})
 
 
 class PropertyKind(enum.Enum):
@@ -54,6 +57,7 @@ class Property:
     file: str
     line: int
     lists: Mapping[str, Any]  # what `lists.NAME` in `when` reads
+    red_line: str | None = None  # the red line the property states (tried first by the proof)
 
     def violated_by(self, decision: str) -> bool:
         """Whether a call that got `decision` (and that `when` picks) breaks the property."""
@@ -62,14 +66,29 @@ class Property:
         return decision not in self.decisions
 
 
+@dataclass(frozen=True)
+class PropertyFiles:
+    """The properties of some files, and the red lines they say no property states (id -> why)."""
+
+    properties: list[Property]
+    unstated: Mapping[str, str]
+
+
 def load_properties(paths: Sequence[str | Path], lists: Mapping[str, Any], pack: str = "verify") -> list[Property]:
     """Every property of the files, compiled with `lists`; raises PackLoadError with every problem at once."""
+    return load_property_files(paths, lists, pack).properties
+
+
+def load_property_files(paths: Sequence[str | Path], lists: Mapping[str, Any], pack: str = "verify") -> PropertyFiles:
+    """The files' properties and `unstated` red lines; raises PackLoadError with every problem at once."""
     sink = ProblemSink()
     found: list[Property] = []
+    unstated: dict[str, str] = {}
     for path in paths:
         doc = load_yaml_file(path, sink)
         if doc is not None:
             found.extend(_file(doc, lists, pack, sink))
+            unstated.update(_unstated(doc, sink))
     seen: dict[str, Property] = {}
     for prop in found:
         if prop.id in seen:
@@ -77,6 +96,33 @@ def load_properties(paths: Sequence[str | Path], lists: Mapping[str, Any], pack:
             sink.add(_problem_at(prop, f"duplicate property id {prop.id!r} (first at {first.file}:{first.line})"))
         seen.setdefault(prop.id, prop)
     sink.raise_if_errors()
+    return PropertyFiles(found, unstated)
+
+
+def _unstated(doc: SourceDoc, sink: ProblemSink) -> dict[str, str]:
+    """The file's `unstated:` entries: a red line's id and why no property states it."""
+    raw = doc.data.get("unstated", []) if isinstance(doc.data, Mapping) else []
+    entries = raw if isinstance(raw, list) else [raw]
+    found: dict[str, str] = {}
+    for i, entry in enumerate(entries):
+        red_line = entry.get("red_line") if isinstance(entry, Mapping) else None
+        why = entry.get("why") if isinstance(entry, Mapping) else None
+        if (
+            not isinstance(red_line, str)
+            or not isinstance(why, str)
+            or not why.strip()
+            or set(entry) != {"red_line", "why"}
+        ):
+            sink.add(
+                doc.problem(
+                    PE901,
+                    "an `unstated` entry names a red line and says why no property states it",
+                    ("unstated", i),
+                    hint="unstated:\n  - red_line: RULE_ID\n    why: REASON",
+                )
+            )
+            continue
+        found[red_line] = why
     return found
 
 
@@ -121,7 +167,7 @@ def _one(
                     (*path, key),
                     key=True,
                     rule_id=prop_id,
-                    hint="a property has id, description, never or always, tools and when",
+                    hint="a property has id, description, never or always, tools, when and red_line",
                 )
             )
     kinds = [k for k in PropertyKind if k.value in item]
@@ -164,7 +210,11 @@ def _one(
         return None
     location = doc.locate(path)
     lists = compiler.lists
-    return Property(prop_id, kind, decisions, tools, when, when_text, location.file, location.line, lists)
+    red_line = item.get("red_line")
+    if red_line is not None and not isinstance(red_line, str):
+        sink.add(doc.problem(PE901, "`red_line` is the id of the red line the property states", (*path, "red_line")))
+        return None
+    return Property(prop_id, kind, decisions, tools, when, when_text, location.file, location.line, lists, red_line)
 
 
 def _decisions(

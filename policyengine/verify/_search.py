@@ -31,10 +31,20 @@ from policyengine.enforce.install import PolicyLayers
 from policyengine.packs.loader import Pack
 from policyengine.testing.spellings import spell_command, spell_path, spell_url
 from policyengine.values.frozen import freeze
-from policyengine.verify._implication import implied_by_guard, red_lines
-from policyengine.verify._properties import Property, PropertyKind
+from policyengine.verify._implication import Proof, prove, red_lines
+from policyengine.verify._properties import Property, PropertyFiles, PropertyKind
 
-__all__ = ["Outcome", "PropertyResult", "SearchBudget", "bounded", "candidates", "decide", "pools", "verify"]
+__all__ = [
+    "Outcome",
+    "PropertyResult",
+    "SearchBudget",
+    "bounded",
+    "candidates",
+    "decide",
+    "pools",
+    "unstated_red_lines",
+    "verify",
+]
 
 # Quoted literals of a condition: 'raw strings' and `json literals` (numbers and strings among them).
 _RAW_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'")
@@ -57,7 +67,7 @@ _MAX_NESTED = 400
 # A list a condition reads under a negation: what it names is let go (`!path_surely_matches(@, lists.templates)`).
 _EXEMPTION = re.compile(r"!\(*\s*[a-z_]+\(@,\s*lists\.([A-Za-z0-9_]+)\)")
 # The argument names a tool outside the catalog is called with (the engine reads roles by name).
-_COMMON_KEYS = ("path", "command", "url", "file_path")
+_COMMON_KEYS = ("path", "command", "url", "file_path", "code")
 
 
 class Outcome(enum.Enum):
@@ -92,6 +102,7 @@ class PropertyResult:
     decision: str | None = None
     rule: str | None = None
     proved_by: str | None = None  # the red line whose condition the property's implies
+    gaps: tuple[tuple[str, str, str], ...] = ()  # not proved: (red line, tool, the part of its condition not shown)
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON (`verify --format json`)."""
@@ -107,6 +118,8 @@ class PropertyResult:
         }
         if self.proved_by is not None:
             found["proved_by"] = self.proved_by
+        if self.gaps:
+            found["not_shown"] = [{"red_line": r, "tool": tool, "condition": part} for r, tool, part in self.gaps]
         if self.outcome is Outcome.COUNTEREXAMPLE:
             found["counterexample"] = {
                 "name": self.tool,
@@ -125,6 +138,12 @@ def verify(layers: PolicyLayers, properties: Sequence[Property], budget: SearchB
         strings, numbers = pools([layers], [prop.when_text] if prop.when_text else [])
         results.append(_search(layers, prop, strings, numbers, budget))
     return results
+
+
+def unstated_red_lines(layers: PolicyLayers, files: PropertyFiles) -> list[tuple[str, str]]:
+    """(pack, red line) of each enforcing red line no property states (`red_line:`) and no `unstated` entry names."""
+    stated = {prop.red_line for prop in files.properties} | set(files.unstated)
+    return [(rule.source.pack or "", rule.id) for rule, _ in red_lines(layers.packs) if rule.id not in stated]
 
 
 def _search(
@@ -154,21 +173,23 @@ def _search(
             )
     # The search ran in full before a proof is claimed: a counterexample (above) always wins over it.
     proof = _proof(layers, prop)
-    if proof is not None:
-        return PropertyResult(prop, Outcome.PROVED, tried, picked, time.monotonic() - started, proved_by=proof)
+    seconds = time.monotonic() - started
+    if proof.red_line is not None:
+        return PropertyResult(prop, Outcome.PROVED, tried, picked, seconds, proved_by=proof.red_line)
     outcome = Outcome.NOT_PROVEN if picked else Outcome.NOT_EXERCISED
-    return PropertyResult(prop, outcome, tried, picked, time.monotonic() - started)
+    return PropertyResult(prop, outcome, tried, picked, seconds, gaps=proof.gaps)
 
 
-def _proof(layers: PolicyLayers, prop: Property) -> str | None:
-    """The red line that proves the property (its decisions allow deny, never invalid), else None."""
+def _proof(layers: PolicyLayers, prop: Property) -> Proof:
+    """The red lines that prove the property (its decisions allow deny, never invalid), or what was not shown."""
     if prop.kind is PropertyKind.NEVER and ({"deny", "invalid"} & prop.decisions):
-        return None
+        return Proof(None)
     if prop.kind is PropertyKind.ALWAYS and "deny" not in prop.decisions:
-        return None
-    guards = red_lines(layers.packs)
-    rule = implied_by_guard(prop.when_text, prop.lists, prop.tools, guards)
-    return None if rule is None else rule.id
+        return Proof(None)
+    proof = prove(prop.when_text, prop.lists, prop.tools, red_lines(layers.packs), prop.red_line)
+    if prop.red_line is not None:  # the gaps of the red line the property states, when it names one
+        return Proof(proof.red_line, tuple(g for g in proof.gaps if g[0] == prop.red_line) or proof.gaps)
+    return proof
 
 
 def decide(layers: PolicyLayers, name: str, arguments: Any) -> tuple[str, str | None]:
@@ -318,9 +339,9 @@ def _systematic(
 ) -> Iterator[tuple[str, Any]]:
     """One tool's calls with one argument varied over the pool at a time, the required ones set."""
     props = _properties_of(schema)
-    if not props:
-        for key in _COMMON_KEYS:
-            for value in strings:
+    if not props:  # each value under each name in turn: a short budget meets every name
+        for value in strings:
+            for key in _COMMON_KEYS:
                 yield name, {key: value}
         return
     base = {key: _default(spec) for key, spec in props.items() if key in _required(schema)}
