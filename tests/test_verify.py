@@ -210,7 +210,7 @@ def test_the_shipped_properties_without_a_catalog_state_every_red_line_and_none_
     # Properties that pin values are proved by their red line specialised to each tool; those over a
     # whole class are searched, with the part of the red line the proof could not reach reported.
     out = io.StringIO()
-    assert main(["verify", "--pack", pack, "--calls", "3000", "--format", "json"], out=out) == 0
+    assert main(["verify", "--pack", pack, "--calls", "3000", "--recheck", "150", "--format", "json"], out=out) == 0
     document = json.loads(out.getvalue())
     results = document["results"]
     assert {r["outcome"] for r in results} <= {"proved", "not proven"}
@@ -220,6 +220,29 @@ def test_the_shipped_properties_without_a_catalog_state_every_red_line_and_none_
     proved = [r for r in results if r["outcome"] == "proved"]
     assert len(proved) >= (11 if pack == "claude-code" else 6)
     assert all(r["not_shown"] for r in results if r["outcome"] == "not proven")
+    # Each proof checked again on random calls around its literals: picked ones, none broke it.
+    assert all(r["recheck"]["picked"] > 0 and "failure" not in r["recheck"] for r in proved)
+
+
+def test_recheck_reports_a_proof_the_rules_got_wrong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A planted mistake in the proof rules (any larger list implies any other): the property is
+    # "proved" by a red line that does not cover it, and the recheck's random calls show the failure.
+    import policyengine.verify._implication as implication
+
+    monkeypatch.setattr(implication, "_among", lambda p, q: p.get("value") == q.get("value"))
+    red_line = {**SYSTEM_RED_LINE, "when": "paths(@)[?path_matches(@, ['/etc/**'])] | length(@) > `0`"}
+    prop = {
+        "id": "home-never-read",
+        "never": ["allow"],
+        "tools": ["read_file"],
+        "when": "paths(@)[?path_matches(@, ['/home/**'])] | length(@) > `0`",
+    }
+    out = io.StringIO()
+    pack = _pack(tmp_path, [red_line])
+    props = _properties(tmp_path, prop)
+    # One call searched (a probe the property does not pick): the search alone would not see it.
+    assert main(["verify", "--pack", str(pack), str(props), "--calls", "1", "--recheck", "500"], out=out) == 1
+    assert "PROOF FAILED    home-never-read: read_file" in out.getvalue()
 
 
 def test_a_red_line_no_property_states_fails_verify(tmp_path: Path) -> None:
@@ -502,3 +525,56 @@ def test_check_warns_of_an_allow_rule_a_red_line_always_overturns(tmp_path: Path
     out = io.StringIO()
     main(["check", str(monitored), "--format", "json"], out=out)
     assert not [p for p in json.loads(out.getvalue())["problems"] if p["code"] == "PE902"]  # it denies nothing
+
+
+def test_check_warns_of_rules_whose_condition_never_holds(tmp_path: Path) -> None:
+    # PE903: false from the condition's literals alone, for every tool the rule names.
+    other_tool = {
+        "id": "never-fires",
+        "stage": "guard",
+        "tools": ["read_file"],
+        "decision": "deny",
+        "when": "tool_matches(name, ['write_file']) && length(paths(@)) > `0`",
+        "reason": "no",
+    }
+    empty_list = {
+        "id": "never-applies",
+        "stage": "pre-execute",
+        "tools": ["*"],
+        "decision": "ask",
+        "when": "contains(`[]`, 'x') || !`true`",
+        "reason": "no",
+    }
+    alive = other_tool | {"id": "fires-for-writes", "tools": ["read_file", "write_file"]}
+    pack = _pack(tmp_path, [other_tool, empty_list, alive])
+    out = io.StringIO()
+    main(["check", str(pack), "--format", "json"], out=out)
+    found = {p["rule"]: p["message"] for p in json.loads(out.getvalue())["problems"] if p["code"] == "PE903"}
+    assert set(found) == {"never-fires", "never-applies"}
+    assert found["never-fires"].startswith("red line never fires") and "of read_file" in found["never-fires"]
+    assert found["never-applies"].startswith("rule never applies")
+
+
+@pytest.mark.parametrize("pack", ["claude-code", "baseline", "bfcl"])
+def test_the_shipped_packs_have_no_rule_that_never_applies(pack: str) -> None:
+    out = io.StringIO()
+    main(["check", pack, "--format", "json"], out=out)
+    assert not [p for p in json.loads(out.getvalue())["problems"] if p["code"] in ("PE902", "PE903")]
+
+
+def test_a_reported_condition_reads_back_as_the_same_expression() -> None:
+    # The proof reports what it could not show as text: every shipped rule's condition, written by
+    # text_of and parsed again, is the same tree (long literal lists are cut for reports: skipped).
+    from policyengine.verify._implication import normalised, text_of
+
+    checked = 0
+    for pack in ("claude-code", "baseline", "bfcl"):
+        layers, _ = install_layers([ROOT / "policies" / pack])
+        for rule in (r for p in layers.packs for r in p.rules if r.when is not None):
+            tree = normalised(rule.when.text, {})
+            text = text_of(tree)
+            if "...`" in text:
+                continue
+            assert normalised(text, {}) == tree, (rule.id, text)
+            checked += 1
+    assert checked > 80

@@ -40,10 +40,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     # --tools checks every layer; a pack's own `catalog:` checks the packs that declare one.
     against = None if getattr(args, "tools", None) else [p for p in packs if p.catalog is not None]
     problems = lint(packs, tools, against=against)
-    # Rules the red lines always overturn, shown by the same proofs as `verify` (PE902).
-    from policyengine.verify import overturned_rules
+    # Rules the red lines always overturn (PE902) and rules that never apply (PE903), by `verify`'s proofs.
+    from policyengine.verify import never_applying, overturned_rules
 
-    problems = [*problems, *overturned_rules(packs)]
+    problems = [*problems, *overturned_rules(packs), *never_applying(packs)]
     warnings = [p for p in problems if p.severity is Severity.WARNING]
     failed = bool(warnings) and args.strict
     if args.format == "json":

@@ -46,15 +46,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="which calls the search draws (default 0)")
     parser.add_argument("--calls", type=int, default=20_000, metavar="N", help="at most N calls a property")
     parser.add_argument("--seconds", type=float, default=10.0, metavar="S", help="at most S seconds a property")
+    parser.add_argument(
+        "--recheck",
+        type=int,
+        default=0,
+        metavar="N",
+        help="decide N random calls around each proved property's literals: any it breaks is a proof failure",
+    )
     parser.add_argument("--format", choices=["text", "json"], default="text")
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     """`verify`: search every property; a counterexample or a property never exercised exits 1."""
-    from policyengine.verify import Outcome, SearchBudget, load_property_files, unstated_red_lines, verify
+    from policyengine.verify import Outcome, SearchBudget, load_property_files, recheck, unstated_red_lines, verify
 
-    if args.calls < 1 or args.seconds <= 0:
-        raise UsageError("--calls must be at least 1 and --seconds more than 0")
+    if args.calls < 1 or args.seconds <= 0 or args.recheck < 0:
+        raise UsageError("--calls must be at least 1, --seconds more than 0 and --recheck not negative")
     layers, _catalog = install_layers(args.packs, args.tools)
     shipped = [str(f) for pack in layers.packs for f in sorted(pack.path.glob("properties/*.yaml"))]
     files = list(args.properties) or shipped
@@ -69,16 +76,39 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
     results = verify(layers, found.properties, budget)
     # Every red line stated or explained: asked of the packs' own property files (the default run).
     unstated = [] if args.properties else unstated_red_lines(layers, found)
+    # A proof checked again on random calls (--recheck N): a failure is a bug of the proof rules.
+    rechecked = {
+        r.property.id: recheck(layers, r.property, args.recheck, args.seed)
+        for r in results
+        if args.recheck and r.outcome is Outcome.PROVED
+    }
     if args.format == "json":
         document = {
             "budget": _budget_json(budget),
-            "results": [r.to_json() for r in results],
+            "results": [
+                r.to_json() | ({"recheck": rechecked[r.property.id].to_json()} if r.property.id in rechecked else {})
+                for r in results
+            ],
             "unstated": [{"pack": pack, "red_line": rule} for pack, rule in unstated],
             "explained": [{"red_line": rule, "why": why} for rule, why in found.unstated.items()],
         }
         print(json.dumps(document, indent=2), file=out)
     else:
         print(_text(results, budget, [str(p) for p in args.packs]), file=out)
+        for check in rechecked.values():
+            if check.failure is None:
+                print(
+                    f"  rechecked       {check.property.id}: {check.tried:,} random calls, {check.picked:,} picked, "
+                    "each decided as proved",
+                    file=out,
+                )
+            else:
+                tool, arguments, decision, rule = check.failure
+                print(
+                    f"  PROOF FAILED    {check.property.id}: {tool} {json.dumps(arguments, ensure_ascii=False)} is "
+                    f"decided {decision} (by {rule or 'the pack default'}); a bug of verify's proof rules: report it",
+                    file=out,
+                )
         for rule, why in found.unstated.items():
             print(f"  unstated        red line {rule}: {why}", file=out)
         for pack, rule in unstated:
@@ -87,7 +117,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
                 "and no `unstated:` entry says why",
                 file=out,
             )
-    failed = any(r.outcome in (Outcome.COUNTEREXAMPLE, Outcome.NOT_EXERCISED) for r in results) or bool(unstated)
+    failed = (
+        any(r.outcome in (Outcome.COUNTEREXAMPLE, Outcome.NOT_EXERCISED) for r in results)
+        or bool(unstated)
+        or any(check.failure is not None for check in rechecked.values())
+    )
     return EXIT_FINDINGS if failed else EXIT_OK
 
 

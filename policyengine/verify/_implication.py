@@ -33,6 +33,7 @@ instead (docs/verify.md).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +48,18 @@ from policyengine.packs.rules import Mode, Rule, RuleDecision, ToolMatcher
 from policyengine.values.frozen import freeze
 from policyengine.values.results import Stage
 
-__all__ = ["Proof", "implied_by_guard", "implies", "normalised", "prove", "red_lines", "text_of"]
+__all__ = [
+    "Proof",
+    "fold",
+    "implied_by_guard",
+    "implies",
+    "named_tools",
+    "normalised",
+    "prove",
+    "red_lines",
+    "simplified",
+    "text_of",
+]
 
 Node = dict[str, Any]
 
@@ -74,6 +86,11 @@ def implied_by_guard(
         return None
     first = proof.red_line.split(", ")[0]
     return next(rule for rule, _ in guards if rule.id == first)
+
+
+def named_tools(tools: ToolMatcher) -> list[str]:
+    """The tools a selector names one by one (sorted), or none when it holds a glob or a tag (no one tool)."""
+    return sorted(tools.names) if tools.names and not tools.globs and not tools.tags else []
 
 
 def _covers(guard: ToolMatcher, tools: ToolMatcher) -> bool:
@@ -156,7 +173,7 @@ def prove(
     premise = normalised(when, lists)
     covering = sorted((g for g in guards if _covers(g[0].tools, tools)), key=lambda g: g[0].id != first)
     # Named tools only: each is proved with the red lines specialised to it; a glob or tag names no one tool.
-    names: list[str | None] = [*sorted(tools.names)] if tools.names and not tools.globs and not tools.tags else [None]
+    names: list[str | None] = [*named_tools(tools)] or [None]
     proving: list[str] = []
     gaps: list[tuple[str, str, str]] = []
     for name in names:
@@ -284,6 +301,11 @@ _MAX_PINNED = 256
 _MAX_FOLDS = 8
 
 
+def simplified(condition: Node) -> Node:
+    """The condition with what reads only literals evaluated (no tool name assumed)."""
+    return _simplify(condition)
+
+
 def fold(condition: Node, tool: str) -> Node:
     """The condition specialised to one tool: `name` is its name, and what then reads only literals is evaluated."""
     return _fold(condition, tool)
@@ -385,16 +407,18 @@ def text_of(node: Node) -> str:
     if kind == "literal":
         if "list" in node:
             return f"lists.{node['list']}"
-        text = json.dumps(value)
-        return f"`{text if len(text) <= 60 else text[:57] + '...'}`" if not isinstance(value, str) else repr(value)
+        if isinstance(value, str):
+            return "'" + value.replace("'", "\\'") + "'"  # a raw string: only its quote is escaped
+        text = json.dumps(value).replace("`", "\\`")
+        return f"`{text if len(text) <= 60 else text[:57] + '...'}`"
     if kind == "current":
         return "@"
-    if kind == "field":
-        return str(value)
+    if kind == "field":  # a quoted identifier when not a plain name (`session.labels."credential-seen"`)
+        return str(value) if _PLAIN_NAME.fullmatch(str(value)) else json.dumps(value)
     if kind == "nonempty":
         return f"length({text_of(c[0])}) > `0`"
     if kind == "subexpression":
-        return f"{text_of(c[0])}.{text_of(c[1])}"
+        return ".".join(text_of(x) for x in c)
     if kind == "function_expression":
         return f"{value}({', '.join(text_of(x) for x in c)})"
     if kind == "comparator":
@@ -405,11 +429,55 @@ def text_of(node: Node) -> str:
     if kind == "not_expression":
         return f"!{text_of(c[0])}"
     if kind == "filter_projection":
-        return f"{text_of(c[0])}[?{text_of(c[2])}]"
-    if kind == "pipe":
-        return f"{text_of(c[0])} | {text_of(c[1])}"
+        return f"{_source(c[0])}[?{text_of(c[2])}]" + _then(c[1])
+    if kind == "pipe":  # in parentheses: a pipe binds loosest, and `(a | b)[]` is not `a | b[]`
+        return f"({text_of(c[0])} | {text_of(c[1])})"
     if kind == "multi_select_list":
         return f"[{', '.join(text_of(x) for x in c)}]"
+    return _more_text(str(kind), c, value)
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _then(node: Node) -> str:
+    """What a projection applies to each item: nothing for the item itself, `[...]` joined as is, else `.x`."""
+    if node.get("type") == "identity":
+        return ""
+    text = text_of(node)
+    return text if text.startswith("[") else f".{text}"
+
+
+def _source(node: Node) -> str:
+    """A projection's source: nothing for the current value (`[?...]`, `[*]`)."""
+    return "" if node.get("type") == "identity" else text_of(node)
+
+
+def _more_text(kind: str, c: list[Node], value: Any) -> str:
+    """text_of for projections, indexes and the rarer nodes."""
+    if kind == "identity":
+        return "@"
+    if kind == "projection":
+        # `a[]` and `a[1:2]` project by themselves; anything else is projected by `[*]`.
+        sliced = c[0].get("type") == "index_expression" and c[0]["children"][1].get("type") == "slice"
+        head = text_of(c[0]) if sliced or c[0].get("type") == "flatten" else f"{_source(c[0])}[*]"
+        return head + _then(c[1])
+    if kind == "value_projection":
+        return f"{text_of(c[0])}.*" + _then(c[1])
+    if kind == "flatten":
+        return f"{_source(c[0])}[]"
+    if kind == "index_expression":
+        return _source(c[0]) + text_of(c[1])
+    if kind == "index":
+        return f"[{value}]"
+    if kind == "slice":
+        return "[" + ":".join("" if v is None else str(v) for v in c).rstrip(":") + "]"
+    if kind in ("multi_select_hash", "multi_select_dict"):
+        return "{" + ", ".join(text_of(x) for x in c) + "}"
+    if kind == "key_val_pair":
+        return f"{value}: {text_of(c[0])}"
+    if kind == "expref":
+        return f"&{text_of(c[0])}"
     return f"<{kind}>"
 
 
