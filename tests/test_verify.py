@@ -570,11 +570,11 @@ def test_a_reported_condition_reads_back_as_the_same_expression() -> None:
     checked = 0
     for pack in ("claude-code", "baseline", "bfcl"):
         layers, _ = install_layers([ROOT / "policies" / pack])
-        for rule in (r for p in layers.packs for r in p.rules if r.when is not None):
-            tree = normalised(rule.when.text, {})
+        for rule_id, when in ((r.id, r.when) for p in layers.packs for r in p.rules if r.when is not None):
+            tree = normalised(when.text, {})
             text = text_of(tree)
             if "...`" in text:
                 continue
-            assert normalised(text, {}) == tree, (rule.id, text)
+            assert normalised(text, {}) == tree, (rule_id, text)
             checked += 1
     assert checked > 80
