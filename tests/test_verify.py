@@ -399,6 +399,16 @@ _PATHS = ["/etc", "/etc/ssh", "/usr", "/usr/lib", "/home", "/home/u", "/var/log"
 _ATOMS = st.one_of(
     st.lists(st.sampled_from(_PATHS), min_size=1, max_size=3).map(lambda ps: f"path_within(@, {ps!r})"),
     st.sampled_from(["regex_match(@, 'ssh')", "regex_match(@, '^/u')", "path_matches(@, '**/*.log')"]),
+    # Ruled out by a path_within premise when the trees are apart (or no entry lies within it).
+    st.sampled_from(
+        [
+            "!path_surely_within(@, ['/var/log'])",
+            "!path_surely_within(@, ['/etc/ssh'])",
+            "!path_surely_within(@, ['/'])",
+            "!contains(['/etc/passwd', '/dev/null'], @)",
+            "!contains(['/dev/null'], @)",
+        ]
+    ),
 )
 _PREDICATES = st.recursive(
     _ATOMS,
@@ -426,7 +436,9 @@ def test_every_implication_shown_holds_on_random_calls(premise: str, conclusion:
         return
     compiled = [compile_expression(text, {}, _fail) for text in (premise, conclusion)]
     assert compiled[0] is not None and compiled[1] is not None
-    tails = st.sampled_from(["", "/x", "/ssh/key", "/lib/a.so", "/a.log", "/../etc/passwd", "/.//u"])
+    tails = st.sampled_from(
+        ["", "/x", "/ssh/key", "/lib/a.so", "/a.log", "/../etc/passwd", "/.//u", "/passwd", "/*", "/../*"]
+    )
     registry = Registry()
     for _ in range(20):
         paths = data.draw(st.lists(st.tuples(st.sampled_from([*_PATHS, "/opt", "/"]), tails), max_size=3))
@@ -478,14 +490,66 @@ def test_every_implication_shown_by_pinned_values_or_listed_entries_holds(
         return
     compiled = [compile_expression(text, {}, _fail) for text in (premise_text, conclusion_text)]
     assert compiled[0] is not None and compiled[1] is not None
-    spellings = st.sampled_from(["{}", "/tmp/../{}", "{}/.", "/.{}", "{}/../{}"])
+    # `{U}`: upper case, which paths(@) folds and remembers as written (the surely tests read that).
+    spellings = st.sampled_from(["{}", "{U}", "/tmp/../{}", "{}/.", "/.{}", "{}/../{}"])
     registry = Registry()
     for _ in range(20):
         picked = data.draw(st.lists(st.tuples(st.sampled_from([*_PINNED, "/tmp/key", "/etc"]), spellings), max_size=2))
-        arguments = {f"path{i}": form.replace("{}", value) for i, (value, form) in enumerate(picked)}
+        arguments = {
+            f"path{i}": form.replace("{}", value).replace("{U}", value.upper())
+            for i, (value, form) in enumerate(picked)
+        }
         document = call_for(registry, "read_file", freeze(arguments), "t", "c", "/workspace").document
         if compiled[0].test(document):
             assert compiled[1].test(document), (premise, conclusion, arguments)
+
+
+_CHAINS = [
+    "paths(@)[?{p}]",
+    "paths(@)[?{p}] | [?{q}]",
+    "[paths(@), strings(arguments)][] | [?{p}]",
+    "(paths(@) || `[]`)[?{p}]",
+    "paths(@)[:1][?{p}]",  # not item by item: the pinned path may be the second
+    "paths(@)[*].normalize_path(@) | [?{p}]",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pinned=st.lists(st.sampled_from(_PINNED), min_size=1, max_size=2),
+    chain=st.sampled_from(_CHAINS),
+    p=_MORE_ATOMS,
+    q=_MORE_ATOMS,
+    data=st.data(),
+)
+def test_a_pinned_item_carried_through_a_chain_of_list_steps_is_sound(
+    pinned: list[str], chain: str, p: str, q: str, data: st.DataObject
+) -> None:
+    # `S[?contains(V, @)]` nonempty implies `CHAIN(S)` nonempty when the chain takes S's items one at a
+    # time and CHAIN([v]) is nonempty for each v: checked on calls with the pinned path among others.
+    from policyengine.enforce.evaluate import call_for
+    from policyengine.language.expressions import compile_expression
+    from policyengine.runtime.registry import Registry
+    from policyengine.values.frozen import freeze
+    from policyengine.verify._implication import implies, normalised
+
+    premise_text = f"length(paths(@)[?contains({pinned!r}, @)]) > `0`"
+    conclusion_text = f"length({chain.format(p=p, q=q)}) > `0`"
+    if not implies(normalised(premise_text, {}), normalised(conclusion_text, {})):
+        return
+    assert not chain.startswith("paths(@)[:1]"), conclusion_text  # never shown: a slice is not item by item
+    compiled = [compile_expression(text, {}, _fail) for text in (premise_text, conclusion_text)]
+    assert compiled[0] is not None and compiled[1] is not None
+    registry = Registry()
+    for _ in range(10):
+        others = data.draw(st.lists(st.sampled_from(["/opt/x", "/tmp/key", "/etc", "/home/u/a.log"]), max_size=2))
+        # Folded spellings: `/TMP/X` is `/tmp/x` to paths(@), remembered as written for the surely tests.
+        value = data.draw(st.sampled_from(pinned))
+        spelled = data.draw(st.sampled_from([value, value.upper(), value.title(), f"/tmp/..{value}", f"{value}/."]))
+        arguments = {f"path{i}": value for i, value in enumerate([*others, spelled])}
+        document = call_for(registry, "read_file", freeze(arguments), "t", "c", "/workspace").document
+        assert compiled[0].test(document)
+        assert compiled[1].test(document), (premise_text, conclusion_text, arguments)
 
 
 def test_a_pinned_value_never_stands_for_a_path_under_an_asserted_surely_test() -> None:

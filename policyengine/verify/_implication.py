@@ -211,13 +211,18 @@ def _gap(p: Node, q: Node) -> Node | None:
         found = [_gap(p, c) for c in q["children"]]
         if any(g is None for g in found):
             return None
-        # Report the alternative the proof went furthest into (a strict part of it), else the whole.
-        deeper = [g for g, c in zip(found, q["children"], strict=True) if g is not c and g is not None]
-        return deeper[0] if deeper else q
+        # Report an alternative the proof went into (a strict part of it), one that tests what the
+        # premise tests first (`path_matches` for a path_matches premise), else the whole.
+        tested = _functions(p)
+        deeper = [(g, c) for g, c in zip(found, q["children"], strict=True) if g is not c and g is not None]
+        deeper.sort(key=lambda pair: len(_functions(pair[1]) & tested), reverse=True)
+        return deeper[0][0] if deeper else q
     if kq == "and_expression":
         for c in q["children"]:
             if (gap := _gap(p, c)) is not None:
                 return gap
+        return None
+    if kq == "not_expression" and kp == "function_expression" and _excludes(p, q["children"][0]):
         return None
     if kp == kq == "nonempty":
         return _within(p["children"][0], q["children"][0])
@@ -240,6 +245,15 @@ _ANY_OF = frozenset(
         "tool_matches",
     }
 )
+
+
+def _functions(node: Node) -> set[str]:
+    """The names of the functions an expression calls."""
+    found = {str(node["value"])} if node.get("type") == "function_expression" else set()
+    for child in node.get("children", []):
+        if isinstance(child, dict):
+            found |= _functions(child)
+    return found
 
 
 def _among(p: Node, q: Node) -> bool:
@@ -482,7 +496,7 @@ def _more_text(kind: str, c: list[Node], value: Any) -> str:
 
 
 def _within(x: Node, y: Node) -> Node | None:
-    """None when every item of list expression x is an item of y; else what was not shown of y."""
+    """None when list x nonempty implies list y nonempty (x's items among y's, or a pinned item); else y's gap."""
     if x == y:
         return None
     if x.get("type") == "filter_projection":
@@ -492,8 +506,162 @@ def _within(x: Node, y: Node) -> Node | None:
         if y.get("type") == "filter_projection":
             other, other_projected, condition = y["children"]
             if source == other and projected == other_projected:
-                return _gap(predicate, condition)
+                gap = _gap(predicate, condition)
+                if gap is None or not _through(source, projected, predicate, y):
+                    return gap
+                return None
+        if _through(source, projected, predicate, y):
+            return None
     return _nonempty(y)
+
+
+def _through(source: Node, projected: Node, predicate: Node, y: Node) -> bool:
+    """`S[?@ == v]` nonempty implies y nonempty when y is built from S item by item and y of `[v]` is nonempty.
+
+    y must take S's items one at a time (filters, projections, flattening, pipes of these: y of a list
+    holding v holds y of `[v]`), read nothing else of the call, and assert no surely test (a path
+    item may remember a spelling such a test reads); each pinned value is tried.
+    """
+    values = _pinned_items(predicate)
+    if values is None or projected.get("type") != "identity" or _asserts_surely(y):
+        return False
+    for value in values:
+        closed = _narrowed(y, source, {"type": "literal", "value": [value], "children": []})
+        if closed is None or not _closed(closed):
+            return False
+        try:
+            found = search(closed, freeze({}), _OPTIONS)
+        except Exception:  # an error at run time fails the rule closed: not decided here
+            return False
+        if not _truthy(found):
+            return False
+    return True
+
+
+def _pinned_items(predicate: Node) -> list[Any] | None:
+    """The values a filter's predicate pins its item to (`@ == 'x'`, `contains([...], @)`), else None."""
+    kind, children = predicate.get("type"), predicate.get("children", [])
+    if kind == "comparator" and predicate.get("value") == "eq" and len(children) == 2:
+        left, right = children
+        if left.get("type") == "current" and right.get("type") == "literal":
+            values = [right["value"]]
+        elif right.get("type") == "current" and left.get("type") == "literal":
+            values = [left["value"]]
+        else:
+            return None
+    elif kind == "function_expression" and predicate.get("value") == "contains" and len(children) == 2:
+        listed, subject = children
+        if listed.get("type") != "literal" or not isinstance(listed["value"], list) or subject.get("type") != "current":
+            return None
+        values = list(listed["value"])
+    else:
+        return None
+    if (
+        not values
+        or len(values) > _MAX_PINNED
+        or any(isinstance(v, str) and any(c in v for c in "*?[") for v in values)
+    ):
+        return None
+    return values
+
+
+def _narrowed(node: Node, source: Node, items: Node) -> Node | None:
+    """node with source as `items`, or None unless node's list is built from source's items one at a time.
+
+    Built item by item: filters, projections, flattening, pipes of these, `S || []`, and a flattened
+    `[S, OTHER][]` (OTHER read as `[]`: it only adds items). So node of a list holding the items holds
+    node of `items`.
+    """
+    if node == source:
+        return items
+    kind, children = node.get("type"), node.get("children", [])
+    if kind in ("filter_projection", "projection") and children:
+        inner = _narrowed(children[0], source, items)
+        return None if inner is None else {**node, "children": [inner, *children[1:]]}
+    if kind == "flatten" and children and children[0].get("type") == "multi_select_list":
+        parts = [_narrowed(c, source, items) for c in children[0]["children"]]
+        if all(p is None for p in parts):
+            return None
+        empty = {"type": "literal", "value": [], "children": []}
+        listed = {**children[0], "children": [empty if p is None else p for p in parts]}
+        return {**node, "children": [listed]}
+    if kind == "flatten" and children:
+        inner = _narrowed(children[0], source, items)
+        return None if inner is None else {**node, "children": [inner]}
+    if (
+        kind == "or_expression"
+        and len(children) == 2
+        and children[1] == {"type": "literal", "value": [], "children": []}
+    ):
+        return _narrowed(children[0], source, items)  # `S || []` is S when S holds an item
+    if kind == "pipe" and len(children) == 2:
+        inner = _narrowed(children[0], source, items)
+        if inner is None or _narrowed(children[1], _IDENTITY, _IDENTITY) is None:
+            return None
+        return {**node, "children": [inner, children[1]]}
+    return None
+
+
+_IDENTITY: Node = {"type": "identity", "children": []}
+
+
+def _closed(node: Node) -> bool:
+    """Whether node reads nothing of the call at its own scope (inner scopes read their items)."""
+    kind = node.get("type")
+    if kind in ("current", "field", "identity"):
+        return False
+    inner = _INNER_SCOPE.get(str(kind), ())
+    return all(_closed(c) for i, c in enumerate(node.get("children", [])) if isinstance(c, dict) and i not in inner)
+
+
+def _excludes(p: Node, x: Node) -> bool:
+    """`path_within(@, A)` rules out `path_surely_within(@, B)` and `contains(L, @)` by the literals.
+
+    A path that may lie within A but surely lies within B has a reading within both, so no tree of
+    A may hold or lie within one of B; an item equal to an entry of L lies within A only if that
+    entry does (the engine's own `path_within` decides each pair of literals).
+    """
+    if p.get("value") != "path_within" or x.get("type") != "function_expression":
+        return False
+    (subject, small) = p["children"]
+    bounds = _absolute_literals(small)
+    if subject.get("type") != "current" or bounds is None:
+        return False
+    if x.get("value") == "path_surely_within" and x["children"][0] == subject:
+        others = _absolute_literals(x["children"][1])
+        return others is not None and not any(
+            _literally_within(a, [b]) or _literally_within(b, [a]) for a in bounds for b in others
+        )
+    if x.get("value") == "contains" and x["children"][1] == subject and x["children"][0].get("type") == "literal":
+        entries = x["children"][0]["value"]
+        return (
+            isinstance(entries, list)
+            and not any(isinstance(e, str) and _literally_within(e, bounds) for e in entries)
+            and all(isinstance(e, str) for e in entries)
+        )
+    return False
+
+
+def _absolute_literals(node: Node) -> list[str] | None:
+    """A literal's absolute paths (a string or a list of them), else None."""
+    if node.get("type") != "literal":
+        return None
+    value = node["value"]
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not values:
+        return None
+    if not all(isinstance(v, str) and v.startswith("/") and not any(c in v for c in "*?[") for v in values):
+        return None
+    return values
+
+
+def _literally_within(path: str, bounds: list[str]) -> bool:
+    """The engine's own path_within on literals (an error counts as within: nothing is shown from it)."""
+    test = compile_expression("path_within(@, lists.bounds)", {"bounds": bounds}, _refuse)
+    try:
+        return test is None or test.search(path) is not False
+    except Exception:
+        return True
 
 
 def _paths_within(p: Node, q: Node) -> bool:
