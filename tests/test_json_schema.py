@@ -103,6 +103,37 @@ def test_shipped_policy_tests_validate(schemas: dict[str, dict[str, Any]], path:
     assert errors(schemas["tests"], loaded(path)) == []
 
 
+SHIPPED_PROPERTIES = sorted(REPO.glob("policies/*/properties/*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED_PROPERTIES, ids=[p.parent.parent.name for p in SHIPPED_PROPERTIES])
+def test_shipped_property_files_validate(schemas: dict[str, dict[str, Any]], path: Path) -> None:
+    assert errors(schemas["properties"], loaded(path)) == []
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"properties": []},
+        {"properties": [{"id": "x", "tools": ["a"]}]},  # neither never nor always
+        {"properties": [{"id": "x", "never": ["allow"], "always": ["deny"], "tools": ["a"]}]},
+        {"properties": [{"id": "x", "never": ["maybe"], "tools": ["a"]}]},
+        {"properties": [{"id": "x", "never": ["allow"], "tools": ["a"], "oops": 1}]},
+        {"properties": [{"id": "x", "never": ["allow"], "tools": ["a"]}], "unstated": [{"red_line": "r"}]},
+    ],
+)
+def test_a_broken_property_file_fails_the_schema_and_the_loader(
+    tmp_path: Path, schemas: dict[str, dict[str, Any]], document: dict[str, Any]
+) -> None:
+    from policyengine.verify import load_properties
+
+    assert errors(schemas["properties"], document) != []
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    with pytest.raises(PackLoadError):
+        load_properties([path], {})
+
+
 def test_shipped_packs_are_there() -> None:
     assert any(p.name == "pack.yaml" for p in SHIPPED)
     assert len(SHIPPED) > 2

@@ -1,4 +1,4 @@
-"""The shipped schemas/*.yaml (manifests, rule files, recorded calls, tests) as JSON Schemas, for editors and CI."""
+"""The shipped schemas/*.yaml (manifests, rule files, recorded calls, tests, properties) as JSON Schemas, for editors."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ _TITLES = {
     "rule-file": "policyengine rule file",
     "calls": "policyengine recorded call (one line of a JSON Lines file)",
     "tests": "policyengine policy test file",
+    "properties": "policyengine property file (PACK/properties/*.yaml)",
 }
 
 
 def export_schemas() -> dict[str, dict[str, Any]]:
-    """JSON Schemas of pack manifests, rule files, recorded calls and (when shipped) test files."""
+    """JSON Schemas of pack manifests, rule files, recorded calls and (when shipped) test and property files."""
     rule_file = to_json_schema(schema("rule-file"), title=_TITLES["rule-file"], description=_comment("rule-file"))
     # rule-file.yaml only says each rule is a dict; the loader then checks it against its stage.
     rule_file["properties"]["rules"]["items"] = rule_schema()
@@ -31,8 +32,9 @@ def export_schemas() -> dict[str, dict[str, Any]]:
         "rule-file": rule_file,
         "calls": to_json_schema(schema("calls"), title=_TITLES["calls"], description=_comment("calls")),
     }
-    if _shipped("tests"):
-        out["tests"] = to_json_schema(schema("tests"), title=_TITLES["tests"], description=_comment("tests"))
+    for name in ("tests", "properties"):
+        if _shipped(name):
+            out[name] = to_json_schema(schema(name), title=_TITLES[name], description=_comment(name))
     return out
 
 
