@@ -1,4 +1,4 @@
-"""The shipped schemas/*.yaml (manifests, rule files, recorded calls, tests, properties) as JSON Schemas, for editors."""
+"""The shipped schemas/*.yaml (manifests, rules, recorded calls, tests, properties) as JSON Schemas, for editors."""
 
 from __future__ import annotations
 
