@@ -132,6 +132,12 @@ def _norm(node: Node, lists: Mapping[str, Any]) -> Node:
         return _nonempty(children[0])
     if kind == "comparator" and _is_nonempty(node | {"children": children}, of_current=False):
         return _nonempty(children[0]["children"][0])
+    if kind == "not_expression" and children and children[0].get("type") in ("and_expression", "or_expression"):
+        # De Morgan: `!(a && b)` is `!a || !b` (and `!(a || b)` is `!a && !b`), the same boolean value.
+        inner = children[0]
+        flipped = "or_expression" if inner["type"] == "and_expression" else "and_expression"
+        negated = [_norm({"type": "not_expression", "children": [c]}, lists) for c in inner["children"]]
+        return {"type": flipped, "children": negated}
     return {**node, "children": children}
 
 
