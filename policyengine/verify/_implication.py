@@ -446,8 +446,9 @@ def text_of(node: Node) -> str:
         return f"{text_of(c[0])} {ops.get(str(value), value)} {text_of(c[1])}"
     if kind in ("and_expression", "or_expression"):
         return f"({text_of(c[0])} {'&&' if kind == 'and_expression' else '||'} {text_of(c[1])})"
-    if kind == "not_expression":
-        return f"!{text_of(c[0])}"
+    if kind == "not_expression":  # `!` binds tighter than a comparison: `!(length(x) > 0)`
+        inner = text_of(c[0])
+        return f"!({inner})" if c[0].get("type") in ("comparator", "nonempty") else f"!{inner}"
     if kind == "filter_projection":
         return f"{_source(c[0])}[?{text_of(c[2])}]" + _then(c[1])
     if kind == "pipe":  # in parentheses: a pipe binds loosest, and `(a | b)[]` is not `a | b[]`
