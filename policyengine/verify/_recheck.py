@@ -71,7 +71,7 @@ def recheck(layers: PolicyLayers, prop: Property, calls: int, seed: int = 0) -> 
     picked = 0
     for tried in range(1, calls + 1):
         name, schema = rng.choice(tools)
-        arguments = _arguments(schema, rng.choice(targets), strings, numbers, rng)
+        arguments = _arguments(schema, rng.sample(targets, min(len(targets), rng.randint(1, 3))), strings, numbers, rng)
         if prop.when is not None:
             call = call_for(layers.registry, name, freeze(arguments), "verify", None, None)
             try:
@@ -89,17 +89,22 @@ def recheck(layers: PolicyLayers, prop: Property, calls: int, seed: int = 0) -> 
 
 
 def _arguments(
-    schema: Mapping[str, Any], target: str, strings: list[str], numbers: list[Any], rng: random.Random
+    schema: Mapping[str, Any], chosen: list[str], strings: list[str], numbers: list[Any], rng: random.Random
 ) -> dict[str, Any]:
-    """Random arguments with the target in one of them: alone, in a list, in an object or beside another value."""
+    """Random arguments holding the chosen targets: each alone, in a list, in an object, or all in one command."""
     props = _properties_of(schema)
     if props:
         arguments = {key: _random_value(spec, strings, numbers, rng) for key, spec in props.items()}
         text_keys = [key for key, spec in props.items() if spec.get("type", "string") == "string"]
-        if text_keys:
-            arguments[rng.choice(text_keys)] = target
+        for target in chosen:
+            if text_keys:
+                arguments[rng.choice(text_keys)] = target
         return arguments
     arguments = {rng.choice(_KEYS): rng.choice(strings) for _ in range(rng.randint(0, 2))}
-    shapes = (target, [target], {"value": target}, [rng.choice(strings), target])
-    arguments[rng.choice(_KEYS)] = rng.choice(shapes)
+    if len(chosen) > 1 and rng.random() < 0.3:  # a program and its operands: `tar /home/dev`
+        arguments["command"] = " ".join(chosen)
+        return arguments
+    for target in chosen:
+        shapes = (target, [target], {"value": target}, [rng.choice(strings), target])
+        arguments[rng.choice(_KEYS)] = rng.choice(shapes)
     return arguments
