@@ -663,3 +663,14 @@ def test_a_negated_conjunction_is_read_as_either_negation_never_both() -> None:
     assert implies(
         nonempty("!(path_matches(@, ['/etc/**']) || regex_match(@, 'key$'))"), nonempty("!regex_match(@, 'key$')")
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(0, True), (0.0, True), ("0", True), (False, False), (None, False), ("", False), ([], False), ({}, False)],
+)
+def test_the_proofs_read_truth_as_jmespath_does(value: Any, expected: bool) -> None:
+    # `0 && x` is x in JMESPath: a zero folded as false would report a rule that applies as one that never does.
+    from policyengine.verify._implication import truthy
+
+    assert truthy(value) is expected

@@ -24,6 +24,7 @@ from policyengine.verify._implication import (
     normalised,
     red_lines,
     simplified,
+    truthy,
 )
 
 __all__ = ["PE902", "PE903", "never_applying", "overturned_rules"]
@@ -72,7 +73,7 @@ def never_applying(packs: Sequence[Pack]) -> list[Problem]:
                 sorted(rule.tools.names) if rule.tools.names and not rule.tools.globs and not rule.tools.tags else []
             )
             folded = [fold(condition, name) for name in names] or [simplified(condition)]
-            if not all(f.get("type") == "literal" and not _truthy(f.get("value")) for f in folded):
+            if not all(f.get("type") == "literal" and not truthy(f.get("value")) for f in folded):
                 continue
             what = "red line never fires" if rule.stage is Stage.GUARD else "rule never applies"
             problems.append(
@@ -87,7 +88,3 @@ def never_applying(packs: Sequence[Pack]) -> list[Problem]:
                 )
             )
     return problems
-
-
-def _truthy(value: object) -> bool:
-    return value is True or (value not in (None, False, "", [], {}) and not isinstance(value, bool))

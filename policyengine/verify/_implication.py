@@ -8,26 +8,34 @@ and its condition is implied by the property's. This module decides that implica
 conditions' JMESPath trees by rules that are sound on their own (a rule that does not apply means
 "not shown", never "shown"):
 
-- the same tree (the packs' `lists.NAME` read as the literal lists they are);
+- the same tree (the packs' `lists.NAME` read as the literal lists they are; `!(a && b)` read as
+  `!a || !b` and `!(a || b)` as `!a && !b`, the same boolean);
 - `a || b` implies `q` when both do; `a && b` when either does; `p` implies `a || b` when it
   implies either, `a && b` when it implies both;
 - `length(X) > 0` (or `X | length(@) > 0`) implies `length(Y) > 0` when X's items are among Y's:
-  the same expression, or the same source filtered by a predicate that implies Y's filter;
+  the same expression, or the same source filtered by a predicate that implies Y's filter; or when X
+  pins an item of a source S (`S[?contains(['x'], @)]`) and Y is built from S item by item
+  (filters, projections, flattening, pipes of these) and is nonempty for each pinned item alone;
 - `path_within(@, A)` implies `path_within(@, B)` when every path of A is absolute and lies within
-  one of B (the engine's own `path_within`, on the literals: within is transitive);
+  one of B (the engine's own `path_within`, on the literals: within is transitive), and rules out
+  `path_surely_within(@, B)` of trees apart and `contains(L, @)` of entries outside A;
 - `f(E, A)` implies `f(E, B)` for a test that holds when any entry of its list does (path_matches,
   glob_match, regex_match, tool_matches, path_within and their sure forms) when A's entries are among B's;
 - a premise that pins a value to literals (`E == 'x'`, `contains(['x', 'y'], E)`) implies a condition
   that, with E replaced by each literal, the engine evaluates to true (nothing else of the call is read:
-  the condition's other parts are literals too, or it is not shown).
+  the condition's other parts are literals too, or it is not shown). A path item may remember how it
+  was written (FoldedPath) and only the surely tests read that, answering no more often: so a pinned
+  value never stands where a `path_surely_*` test is asserted, and values with glob characters are
+  never pinned.
 
 A property over named tools is proved tool by tool: each red line's condition is specialised to the
 tool (`name` is that name; `tool_matches(name, ...)`, `&&`, `||`, `!` and `@ | X` of literals are
 evaluated), so a branch for other tools drops out. What is not shown is reported: the red line and
-the part of its condition no rule reached (`Proof.gaps`).
+the part of its condition no rule reached (`Proof.gaps`, as text that parses back to the same tree).
 
-Anything else (negation, comparisons, other functions) is not shown, and the property is searched
-instead (docs/verify.md).
+Anything else (other comparisons, other functions, regexes over classes of values) is not shown,
+and the property is searched instead (docs/verify.md). `verify --recheck N` decides random calls
+around each proof's values (_recheck.py): a proof the rules got wrong shows there.
 """
 
 from __future__ import annotations
@@ -59,6 +67,7 @@ __all__ = [
     "red_lines",
     "simplified",
     "text_of",
+    "truthy",
 ]
 
 Node = dict[str, Any]
@@ -383,10 +392,10 @@ def _simplify(node: Node) -> Node:
     if kind == "pipe" and children and children[0].get("type") == "current":
         return children[1]
     if kind == "and_expression" and children[0].get("type") == "literal":
-        return children[1] if _truthy(children[0]["value"]) else children[0]
+        return children[1] if truthy(children[0]["value"]) else children[0]
     if kind == "or_expression" and children[0].get("type") == "literal":
-        return children[0] if _truthy(children[0]["value"]) else children[1]
-    if kind == "or_expression" and children[1].get("type") == "literal" and not _truthy(children[1]["value"]):
+        return children[0] if truthy(children[0]["value"]) else children[1]
+    if kind == "or_expression" and children[1].get("type") == "literal" and not truthy(children[1]["value"]):
         return children[0] if _boolean(children[0]) else node  # `x || false` is x's truth when x is true or false
     if (
         kind in ("not_expression", "comparator", "function_expression")
@@ -413,12 +422,17 @@ def _boolean(node: Node) -> bool:
     )
 
 
-def _truthy(value: Any) -> bool:
-    return value not in (None, False, "", [], {}) if not isinstance(value, bool) else value
+def truthy(value: Any) -> bool:
+    """JMESPath's truth: false, null and empty strings, lists and objects are false; 0 is true."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, str | list | tuple | Mapping):
+        return len(value) > 0
+    return True
 
 
 def _truthy_literal(node: Node) -> bool:
-    return node.get("type") == "literal" and _truthy(node.get("value"))
+    return node.get("type") == "literal" and truthy(node.get("value"))
 
 
 def text_of(node: Node) -> str:
@@ -540,7 +554,7 @@ def _through(source: Node, projected: Node, predicate: Node, y: Node) -> bool:
             found = search(closed, freeze({}), _OPTIONS)
         except Exception:  # an error at run time fails the rule closed: not decided here
             return False
-        if not _truthy(found):
+        if not truthy(found):
             return False
     return True
 
