@@ -210,7 +210,7 @@ def test_the_shipped_properties_without_a_catalog_state_every_red_line_and_none_
     # Properties that pin values are proved by their red line specialised to each tool; those over a
     # whole class are searched, with the part of the red line the proof could not reach reported.
     out = io.StringIO()
-    assert main(["verify", "--pack", pack, "--calls", "3000", "--recheck", "150", "--format", "json"], out=out) == 0
+    assert main(["verify", "--pack", pack, "--calls", "1500", "--recheck", "100", "--format", "json"], out=out) == 0
     document = json.loads(out.getvalue())
     results = document["results"]
     assert {r["outcome"] for r in results} <= {"proved", "not proven"}
