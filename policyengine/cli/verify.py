@@ -148,7 +148,8 @@ def _text(results: list[PropertyResult], budget: SearchBudget, packs: list[str])
             )
         elif r.outcome is Outcome.PROVED:
             lines.append(
-                f"  PROVED          {where}: its condition implies red line {r.proved_by}'s, over its tools "
+                f"  PROVED          {where}: its condition implies the condition of "
+                f"{'red lines' if ', ' in (r.proved_by or '') else 'red line'} {r.proved_by} for each of its tools "
                 f"(and {r.tried:,} calls tried, {r.picked:,} picked, none broke it)"
             )
         elif r.outcome is Outcome.NOT_EXERCISED:
