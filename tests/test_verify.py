@@ -547,7 +547,8 @@ def test_a_pinned_item_carried_through_a_chain_of_list_steps_is_sound(
     assert compiled[0] is not None and compiled[1] is not None
     registry = Registry()
     for _ in range(10):
-        others = data.draw(st.lists(st.sampled_from(["/opt/x", "/tmp/key", "/etc", "/home/u/a.log"]), max_size=2))
+        # Other paths first (a slice would miss the pinned one), none surely within /tmp or /home (masking a miss).
+        others = data.draw(st.lists(st.sampled_from(["/opt/x", "/etc", "/var/log/a"]), max_size=2))
         # Folded spellings: `/TMP/X` is `/tmp/x` to paths(@), remembered as written for the surely tests.
         value = data.draw(st.sampled_from(pinned))
         spelled = data.draw(st.sampled_from([value, value.upper(), value.title(), f"/tmp/..{value}", f"{value}/."]))

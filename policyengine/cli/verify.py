@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO, color: bool) -> int:
-    """`verify`: search every property; a counterexample or a property never exercised exits 1."""
+    """`verify`: search and prove every property; exit 1 on any finding the module docstring lists."""
     from policyengine.verify import Outcome, SearchBudget, load_property_files, recheck, unstated_red_lines, verify
 
     if args.calls < 1 or args.seconds <= 0 or args.recheck < 0:

@@ -286,28 +286,44 @@ def _among(p: Node, q: Node) -> bool:
 
 def _pinned(p: Node, q: Node) -> bool:
     """A premise pinning E to literals implies q when q, E each literal, evaluates true (reading nothing else)."""
+    pins = _pins(p)
+    if pins is None or _asserts_surely(q):
+        return False
+    subject, values = pins
+    return all(_truthy_literal(_simplify(_rewrite(q, _replacing(subject, value)))) for value in values)
+
+
+def _pins(p: Node) -> tuple[Node, list[Any]] | None:
+    """(E, values) for `E == 'x'` or `contains(['x', 'y'], E)`, else None.
+
+    A path the engine reads may remember how it was written (FoldedPath) or be a glob (PathPattern):
+    only its "surely" tests read more than its text, and they answer no more often than on the text.
+    So a pinned value stands for the item where a surely test is negated, never where it is asserted
+    (the callers check), and a value with glob characters (a PathPattern's own reading) is not pinned.
+    """
     kind, children = p.get("type"), p.get("children", [])
     if kind == "comparator" and p.get("value") == "eq" and len(children) == 2:
         left, right = children
-        subject, values = (left, [right["value"]]) if right.get("type") == "literal" else (right, [left.get("value")])
-        if left.get("type") != "literal" and right.get("type") != "literal":
-            return False
+        if right.get("type") == "literal" and left.get("type") != "literal":
+            subject, values = left, [right["value"]]
+        elif left.get("type") == "literal" and right.get("type") != "literal":
+            subject, values = right, [left["value"]]
+        else:
+            return None
     elif kind == "function_expression" and p.get("value") == "contains" and len(children) == 2:
         listed, subject = children
-        if listed.get("type") != "literal" or not isinstance(listed["value"], list):
-            return False
+        if listed.get("type") != "literal" or not isinstance(listed["value"], list) or subject.get("type") == "literal":
+            return None
         values = list(listed["value"])
     else:
-        return False
-    if subject.get("type") == "literal" or not values or len(values) > _MAX_PINNED:
-        return False
-    # A path the engine reads may remember how it was written (FoldedPath) or be a glob (PathPattern):
-    # only its "surely" tests read more than its text, and they answer no more often than on the text.
-    # So a pinned value stands for the item where a surely test is negated, never where it is asserted,
-    # and a value with glob characters (a PathPattern's own reading) is not pinned at all.
-    if _asserts_surely(q) or any(isinstance(v, str) and any(c in v for c in "*?[") for v in values):
-        return False
-    return all(_truthy_literal(_fold(_rewrite(q, _replacing(subject, value)), None)) for value in values)
+        return None
+    if (
+        not values
+        or len(values) > _MAX_PINNED
+        or any(isinstance(v, str) and any(c in v for c in "*?[") for v in values)
+    ):
+        return None
+    return subject, values
 
 
 def _asserts_surely(node: Node, positive: bool = True) -> bool:
@@ -335,15 +351,8 @@ def simplified(condition: Node) -> Node:
     return _simplify(condition)
 
 
-def fold(condition: Node, tool: str) -> Node:
+def fold(node: Node, tool: str) -> Node:
     """The condition specialised to one tool: `name` is its name, and what then reads only literals is evaluated."""
-    return _fold(condition, tool)
-
-
-def _fold(node: Node, tool: str | None) -> Node:
-    """Evaluate the parts of node that read only literals (and `name`, when tool is given), at the top scope."""
-    if tool is None:
-        return _simplify(node)
     literal = {"type": "literal", "value": tool, "children": []}
     # `@ | X` read as X brings X's `name` to the top scope: fold again until nothing changes.
     for _ in range(_MAX_FOLDS):
@@ -417,8 +426,7 @@ _BOOLEAN_FUNCTIONS = frozenset({"contains", "starts_with", "ends_with", "path_un
 def _boolean(node: Node) -> bool:
     """Whether the expression's value is a boolean, so `x || false` is x's truth."""
     return node.get("type") in ("comparator", "not_expression", "nonempty") or (
-        node.get("type") == "function_expression"
-        and node.get("value") in _ANY_OF | {"contains", "starts_with", "ends_with", "path_unknown"}
+        node.get("type") == "function_expression" and node.get("value") in _ANY_OF | _BOOLEAN_FUNCTIONS
     )
 
 
@@ -524,15 +532,15 @@ def _within(x: Node, y: Node) -> Node | None:
         source, projected, predicate = x["children"]
         if source == y:
             return None
-        if y.get("type") == "filter_projection":
-            other, other_projected, condition = y["children"]
-            if source == other and projected == other_projected:
-                gap = _gap(predicate, condition)
-                if gap is None or not _through(source, projected, predicate, y):
-                    return gap
+        gap = None
+        if y.get("type") == "filter_projection" and y["children"][:2] == [source, projected]:
+            gap = _gap(predicate, y["children"][2])  # the same list filtered: the predicate implies y's
+            if gap is None:
                 return None
         if _through(source, projected, predicate, y):
             return None
+        if gap is not None:
+            return gap
     return _nonempty(y)
 
 
@@ -543,10 +551,10 @@ def _through(source: Node, projected: Node, predicate: Node, y: Node) -> bool:
     holding v holds y of `[v]`), read nothing else of the call, and assert no surely test (a path
     item may remember a spelling such a test reads); each pinned value is tried.
     """
-    values = _pinned_items(predicate)
-    if values is None or projected.get("type") != "identity" or _asserts_surely(y):
+    pins = _pins(predicate)
+    if pins is None or pins[0].get("type") != "current" or projected.get("type") != "identity" or _asserts_surely(y):
         return False
-    for value in values:
+    for value in pins[1]:
         closed = _narrowed(y, source, {"type": "literal", "value": [value], "children": []})
         if closed is None or not _closed(closed):
             return False
@@ -557,33 +565,6 @@ def _through(source: Node, projected: Node, predicate: Node, y: Node) -> bool:
         if not truthy(found):
             return False
     return True
-
-
-def _pinned_items(predicate: Node) -> list[Any] | None:
-    """The values a filter's predicate pins its item to (`@ == 'x'`, `contains([...], @)`), else None."""
-    kind, children = predicate.get("type"), predicate.get("children", [])
-    if kind == "comparator" and predicate.get("value") == "eq" and len(children) == 2:
-        left, right = children
-        if left.get("type") == "current" and right.get("type") == "literal":
-            values = [right["value"]]
-        elif right.get("type") == "current" and left.get("type") == "literal":
-            values = [left["value"]]
-        else:
-            return None
-    elif kind == "function_expression" and predicate.get("value") == "contains" and len(children) == 2:
-        listed, subject = children
-        if listed.get("type") != "literal" or not isinstance(listed["value"], list) or subject.get("type") != "current":
-            return None
-        values = list(listed["value"])
-    else:
-        return None
-    if (
-        not values
-        or len(values) > _MAX_PINNED
-        or any(isinstance(v, str) and any(c in v for c in "*?[") for v in values)
-    ):
-        return None
-    return values
 
 
 def _narrowed(node: Node, source: Node, items: Node) -> Node | None:
@@ -603,17 +584,12 @@ def _narrowed(node: Node, source: Node, items: Node) -> Node | None:
         parts = [_narrowed(c, source, items) for c in children[0]["children"]]
         if all(p is None for p in parts):
             return None
-        empty = {"type": "literal", "value": [], "children": []}
-        listed = {**children[0], "children": [empty if p is None else p for p in parts]}
+        listed = {**children[0], "children": [_EMPTY if p is None else p for p in parts]}
         return {**node, "children": [listed]}
     if kind == "flatten" and children:
         inner = _narrowed(children[0], source, items)
         return None if inner is None else {**node, "children": [inner]}
-    if (
-        kind == "or_expression"
-        and len(children) == 2
-        and children[1] == {"type": "literal", "value": [], "children": []}
-    ):
+    if kind == "or_expression" and len(children) == 2 and children[1] == _EMPTY:
         return _narrowed(children[0], source, items)  # `S || []` is S when S holds an item
     if kind == "pipe" and len(children) == 2:
         inner = _narrowed(children[0], source, items)
@@ -624,6 +600,7 @@ def _narrowed(node: Node, source: Node, items: Node) -> Node | None:
 
 
 _IDENTITY: Node = {"type": "identity", "children": []}
+_EMPTY: Node = {"type": "literal", "value": [], "children": []}
 
 
 def _closed(node: Node) -> bool:
@@ -678,11 +655,17 @@ def _absolute_literals(node: Node) -> list[str] | None:
 
 def _literally_within(path: str, bounds: list[str]) -> bool:
     """The engine's own path_within on literals (an error counts as within: nothing is shown from it)."""
-    test = compile_expression("path_within(@, lists.bounds)", {"bounds": bounds}, _refuse)
+    return _engine_within(path, bounds) is not False
+
+
+def _engine_within(path: str, bounds: list[str]) -> bool | None:
+    """The engine's `path_within(path, bounds)` on literals; None when it cannot answer."""
     try:
-        return test is None or test.search(path) is not False
-    except Exception:
-        return True
+        test = compile_expression("path_within(@, lists.bounds)", {"bounds": bounds}, _refuse)
+        found = None if test is None else test.search(path)
+    except Exception:  # a literal the engine refuses: no answer, so nothing is shown from it
+        return None
+    return found if isinstance(found, bool) else None
 
 
 def _paths_within(p: Node, q: Node) -> bool:
@@ -701,10 +684,7 @@ def _paths_within(p: Node, q: Node) -> bool:
         return False
     if not all(isinstance(a, str) and a.startswith("/") for a in paths):
         return False  # a relative or odd literal names no one place: within-ness is not shown for it
-    test = compile_expression("path_within(@, lists.bounds)", {"bounds": bounds}, _refuse)
-    if test is None:
-        return False
-    return all(test.search(a) is True for a in paths)
+    return all(_engine_within(a, bounds) is True for a in paths)
 
 
 def _refuse(code: str, message: str, offset: int = 0, width: int = 1, hint: str | None = None) -> None:

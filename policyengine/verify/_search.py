@@ -235,7 +235,7 @@ def pools(installed: Sequence[PolicyLayers], conditions: Sequence[str] = ()) -> 
         seeds.extend(found)
         numbers.extend(found_numbers)
     own = list(dict.fromkeys(s for text in conditions for s in _literals(text)[0]))
-    named = set(seeds)  # the conditions' own literals: hosts among them are also written as URLs
+    named = set(seeds)  # what the conditions (the property's and the rules') quote: hosts among them become URLs
     for pack in packs:
         for entries in pack.lists.values():
             seeds.extend(str(e) for e in entries if isinstance(e, str))
